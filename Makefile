@@ -1,0 +1,96 @@
+# elog: plain make.  `make`, `make check`, `make check SANITIZE=1`,
+# `make install PREFIX=/usr/local DESTDIR=`.
+.SUFFIXES:
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+PKGDIR  ?= $(LIBDIR)/pkgconfig
+CC      ?= cc
+AR      ?= ar
+CFLAGS  ?= -O2 -g
+VERSION  = 0.1.0
+
+# Our own flags stay separate from the user's CFLAGS.
+ELOG_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread -Ilib \
+	-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ELOG_LDLIBS = -pthread
+
+ifeq ($(SANITIZE),1)
+B = build-san
+ELOG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ELOG_LDLIBS += -fsanitize=address,undefined
+else
+B = build
+endif
+
+LIB_SRC  = $(sort $(wildcard lib/*.c))
+LIB_OBJ  = $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
+CLI_SRC  = $(filter-out bin/elog-%.c,$(wildcard bin/*.c))
+CLI_OBJ  = $(CLI_SRC:bin/%.c=$(B)/bin/%.o)
+PROGS    = $(patsubst bin/%.c,$(B)/%,$(sort $(wildcard bin/elog-*.c)))
+UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
+UNIT     = $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+MANS     = $(sort $(wildcard man/*.[1357]))
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+all: $(B)/libelog.a $(PROGS) $(B)/elog.pc
+
+$(B)/lib/%.o: lib/%.c lib/elog.h lib/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/libelog.a: $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(B)/bin/%.o: bin/%.c lib/elog.h $(wildcard bin/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(ELOG_LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
+		$(B)/libelog.a $(CHECK_LIBS) $(ELOG_LDLIBS)
+
+$(B)/elog.pc: elog.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' elog.pc.in > $@
+
+check: check-unit check-cli check-man
+
+check-unit: $(UNIT)
+	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
+
+check-cli: $(PROGS)
+	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli
+
+check-man:
+	mandoc -Tlint -Wwarning $(MANS)
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR)
+	for s in 1 3 5 7; do mkdir -p $(DESTDIR)$(MANDIR)/man$$s; done
+	cp $(PROGS) $(DESTDIR)$(BINDIR)/
+	cp $(B)/libelog.a $(DESTDIR)$(LIBDIR)/
+	cp lib/elog.h $(DESTDIR)$(INCDIR)/
+	cp $(B)/elog.pc $(DESTDIR)$(PKGDIR)/
+	for m in $(MANS); do s=$${m##*.}; cp $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
+	rm -f $(DESTDIR)$(LIBDIR)/libelog.a $(DESTDIR)$(INCDIR)/elog.h $(DESTDIR)$(PKGDIR)/elog.pc
+	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all check check-unit check-cli check-man install uninstall clean

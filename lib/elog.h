@@ -1,0 +1,231 @@
+/*
+ * elog.h: the public interface of libelog, an append-only event log kept in a
+ * directory of files.
+ *
+ * THE MODEL
+ *
+ * A log is a directory.  Records are appended to it and numbered by a 64-bit
+ * offset that only ever grows; each record carries a timestamp (milliseconds
+ * since the Unix epoch), a schema id chosen by the application, an optional
+ * key and a value.  Records are stored in segment files named by the offset of
+ * their first record; the newest segment is the only one written to.
+ *
+ * One process at a time may write a log: elog_open() takes an exclusive,
+ * non-blocking flock(2) on the file LOCK and fails with ELOG_LOCKED when
+ * another process holds it.  Any number of readers, in any process, read the
+ * log with no lock at all.
+ *
+ * Durability.  elog_append() copies a record into the writer's buffer and
+ * returns its offset at once; the record is *not* durable yet.  elog_sync()
+ * waits until a given offset is durable: the buffer is written with one
+ * write(2) and made durable with one fdatasync(2), and every thread waiting at
+ * that moment is served by that one call (group commit).  After each
+ * fdatasync the writer publishes the durable end of the log in the file
+ * "watermark"; readers never return a record at or above it.  So a record a
+ * reader has seen can never vanish or change after a crash or a power loss.
+ *
+ * Recovery.  Opening a log for writing scans the newest segment, checks every
+ * record's CRC and cuts the file at the first incomplete or damaged record.
+ * If that cut would fall below the published durable end, acknowledged data
+ * has been damaged: elog_open() refuses with ELOG_CORRUPT and a message naming
+ * the file and byte position instead of dropping it.
+ *
+ * Caveats.  Local filesystems only, as for SQLite: flock(2) and fdatasync(2)
+ * are not to be trusted over NFS or SMB, and elog_open() refuses a log on a
+ * network filesystem it recognises.  Readers use pread(2), never mmap(2).
+ * The on-disk format is documented byte by byte in elog(5).
+ *
+ * ERRORS
+ *
+ * Every function that can fail returns an int: 0 on success, a positive errno
+ * value for a failed system call, or one of the negative ELOG_* codes below.
+ * elog_strerror() turns any of them into text; elog_errmsg() and
+ * elog_reader_errmsg() give the handle's last error with its context (file,
+ * byte position).  The library never prints and never exits.
+ */
+#ifndef ELOG_H
+#define ELOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ELOG_VERSION_STRING "0.1.0"
+
+/* Library codes: negative, so they never collide with errno values. */
+#define ELOG_END      (-1)  /* no more durable records right now */
+#define ELOG_GAP      (-2)  /* records the reader expected were removed by
+                             * retention; see elog_reader_gap() */
+#define ELOG_LOCKED   (-3)  /* another process is writing this log */
+#define ELOG_CORRUPT  (-4)  /* damaged data, named in the handle's message */
+#define ELOG_NOTLOG   (-5)  /* the directory is not an elog log */
+#define ELOG_VERSION  (-6)  /* a file of a newer or unknown format version */
+#define ELOG_TOOBIG   (-7)  /* a record larger than ELOG_MAX_RECORD */
+#define ELOG_FAILED   (-8)  /* the writer hit an I/O error earlier and
+                             * refuses further work; reopen the log */
+#define ELOG_NETFS    (-9)  /* the log is on a network filesystem */
+#define ELOG_INVALID  (-10) /* an invalid argument or setting */
+#define ELOG_TIMEOUT  (-11) /* elog_reader_wait() timed out */
+
+/* The largest record, counted as in the record's length field (24 bytes of
+ * fixed fields, then key and value).  A larger length on disk is corruption. */
+#define ELOG_MAX_RECORD (16u * 1024 * 1024)
+#define ELOG_MAX_KEY    65535u
+
+/* Give this as a record's ts_ms to have the writer stamp the time of append. */
+#define ELOG_TS_NOW INT64_MIN
+
+struct elog_record {
+	uint64_t offset;     /* set by elog_append() and by readers */
+	int64_t ts_ms;       /* milliseconds since the epoch, or ELOG_TS_NOW */
+	uint16_t schema;     /* the application's payload format id; 0 = none */
+	const void *key;     /* NULL or key_len bytes; key_len 0 = unkeyed */
+	size_t key_len;
+	const void *value;   /* value_len bytes; empty + keyed = tombstone */
+	size_t value_len;
+};
+
+/* Settings of a log.  The ones marked "creation" are stored with the log when
+ * it is created and are read back from it afterwards; values given when
+ * opening an existing log are ignored for them.  Zero means the default. */
+struct elog_options {
+	int create;               /* create the directory and log if missing
+	                           * (the parent directory must exist) */
+	uint64_t segment_bytes;   /* creation: roll the active segment at this
+	                           * size; default 64 MiB, at least 4 KiB */
+	uint32_t index_interval;  /* creation: bytes of records between sparse
+	                           * index entries; default 4096 */
+	uint64_t retain_ms;       /* creation: retention policy by age, 0 none */
+	uint64_t retain_bytes;    /* creation: retention policy by size, 0 none */
+	size_t batch_bytes;       /* buffered bytes that make elog_append() flush
+	                           * by itself; default 1 MiB */
+};
+
+/* Settings of a log as stored in its directory. */
+struct elog_settings {
+	char id[33];              /* stable log id: 32 lowercase hex digits */
+	int64_t created_ms;
+	uint64_t segment_bytes;
+	uint32_t index_interval;
+	uint64_t retain_ms;
+	uint64_t retain_bytes;
+};
+
+typedef struct elog elog;
+typedef struct elog_reader elog_reader;
+
+const char *elog_strerror(int code);
+const char *elog_version(void);
+
+/*
+ * THE WRITER
+ */
+
+/* Open DIR for writing (and create it with opt->create).  opt may be NULL.
+ * Takes LOCK, recovers the active segment, publishes the durable end.
+ * Errors: ELOG_LOCKED (the message names the holder's pid), ELOG_NOTLOG,
+ * ELOG_VERSION, ELOG_CORRUPT, ELOG_NETFS, ELOG_INVALID, errno values.  On
+ * failure *w is still set when a handle could be made, so that elog_errmsg()
+ * can tell why; pass it to elog_close() all the same. */
+int elog_open(elog **w, const char *dir, const struct elog_options *opt);
+
+/* Make every appended record durable, then release the log.  Returns the
+ * result of that last flush.  elog_close(NULL) is a no-op. */
+int elog_close(elog *w);
+
+/* Append one record; *offset (if not NULL) receives its offset.  The record is
+ * buffered, not yet durable: call elog_sync() before acknowledging it.
+ * Thread-safe.  Errors: ELOG_TOOBIG, ELOG_INVALID, ELOG_FAILED, and errors of
+ * a flush the call had to make because the buffer was full. */
+int elog_append(elog *w, struct elog_record *rec, uint64_t *offset);
+
+/* Wait until every record up to and including offset is durable, writing and
+ * syncing the buffer if no other thread is doing so already.  Thread-safe.
+ * Errors: ELOG_FAILED after any earlier write or sync error (fsync errors are
+ * not retryable), errno values of write(2) and fdatasync(2). */
+int elog_sync(elog *w, uint64_t offset);
+
+/* Make every record appended so far durable.  Same errors as elog_sync(). */
+int elog_flush(elog *w);
+
+/* The offset the next appended record will get. */
+uint64_t elog_next_offset(elog *w);
+
+/* The durable end: every record below it is durable. */
+uint64_t elog_durable_end(elog *w);
+
+/* The settings stored with the log. */
+const struct elog_settings *elog_settings_of(elog *w);
+
+/* The last error's message with its context, e.g.
+ * "00000000000000000000.log: corrupt record at byte 4096".  Never NULL. */
+const char *elog_errmsg(elog *w);
+
+/*
+ * READERS
+ *
+ * A reader keeps a position (the offset of the next record it will return)
+ * and never takes a lock.  It is not thread-safe: use one per thread.
+ */
+
+/* Open a reader on DIR, positioned at the beginning of the log.  *r is set
+ * even on failure when a handle could be made (see elog_reader_errmsg()).
+ * Errors: ELOG_NOTLOG, ELOG_VERSION, errno values. */
+int elog_reader_open(elog_reader **r, const char *dir);
+void elog_reader_close(elog_reader *r);
+
+/* Position at the first record with offset >= offset.  An offset below the
+ * start of the log (removed by retention) makes the next elog_reader_next()
+ * report ELOG_GAP; an offset beyond the end waits there. */
+int elog_reader_seek(elog_reader *r, uint64_t offset);
+
+/* Position at the first record of the log / just after the last durable one. */
+int elog_reader_seek_begin(elog_reader *r);
+int elog_reader_seek_end(elog_reader *r);
+
+/* Position at the first record, in offset order, whose ts_ms >= ts_ms. */
+int elog_reader_seek_time(elog_reader *r, int64_t ts_ms);
+
+/* Position so that the last n durable records are next. */
+int elog_reader_seek_last(elog_reader *r, uint64_t n);
+
+/* Read the next durable record.  On 0, *rec points into the reader's buffer,
+ * valid until the next call on r.  Every record's CRC is checked.
+ * ELOG_END: no more durable records now (call elog_reader_wait() to follow).
+ * ELOG_GAP: the next offsets were removed by retention (elog_reader_gap()
+ * tells which); the following call goes on from the oldest record left.
+ * ELOG_CORRUPT (the message gives file and byte position), errno values. */
+int elog_reader_next(elog_reader *r, struct elog_record *rec);
+
+/* After ELOG_GAP: the removed range, first and last offset inclusive. */
+void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
+
+/* The offset the next record returned will have at least. */
+uint64_t elog_reader_position(const elog_reader *r);
+
+/* The durable end as last read from the watermark (re-read by next/wait). */
+uint64_t elog_reader_durable_end(const elog_reader *r);
+
+/* Wait until the durable end may have moved, for at most timeout_ms (-1 =
+ * forever).  Uses inotify(7) where there is one, polling elsewhere; never
+ * spins.  Returns 0 when woken, ELOG_TIMEOUT, or an errno value (EINTR when a
+ * signal arrived). */
+int elog_reader_wait(elog_reader *r, int timeout_ms);
+
+/* A file descriptor that becomes readable when the durable end may have moved,
+ * for a caller's own poll(2) loop; -1 where the reader has to poll.  After it
+ * becomes readable call elog_reader_next() (which drains it). */
+int elog_reader_fd(elog_reader *r);
+
+const char *elog_reader_errmsg(const elog_reader *r);
+
+/* Read the settings stored in DIR without opening a writer or reader. */
+int elog_settings_read(const char *dir, struct elog_settings *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

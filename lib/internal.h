@@ -1,0 +1,210 @@
+/*
+ * internal.h: declarations shared by the files of libelog, never installed.
+ * The on-disk format these constants describe is documented in man/elog.5.
+ */
+#ifndef ELOG_INTERNAL_H
+#define ELOG_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "elog.h"
+
+/* File names inside a log directory. */
+#define F_LOCK      "LOCK"
+#define F_SETTINGS  "settings"
+#define F_WATERMARK "watermark"
+#define F_MAINT     "maint.lock"
+#define F_CONSUMERS "consumers.json"
+#define SEG_EXT     ".log"
+#define IDX_EXT     ".idx"
+#define SEG_NAME_LEN 20          /* decimal digits of a base offset */
+#define NAME_MAX_LOCAL 64        /* room for any file name we build */
+
+/* Segment header: 32 bytes at the start of every .log file. */
+#define SEG_MAGIC     "ELOGSEG\n"
+#define SEG_VERSION   1u
+#define SEG_HDR       32u
+
+/* Record: length u32 | crc32c u32 | offset u64 | ts_ms i64 | schema u16 |
+ * key_len u16 | key | value.  length counts the bytes after the length field
+ * (crc, fixed fields, key, value) = REC_FIXED + key_len + value_len; the crc
+ * covers the bytes after the crc field. */
+#define REC_PREFIX    8u         /* length and crc */
+#define REC_FIXED     24u        /* what length adds to key_len + value_len */
+#define REC_HDR       28u        /* bytes before the key */
+#define REC_MIN_LEN   REC_FIXED
+
+/* Sparse index: 16-byte header, then 24-byte entries
+ * offset u64 | ts_max i64 | pos u32 | crc32c u32 (of the first 20 bytes). */
+#define IDX_MAGIC     "ELOGIDX\n"
+#define IDX_VERSION   1u
+#define IDX_HDR       16u
+#define IDX_ENTRY     24u
+
+/* Watermark: 40 bytes, rewritten in place after every fdatasync.
+ * magic[8] | durable_end u64 | segment_base u64 | segment_bytes u64 |
+ * crc32c u32 (of the first 32 bytes) | reserved u32. */
+#define WM_MAGIC      "ELOGWMK\n"
+#define WM_SIZE       40u
+
+#define SETTINGS_FORMAT 1u
+#define SETTINGS_MAX    4096u    /* a larger settings file is corrupt */
+
+#define DEFAULT_SEGMENT_BYTES  (64ull << 20)
+#define MIN_SEGMENT_BYTES      (4ull << 10)
+#define MAX_SEGMENT_BYTES      (1ull << 30)
+#define DEFAULT_INDEX_INTERVAL 4096u
+#define MIN_INDEX_INTERVAL     64u
+#define MAX_INDEX_INTERVAL     (1u << 24)
+#define DEFAULT_BATCH_BYTES    (1u << 20)
+
+/* ---- little-endian encoding (le.h would be a junk drawer of one line) ---- */
+static inline void put16(unsigned char *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static inline void put32(unsigned char *p, uint32_t v)
+{ p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24; }
+static inline void put64(unsigned char *p, uint64_t v)
+{ put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+static inline uint16_t get16(const unsigned char *p)
+{ return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t get32(const unsigned char *p)
+{ return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static inline uint64_t get64(const unsigned char *p)
+{ return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* ---- crc32c.c ---- */
+uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
+const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
+
+/* ---- errmsg.c: per-handle messages ---- */
+#define ERRMSG_MAX 512
+/* Format a message into buf and return code, so error paths read
+ * "return errmsg_set(...)". */
+int errmsg_set(char *buf, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- fsutil.c: durability helpers ---- */
+int fs_write_all(int fd, const void *buf, size_t len);
+int fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos);
+/* Read up to len bytes at pos; *got is what was there (short at EOF). */
+int fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got);
+int fs_fsync_dir(int dfd);
+/* Write data to a fresh temporary file in dfd, fsync it, rename it over
+ * name and fsync the directory.  The file gets mode 0666 less the umask. */
+int fs_replace_file(int dfd, const char *name, const void *data, size_t len);
+/* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
+ * NUL-terminated buffer.  Refuses symlinks (ELOOP). */
+int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
+/* Open a file in dfd, refusing to follow a symlink. */
+int fs_openat(int dfd, const char *name, int flags, mode_t mode);
+int64_t fs_now_ms(void);
+/* Returns 1 when fd is on a network filesystem (NFS, SMB/CIFS, ...). */
+int fs_is_netfs(int fd);
+
+/* ---- record.c: encode, decode and check one record ---- */
+size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
+/* Encode rec at p (rec_size() bytes). */
+void rec_encode(unsigned char *p, const struct elog_record *rec);
+/* Check the record at p, of which avail bytes are present.
+ * Returns 0 and fills *rec (pointing into p) and *size, or:
+ *   ELOG_END     fewer bytes present than the record needs (incomplete),
+ *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
+int rec_decode(const unsigned char *p, size_t avail,
+               struct elog_record *rec, size_t *size);
+
+/* ---- segment.c: names, headers and the list of segments ---- */
+void seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
+/* Parse "<20 digits><ext>"; 1 when name is such a file. */
+int seg_parse_name(const char *name, const char *ext, uint64_t *base);
+void seg_header_encode(unsigned char *p, uint64_t base);
+/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_VERSION. */
+int seg_header_check(const unsigned char *p, uint64_t base);
+
+struct seglist {
+	uint64_t *base;   /* sorted ascending */
+	size_t n;
+};
+/* List the segments of the directory dfd. */
+int seglist_read(int dfd, struct seglist *sl);
+void seglist_free(struct seglist *sl);
+/* Index of the segment holding offset: the greatest base <= offset, or -1. */
+ssize_t seglist_find(const struct seglist *sl, uint64_t offset);
+
+/* ---- scan.c: buffered sequential reading of one segment file ---- */
+struct scan {
+	int fd;
+	uint64_t base;         /* the segment's base offset */
+	uint64_t pos;          /* file position of the next record */
+	uint64_t limit;        /* do not read at or past this position */
+	unsigned char *buf;
+	size_t cap, off, len;  /* buf[off..len) holds file bytes from pos on */
+	uint64_t buf_pos;      /* file position of buf[0] */
+};
+int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
+void scan_free(struct scan *s);
+/* Move to pos, dropping buffered bytes unless pos is inside them. */
+void scan_seek(struct scan *s, uint64_t pos);
+/* Next record: 0 (rec points into the scan buffer, *at its position),
+ * ELOG_END at a clean end (pos == limit or the end of the file),
+ * ELOG_CORRUPT with *at the position of a truncated or damaged record
+ * (the caller decides whether a truncated tail is corruption),
+ * or an errno value. */
+int scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
+/* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
+ * (possibly still being written) rather than bad bytes. */
+int scan_truncated(const struct scan *s);
+
+/* ---- index.c: the sparse index ---- */
+struct idx_entry {
+	uint64_t offset;
+	int64_t ts_max;        /* max ts_ms of records from the segment's start
+	                        * through this one */
+	uint32_t pos;
+};
+struct index {
+	struct idx_entry *e;
+	size_t n, cap;
+};
+void idx_header_encode(unsigned char *p);
+void idx_entry_encode(unsigned char *p, const struct idx_entry *e);
+/* Load base's index from dfd, keeping the valid prefix of entries: strictly
+ * increasing offset and pos, pos inside [SEG_HDR, seg_len), each crc right.
+ * Returns 0 (with possibly zero entries), ENOENT, or ELOG_CORRUPT when the
+ * header is wrong; *intact is 1 when every entry in the file was valid. */
+int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact);
+int idx_push(struct index *ix, const struct idx_entry *e);
+void idx_free(struct index *ix);
+/* The last entry with offset <= target, or -1. */
+ssize_t idx_find_offset(const struct index *ix, uint64_t target);
+/* The first entry with ts_max >= ts, or -1. */
+ssize_t idx_find_time(const struct index *ix, int64_t ts);
+/* Scan a segment from its header and write a fresh index for it (to a
+ * temporary file renamed into place), returning it in *ix when ix != NULL. */
+int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+                uint32_t interval, struct index *ix, char *msg);
+
+/* ---- watermark.c ---- */
+struct watermark {
+	uint64_t durable_end;    /* records below it are durable */
+	uint64_t segment_base;   /* the active segment when it was published */
+	uint64_t segment_bytes;  /* its durable length */
+};
+void wm_encode(unsigned char *p, const struct watermark *wm);
+/* 0, or ELOG_CORRUPT when magic or crc is wrong. */
+int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
+/* Read the watermark through fd, retrying a read torn by a concurrent
+ * update.  A missing or empty file reads as all zeros. */
+int wm_read(int fd, struct watermark *wm);
+int wm_write(int fd, const struct watermark *wm);
+
+/* ---- settings.c ---- */
+int settings_parse(const char *text, size_t len, struct elog_settings *s);
+/* Render s as text into buf (SETTINGS_MAX); returns the length. */
+size_t settings_format(const struct elog_settings *s, char *buf);
+int settings_load(int dfd, struct elog_settings *s, char *msg);
+int settings_store(int dfd, const struct elog_settings *s);
+int settings_new_id(char id[33]);
+
+#endif
