@@ -19,11 +19,11 @@ ELOG_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread -Ilib \
 ELOG_LDLIBS = -pthread
 
 ifeq ($(SANITIZE),1)
-B = build-san
+B ?= build-san
 ELOG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ELOG_LDLIBS += -fsanitize=address,undefined
 else
-B = build
+B ?= build
 endif
 
 LIB_SRC  = $(sort $(wildcard lib/*.c))
@@ -91,6 +91,6 @@ uninstall:
 	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-*
 
 .PHONY: all check check-unit check-cli check-man install uninstall clean
