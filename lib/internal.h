@@ -13,11 +13,11 @@
 #include "elog.h"
 
 /* File names inside a log directory. */
-#define F_LOCK      "LOCK"
-#define F_SETTINGS  "settings"
-#define F_WATERMARK "watermark"
-#define F_MAINT     "maint.lock"
-#define F_CONSUMERS "consumers.json"
+#define FN_LOCK      "LOCK"
+#define FN_SETTINGS  "settings"
+#define FN_WATERMARK "watermark"
+#define FN_MAINT     "maint.lock"
+#define FN_CONSUMERS "consumers.json"
 #define SEG_EXT     ".log"
 #define IDX_EXT     ".idx"
 #define SEG_NAME_LEN 20          /* decimal digits of a base offset */
@@ -141,6 +141,7 @@ struct scan {
 	unsigned char *buf;
 	size_t cap, off, len;  /* buf[off..len) holds file bytes from pos on */
 	uint64_t buf_pos;      /* file position of buf[0] */
+	int trunc;             /* last ELOG_CORRUPT was a short tail */
 };
 int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
 void scan_free(struct scan *s);
@@ -167,6 +168,17 @@ struct index {
 	struct idx_entry *e;
 	size_t n, cap;
 };
+/* Decides where entries go, for the writer, a rebuild and compaction alike:
+ * one for the first record, then one for the first record at least interval
+ * bytes after the previous entry. */
+struct idx_builder {
+	uint64_t last_pos;
+	int64_t ts_max;
+	int any;
+};
+/* Account for the record at pos; 1 when it gets an entry (in *out). */
+int idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
+                    uint64_t pos, uint32_t interval, struct idx_entry *out);
 void idx_header_encode(unsigned char *p);
 void idx_entry_encode(unsigned char *p, const struct idx_entry *e);
 /* Load base's index from dfd, keeping the valid prefix of entries: strictly

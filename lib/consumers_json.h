@@ -1,0 +1,41 @@
+/*
+ * consumers_json.h: the table of committed offsets and its text form, the
+ * file consumers.json.  Private to lib/consumers.c and its tests; the format
+ * is documented in man/elog.5 and in elog-commit(1).
+ */
+#ifndef ELOG_CONSUMERS_JSON_H
+#define ELOG_CONSUMERS_JSON_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+#define CONSUMERS_FORMAT    1u
+/* A file larger than this is corrupt: ELOG_CONSUMERS_MAX entries of the
+ * longest name and largest numbers take about 600 KiB. */
+#define CONSUMERS_FILE_MAX  (1u << 20)
+
+/* The consumers of one log, sorted by name, names unique. */
+struct ctable {
+	struct elog_consumer *v;
+	size_t n, cap;
+};
+
+void ctable_free(struct ctable *t);
+/* The index of name in t, or -1. */
+ssize_t ctable_find(const struct ctable *t, const char *name);
+/* Set name's offset and time, adding it in order when it is new.
+ * 0, ELOG_TOOMANY, ENOMEM. */
+int ctable_set(struct ctable *t, const char *name, uint64_t offset,
+               int64_t committed_ms);
+void ctable_remove(struct ctable *t, size_t i);
+
+/* Parse the text of consumers.json (len bytes, need not be NUL-terminated)
+ * into an empty table.  Returns 0, ELOG_CORRUPT or ELOG_VERSION with msg
+ * naming the byte position, or ENOMEM.  On failure t is left empty. */
+int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg);
+
+/* Render t as the text of consumers.json into a malloc'ed buffer. */
+int ctable_format(const struct ctable *t, char **text, size_t *len);
+
+#endif

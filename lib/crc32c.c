@@ -1,0 +1,143 @@
+/*
+ * crc32c.c: CRC-32C (Castagnoli), the checksum of every record.
+ *
+ * The hardware instruction is used where the CPU has it (SSE4.2 on x86-64,
+ * the CRC extension on aarch64), chosen once at run time; elsewhere a
+ * slicing-by-8 table does the work.  All give the same values:
+ * crc32c("123456789") = 0xE3069283.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7)
+#endif
+#endif
+
+#define POLY 0x82F63B78u	/* reflected Castagnoli polynomial */
+
+static uint32_t table[8][256];
+
+static void table_init(void)
+{
+	for (uint32_t n = 0; n < 256; n++) {
+		uint32_t c = n;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (POLY & (0u - (c & 1)));
+		table[0][n] = c;
+	}
+	for (uint32_t n = 0; n < 256; n++)
+		for (int t = 1; t < 8; t++)
+			table[t][n] = (table[t - 1][n] >> 8) ^ table[0][table[t - 1][n] & 0xff];
+}
+
+static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len && ((uintptr_t)p & 7)) {
+		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+		len--;
+	}
+	while (len >= 8) {
+		uint32_t lo = crc ^ get32(p), hi = get32(p + 4);
+		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^
+		      table[5][(lo >> 16) & 0xff] ^ table[4][lo >> 24] ^
+		      table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
+		      table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+	uint64_t c = crc;
+	while (len && ((uintptr_t)p & 7)) {
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = _mm_crc32_u64(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+static int hw_available(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sse4.2");
+}
+#define HW_NAME "sse4.2"
+#elif defined(__aarch64__) && defined(__linux__)
+#include <arm_acle.h>
+__attribute__((target("+crc")))
+static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len && ((uintptr_t)p & 7)) {
+		crc = __crc32cb(crc, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		crc = __crc32cd(crc, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = __crc32cb(crc, *p++);
+	return crc;
+}
+static int hw_available(void)
+{
+	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+}
+#define HW_NAME "armv8-crc"
+#endif
+
+static uint32_t (*impl)(uint32_t, const unsigned char *, size_t);
+static const char *impl_name;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void choose(void)
+{
+	table_init();
+	impl = crc_table;
+	impl_name = "table";
+#ifdef HW_NAME
+	/* ELOG_CRC32C=table forces the portable code, so tests can compare. */
+	const char *force = getenv("ELOG_CRC32C");
+	if (hw_available() && !(force && strcmp(force, "table") == 0)) {
+		impl = crc_hw;
+		impl_name = HW_NAME;
+	}
+#endif
+}
+
+uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	pthread_once(&once, choose);
+	return ~impl(~crc, buf, len);
+}
+
+const char *elog_crc32c_impl(void)
+{
+	pthread_once(&once, choose);
+	return impl_name;
+}

@@ -1,0 +1,180 @@
+/*
+ * fsutil.c: the durability helpers.  Every write that must survive a crash
+ * goes through these: full writes that retry short ones, fsync of a
+ * directory after a name changes in it, and replacing a small file by
+ * write-temporary, fsync, rename, fsync-directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, pos);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;
+		p += n;
+		pos += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got)
+{
+	char *p = buf;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, p + done, len - done, pos + (off_t)done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*got = done;
+			return errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	*got = done;
+	return 0;
+}
+
+int fs_fsync_dir(int dfd)
+{
+	/* Some filesystems refuse fsync on a directory (EINVAL); the rename
+	 * is then as durable as that filesystem can make it. */
+	if (fsync(dfd) < 0 && errno != EINVAL)
+		return errno;
+	return 0;
+}
+
+int fs_openat(int dfd, const char *name, int flags, mode_t mode)
+{
+	return openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+}
+
+int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
+{
+	char tmp[NAME_MAX_LOCAL + 32];
+	int fd = -1, err = 0;
+
+	/* The temporary name is unique per process and created exclusively,
+	 * so neither a concurrent writer nor a planted file is overwritten. */
+	for (int attempt = 0; fd < 0; attempt++) {
+		snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%d", name, (long)getpid(), attempt);
+		fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (fd < 0 && (errno != EEXIST || attempt > 100))
+			return errno;
+	}
+	err = fs_write_all(fd, data, len);
+	if (!err && fsync(fd) < 0)
+		err = errno;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && renameat(dfd, tmp, dfd, name) < 0)
+		err = errno;
+	if (err) {
+		unlinkat(dfd, tmp, 0);
+		return err;
+	}
+	return fs_fsync_dir(dfd);
+}
+
+int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return EINVAL;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return EFBIG;
+	}
+	char *buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return ENOMEM;
+	}
+	size_t got;
+	int err = fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[got] = '\0';
+	*data = buf;
+	*len = got;
+	return 0;
+}
+
+int64_t fs_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int fs_is_netfs(int fd)
+{
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return 0;
+	switch ((unsigned long)sf.f_type) {
+	case 0x6969:      /* NFS */
+	case 0xFF534D42:  /* CIFS */
+	case 0xFE534D42:  /* SMB2 */
+	case 0x517B:      /* SMB */
+	case 0x564C:      /* NCP */
+	case 0x6B414653:  /* AFS */
+	case 0x47504653:  /* GPFS */
+	case 0x01021997:  /* 9P (v9fs) */
+	case 0x0BD00BD0:  /* Lustre */
+	case 0x19830326:  /* FhGFS / BeeGFS */
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * record.c: one record on disk.
+ *
+ *   length u32 | crc32c u32 | offset u64 | ts_ms i64 | schema u16 |
+ *   key_len u16 | key | value
+ *
+ * length counts every byte after the length field (REC_FIXED + key_len +
+ * value_len); the CRC covers every byte after the crc field.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+size_t rec_size(size_t key_len, size_t value_len)
+{
+	return REC_PREFIX - 4 + REC_FIXED + key_len + value_len;
+}
+
+void rec_encode(unsigned char *p, const struct elog_record *rec)
+{
+	size_t len = REC_FIXED + rec->key_len + rec->value_len;
+	put32(p, (uint32_t)len);
+	put64(p + 8, rec->offset);
+	put64(p + 16, (uint64_t)rec->ts_ms);
+	put16(p + 24, rec->schema);
+	put16(p + 26, (uint16_t)rec->key_len);
+	if (rec->key_len)
+		memcpy(p + REC_HDR, rec->key, rec->key_len);
+	if (rec->value_len)
+		memcpy(p + REC_HDR + rec->key_len, rec->value, rec->value_len);
+	put32(p + 4, elog_crc32c(0, p + REC_PREFIX, len - 4));
+}
+
+int rec_decode(const unsigned char *p, size_t avail,
+               struct elog_record *rec, size_t *size)
+{
+	if (avail < 4)
+		return ELOG_END;
+	uint32_t len = get32(p);
+	if (len < REC_FIXED || len > ELOG_MAX_RECORD)
+		return ELOG_CORRUPT;
+	if (avail < (size_t)len + 4)
+		return ELOG_END;
+	uint16_t key_len = get16(p + 26);
+	if ((size_t)key_len > len - REC_FIXED)
+		return ELOG_CORRUPT;
+	if (get32(p + 4) != elog_crc32c(0, p + REC_PREFIX, len - 4))
+		return ELOG_CORRUPT;
+	rec->offset = get64(p + 8);
+	rec->ts_ms = (int64_t)get64(p + 16);
+	rec->schema = get16(p + 24);
+	rec->key_len = key_len;
+	rec->key = p + REC_HDR;
+	rec->value_len = len - REC_FIXED - key_len;
+	rec->value = p + REC_HDR + key_len;
+	*size = (size_t)len + 4;
+	return 0;
+}

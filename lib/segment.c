@@ -1,0 +1,134 @@
+/*
+ * segment.c: segment files: their names (the base offset as 20 decimal
+ * digits), their 32-byte header, and the sorted list of a log's segments.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void seg_name(char *buf, uint64_t base, const char *ext)
+{
+	snprintf(buf, NAME_MAX_LOCAL, "%020llu%s", (unsigned long long)base, ext);
+}
+
+int seg_parse_name(const char *name, const char *ext, uint64_t *base)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < SEG_NAME_LEN; i++) {
+		unsigned d = (unsigned char)name[i] - '0';
+		if (d > 9)
+			return 0;
+		if (v > (UINT64_MAX - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	if (strcmp(name + SEG_NAME_LEN, ext) != 0)
+		return 0;
+	*base = v;
+	return 1;
+}
+
+void seg_header_encode(unsigned char *p, uint64_t base)
+{
+	memcpy(p, SEG_MAGIC, 8);
+	put32(p + 8, SEG_VERSION);
+	put32(p + 12, 0);
+	put64(p + 16, base);
+	put32(p + 24, elog_crc32c(0, p, 24));
+	put32(p + 28, 0);
+}
+
+int seg_header_check(const unsigned char *p, uint64_t base)
+{
+	if (memcmp(p, SEG_MAGIC, 8) != 0)
+		return ELOG_CORRUPT;
+	if (get32(p + 24) != elog_crc32c(0, p, 24))
+		return ELOG_CORRUPT;
+	if (get32(p + 8) != SEG_VERSION || get32(p + 12) != 0)
+		return ELOG_VERSION;
+	if (get64(p + 16) != base)
+		return ELOG_CORRUPT;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int seglist_read(int dfd, struct seglist *sl)
+{
+	int fd = dup(dfd);
+	if (fd < 0)
+		return errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	rewinddir(d);
+	size_t cap = 16, n = 0;
+	uint64_t *v = malloc(cap * sizeof *v);
+	if (!v) {
+		closedir(d);
+		return ENOMEM;
+	}
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de)
+			break;
+		uint64_t base;
+		if (!seg_parse_name(de->d_name, SEG_EXT, &base))
+			continue;
+		if (n == cap) {
+			uint64_t *nv = realloc(v, 2 * cap * sizeof *v);
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return ENOMEM;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[n++] = base;
+	}
+	int err = errno;
+	closedir(d);
+	if (err) {
+		free(v);
+		return err;
+	}
+	qsort(v, n, sizeof *v, cmp_u64);
+	sl->base = v;
+	sl->n = n;
+	return 0;
+}
+
+void seglist_free(struct seglist *sl)
+{
+	free(sl->base);
+	sl->base = NULL;
+	sl->n = 0;
+}
+
+ssize_t seglist_find(const struct seglist *sl, uint64_t offset)
+{
+	size_t lo = 0, hi = sl->n;	/* answer in [lo-1, hi) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->base[mid] <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ssize_t)lo - 1;
+}

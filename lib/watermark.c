@@ -1,0 +1,65 @@
+/*
+ * watermark.c: the durable end of the log, published by the writer after
+ * every fdatasync and read by readers in any process.  It is rewritten in
+ * place with one pwrite(2); a reader that races with the update sees a bad
+ * CRC and reads again.  It is not fsynced itself: it is only ever written
+ * after the data it describes is durable, so whatever version survives a
+ * crash never points past the data.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void wm_encode(unsigned char *p, const struct watermark *wm)
+{
+	memcpy(p, WM_MAGIC, 8);
+	put64(p + 8, wm->durable_end);
+	put64(p + 16, wm->segment_base);
+	put64(p + 24, wm->segment_bytes);
+	put32(p + 32, elog_crc32c(0, p, 32));
+	put32(p + 36, 0);
+}
+
+int wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
+{
+	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 ||
+	    get32(p + 32) != elog_crc32c(0, p, 32))
+		return ELOG_CORRUPT;
+	wm->durable_end = get64(p + 8);
+	wm->segment_base = get64(p + 16);
+	wm->segment_bytes = get64(p + 24);
+	return 0;
+}
+
+int wm_read(int fd, struct watermark *wm)
+{
+	unsigned char buf[WM_SIZE];
+	int rc = ELOG_CORRUPT;
+	/* A torn read needs the writer to be mid-pwrite; a few retries are
+	 * plenty, and a damaged file must not make a reader loop forever. */
+	for (int attempt = 0; attempt < 100; attempt++) {
+		size_t got;
+		int err = fs_pread_full(fd, buf, WM_SIZE, 0, &got);
+		if (err)
+			return err;
+		if (got == 0) {
+			memset(wm, 0, sizeof *wm);
+			return 0;
+		}
+		rc = wm_decode(buf, got, wm);
+		if (rc == 0)
+			return 0;
+		sched_yield();
+	}
+	return rc;
+}
+
+int wm_write(int fd, const struct watermark *wm)
+{
+	unsigned char buf[WM_SIZE];
+	wm_encode(buf, wm);
+	return fs_pwrite_all(fd, buf, WM_SIZE, 0);
+}
