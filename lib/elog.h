@@ -225,6 +225,96 @@ const char *elog_reader_errmsg(const elog_reader *r);
 /* Read the settings stored in DIR without opening a writer or reader. */
 int elog_settings_read(const char *dir, struct elog_settings *s);
 
+/* ==== CONSUMERS (lib/consumers.c) ======================================= */
+/*
+ * A named consumer remembers the offset of the last record it processed, its
+ * committed offset; reading as that consumer resumes at the first record with
+ * a higher offset.  Committed offsets live in the file consumers.json of the
+ * log directory (format in elog(5)).
+ *
+ * Names: 1 to ELOG_CONSUMER_NAME_MAX characters from [A-Za-z0-9._-], not
+ * starting with '.' or '-' (so a name is never a hidden file, an option or
+ * "." / ".." wherever it ends up).
+ *
+ * Commits from any number of threads and processes are serialised by an
+ * exclusive flock(2) on the file consumers.lock in the log directory (never
+ * the writer's LOCK or the maintenance lock), held while consumers.json is
+ * read, changed, written to a temporary file, fsynced, renamed over the old
+ * one and the directory fsynced.  So no commit loses another's update, and a
+ * crash leaves the old file or the new one.  Reading needs no lock.
+ *
+ * A commit must name a durable record's offset: committing an offset at or
+ * above the durable end is refused (ELOG_BEYOND), because a consumer that got
+ * ahead of the durable end could skip records after a crash of the writer.
+ * Moving a consumer backwards (to replay) is allowed.
+ *
+ * Delivery is at-least-once: a consumer that crashes between processing a
+ * record and committing it sees the record again.  Effects become
+ * exactly-once only when the consumer stores its cursor in the same
+ * transaction as its effects, in its own database.  A consumer that calls an
+ * external API should send the idempotency key "<log id>:<offset>", the log id
+ * being elog_settings.id (elog_settings_read()): it is made when the log is
+ * created and stays with the directory when it is moved or renamed.
+ *
+ * Functions taking `char *msg` write a message with context (file, byte
+ * position, the offending name or offset) there on failure, when msg is not
+ * NULL; it must have room for ELOG_CONSUMER_MSG_MAX bytes.
+ */
+#define ELOG_BADNAME     (-20)  /* not a valid consumer name */
+#define ELOG_NOCONSUMER  (-21)  /* no consumer of that name */
+#define ELOG_BEYOND      (-22)  /* an offset at or above the durable end */
+#define ELOG_TOOMANY     (-23)  /* already ELOG_CONSUMERS_MAX consumers */
+
+#define ELOG_CONSUMER_NAME_MAX 64
+#define ELOG_CONSUMERS_MAX     4096
+#define ELOG_CONSUMER_MSG_MAX  512
+
+struct elog_consumer {
+	char name[ELOG_CONSUMER_NAME_MAX + 1];
+	uint64_t offset;       /* the last record processed */
+	int64_t committed_ms;  /* when it was committed, ms since the epoch */
+	uint64_t lag;          /* offsets from it to the last durable record:
+	                        * durable_end - 1 - offset (0 when caught up) */
+};
+
+/* 0 when name is a valid consumer name, else ELOG_BADNAME. */
+int elog_consumer_name_check(const char *name);
+
+/* Commit offset as consumer name's last processed record in the log DIR.
+ * Errors: ELOG_BADNAME, ELOG_BEYOND, ELOG_TOOMANY, ELOG_NOTLOG,
+ * ELOG_CORRUPT and ELOG_VERSION (consumers.json is damaged or newer; it is
+ * left as it is), errno values. */
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
+                         char *msg);
+
+/* Read consumer name's committed offset into *c (lag included).
+ * Errors: ELOG_NOCONSUMER when it never committed (or was deleted),
+ * ELOG_BADNAME, ELOG_NOTLOG, ELOG_CORRUPT, ELOG_VERSION, errno values. */
+int elog_consumer_get(const char *dir, const char *name,
+                      struct elog_consumer *c, char *msg);
+
+/* Every consumer of DIR, sorted by name, in a malloc'ed array for the caller
+ * to free() (NULL when there are none).  Errors as elog_consumer_get(). */
+int elog_consumer_list(const char *dir, struct elog_consumer **list,
+                       size_t *n, char *msg);
+
+/* Forget consumer name.  Errors: ELOG_NOCONSUMER, and as for commit. */
+int elog_consumer_delete(const char *dir, const char *name, char *msg);
+
+/* Position reader r (opened on DIR) for consumer name: just after its
+ * committed offset, or at the beginning of the log when it never committed.
+ * When retention removed the records after the committed offset, the next
+ * elog_reader_next() reports ELOG_GAP as usual.  Errors: ELOG_BEYOND when the
+ * committed offset is at or above the durable end (the log lost records the
+ * consumer had seen), and those of elog_consumer_get() except
+ * ELOG_NOCONSUMER, and of elog_reader_seek(). */
+int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
+                       char *msg);
+
+/* Text for the ELOG_* codes above, NULL for any other code. */
+const char *elog_consumer_strerror(int code);
+/* ==== end of CONSUMERS ================================================== */
+
 #ifdef __cplusplus
 }
 #endif

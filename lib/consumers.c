@@ -1,0 +1,348 @@
+/*
+ * consumers.c: named consumers and their committed offsets (elog.h,
+ * CONSUMERS).  The file format is in consumers_json.c.
+ *
+ * Every change is a read-modify-write of consumers.json under an exclusive
+ * flock(2) of consumers.lock, so that commits from many processes never lose
+ * each other's updates; the new text replaces the old by write, fsync, rename
+ * and fsync of the directory.  Readers take no lock: they see the old file or
+ * the new one, never a mix.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "consumers_json.h"
+
+#define FN_CONSUMERS_LOCK "consumers.lock"
+
+_Static_assert(ELOG_CONSUMER_MSG_MAX == ERRMSG_MAX,
+               "the public message size is the internal one");
+
+int elog_consumer_name_check(const char *name)
+{
+	size_t n;
+
+	if (!name || !name[0] || name[0] == '.' || name[0] == '-')
+		return ELOG_BADNAME;
+	for (n = 0; name[n]; n++) {
+		char c = name[n];
+		if (n == ELOG_CONSUMER_NAME_MAX)
+			return ELOG_BADNAME;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return ELOG_BADNAME;
+	}
+	return 0;
+}
+
+const char *elog_consumer_strerror(int code)
+{
+	switch (code) {
+	case ELOG_BADNAME:
+		return "invalid consumer name (1 to 64 of A-Z a-z 0-9 . _ -, "
+		       "not starting with . or -)";
+	case ELOG_NOCONSUMER:
+		return "no such consumer";
+	case ELOG_BEYOND:
+		return "offset at or above the durable end of the log";
+	case ELOG_TOOMANY:
+		return "too many consumers";
+	default:
+		return NULL;
+	}
+}
+
+static int bad_name(char *msg, const char *name)
+{
+	/* Quote at most the alphabet's length so a hostile name cannot flood
+	 * the message; the rest of it is of no help anyway. */
+	return errmsg_set(msg, ELOG_BADNAME, "consumer name \"%.*s%s\": %s",
+	                  ELOG_CONSUMER_NAME_MAX, name ? name : "",
+	                  name && strlen(name) > ELOG_CONSUMER_NAME_MAX ? "..." : "",
+	                  elog_consumer_strerror(ELOG_BADNAME));
+}
+
+/* Open the log directory and make sure it is a log. */
+static int open_log(const char *dir, int *dfd, char *msg)
+{
+	struct elog_settings s;
+	int fd, rc;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = errno;
+		return errmsg_set(msg, rc, "%s", strerror(rc));
+	}
+	rc = settings_load(fd, &s, msg);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*dfd = fd;
+	return 0;
+}
+
+/* The durable end as published by the writer; a log never written to has
+ * no watermark yet and so no durable record. */
+static int durable_end(int dfd, uint64_t *end, char *msg)
+{
+	struct watermark wm;
+	int fd, rc;
+
+	fd = fs_openat(dfd, FN_WATERMARK, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = errno;
+		if (rc == ENOENT) {
+			*end = 0;
+			return 0;
+		}
+		return errmsg_set(msg, rc, FN_WATERMARK ": %s", strerror(rc));
+	}
+	rc = wm_read(fd, &wm);
+	close(fd);
+	if (rc == ELOG_CORRUPT)
+		return errmsg_set(msg, rc, FN_WATERMARK ": bad magic or checksum");
+	if (rc)
+		return errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
+	*end = wm.durable_end;
+	return 0;
+}
+
+static int load_table(int dfd, struct ctable *t, char *msg)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	rc = fs_read_small(dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
+	if (rc == ENOENT)
+		return 0;
+	if (rc == EFBIG)
+		return errmsg_set(msg, ELOG_CORRUPT, FN_CONSUMERS ": larger than "
+		                  "%u bytes", CONSUMERS_FILE_MAX);
+	if (rc)
+		return errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
+	rc = ctable_parse(t, text, len, msg);
+	free(text);
+	return rc;
+}
+
+static void set_lag(struct elog_consumer *c, uint64_t end)
+{
+	c->lag = end > c->offset + 1 ? end - 1 - c->offset : 0;
+}
+
+/* Run change on the table under the lock and store the result. */
+typedef int (*change_fn)(struct ctable *t, const void *arg, uint64_t end,
+                         char *msg);
+
+static int modify(const char *dir, change_fn change, const void *arg, char *msg)
+{
+	struct ctable t = { 0 };
+	uint64_t end;
+	char *text = NULL;
+	size_t len;
+	int dfd, lfd, rc;
+
+	if ((rc = open_log(dir, &dfd, msg)))
+		return rc;
+	lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (lfd < 0) {
+		rc = errno;
+		rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", strerror(rc));
+		goto out;
+	}
+	while (flock(lfd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			rc = errno;
+			rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
+			                strerror(rc));
+			goto out;
+		}
+	}
+	/* The watermark is read under the lock only for simplicity; it moves
+	 * up by itself, so any value read after the caller's check is safe. */
+	if ((rc = durable_end(dfd, &end, msg)) || (rc = load_table(dfd, &t, msg)) ||
+	    (rc = change(&t, arg, end, msg)) || (rc = ctable_format(&t, &text, &len)))
+		goto out;
+	rc = fs_replace_file(dfd, FN_CONSUMERS, text, len);
+	if (rc)
+		rc = errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
+out:
+	free(text);
+	ctable_free(&t);
+	if (lfd >= 0)
+		close(lfd);   /* releases the lock */
+	close(dfd);
+	return rc;
+}
+
+struct commit_arg {
+	const char *name;
+	uint64_t offset;
+};
+
+static int do_commit(struct ctable *t, const void *arg, uint64_t end, char *msg)
+{
+	const struct commit_arg *a = arg;
+	int64_t now = fs_now_ms();
+	int rc;
+
+	if (a->offset >= end)
+		return errmsg_set(msg, ELOG_BEYOND, "offset %llu is at or above "
+		                  "the durable end %llu of the log",
+		                  (unsigned long long)a->offset,
+		                  (unsigned long long)end);
+	rc = ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
+	if (rc == ELOG_TOOMANY)
+		return errmsg_set(msg, rc, "consumer \"%s\": the log already has "
+		                  "%d consumers", a->name, ELOG_CONSUMERS_MAX);
+	return rc;
+}
+
+static int do_delete(struct ctable *t, const void *arg, uint64_t end, char *msg)
+{
+	const char *name = arg;
+	ssize_t i = ctable_find(t, name);
+
+	(void)end;
+	if (i < 0)
+		return errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
+	ctable_remove(t, (size_t)i);
+	return 0;
+}
+
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
+                         char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct commit_arg a = { name, offset };
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	if (elog_consumer_name_check(name))
+		return bad_name(msg, name);
+	return modify(dir, do_commit, &a, msg);
+}
+
+int elog_consumer_delete(const char *dir, const char *name, char *msg)
+{
+	char local[ERRMSG_MAX];
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	if (elog_consumer_name_check(name))
+		return bad_name(msg, name);
+	return modify(dir, do_delete, name, msg);
+}
+
+/* Load the table and the durable end without taking the lock. */
+static int snapshot(const char *dir, struct ctable *t, uint64_t *end, char *msg)
+{
+	int dfd, rc;
+
+	if ((rc = open_log(dir, &dfd, msg)))
+		return rc;
+	/* The durable end is read first: it only grows, so every offset in
+	 * the table read afterwards was below some durable end we could see,
+	 * and the lag comes out as at least what it was. */
+	rc = durable_end(dfd, end, msg);
+	if (!rc)
+		rc = load_table(dfd, t, msg);
+	close(dfd);
+	return rc;
+}
+
+/* Consumer name's entry and the durable end it was measured against. */
+static int get_entry(const char *dir, const char *name,
+                     struct elog_consumer *c, uint64_t *end, char *msg)
+{
+	struct ctable t = { 0 };
+	ssize_t i;
+	int rc;
+
+	if (elog_consumer_name_check(name))
+		return bad_name(msg, name);
+	if ((rc = snapshot(dir, &t, end, msg)))
+		return rc;
+	i = ctable_find(&t, name);
+	if (i < 0) {
+		rc = errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
+	} else {
+		*c = t.v[i];
+		set_lag(c, *end);
+	}
+	ctable_free(&t);
+	return rc;
+}
+
+int elog_consumer_get(const char *dir, const char *name,
+                      struct elog_consumer *c, char *msg)
+{
+	char local[ERRMSG_MAX];
+	uint64_t end;
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	return get_entry(dir, name, c, &end, msg);
+}
+
+int elog_consumer_list(const char *dir, struct elog_consumer **list,
+                       size_t *n, char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct ctable t = { 0 };
+	uint64_t end;
+	int rc;
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	*list = NULL;
+	*n = 0;
+	if ((rc = snapshot(dir, &t, &end, msg)))
+		return rc;
+	for (size_t i = 0; i < t.n; i++)
+		set_lag(&t.v[i], end);
+	*list = t.v;
+	*n = t.n;
+	return 0;
+}
+
+int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
+                       char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct elog_consumer c;
+	uint64_t end;
+	int rc;
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	rc = get_entry(dir, name, &c, &end, msg);
+	if (rc == ELOG_NOCONSUMER) {
+		msg[0] = 0;
+		return elog_reader_seek_begin(r);
+	}
+	if (rc)
+		return rc;
+	/* A committed offset at or above the durable end means the log lost
+	 * records the consumer had seen (a restored backup, a repair), and
+	 * resuming there would silently skip whatever the writer puts at
+	 * those offsets next. */
+	if (c.offset >= end)
+		return errmsg_set(msg, ELOG_BEYOND, "consumer \"%s\" committed "
+		                  "offset %llu, at or above the durable end %llu "
+		                  "of the log", name,
+		                  (unsigned long long)c.offset,
+		                  (unsigned long long)end);
+	return elog_reader_seek(r, c.offset + 1);
+}

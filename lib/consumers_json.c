@@ -1,0 +1,347 @@
+/*
+ * consumers_json.c: the table of committed offsets and the text of
+ * consumers.json.
+ *
+ * The file is a small JSON document that a person can read and fix by hand:
+ *
+ *   {
+ *     "version": 1,
+ *     "consumers": {
+ *       "uplink": {"offset": 41, "committed_ms": 1764385200000}
+ *     }
+ *   }
+ *
+ * The parser accepts exactly that shape with any JSON whitespace, members of
+ * a consumer in either order, and nothing else: "version" must come first so
+ * that a later format may change everything after it; numbers are plain
+ * non-negative integers; strings are names from the consumer alphabet, so no
+ * escape is ever needed.  Input is bounded (CONSUMERS_FILE_MAX) and never
+ * trusted: every byte is checked against the end of the buffer, and there is
+ * no recursion, so a hostile file gives an error, not a crash.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "consumers_json.h"
+
+void ctable_free(struct ctable *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
+
+/* Binary search; *at receives the index where name is or would go. */
+static int ctable_search(const struct ctable *t, const char *name, size_t *at)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(t->v[mid].name, name);
+		if (c == 0) {
+			*at = mid;
+			return 1;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return 0;
+}
+
+ssize_t ctable_find(const struct ctable *t, const char *name)
+{
+	size_t at;
+
+	return ctable_search(t, name, &at) ? (ssize_t)at : -1;
+}
+
+int ctable_set(struct ctable *t, const char *name, uint64_t offset,
+               int64_t committed_ms)
+{
+	size_t at;
+
+	if (!ctable_search(t, name, &at)) {
+		if (t->n >= ELOG_CONSUMERS_MAX)
+			return ELOG_TOOMANY;
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 8;
+			struct elog_consumer *v = realloc(t->v, cap * sizeof *v);
+			if (!v)
+				return ENOMEM;
+			t->v = v;
+			t->cap = cap;
+		}
+		memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
+		t->n++;
+		memset(&t->v[at], 0, sizeof t->v[at]);
+		/* The caller has checked the name, so it fits. */
+		memcpy(t->v[at].name, name, strlen(name) + 1);
+	}
+	t->v[at].offset = offset;
+	t->v[at].committed_ms = committed_ms;
+	return 0;
+}
+
+void ctable_remove(struct ctable *t, size_t i)
+{
+	memmove(t->v + i, t->v + i + 1, (t->n - i - 1) * sizeof *t->v);
+	t->n--;
+}
+
+/* ---- parsing ---- */
+
+struct pstate {
+	const char *p, *start, *end;
+	char *msg;
+};
+
+static int perr(struct pstate *s, const char *what)
+{
+	return errmsg_set(s->msg, ELOG_CORRUPT, FN_CONSUMERS ": byte %zu: %s",
+	                  (size_t)(s->p - s->start), what);
+}
+
+static void skip_ws(struct pstate *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	                         *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+/* Skip whitespace, then consume c if it is next. */
+static int eat(struct pstate *s, char c)
+{
+	skip_ws(s);
+	if (s->p < s->end && *s->p == c) {
+		s->p++;
+		return 1;
+	}
+	return 0;
+}
+
+static int expect(struct pstate *s, char c)
+{
+	char what[32];
+
+	if (eat(s, c))
+		return 0;
+	snprintf(what, sizeof what, "expected '%c'", c);
+	return perr(s, what);
+}
+
+/* A string of at most ELOG_CONSUMER_NAME_MAX plain characters into buf.
+ * Escapes and control characters are refused: no name needs them. */
+static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1])
+{
+	size_t n = 0;
+
+	if (!eat(s, '"'))
+		return perr(s, "expected a string");
+	for (;;) {
+		if (s->p == s->end)
+			return perr(s, "unterminated string");
+		unsigned char c = (unsigned char)*s->p;
+		if (c == '"')
+			break;
+		if (c == '\\')
+			return perr(s, "escape sequences are not allowed");
+		if (c < 0x20 || c >= 0x7f)
+			return perr(s, "a character outside printable ASCII in a string");
+		if (n == ELOG_CONSUMER_NAME_MAX)
+			return perr(s, "string too long");
+		buf[n++] = (char)c;
+		s->p++;
+	}
+	s->p++;
+	buf[n] = 0;
+	return 0;
+}
+
+/* A non-negative integer without sign, fraction, exponent or leading zero,
+ * at most max. */
+static int parse_uint(struct pstate *s, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	skip_ws(s);
+	if (s->p == s->end || *s->p < '0' || *s->p > '9')
+		return perr(s, "expected a non-negative integer");
+	if (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9')
+		return perr(s, "a number with a leading zero");
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
+		unsigned d = (unsigned)(*s->p - '0');
+		if (x > (max - d) / 10)
+			return perr(s, "number out of range");
+		x = x * 10 + d;
+		s->p++;
+	}
+	if (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E'))
+		return perr(s, "expected an integer");
+	*v = x;
+	return 0;
+}
+
+/* {"offset": N, "committed_ms": T} in either order, both required. */
+static int parse_entry(struct pstate *s, uint64_t *offset, int64_t *ms)
+{
+	char key[ELOG_CONSUMER_NAME_MAX + 1];
+	int have_off = 0, have_ms = 0, rc;
+
+	if ((rc = expect(s, '{')))
+		return rc;
+	do {
+		const char *at;
+		uint64_t v;
+		skip_ws(s);
+		at = s->p;
+		if ((rc = parse_string(s, key)) || (rc = expect(s, ':')))
+			return rc;
+		if (strcmp(key, "offset") == 0 && !have_off) {
+			/* UINT64_MAX is no record's offset, and resuming after
+			 * it would wrap to 0. */
+			if ((rc = parse_uint(s, UINT64_MAX - 1, offset)))
+				return rc;
+			have_off = 1;
+		} else if (strcmp(key, "committed_ms") == 0 && !have_ms) {
+			if ((rc = parse_uint(s, INT64_MAX, &v)))
+				return rc;
+			*ms = (int64_t)v;
+			have_ms = 1;
+		} else {
+			s->p = at;
+			return perr(s, strcmp(key, "offset") == 0 ||
+			               strcmp(key, "committed_ms") == 0 ?
+			               "duplicate member" : "unknown member");
+		}
+	} while (eat(s, ','));
+	if (!have_off || !have_ms)
+		return perr(s, have_off ? "missing \"committed_ms\"" :
+		                          "missing \"offset\"");
+	return expect(s, '}');
+}
+
+static int parse_consumers(struct pstate *s, struct ctable *t)
+{
+	char name[ELOG_CONSUMER_NAME_MAX + 1];
+	int rc;
+
+	if ((rc = expect(s, '{')))
+		return rc;
+	if (eat(s, '}'))
+		return 0;
+	do {
+		const char *at;
+		uint64_t offset = 0;
+		int64_t ms = 0;
+		skip_ws(s);
+		at = s->p;
+		if ((rc = parse_string(s, name)))
+			return rc;
+		if (elog_consumer_name_check(name) != 0) {
+			s->p = at;
+			return perr(s, "invalid consumer name");
+		}
+		if (ctable_find(t, name) >= 0) {
+			s->p = at;
+			return perr(s, "duplicate consumer name");
+		}
+		if ((rc = expect(s, ':')) || (rc = parse_entry(s, &offset, &ms)))
+			return rc;
+		rc = ctable_set(t, name, offset, ms);
+		if (rc == ELOG_TOOMANY)
+			return perr(s, "more consumers than the limit");
+		if (rc)
+			return rc;
+	} while (eat(s, ','));
+	return expect(s, '}');
+}
+
+static int parse_doc(struct pstate *s, struct ctable *t)
+{
+	char key[ELOG_CONSUMER_NAME_MAX + 1];
+	uint64_t version;
+	int rc, have_consumers = 0;
+
+	if ((rc = expect(s, '{')))
+		return rc;
+	skip_ws(s);
+	if ((rc = parse_string(s, key)))
+		return rc;
+	if (strcmp(key, "version") != 0)
+		return perr(s, "expected \"version\" as the first member");
+	if ((rc = expect(s, ':')) || (rc = parse_uint(s, UINT32_MAX, &version)))
+		return rc;
+	if (version != CONSUMERS_FORMAT)
+		return errmsg_set(s->msg, ELOG_VERSION,
+		                  FN_CONSUMERS ": format version %llu, this build "
+		                  "reads version %u", (unsigned long long)version,
+		                  CONSUMERS_FORMAT);
+	while (eat(s, ',')) {
+		const char *at;
+		skip_ws(s);
+		at = s->p;
+		if ((rc = parse_string(s, key)))
+			return rc;
+		if (strcmp(key, "consumers") != 0 || have_consumers) {
+			s->p = at;
+			return perr(s, have_consumers ? "duplicate member" :
+			                                "unknown member");
+		}
+		if ((rc = expect(s, ':')) || (rc = parse_consumers(s, t)))
+			return rc;
+		have_consumers = 1;
+	}
+	if (!have_consumers)
+		return perr(s, "missing \"consumers\"");
+	if ((rc = expect(s, '}')))
+		return rc;
+	skip_ws(s);
+	if (s->p != s->end)
+		return perr(s, "data after the end of the document");
+	return 0;
+}
+
+int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg)
+{
+	struct pstate s = { text, text, text + len, msg };
+	int rc = parse_doc(&s, t);
+
+	if (rc)
+		ctable_free(t);
+	return rc;
+}
+
+/* ---- formatting ---- */
+
+/* The longest line an entry takes: indentation, quotes, the name, the
+ * members with 20-digit numbers, separators and the newline. */
+#define ENTRY_MAX (ELOG_CONSUMER_NAME_MAX + 96)
+
+int ctable_format(const struct ctable *t, char **text, size_t *len)
+{
+	size_t cap = 64 + t->n * ENTRY_MAX, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return ENOMEM;
+	n += (size_t)snprintf(buf + n, cap - n,
+	                      "{\n  \"version\": %u,\n  \"consumers\": {",
+	                      CONSUMERS_FORMAT);
+	for (size_t i = 0; i < t->n; i++)
+		n += (size_t)snprintf(buf + n, cap - n,
+		                      "%s\n    \"%s\": {\"offset\": %llu, "
+		                      "\"committed_ms\": %lld}",
+		                      i ? "," : "", t->v[i].name,
+		                      (unsigned long long)t->v[i].offset,
+		                      (long long)t->v[i].committed_ms);
+	n += (size_t)snprintf(buf + n, cap - n, "%s}\n}\n", t->n ? "\n  " : "");
+	*text = buf;
+	*len = n;
+	return 0;
+}
