@@ -199,3 +199,53 @@ int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 		*ix = local;
 	return err;
 }
+
+int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+                    uint32_t interval)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[IDX_HDR], ent[IDX_ENTRY];
+	struct stat st;
+	size_t got;
+	int ok = 0;
+
+	seg_name(name, base, IDX_EXT);
+	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)IDX_HDR ||
+	    (st.st_size - IDX_HDR) % IDX_ENTRY != 0)
+		goto out;
+	if (fs_pread_full(fd, hdr, IDX_HDR, 0, &got) || got != IDX_HDR ||
+	    memcmp(hdr, IDX_MAGIC, 8) != 0 || get32(hdr + 8) != IDX_VERSION)
+		goto out;
+	if (st.st_size == (off_t)IDX_HDR) {
+		ok = seg_len <= SEG_HDR;	/* no entries: right only if no records */
+		goto out;
+	}
+	if (fs_pread_full(fd, ent, IDX_ENTRY, st.st_size - IDX_ENTRY, &got) ||
+	    got != IDX_ENTRY || get32(ent + 20) != elog_crc32c(0, ent, 20))
+		goto out;
+	uint64_t off = get64(ent);
+	uint32_t pos = get32(ent + 16);
+	if (pos < SEG_HDR || pos >= seg_len)
+		goto out;
+	/* The last entry must point at a record with its offset, and the
+	 * records after it must end before another entry would have been
+	 * due; otherwise the index is stale or was cut short. */
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at;
+	if (scan_init(&s, segfd, base, pos, seg_len) != 0)
+		goto out;
+	if (scan_next(&s, &rec, &at) == 0 && rec.offset == off) {
+		int rc;
+		while ((rc = scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)pos + interval)
+			;
+		ok = rc == ELOG_END;
+	}
+	scan_free(&s);
+out:
+	close(fd);
+	return ok;
+}

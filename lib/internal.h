@@ -103,6 +103,11 @@ int64_t fs_now_ms(void);
 /* Returns 1 when fd is on a network filesystem (NFS, SMB/CIFS, ...). */
 int fs_is_netfs(int fd);
 
+/* ---- lock.c ---- */
+/* Take an exclusive flock on name in dfd (blocking when wait), writing our
+ * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
+int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+
 /* ---- record.c: encode, decode and check one record ---- */
 size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
 /* Encode rec at p (rec_size() bytes). */
@@ -192,6 +197,11 @@ void idx_free(struct index *ix);
 ssize_t idx_find_offset(const struct index *ix, uint64_t target);
 /* The first entry with ts_max >= ts, or -1. */
 ssize_t idx_find_time(const struct index *ix, int64_t ts);
+/* A cheap test of a closed segment's index: header, size, the last entry
+ * pointing at a record with its offset, and no entry missing after it.
+ * 1 when it looks right. */
+int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+                    uint32_t interval);
 /* Scan a segment from its header and write a fresh index for it (to a
  * temporary file renamed into place), returning it in *ix when ix != NULL. */
 int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
@@ -210,6 +220,34 @@ int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
  * update.  A missing or empty file reads as all zeros. */
 int wm_read(int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
+
+/* ---- create.c ---- */
+/* Fill the creation settings of s from opt (defaults for zeros), checking
+ * their ranges. */
+int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
+/* Create segment base and its index with their headers (not synced). */
+int seg_create(int dfd, uint64_t base, int *segfd, int *idxfd);
+/* Turn the directory dfd (held under LOCK) into a new, empty log. */
+int log_create(int dfd, const struct elog_options *opt, char *msg);
+
+/* ---- recover.c ---- */
+struct recovery {
+	uint64_t base;          /* the active segment */
+	int segfd, idxfd;       /* opened read-write; owned by the caller */
+	uint64_t file_size;     /* its size before recovery */
+	uint64_t size;          /* its valid length, where it was cut */
+	uint64_t idx_size;
+	uint64_t next;          /* the next offset to append */
+	int cut;                /* 1 when bytes were cut or a header rewritten */
+	struct index ix;        /* index entries of the active segment */
+	struct idx_builder ib;  /* to go on adding entries */
+};
+/* Recover the active segment base; see the comment in recover.c. */
+int recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                   uint32_t interval, struct recovery *rc, char *msg);
+void recovery_free(struct recovery *rc);
+/* Check the index of every closed segment; rebuild those that are wrong. */
+int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
 
 /* ---- settings.c ---- */
 int settings_parse(const char *text, size_t len, struct elog_settings *s);

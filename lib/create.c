@@ -1,0 +1,135 @@
+/*
+ * create.c: making a new log in a directory.  The settings file is written
+ * last: its presence is what makes a directory a log, so a crash part-way
+ * through creation leaves a directory that the next creation simply redoes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Files an interrupted creation may have left; anything else in the
+ * directory means it holds something other than a log. */
+static int leftover_of_creation(const char *name)
+{
+	char seg[NAME_MAX_LOCAL], idx[NAME_MAX_LOCAL];
+	seg_name(seg, 0, SEG_EXT);
+	seg_name(idx, 0, IDX_EXT);
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	       strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
+	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
+	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
+	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0;
+}
+
+static int dir_is_fresh(int dfd, char *name, size_t size, const char **stranger)
+{
+	int fd = dup(dfd);
+	if (fd < 0)
+		return errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	rewinddir(d);
+	struct dirent *de;
+	*stranger = NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (!leftover_of_creation(de->d_name)) {
+			snprintf(name, size, "%s", de->d_name);
+			*stranger = name;
+			break;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
+{
+	s->segment_bytes = opt && opt->segment_bytes ? opt->segment_bytes
+	                                               : DEFAULT_SEGMENT_BYTES;
+	s->index_interval = opt && opt->index_interval ? opt->index_interval
+	                                                 : DEFAULT_INDEX_INTERVAL;
+	s->retain_ms = opt ? opt->retain_ms : 0;
+	s->retain_bytes = opt ? opt->retain_bytes : 0;
+	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
+		return errmsg_set(msg, ELOG_INVALID,
+		    "segment size must be between %llu and %llu bytes",
+		    MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
+	if (s->index_interval < MIN_INDEX_INTERVAL || s->index_interval > MAX_INDEX_INTERVAL)
+		return errmsg_set(msg, ELOG_INVALID,
+		    "index interval must be between %u and %u bytes",
+		    MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
+	return 0;
+}
+
+int seg_create(int dfd, uint64_t base, int *segfd, int *idxfd)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR > IDX_HDR ? SEG_HDR : IDX_HDR];
+	int err;
+
+	seg_name(name, base, SEG_EXT);
+	int sfd = fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	if (sfd < 0)
+		return errno;
+	seg_header_encode(hdr, base);
+	err = fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
+	seg_name(name, base, IDX_EXT);
+	int ifd = err ? -1 : fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	if (!err && ifd < 0)
+		err = errno;
+	if (!err) {
+		idx_header_encode(hdr);
+		err = fs_pwrite_all(ifd, hdr, IDX_HDR, 0);
+	}
+	if (err) {
+		close(sfd);
+		if (ifd >= 0)
+			close(ifd);
+		return err;
+	}
+	*segfd = sfd;
+	*idxfd = ifd;
+	return 0;
+}
+
+int log_create(int dfd, const struct elog_options *opt, char *msg)
+{
+	struct elog_settings s;
+	const char *stranger;
+	char name[256];
+	int segfd, idxfd, err;
+
+	memset(&s, 0, sizeof s);
+	if ((err = opt_check(opt, &s, msg)) != 0)
+		return err;
+	if ((err = dir_is_fresh(dfd, name, sizeof name, &stranger)) != 0)
+		return errmsg_set(msg, err, "%s", strerror(err));
+	if (stranger)
+		return errmsg_set(msg, ELOG_NOTLOG,
+		    "not an elog directory and not empty (it holds %s)", stranger);
+	if ((err = settings_new_id(s.id)) != 0)
+		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
+	s.created_ms = fs_now_ms();
+
+	if ((err = seg_create(dfd, 0, &segfd, &idxfd)) != 0)
+		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
+	if (fdatasync(segfd) < 0)
+		err = errno;
+	close(segfd);
+	close(idxfd);
+	if (err)
+		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
+	if ((err = settings_store(dfd, &s)) != 0)
+		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+	return 0;
+}

@@ -1,0 +1,171 @@
+/*
+ * recover.c: what the writer does to a log before it appends.
+ *
+ * The active (newest) segment is scanned record by record and cut at the
+ * first incomplete or damaged record, even when later bytes look valid: the
+ * kernel writes dirty pages back in no particular order, so a crash can
+ * leave zeros followed by intact-looking data.  Only fdatasync'ed records
+ * were ever acknowledged, and the watermark says how far those went; a cut
+ * below it means acknowledged data is damaged, and the writer refuses to
+ * open rather than drop it.  Closed segments were fully synced before the
+ * next one was made, so only their derived indexes are checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Bytes of the active segment the watermark vouches for. */
+static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
+{
+	if (wm->segment_base == base)
+		return wm->segment_bytes;
+	return 0;
+}
+
+int recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                   uint32_t interval, struct recovery *rc, char *msg)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	size_t got;
+	int err;
+
+	memset(rc, 0, sizeof *rc);
+	rc->segfd = rc->idxfd = -1;
+	rc->base = base;
+	seg_name(name, base, SEG_EXT);
+	uint64_t acked = acknowledged_bytes(wm, base);
+
+	if (wm->segment_base > base)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
+		    (unsigned long long)wm->segment_base);
+
+	int fd = fs_openat(dfd, name, O_RDWR, 0);
+	if (fd < 0)
+		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+	rc->segfd = fd;
+	if (fstat(fd, &st) < 0)
+		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+	rc->file_size = (uint64_t)st.st_size;
+
+	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0)
+		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+	err = got == SEG_HDR ? seg_header_check(hdr, base) : ELOG_CORRUPT;
+	if (err == ELOG_VERSION)
+		return errmsg_set(msg, err, "%s: unsupported segment version", name);
+	if (err) {
+		/* A header that never became durable belongs to a segment
+		 * created just before a crash; nothing in it was promised. */
+		if (acked > 0)
+			return errmsg_set(msg, ELOG_CORRUPT,
+			    "%s: damaged header, but %llu bytes were acknowledged", name,
+			    (unsigned long long)acked);
+		seg_header_encode(hdr, base);
+		if (ftruncate(fd, 0) < 0 || (err = fs_pwrite_all(fd, hdr, SEG_HDR, 0)) != 0) {
+			err = err ? err : errno;
+			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		}
+		rc->file_size = SEG_HDR;
+		rc->cut = 1;
+	}
+
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at = SEG_HDR, next = base;
+	if ((err = scan_init(&s, fd, base, SEG_HDR, UINT64_MAX)) != 0)
+		return errmsg_set(msg, err, "%s", strerror(err));
+	while ((err = scan_next(&s, &rec, &at)) == 0) {
+		struct idx_entry e;
+		if (rec.offset < next) {	/* offsets must increase */
+			err = ELOG_CORRUPT;
+			break;
+		}
+		next = rec.offset + 1;
+		if (idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, at, interval, &e) &&
+		    (err = idx_push(&rc->ix, &e)) != 0)
+			break;
+	}
+	scan_free(&s);
+	if (err != ELOG_END && err != ELOG_CORRUPT)
+		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+	if (err == ELOG_CORRUPT && at < acked)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: damaged record at byte %llu, below the %llu durable bytes "
+		    "(acknowledged data is damaged; see elog-verify)", name,
+		    (unsigned long long)at, (unsigned long long)acked);
+	if (at < acked || next < wm->durable_end)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: ends at byte %llu (offset %llu), but the watermark says "
+		    "%llu bytes (offset %llu) are durable", name,
+		    (unsigned long long)at, (unsigned long long)next,
+		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
+	if (at < rc->file_size) {
+		if (ftruncate(fd, (off_t)at) < 0)
+			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+		rc->cut = 1;
+	}
+	rc->size = at;
+	rc->next = next;
+
+	/* Whatever survived is made durable now, before it is published. */
+	if (fdatasync(fd) < 0)
+		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+
+	/* The active index is rebuilt from this scan: cheaper than checking. */
+	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
+	unsigned char *buf = malloc(len);
+	if (!buf)
+		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	idx_header_encode(buf);
+	for (size_t i = 0; i < rc->ix.n; i++)
+		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
+	seg_name(name, base, IDX_EXT);
+	err = fs_replace_file(dfd, name, buf, len);
+	free(buf);
+	if (!err && (rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
+		err = errno;
+	if (err)
+		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+	rc->idx_size = len;
+	return 0;
+}
+
+void recovery_free(struct recovery *rc)
+{
+	idx_free(&rc->ix);
+}
+
+int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
+{
+	/* Every segment but the last is closed. */
+	for (size_t i = 0; i + 1 < sl->n; i++) {
+		char name[NAME_MAX_LOCAL];
+		struct stat st;
+		seg_name(name, sl->base[i], SEG_EXT);
+		int fd = fs_openat(dfd, name, O_RDONLY, 0);
+		if (fd < 0) {
+			if (errno == ENOENT)	/* removed by retention meanwhile */
+				continue;
+			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+		}
+		int err = 0;
+		if (fstat(fd, &st) < 0)
+			err = errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+		else if (!idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size, interval))
+			err = idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
+			                  interval, NULL, msg);
+		close(fd);
+		/* A closed segment too damaged to index is elog-verify's
+		 * business; the writer only appends to the active one. */
+		if (err && err != ELOG_CORRUPT)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,411 @@
+/*
+ * writer.c: the single writer of a log, with group commit.
+ *
+ * elog_append() encodes a record into the pending batch under a mutex and
+ * returns its offset.  elog_sync() makes a thread the leader if no flush is
+ * running: it takes the whole pending batch, writes it with one write(2) per
+ * segment it touches, makes it durable with one fdatasync(2), publishes the
+ * new durable end, and wakes every waiter.  Threads that arrive while a flush
+ * runs append into a fresh batch and are served by the next leader, so one
+ * fdatasync covers everyone queued behind it.
+ *
+ * Segment rolls are decided at append time (so each record's offset and
+ * segment are known at once) and carried out by the leader: it syncs the
+ * full segment before it creates the next one, so every closed segment is
+ * durable.  After any write or sync error the writer refuses all further
+ * work (ELOG_FAILED): after a failed fsync, Linux may have dropped the dirty
+ * pages, and retrying would acknowledge data that is not on disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The bytes of one batch that go to one segment. */
+struct chunk {
+	uint64_t base;
+	unsigned char *data;
+	size_t len, cap;
+	unsigned char *idx;
+	size_t ilen, icap;
+};
+
+struct batch {
+	struct chunk *c;
+	size_t n, cap;
+	uint64_t end;		/* offset after the batch's last record */
+	size_t bytes;
+};
+
+struct elog {
+	char msg[ERRMSG_MAX];
+	int dfd, lockfd, wmfd;
+	struct elog_settings set;
+	size_t batch_bytes;
+
+	/* Owned by the leader of a flush (one at a time). */
+	int segfd, idxfd;
+	uint64_t seg_base, seg_size, idx_size;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* Under mu. */
+	uint64_t next;		/* offset of the next record appended */
+	uint64_t tail_base;	/* segment the next record goes to */
+	uint64_t tail_size;	/* that segment's size once pending is written */
+	struct idx_builder ib;	/* index entries of the tail segment */
+	struct batch pending, spare;
+	int flushing;
+	uint64_t durable;
+	int failed;		/* the error that stopped the writer, or 0 */
+};
+
+static int grow(unsigned char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64 * 1024;
+	while (c < need)
+		c *= 2;
+	unsigned char *np = realloc(*p, c);
+	if (!np)
+		return ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+/* The chunk of pending for segment base, added if needed. */
+static struct chunk *batch_chunk(struct batch *b, uint64_t base)
+{
+	if (b->n > 0 && b->c[b->n - 1].base == base)
+		return &b->c[b->n - 1];
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 2;
+		struct chunk *nc = realloc(b->c, cap * sizeof *nc);
+		if (!nc)
+			return NULL;
+		memset(nc + b->cap, 0, (cap - b->cap) * sizeof *nc);
+		b->c = nc;
+		b->cap = cap;
+	}
+	struct chunk *c = &b->c[b->n++];
+	c->base = base;
+	c->len = c->ilen = 0;
+	return c;
+}
+
+static void batch_reset(struct batch *b)
+{
+	b->n = 0;
+	b->bytes = 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	for (size_t i = 0; i < b->cap; i++) {
+		free(b->c[i].data);
+		free(b->c[i].idx);
+	}
+	free(b->c);
+}
+
+/* Make the leader's active segment the one based at base: sync the old one
+ * (so that closed segments are durable), then create the new one. */
+static int roll(elog *w, uint64_t base)
+{
+	char name[NAME_MAX_LOCAL];
+	int err = 0;
+	seg_name(name, w->seg_base, SEG_EXT);
+	if (fdatasync(w->segfd) < 0)
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+	close(w->segfd);
+	close(w->idxfd);
+	w->segfd = w->idxfd = -1;
+	seg_name(name, base, SEG_EXT);
+	if ((err = seg_create(w->dfd, base, &w->segfd, &w->idxfd)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
+	if ((err = fs_fsync_dir(w->dfd)) != 0)
+		return errmsg_set(w->msg, err, "fsync of the log directory: %s", strerror(err));
+	w->seg_base = base;
+	w->seg_size = SEG_HDR;
+	w->idx_size = IDX_HDR;
+	return 0;
+}
+
+/* Write b and make it durable.  Runs without the mutex, as the leader. */
+static int batch_write(elog *w, const struct batch *b)
+{
+	char name[NAME_MAX_LOCAL];
+	int err;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct chunk *c = &b->c[i];
+		if (c->base != w->seg_base && (err = roll(w, c->base)) != 0)
+			return err;
+		if ((err = fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
+			seg_name(name, w->seg_base, SEG_EXT);
+			return errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
+			                  (unsigned long long)w->seg_size, strerror(err));
+		}
+		w->seg_size += c->len;
+		/* The index is derived data: it is written but never synced,
+		 * and recovery or a reader copes with whatever survives. */
+		if (c->ilen) {
+			if ((err = fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
+				seg_name(name, w->seg_base, IDX_EXT);
+				return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
+			}
+			w->idx_size += c->ilen;
+		}
+	}
+	if (fdatasync(w->segfd) < 0) {
+		seg_name(name, w->seg_base, SEG_EXT);
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+	}
+	struct watermark wm = { b->end, w->seg_base, w->seg_size };
+	if ((err = wm_write(w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	return 0;
+}
+
+int elog_sync(elog *w, uint64_t offset)
+{
+	int rc = 0;
+	pthread_mutex_lock(&w->mu);
+	if (offset >= w->next)
+		offset = w->next - 1;	/* nothing later was appended */
+	while (w->next > 0 && w->durable <= offset) {
+		if (w->failed) {
+			rc = ELOG_FAILED;
+			break;
+		}
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		/* Lead: take everything pending; later appends start a new
+		 * batch that the next leader will write. */
+		struct batch b = w->pending;
+		w->pending = w->spare;
+		w->flushing = 1;
+		pthread_mutex_unlock(&w->mu);
+		int err = batch_write(w, &b);
+		pthread_mutex_lock(&w->mu);
+		w->flushing = 0;
+		if (err)
+			w->failed = err;
+		else
+			w->durable = b.end;
+		batch_reset(&b);
+		w->spare = b;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int elog_flush(elog *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t next = w->next;
+	pthread_mutex_unlock(&w->mu);
+	return next ? elog_sync(w, next - 1) : 0;
+}
+
+int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
+{
+	if (rec->key_len > ELOG_MAX_KEY ||
+	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
+		return errmsg_set(w->msg, ELOG_TOOBIG,
+		    "record of %zu bytes is larger than the maximum of %u",
+		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
+	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
+		return errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
+	size_t size = rec_size(rec->key_len, rec->value_len);
+	int err = 0, full;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->failed) {
+		pthread_mutex_unlock(&w->mu);
+		return ELOG_FAILED;
+	}
+	/* Roll before a record that would overfill a segment holding any;
+	 * a record larger than a whole segment gets one of its own. */
+	if (w->tail_size > SEG_HDR && w->tail_size + size > w->set.segment_bytes) {
+		w->tail_base = w->next;
+		w->tail_size = SEG_HDR;
+		memset(&w->ib, 0, sizeof w->ib);
+	}
+	struct chunk *c = batch_chunk(&w->pending, w->tail_base);
+	if (!c || grow(&c->data, &c->cap, c->len + size) ||
+	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
+		if (c && c->len == 0 && c->ilen == 0)
+			w->pending.n--;	/* drop the chunk just added */
+		pthread_mutex_unlock(&w->mu);
+		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+	}
+	rec->offset = w->next;
+	if (rec->ts_ms == ELOG_TS_NOW)
+		rec->ts_ms = fs_now_ms();
+	rec_encode(c->data + c->len, rec);
+	struct idx_entry e;
+	if (idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->tail_size,
+	                    w->set.index_interval, &e)) {
+		idx_entry_encode(c->idx + c->ilen, &e);
+		c->ilen += IDX_ENTRY;
+	}
+	c->len += size;
+	w->tail_size += size;
+	w->next++;
+	w->pending.end = w->next;
+	w->pending.bytes += size;
+	full = w->pending.bytes >= w->batch_bytes;
+	pthread_mutex_unlock(&w->mu);
+
+	if (offset)
+		*offset = rec->offset;
+	/* A full buffer is written at once: memory stays bounded, and a
+	 * fast producer gets large batches without asking. */
+	if (full)
+		err = elog_sync(w, rec->offset);
+	return err;
+}
+
+uint64_t elog_next_offset(elog *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t v = w->next;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+uint64_t elog_durable_end(elog *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t v = w->durable;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+const struct elog_settings *elog_settings_of(elog *w)
+{
+	return &w->set;
+}
+
+const char *elog_errmsg(elog *w)
+{
+	if (!w)
+		return "out of memory";
+	return w->msg[0] ? w->msg : "no error";
+}
+
+static int open_log(elog *w, const char *dir, const struct elog_options *opt)
+{
+	struct watermark wm;
+	struct seglist sl = { 0 };
+	struct recovery rc;
+	int err;
+
+	if (opt && opt->create && mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return errmsg_set(w->msg, errno, "%s", strerror(errno));
+	w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dfd < 0)
+		return errmsg_set(w->msg, errno, "%s", strerror(errno));
+	if (fs_is_netfs(w->dfd))
+		return errmsg_set(w->msg, ELOG_NETFS,
+		    "on a network filesystem, where locks and fsync cannot be trusted");
+	if ((err = lock_take(w->dfd, FN_LOCK, 0, 1, &w->lockfd, w->msg)) != 0)
+		return err;
+
+	err = settings_load(w->dfd, &w->set, w->msg);
+	if (err == ELOG_NOTLOG && opt && opt->create) {
+		if ((err = log_create(w->dfd, opt, w->msg)) != 0)
+			return err;
+		err = settings_load(w->dfd, &w->set, w->msg);
+	}
+	if (err)
+		return err;
+
+	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+	if (w->wmfd < 0)
+		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+	if ((err = wm_read(w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK,
+		                  err == ELOG_CORRUPT ? "corrupt watermark" : strerror(err));
+
+	if ((err = seglist_read(w->dfd, &sl)) != 0)
+		return errmsg_set(w->msg, err, "listing segments: %s", strerror(err));
+	if (sl.n == 0) {
+		seglist_free(&sl);
+		return errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
+		    wm.durable_end ? ", but the watermark says records are durable" : "");
+	}
+	uint64_t active = sl.base[sl.n - 1];
+	err = recover_indexes(w->dfd, &sl, w->set.index_interval, w->msg);
+	seglist_free(&sl);
+	if (err)
+		return err;
+	if ((err = recover_active(w->dfd, &wm, active, w->set.index_interval, &rc, w->msg)) != 0) {
+		if (rc.segfd >= 0)
+			close(rc.segfd);
+		if (rc.idxfd >= 0)
+			close(rc.idxfd);
+		recovery_free(&rc);
+		return err;
+	}
+	w->segfd = rc.segfd;
+	w->idxfd = rc.idxfd;
+	w->seg_base = w->tail_base = active;
+	w->seg_size = w->tail_size = rc.size;
+	w->idx_size = rc.idx_size;
+	w->ib = rc.ib;
+	w->next = w->durable = rc.next;
+	recovery_free(&rc);
+
+	wm = (struct watermark){ w->next, active, rc.size };
+	if ((err = wm_write(w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	w->pending.end = w->spare.end = w->next;
+	return 0;
+}
+
+int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
+{
+	elog *w = calloc(1, sizeof *w);
+	*wp = w;
+	if (!w)
+		return ENOMEM;
+	w->dfd = w->lockfd = w->wmfd = w->segfd = w->idxfd = -1;
+	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	int err = open_log(w, dir, opt);
+	if (err)
+		w->failed = err;
+	return err;
+}
+
+int elog_close(elog *w)
+{
+	if (!w)
+		return 0;
+	int err = 0;
+	if (!w->failed)
+		err = elog_flush(w);
+	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->dfd, w->lockfd };
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	batch_free(&w->pending);
+	batch_free(&w->spare);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+	return err;
+}
