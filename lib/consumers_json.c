@@ -168,16 +168,20 @@ static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1])
 static int parse_uint(struct pstate *s, uint64_t max, uint64_t *v)
 {
 	uint64_t x = 0;
+	const char *at;
 
 	skip_ws(s);
+	at = s->p;
 	if (s->p == s->end || *s->p < '0' || *s->p > '9')
 		return perr(s, "expected a non-negative integer");
 	if (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9')
 		return perr(s, "a number with a leading zero");
 	while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
 		unsigned d = (unsigned)(*s->p - '0');
-		if (x > (max - d) / 10)
+		if (x > (max - d) / 10) {
+			s->p = at;
 			return perr(s, "number out of range");
+		}
 		x = x * 10 + d;
 		s->p++;
 	}
@@ -265,16 +269,20 @@ static int parse_consumers(struct pstate *s, struct ctable *t)
 static int parse_doc(struct pstate *s, struct ctable *t)
 {
 	char key[ELOG_CONSUMER_NAME_MAX + 1];
+	const char *first;
 	uint64_t version;
 	int rc, have_consumers = 0;
 
 	if ((rc = expect(s, '{')))
 		return rc;
 	skip_ws(s);
+	first = s->p;
 	if ((rc = parse_string(s, key)))
 		return rc;
-	if (strcmp(key, "version") != 0)
+	if (strcmp(key, "version") != 0) {
+		s->p = first;
 		return perr(s, "expected \"version\" as the first member");
+	}
 	if ((rc = expect(s, ':')) || (rc = parse_uint(s, UINT32_MAX, &version)))
 		return rc;
 	if (version != CONSUMERS_FORMAT)
@@ -288,10 +296,13 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 		at = s->p;
 		if ((rc = parse_string(s, key)))
 			return rc;
-		if (strcmp(key, "consumers") != 0 || have_consumers) {
+		if (strcmp(key, "consumers") != 0) {
 			s->p = at;
-			return perr(s, have_consumers ? "duplicate member" :
-			                                "unknown member");
+			return perr(s, "unknown member");
+		}
+		if (have_consumers) {
+			s->p = at;
+			return perr(s, "duplicate member");
 		}
 		if ((rc = expect(s, ':')) || (rc = parse_consumers(s, t)))
 			return rc;

@@ -1,0 +1,730 @@
+/*
+ * test_consumers.c: committed offsets (lib/consumers.c, lib/consumers_json.c).
+ *
+ * Most tests make a log directory by hand (settings file and watermark) so
+ * that they exercise the consumer code alone and can set the durable end to
+ * anything; the reader test goes through the writer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "internal.h"
+#include "consumers_json.h"
+
+static char dir[4096];
+
+/* A log directory with settings and a watermark saying durable_end. */
+static void make_log(const char *path, uint64_t end)
+{
+	struct elog_settings s = { 0 };
+	struct watermark wm = { end, 0, 0 };
+	int dfd, fd;
+
+	ck_assert_int_eq(mkdir(path, 0777), 0);
+	dfd = open(path, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(settings_new_id(s.id), 0);
+	s.created_ms = fs_now_ms();
+	s.segment_bytes = DEFAULT_SEGMENT_BYTES;
+	s.index_interval = DEFAULT_INDEX_INTERVAL;
+	ck_assert_int_eq(settings_store(dfd, &s), 0);
+	fd = fs_openat(dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(wm_write(fd, &wm), 0);
+	close(fd);
+	close(dfd);
+}
+
+static void set_end(const char *path, uint64_t end)
+{
+	struct watermark wm = { end, 0, 0 };
+	char p[4200];
+	int fd;
+
+	snprintf(p, sizeof p, "%s/%s", path, FN_WATERMARK);
+	fd = open(p, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(wm_write(fd, &wm), 0);
+	close(fd);
+}
+
+static void write_file(const char *path, const char *name, const void *data,
+                       size_t len)
+{
+	char p[4200];
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/%s", path, name);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *read_file(const char *path, const char *name)
+{
+	char p[4200];
+	char *buf = malloc(1 << 21);
+	size_t n;
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/%s", path, name);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, (1 << 21) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* A fresh temporary directory per test, the log inside it; own helpers so
+ * the test depends on unit.h for nothing but Check. */
+static char top[2048];
+
+static void setup(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(top, sizeof top, "%s/elog-consumers-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+	snprintf(dir, sizeof dir, "%s/log", top);
+}
+
+static void teardown(void)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+static int exists(const char *name)
+{
+	char p[4200];
+
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+START_TEST(name_alphabet)
+{
+	char longest[ELOG_CONSUMER_NAME_MAX + 2];
+
+	ck_assert_int_eq(elog_consumer_name_check("uplink"), 0);
+	ck_assert_int_eq(elog_consumer_name_check("a"), 0);
+	ck_assert_int_eq(elog_consumer_name_check("Az09._-"), 0);
+	ck_assert_int_eq(elog_consumer_name_check("0"), 0);
+	ck_assert_int_eq(elog_consumer_name_check("a.."), 0);
+	memset(longest, 'x', ELOG_CONSUMER_NAME_MAX);
+	longest[ELOG_CONSUMER_NAME_MAX] = 0;
+	ck_assert_int_eq(elog_consumer_name_check(longest), 0);
+	longest[ELOG_CONSUMER_NAME_MAX] = 'x';
+	longest[ELOG_CONSUMER_NAME_MAX + 1] = 0;
+	ck_assert_int_eq(elog_consumer_name_check(longest), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check(NULL), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check(""), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("."), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check(".."), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check(".hidden"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("-l"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("a b"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("a/b"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("a\"b"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("a\\b"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("caf\xc3\xa9"), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_name_check("a\n"), ELOG_BADNAME);
+}
+END_TEST
+
+START_TEST(bad_name_is_refused_everywhere)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+
+	make_log(dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a b", 1, msg), ELOG_BADNAME);
+	ck_assert_ptr_nonnull(strstr(msg, "consumer name \"a b\""));
+	ck_assert_int_eq(elog_consumer_get(dir, "", &c, msg), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_delete(dir, "-x", msg), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_commit(dir, NULL, 1, NULL), ELOG_BADNAME);
+	/* Nothing was written for a refused name. */
+	ck_assert(!exists(FN_CONSUMERS));
+}
+END_TEST
+
+START_TEST(commit_get_and_lag)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+	int64_t before = fs_now_ms();
+
+	make_log(dir, 100);
+	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, msg), ELOG_NOCONSUMER);
+	ck_assert_str_eq(msg, "no consumer \"uplink\"");
+	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 41, msg), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, msg), 0);
+	ck_assert_str_eq(c.name, "uplink");
+	ck_assert_uint_eq(c.offset, 41);
+	ck_assert_uint_eq(c.lag, 58);     /* 42..99 are behind it */
+	ck_assert_int_ge(c.committed_ms, before);
+	ck_assert_int_le(c.committed_ms, fs_now_ms());
+	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 99, msg), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, NULL), 0);
+	ck_assert_uint_eq(c.offset, 99);
+	ck_assert_uint_eq(c.lag, 0);
+}
+END_TEST
+
+START_TEST(commit_above_durable_end_is_refused)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+
+	make_log(dir, 100);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 100, msg), ELOG_BEYOND);
+	ck_assert_str_eq(msg, "offset 100 is at or above the durable end 100 of the log");
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", UINT64_MAX, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_NOCONSUMER);
+	/* The refusal left an existing commit alone. */
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 50, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 101, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), 0);
+	ck_assert_uint_eq(c.offset, 50);
+	/* Once the durable end moves, the offset is accepted. */
+	set_end(dir, 102);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 101, msg), 0);
+}
+END_TEST
+
+START_TEST(empty_log_accepts_no_commit)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	char p[4200];
+
+	make_log(dir, 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_BEYOND);
+	/* A log whose writer never published a watermark has nothing durable. */
+	snprintf(p, sizeof p, "%s/%s", dir, FN_WATERMARK);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_BEYOND);
+}
+END_TEST
+
+START_TEST(moving_backwards_is_allowed)
+{
+	struct elog_consumer c;
+
+	make_log(dir, 1000);
+	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 900, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 3, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "replay", &c, NULL), 0);
+	ck_assert_uint_eq(c.offset, 3);
+	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 0, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "replay", &c, NULL), 0);
+	ck_assert_uint_eq(c.offset, 0);
+	ck_assert_uint_eq(c.lag, 999);
+}
+END_TEST
+
+START_TEST(not_a_log)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer *list;
+	size_t n;
+
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ENOENT);
+	ck_assert_str_eq(msg, strerror(ENOENT));
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_NOTLOG);
+	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, msg), ELOG_NOTLOG);
+	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_NOTLOG);
+	ck_assert(!exists("consumers.lock"));
+}
+END_TEST
+
+START_TEST(delete_one)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+
+	make_log(dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "b", 2, NULL), 0);
+	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_NOCONSUMER);
+	ck_assert_int_eq(elog_consumer_get(dir, "b", &c, msg), 0);
+	ck_assert_uint_eq(c.offset, 2);
+	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_NOCONSUMER);
+	ck_assert_str_eq(msg, "no consumer \"a\"");
+	ck_assert_int_eq(elog_consumer_delete(dir, "b", msg), 0);
+	ck_assert_int_eq(elog_consumer_delete(dir, "never", msg), ELOG_NOCONSUMER);
+}
+END_TEST
+
+START_TEST(list_sorted)
+{
+	struct elog_consumer *list;
+	size_t n;
+
+	make_log(dir, 10);
+	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(list);
+	ck_assert_int_eq(elog_consumer_commit(dir, "zeta", 9, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "Alpha", 0, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "mid", 5, NULL), 0);
+	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(list[0].name, "Alpha");
+	ck_assert_uint_eq(list[0].lag, 9);
+	ck_assert_str_eq(list[1].name, "mid");
+	ck_assert_uint_eq(list[1].offset, 5);
+	ck_assert_uint_eq(list[1].lag, 4);
+	ck_assert_str_eq(list[2].name, "zeta");
+	ck_assert_uint_eq(list[2].lag, 0);
+	free(list);
+}
+END_TEST
+
+START_TEST(file_is_readable_and_replaced)
+{
+	char *text;
+
+	make_log(dir, 1000);
+	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 41, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "audit", 7, NULL), 0);
+	text = read_file(dir, FN_CONSUMERS);
+	ck_assert_ptr_nonnull(strstr(text, "{\n  \"version\": 1,\n  \"consumers\": {\n"
+	                             "    \"audit\": {\"offset\": 7, \"committed_ms\": "));
+	ck_assert_ptr_nonnull(strstr(text, "},\n    \"uplink\": {\"offset\": 41, "));
+	ck_assert_ptr_nonnull(strstr(text, "}\n  }\n}\n"));
+	free(text);
+	/* The lock file exists beside it and no temporary file is left. */
+	ck_assert(exists("consumers.lock"));
+	char cmd[4400];
+	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
+	ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
+/* Every text here is damaged in one way; each must be refused with the
+ * byte position, and a commit must leave the file as it was. */
+static const struct { const char *text, *msg; } corrupt[] = {
+	{ "", "byte 0: expected '{'" },
+	{ "   ", "byte 3: expected '{'" },
+	{ "[]", "byte 0: expected '{'" },
+	{ "{}", "byte 1: expected a string" },
+	{ "{\"consumers\":{},\"version\":1}", "byte 1: expected \"version\" as the first member" },
+	{ "{\"version\":1}", "byte 12: missing \"consumers\"" },
+	{ "{\"version\":1,\"consumers\":{}", "byte 27: expected '}'" },
+	{ "{\"version\":1,\"consumers\":{}}x", "byte 28: data after the end of the document" },
+	{ "{\"version\":1,\"consumers\":{},\"consumers\":{}}", "byte 28: duplicate member" },
+	{ "{\"version\":1,\"consumers\":{},\"extra\":1}", "byte 28: unknown member" },
+	{ "{\"version\":01,\"consumers\":{}}", "byte 11: a number with a leading zero" },
+	{ "{\"version\":-1,\"consumers\":{}}", "byte 11: expected a non-negative integer" },
+	{ "{\"version\":1.0,\"consumers\":{}}", "byte 12: expected an integer" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1}}}", "byte 41: missing \"committed_ms\"" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"committed_ms\":1}}}", "byte 47: missing \"offset\"" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"offset\":2,\"committed_ms\":1}}}",
+	  "byte 42: duplicate member" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"x\":2}}}", "byte 42: unknown member" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":18446744073709551615,\"committed_ms\":1}}}",
+	  "byte 40: number out of range" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":99999999999999999999,\"committed_ms\":1}}}",
+	  "byte 40: number out of range" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"committed_ms\":9223372036854775808}}}",
+	  "byte 57: number out of range" },
+	{ "{\"version\":1,\"consumers\":{\"a b\":{\"offset\":1,\"committed_ms\":1}}}",
+	  "byte 26: invalid consumer name" },
+	{ "{\"version\":1,\"consumers\":{\"a\\u0020\":{\"offset\":1,\"committed_ms\":1}}}",
+	  "byte 28: escape sequences are not allowed" },
+	{ "{\"version\":1,\"consumers\":{\"caf\xc3\xa9\":{\"offset\":1,\"committed_ms\":1}}}",
+	  "byte 30: a character outside printable ASCII in a string" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"committed_ms\":1},"
+	  "\"a\":{\"offset\":2,\"committed_ms\":1}}}", "byte 60: duplicate consumer name" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"committed_ms\":1},}}",
+	  "byte 60: expected a string" },
+	{ "{\"version\":1,\"consumers\":{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\":1}}",
+	  "byte 91: string too long" },
+	{ "{\"version\":1,\"consumers\":{\"a", "byte 28: unterminated string" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":", "byte 40: expected a non-negative integer" },
+};
+
+START_TEST(corrupt_file_is_a_clear_error)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX], want[256];
+	struct elog_consumer c, *list;
+	const char *text = corrupt[_i].text;
+	size_t n, len = strlen(text);
+	char *after;
+
+	make_log(dir, 10);
+	write_file(dir, FN_CONSUMERS, text, len);
+	snprintf(want, sizeof want, "consumers.json: %s", corrupt[_i].msg);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, want);
+	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, msg), ELOG_CORRUPT);
+	ck_assert_ptr_null(list);
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, want);
+	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_CORRUPT);
+	after = read_file(dir, FN_CONSUMERS);
+	ck_assert_mem_eq(after, text, len);
+	free(after);
+}
+END_TEST
+
+START_TEST(nul_byte_is_corrupt)
+{
+	const char text[] = "{\"version\":1\0,\"consumers\":{}}";
+	struct ctable t = { 0 };
+	char msg[ERRMSG_MAX];
+
+	ck_assert_int_eq(ctable_parse(&t, text, sizeof text - 1, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "consumers.json: byte 12: missing \"consumers\"");
+}
+END_TEST
+
+START_TEST(newer_version_is_refused)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+	const char *text = "{\"version\": 2, \"anything\": [1,2,3]}";
+
+	make_log(dir, 10);
+	write_file(dir, FN_CONSUMERS, text, strlen(text));
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_VERSION);
+	ck_assert_str_eq(msg, "consumers.json: format version 2, this build reads version 1");
+	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, msg), ELOG_VERSION);
+}
+END_TEST
+
+START_TEST(oversized_file_is_corrupt)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+	size_t len = CONSUMERS_FILE_MAX + 1;
+	char *big = malloc(len);
+
+	memset(big, ' ', len);
+	make_log(dir, 10);
+	write_file(dir, FN_CONSUMERS, big, len);
+	free(big);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "consumers.json: larger than 1048576 bytes");
+}
+END_TEST
+
+START_TEST(symlinked_file_is_refused)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX], p[4200];
+	struct elog_consumer c;
+
+	make_log(dir, 10);
+	snprintf(p, sizeof p, "%s/%s", dir, FN_CONSUMERS);
+	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOOP);
+	ck_assert_ptr_nonnull(strstr(msg, "consumers.json: "));
+}
+END_TEST
+
+START_TEST(whitespace_and_member_order)
+{
+	const char *text = "\r\n\t{ \"version\" : 1 , \"consumers\" : {\n"
+	                   "\"b\" : { \"committed_ms\" : 5 , \"offset\" : 0 } ,"
+	                   "\"a\":{\"offset\":18446744073709551614,\"committed_ms\":0}}}\n ";
+	struct ctable t = { 0 };
+	char msg[ERRMSG_MAX];
+
+	ck_assert_int_eq(ctable_parse(&t, text, strlen(text), msg), 0);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_str_eq(t.v[0].name, "a");
+	ck_assert_uint_eq(t.v[0].offset, UINT64_MAX - 1);
+	ck_assert_str_eq(t.v[1].name, "b");
+	ck_assert_int_eq(t.v[1].committed_ms, 5);
+	ctable_free(&t);
+}
+END_TEST
+
+START_TEST(format_parse_round_trip)
+{
+	struct ctable t = { 0 }, u = { 0 };
+	char msg[ERRMSG_MAX], name[16], *text;
+	size_t len;
+
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "c%d", i * 7919 % 1000);
+		ck_assert_int_eq(ctable_set(&t, name, (uint64_t)i * 1000003,
+		                            INT64_MAX - i), 0);
+	}
+	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	ck_assert_uint_eq(strlen(text), len);
+	ck_assert_int_eq(ctable_parse(&u, text, len, msg), 0);
+	ck_assert_uint_eq(u.n, t.n);
+	ck_assert_mem_eq(u.v, t.v, t.n * sizeof *t.v);
+	free(text);
+	ctable_free(&t);
+	ctable_free(&u);
+}
+END_TEST
+
+START_TEST(too_many_consumers)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX], name[16], *text;
+	struct ctable t = { 0 };
+	size_t len;
+
+	make_log(dir, 10);
+	for (int i = 0; i < ELOG_CONSUMERS_MAX; i++) {
+		snprintf(name, sizeof name, "c%05d", i);
+		ck_assert_int_eq(ctable_set(&t, name, 1, 1), 0);
+	}
+	ck_assert_int_eq(ctable_set(&t, "one-more", 1, 1), ELOG_TOOMANY);
+	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	ck_assert_uint_le(len, CONSUMERS_FILE_MAX);
+	write_file(dir, FN_CONSUMERS, text, len);
+	ck_assert_int_eq(elog_consumer_commit(dir, "one-more", 1, msg), ELOG_TOOMANY);
+	ck_assert_str_eq(msg, "consumer \"one-more\": the log already has 4096 consumers");
+	/* Existing consumers still commit, and deleting one makes room. */
+	ck_assert_int_eq(elog_consumer_commit(dir, "c00000", 9, msg), 0);
+	ck_assert_int_eq(elog_consumer_delete(dir, "c00001", msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(dir, "one-more", 1, msg), 0);
+	free(text);
+
+	/* A file with more entries than the limit is damaged. */
+	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	char *more = malloc(len + 100);
+	char *end = strstr(text, "\n  }\n}\n");
+	ck_assert_ptr_nonnull(end);
+	size_t head = (size_t)(end - text);
+	memcpy(more, text, head);
+	len = head + (size_t)sprintf(more + head, ",\n\"zz\":{\"offset\":1,"
+	                             "\"committed_ms\":1}}}");
+	ctable_free(&t);
+	ck_assert_int_eq(ctable_parse(&t, more, len, msg), ELOG_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(msg, "more consumers than the limit"));
+	ck_assert_uint_eq(t.n, 0);
+	free(more);
+	free(text);
+}
+END_TEST
+
+/* Hostile input: mutations of a valid file and plain noise must give an
+ * answer, never a crash or a read past the buffer (run under ASan). */
+START_TEST(hostile_input_never_crashes)
+{
+	const char *valid = "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,"
+	                    "\"committed_ms\":2},\"b-c.d\":{\"committed_ms\":3,"
+	                    "\"offset\":4}}}";
+	size_t vlen = strlen(valid);
+	unsigned seed = 12345;
+	int ok = 0;
+
+	for (int i = 0; i < 50000; i++) {
+		struct ctable t = { 0 };
+		char msg[ERRMSG_MAX];
+		size_t len = vlen;
+		char *buf;
+		int rc;
+
+		seed = seed * 1103515245 + 12345;
+		if (i % 10 == 0)
+			len = (seed >> 16) % 64;
+		else if (i % 10 == 1)
+			len = (seed >> 16) % (vlen + 1);
+		/* An exact-size heap buffer, so ASan sees any overread. */
+		buf = malloc(len ? len : 1);
+		if (i % 10 == 0) {
+			for (size_t k = 0; k < len; k++) {
+				seed = seed * 1103515245 + 12345;
+				buf[k] = "{}[]\":,0123456789abcoffsetversion \\\n-."[(seed >> 16) % 38];
+			}
+		} else {
+			memcpy(buf, valid, len);
+			for (int m = 0; m < 1 + i % 3 && len; m++) {
+				seed = seed * 1103515245 + 12345;
+				buf[(seed >> 8) % len] = (char)(seed >> 20);
+			}
+		}
+		rc = ctable_parse(&t, buf, len, msg);
+		ck_assert(rc == 0 || rc == ELOG_CORRUPT || rc == ELOG_VERSION);
+		if (rc == 0)
+			ok++;
+		else
+			ck_assert_uint_eq(t.n, 0);
+		ctable_free(&t);
+		free(buf);
+	}
+	/* Some mutations land in whitespace-free spots that stay valid
+	 * (a digit for a digit); most must not. */
+	ck_assert_int_gt(ok, 0);
+	ck_assert_int_lt(ok, 40000);
+}
+END_TEST
+
+/* 8 processes x 500 commits: each to its own name and to one shared name.
+ * Under the lock no read-modify-write loses another's update. */
+#define PROCS   8
+#define COMMITS 500
+
+START_TEST(concurrent_commits_lose_nothing)
+{
+	struct elog_consumer *list;
+	pid_t pid[PROCS];
+	size_t n;
+
+	make_log(dir, 1000000);
+	for (int p = 0; p < PROCS; p++) {
+		pid[p] = fork();
+		ck_assert_int_ge(pid[p], 0);
+		if (pid[p] == 0) {
+			char name[16], msg[ELOG_CONSUMER_MSG_MAX];
+			snprintf(name, sizeof name, "proc%d", p);
+			for (int j = 0; j < COMMITS; j++) {
+				uint64_t off = (uint64_t)p * 1000 + (uint64_t)j;
+				if (elog_consumer_commit(dir, name, off, msg) ||
+				    elog_consumer_commit(dir, "shared", off, msg)) {
+					fprintf(stderr, "commit: %s\n", msg);
+					_exit(1);
+				}
+			}
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < PROCS; p++) {
+		int st;
+		ck_assert_int_eq(waitpid(pid[p], &st, 0), pid[p]);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	ck_assert_uint_eq(n, PROCS + 1);
+	for (int p = 0; p < PROCS; p++) {
+		char name[16];
+		snprintf(name, sizeof name, "proc%d", p);
+		ck_assert_str_eq(list[p].name, name);
+		ck_assert_uint_eq(list[p].offset, (uint64_t)p * 1000 + COMMITS - 1);
+	}
+	/* The last commit of all was some process's last one. */
+	ck_assert_str_eq(list[PROCS].name, "shared");
+	ck_assert_uint_eq(list[PROCS].offset % 1000, COMMITS - 1);
+	free(list);
+}
+END_TEST
+
+/* Through the writer and a reader: the consumer resumes just after its
+ * committed offset, or at the beginning when it never committed. */
+START_TEST(seek_resumes_after_committed_offset)
+{
+	struct elog_options opt = { .create = 1 };
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_record rec;
+	elog_reader *r = NULL;
+	elog *w = NULL;
+
+	ck_assert_int_eq(elog_open(&w, dir, &opt), 0);
+	for (int i = 0; i < 20; i++) {
+		char v[8];
+		struct elog_record in = { .ts_ms = ELOG_TS_NOW, .value = v,
+		                          .value_len = (size_t)snprintf(v, sizeof v, "%d", i) };
+		ck_assert_int_eq(elog_append(w, &in, NULL), 0);
+	}
+	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+
+	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 0);
+
+	ck_assert_int_eq(elog_consumer_commit(dir, "c", 20, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_commit(dir, "c", 12, msg), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 13);
+
+	ck_assert_int_eq(elog_consumer_commit(dir, "c", 19, msg), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
+
+	ck_assert_int_eq(elog_consumer_seek(r, dir, "bad name", msg), ELOG_BADNAME);
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+/* A committed offset above the durable end (a log restored from an older
+ * copy) is reported rather than resumed from. */
+START_TEST(seek_refuses_offset_beyond_the_log)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	elog_reader *r = NULL;
+
+	make_log(dir, 100);
+	ck_assert_int_eq(elog_consumer_commit(dir, "c", 80, msg), 0);
+	set_end(dir, 50);
+	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), ELOG_BEYOND);
+	ck_assert_str_eq(msg, "consumer \"c\" committed offset 80, at or above "
+	                 "the durable end 50 of the log");
+	elog_reader_close(r);
+}
+END_TEST
+
+START_TEST(strerror_of_consumer_codes)
+{
+	ck_assert_str_eq(elog_consumer_strerror(ELOG_NOCONSUMER), "no such consumer");
+	ck_assert_ptr_nonnull(elog_consumer_strerror(ELOG_BADNAME));
+	ck_assert_ptr_nonnull(elog_consumer_strerror(ELOG_BEYOND));
+	ck_assert_ptr_nonnull(elog_consumer_strerror(ELOG_TOOMANY));
+	ck_assert_ptr_null(elog_consumer_strerror(ELOG_CORRUPT));
+	ck_assert_ptr_null(elog_consumer_strerror(ENOENT));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("consumers");
+	TCase *tc = tcase_create("consumers");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, name_alphabet);
+	tcase_add_test(tc, bad_name_is_refused_everywhere);
+	tcase_add_test(tc, commit_get_and_lag);
+	tcase_add_test(tc, commit_above_durable_end_is_refused);
+	tcase_add_test(tc, empty_log_accepts_no_commit);
+	tcase_add_test(tc, moving_backwards_is_allowed);
+	tcase_add_test(tc, not_a_log);
+	tcase_add_test(tc, delete_one);
+	tcase_add_test(tc, list_sorted);
+	tcase_add_test(tc, file_is_readable_and_replaced);
+	tcase_add_loop_test(tc, corrupt_file_is_a_clear_error, 0,
+	                    (int)(sizeof corrupt / sizeof corrupt[0]));
+	tcase_add_test(tc, nul_byte_is_corrupt);
+	tcase_add_test(tc, newer_version_is_refused);
+	tcase_add_test(tc, oversized_file_is_corrupt);
+	tcase_add_test(tc, symlinked_file_is_refused);
+	tcase_add_test(tc, whitespace_and_member_order);
+	tcase_add_test(tc, format_parse_round_trip);
+	tcase_add_test(tc, too_many_consumers);
+	tcase_add_test(tc, hostile_input_never_crashes);
+	tcase_add_test(tc, concurrent_commits_lose_nothing);
+	tcase_add_test(tc, seek_resumes_after_committed_offset);
+	tcase_add_test(tc, seek_refuses_offset_beyond_the_log);
+	tcase_add_test(tc, strerror_of_consumer_codes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
