@@ -1,11 +1,13 @@
 /*
  * cli.h: what the elog programs share: exit statuses, error printing, and
  * parsers for durations, sizes and times (shared/CLI.md), JSON output.
+ * cli.c holds messages and stdout, parse.c the parsers, json.c JSON.
  * Only programs include it; the library never prints.
  */
 #ifndef ELOG_CLI_H
 #define ELOG_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -50,10 +52,47 @@ int cli_parse_size(const char *s, uint64_t *bytes);   /* 4096 512K 64M 10G 1T */
  * relative to now_ms. */
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 int cli_parse_u64(const char *s, uint64_t *v);
+int64_t cli_now_ms(void);                            /* wall clock */
 
-/* stdout helpers: write, and on EPIPE exit 0 quietly; on another error print
- * it and exit EX_IO. */
+/* Option arguments: the parsers above, stopping with a usage error that
+ * names the option (opt, e.g. "--since") and quotes the argument. */
+uint64_t cli_arg_u64(const char *opt, const char *arg, uint64_t min, uint64_t max);
+uint64_t cli_arg_size(const char *opt, const char *arg);
+uint64_t cli_arg_duration(const char *opt, const char *arg);
+int64_t cli_arg_time(const char *opt, const char *arg);
+/* getopt_long() returned '?' or ':' (the optstring must start with ':'):
+ * report the unknown option or missing argument as a usage error. */
+noreturn void cli_bad_option(int c, char *const argv[]);
+/* Check that exactly one operand, the log directory, is left. */
+const char *cli_dir_operand(int argc, char *const argv[]);
+
+/* Flush stdout and exit. */
+noreturn void cli_exit(int status);
+
+/* stdout, through a buffer of the programs' own (cli.c): write, and on EPIPE
+ * exit 0 quietly; on another error print it and exit EX_IO.  Everything a
+ * program prints on stdout goes through these, so that the order holds. */
 void cli_write(const void *buf, size_t len);
+void cli_putc(char c);
+void cli_puts(const char *s);
+void cli_put_u64(uint64_t v);
+void cli_put_i64(int64_t v);
 void cli_flush(void);
+
+/* JSON output (json.c). */
+/* 1 when buf holds only well-formed UTF-8 (RFC 3629: no overlong forms,
+ * no surrogates), else 0. */
+int cli_utf8_valid(const void *buf, size_t len);
+/* Write buf, which must be valid UTF-8, as a quoted JSON string. */
+void cli_json_string(const void *buf, size_t len);
+/* Write buf in standard base64 with padding (RFC 4648), unquoted. */
+void cli_base64(const void *buf, size_t len);
+/* The deepest nesting of objects and arrays cli_json_compact() accepts. */
+#define CLI_JSON_MAX_DEPTH 128
+/* Check that in holds exactly one JSON value (RFC 8259, UTF-8, with no
+ * unpaired surrogate escapes), and copy it to out (room for len bytes)
+ * without the white space between tokens.  0 on success, -1 when it is not
+ * such a text. */
+int cli_json_compact(const void *in, size_t len, char *out, size_t *out_len);
 
 #endif

@@ -1,0 +1,243 @@
+/*
+ * cli.c: what every program does the same way: its name in messages, one
+ * error line on stderr, the mapping from library codes to exit statuses, and
+ * a buffered stdout that turns a closed pipe into a quiet exit.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_prog = "elog";
+
+void cli_init(const char *prog)
+{
+	const char *slash = strrchr(prog, '/');
+
+	cli_prog = slash != NULL ? slash + 1 : prog;
+	/* A reader that goes away must show up as EPIPE from write(2), so that
+	 * the program can exit on purpose instead of being killed mid-batch. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* strerror(3) and some library messages begin with a capital ("No such
+ * file or directory"); messages here are lowercase.  Only a capital
+ * followed by a lowercase letter is lowered, so "LOCK" or "ENOSPC" stay. */
+static void put_reason(const char *msg)
+{
+	if (isupper((unsigned char)msg[0]) && islower((unsigned char)msg[1])) {
+		fputc(tolower((unsigned char)msg[0]), stderr);
+		msg++;
+	}
+	fputs(msg, stderr);
+}
+
+static void vwarn_line(const char *dir, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	/* Whatever went to stdout before this message should appear first
+	 * when both are the same terminal or file. */
+	cli_flush();
+	fprintf(stderr, "%s: ", cli_prog);
+	if (dir != NULL)
+		fprintf(stderr, "%s: ", dir);
+	put_reason(msg);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn_line(dir, fmt, ap);
+	va_end(ap);
+}
+
+noreturn void cli_die(int status, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn_line(dir, fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+int cli_status(int code)
+{
+	switch (code) {
+	case 0:
+		return EX_OK;
+	case ELOG_LOCKED:
+		return EX_LOCKED;
+	case ELOG_CORRUPT:
+	case ELOG_VERSION:
+		return EX_CORRUPT;
+	case ELOG_INVALID:
+		return EX_USAGE;
+	case ELOG_GAP:
+		return EX_NO;
+	default:
+		/* ELOG_NOTLOG, ELOG_NETFS, ELOG_FAILED, ELOG_TOOBIG and every
+		 * errno value: the log could not be used as asked. */
+		return EX_IO;
+	}
+}
+
+noreturn void cli_die_elog(const char *dir, int code, const char *msg)
+{
+	if (msg == NULL || msg[0] == '\0')
+		msg = elog_strerror(code);
+	cli_die(cli_status(code), dir, "%s", msg);
+}
+
+noreturn void cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn_line(NULL, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", cli_prog);
+	exit(EX_USAGE);
+}
+
+noreturn void cli_version(void)
+{
+	cli_puts(cli_prog);
+	cli_puts(" (elog) ");
+	cli_puts(elog_version());
+	cli_putc('\n');
+	cli_exit(EX_OK);
+}
+
+noreturn void cli_exit(int status)
+{
+	cli_flush();
+	exit(status);
+}
+
+/*
+ * stdout.  The programs print through this buffer rather than stdio: it
+ * has no locking, numbers are formatted by hand, and a write error is seen
+ * at the write that failed, where EPIPE can be told from a full disk.
+ */
+
+static char out_buf[64 * 1024];
+static size_t out_len;
+
+static void out_drain(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EPIPE)
+				_exit(EX_OK);
+			out_len = 0;
+			cli_die(EX_IO, NULL, "stdout: %s", strerror(errno));
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+void cli_flush(void)
+{
+	size_t n = out_len;
+
+	out_len = 0;
+	out_drain(out_buf, n);
+}
+
+void cli_write(const void *buf, size_t len)
+{
+	if (len <= sizeof out_buf - out_len) {
+		memcpy(out_buf + out_len, buf, len);
+		out_len += len;
+		return;
+	}
+	cli_flush();
+	if (len >= sizeof out_buf) {
+		out_drain(buf, len);
+		return;
+	}
+	memcpy(out_buf, buf, len);
+	out_len = len;
+}
+
+void cli_putc(char c)
+{
+	if (out_len == sizeof out_buf)
+		cli_flush();
+	out_buf[out_len++] = c;
+}
+
+void cli_puts(const char *s)
+{
+	cli_write(s, strlen(s));
+}
+
+void cli_put_u64(uint64_t v)
+{
+	char tmp[20];
+	size_t i = sizeof tmp;
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	cli_write(tmp + i, sizeof tmp - i);
+}
+
+void cli_put_i64(int64_t v)
+{
+	if (v < 0) {
+		cli_putc('-');
+		/* Negate in unsigned arithmetic: -INT64_MIN does not fit. */
+		cli_put_u64(-(uint64_t)v);
+	} else {
+		cli_put_u64((uint64_t)v);
+	}
+}
+
+/*
+ * Command lines.  getopt's own messages are turned off (opterr = 0) in favour
+ * of these, which name the program and not argv[0]'s whole path.
+ */
+
+noreturn void cli_bad_option(int c, char *const argv[])
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char name[64];
+
+	/* A long option is named as written (without any "=value"); a short
+	 * one by its letter, since argv may hold several bundled together. */
+	if (strncmp(arg, "--", 2) == 0)
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(name, sizeof name, "-%c", optopt);
+	if (c == ':')
+		cli_usage_error("option %s needs an argument", name);
+	cli_usage_error("unknown option %s", name);
+}
+
+const char *cli_dir_operand(int argc, char *const argv[])
+{
+	if (argc < 1)
+		cli_usage_error("missing log directory");
+	if (argc > 1)
+		cli_usage_error("unexpected argument '%s'", argv[1]);
+	return argv[0];
+}

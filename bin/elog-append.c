@@ -1,0 +1,436 @@
+/*
+ * elog-append: append the records read from stdin to a log, in batches made
+ * durable by one flush each (group commit), and optionally print each
+ * record's offset once it is durable.  See elog-append(1).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
+	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
+	"                   [--segment-bytes size] [--index-interval size]\n"
+	"                   [--retain-age duration] [--retain-bytes size] dir\n"
+	"       elog-append -h | --help | --version\n";
+
+/* The longest timestamp -t reads before the tab. */
+#define TS_FIELD_MAX 64
+
+enum {
+	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
+	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
+	OPT_VERSION
+};
+
+static const struct option long_options[] = {
+	{ "null",           no_argument,       NULL, '0' },
+	{ "key-delimiter",  required_argument, NULL, 'K' },
+	{ "key",            required_argument, NULL, 'k' },
+	{ "schema",         required_argument, NULL, 's' },
+	{ "timestamp",      no_argument,       NULL, 't' },
+	{ "print-offsets",  no_argument,       NULL, 'p' },
+	{ "verbose",        no_argument,       NULL, 'v' },
+	{ "batch",          required_argument, NULL, OPT_BATCH },
+	{ "batch-bytes",    required_argument, NULL, OPT_BATCH_BYTES },
+	{ "linger",         required_argument, NULL, OPT_LINGER },
+	{ "sync",           no_argument,       NULL, OPT_SYNC },
+	{ "segment-bytes",  required_argument, NULL, OPT_SEGMENT_BYTES },
+	{ "index-interval", required_argument, NULL, OPT_INDEX_INTERVAL },
+	{ "retain-age",     required_argument, NULL, OPT_RETAIN_AGE },
+	{ "retain-bytes",   required_argument, NULL, OPT_RETAIN_BYTES },
+	{ "help",           no_argument,       NULL, 'h' },
+	{ "version",        no_argument,       NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct config {
+	char delim;                 /* '\n', or '\0' with -0 */
+	const char *key_delim;      /* -K */
+	size_t key_delim_len;
+	const char *key;            /* -k */
+	size_t key_len;
+	uint16_t schema;            /* -s */
+	int ts_input;               /* -t */
+	int print_offsets;          /* -p */
+	int verbose;                /* -v */
+	uint64_t batch_records;     /* --batch; 0 = no limit */
+	uint64_t batch_bytes;       /* --batch-bytes */
+	uint64_t linger_ms;         /* --linger */
+	struct elog_options create; /* settings for a new log */
+};
+
+/* The state of one run: the open log, the batch not yet durable, counts. */
+struct appender {
+	const struct config *cf;
+	const char *dir;
+	elog *w;
+	uint64_t recno;             /* input records read, for messages */
+	/* The batch: records appended since the last flush. */
+	size_t batch_n;
+	uint64_t batch_size;
+	int64_t batch_start;        /* monotonic ms of its first record */
+	uint64_t *offsets;          /* with -p: their offsets, in input order */
+	size_t offsets_cap;
+	/* For -v. */
+	uint64_t total, batches, first_offset, last_offset;
+};
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Make the batch durable, then acknowledge it: an offset is printed only
+ * after the flush that covers it has succeeded. */
+static void commit(struct appender *a)
+{
+	int rc;
+
+	if (a->batch_n == 0)
+		return;
+	rc = elog_flush(a->w);
+	if (rc != 0)
+		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
+	if (a->cf->print_offsets) {
+		for (size_t i = 0; i < a->batch_n; i++) {
+			cli_put_u64(a->offsets[i]);
+			cli_putc('\n');
+		}
+		cli_flush();
+	}
+	a->batches++;
+	a->batch_n = 0;
+	a->batch_size = 0;
+}
+
+/* A record of input that cannot be appended: keep every record before it
+ * (flushed and acknowledged as usual), then stop. */
+static noreturn void input_error(struct appender *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static noreturn void input_error(struct appender *a, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	commit(a);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cli_die(EX_IO, a->dir, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
+	        (unsigned long long)a->recno, msg);
+}
+
+/* The -t prefix: a time and a tab.  The time is epoch milliseconds as a
+ * decimal number or any TIME that --since of elog-cat(1) takes. */
+static const char *take_timestamp(struct appender *a, const char *p, size_t *len,
+                                  int64_t *ts)
+{
+	const char *tab = memchr(p, '\t', *len);
+	char field[TS_FIELD_MAX + 1];
+	size_t n;
+	uint64_t v;
+
+	if (tab == NULL)
+		input_error(a, "no tab after the timestamp (-t)");
+	n = (size_t)(tab - p);
+	if (n > TS_FIELD_MAX)
+		n = TS_FIELD_MAX;
+	memcpy(field, p, n);
+	field[n] = '\0';
+	if ((size_t)(tab - p) > TS_FIELD_MAX)
+		input_error(a, "invalid timestamp '%s...'", field);
+	if (cli_parse_u64(field, &v) == 0 && v <= (uint64_t)INT64_MAX)
+		*ts = (int64_t)v;
+	else if (field[0] == '-' && cli_parse_u64(field + 1, &v) == 0 &&
+	         v < (uint64_t)INT64_MAX)
+		*ts = -(int64_t)v;
+	else if (cli_parse_time(field, cli_now_ms(), ts) < 0)
+		input_error(a, "invalid timestamp '%s'", field);
+	*len -= (size_t)(tab + 1 - p);
+	return tab + 1;
+}
+
+/* One record of input, without its delimiter. */
+static void add_record(struct appender *a, const char *p, size_t len)
+{
+	const struct config *cf = a->cf;
+	struct elog_record rec = { .ts_ms = ELOG_TS_NOW, .schema = cf->schema };
+	uint64_t off;
+	int rc;
+
+	a->recno++;
+	if (cf->ts_input)
+		p = take_timestamp(a, p, &len, &rec.ts_ms);
+	if (cf->key != NULL) {
+		rec.key = cf->key;
+		rec.key_len = cf->key_len;
+	} else if (cf->key_delim != NULL) {
+		const char *d = memmem(p, len, cf->key_delim, cf->key_delim_len);
+
+		/* As with kcat, a line without the delimiter is a value with
+		 * no key. */
+		if (d != NULL) {
+			rec.key = p;
+			rec.key_len = (size_t)(d - p);
+			len -= rec.key_len + cf->key_delim_len;
+			p = d + cf->key_delim_len;
+			if (rec.key_len > ELOG_MAX_KEY)
+				input_error(a, "the key is longer than 65535 bytes");
+		}
+	}
+	rec.value = p;
+	rec.value_len = len;
+	rc = elog_append(a->w, &rec, &off);
+	if (rc == ELOG_TOOBIG)
+		input_error(a, "the record is larger than the limit of 16 MiB");
+	if (rc == ELOG_INVALID)
+		input_error(a, "%s", elog_errmsg(a->w));
+	if (rc != 0)
+		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
+
+	if (a->total++ == 0)
+		a->first_offset = off;
+	a->last_offset = off;
+	if (a->batch_n == 0)
+		a->batch_start = monotonic_ms();
+	if (cf->print_offsets) {
+		if (a->batch_n == a->offsets_cap) {
+			a->offsets_cap = a->offsets_cap ? 2 * a->offsets_cap : 4096;
+			a->offsets = realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
+			if (a->offsets == NULL)
+				cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
+		}
+		a->offsets[a->batch_n] = off;
+	}
+	a->batch_n++;
+	a->batch_size += 28 + rec.key_len + rec.value_len;
+	if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
+	    a->batch_size >= cf->batch_bytes)
+		commit(a);
+}
+
+/* Whether stdin has data (or its end) to read within timeout_ms. */
+static int input_ready(int timeout_ms)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	return n != 0;
+}
+
+/* Before blocking in read(2), decide whether the batch waits for company:
+ * it does while more input is ready and, with --linger, for what is left
+ * of the linger time since its first record. */
+static void maybe_commit(struct appender *a)
+{
+	int64_t left;
+
+	if (a->batch_n == 0)
+		return;
+	left = a->batch_start + (int64_t)a->cf->linger_ms - monotonic_ms();
+	if (left <= 0) {
+		if (a->cf->linger_ms > 0 || !input_ready(0))
+			commit(a);
+		return;
+	}
+	if (!input_ready(left > INT_MAX ? INT_MAX : (int)left))
+		commit(a);
+}
+
+static void run(struct appender *a)
+{
+	const struct config *cf = a->cf;
+	/* A record of input longer than this cannot fit in a record even
+	 * after its timestamp and key delimiter are taken off, so it is
+	 * refused without reading the rest of it. */
+	size_t limit = ELOG_MAX_RECORD + TS_FIELD_MAX + 1 + cf->key_delim_len;
+	size_t cap = 1 << 20, len = 0, start = 0, scanned = 0;
+	char *buf = malloc(cap);
+	int eof = 0;
+
+	if (buf == NULL)
+		cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
+	for (;;) {
+		char *end;
+		ssize_t n;
+
+		/* Every complete record in the buffer; scanned remembers how
+		 * far the search got, so a long record is searched once. */
+		while ((end = memchr(buf + scanned, cf->delim, len - scanned)) != NULL) {
+			add_record(a, buf + start, (size_t)(end - (buf + start)));
+			start = scanned = (size_t)(end - buf) + 1;
+		}
+		scanned = len;
+		if (eof) {
+			if (start < len)
+				add_record(a, buf + start, len - start);
+			commit(a);
+			break;
+		}
+		if (start > 0) {
+			memmove(buf, buf + start, len - start);
+			len -= start;
+			scanned -= start;
+			start = 0;
+		}
+		if (len > limit) {
+			a->recno++;
+			input_error(a, "the record is larger than the limit of 16 MiB");
+		}
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (buf == NULL)
+				cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
+		}
+		maybe_commit(a);
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			commit(a);
+			cli_die(EX_IO, a->dir, "stdin: %s", strerror(errno));
+		}
+		if (n == 0)
+			eof = 1;
+		len += (size_t)n;
+	}
+	free(buf);
+}
+
+static void parse_options(int *argcp, char ***argvp, struct config *cf)
+{
+	int argc = *argcp, c;
+	char **argv = *argvp;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":0K:k:s:tpvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case '0':
+			cf->delim = '\0';
+			break;
+		case 'K':
+			cf->key_delim = optarg;
+			cf->key_delim_len = strlen(optarg);
+			if (cf->key_delim_len == 0)
+				cli_usage_error("-K: the delimiter is empty");
+			break;
+		case 'k':
+			cf->key = optarg;
+			cf->key_len = strlen(optarg);
+			if (cf->key_len > ELOG_MAX_KEY)
+				cli_usage_error("-k: the key is longer than 65535 bytes");
+			break;
+		case 's':
+			cf->schema = (uint16_t)cli_arg_u64("-s", optarg, 0, UINT16_MAX);
+			break;
+		case 't':
+			cf->ts_input = 1;
+			break;
+		case 'p':
+			cf->print_offsets = 1;
+			break;
+		case 'v':
+			cf->verbose = 1;
+			break;
+		case OPT_BATCH:
+			cf->batch_records = cli_arg_u64("--batch", optarg, 1, UINT64_MAX);
+			break;
+		case OPT_BATCH_BYTES:
+			cf->batch_bytes = cli_arg_size("--batch-bytes", optarg);
+			if (cf->batch_bytes == 0)
+				cli_usage_error("--batch-bytes: the size is zero");
+			break;
+		case OPT_LINGER:
+			cf->linger_ms = cli_arg_duration("--linger", optarg);
+			break;
+		case OPT_SYNC:
+			cf->batch_records = 1;
+			break;
+		case OPT_SEGMENT_BYTES:
+			cf->create.segment_bytes = cli_arg_size("--segment-bytes", optarg);
+			break;
+		case OPT_INDEX_INTERVAL: {
+			uint64_t v = cli_arg_size("--index-interval", optarg);
+
+			if (v > UINT32_MAX)
+				cli_usage_error("--index-interval: '%s' is too large", optarg);
+			cf->create.index_interval = (uint32_t)v;
+			break;
+		}
+		case OPT_RETAIN_AGE:
+			cf->create.retain_ms = cli_arg_duration("--retain-age", optarg);
+			break;
+		case OPT_RETAIN_BYTES:
+			cf->create.retain_bytes = cli_arg_size("--retain-bytes", optarg);
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	if (cf->key != NULL && cf->key_delim != NULL)
+		cli_usage_error("-k and -K cannot be used together");
+	*argcp = argc - optind;
+	*argvp = argv + optind;
+}
+
+int main(int argc, char *argv[])
+{
+	struct config cf = { .delim = '\n', .batch_bytes = 1 << 20 };
+	struct appender a = { .cf = &cf };
+	int rc;
+
+	cli_init(argv[0]);
+	parse_options(&argc, &argv, &cf);
+	a.dir = cli_dir_operand(argc, argv);
+
+	cf.create.create = 1;
+	/* The library flushes by itself when its buffer passes batch_bytes;
+	 * leave that to the batching here unless a record is huge. */
+	cf.create.batch_bytes = cf.batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf.batch_bytes;
+	rc = elog_open(&a.w, a.dir, &cf.create);
+	if (rc != 0)
+		cli_die_elog(a.dir, rc, elog_errmsg(a.w));
+	run(&a);
+	rc = elog_close(a.w);
+	if (rc != 0)
+		cli_die_elog(a.dir, rc, NULL);
+	if (cf.verbose) {
+		if (a.total == 0)
+			cli_warn(a.dir, "appended 0 records");
+		else
+			cli_warn(a.dir, "appended %llu records (offsets %llu-%llu) in %llu batches",
+			         (unsigned long long)a.total,
+			         (unsigned long long)a.first_offset,
+			         (unsigned long long)a.last_offset,
+			         (unsigned long long)a.batches);
+	}
+	free(a.offsets);
+	return EX_OK;
+}

@@ -1,0 +1,460 @@
+/*
+ * elog-cat: print the records of a log, oldest first, as JSON lines, in a
+ * format of the user's or as raw values; with -f, keep printing new records
+ * as they become durable.  See elog-cat(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-cat [-f] [-F format | -v] [-o position | -n count | --since time]\n"
+	"                [-c count] [-k key] [--until time] [--strict] dir\n"
+	"       elog-cat -h | --help | --version\n";
+
+/* How long a follower sleeps at most before it looks again by itself, in
+ * case a wake-up from the library were ever missed. */
+#define FOLLOW_TIMEOUT_MS 1000
+
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_VERSION };
+
+static const struct option long_options[] = {
+	{ "format",  required_argument, NULL, 'F' },
+	{ "values",  no_argument,       NULL, 'v' },
+	{ "offset",  required_argument, NULL, 'o' },
+	{ "last",    required_argument, NULL, 'n' },
+	{ "count",   required_argument, NULL, 'c' },
+	{ "key",     required_argument, NULL, 'k' },
+	{ "follow",  no_argument,       NULL, 'f' },
+	{ "since",   required_argument, NULL, OPT_SINCE },
+	{ "until",   required_argument, NULL, OPT_UNTIL },
+	{ "strict",  no_argument,       NULL, OPT_STRICT },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Where reading starts. */
+enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME };
+
+/* One piece of a -F format: literal text or a field of the record. */
+enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA };
+
+struct format {
+	struct fpiece {
+		enum piece kind;
+		size_t from, len;      /* P_TEXT: a range of text */
+	} *pieces;
+	size_t n;
+	char *text;                /* the literal parts, escapes resolved */
+};
+
+struct config {
+	enum { OUT_JSON, OUT_FORMAT, OUT_VALUES } out;
+	struct format fmt;
+	enum start start;
+	const char *start_opt;     /* the option that chose start, for messages */
+	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
+	int64_t since;
+	int until_set;
+	int64_t until;
+	int count_set;
+	uint64_t count;
+	const char *key;
+	size_t key_len;
+	int follow;
+	int strict;
+};
+
+/* Set by SIGINT and SIGTERM while following. */
+static volatile sig_atomic_t stop_requested;
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+static void add_piece(struct format *f, enum piece kind, size_t from, size_t len)
+{
+	/* Merge adjacent text, so "\t\t" costs one write per record. */
+	if (kind == P_TEXT && f->n > 0 && f->pieces[f->n - 1].kind == P_TEXT) {
+		f->pieces[f->n - 1].len += len;
+		return;
+	}
+	f->pieces[f->n++] = (struct fpiece){ kind, from, len };
+}
+
+/* Compile a -F format once, so that printing a record is a walk over a
+ * short array.  The text can only shrink, and there is at most one piece
+ * per character. */
+static void compile_format(struct format *f, const char *s)
+{
+	static const char fields[] = "okTSKcs";
+	static const enum piece kinds[] = {
+		P_OFFSET, P_KEY, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA, P_VALUE
+	};
+	size_t tlen = 0, n = strlen(s);
+
+	f->pieces = malloc((n + 1) * sizeof *f->pieces);
+	f->text = malloc(n + 1);
+	if (f->pieces == NULL || f->text == NULL)
+		cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+	f->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *hit;
+		char c = s[i];
+
+		if ((c == '%' || c == '\\') && s[i + 1] == '\0')
+			cli_usage_error("-F: the format ends in a lone '%c'", c);
+		if (c == '%') {
+			/* "%%" falls through as a literal '%'. */
+			c = s[++i];
+			if (c != '%') {
+				hit = strchr(fields, c);
+				if (hit == NULL)
+					cli_usage_error("-F: unknown directive '%%%c'", c);
+				add_piece(f, kinds[hit - fields], 0, 0);
+				continue;
+			}
+		} else if (c == '\\') {
+			switch (s[++i]) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case '0': c = '\0'; break;
+			case '\\': c = '\\'; break;
+			default:
+				cli_usage_error("-F: unknown escape '\\%c'", s[i]);
+			}
+		}
+		f->text[tlen] = c;
+		add_piece(f, P_TEXT, tlen++, 1);
+	}
+}
+
+static void print_format(const struct format *f, const struct elog_record *rec)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const struct fpiece *p = &f->pieces[i];
+
+		switch (p->kind) {
+		case P_TEXT: cli_write(f->text + p->from, p->len); break;
+		case P_OFFSET: cli_put_u64(rec->offset); break;
+		case P_KEY: cli_write(rec->key, rec->key_len); break;
+		case P_VALUE: cli_write(rec->value, rec->value_len); break;
+		case P_TS: cli_put_i64(rec->ts_ms); break;
+		case P_VALUE_SIZE: cli_put_u64(rec->value_len); break;
+		case P_KEY_SIZE: cli_put_u64(rec->key_len); break;
+		case P_SCHEMA: cli_put_u64(rec->schema); break;
+		}
+	}
+}
+
+/* A key or value as a JSON member: a string when it is UTF-8 text, else
+ * base64 under the name with "_b64" added. */
+static void print_member(const char *name, const void *buf, size_t len)
+{
+	cli_putc(',');
+	cli_putc('"');
+	cli_puts(name);
+	if (cli_utf8_valid(buf, len)) {
+		cli_write("\":", 2);
+		cli_json_string(buf, len);
+	} else {
+		cli_write("_b64\":\"", 7);
+		cli_base64(buf, len);
+		cli_putc('"');
+	}
+}
+
+/* A value that is a JSON object or array is embedded as JSON, compacted to
+ * one line; anything else is printed by print_member(). */
+static void print_value(const struct elog_record *rec)
+{
+	static char *scratch;
+	static size_t scratch_cap;
+	const char *v = rec->value;
+	size_t i = 0, n;
+
+	while (i < rec->value_len && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r'))
+		i++;
+	if (i < rec->value_len && (v[i] == '{' || v[i] == '[')) {
+		if (scratch_cap < rec->value_len) {
+			free(scratch);
+			scratch_cap = rec->value_len;
+			scratch = malloc(scratch_cap);
+			if (scratch == NULL)
+				cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+		}
+		if (cli_json_compact(v, rec->value_len, scratch, &n) == 0) {
+			cli_write(",\"value\":", 9);
+			cli_write(scratch, n);
+			return;
+		}
+	}
+	print_member("value", v, rec->value_len);
+}
+
+static void print_json(const struct elog_record *rec)
+{
+	cli_write("{\"offset\":", 10);
+	cli_put_u64(rec->offset);
+	cli_write(",\"ts\":", 6);
+	cli_put_i64(rec->ts_ms);
+	cli_write(",\"schema\":", 10);
+	cli_put_u64(rec->schema);
+	if (rec->key_len == 0)
+		cli_write(",\"key\":null", 11);
+	else
+		print_member("key", rec->key, rec->key_len);
+	print_value(rec);
+	cli_write("}\n", 2);
+}
+
+static void print_record(const struct config *cf, const struct elog_record *rec)
+{
+	switch (cf->out) {
+	case OUT_JSON:
+		print_json(rec);
+		break;
+	case OUT_FORMAT:
+		print_format(&cf->fmt, rec);
+		break;
+	case OUT_VALUES:
+		cli_write(rec->value, rec->value_len);
+		cli_putc('\n');
+		break;
+	}
+}
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* While following, SIGINT and SIGTERM end the program cleanly (status 0,
+ * stdout flushed).  SA_RESETHAND makes a second signal kill it, should a
+ * write to a stalled reader keep it from noticing the first. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Whether the reader of stdout has gone: a pipe whose other end is closed
+ * reports POLLERR even when no event is asked for. */
+static int stdout_gone(const struct pollfd *p)
+{
+	return (p->revents & (POLLERR | POLLHUP)) != 0;
+}
+
+/* At the end of the durable records, with -f: show what was printed, then
+ * sleep until the log may have grown, stdout's reader has gone, a stop
+ * signal came, or the safety timeout passed. */
+static void wait_for_records(elog_reader *r, const char *dir)
+{
+	struct pollfd p[2] = {
+		{ .fd = elog_reader_fd(r), .events = POLLIN },
+		{ .fd = STDOUT_FILENO, .events = 0 },
+	};
+	int rc;
+
+	cli_flush();
+	if (p[0].fd >= 0) {
+		rc = poll(p, 2, FOLLOW_TIMEOUT_MS);
+		if (rc < 0 && errno != EINTR)
+			cli_die(EX_IO, dir, "poll: %s", strerror(errno));
+	} else {
+		rc = elog_reader_wait(r, FOLLOW_TIMEOUT_MS);
+		if (rc != 0 && rc != ELOG_TIMEOUT && rc != EINTR)
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
+			cli_die(EX_IO, dir, "poll: %s", strerror(errno));
+	}
+	if (stdout_gone(&p[1]) || stop_requested)
+		cli_exit(EX_OK);
+}
+
+static void position(elog_reader *r, const char *dir, const struct config *cf)
+{
+	int rc = 0;
+
+	switch (cf->start) {
+	case START_BEGIN: rc = elog_reader_seek_begin(r); break;
+	case START_END: rc = elog_reader_seek_end(r); break;
+	case START_OFFSET: rc = elog_reader_seek(r, cf->start_arg); break;
+	case START_LAST: rc = elog_reader_seek_last(r, cf->start_arg); break;
+	case START_TIME: rc = elog_reader_seek_time(r, cf->since); break;
+	}
+	if (rc != 0)
+		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+}
+
+static int cat(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t printed = 0;
+	int rc;
+
+	if (cf->count_set && cf->count == 0)
+		return EX_OK;
+	for (;;) {
+		if (stop_requested)
+			return EX_OK;
+		rc = elog_reader_next(r, &rec);
+		if (rc == 0) {
+			if (cf->until_set && rec.ts_ms > cf->until)
+				return EX_OK;
+			if (cf->key != NULL && (rec.key_len != cf->key_len ||
+			                        memcmp(rec.key, cf->key, cf->key_len) != 0))
+				continue;
+			print_record(cf, &rec);
+			if (cf->count_set && ++printed == cf->count)
+				return EX_OK;
+		} else if (rc == ELOG_GAP) {
+			uint64_t first, last;
+
+			elog_reader_gap(r, &first, &last);
+			if (first == last)
+				cli_warn(dir, "offset %llu was removed by retention",
+				         (unsigned long long)first);
+			else
+				cli_warn(dir, "offsets %llu-%llu were removed by retention",
+				         (unsigned long long)first, (unsigned long long)last);
+			if (cf->strict)
+				return EX_NO;
+		} else if (rc == ELOG_END) {
+			if (!cf->follow)
+				return EX_OK;
+			wait_for_records(r, dir);
+		} else {
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		}
+	}
+}
+
+/* -o beginning|end|N|-N */
+static void parse_position(struct config *cf, const char *arg)
+{
+	if (strcmp(arg, "beginning") == 0) {
+		cf->start = START_BEGIN;
+	} else if (strcmp(arg, "end") == 0) {
+		cf->start = START_END;
+	} else if (cli_parse_u64(arg + (arg[0] == '-'), &cf->start_arg) == 0) {
+		cf->start = arg[0] == '-' ? START_LAST : START_OFFSET;
+	} else {
+		cli_usage_error("-o: invalid position '%s'", arg);
+	}
+}
+
+/* -o, -n and --since each say where to start: only one may be given. */
+static void set_start(struct config *cf, const char *opt)
+{
+	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0)
+		cli_usage_error("%s and %s cannot be used together", cf->start_opt, opt);
+	cf->start_opt = opt;
+}
+
+static void parse_options(int *argcp, char ***argvp, struct config *cf)
+{
+	int argc = *argcp, c;
+	char **argv = *argvp;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:fh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (cf->out == OUT_VALUES)
+				cli_usage_error("-F and -v cannot be used together");
+			cf->out = OUT_FORMAT;
+			free(cf->fmt.pieces);
+			free(cf->fmt.text);
+			compile_format(&cf->fmt, optarg);
+			break;
+		case 'v':
+			if (cf->out == OUT_FORMAT)
+				cli_usage_error("-F and -v cannot be used together");
+			cf->out = OUT_VALUES;
+			break;
+		case 'o':
+			set_start(cf, "-o");
+			parse_position(cf, optarg);
+			break;
+		case 'n':
+			set_start(cf, "-n");
+			cf->start = START_LAST;
+			cf->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
+			break;
+		case OPT_SINCE:
+			set_start(cf, "--since");
+			cf->start = START_TIME;
+			cf->since = cli_arg_time("--since", optarg);
+			break;
+		case OPT_UNTIL:
+			cf->until_set = 1;
+			cf->until = cli_arg_time("--until", optarg);
+			break;
+		case 'c':
+			cf->count_set = 1;
+			cf->count = cli_arg_u64("-c", optarg, 0, UINT64_MAX);
+			break;
+		case 'k':
+			cf->key = optarg;
+			cf->key_len = strlen(optarg);
+			break;
+		case 'f':
+			cf->follow = 1;
+			break;
+		case OPT_STRICT:
+			cf->strict = 1;
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	*argcp = argc - optind;
+	*argvp = argv + optind;
+}
+
+int main(int argc, char *argv[])
+{
+	struct config cf = { .out = OUT_JSON };
+	elog_reader *r = NULL;
+	const char *dir;
+	int rc;
+
+	cli_init(argv[0]);
+	parse_options(&argc, &argv, &cf);
+	dir = cli_dir_operand(argc, argv);
+
+	rc = elog_reader_open(&r, dir);
+	if (rc != 0)
+		cli_die_elog(dir, rc, r != NULL ? elog_reader_errmsg(r) : NULL);
+	position(r, dir, &cf);
+	if (cf.follow)
+		catch_stop_signals();
+	rc = cat(r, dir, &cf);
+	cli_flush();
+	elog_reader_close(r);
+	free(cf.fmt.pieces);
+	free(cf.fmt.text);
+	return rc;
+}

@@ -1,0 +1,387 @@
+/*
+ * json.c: JSON output for the programs: a strict UTF-8 check, a JSON string
+ * writer, base64 for bytes that are not text, and a strict RFC 8259 parser
+ * that also makes a compact copy of the text it accepts, so that a value
+ * holding a pretty-printed object still fits on one JSON line.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Length of the UTF-8 sequence at s, or 0 when it is not one.  Overlong
+ * forms, UTF-16 surrogates (U+D800..U+DFFF) and code points above U+10FFFF
+ * are refused (RFC 3629), since a JSON reader would reject or mangle them. */
+static size_t utf8_seq(const unsigned char *s, const unsigned char *end)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xBF;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else {
+		return 0;
+	}
+	if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+int cli_utf8_valid(const void *buf, size_t len)
+{
+	const unsigned char *s = buf, *end = s + len;
+
+	while (s < end) {
+		uint64_t w;
+		size_t n;
+
+		/* Most keys and values are ASCII: test eight bytes at once. */
+		if (end - s >= 8) {
+			memcpy(&w, s, 8);
+			if ((w & 0x8080808080808080ull) == 0) {
+				s += 8;
+				continue;
+			}
+		}
+		n = utf8_seq(s, end);
+		if (n == 0)
+			return 0;
+		s += n;
+	}
+	return 1;
+}
+
+/* Which bytes a JSON string cannot hold as they are: the control characters,
+ * the quote and the backslash (RFC 8259, section 7). */
+static int needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
+void cli_json_string(const void *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = buf, *end = s + len;
+
+	cli_putc('"');
+	while (s < end) {
+		const unsigned char *run = s;
+		char esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+		while (s < end && !needs_escape(*s))
+			s++;
+		cli_write(run, (size_t)(s - run));
+		if (s == end)
+			break;
+		switch (*s) {
+		case '"': cli_write("\\\"", 2); break;
+		case '\\': cli_write("\\\\", 2); break;
+		case '\n': cli_write("\\n", 2); break;
+		case '\t': cli_write("\\t", 2); break;
+		case '\r': cli_write("\\r", 2); break;
+		case '\b': cli_write("\\b", 2); break;
+		case '\f': cli_write("\\f", 2); break;
+		default:
+			esc[4] = hex[*s >> 4];
+			esc[5] = hex[*s & 15];
+			cli_write(esc, sizeof esc);
+			break;
+		}
+		s++;
+	}
+	cli_putc('"');
+}
+
+void cli_base64(const void *buf, size_t len)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = buf;
+	char q[4];
+	size_t i;
+
+	for (i = 0; i + 3 <= len; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+
+		q[0] = alphabet[v >> 18];
+		q[1] = alphabet[v >> 12 & 63];
+		q[2] = alphabet[v >> 6 & 63];
+		q[3] = alphabet[v & 63];
+		cli_write(q, 4);
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)s[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)s[i + 1] << 8;
+		q[0] = alphabet[v >> 18];
+		q[1] = alphabet[v >> 12 & 63];
+		q[2] = i + 1 < len ? alphabet[v >> 6 & 63] : '=';
+		q[3] = '=';
+		cli_write(q, 4);
+	}
+}
+
+/*
+ * The parser.  A recursive descent over the grammar of RFC 8259 that copies
+ * every byte outside white space to the output, which therefore never needs
+ * more room than the input.  Nesting is limited (CLI_JSON_MAX_DEPTH) so that
+ * the stack is bounded and jq(1), which has a depth limit of its own, can
+ * read every line this program embeds a value in.
+ */
+
+struct jparse {
+	const unsigned char *p, *end;
+	char *out;
+	int depth;
+};
+
+static void skip_ws(struct jparse *j)
+{
+	while (j->p < j->end &&
+	       (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static void copy(struct jparse *j, size_t n)
+{
+	memcpy(j->out, j->p, n);
+	j->out += n;
+	j->p += n;
+}
+
+static int is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hex_value(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The code unit of a \uXXXX escape at p, or -1. */
+static long u_escape(const unsigned char *p, const unsigned char *end)
+{
+	long v = 0;
+
+	if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+		return -1;
+	for (int i = 2; i < 6; i++) {
+		int h = hex_value(p[i]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
+/* The grammar allows a lone surrogate escape such as "\ud800", but it
+ * stands for no character and readers replace or reject it, so such a text
+ * is refused here and shown as a string instead of being embedded. */
+static int parse_string(struct jparse *j)
+{
+	copy(j, 1);
+	for (;;) {
+		const unsigned char *run = j->p;
+		size_t n;
+
+		while (j->p < j->end && *j->p >= 0x20 && *j->p < 0x80 &&
+		       *j->p != '"' && *j->p != '\\')
+			j->p++;
+		memcpy(j->out, run, (size_t)(j->p - run));
+		j->out += j->p - run;
+		if (j->p == j->end || *j->p < 0x20)
+			return -1;
+		if (*j->p == '"') {
+			copy(j, 1);
+			return 0;
+		}
+		if (*j->p == '\\') {
+			long u;
+
+			if (j->end - j->p < 2)
+				return -1;
+			if (strchr("\"\\/bfnrt", j->p[1]) != NULL && j->p[1] != '\0') {
+				copy(j, 2);
+				continue;
+			}
+			u = u_escape(j->p, j->end);
+			if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+				return -1;
+			if (u >= 0xD800 && u <= 0xDBFF) {
+				long lo = u_escape(j->p + 6, j->end);
+
+				if (lo < 0xDC00 || lo > 0xDFFF)
+					return -1;
+				copy(j, 12);
+			} else {
+				copy(j, 6);
+			}
+			continue;
+		}
+		n = utf8_seq(j->p, j->end);
+		if (n == 0)
+			return -1;
+		copy(j, n);
+	}
+}
+
+static int parse_digits(struct jparse *j)
+{
+	const unsigned char *start = j->p;
+
+	while (j->p < j->end && is_digit(*j->p))
+		j->p++;
+	return j->p > start ? 0 : -1;
+}
+
+/* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+static int parse_number(struct jparse *j)
+{
+	const unsigned char *start = j->p;
+	size_t n;
+
+	if (*j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (parse_digits(j) < 0)
+		return -1;
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (parse_digits(j) < 0)
+			return -1;
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (parse_digits(j) < 0)
+			return -1;
+	}
+	n = (size_t)(j->p - start);
+	memcpy(j->out, start, n);
+	j->out += n;
+	return 0;
+}
+
+static int parse_literal(struct jparse *j, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+		return -1;
+	copy(j, n);
+	return 0;
+}
+
+static int parse_value(struct jparse *j);
+
+/* An object or an array: open, members separated by commas, close.  In an
+ * object each member is a string, a colon and a value. */
+static int parse_container(struct jparse *j)
+{
+	int object = *j->p == '{';
+	unsigned char close = object ? '}' : ']';
+
+	if (++j->depth > CLI_JSON_MAX_DEPTH)
+		return -1;
+	copy(j, 1);
+	skip_ws(j);
+	if (j->p < j->end && *j->p == close) {
+		copy(j, 1);
+		j->depth--;
+		return 0;
+	}
+	for (;;) {
+		if (object) {
+			if (j->p == j->end || *j->p != '"' || parse_string(j) < 0)
+				return -1;
+			skip_ws(j);
+			if (j->p == j->end || *j->p != ':')
+				return -1;
+			copy(j, 1);
+		}
+		if (parse_value(j) < 0)
+			return -1;
+		if (j->p == j->end)
+			return -1;
+		if (*j->p == close) {
+			copy(j, 1);
+			j->depth--;
+			return 0;
+		}
+		if (*j->p != ',')
+			return -1;
+		copy(j, 1);
+		skip_ws(j);
+	}
+}
+
+/* A value with the white space around it. */
+static int parse_value(struct jparse *j)
+{
+	int rc;
+
+	skip_ws(j);
+	if (j->p == j->end)
+		return -1;
+	switch (*j->p) {
+	case '{':
+	case '[':
+		rc = parse_container(j);
+		break;
+	case '"':
+		rc = parse_string(j);
+		break;
+	case 't':
+		rc = parse_literal(j, "true");
+		break;
+	case 'f':
+		rc = parse_literal(j, "false");
+		break;
+	case 'n':
+		rc = parse_literal(j, "null");
+		break;
+	default:
+		rc = *j->p == '-' || is_digit(*j->p) ? parse_number(j) : -1;
+		break;
+	}
+	skip_ws(j);
+	return rc;
+}
+
+int cli_json_compact(const void *in, size_t len, char *out, size_t *out_len)
+{
+	struct jparse j = { in, (const unsigned char *)in + len, out, 0 };
+
+	if (parse_value(&j) < 0 || j.p != j.end)
+		return -1;
+	*out_len = (size_t)(j.out - out);
+	return 0;
+}
