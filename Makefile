@@ -40,7 +40,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libelog.a $(PROGS) $(B)/elog.pc
 
-$(B)/lib/%.o: lib/%.c lib/elog.h lib/internal.h
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
 

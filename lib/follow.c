@@ -1,0 +1,111 @@
+/*
+ * follow.c: waiting for the durable end to move.
+ *
+ * On Linux an inotify instance watches the watermark file (the writer
+ * rewrites it after every fdatasync) and the directory (segments created,
+ * renamed or removed).  Writes to segment files themselves are not watched:
+ * they would wake a follower for data it may not read yet.  Elsewhere the
+ * reader polls at a short interval.  The watch is made on first use, so a
+ * reader that never follows costs no inotify instance.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "reader.h"
+
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
+
+#define POLL_MS 50	/* where there is no inotify */
+#define REWATCH_MS 1000	/* when the watermark file cannot be watched yet */
+
+/* Set up the watches; 1 when they are new (the caller must look again
+ * before sleeping: a change just before them would go unnoticed). */
+static int follow_setup(elog_reader *r)
+{
+#ifdef __linux__
+	int fresh = 0;
+	if (r->ino_fd < 0 && !r->follow_ready) {
+		r->follow_ready = 1;
+		r->wd_wm = r->wd_dir = -1;
+		r->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (r->ino_fd < 0)
+			return 1;	/* out of instances: poll instead */
+		r->wd_dir = inotify_add_watch(r->ino_fd, r->dir,
+		    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
+		fresh = 1;
+	}
+	if (r->ino_fd >= 0 && r->wd_wm < 0) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", r->dir, FN_WATERMARK);
+		r->wd_wm = inotify_add_watch(r->ino_fd, path,
+		    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF);
+		fresh = fresh || r->wd_wm >= 0;
+	}
+	return fresh;
+#else
+	(void)r;
+	return 0;
+#endif
+}
+
+void follow_drain(elog_reader *r)
+{
+#ifdef __linux__
+	if (r->ino_fd < 0)
+		return;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(r->ino_fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			/* The watch on a replaced or removed watermark is gone;
+			 * it is made again on the next wait. */
+			if (ev->wd == r->wd_wm && (ev->mask & IN_IGNORED))
+				r->wd_wm = -1;
+			p += sizeof *ev + ev->len;
+		}
+	}
+#else
+	(void)r;
+#endif
+}
+
+void follow_close(elog_reader *r)
+{
+	if (r->ino_fd >= 0)
+		close(r->ino_fd);
+	r->ino_fd = -1;
+}
+
+int elog_reader_fd(elog_reader *r)
+{
+	follow_setup(r);
+	return r->ino_fd;
+}
+
+int elog_reader_wait(elog_reader *r, int timeout_ms)
+{
+	if (follow_setup(r))
+		return 0;
+	int ms = timeout_ms;
+	if (r->ino_fd < 0 || r->wd_wm < 0) {
+		/* Polling: no inotify, or nothing to watch yet. */
+		int step = r->ino_fd < 0 ? POLL_MS : REWATCH_MS;
+		if (ms < 0 || ms > step)
+			ms = step;
+	}
+	struct pollfd pfd = { .fd = r->ino_fd, .events = POLLIN };
+	int n = r->ino_fd >= 0 ? poll(&pfd, 1, ms) : poll(NULL, 0, ms);
+	if (n < 0)
+		return errno;
+	if (n == 0 && ms == timeout_ms)
+		return ELOG_TIMEOUT;
+	return 0;
+}

@@ -1,0 +1,474 @@
+/*
+ * reader.c: reading a log, in any process, with no lock.
+ *
+ * A reader's position is an offset (want), never a byte position: to find
+ * it, the reader lists the segments, picks the one whose base is the
+ * greatest at or below want, uses that segment's index to jump close, and
+ * scans forward to the first record at or above want.  Compaction holes are
+ * skipped silently; offsets removed by retention are reported as a gap.
+ *
+ * It never returns a record the writer has not made durable: the active
+ * segment is read only up to the byte length published in the watermark,
+ * and every record's offset is checked against the durable end as well.
+ *
+ * A segment that is replaced (compaction) or unlinked (retention) while it
+ * is open stays readable through the open descriptor; at its end the reader
+ * looks the position up afresh by offset, so it neither skips nor repeats.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "reader.h"
+
+static void close_segment(elog_reader *r)
+{
+	if (r->segfd >= 0) {
+		close(r->segfd);
+		scan_free(&r->sc);
+	}
+	r->segfd = -1;
+}
+
+static int refresh_watermark(elog_reader *r)
+{
+	if (r->wmfd < 0) {
+		r->wmfd = fs_openat(r->dfd, FN_WATERMARK, O_RDONLY, 0);
+		if (r->wmfd < 0) {
+			if (errno == ENOENT)	/* no writer has opened the log yet */
+				return 0;
+			return errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+		}
+	}
+	struct watermark wm;
+	int err = wm_read(r->wmfd, &wm);
+	if (err == ELOG_CORRUPT)
+		return errmsg_set(r->msg, err, "%s: corrupt watermark", FN_WATERMARK);
+	if (err)
+		return errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	/* The durable end never moves backwards for a reader, even when it
+	 * sees a watermark from before a crash that has not been redone. */
+	if (wm.durable_end >= r->wm.durable_end)
+		r->wm = wm;
+	return 0;
+}
+
+/* How far into segment base a reader may read under the watermark. */
+static uint64_t visible_limit(const elog_reader *r, uint64_t base)
+{
+	if (base < r->wm.segment_base)
+		return UINT64_MAX;		/* closed: all of it */
+	if (base == r->wm.segment_base)
+		return r->wm.segment_bytes;	/* active: what was synced */
+	return SEG_HDR;				/* newer than the watermark */
+}
+
+static int open_segment(elog_reader *r, uint64_t base, int *gone)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	size_t got;
+	int err;
+
+	*gone = 0;
+	seg_name(name, base, SEG_EXT);
+	int fd = fs_openat(r->dfd, name, O_RDONLY, 0);
+	if (fd < 0) {
+		if (errno == ENOENT) {	/* removed since we listed it */
+			*gone = 1;
+			return 0;
+		}
+		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
+	}
+	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || fstat(fd, &st) < 0) {
+		err = err ? err : errno;
+		close(fd);
+		return errmsg_set(r->msg, err, "%s: %s", name, strerror(err));
+	}
+	if (got < SEG_HDR) {
+		close(fd);
+		/* A segment the writer is creating this instant has no
+		 * header yet; it holds nothing durable. */
+		if (base > r->wm.segment_base) {
+			*gone = 1;
+			return 0;
+		}
+		return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
+	}
+	err = seg_header_check(hdr, base);
+	if (err) {
+		close(fd);
+		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
+		    ? "unsupported segment version" : "bad segment header");
+	}
+	close_segment(r);
+	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, visible_limit(r, base))) != 0) {
+		close(fd);
+		return errmsg_set(r->msg, err, "%s", strerror(err));
+	}
+	r->segfd = fd;
+	r->seg_base = base;
+	r->seg_ino = st.st_ino;
+	r->seg_dev = st.st_dev;
+	r->last = 0;
+	r->have_last = 0;
+	return 0;
+}
+
+/* Jump with the index of the open segment towards want.  The entry used is
+ * checked against the record it points at; a wrong index is ignored. */
+static void index_jump(elog_reader *r)
+{
+	struct index ix;
+	int intact;
+	struct stat st;
+	if (r->want <= r->seg_base || fstat(r->segfd, &st) < 0)
+		return;
+	if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) != 0)
+		return;
+	ssize_t k = idx_find_offset(&ix, r->want);
+	if (k >= 0) {
+		unsigned char h[REC_HDR];
+		size_t got;
+		if (fs_pread_full(r->segfd, h, REC_HDR, ix.e[k].pos, &got) == 0 &&
+		    got == REC_HDR && get64(h + 8) == ix.e[k].offset)
+			scan_seek(&r->sc, ix.e[k].pos);
+	}
+	idx_free(&ix);
+}
+
+/* Open the segment that holds want (or the first after it), or note a gap.
+ * Returns 0 with a segment open, ELOG_END when there is none, or an error. */
+static int locate(elog_reader *r)
+{
+	for (int attempt = 0; attempt < 100; attempt++) {
+		struct seglist sl;
+		int err = seglist_read(r->dfd, &sl);
+		if (err)
+			return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+		if (sl.n == 0) {
+			seglist_free(&sl);
+			return ELOG_END;
+		}
+		ssize_t i = seglist_find(&sl, r->want);
+		if (i < 0) {
+			/* Everything below the first segment was removed. */
+			r->gap_first = r->want;
+			r->gap_last = sl.base[0] - 1;
+			r->gap_pending = 1;
+			r->want = sl.base[0];
+			i = 0;
+		}
+		uint64_t base = sl.base[i];
+		seglist_free(&sl);
+		int gone;
+		if ((err = open_segment(r, base, &gone)) != 0)
+			return err;
+		if (gone)
+			continue;	/* removed meanwhile: list again */
+		index_jump(r);
+		return 0;
+	}
+	return errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
+}
+
+/* At the end of the open segment: go on to where want now lives.  Returns
+ * 0 when a (new) segment is open, ELOG_END when want is past the end. */
+static int advance(elog_reader *r)
+{
+	struct seglist sl;
+	struct stat st;
+	char name[NAME_MAX_LOCAL];
+	int err = seglist_read(r->dfd, &sl);
+	if (err)
+		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	ssize_t i = seglist_find(&sl, r->want);
+	uint64_t next_base = 0;
+	int replaced = 1, have_next = 0;
+	if (i >= 0 && sl.base[i] == r->seg_base) {
+		seg_name(name, r->seg_base, SEG_EXT);
+		replaced = fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		           st.st_ino != r->seg_ino || st.st_dev != r->seg_dev;
+		if ((size_t)i + 1 < sl.n) {
+			have_next = 1;
+			next_base = sl.base[i + 1];
+		}
+	}
+	seglist_free(&sl);
+	if (replaced)
+		return locate(r);	/* compacted, removed or merged */
+	if (!have_next || r->seg_base >= r->wm.segment_base)
+		return ELOG_END;
+	int gone;
+	if ((err = open_segment(r, next_base, &gone)) != 0)
+		return err;
+	return gone ? locate(r) : 0;
+}
+
+int elog_reader_next(elog_reader *r, struct elog_record *rec)
+{
+	for (int ends = 0;;) {
+		if (r->gap_pending) {
+			r->gap_pending = 0;
+			return ELOG_GAP;
+		}
+		int err;
+		if (r->segfd < 0) {
+			if ((err = refresh_watermark(r)) != 0)
+				return err;
+			if ((err = locate(r)) != 0)
+				return err;
+			continue;
+		}
+		uint64_t at;
+		err = scan_next(&r->sc, rec, &at);
+		if (err == 0) {
+			if (rec->offset < r->seg_base ||
+			    (r->have_last && rec->offset <= r->last)) {
+				char name[NAME_MAX_LOCAL];
+				seg_name(name, r->seg_base, SEG_EXT);
+				return errmsg_set(r->msg, ELOG_CORRUPT,
+				    "%s: offset %llu out of order at byte %llu", name,
+				    (unsigned long long)rec->offset, (unsigned long long)at);
+			}
+			r->last = rec->offset;
+			r->have_last = 1;
+			if (rec->offset < r->want)
+				continue;	/* before the position sought */
+			if (rec->offset >= r->wm.durable_end) {
+				scan_seek(&r->sc, at);	/* not durable yet */
+				return ELOG_END;
+			}
+			r->want = rec->offset + 1;
+			return 0;
+		}
+		if (err == ELOG_CORRUPT) {
+			char name[NAME_MAX_LOCAL];
+			seg_name(name, r->seg_base, SEG_EXT);
+			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
+			    name, scan_truncated(&r->sc) ? "truncated" : "corrupt",
+			    (unsigned long long)at);
+		}
+		if (err != ELOG_END)
+			return errmsg_set(r->msg, err, "%s", strerror(err));
+
+		/* The end of what we may read here: has the writer moved on? */
+		if (++ends > 1000)	/* segments churning under us */
+			return ELOG_END;
+		follow_drain(r);
+		uint64_t old_limit = r->sc.limit;
+		if ((err = refresh_watermark(r)) != 0)
+			return err;
+		r->sc.limit = visible_limit(r, r->seg_base);
+		if (r->sc.limit > old_limit)
+			continue;
+		if ((err = advance(r)) != 0)
+			return err;
+	}
+}
+
+void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last)
+{
+	*first = r->gap_first;
+	*last = r->gap_last;
+}
+
+uint64_t elog_reader_position(const elog_reader *r)
+{
+	return r->want;
+}
+
+uint64_t elog_reader_durable_end(const elog_reader *r)
+{
+	return r->wm.durable_end;
+}
+
+const char *elog_reader_errmsg(const elog_reader *r)
+{
+	if (!r)
+		return "out of memory";
+	return r->msg[0] ? r->msg : "no error";
+}
+
+int elog_reader_seek(elog_reader *r, uint64_t offset)
+{
+	close_segment(r);
+	r->gap_pending = 0;
+	r->want = offset;
+	return 0;
+}
+
+static int first_base(elog_reader *r, uint64_t *base)
+{
+	struct seglist sl;
+	int err = seglist_read(r->dfd, &sl);
+	if (err)
+		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	*base = sl.n ? sl.base[0] : 0;
+	seglist_free(&sl);
+	return 0;
+}
+
+int elog_reader_seek_begin(elog_reader *r)
+{
+	uint64_t base;
+	int err = first_base(r, &base);
+	return err ? err : elog_reader_seek(r, base);
+}
+
+int elog_reader_seek_end(elog_reader *r)
+{
+	int err = refresh_watermark(r);
+	return err ? err : elog_reader_seek(r, r->wm.durable_end);
+}
+
+/* Count the durable records from offset on, and note the offset of the one
+ * skip records in (or the end). */
+static int count_from(elog_reader *r, uint64_t offset, uint64_t skip,
+                      uint64_t *count, uint64_t *at_skip)
+{
+	struct elog_record rec;
+	int err;
+	*count = 0;
+	*at_skip = r->wm.durable_end;
+	elog_reader_seek(r, offset);
+	while ((err = elog_reader_next(r, &rec)) == 0 || err == ELOG_GAP) {
+		if (err == ELOG_GAP)
+			continue;
+		if (*count == skip)
+			*at_skip = rec.offset;
+		(*count)++;
+	}
+	return err == ELOG_END ? 0 : err;
+}
+
+int elog_reader_seek_last(elog_reader *r, uint64_t n)
+{
+	uint64_t first, count, at;
+	int err = first_base(r, &first);
+	if (!err)
+		err = refresh_watermark(r);
+	if (err)
+		return err;
+	uint64_t end = r->wm.durable_end;
+	if (n == 0 || end <= first)
+		return elog_reader_seek(r, end);
+	/* Offsets are dense unless compaction made holes: start n offsets
+	 * before the end and widen the window while it holds too few. */
+	uint64_t span = n;
+	for (;;) {
+		uint64_t lo = end - first > span ? end - span : first;
+		if ((err = count_from(r, lo, UINT64_MAX, &count, &at)) != 0)
+			return err;
+		if (count >= n || lo == first) {
+			uint64_t skip = count > n ? count - n : 0;
+			if ((err = count_from(r, lo, skip, &count, &at)) != 0)
+				return err;
+			return elog_reader_seek(r, at);
+		}
+		span = span > UINT64_MAX / 2 ? UINT64_MAX : span * 2;
+	}
+}
+
+int elog_reader_seek_time(elog_reader *r, int64_t ts)
+{
+	struct seglist sl;
+	int err = refresh_watermark(r);
+	if (err)
+		return err;
+	if ((err = seglist_read(r->dfd, &sl)) != 0)
+		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	for (size_t i = 0; i < sl.n; i++) {
+		int gone;
+		if ((err = open_segment(r, sl.base[i], &gone)) != 0)
+			break;
+		if (gone)
+			continue;
+		/* Index entries carry the greatest timestamp up to their
+		 * record: start at the entry before the first that reaches
+		 * ts, and scan from there. */
+		struct index ix;
+		struct stat st;
+		int intact;
+		if (fstat(r->segfd, &st) == 0 &&
+		    idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
+			ssize_t k = idx_find_time(&ix, ts);
+			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
+			if (from >= 0) {
+				unsigned char h[REC_HDR];
+				size_t got;
+				if (fs_pread_full(r->segfd, h, REC_HDR, ix.e[from].pos, &got) == 0 &&
+				    got == REC_HDR && get64(h + 8) == ix.e[from].offset)
+					scan_seek(&r->sc, ix.e[from].pos);
+			}
+			idx_free(&ix);
+		}
+		struct elog_record rec;
+		uint64_t at;
+		while ((err = scan_next(&r->sc, &rec, &at)) == 0) {
+			if (rec.offset >= r->wm.durable_end)
+				break;
+			if (rec.ts_ms >= ts) {
+				seglist_free(&sl);
+				return elog_reader_seek(r, rec.offset);
+			}
+		}
+		if (err == ELOG_CORRUPT) {
+			char name[NAME_MAX_LOCAL];
+			seg_name(name, r->seg_base, SEG_EXT);
+			err = errmsg_set(r->msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
+			                 name, (unsigned long long)at);
+			break;
+		}
+		if (err != ELOG_END && err != 0) {
+			err = errmsg_set(r->msg, err, "%s", strerror(err));
+			break;
+		}
+		err = 0;
+	}
+	seglist_free(&sl);
+	if (err)
+		return err;
+	return elog_reader_seek(r, r->wm.durable_end);
+}
+
+int elog_reader_open(elog_reader **rp, const char *dir)
+{
+	elog_reader *r = calloc(1, sizeof *r);
+	*rp = r;
+	if (!r)
+		return ENOMEM;
+	r->segfd = r->wmfd = r->ino_fd = -1;
+	r->dir = strdup(dir);
+	if (!r->dir)
+		return ENOMEM;
+	r->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dfd < 0)
+		return errmsg_set(r->msg, errno, "%s", strerror(errno));
+	struct elog_settings s;
+	int err = settings_load(r->dfd, &s, r->msg);
+	if (err)
+		return err;
+	if ((err = refresh_watermark(r)) != 0)
+		return err;
+	return elog_reader_seek_begin(r);
+}
+
+void elog_reader_close(elog_reader *r)
+{
+	if (!r)
+		return;
+	close_segment(r);
+	follow_close(r);
+	if (r->wmfd >= 0)
+		close(r->wmfd);
+	if (r->dfd >= 0)
+		close(r->dfd);
+	free(r->dir);
+	free(r);
+}

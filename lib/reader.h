@@ -1,0 +1,38 @@
+/*
+ * reader.h: the reader handle, shared by reader.c and follow.c only.
+ */
+#ifndef ELOG_READER_H
+#define ELOG_READER_H
+
+#include <sys/types.h>
+
+#include "internal.h"
+
+struct elog_reader {
+	char msg[ERRMSG_MAX];
+	char *dir;
+	int dfd, wmfd;
+	struct watermark wm;	/* as last read */
+	uint64_t want;		/* the next record returned has offset >= want */
+
+	int segfd;		/* the open segment, or -1 */
+	uint64_t seg_base;
+	ino_t seg_ino;
+	dev_t seg_dev;
+	struct scan sc;
+	uint64_t last;		/* last offset seen in this segment */
+	int have_last;
+
+	int gap_pending;
+	uint64_t gap_first, gap_last;
+
+	int ino_fd;		/* inotify instance, or -1 */
+	int wd_wm, wd_dir;	/* its watches, or -1 */
+	int follow_ready;
+};
+
+/* follow.c */
+void follow_drain(elog_reader *r);
+void follow_close(elog_reader *r);
+
+#endif
