@@ -1,0 +1,582 @@
+/*
+ * elog-commit: commit a named consumer's offset, from an argument or from the
+ * lines of a pipeline; list and delete consumers.  See elog-commit(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-commit [-T] [-e duration] dir name [offset]\n"
+	"       elog-commit -l [--json] dir\n"
+	"       elog-commit -d name dir\n"
+	"       elog-commit --log-id dir\n"
+	"       elog-commit -h | --help | --version\n";
+
+/* Without --every, the latest offset is committed at most once a second:
+ * a crash replays at most about a second of records, and a fast pipeline
+ * pays for one fsync'ed rename a second, not one per record. */
+#define DEFAULT_EVERY_MS 1000
+
+/* With -T, lines wait for the commit that covers them.  Past this many bytes
+ * waiting, commit at once rather than hold more: memory stays bounded and the
+ * pipeline downstream keeps moving. */
+#define HOLD_MAX (1u << 20)
+
+/* The longest input line: elog-cat's line for the largest record with a
+ * value written entirely as \u escapes stays below this. */
+#define LINE_MAX_BYTES (256u << 20)
+
+enum { OPT_JSON = 256, OPT_LOG_ID, OPT_VERSION };
+
+static const struct option long_options[] = {
+	{ "tee",     no_argument,       NULL, 'T' },
+	{ "every",   required_argument, NULL, 'e' },
+	{ "list",    no_argument,       NULL, 'l' },
+	{ "delete",  required_argument, NULL, 'd' },
+	{ "json",    no_argument,       NULL, OPT_JSON },
+	{ "log-id",  no_argument,       NULL, OPT_LOG_ID },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+/* The exit status for a library code, including the consumer codes. */
+static int status_of(int code)
+{
+	switch (code) {
+	case ELOG_BADNAME:
+	case ELOG_BEYOND:
+		return EX_USAGE;
+	case ELOG_NOCONSUMER:
+		return EX_NO;
+	default:
+		return cli_status(code);
+	}
+}
+
+static noreturn void die_code(const char *dir, int code, const char *msg)
+{
+	if (msg == NULL || msg[0] == '\0')
+		msg = elog_consumer_strerror(code) ? elog_consumer_strerror(code) :
+		                                     elog_strerror(code);
+	cli_die(status_of(code), dir, "%s", msg);
+}
+
+/*
+ * Listing.
+ */
+
+/* RFC 3339 in UTC with milliseconds, so that the column sorts as text. */
+static void format_time(int64_t ms, char buf[32])
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&sec, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		strcpy(buf, "-");
+		return;
+	}
+	snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03dZ", (int)(ms % 1000));
+}
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+static void pad(int n)
+{
+	while (n-- > 0)
+		cli_putc(' ');
+}
+
+static noreturn void list(const char *dir, int json)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX], when[32];
+	struct elog_consumer *c;
+	int wname = 0, woff = 0, wlag = 0;
+	size_t n;
+	int rc;
+
+	rc = elog_consumer_list(dir, &c, &n, msg);
+	if (rc)
+		die_code(dir, rc, msg);
+	for (size_t i = 0; i < n; i++) {
+		int w = (int)strlen(c[i].name);
+		wname = w > wname ? w : wname;
+		woff = digits(c[i].offset) > woff ? digits(c[i].offset) : woff;
+		wlag = digits(c[i].lag) > wlag ? digits(c[i].lag) : wlag;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (json) {
+			/* Names need no escaping: their alphabet has none. */
+			cli_puts("{\"name\":\"");
+			cli_puts(c[i].name);
+			cli_puts("\",\"offset\":");
+			cli_put_u64(c[i].offset);
+			cli_puts(",\"lag\":");
+			cli_put_u64(c[i].lag);
+			cli_puts(",\"committed_ms\":");
+			cli_put_i64(c[i].committed_ms);
+			cli_puts("}\n");
+			continue;
+		}
+		format_time(c[i].committed_ms, when);
+		cli_puts(c[i].name);
+		pad(wname - (int)strlen(c[i].name) + 1 + woff - digits(c[i].offset));
+		cli_put_u64(c[i].offset);
+		pad(1 + wlag - digits(c[i].lag));
+		cli_put_u64(c[i].lag);
+		cli_putc(' ');
+		cli_puts(when);
+		cli_putc('\n');
+	}
+	free(c);
+	cli_exit(EX_OK);
+}
+
+/*
+ * Reading offsets from standard input.
+ */
+
+/* Parse the JSON number at p (end e) as an offset: digits only, no sign,
+ * fraction or exponent, no leading zero. */
+static int json_offset(const char *p, const char *e, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *s = p;
+
+	for (; p < e && *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	if (p == s || (*s == '0' && p - s > 1) || (p < e && *p != ',' && *p != '}'))
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Skip one JSON value of compact, well-formed text: a string, a container
+ * (tracking depth and strings) or a scalar up to the next ',' or '}'. */
+static const char *skip_value(const char *p, const char *e)
+{
+	int depth = 0, in_str = 0;
+
+	for (; p < e; p++) {
+		char c = *p;
+		if (in_str) {
+			if (c == '\\')
+				p++;
+			else if (c == '"')
+				in_str = 0;
+			if (!in_str && depth == 0)
+				return p + 1;
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return p;
+			if (--depth == 0)
+				return p + 1;
+		} else if (c == ',' && depth == 0)
+			return p;
+	}
+	return p;
+}
+
+/* The top-level "offset" member of a JSON object line.  The line is checked
+ * and compacted first, so the walk below only meets well-formed JSON. */
+static int line_json(const char *line, size_t len, uint64_t *v)
+{
+	char *buf = malloc(len ? len : 1);
+	const char *p, *e;
+	size_t n;
+	int found = 0, rc = -1;
+
+	if (buf == NULL)
+		cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+	if (cli_json_compact(line, len, buf, &n) < 0 || n < 2 || buf[0] != '{')
+		goto out;
+	p = buf + 1;
+	e = buf + n;
+	while (p < e && *p == '"') {
+		const char *key = p + 1, *val;
+		p = skip_value(p, e);
+		if (p >= e || *p != ':')
+			goto out;
+		val = ++p;
+		/* Compare the raw key: elog-cat never escapes "offset". */
+		if (p - key == 8 && memcmp(key, "offset\":", 8) == 0) {
+			if (found || json_offset(val, e, v) < 0)
+				goto out;
+			found = 1;
+		}
+		p = skip_value(p, e);
+		if (p < e && *p == ',')
+			p++;
+	}
+	rc = found ? 0 : -1;
+out:
+	free(buf);
+	return rc;
+}
+
+/* 1: *v is the line's offset; 0: a blank line; -1: neither. */
+static int line_offset(const char *line, size_t len, uint64_t *v)
+{
+	const char *p = line, *e = line + len;
+	uint64_t x = 0;
+
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	if (p == e)
+		return 0;
+	if (*p == '{')
+		return line_json(p, (size_t)(e - p), v) < 0 ? -1 : 1;
+	for (const char *s = p; s < e; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 1;
+}
+
+struct pipe_state {
+	const char *dir, *name;
+	int tee;
+	uint64_t every_ms;
+	int pending;             /* an offset is waiting to be committed */
+	uint64_t offset;         /* the latest offset seen */
+	int64_t last_commit;     /* monotonic ms of the last commit */
+	char *held;              /* -T: lines waiting for their commit */
+	size_t held_len, held_cap;
+	uintmax_t lineno;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Commit the latest offset, then release the lines it covers. */
+static void flush_pending(struct pipe_state *st)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+
+	if (st->pending) {
+		int rc = elog_consumer_commit(st->dir, st->name, st->offset, msg);
+		if (rc)
+			die_code(st->dir, rc, msg);
+		st->pending = 0;
+	}
+	st->last_commit = mono_ms();
+	if (st->held_len) {
+		cli_write(st->held, st->held_len);
+		st->held_len = 0;
+	}
+	/* A line released downstream goes out now, not when a buffer fills:
+	 * the next stage may be waiting for it. */
+	cli_flush();
+}
+
+static void hold(struct pipe_state *st, const char *line, size_t len)
+{
+	if (st->held_len + len > st->held_cap) {
+		size_t cap = st->held_cap ? st->held_cap : 4096;
+		while (cap < st->held_len + len)
+			cap *= 2;
+		char *p = realloc(st->held, cap);
+		if (p == NULL)
+			cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+		st->held = p;
+		st->held_cap = cap;
+	}
+	memcpy(st->held + st->held_len, line, len);
+	st->held_len += len;
+}
+
+/* One input line with its newline, if it had one. */
+static void take_line(struct pipe_state *st, const char *line, size_t len)
+{
+	size_t body = len && line[len - 1] == '\n' ? len - 1 : len;
+	uint64_t v;
+	int r;
+
+	st->lineno++;
+	r = line_offset(line, body, &v);
+	if (r < 0) {
+		/* The lines before this one were processed: keep them. */
+		flush_pending(st);
+		cli_die(EX_USAGE, "stdin", "line %ju: not an offset or a JSON "
+		        "object with an \"offset\" member", st->lineno);
+	}
+	if (r > 0) {
+		st->offset = v;
+		st->pending = 1;
+	}
+	if (st->tee)
+		hold(st, line, len);
+	if (!st->pending && st->held_len) {
+		/* Blank lines with nothing to commit pass straight through. */
+		cli_write(st->held, st->held_len);
+		st->held_len = 0;
+		cli_flush();
+	}
+	if (st->held_len > HOLD_MAX)
+		flush_pending(st);
+}
+
+static volatile sig_atomic_t got_signal;
+static sigset_t orig_mask;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/* SIGINT, SIGTERM and SIGHUP are blocked except while waiting in ppoll(2),
+ * so that one arriving at any moment ends the wait, and the offsets already
+ * read get committed before the program dies of it. */
+static void catch_signals(void)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &orig_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static noreturn void die_by_signal(struct pipe_state *st)
+{
+	int sig = got_signal;
+
+	flush_pending(st);
+	signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+	raise(sig);
+	cli_exit(128 + sig);
+}
+
+static noreturn void commit_stdin(const char *dir, const char *name, int tee,
+                                  uint64_t every_ms)
+{
+	struct pipe_state st = { .dir = dir, .name = name, .tee = tee,
+	                         .every_ms = every_ms };
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_consumer c;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, scanned = 0;
+	int rc;
+
+	/* Fail before reading anything when the log or consumers.json is
+	 * unusable, rather than at the first commit. */
+	rc = elog_consumer_get(dir, name, &c, msg);
+	if (rc && rc != ELOG_NOCONSUMER)
+		die_code(dir, rc, msg);
+	catch_signals();
+	st.last_commit = mono_ms() - (int64_t)every_ms;
+	for (;;) {
+		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+		struct timespec ts, *timeout = NULL;
+		ssize_t got;
+
+		if (got_signal)
+			die_by_signal(&st);
+		if (st.pending) {
+			int64_t due = st.last_commit + (int64_t)every_ms - mono_ms();
+			if (due <= 0) {
+				flush_pending(&st);
+				continue;
+			}
+			ts.tv_sec = due / 1000;
+			ts.tv_nsec = (long)(due % 1000) * 1000000;
+			timeout = &ts;
+		}
+		if (ppoll(&pfd, 1, timeout, &orig_mask) < 0) {
+			if (errno == EINTR)
+				continue;
+			cli_die(EX_IO, "stdin", "%s", strerror(errno));
+		}
+		if (pfd.revents == 0)
+			continue;
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 131072;
+			if (cap > LINE_MAX_BYTES + 131072)
+				cap = LINE_MAX_BYTES + 131072;
+			char *p = realloc(buf, cap);
+			if (p == NULL)
+				cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+			buf = p;
+		}
+		got = read(STDIN_FILENO, buf + len, cap - len);
+		if (got < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			cli_die(EX_IO, "stdin", "%s", strerror(errno));
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		/* Hand over every complete line; keep the partial one. */
+		size_t start = 0;
+		for (char *nl; (nl = memchr(buf + scanned, '\n', len - scanned));) {
+			size_t end = (size_t)(nl - buf) + 1;
+			take_line(&st, buf + start, end - start);
+			start = scanned = end;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		scanned = len;
+		if (len > LINE_MAX_BYTES) {
+			flush_pending(&st);
+			cli_die(EX_USAGE, "stdin", "line %ju: longer than %u bytes",
+			        st.lineno + 1, LINE_MAX_BYTES);
+		}
+	}
+	if (len)
+		take_line(&st, buf, len);
+	/* At EOF the latest offset is always committed. */
+	flush_pending(&st);
+	free(buf);
+	free(st.held);
+	cli_exit(EX_OK);
+}
+
+int main(int argc, char *argv[])
+{
+	const char *del = NULL, *dir, *name;
+	uint64_t every_ms = DEFAULT_EVERY_MS, offset;
+	int tee = 0, every_set = 0, do_list = 0, json = 0, log_id = 0, c;
+	char msg[ELOG_CONSUMER_MSG_MAX];
+
+	cli_init(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":Te:ld:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			tee = 1;
+			break;
+		case 'e':
+			every_ms = cli_arg_duration("--every", optarg);
+			every_set = 1;
+			break;
+		case 'l':
+			do_list = 1;
+			break;
+		case 'd':
+			del = optarg;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_LOG_ID:
+			log_id = 1;
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (do_list + (del != NULL) + log_id > 1)
+		cli_usage_error("-l, -d and --log-id exclude each other");
+	if (json && !do_list)
+		cli_usage_error("--json goes with -l");
+	if ((tee || every_set) && (do_list || del || log_id))
+		cli_usage_error("-T and --every go with committing only");
+
+	if (do_list)
+		list(cli_dir_operand(argc, argv), json);
+	if (log_id) {
+		struct elog_settings s;
+		int rc;
+		dir = cli_dir_operand(argc, argv);
+		rc = elog_settings_read(dir, &s);
+		if (rc)
+			die_code(dir, rc, NULL);
+		cli_puts(s.id);
+		cli_putc('\n');
+		cli_exit(EX_OK);
+	}
+	if (del) {
+		int rc;
+		dir = cli_dir_operand(argc, argv);
+		rc = elog_consumer_delete(dir, del, msg);
+		if (rc)
+			die_code(dir, rc, msg);
+		cli_exit(EX_OK);
+	}
+
+	if (argc < 1)
+		cli_usage_error("missing log directory");
+	if (argc < 2)
+		cli_usage_error("missing consumer name");
+	if (argc > 3)
+		cli_usage_error("unexpected argument '%s'", argv[3]);
+	dir = argv[0];
+	name = argv[1];
+	if (elog_consumer_name_check(name) != 0)
+		cli_die(EX_USAGE, dir, "consumer name \"%.*s\": %s",
+		        ELOG_CONSUMER_NAME_MAX, name,
+		        elog_consumer_strerror(ELOG_BADNAME));
+	if (argc == 2)
+		commit_stdin(dir, name, tee, every_ms);
+	if (tee || every_set)
+		cli_usage_error("-T and --every apply to standard input only");
+	if (cli_parse_u64(argv[2], &offset) < 0)
+		cli_usage_error("invalid offset '%s'", argv[2]);
+	{
+		int rc = elog_consumer_commit(dir, name, offset, msg);
+		if (rc)
+			die_code(dir, rc, msg);
+	}
+	cli_exit(EX_OK);
+}
