@@ -425,11 +425,11 @@ int main(int argc, char *argv[])
 		if (a.total == 0)
 			cli_warn(a.dir, "appended 0 records");
 		else
-			cli_warn(a.dir, "appended %llu records (offsets %llu-%llu) in %llu batches",
-			         (unsigned long long)a.total,
+			cli_warn(a.dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
+			         (unsigned long long)a.total, a.total == 1 ? "" : "s",
 			         (unsigned long long)a.first_offset,
 			         (unsigned long long)a.last_offset,
-			         (unsigned long long)a.batches);
+			         (unsigned long long)a.batches, a.batches == 1 ? "" : "es");
 	}
 	free(a.offsets);
 	return EX_OK;
