@@ -133,7 +133,8 @@ const char *elog_version(void);
 int elog_open(elog **w, const char *dir, const struct elog_options *opt);
 
 /* Make every appended record durable, then release the log.  Returns the
- * result of that last flush.  elog_close(NULL) is a no-op. */
+ * result of that last flush, or ELOG_FAILED for a writer that had failed
+ * (or never opened).  elog_close(NULL) is a no-op. */
 int elog_close(elog *w);
 
 /* Append one record; *offset (if not NULL) receives its offset.  The record is

@@ -395,9 +395,9 @@ int elog_close(elog *w)
 {
 	if (!w)
 		return 0;
-	int err = 0;
-	if (!w->failed)
-		err = elog_flush(w);
+	/* A writer that failed (or never opened) has nothing it could still
+	 * make durable; saying so keeps a caller from assuming otherwise. */
+	int err = w->failed ? ELOG_FAILED : elog_flush(w);
 	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->dfd, w->lockfd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
