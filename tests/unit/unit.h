@@ -1,9 +1,352 @@
 /*
- * unit.h: what the unit tests share.  Minimal for now: the Check framework.
+ * unit.h: what the unit tests share: the Check framework, a scratch
+ * directory per test, helpers that read and damage files byte by byte, a
+ * record builder that writes segments by hand, and a log directory made
+ * without the writer (so that a test can put the watermark anywhere).
+ *
+ * Every helper is static inline and prefixed ut_ so that a test file may
+ * use any subset of them, and its own helpers never collide with these.
+ * A helper that fails stops the test with a Check assertion: a test that
+ * could not set up its files must not go on and pass by accident.
  */
 #ifndef ELOG_UNIT_H
 #define ELOG_UNIT_H
 
 #include <check.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ---- scratch directories ---- */
+
+/* The scratch directory of the running test, and a log directory inside
+ * it (not created: tests decide whether the writer creates it). */
+static char ut_top[1024] __attribute__((unused));
+static char ut_dir[1100] __attribute__((unused));
+
+static inline int ut_rm_entry(const char *path, const struct stat *st, int flag,
+                              struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static inline void ut_rm_rf(const char *path)
+{
+	nftw(path, ut_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Checked fixtures run in the forked test process, so each test gets a
+ * fresh directory and leaves nothing behind even when it fails. */
+static inline void ut_setup(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(ut_top, sizeof ut_top, "%s/elog-unit.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(ut_top));
+	snprintf(ut_dir, sizeof ut_dir, "%s/log", ut_top);
+}
+
+static inline void ut_teardown(void)
+{
+	if (ut_top[0])
+		ut_rm_rf(ut_top);
+}
+
+/* dir/name into buf. */
+static inline const char *ut_path(char *buf, size_t size, const char *dir,
+                                  const char *name)
+{
+	int n = snprintf(buf, size, "%s/%s", dir, name);
+	ck_assert(n > 0 && (size_t)n < size);
+	return buf;
+}
+
+/* The path of segment (or index) base in dir, in a static buffer. */
+static inline const char *ut_seg_path(const char *dir, uint64_t base, const char *ext)
+{
+	static char buf[2][1200];
+	static int k;
+	char name[NAME_MAX_LOCAL];
+	seg_name(name, base, ext);
+	k ^= 1;
+	return ut_path(buf[k], sizeof buf[k], dir, name);
+}
+
+static inline int ut_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* ---- whole files and bytes in them ---- */
+
+static inline void ut_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fs_write_all(fd, data, len), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static inline void ut_append_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fs_write_all(fd, data, len), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static inline void ut_write_at(const char *path, uint64_t pos, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fs_pwrite_all(fd, data, len, (off_t)pos), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/* The whole file in a malloc'ed buffer (NUL-terminated), its size in *len. */
+static inline unsigned char *ut_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	size_t got;
+	int fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	unsigned char *buf = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got), 0);
+	ck_assert_uint_eq(got, (size_t)st.st_size);
+	buf[got] = '\0';
+	close(fd);
+	if (len)
+		*len = got;
+	return buf;
+}
+
+static inline uint64_t ut_file_size(const char *path)
+{
+	struct stat st;
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	return (uint64_t)st.st_size;
+}
+
+static inline void ut_truncate(const char *path, uint64_t size)
+{
+	ck_assert_int_eq(truncate(path, (off_t)size), 0);
+}
+
+static inline void ut_flip_bit(const char *path, uint64_t pos, int bit)
+{
+	unsigned char c;
+	size_t got;
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fs_pread_full(fd, &c, 1, (off_t)pos, &got), 0);
+	ck_assert_uint_eq(got, 1);
+	c ^= (unsigned char)(1u << bit);
+	ck_assert_int_eq(fs_pwrite_all(fd, &c, 1, (off_t)pos), 0);
+	close(fd);
+}
+
+/* ---- records ---- */
+
+/* A record of strings (NULL key = unkeyed). */
+static inline struct elog_record ut_rec(uint64_t offset, int64_t ts, uint16_t schema,
+                                        const char *key, const char *value)
+{
+	struct elog_record r = { 0 };
+	r.offset = offset;
+	r.ts_ms = ts;
+	r.schema = schema;
+	r.key = key;
+	r.key_len = key ? strlen(key) : 0;
+	r.value = value;
+	r.value_len = value ? strlen(value) : 0;
+	return r;
+}
+
+/* Encode rec into a malloc'ed buffer; its size in *size. */
+static inline unsigned char *ut_encode(const struct elog_record *rec, size_t *size)
+{
+	*size = rec_size(rec->key_len, rec->value_len);
+	unsigned char *p = malloc(*size);
+	ck_assert_ptr_nonnull(p);
+	rec_encode(p, rec);
+	return p;
+}
+
+/* Append an encoded record to a file; returns its byte position. */
+static inline uint64_t ut_append_rec(const char *path, const struct elog_record *rec)
+{
+	size_t size;
+	uint64_t pos = ut_file_size(path);
+	unsigned char *p = ut_encode(rec, &size);
+	ut_append_file(path, p, size);
+	free(p);
+	return pos;
+}
+
+/* A segment file holding only its header. */
+static inline void ut_seg_create(const char *dir, uint64_t base)
+{
+	unsigned char hdr[SEG_HDR];
+	seg_header_encode(hdr, base);
+	ut_write_file(ut_seg_path(dir, base, SEG_EXT), hdr, SEG_HDR);
+}
+
+/* Append records with the given offsets to segment base of dir; record i
+ * gets ts ts0 + offset and the value "v<offset>".  Returns the segment's
+ * size afterwards. */
+static inline uint64_t ut_seg_fill(const char *dir, uint64_t base,
+                                   const uint64_t *offs, size_t n, int64_t ts0)
+{
+	const char *path = ut_seg_path(dir, base, SEG_EXT);
+	char path_copy[1200], v[32];
+	snprintf(path_copy, sizeof path_copy, "%s", path);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(v, sizeof v, "v%llu", (unsigned long long)offs[i]);
+		struct elog_record r = ut_rec(offs[i], ts0 + (int64_t)offs[i], 0, NULL, v);
+		ut_append_rec(path_copy, &r);
+	}
+	return ut_file_size(path_copy);
+}
+
+/* ---- a log made by hand ---- */
+
+/* Publish a watermark in dir, as the writer would. */
+static inline void ut_set_wm(const char *dir, uint64_t durable_end,
+                             uint64_t segment_base, uint64_t segment_bytes)
+{
+	char p[1200];
+	unsigned char buf[WM_SIZE];
+	struct watermark wm = { durable_end, segment_base, segment_bytes };
+	wm_encode(buf, &wm);
+	ut_write_file(ut_path(p, sizeof p, dir, FN_WATERMARK), buf, WM_SIZE);
+}
+
+static inline struct watermark ut_get_wm(const char *dir)
+{
+	char p[1200];
+	size_t len;
+	struct watermark wm;
+	unsigned char *buf = ut_read_file(ut_path(p, sizeof p, dir, FN_WATERMARK), &len);
+	ck_assert_int_eq(wm_decode(buf, len, &wm), 0);
+	free(buf);
+	return wm;
+}
+
+/* Create dir with a settings file (and no segment, no watermark). */
+static inline void ut_make_settings(const char *dir, uint64_t segment_bytes,
+                                    uint32_t interval)
+{
+	struct elog_settings s = { 0 };
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(settings_new_id(s.id), 0);
+	s.created_ms = 1764385200000;
+	s.segment_bytes = segment_bytes;
+	s.index_interval = interval;
+	ck_assert_int_eq(settings_store(dfd, &s), 0);
+	close(dfd);
+}
+
+/* ---- the writer and readers ---- */
+
+static inline elog *ut_open_writer(const char *dir, uint64_t segment_bytes,
+                                   uint32_t interval)
+{
+	struct elog_options o = { 0 };
+	elog *w;
+	o.create = 1;
+	o.segment_bytes = segment_bytes;
+	o.index_interval = interval;
+	int rc = elog_open(&w, dir, &o);
+	ck_assert_msg(rc == 0, "elog_open %s: %d %s", dir, rc, elog_errmsg(w));
+	return w;
+}
+
+/* Append a string record (value "<prefix><offset-to-be>" is the caller's
+ * business); returns its offset. */
+static inline uint64_t ut_append(elog *w, const char *key, const char *value)
+{
+	struct elog_record r = ut_rec(0, ELOG_TS_NOW, 0, key, value);
+	uint64_t off;
+	int rc = elog_append(w, &r, &off);
+	ck_assert_msg(rc == 0, "elog_append: %d %s", rc, elog_errmsg(w));
+	return off;
+}
+
+static inline elog_reader *ut_open_reader(const char *dir)
+{
+	elog_reader *r;
+	int rc = elog_reader_open(&r, dir);
+	ck_assert_msg(rc == 0, "elog_reader_open %s: %d %s", dir, rc,
+	              elog_reader_errmsg(r));
+	return r;
+}
+
+/* Read on until ELOG_END, storing up to max offsets; returns how many
+ * records were read.  Any other result fails the test. */
+static inline size_t ut_read_offsets(elog_reader *r, uint64_t *offs, size_t max)
+{
+	struct elog_record rec;
+	size_t n = 0;
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0) {
+		if (n < max)
+			offs[n] = rec.offset;
+		n++;
+	}
+	ck_assert_msg(rc == ELOG_END, "elog_reader_next: %d %s", rc, elog_reader_errmsg(r));
+	return n;
+}
+
+static inline int64_t ut_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for a child and return its exit status (-1 when it did not exit). */
+static inline int ut_wait_child(pid_t pid)
+{
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- running a suite ---- */
+
+static inline TCase *ut_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+	tcase_add_checked_fixture(tc, ut_setup, ut_teardown);
+	return tc;
+}
+
+static inline int ut_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
 
 #endif
