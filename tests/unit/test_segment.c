@@ -1,0 +1,206 @@
+/*
+ * test_segment.c: segment names, headers and the sorted list of segments
+ * (lib/segment.c).
+ */
+#include "unit.h"
+
+START_TEST(name_is_20_digits)
+{
+	char b[NAME_MAX_LOCAL];
+	seg_name(b, 0, SEG_EXT);
+	ck_assert_str_eq(b, "00000000000000000000.log");
+	seg_name(b, 4182917, IDX_EXT);
+	ck_assert_str_eq(b, "00000000000004182917.idx");
+	seg_name(b, UINT64_MAX, SEG_EXT);
+	ck_assert_str_eq(b, "18446744073709551615.log");
+}
+END_TEST
+
+START_TEST(parse_name_accepts_and_refuses)
+{
+	uint64_t base = 999;
+	ck_assert_int_eq(seg_parse_name("00000000000004182917.log", SEG_EXT, &base), 1);
+	ck_assert_uint_eq(base, 4182917);
+	ck_assert_int_eq(seg_parse_name("18446744073709551615.log", SEG_EXT, &base), 1);
+	ck_assert_uint_eq(base, UINT64_MAX);
+
+	base = 999;
+	static const char *bad[] = {
+		"00000000000004182917.idx",      /* other extension */
+		"00000000000004182917.log.tmp",  /* something after it */
+		"0000000000004182917.log",       /* 19 digits */
+		"000000000000004182917.log",     /* 21 digits */
+		"0000000000000418291x.log",
+		"-0000000000004182917.log",
+		"18446744073709551616.log",      /* UINT64_MAX + 1 */
+		"99999999999999999999.log",
+		"LOCK", "", ".log",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(seg_parse_name(bad[i], SEG_EXT, &base) == 0, "%s", bad[i]);
+	ck_assert_uint_eq(base, 999);	/* untouched on refusal */
+}
+END_TEST
+
+START_TEST(header_round_trip)
+{
+	unsigned char h[SEG_HDR];
+	seg_header_encode(h, 12345);
+	ck_assert_mem_eq(h, "ELOGSEG\n", 8);
+	ck_assert_uint_eq(get32(h + 8), 1);
+	ck_assert_uint_eq(get32(h + 12), 0);
+	ck_assert_uint_eq(get64(h + 16), 12345);
+	ck_assert_uint_eq(get32(h + 24), elog_crc32c(0, h, 24));
+	ck_assert_uint_eq(get32(h + 28), 0);
+	ck_assert_int_eq(seg_header_check(h, 12345), 0);
+}
+END_TEST
+
+START_TEST(header_wrong_base)
+{
+	unsigned char h[SEG_HDR];
+	seg_header_encode(h, 100);
+	ck_assert_int_eq(seg_header_check(h, 101), ELOG_CORRUPT);
+	ck_assert_int_eq(seg_header_check(h, 0), ELOG_CORRUPT);
+}
+END_TEST
+
+START_TEST(header_bad_magic_or_crc)
+{
+	unsigned char h[SEG_HDR];
+	seg_header_encode(h, 7);
+	h[0] = 'X';
+	put32(h + 24, elog_crc32c(0, h, 24));
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_CORRUPT);
+	for (int byte = 8; byte < 28; byte++) {
+		seg_header_encode(h, 7);
+		h[byte] ^= 0x10;
+		ck_assert_msg(seg_header_check(h, 7) == ELOG_CORRUPT, "byte %d", byte);
+	}
+	unsigned char z[SEG_HDR] = { 0 };
+	ck_assert_int_eq(seg_header_check(z, 0), ELOG_CORRUPT);
+}
+END_TEST
+
+START_TEST(header_newer_version)
+{
+	unsigned char h[SEG_HDR];
+	seg_header_encode(h, 7);
+	put32(h + 8, 2);
+	put32(h + 24, elog_crc32c(0, h, 24));
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+	/* Flags this version does not know are a newer format too. */
+	seg_header_encode(h, 7);
+	put32(h + 12, 1);
+	put32(h + 24, elog_crc32c(0, h, 24));
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+}
+END_TEST
+
+static int open_top(void)
+{
+	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	return dfd;
+}
+
+START_TEST(seglist_sorted_and_filtered)
+{
+	static const uint64_t bases[] = { 500, 3, 10000000000ull, 0, 42 };
+	char p[1200];
+	for (size_t i = 0; i < 5; i++) {
+		ut_seg_create(ut_top, bases[i]);
+		ut_write_file(ut_seg_path(ut_top, bases[i], IDX_EXT), "x", 1);
+	}
+	/* Things that are not segments. */
+	ut_write_file(ut_path(p, sizeof p, ut_top, "00000000000000000077.log.tmp.1.0"), "", 0);
+	ut_write_file(ut_path(p, sizeof p, ut_top, "77.log"), "", 0);
+	ut_write_file(ut_path(p, sizeof p, ut_top, "LOCK"), "", 0);
+	ut_write_file(ut_path(p, sizeof p, ut_top, "00000000000000000088.idx"), "", 0);
+
+	int dfd = open_top();
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_eq(sl.n, 5);
+	ck_assert_uint_eq(sl.base[0], 0);
+	ck_assert_uint_eq(sl.base[1], 3);
+	ck_assert_uint_eq(sl.base[2], 42);
+	ck_assert_uint_eq(sl.base[3], 500);
+	ck_assert_uint_eq(sl.base[4], 10000000000ull);
+	seglist_free(&sl);
+	ck_assert_ptr_null(sl.base);
+	ck_assert_uint_eq(sl.n, 0);
+
+	/* Reading twice through the same descriptor lists everything again. */
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_eq(sl.n, 5);
+	seglist_free(&sl);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(seglist_many)
+{
+	/* More than the initial capacity, so the list grows. */
+	for (uint64_t b = 0; b < 100; b++)
+		ut_seg_create(ut_top, (b * 7919) % 1000);
+	int dfd = open_top();
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_eq(sl.n, 100);
+	for (size_t i = 1; i < sl.n; i++)
+		ck_assert_uint_lt(sl.base[i - 1], sl.base[i]);
+	seglist_free(&sl);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(seglist_empty_dir)
+{
+	int dfd = open_top();
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_eq(sl.n, 0);
+	ck_assert_int_eq(seglist_find(&sl, 0), -1);
+	ck_assert_int_eq(seglist_find(&sl, UINT64_MAX), -1);
+	seglist_free(&sl);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(seglist_find_edges)
+{
+	uint64_t b[] = { 10, 20, 30 };
+	struct seglist sl = { b, 3 };
+	ck_assert_int_eq(seglist_find(&sl, 0), -1);
+	ck_assert_int_eq(seglist_find(&sl, 9), -1);
+	ck_assert_int_eq(seglist_find(&sl, 10), 0);
+	ck_assert_int_eq(seglist_find(&sl, 19), 0);
+	ck_assert_int_eq(seglist_find(&sl, 20), 1);
+	ck_assert_int_eq(seglist_find(&sl, 29), 1);
+	ck_assert_int_eq(seglist_find(&sl, 30), 2);
+	ck_assert_int_eq(seglist_find(&sl, UINT64_MAX), 2);
+	struct seglist one = { b, 1 };
+	ck_assert_int_eq(seglist_find(&one, 9), -1);
+	ck_assert_int_eq(seglist_find(&one, 10), 0);
+	ck_assert_int_eq(seglist_find(&one, 11), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("segment");
+	TCase *tc = ut_tcase("segment");
+	tcase_add_test(tc, name_is_20_digits);
+	tcase_add_test(tc, parse_name_accepts_and_refuses);
+	tcase_add_test(tc, header_round_trip);
+	tcase_add_test(tc, header_wrong_base);
+	tcase_add_test(tc, header_bad_magic_or_crc);
+	tcase_add_test(tc, header_newer_version);
+	tcase_add_test(tc, seglist_sorted_and_filtered);
+	tcase_add_test(tc, seglist_many);
+	tcase_add_test(tc, seglist_empty_dir);
+	tcase_add_test(tc, seglist_find_edges);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
