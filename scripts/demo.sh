@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 scripts/setup-debian.sh
+echo "demo: building (make)"
 make
 
 append=$root/build/elog-append
@@ -25,19 +26,37 @@ cleanup() {
 		kill "$follower" 2>/dev/null || true
 		wait "$follower" 2>/dev/null || true
 	fi
-	rm -rf "$tmp"
+	cd / && rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log=$tmp/events
+# Work inside the temporary directory, so that the log is simply "events".
+cd "$tmp"
+log=events
 
-# Show a command, then run it.
+if [ -t 1 ]; then
+	bold=$(printf '\033[1m') plain=$(printf '\033[0m')
+else
+	bold='' plain=''
+fi
+
+# A heading for each part of the demo.
 step() {
-	printf '\n\033[1m== %s\033[0m\n' "$1"
+	printf '\n%s== %s%s\n' "$bold" "$1" "$plain"
 }
+# Show a command as a user would type it (program without its build path,
+# odd arguments quoted), then run it.
 run() {
-	printf '$ %s\n' "$*"
+	local a shown=${1##*/}
+	for a in "${@:2}"; do
+		if [[ $a =~ ^[A-Za-z0-9@%+=:,./_-]+$ ]]; then
+			shown+=" $a"
+		else
+			shown+=" '$a'"
+		fi
+	done
+	printf '$ %s\n' "$shown"
 	"$@"
 }
 now_ms() {
@@ -57,13 +76,13 @@ run "$cat" "$log"
 
 step "Follow the log from another process while more events arrive"
 printf '$ elog-cat -f %s > follow.out &\n' "$log"
-"$cat" -f "$log" >"$tmp/follow.out" &
+"$cat" -f "$log" >follow.out &
 follower=$!
 
 # Wait until the follower has printed n lines, at most 5 seconds.
 wait_lines() {
 	local n=$1 deadline=$((SECONDS + 5))
-	while [ "$(wc -l <"$tmp/follow.out")" -lt "$n" ]; do
+	while [ "$(wc -l <follow.out)" -lt "$n" ]; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			echo "demo: the follower did not receive record $n" >&2
 			exit 1
@@ -81,7 +100,7 @@ for i in 1 2 3 4; do
 	wait_lines $((3 + i))
 	t1=$(now_ms)
 	echo "  appended offset $offset; follower received after $((t1 - t0)) ms:"
-	echo "    $(tail -n 1 "$tmp/follow.out")"
+	echo "    $(tail -n 1 follow.out)"
 	sleep 0.2
 done
 kill "$follower"
@@ -110,4 +129,4 @@ run "$cat" -v -c 2 "$log"
 run "$cat" -F '%o %T %S bytes\n' -n 3 "$log"
 
 total=$("$cat" "$log" | wc -l)
-printf '\ndemo: ok, %s records in %s (removed on exit)\n' "$total" "$log"
+printf '\ndemo: ok, %s records in %s/%s (removed on exit)\n' "$total" "$tmp" "$log"
