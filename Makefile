@@ -18,12 +18,28 @@ ELOG_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread -Ilib \
 	-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ELOG_LDLIBS = -pthread
 
+# zstd is optional: found with pkg-config unless HAVE_ZSTD=0 or =1 is given.
+HAVE_ZSTD ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1 || echo 0)
+ifeq ($(HAVE_ZSTD),1)
+ELOG_CFLAGS += -DELOG_HAVE_ZSTD $(shell pkg-config --cflags libzstd)
+ZSTD_LIBS   := $(shell pkg-config --libs libzstd)
+ELOG_LDLIBS += $(ZSTD_LIBS)
+$(info elog: building with zstd (HAVE_ZSTD=1))
+else
+ZSTD_LIBS   :=
+$(info elog: building without zstd (HAVE_ZSTD=0))
+endif
+
+# A build forced without zstd gets its own directory, so both can coexist.
+ifeq ($(origin HAVE_ZSTD)$(HAVE_ZSTD),command line0)
+NOZ = -nozstd
+endif
 ifeq ($(SANITIZE),1)
-B ?= build-san
+B ?= build-san$(NOZ)
 ELOG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ELOG_LDLIBS += -fsanitize=address,undefined
 else
-B ?= build
+B ?= build$(NOZ)
 endif
 
 LIB_SRC  = $(sort $(wildcard lib/*.c))
@@ -63,7 +79,8 @@ $(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a
 $(B)/elog.pc: elog.pc.in Makefile
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' elog.pc.in > $@
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in > $@
 
 check: check-unit check-cli check-man
 

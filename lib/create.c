@@ -60,6 +60,15 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	                                                 : DEFAULT_INDEX_INTERVAL;
 	s->retain_ms = opt ? opt->retain_ms : 0;
 	s->retain_bytes = opt ? opt->retain_bytes : 0;
+	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
+	s->compression_level = s->compression == ELOG_COMPRESS_NONE ? 0
+	    : opt->compression_level ? opt->compression_level : DEFAULT_ZSTD_LEVEL;
+	if (s->compression != ELOG_COMPRESS_NONE && s->compression != ELOG_COMPRESS_ZSTD)
+		return errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
+	if (s->compression == ELOG_COMPRESS_ZSTD && !elog_have_zstd())
+		return errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no zstd support");
+	if (s->compression_level < 0 || s->compression_level > 19)
+		return errmsg_set(msg, ELOG_INVALID, "zstd level must be between 1 and 19");
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
 		return errmsg_set(msg, ELOG_INVALID,
 		    "segment size must be between %llu and %llu bytes",
@@ -71,7 +80,7 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	return 0;
 }
 
-int seg_create(int dfd, uint64_t base, int *segfd, int *idxfd)
+int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR > IDX_HDR ? SEG_HDR : IDX_HDR];
@@ -81,7 +90,7 @@ int seg_create(int dfd, uint64_t base, int *segfd, int *idxfd)
 	int sfd = fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
 	if (sfd < 0)
 		return errno;
-	seg_header_encode(hdr, base);
+	seg_header_encode_flags(hdr, base, flags);
 	err = fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
 	seg_name(name, base, IDX_EXT);
 	int ifd = err ? -1 : fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
@@ -121,7 +130,8 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
 	s.created_ms = fs_now_ms();
 
-	if ((err = seg_create(dfd, 0, &segfd, &idxfd)) != 0)
+	if ((err = seg_create(dfd, 0, SEG_FLAGS(s.compression == ELOG_COMPRESS_ZSTD ? CODEC_ZSTD : CODEC_NONE, 0),
+	                      &segfd, &idxfd)) != 0)
 		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
 	if (fdatasync(segfd) < 0)
 		err = errno;

@@ -69,6 +69,12 @@ extern "C" {
 #define ELOG_NETFS    (-9)  /* the log is on a network filesystem */
 #define ELOG_INVALID  (-10) /* an invalid argument or setting */
 #define ELOG_TIMEOUT  (-11) /* elog_reader_wait() timed out */
+#define ELOG_UNSUPPORTED (-12) /* the log needs a feature this build lacks
+                             * (zstd) */
+
+/* Value compression, chosen when a log is created. */
+#define ELOG_COMPRESS_NONE 0
+#define ELOG_COMPRESS_ZSTD 1
 
 /* The largest record, counted as in the record's length field (24 bytes of
  * fixed fields, then key and value).  A larger length on disk is corruption. */
@@ -100,6 +106,8 @@ struct elog_options {
 	                           * index entries; default 4096 */
 	uint64_t retain_ms;       /* creation: retention policy by age, 0 none */
 	uint64_t retain_bytes;    /* creation: retention policy by size, 0 none */
+	int compression;          /* creation: ELOG_COMPRESS_NONE or _ZSTD */
+	int compression_level;    /* creation: zstd level 1..19, default 3 */
 	size_t batch_bytes;       /* buffered bytes that make elog_append() flush
 	                           * by itself; default 1 MiB */
 };
@@ -112,6 +120,8 @@ struct elog_settings {
 	uint32_t index_interval;
 	uint64_t retain_ms;
 	uint64_t retain_bytes;
+	int compression;          /* ELOG_COMPRESS_NONE or ELOG_COMPRESS_ZSTD */
+	int compression_level;
 };
 
 typedef struct elog elog;
@@ -119,6 +129,8 @@ typedef struct elog_reader elog_reader;
 
 const char *elog_strerror(int code);
 const char *elog_version(void);
+/* 1 when this build can read and write zstd-compressed logs. */
+int elog_have_zstd(void);
 
 /*
  * THE WRITER
@@ -315,6 +327,221 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
 /* Text for the ELOG_* codes above, NULL for any other code. */
 const char *elog_consumer_strerror(int code);
 /* ==== end of CONSUMERS ================================================== */
+
+/* ==== VERIFY (lib/verify.c) ============================================ */
+/*
+ * elog_verify() reads every file of a log and reports each problem once,
+ * with the file and the byte position where it lies: every record's CRC,
+ * offsets strictly increasing and inside their segment's range (at least
+ * its base, below the next segment's base), segment headers and names,
+ * index entries (checksum, order, pointing at the start of the record with
+ * their offset, none missing), the watermark against the data, the settings
+ * and consumers.json.  Without ELOG_VERIFY_REPAIR it changes nothing and
+ * takes no lock, so it may run while the writer appends: bytes past the
+ * durable end of the active segment may be a write in progress and are
+ * never called damage.
+ *
+ * With ELOG_VERIFY_REPAIR it takes the writer's LOCK and the maintenance
+ * lock (ELOG_LOCKED when either is held) and repairs what it can without
+ * losing anything it can re-read: it rebuilds bad or missing indexes of
+ * segments whose records are intact, cuts a damaged tail of the active
+ * segment after copying the cut bytes to "<segment>.log.cut-<ms>" beside
+ * it, and rewrites a watermark that disagrees with the data (after syncing
+ * the data it vouches for).  Damage in a closed segment or a segment header
+ * is reported, never cut.  It then checks the log again, silently, and
+ * counts what is left in remaining.
+ */
+#define ELOG_VERIFY_REPAIR  0x1u
+
+#define ELOG_PROBLEM_DAMAGE   1   /* data readers or the writer will fail on,
+                                   * or that disagrees with the format */
+#define ELOG_PROBLEM_WARNING  2   /* harmless or self-healing: stray files,
+                                   * a crash's unacknowledged tail, a missing
+                                   * index */
+#define ELOG_PROBLEM_REPAIRED 3   /* what --repair did about a problem */
+
+#define ELOG_NOPOS UINT64_MAX     /* a problem of a whole file */
+
+struct elog_problem {
+	int kind;                 /* ELOG_PROBLEM_* */
+	const char *file;         /* name inside the log directory, "." for the
+	                           * directory itself */
+	uint64_t pos;             /* byte position in file, or ELOG_NOPOS */
+	const char *text;         /* lowercase, without file or position */
+};
+
+/* One segment as elog_verify() found it. */
+struct elog_segment_info {
+	uint64_t base;
+	uint64_t bytes;           /* file size */
+	uint64_t records;         /* valid records read */
+	uint64_t first, last;     /* their offsets, when records > 0 */
+	int64_t ts_min, ts_max;   /* their timestamps, when records > 0 */
+	int active;               /* the newest segment, the one appended to */
+	int damaged;              /* a damage problem was reported for it */
+};
+
+struct elog_verify_hooks {
+	/* Each problem, as it is found (may be NULL). */
+	void (*problem)(void *arg, const struct elog_problem *p);
+	/* Each segment once checked, in offset order (may be NULL). */
+	void (*segment)(void *arg, const struct elog_segment_info *s);
+	/* Segment bytes checked so far out of total (may be NULL); called
+	 * about every megabyte. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+};
+
+struct elog_verify_result {
+	uint64_t damage, warnings, repaired;
+	uint64_t remaining;       /* damage left: after a repair, what the
+	                           * second check found; otherwise damage */
+	uint64_t segments, records, bytes;
+};
+
+#define ELOG_VERIFY_MSG_MAX 512
+
+/* Check the log DIR, reporting through hooks (which may be NULL) and
+ * summing up in *res.  Returns 0 when the check ran to the end, whatever
+ * it found.  Errors when it could not: ELOG_NOTLOG (no settings file),
+ * ELOG_VERSION (settings of a newer format), ELOG_LOCKED (with
+ * ELOG_VERIFY_REPAIR: a writer or a maintenance program runs), errno values
+ * (a file that cannot be opened or read, e.g. EACCES).  msg, when not NULL,
+ * receives a message with context (ELOG_VERIFY_MSG_MAX bytes). */
+int elog_verify(const char *dir, unsigned flags,
+                const struct elog_verify_hooks *hooks,
+                struct elog_verify_result *res, char *msg);
+/* ==== end of VERIFY ===================================================== */
+
+/* ==== MAINTENANCE (lib/retain.c, lib/compact.c, lib/maint.c) ========== */
+/*
+ * Retention removes whole closed segments, oldest first; compaction rewrites
+ * closed segments keeping the newest record of every key.  Both run beside a
+ * live writer and any number of readers: they take an exclusive flock(2) on
+ * the file maint.lock (so that one maintenance run at a time changes the
+ * log), never the writer's LOCK, and they change only closed segments, those
+ * below both the newest segment on disk and the segment the watermark names.
+ *
+ * Readers holding a segment that is rewritten or removed keep reading their
+ * open file and then look their position up again by offset, so they see
+ * every remaining record once, in order.  Offsets removed by compaction are
+ * holes readers skip silently; offsets removed by retention are reported as
+ * ELOG_GAP (they lie below the log's first segment).  A crash at any moment
+ * of either leaves a log that opens, reads and verifies with nothing lost and
+ * nothing shown twice; the next run of either removes what the crash left
+ * (temporary "*.compact" files, a segment already merged into the one before
+ * it, an index without its segment).
+ *
+ * Functions taking `char *msg` write a message with context there on
+ * failure, when msg is not NULL; it needs room for ELOG_MAINT_MSG_MAX bytes.
+ * Errors: ELOG_LOCKED (another maintenance run holds maint.lock; the message
+ * names its pid), ELOG_NOTLOG, ELOG_VERSION, ELOG_CORRUPT (a damaged closed
+ * segment: the log is left as it was), ELOG_INVALID, errno values.
+ */
+#define ELOG_MAINT_MSG_MAX 512
+
+/* What happened to one segment, reported through elog_segment_fn. */
+#define ELOG_SEG_REMOVED   1  /* retention: its file and index were unlinked */
+#define ELOG_SEG_REWRITTEN 2  /* compaction: rewritten with fewer records */
+#define ELOG_SEG_EMPTIED   3  /* compaction: nothing was left in it, so it
+                               * was unlinked (never the first segment) */
+#define ELOG_SEG_MERGED    4  /* compaction: its records were copied to the
+                               * end of segment `into`, then it was unlinked */
+
+struct elog_segment_report {
+	int action;                /* ELOG_SEG_* */
+	uint64_t base;             /* the segment (its name) */
+	uint64_t end;              /* the offset after its range: the next
+	                            * segment's base */
+	uint64_t into;             /* ELOG_SEG_MERGED: the segment it went to */
+	uint64_t records_before;   /* compaction: records in it before... */
+	uint64_t records_after;    /* ...and after */
+	uint64_t bytes_before;     /* bytes of its .log file before... */
+	uint64_t bytes_after;      /* ...and after (0 when removed) */
+	int64_t newest_ms;         /* retention: its newest record's ts_ms,
+	                            * INT64_MIN when it held none */
+};
+/* Called once per segment, after the change is made (or, with dry_run,
+ * instead of it), oldest segment first. */
+typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
+
+/* Retention.  A segment goes when its newest record is older than the age
+ * limit, or while the log's segment files (.log, every segment, the active
+ * one included) add up to more than the size limit; the oldest goes first
+ * and the first segment that must stay stops the run, so retention never
+ * makes a hole in the middle of the log.  Each limit is taken from the
+ * options, or else from the policy stored with the log at creation
+ * (elog_options.retain_ms and retain_bytes). */
+#define ELOG_RETAIN_OFF UINT64_MAX   /* a limit that is not applied */
+struct elog_retain_opts {
+	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
+	uint64_t max_bytes;    /* 0: the log's stored policy; ELOG_RETAIN_OFF */
+	int dry_run;           /* report what would go, change nothing */
+	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
+	elog_segment_fn *each; /* NULL, or called per segment removed */
+	void *arg;
+};
+struct elog_retain_result {
+	uint64_t segments;     /* segments removed */
+	uint64_t bytes;        /* their .log bytes */
+	uint64_t start_before; /* the log's first offset (first segment's
+	                        * base) before the run... */
+	uint64_t start_after;  /* ...and after it */
+	uint64_t total_bytes;  /* the .log bytes left */
+	uint64_t leftovers;    /* files of interrupted runs removed */
+};
+/* Apply retention to the log DIR.  With neither a limit in o (or o NULL) nor
+ * a stored policy: ELOG_INVALID ("no retention policy"). */
+int elog_retain(const char *dir, const struct elog_retain_opts *o,
+                struct elog_retain_result *res, char *msg);
+
+/* Compaction.  In closed segments, a keyed record goes when a newer record
+ * of its key exists anywhere in the log (the active segment included, up to
+ * the durable end).  A key's newest record, when it is a tombstone (empty
+ * value), stays until grace_ms after the first compaction run that saw it
+ * (by the wall clock of the machine running compaction; the times are kept
+ * in the file compact.state), and then goes.  Unkeyed records stay.  With
+ * min_lag_ms, nothing at or after the first record younger than min_lag_ms
+ * (by its ts_ms) is removed; such records still count as newer for their
+ * key.  Afterwards, adjacent closed segments whose records fit together in
+ * the log's segment size are merged into the first of them.
+ *
+ * Memory: 24 bytes per slot of a hash table of the distinct keys (at most
+ * 3/4 full, so 32 to 64 bytes per key), plus 16 bytes per tombstone kept.
+ * Keys are told apart by a 127-bit SipHash-2-4 under a key drawn at random
+ * for each run: two different keys collide with probability below
+ * n^2 / 2^128 for n distinct keys (2^-64 for four billion keys), and no
+ * input can be crafted to make them collide. */
+#define ELOG_COMPACT_GRACE_DEFAULT (24ull * 3600 * 1000)
+struct elog_compact_opts {
+	uint64_t grace_ms;     /* how long a tombstone stays after compaction
+	                        * first sees it */
+	uint64_t min_lag_ms;   /* leave records younger than this alone */
+	int dry_run;           /* report what would change, change nothing */
+	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t now_ms;        /* the clock for ages and grace; 0: the clock */
+	elog_segment_fn *each; /* NULL, or called per segment changed */
+	void *arg;
+};
+/* The defaults: a 24-hour grace, no minimum lag. */
+#define ELOG_COMPACT_OPTS_INIT { ELOG_COMPACT_GRACE_DEFAULT, 0, 0, 0, 0, NULL, NULL }
+struct elog_compact_result {
+	uint64_t segments_before;     /* closed segments before the run... */
+	uint64_t segments_after;      /* ...and after */
+	uint64_t segments_rewritten;  /* rewritten by compaction or merging */
+	uint64_t records_before, records_after;  /* in closed segments */
+	uint64_t bytes_before, bytes_after;      /* their .log bytes */
+	uint64_t keys;                /* distinct keys in the whole log */
+	uint64_t tombstones_kept;     /* still within their grace */
+	uint64_t tombstones_removed;
+	uint64_t leftovers;           /* files of interrupted runs removed */
+	uint64_t memory;              /* bytes of the key table and state */
+};
+/* Compact the log DIR.  o NULL means ELOG_COMPACT_OPTS_INIT. */
+int elog_compact(const char *dir, const struct elog_compact_opts *o,
+                 struct elog_compact_result *res, char *msg);
+/* ==== end of MAINTENANCE ================================================ */
 
 #ifdef __cplusplus
 }

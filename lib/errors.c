@@ -23,6 +23,7 @@ const char *elog_strerror(int code)
 	case ELOG_NETFS: return "log is on a network filesystem";
 	case ELOG_INVALID: return "invalid argument";
 	case ELOG_TIMEOUT: return "timed out";
+	case ELOG_UNSUPPORTED: return "this build has no zstd support";
 	}
 	if (code > 0)
 		return strerror(code);

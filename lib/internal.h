@@ -123,9 +123,13 @@ int rec_decode(const unsigned char *p, size_t avail,
 void seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
 /* Parse "<20 digits><ext>"; 1 when name is such a file. */
 int seg_parse_name(const char *name, const char *ext, uint64_t *base);
-void seg_header_encode(unsigned char *p, uint64_t base);
-/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_VERSION. */
+void seg_header_encode(unsigned char *p, uint64_t base);	/* flags 0 */
+void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
+/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_VERSION (a version or
+ * codec this code does not know). */
 int seg_header_check(const unsigned char *p, uint64_t base);
+/* The flags of a header that passed seg_header_check(). */
+uint32_t seg_header_flags(const unsigned char *p);
 
 struct seglist {
 	uint64_t *base;   /* sorted ascending */
@@ -221,12 +225,53 @@ int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
 int wm_read(int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
 
+/* ---- compress.c: optional zstd values and dictionaries ---- */
+#define CODEC_NONE    0u
+#define CODEC_ZSTD    1u
+/* Segment header flags: bits 0-7 the codec, bits 8-31 the dictionary id. */
+#define SEG_FLAGS(codec, dict) ((uint32_t)(codec) | (uint32_t)(dict) << 8)
+#define SEG_CODEC(flags)       ((flags) & 0xffu)
+#define SEG_DICT(flags)        ((flags) >> 8)
+#define TAG_RAW       0u         /* value bytes follow as given */
+#define TAG_ZSTD      1u         /* one zstd frame follows */
+#define DICT_PREFIX   "dict."
+#define DICT_MAGIC    "ELOGDICT"
+#define DICT_VERSION  1u
+#define DICT_HDR      24u
+#define DICT_MAX      (1u << 20) /* a larger dictionary file is corrupt */
+#define DICT_ID_MAX   0xffffffu
+#define DEFAULT_ZSTD_LEVEL 3
+struct zenc;
+struct zdec;
+void dict_name(char *buf, uint32_t id);
+int dict_store(int dfd, uint32_t id, const void *dict, size_t len);
+int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg);
+/* The highest dictionary id in dfd, 0 when there is none. */
+int dict_latest(int dfd, uint32_t *id);
+/* NULL without zstd in the build (or out of memory). */
+struct zenc *zenc_new(int level);
+void zenc_free(struct zenc *z);
+int zenc_set_dict(struct zenc *z, uint32_t id, const void *dict, size_t len);
+/* Room zenc_value() may need for a value of n bytes. */
+size_t zenc_bound(size_t n);
+/* Encode a value as tag byte + payload into out; returns its length. */
+size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
+                  unsigned char *out);
+int zenc_train(const void *samples, const size_t *sizes, unsigned n,
+               unsigned char *dict, size_t cap, size_t *len);
+struct zdec *zdec_new(void);
+void zdec_free(struct zdec *z);
+/* Decode a stored value of a zstd segment; *out is valid until the next
+ * call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (no zstd in this build). */
+int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *in,
+               size_t n, const void **out, size_t *outlen, char *msg);
+
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */
 int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
 /* Create segment base and its index with their headers (not synced). */
-int seg_create(int dfd, uint64_t base, int *segfd, int *idxfd);
+int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
 /* Turn the directory dfd (held under LOCK) into a new, empty log. */
 int log_create(int dfd, const struct elog_options *opt, char *msg);
 
@@ -239,12 +284,13 @@ struct recovery {
 	uint64_t idx_size;
 	uint64_t next;          /* the next offset to append */
 	int cut;                /* 1 when bytes were cut or a header rewritten */
+	uint32_t flags;         /* its header's flags (codec, dictionary) */
 	struct index ix;        /* index entries of the active segment */
 	struct idx_builder ib;  /* to go on adding entries */
 };
 /* Recover the active segment base; see the comment in recover.c. */
 int recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, struct recovery *rc, char *msg);
+                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg);
 void recovery_free(struct recovery *rc);
 /* Check the index of every closed segment; rebuild those that are wrong. */
 int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
@@ -256,5 +302,74 @@ size_t settings_format(const struct elog_settings *s, char *buf);
 int settings_load(int dfd, struct elog_settings *s, char *msg);
 int settings_store(int dfd, const struct elog_settings *s);
 int settings_new_id(char id[33]);
+
+/* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
+/*
+ * Retention and compaction run beside the writer under FN_MAINT, never
+ * LOCK, and change closed segments only: those below both the newest
+ * segment on disk and the segment the watermark names.
+ */
+
+/* Temporary files of compaction, "<20 digits>.log.compact" and
+ * "<20 digits>.idx.compact": never a segment name, removed by the next run. */
+#define MAINT_TMP_EXT ".compact"
+/* The tombstone state of compaction (format in compact.c and elog(5)). */
+#define FN_COMPACT_STATE "compact.state"
+
+struct maint {
+	char *msg;                /* ERRMSG_MAX bytes, for every error */
+	int dfd, lockfd, wmfd;
+	struct elog_settings set;
+	struct watermark wm;      /* as read when the list was made */
+	struct seglist sl;        /* every segment on disk, ascending */
+	size_t nclosed;           /* sl.base[0 .. nclosed) may be changed */
+};
+/* Open DIR as a log, take the maintenance lock (waiting when wait) and list
+ * the segments.  ELOG_LOCKED names the pid of the other maintenance run. */
+int maint_open(struct maint *m, const char *dir, int wait, char *msg);
+void maint_close(struct maint *m);
+/* List the segments again and decide which are closed. */
+int maint_list(struct maint *m);
+/* A step that changes files.  Test-only fault injection: with the
+ * environment variable ELOG_MAINT_CRASH_AT=N, the Nth step of the process
+ * calls _exit(ELOG_MAINT_CRASH_STATUS) instead of running. */
+#define ELOG_MAINT_CRASH_STATUS 86
+void maint_step(void);
+/* Finish or undo what an interrupted run left: temporary files, index files
+ * without a segment, and segments whose records a merge already copied into
+ * their predecessor.  *fixed counts the files removed. */
+int maint_cleanup(struct maint *m, uint64_t *fixed);
+
+/* What a segment holds, from its index and a scan of its tail. */
+struct seg_info {
+	uint64_t base;
+	uint64_t size;            /* bytes of the .log file */
+	uint64_t last;            /* offset of its last record (if any) */
+	int64_t newest_ms;        /* greatest ts_ms (if any) */
+	int empty;                /* no records */
+};
+int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
+/* Remove segment base: the .log, then the .idx, then fsync the directory. */
+int seg_remove(struct maint *m, uint64_t base);
+
+/* keyset.c: the newest offset of every key, by a 128-bit SipHash-2-4 of the
+ * key under a random key chosen per table (open addressing). */
+struct keyset {
+	struct keyslot *slot;
+	size_t cap, n;            /* cap is a power of two */
+	uint64_t k0, k1;          /* the SipHash key */
+};
+void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
+                unsigned char out[16]);
+int keyset_init(struct keyset *ks);
+void keyset_free(struct keyset *ks);
+/* Note that the key's newest record is at offset (a tombstone or not). */
+int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
+               int tombstone);
+/* The newest offset noted for key: 1 and *offset, *tombstone; 0 if none. */
+int keyset_get(const struct keyset *ks, const void *key, size_t len,
+               uint64_t *offset, int *tombstone);
+size_t keyset_memory(const struct keyset *ks);
+/* ==== end of MAINTENANCE ================================================ */
 
 #endif

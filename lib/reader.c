@@ -113,6 +113,7 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	}
 	r->segfd = fd;
 	r->seg_base = base;
+	r->seg_flags = seg_header_flags(hdr);
 	r->seg_ino = st.st_ino;
 	r->seg_dev = st.st_dev;
 	r->last = 0;
@@ -210,6 +211,23 @@ static int advance(elog_reader *r)
 	return gone ? locate(r) : 0;
 }
 
+/* Replace the stored value of a record from a compressed segment by the
+ * value itself. */
+static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
+{
+	char name[NAME_MAX_LOCAL], why[ERRMSG_MAX];
+	if (!r->z && elog_have_zstd() && !(r->z = zdec_new()))
+		return errmsg_set(r->msg, ENOMEM, "%s", strerror(ENOMEM));
+	int err = zdec_value(r->z, r->dfd, SEG_DICT(r->seg_flags), rec->value,
+	                     rec->value_len, &rec->value, &rec->value_len, why);
+	if (err) {
+		seg_name(name, r->seg_base, SEG_EXT);
+		return errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
+		                  (unsigned long long)at, why);
+	}
+	return 0;
+}
+
 int elog_reader_next(elog_reader *r, struct elog_record *rec)
 {
 	for (int ends = 0;;) {
@@ -244,6 +262,9 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				scan_seek(&r->sc, at);	/* not durable yet */
 				return ELOG_END;
 			}
+			if (SEG_CODEC(r->seg_flags) == CODEC_ZSTD &&
+			    (err = decode_value(r, rec, at)) != 0)
+				return err;
 			r->want = rec->offset + 1;
 			return 0;
 		}
@@ -465,6 +486,7 @@ void elog_reader_close(elog_reader *r)
 		return;
 	close_segment(r);
 	follow_close(r);
+	zdec_free(r->z);
 	if (r->wmfd >= 0)
 		close(r->wmfd);
 	if (r->dfd >= 0)

@@ -28,7 +28,7 @@ static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
 }
 
 int recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, struct recovery *rc, char *msg)
+                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -67,7 +67,7 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 			return errmsg_set(msg, ELOG_CORRUPT,
 			    "%s: damaged header, but %llu bytes were acknowledged", name,
 			    (unsigned long long)acked);
-		seg_header_encode(hdr, base);
+		seg_header_encode_flags(hdr, base, new_flags);
 		if (ftruncate(fd, 0) < 0 || (err = fs_pwrite_all(fd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
 			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
@@ -75,6 +75,7 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 		rc->file_size = SEG_HDR;
 		rc->cut = 1;
 	}
+	rc->flags = seg_header_flags(hdr);
 
 	struct scan s;
 	struct elog_record rec;

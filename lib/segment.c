@@ -36,9 +36,14 @@ int seg_parse_name(const char *name, const char *ext, uint64_t *base)
 
 void seg_header_encode(unsigned char *p, uint64_t base)
 {
+	seg_header_encode_flags(p, base, 0);
+}
+
+void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags)
+{
 	memcpy(p, SEG_MAGIC, 8);
 	put32(p + 8, SEG_VERSION);
-	put32(p + 12, 0);
+	put32(p + 12, flags);
 	put64(p + 16, base);
 	put32(p + 24, elog_crc32c(0, p, 24));
 	put32(p + 28, 0);
@@ -50,11 +55,18 @@ int seg_header_check(const unsigned char *p, uint64_t base)
 		return ELOG_CORRUPT;
 	if (get32(p + 24) != elog_crc32c(0, p, 24))
 		return ELOG_CORRUPT;
-	if (get32(p + 8) != SEG_VERSION || get32(p + 12) != 0)
+	uint32_t flags = get32(p + 12);
+	if (get32(p + 8) != SEG_VERSION || SEG_CODEC(flags) > CODEC_ZSTD ||
+	    (SEG_CODEC(flags) == CODEC_NONE && SEG_DICT(flags) != 0))
 		return ELOG_VERSION;
 	if (get64(p + 16) != base)
 		return ELOG_CORRUPT;
 	return 0;
+}
+
+uint32_t seg_header_flags(const unsigned char *p)
+{
+	return get32(p + 12);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -10,6 +10,8 @@
  *   index_interval 4096
  *   retain_ms 0
  *   retain_bytes 0
+ *   compression zstd
+ *   compression_level 3
  *
  * Unknown keys are ignored so that a later version can add some; a format
  * number other than 1 is refused.
@@ -73,8 +75,16 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 			memcpy(s->id, val, 32);
 			s->id[32] = '\0';
 			have_id = 1;
+		} else if (KEY("compression")) {
+			if (vn == 4 && memcmp(val, "none", 4) == 0)
+				s->compression = ELOG_COMPRESS_NONE;
+			else if (vn == 4 && memcmp(val, "zstd", 4) == 0)
+				s->compression = ELOG_COMPRESS_ZSTD;
+			else
+				return ELOG_VERSION;	/* a codec we do not know */
 		} else if (KEY("format") || KEY("created_ms") || KEY("segment_bytes") ||
-		           KEY("index_interval") || KEY("retain_ms") || KEY("retain_bytes")) {
+		           KEY("index_interval") || KEY("retain_ms") || KEY("retain_bytes") ||
+		           KEY("compression_level")) {
 			if (parse_u64(val, vn, &v) < 0)
 				return ELOG_CORRUPT;
 			if (KEY("format"))
@@ -87,6 +97,8 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 				s->index_interval = v > UINT32_MAX ? 0 : (uint32_t)v;
 			else if (KEY("retain_ms"))
 				s->retain_ms = v;
+			else if (KEY("compression_level"))
+				s->compression_level = v > 22 ? -1 : (int)v;
 			else
 				s->retain_bytes = v;
 		}
@@ -98,7 +110,7 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 	if (!have_id || s->segment_bytes < MIN_SEGMENT_BYTES ||
 	    s->segment_bytes > MAX_SEGMENT_BYTES ||
 	    s->index_interval < MIN_INDEX_INTERVAL ||
-	    s->index_interval > MAX_INDEX_INTERVAL)
+	    s->index_interval > MAX_INDEX_INTERVAL || s->compression_level < 0)
 		return ELOG_CORRUPT;
 	return 0;
 }
@@ -107,10 +119,12 @@ size_t settings_format(const struct elog_settings *s, char *buf)
 {
 	int n = snprintf(buf, SETTINGS_MAX,
 	    "format %u\nid %s\ncreated_ms %lld\nsegment_bytes %llu\n"
-	    "index_interval %u\nretain_ms %llu\nretain_bytes %llu\n",
+	    "index_interval %u\nretain_ms %llu\nretain_bytes %llu\n"
+	    "compression %s\ncompression_level %d\n",
 	    SETTINGS_FORMAT, s->id, (long long)s->created_ms,
 	    (unsigned long long)s->segment_bytes, s->index_interval,
-	    (unsigned long long)s->retain_ms, (unsigned long long)s->retain_bytes);
+	    (unsigned long long)s->retain_ms, (unsigned long long)s->retain_bytes,
+	    s->compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none", s->compression_level);
 	return (size_t)n;
 }
 

@@ -30,6 +30,7 @@
 /* The bytes of one batch that go to one segment. */
 struct chunk {
 	uint64_t base;
+	uint32_t flags;		/* the segment's header flags, for a roll */
 	unsigned char *data;
 	size_t len, cap;
 	unsigned char *idx;
@@ -41,6 +42,19 @@ struct batch {
 	size_t n, cap;
 	uint64_t end;		/* offset after the batch's last record */
 	size_t bytes;
+};
+
+/* Values sampled from a compressed log's first records to train its
+ * dictionary. */
+#define TRAIN_SAMPLES 1000
+#define TRAIN_BYTES   (1u << 20)
+#define DICT_BYTES    (16u << 10)
+struct training {
+	unsigned char *buf;
+	size_t *sizes;
+	size_t len;
+	unsigned n;
+	int done;		/* trained, or given up */
 };
 
 struct elog {
@@ -59,6 +73,12 @@ struct elog {
 	uint64_t next;		/* offset of the next record appended */
 	uint64_t tail_base;	/* segment the next record goes to */
 	uint64_t tail_size;	/* that segment's size once pending is written */
+	uint32_t tail_flags;	/* that segment's codec and dictionary */
+	struct zenc *z;		/* zstd state, when the log compresses */
+	uint32_t dict_id;	/* dictionary for new segments, 0 = none */
+	unsigned char *zbuf;	/* one encoded value */
+	size_t zcap;
+	struct training tr;
 	struct idx_builder ib;	/* index entries of the tail segment */
 	struct batch pending, spare;
 	int flushing;
@@ -82,7 +102,7 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 }
 
 /* The chunk of pending for segment base, added if needed. */
-static struct chunk *batch_chunk(struct batch *b, uint64_t base)
+static struct chunk *batch_chunk(struct batch *b, uint64_t base, uint32_t flags)
 {
 	if (b->n > 0 && b->c[b->n - 1].base == base)
 		return &b->c[b->n - 1];
@@ -97,6 +117,7 @@ static struct chunk *batch_chunk(struct batch *b, uint64_t base)
 	}
 	struct chunk *c = &b->c[b->n++];
 	c->base = base;
+	c->flags = flags;
 	c->len = c->ilen = 0;
 	return c;
 }
@@ -118,7 +139,7 @@ static void batch_free(struct batch *b)
 
 /* Make the leader's active segment the one based at base: sync the old one
  * (so that closed segments are durable), then create the new one. */
-static int roll(elog *w, uint64_t base)
+static int roll(elog *w, uint64_t base, uint32_t flags)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
@@ -129,7 +150,7 @@ static int roll(elog *w, uint64_t base)
 	close(w->idxfd);
 	w->segfd = w->idxfd = -1;
 	seg_name(name, base, SEG_EXT);
-	if ((err = seg_create(w->dfd, base, &w->segfd, &w->idxfd)) != 0)
+	if ((err = seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
 		return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
 	if ((err = fs_fsync_dir(w->dfd)) != 0)
 		return errmsg_set(w->msg, err, "fsync of the log directory: %s", strerror(err));
@@ -146,7 +167,7 @@ static int batch_write(elog *w, const struct batch *b)
 	int err;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct chunk *c = &b->c[i];
-		if (c->base != w->seg_base && (err = roll(w, c->base)) != 0)
+		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags)) != 0)
 			return err;
 		if ((err = fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
 			seg_name(name, w->seg_base, SEG_EXT);
@@ -218,6 +239,57 @@ int elog_flush(elog *w)
 	return next ? elog_sync(w, next - 1) : 0;
 }
 
+/* Start the segment for the next record: at a roll, or when a dictionary
+ * has just been made.  Called with the mutex held. */
+static void start_segment(elog *w)
+{
+	w->tail_base = w->next;
+	w->tail_size = SEG_HDR;
+	w->tail_flags = SEG_FLAGS(SEG_CODEC(w->tail_flags), w->dict_id);
+	memset(&w->ib, 0, sizeof w->ib);
+}
+
+/* Keep a sample of a compressed log's first values; with enough of them,
+ * train a dictionary, store it durably, and start a segment that uses it.
+ * A failed training is not an error: the log goes on without one.  Called
+ * with the mutex held; it runs once in the life of a log. */
+static void train(elog *w, const void *value, size_t len)
+{
+	struct training *t = &w->tr;
+	if (t->done || len == 0)
+		return;
+	if (!t->buf && (!(t->buf = malloc(TRAIN_BYTES)) ||
+	                !(t->sizes = malloc(TRAIN_SAMPLES * sizeof *t->sizes)))) {
+		t->done = 1;
+		return;
+	}
+	if (len <= TRAIN_BYTES - t->len) {
+		memcpy(t->buf + t->len, value, len);
+		t->len += len;
+		t->sizes[t->n++] = len;
+	}
+	if (t->n < TRAIN_SAMPLES && t->len < TRAIN_BYTES / 2)
+		return;
+	t->done = 1;
+	unsigned char *dict = malloc(DICT_BYTES);
+	size_t dlen;
+	uint32_t id = w->dict_id + 1;
+	if (dict && zenc_train(t->buf, t->sizes, t->n, dict, DICT_BYTES, &dlen) == 0 &&
+	    dict_store(w->dfd, id, dict, dlen) == 0 &&
+	    zenc_set_dict(w->z, id, dict, dlen) == 0) {
+		w->dict_id = id;
+		/* An empty tail segment already has its header on disk; the
+		 * dictionary then starts with the next segment instead. */
+		if (w->tail_size > SEG_HDR)
+			start_segment(w);
+	}
+	free(dict);
+	free(t->buf);
+	free(t->sizes);
+	t->buf = NULL;
+	t->sizes = NULL;
+}
+
 int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 {
 	if (rec->key_len > ELOG_MAX_KEY ||
@@ -227,7 +299,6 @@ int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	size_t size = rec_size(rec->key_len, rec->value_len);
 	int err = 0, full;
 
 	pthread_mutex_lock(&w->mu);
@@ -235,14 +306,36 @@ int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 		pthread_mutex_unlock(&w->mu);
 		return ELOG_FAILED;
 	}
+	/* In a compressed segment the stored value is a tag byte and the
+	 * value, compressed when that makes it smaller. */
+	struct elog_record stored = *rec;
+	if (w->z) {
+		train(w, rec->value, rec->value_len);
+		if (rec->value_len) {
+			if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len))) {
+				pthread_mutex_unlock(&w->mu);
+				return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+			}
+		}
+	}
+	size_t size = rec_size(rec->key_len, rec->value_len + (w->z && rec->value_len));
 	/* Roll before a record that would overfill a segment holding any;
 	 * a record larger than a whole segment gets one of its own. */
-	if (w->tail_size > SEG_HDR && w->tail_size + size > w->set.segment_bytes) {
-		w->tail_base = w->next;
-		w->tail_size = SEG_HDR;
-		memset(&w->ib, 0, sizeof w->ib);
+	if (w->tail_size > SEG_HDR && w->tail_size + size > w->set.segment_bytes)
+		start_segment(w);
+	if (SEG_CODEC(w->tail_flags) == CODEC_ZSTD && rec->value_len) {
+		stored.value = w->zbuf;
+		stored.value_len = zenc_value(w->z, SEG_DICT(w->tail_flags), rec->value,
+		                              rec->value_len, w->zbuf);
+		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len) {
+			pthread_mutex_unlock(&w->mu);
+			return errmsg_set(w->msg, ELOG_TOOBIG,
+			    "record of %zu bytes is larger than the maximum of %u",
+			    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
+		}
+		size = rec_size(stored.key_len, stored.value_len);
 	}
-	struct chunk *c = batch_chunk(&w->pending, w->tail_base);
+	struct chunk *c = batch_chunk(&w->pending, w->tail_base, w->tail_flags);
 	if (!c || grow(&c->data, &c->cap, c->len + size) ||
 	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
 		if (c && c->len == 0 && c->ilen == 0)
@@ -250,10 +343,10 @@ int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 		pthread_mutex_unlock(&w->mu);
 		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
 	}
-	rec->offset = w->next;
+	rec->offset = stored.offset = w->next;
 	if (rec->ts_ms == ELOG_TS_NOW)
-		rec->ts_ms = fs_now_ms();
-	rec_encode(c->data + c->len, rec);
+		rec->ts_ms = stored.ts_ms = fs_now_ms();
+	rec_encode(c->data + c->len, &stored);
 	struct idx_entry e;
 	if (idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->tail_size,
 	                    w->set.index_interval, &e)) {
@@ -305,6 +398,32 @@ const char *elog_errmsg(elog *w)
 	return w->msg[0] ? w->msg : "no error";
 }
 
+/* Make the zstd state for a compressed log, with its newest dictionary. */
+static int open_compression(elog *w)
+{
+	if (!elog_have_zstd())
+		return errmsg_set(w->msg, ELOG_UNSUPPORTED,
+		    "the log is compressed with zstd, but this build has no zstd support");
+	if (!(w->z = zenc_new(w->set.compression_level)))
+		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+	int err = dict_latest(w->dfd, &w->dict_id);
+	if (err)
+		return errmsg_set(w->msg, err, "listing dictionaries: %s", strerror(err));
+	if (w->dict_id) {
+		unsigned char *d;
+		size_t len;
+		if ((err = dict_load(w->dfd, w->dict_id, &d, &len, w->msg)) != 0)
+			return err;
+		err = zenc_set_dict(w->z, w->dict_id, d, len);
+		free(d);
+		if (err)
+			return errmsg_set(w->msg, err, "dictionary %u: %s", w->dict_id,
+			                  elog_strerror(err));
+		w->tr.done = 1;
+	}
+	return 0;
+}
+
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
 	struct watermark wm;
@@ -347,11 +466,20 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		    wm.durable_end ? ", but the watermark says records are durable" : "");
 	}
 	uint64_t active = sl.base[sl.n - 1];
+	uint32_t codec = CODEC_NONE;
+	if (w->set.compression == ELOG_COMPRESS_ZSTD) {
+		if ((err = open_compression(w)) != 0) {
+			seglist_free(&sl);
+			return err;
+		}
+		codec = CODEC_ZSTD;
+	}
 	err = recover_indexes(w->dfd, &sl, w->set.index_interval, w->msg);
 	seglist_free(&sl);
 	if (err)
 		return err;
-	if ((err = recover_active(w->dfd, &wm, active, w->set.index_interval, &rc, w->msg)) != 0) {
+	if ((err = recover_active(w->dfd, &wm, active, w->set.index_interval,
+	                          SEG_FLAGS(codec, w->dict_id), &rc, w->msg)) != 0) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
 		if (rc.idxfd >= 0)
@@ -365,6 +493,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	w->seg_size = w->tail_size = rc.size;
 	w->idx_size = rc.idx_size;
 	w->ib = rc.ib;
+	w->tail_flags = rc.flags;
 	w->next = w->durable = rc.next;
 	recovery_free(&rc);
 
@@ -404,6 +533,10 @@ int elog_close(elog *w)
 			close(fds[i]);
 	batch_free(&w->pending);
 	batch_free(&w->spare);
+	zenc_free(w->z);
+	free(w->zbuf);
+	free(w->tr.buf);
+	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);
