@@ -4,8 +4,10 @@
 #   scripts/test.sh
 #
 # Installs missing packages (scripts/setup-debian.sh), then runs the steps
-# below in order and stops at the first that fails.  The last line is a
-# summary; the exit status is 0 only when every step passed.
+# below in order and stops at the first that fails.  It ends with a summary
+# of the steps and, as the last line, the number of tests that passed and
+# failed, added up from the Check and bats output of every step.  The exit
+# status is 0 only when every step passed.
 #
 # To add a step, write one line in the STEPS list: a name, then the command.
 # Each step has a time limit (ELOG_STEP_TIMEOUT seconds, default 480) so that
@@ -30,6 +32,30 @@ passed=0
 failed=0
 results=()
 start_all=$SECONDS
+logs=$(mktemp -d "${TMPDIR:-/tmp}/elog-test.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
+
+# Tests counted from a step's output: Check's "100%: Checks: 12, Failures: 0,
+# Errors: 0" lines and bats' TAP "ok" / "not ok" lines.
+tests_passed=0
+tests_failed=0
+tests_skipped=0
+count_tests() {
+	local counts
+	counts=$(awk '
+		/^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/ {
+			gsub(/,/, ""); c = $3; f = $5; e = $7
+			pass += c - f - e; fail += f + e; next
+		}
+		/^ok [0-9]+ .*# [Ss][Kk][Ii][Pp]/ { skip++; next }
+		/^ok [0-9]+/ { pass++; next }
+		/^not ok [0-9]+/ { fail++; next }
+		END { print pass + 0, fail + 0, skip + 0 }' "$1")
+	read -r p f k <<<"$counts"
+	tests_passed=$((tests_passed + p))
+	tests_failed=$((tests_failed + f))
+	tests_skipped=$((tests_skipped + k))
+}
 
 summary() {
 	echo
@@ -39,6 +65,7 @@ summary() {
 		echo "  $r"
 	done
 	echo "steps: $passed passed, $failed failed"
+	echo "tests: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
 }
 
 for entry in "${STEPS[@]}"; do
@@ -46,8 +73,12 @@ for entry in "${STEPS[@]}"; do
 	cmd=${entry#*|}
 	echo "==== $name: $cmd"
 	t0=$SECONDS
-	rc=0
-	timeout --foreground -k 10 "$step_timeout" bash -c "$cmd" </dev/null || rc=$?
+	log=$logs/$name.log
+	set +e
+	timeout --foreground -k 10 "$step_timeout" bash -c "$cmd" </dev/null 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	count_tests "$log"
 	dt=$((SECONDS - t0))
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
