@@ -1,0 +1,266 @@
+/*
+ * elog-verify: check every file of a log and report each problem with its
+ * file and byte position; list the segments with -l; repair what can be
+ * repaired without losing data with --repair.  See elog-verify(1).
+ *
+ * The problems are this program's output, so they go to standard output,
+ * one line each (or one JSON object each with --json); standard error has
+ * only errors, the one-line summary when damage was found, and progress.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-verify [-q] [--json] [--repair] dir\n"
+	"       elog-verify -l [--json] dir\n"
+	"       elog-verify -h | --help | --version\n";
+
+/* Progress is shown only for a log at least this large, on a terminal. */
+#define PROGRESS_MIN_BYTES (256ull << 20)
+
+enum { OPT_JSON = 256, OPT_REPAIR, OPT_VERSION };
+
+static const struct option long_options[] = {
+	{ "list",    no_argument, NULL, 'l' },
+	{ "quiet",   no_argument, NULL, 'q' },
+	{ "json",    no_argument, NULL, OPT_JSON },
+	{ "repair",  no_argument, NULL, OPT_REPAIR },
+	{ "help",    no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct run {
+	const char *dir;
+	int list, json, quiet;
+	int progress_shown;
+};
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case ELOG_PROBLEM_WARNING: return "warning";
+	case ELOG_PROBLEM_REPAIRED: return "repaired";
+	default: return "damage";
+	}
+}
+
+static void clear_progress(struct run *r)
+{
+	if (r->progress_shown) {
+		fputs("\r\033[K", stderr);
+		r->progress_shown = 0;
+	}
+}
+
+static void on_problem(void *arg, const struct elog_problem *p)
+{
+	struct run *r = arg;
+	char pos[48] = "";
+
+	if (r->quiet)
+		return;
+	clear_progress(r);
+	if (p->pos != ELOG_NOPOS)
+		snprintf(pos, sizeof pos, "byte %" PRIu64 ": ", p->pos);
+	if (r->list) {
+		/* With -l, standard output holds the list alone. */
+		cli_warn(r->dir, "%s: %s%s%s%s", p->file, pos,
+		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
+		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
+		return;
+	}
+	if (r->json) {
+		cli_puts("{\"file\":");
+		cli_json_string(p->file, strlen(p->file));
+		cli_puts(",\"byte\":");
+		if (p->pos == ELOG_NOPOS)
+			cli_puts("null");
+		else
+			cli_put_u64(p->pos);
+		cli_puts(",\"kind\":\"");
+		cli_puts(kind_name(p->kind));
+		cli_puts("\",\"problem\":");
+		cli_json_string(p->text, strlen(p->text));
+		cli_puts("}\n");
+		return;
+	}
+	cli_puts(p->file);
+	cli_puts(": ");
+	cli_puts(pos);
+	if (p->kind != ELOG_PROBLEM_DAMAGE) {
+		cli_puts(kind_name(p->kind));
+		cli_puts(": ");
+	}
+	cli_puts(p->text);
+	cli_putc('\n');
+}
+
+/* A timestamp as RFC 3339 in UTC with milliseconds, or "@MS" when it is
+ * outside what gmtime_r() can express. */
+static void put_time(int64_t ms)
+{
+	char buf[64];
+	struct tm tm;
+	int64_t sec = ms / 1000, frac = ms % 1000;
+
+	if (frac < 0) {
+		frac += 1000;
+		sec--;
+	}
+	time_t t = (time_t)sec;
+	if (gmtime_r(&t, &tm) == NULL || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0 ||
+	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		cli_putc('@');
+		cli_put_i64(ms);
+		return;
+	}
+	cli_puts(buf);
+	snprintf(buf, sizeof buf, ".%03dZ", (int)frac);
+	cli_puts(buf);
+}
+
+static void on_segment(void *arg, const struct elog_segment_info *s)
+{
+	struct run *r = arg;
+	char name[32];
+
+	if (!r->list)
+		return;
+	clear_progress(r);
+	snprintf(name, sizeof name, "%020" PRIu64 ".log", s->base);
+	if (r->json) {
+		cli_puts("{\"segment\":\"");
+		cli_puts(name);
+		cli_puts("\",\"base\":");
+		cli_put_u64(s->base);
+		const char *keys[] = { ",\"first\":", ",\"last\":", ",\"oldest_ts\":",
+		                       ",\"newest_ts\":" };
+		for (int i = 0; i < 4; i++) {
+			cli_puts(keys[i]);
+			if (s->records == 0)
+				cli_puts("null");
+			else if (i == 0)
+				cli_put_u64(s->first);
+			else if (i == 1)
+				cli_put_u64(s->last);
+			else
+				cli_put_i64(i == 2 ? s->ts_min : s->ts_max);
+		}
+		cli_puts(",\"records\":");
+		cli_put_u64(s->records);
+		cli_puts(",\"bytes\":");
+		cli_put_u64(s->bytes);
+		cli_puts(s->active ? ",\"active\":true" : ",\"active\":false");
+		cli_puts(s->damaged ? ",\"damaged\":true}\n" : ",\"damaged\":false}\n");
+		return;
+	}
+	cli_puts(name);
+	if (s->records == 0) {
+		cli_puts(" - - 0 ");
+		cli_put_u64(s->bytes);
+		cli_puts(" - -");
+	} else {
+		cli_putc(' ');
+		cli_put_u64(s->first);
+		cli_putc(' ');
+		cli_put_u64(s->last);
+		cli_putc(' ');
+		cli_put_u64(s->records);
+		cli_putc(' ');
+		cli_put_u64(s->bytes);
+		cli_putc(' ');
+		put_time(s->ts_min);
+		cli_putc(' ');
+		put_time(s->ts_max);
+	}
+	cli_puts(s->active ? " active" : " closed");
+	cli_puts(s->damaged ? " damaged\n" : "\n");
+}
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct run *r = arg;
+
+	if (total < PROGRESS_MIN_BYTES)
+		return;
+	/* Whatever is on standard output goes first, as on a shared tty. */
+	cli_flush();
+	fprintf(stderr, "\r%s: %s: checked %" PRIu64 " of %" PRIu64 " MiB (%d%%)",
+	        cli_prog, r->dir, done >> 20, total >> 20,
+	        (int)(total ? done * 100 / total : 100));
+	r->progress_shown = 1;
+}
+
+int main(int argc, char *argv[])
+{
+	struct run r = { 0 };
+	struct elog_verify_result res;
+	unsigned flags = 0;
+	char msg[ELOG_VERIFY_MSG_MAX];
+	int c;
+
+	cli_init(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":lqh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			r.list = 1;
+			break;
+		case 'q':
+			r.quiet = 1;
+			break;
+		case OPT_JSON:
+			r.json = 1;
+			break;
+		case OPT_REPAIR:
+			flags |= ELOG_VERIFY_REPAIR;
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	r.dir = cli_dir_operand(argc, argv);
+	if (r.list && (flags & ELOG_VERIFY_REPAIR))
+		cli_usage_error("-l and --repair cannot be used together");
+	if (r.list && r.quiet)
+		cli_usage_error("-l and -q cannot be used together");
+
+	struct elog_verify_hooks hooks = {
+		on_problem, on_segment, isatty(STDERR_FILENO) ? on_progress : NULL, &r
+	};
+	int err = elog_verify(r.dir, flags, &hooks, &res, msg);
+	clear_progress(&r);
+	if (err)
+		cli_die_elog(r.dir, err, msg);
+	cli_flush();
+	if (res.remaining == 0)
+		cli_exit(EX_OK);
+	if (!r.quiet)
+		cli_warn(r.dir, "%" PRIu64 " problem%s found in %" PRIu64 " segment%s "
+		         "(%" PRIu64 " records)%s", res.damage, res.damage == 1 ? "" : "s",
+		         res.segments, res.segments == 1 ? "" : "s", res.records,
+		         (flags & ELOG_VERIFY_REPAIR)
+		         ? (res.repaired ? "; some could not be repaired" : "; none could be repaired")
+		         : "");
+	cli_exit(EX_NO);
+}

@@ -1,0 +1,1101 @@
+/*
+ * verify.c: checking a whole log, and repairing what can be repaired
+ * without losing anything that can still be read.
+ *
+ * One pass reads the directory listing, the settings, the watermark, every
+ * segment record by record with its index beside it (both in file order, so
+ * memory stays bounded whatever the sizes), then checks the watermark
+ * against what the segments hold and consumers.json against the watermark.
+ * Each problem is reported once, at the first byte where it shows; the
+ * records after a damaged one are not guessed at.
+ *
+ * Without a lock the log may be written meanwhile, so nothing past the
+ * durable end of the active segment is called damage: it may be a write in
+ * progress, and after a crash it is what the writer's recovery cuts anyway.
+ * The active segment's index is rebuilt by every writer that opens the log,
+ * so its problems are warnings too.  Closed segments never change except by
+ * compaction or retention, which replace or remove whole files.
+ *
+ * Repair takes the writer's LOCK and maint.lock, so nothing else changes
+ * the log while it works.  It only ever rebuilds derived data (indexes, the
+ * watermark) and cuts the active segment's damaged tail after copying the
+ * cut bytes aside; a closed segment or a header is never cut, because what
+ * follows the damage there may hold acknowledged records that another tool
+ * could still recover.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "consumers_json.h"
+
+#define PROGRESS_STEP (1u << 20)
+#define IDX_BUF_ENTRIES 512u
+#define CUT_SUFFIX ".cut-"
+
+enum { WM_MISSING, WM_OK, WM_BAD };
+
+/* What checking a segment learned that later checks and repairs need. */
+struct segstate {
+	uint64_t base;
+	int scanned;          /* its records were read (header good enough) */
+	int clean;            /* every record read, to the end of the file */
+	int idx_bad;          /* index damaged or missing */
+	uint64_t size;
+	uint64_t bad_at;      /* first damaged record, or UINT64_MAX */
+	uint64_t valid_end;   /* end of the last valid record */
+	uint64_t next;        /* offset after its last valid record, or base */
+	/* For the segment the watermark names: */
+	int wm_boundary;      /* segment_bytes is the end of a record */
+	uint64_t wm_next;     /* offset after the last record it covers */
+};
+
+struct verify {
+	int dfd;
+	int quiet;            /* the check after a repair: count only */
+	unsigned flags;
+	const struct elog_verify_hooks *h;
+	struct elog_verify_result *res;
+	char *msg;
+	struct elog_settings set;
+	int have_set;
+	struct watermark wm;
+	int wm_state;
+	int wm_fix;           /* the watermark disagrees with the data */
+	uint64_t *base, *ibase;
+	size_t n, ni;
+	struct segstate *seg;
+	uint64_t total, done, shown;
+};
+
+static void report(struct verify *v, int kind, const char *file, uint64_t pos,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void report(struct verify *v, int kind, const char *file, uint64_t pos,
+                   const char *fmt, ...)
+{
+	char text[ERRMSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	if (kind == ELOG_PROBLEM_DAMAGE)
+		v->res->damage++;
+	else if (kind == ELOG_PROBLEM_WARNING)
+		v->res->warnings++;
+	else
+		v->res->repaired++;
+	if (!v->quiet && v->h && v->h->problem) {
+		struct elog_problem p = { kind, file, pos, text };
+		v->h->problem(v->h->arg, &p);
+	}
+}
+
+static void progress(struct verify *v, uint64_t bytes)
+{
+	v->done += bytes;
+	if (v->quiet || !v->h || !v->h->progress || v->done - v->shown < PROGRESS_STEP)
+		return;
+	v->shown = v->done;
+	v->h->progress(v->h->arg, v->done, v->total);
+}
+
+static int push(uint64_t **v, size_t *n, uint64_t x)
+{
+	/* Grow at powers of two: n is the only bookkeeping needed. */
+	if ((*n & (*n - 1)) == 0) {
+		uint64_t *nv = realloc(*v, (*n ? 2 * *n : 1) * sizeof **v);
+		if (!nv)
+			return ENOMEM;
+		*v = nv;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Files of a log other than segments and indexes: the metadata, the
+ * state of compaction and the compression dictionaries ("dict.<id>"). */
+static int is_known(const char *name)
+{
+	static const char *const known[] = {
+		FN_LOCK, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
+		"consumers.lock", "compact.state",
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(name, known[i]) == 0)
+			return 1;
+	if (strncmp(name, "dict.", 5) == 0 && name[5] != '\0' &&
+	    strspn(name + 5, "0123456789") == strlen(name + 5))
+		return 1;
+	return 0;
+}
+
+/* 1 when name ends with suffix. */
+static int ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* Sort the directory into segments, indexes, known files and strays. */
+static int list_dir(struct verify *v)
+{
+	int fd = dup(v->dfd);
+	if (fd < 0)
+		return errmsg_set(v->msg, errno, "%s", strerror(errno));
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return errmsg_set(v->msg, e, "%s", strerror(e));
+	}
+	rewinddir(d);
+	int err = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			err = errno;
+			break;
+		}
+		const char *name = de->d_name;
+		uint64_t b;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || is_known(name))
+			continue;
+		if (seg_parse_name(name, SEG_EXT, &b))
+			err = push(&v->base, &v->n, b);
+		else if (seg_parse_name(name, IDX_EXT, &b))
+			err = push(&v->ibase, &v->ni, b);
+		else if (strstr(name, ".tmp.") || ends_with(name, ".compact"))
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "temporary file of a replacement in progress or "
+			       "interrupted by a crash");
+		else if (strstr(name, SEG_EXT CUT_SUFFIX))
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "bytes cut from a segment by elog-verify --repair; "
+			       "delete it once inspected");
+		else
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "unknown file, ignored by elog");
+		if (err)
+			break;
+	}
+	closedir(d);
+	if (err)
+		return errmsg_set(v->msg, err, "listing the directory: %s", strerror(err));
+	qsort(v->base, v->n, sizeof *v->base, cmp_u64);
+	qsort(v->ibase, v->ni, sizeof *v->ibase, cmp_u64);
+	for (size_t i = 0, j = 0; i < v->ni; i++) {
+		while (j < v->n && v->base[j] < v->ibase[i])
+			j++;
+		if (j == v->n || v->base[j] != v->ibase[i]) {
+			char name[NAME_MAX_LOCAL];
+			seg_name(name, v->ibase[i], IDX_EXT);
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "index of a segment that does not exist");
+		}
+	}
+	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
+	if (!v->seg)
+		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+	for (size_t i = 0; i < v->n; i++) {
+		char name[NAME_MAX_LOCAL];
+		struct stat st;
+		seg_name(name, v->base[i], SEG_EXT);
+		if (fstatat(v->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			v->total += (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+/* LOCK and the other small files must be plain files: elog opens them with
+ * O_NOFOLLOW, so a symbolic link makes the programs fail. */
+static void check_plain_files(struct verify *v)
+{
+	static const char *const names[] = {
+		FN_LOCK, FN_MAINT, FN_CONSUMERS, "consumers.lock",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		struct stat st;
+		if (fstatat(v->dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
+			       "a symbolic link, which elog refuses to follow");
+		else if (!S_ISREG(st.st_mode))
+			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
+			       "not a regular file");
+	}
+}
+
+static int check_settings(struct verify *v)
+{
+	char *text;
+	size_t len;
+	int err = fs_read_small(v->dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
+	switch (err) {
+	case 0:
+		break;
+	case ENOENT:
+		return errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+		                  FN_SETTINGS);
+	case ELOOP:
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
+		       "a symbolic link, which elog refuses to follow");
+		return 0;
+	case EINVAL:
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
+		return 0;
+	case EFBIG:
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
+		       "larger than %u bytes", SETTINGS_MAX);
+		return 0;
+	default:
+		return errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+	}
+	err = settings_parse(text, len, &v->set);
+	free(text);
+	if (err == ELOG_VERSION)
+		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_SETTINGS);
+	if (err)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
+		       "malformed: a line without a value, a bad number or id, a "
+		       "missing format or id, or a size out of range");
+	else
+		v->have_set = 1;
+	return 0;
+}
+
+static int read_watermark(struct verify *v)
+{
+	struct stat st;
+	int fd = fs_openat(v->dfd, FN_WATERMARK, O_RDONLY, 0);
+	v->wm_state = WM_MISSING;
+	memset(&v->wm, 0, sizeof v->wm);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			return 0;
+		if (e == ELOOP) {
+			v->wm_state = WM_BAD;
+			v->wm_fix = 1;
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
+			       "a symbolic link, which elog refuses to follow");
+			return 0;
+		}
+		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		v->wm_state = WM_BAD;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS, "not a regular file");
+		return 0;
+	}
+	int err = wm_read(fd, &v->wm);
+	close(fd);
+	if (err == ELOG_CORRUPT) {
+		v->wm_state = WM_BAD;
+		v->wm_fix = 1;
+		if (st.st_size < (off_t)WM_SIZE)
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, (uint64_t)st.st_size,
+			       "truncated: %lld bytes of %u", (long long)st.st_size, WM_SIZE);
+		else
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 0,
+			       "bad magic or checksum");
+		return 0;
+	}
+	if (err)
+		return errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	v->wm_state = WM_OK;
+	if (st.st_size > (off_t)WM_SIZE)
+		report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_SIZE,
+		       "%lld bytes where %u are expected", (long long)st.st_size, WM_SIZE);
+	return 0;
+}
+
+/* ---- the index, read alongside its segment ---- */
+
+struct idxcheck {
+	int fd;
+	int kind;             /* severity of its problems */
+	int stop;             /* a problem was reported: the rest is unchecked */
+	char name[NAME_MAX_LOCAL];
+	uint64_t nent, k;     /* whole entries in the file; the next to read */
+	int have;             /* cur holds entry k - 1 */
+	struct idx_entry cur, prev;
+	uint64_t buf_first, buf_n;	/* the entries buf holds */
+	unsigned char buf[IDX_BUF_ENTRIES * IDX_ENTRY];	/* last: not cleared */
+};
+
+static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Report the index's first problem; what follows it is not checked, since
+ * one bad entry makes --repair rebuild the whole file anyway. */
+static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
+                        const char *fmt, ...)
+{
+	char text[ERRMSG_MAX];
+	va_list ap;
+	if (ic->stop)
+		return;
+	ic->stop = 1;
+	ic->have = 0;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	report(v, ic->kind, ic->name, pos, "%s", text);
+}
+
+/* Entry k's byte position in the index file. */
+static uint64_t entry_pos(uint64_t k)
+{
+	return IDX_HDR + k * IDX_ENTRY;
+}
+
+/* Read the next entry into cur and check it on its own and against the one
+ * before; ic->have is 0 at the end or after a problem. */
+static int idx_advance(struct verify *v, struct idxcheck *ic)
+{
+	ic->have = 0;
+	if (ic->stop || ic->k >= ic->nent)
+		return 0;
+	if (ic->k < ic->buf_first || ic->k >= ic->buf_first + ic->buf_n) {
+		uint64_t want = ic->nent - ic->k;
+		if (want > IDX_BUF_ENTRIES)
+			want = IDX_BUF_ENTRIES;
+		size_t got;
+		int err = fs_pread_full(ic->fd, ic->buf, (size_t)want * IDX_ENTRY,
+		                        (off_t)entry_pos(ic->k), &got);
+		if (err)
+			return errmsg_set(v->msg, err, "%s: %s", ic->name, strerror(err));
+		ic->buf_first = ic->k;
+		ic->buf_n = got / IDX_ENTRY;
+		if (ic->buf_n == 0) {	/* shrunk since we looked */
+			ic->nent = ic->k;
+			return 0;
+		}
+	}
+	const unsigned char *p = ic->buf + (ic->k - ic->buf_first) * IDX_ENTRY;
+	uint64_t at = entry_pos(ic->k);
+	if (ic->k > 0)
+		ic->prev = ic->cur;
+	ic->cur.offset = get64(p);
+	ic->cur.ts_max = (int64_t)get64(p + 8);
+	ic->cur.pos = get32(p + 16);
+	if (get32(p + 20) != elog_crc32c(0, p, 20)) {
+		idx_problem(v, ic, at + 20, "entry checksum mismatch");
+		return 0;
+	}
+	if (ic->cur.pos < SEG_HDR) {
+		idx_problem(v, ic, at + 16, "entry points at byte %lu, inside the "
+		            "segment header", (unsigned long)ic->cur.pos);
+		return 0;
+	}
+	if (ic->k > 0 && (ic->cur.offset <= ic->prev.offset || ic->cur.pos <= ic->prev.pos ||
+	                  ic->cur.ts_max < ic->prev.ts_max)) {
+		idx_problem(v, ic, at, "entry out of order (offset %llu after %llu)",
+		            (unsigned long long)ic->cur.offset,
+		            (unsigned long long)ic->prev.offset);
+		return 0;
+	}
+	ic->k++;
+	ic->have = 1;
+	return 0;
+}
+
+/* Open base's index and check its header.  Returns 0 with ic->fd >= 0 when
+ * there are entries to check, 0 with ic->fd < 0 otherwise. */
+static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int active,
+                    struct segstate *ss)
+{
+	struct stat st;
+	unsigned char hdr[IDX_HDR];
+	size_t got;
+	memset(ic, 0, offsetof(struct idxcheck, buf));
+	ic->kind = active ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
+	seg_name(ic->name, base, IDX_EXT);
+	ic->fd = fs_openat(v->dfd, ic->name, O_RDONLY, 0);
+	if (ic->fd < 0) {
+		int e = errno;
+		ss->idx_bad = 1;
+		ic->stop = 1;
+		if (e == ENOENT)
+			report(v, ELOG_PROBLEM_WARNING, ic->name, ELOG_NOPOS,
+			       "missing: readers scan the segment instead");
+		else if (e == ELOOP)
+			report(v, ic->kind, ic->name, ELOG_NOPOS,
+			       "a symbolic link, which elog refuses to follow");
+		else
+			return errmsg_set(v->msg, e, "%s: %s", ic->name, strerror(e));
+		return 0;
+	}
+	int err = fstat(ic->fd, &st) < 0 ? errno : 0;
+	if (!err && !S_ISREG(st.st_mode)) {
+		report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
+		goto bad;
+	}
+	if (!err)
+		err = fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
+	if (err) {
+		close(ic->fd);
+		ic->fd = -1;
+		return errmsg_set(v->msg, err, "%s: %s", ic->name, strerror(err));
+	}
+	if (got < IDX_HDR) {
+		report(v, ic->kind, ic->name, got, "truncated header: %zu bytes", got);
+		goto bad;
+	}
+	if (memcmp(hdr, IDX_MAGIC, 8) != 0) {
+		report(v, ic->kind, ic->name, 0, "bad magic: not an elog index");
+		goto bad;
+	}
+	if (get32(hdr + 8) != IDX_VERSION || get32(hdr + 12) != 0) {
+		report(v, ic->kind, ic->name, 8, "unsupported index version %u",
+		       get32(hdr + 8));
+		goto bad;
+	}
+	uint64_t size = (uint64_t)st.st_size;
+	ic->nent = (size - IDX_HDR) / IDX_ENTRY;
+	if ((size - IDX_HDR) % IDX_ENTRY != 0) {
+		/* Checked first, as it is: whole entries before it may be
+		 * fine, but the file as a whole is not. */
+		report(v, ic->kind, ic->name, entry_pos(ic->nent),
+		       "truncated entry: %llu bytes at the end",
+		       (unsigned long long)((size - IDX_HDR) % IDX_ENTRY));
+		ss->idx_bad = 1;
+		ic->stop = 1;
+		close(ic->fd);
+		ic->fd = -1;
+		return 0;
+	}
+	return idx_advance(v, ic);
+bad:
+	ss->idx_bad = 1;
+	ic->stop = 1;
+	close(ic->fd);
+	ic->fd = -1;
+	return 0;
+}
+
+/* ---- segments ---- */
+
+/* Say what is wrong with the record at byte at, which scan_next refused. */
+static void record_problem(struct verify *v, int kind, const char *name, int fd,
+                           uint64_t at, uint64_t size, const char *where)
+{
+	unsigned char h[REC_PREFIX];
+	size_t got = 0;
+	char what[128];
+	fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	uint32_t len = got >= 4 ? get32(h) : 0;
+	if (got < 4)
+		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
+		         got);
+	else if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)
+		snprintf(what, sizeof what, "corrupt record: length %u out of range", len);
+	else if (at + 4 + len > size)
+		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
+		         len + 4, (unsigned long long)(size - at));
+	else
+		snprintf(what, sizeof what, "corrupt record: checksum mismatch");
+	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)",
+	       what, where, (unsigned long long)(size - at));
+}
+
+static int check_header(struct verify *v, const char *name, int fd, uint64_t base,
+                        uint64_t size, int tolerant, int *scan)
+{
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
+	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
+	                             "writer rewrites it)" : "";
+	int err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
+	*scan = 0;
+	if (err)
+		return errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
+	if (got < SEG_HDR) {
+		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
+		       (unsigned long long)size, why);
+		return 0;
+	}
+	if (memcmp(hdr, SEG_MAGIC, 8) != 0) {
+		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
+		return 0;
+	}
+	if (get32(hdr + 24) != elog_crc32c(0, hdr, 24)) {
+		report(v, kind, name, 24, "header checksum mismatch%s", why);
+		*scan = 1;	/* the records may still be sound */
+		return 0;
+	}
+	int rc = seg_header_check(hdr, base);
+	if (rc == ELOG_VERSION) {
+		report(v, kind, name, 8, "unsupported segment version %lu or codec %lu",
+		       (unsigned long)get32(hdr + 8), (unsigned long)get32(hdr + 12));
+		return 0;
+	}
+	if (rc)
+		report(v, kind, name, 16, "the header says base offset %llu, the name %llu",
+		       (unsigned long long)get64(hdr + 16), (unsigned long long)base);
+	*scan = 1;
+	return 0;
+}
+
+static int check_segment(struct verify *v, size_t i)
+{
+	struct segstate *ss = &v->seg[i];
+	uint64_t base = v->base[i];
+	int active = i + 1 == v->n;
+	int wm_seg = v->wm_state == WM_OK && v->wm.segment_base == base;
+	uint64_t acked = wm_seg ? v->wm.segment_bytes : 0;
+	/* A segment newer than the one the watermark names was created just
+	 * before a crash or is being created: nothing in it was promised. */
+	int fresh = active && acked == 0 && v->wm_state == WM_OK && base > v->wm.segment_base;
+	uint64_t damage0 = v->res->damage;
+	struct elog_segment_info info = { .base = base, .active = active };
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	int err = 0, scan_ok;
+
+	seg_name(name, base, SEG_EXT);
+	ss->base = base;
+	ss->bad_at = UINT64_MAX;
+	ss->valid_end = SEG_HDR;
+	ss->next = ss->wm_next = base;
+	int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT)	/* removed by retention since listed */
+			return 0;
+		if (e != ELOOP)
+			return errmsg_set(v->msg, e, "%s: %s", name, strerror(e));
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
+		       "a symbolic link, which elog refuses to follow");
+		goto done;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
+		goto out;
+	}
+	ss->size = info.bytes = (uint64_t)st.st_size;
+	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
+		goto out;
+
+	struct idxcheck *ic = malloc(sizeof *ic);
+	struct scan s;
+	if (!ic) {
+		err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	if ((err = idx_open(v, ic, base, active, ss)) != 0) {
+		free(ic);
+		goto out;
+	}
+	if ((err = scan_init(&s, fd, base, SEG_HDR, ss->size)) != 0) {
+		err = errmsg_set(v->msg, err, "%s", strerror(err));
+		goto idx_out;
+	}
+	ss->scanned = 1;
+	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
+	uint64_t next_base = active ? UINT64_MAX : v->base[i + 1];
+	int below = 0, beyond = 0, disorder = 0;
+	struct idx_builder ib = { 0 };
+	struct elog_record rec;
+	uint64_t at;
+	int64_t ts_max = INT64_MIN;
+	while ((err = scan_next(&s, &rec, &at)) == 0) {
+		uint64_t end = s.pos;
+		struct idx_entry due;
+		progress(v, end - at);
+		if (rec.offset < base && !below++)
+			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
+			       "offset %llu is below the segment's base %llu",
+			       (unsigned long long)rec.offset, (unsigned long long)base);
+		if (rec.offset >= next_base && !beyond++)
+			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
+			       "offset %llu is not below the next segment's base %llu "
+			       "(the segments overlap)", (unsigned long long)rec.offset,
+			       (unsigned long long)next_base);
+		if (info.records > 0 && rec.offset <= info.last && !disorder++)
+			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
+			       "offset %llu after %llu: offsets must increase",
+			       (unsigned long long)rec.offset, (unsigned long long)info.last);
+		if (info.records == 0 || rec.ts_ms < info.ts_min)
+			info.ts_min = rec.ts_ms;
+		if (info.records == 0 || rec.ts_ms > info.ts_max)
+			info.ts_max = rec.ts_ms;
+		if (info.records == 0)
+			info.first = rec.offset;
+		info.last = rec.offset;
+		info.records++;
+		if (rec.ts_ms > ts_max)
+			ts_max = rec.ts_ms;
+		if (wm_seg && end <= v->wm.segment_bytes) {
+			ss->wm_next = rec.offset + 1;
+			ss->wm_boundary = end == v->wm.segment_bytes;
+		}
+
+		/* The index, in step: its entries must sit at record starts
+		 * with their record's offset, and none may be missing. */
+		/* Past the durable end of the active segment the writer may
+		 * not have written the index entry yet. */
+		int is_due = v->have_set &&
+		    idx_builder_add(&ib, rec.offset, rec.ts_ms, at, v->set.index_interval, &due) &&
+		    !(active && end > acked);
+		if (ic->have && ic->cur.pos < at)
+			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
+			            "entry points at byte %lu, which is not the start "
+			            "of a record", (unsigned long)ic->cur.pos);
+		if (ic->have && !ic->stop && ic->cur.pos == at) {
+			if (ic->cur.offset != rec.offset)
+				idx_problem(v, ic, entry_pos(ic->k - 1),
+				            "entry says offset %llu, the record it points at "
+				            "has %llu", (unsigned long long)ic->cur.offset,
+				            (unsigned long long)rec.offset);
+			else if (ic->cur.ts_max != ts_max)
+				idx_problem(v, ic, entry_pos(ic->k - 1) + 8,
+				            "entry says newest timestamp %lld, the records say %lld",
+				            (long long)ic->cur.ts_max, (long long)ts_max);
+			else if ((err = idx_advance(v, ic)) != 0)
+				break;
+		} else if (is_due && !ic->stop) {
+			idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
+			            "no entry for the record at byte %llu (offset %llu): "
+			            "the index is short or stale", (unsigned long long)at,
+			            (unsigned long long)rec.offset);
+		}
+		if (ic->stop)
+			ss->idx_bad = 1;
+	}
+	ss->valid_end = at;
+	if (info.records)
+		ss->next = info.last + 1;
+	if (err == ELOG_END) {
+		err = 0;
+		ss->clean = 1;
+		/* Entries left point past the last record.  In the active
+		 * segment they may be a write that began after we looked. */
+		if (ic->have && !active)
+			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
+			            "entry points at byte %lu, past the last record "
+			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
+			            (unsigned long long)ss->size);
+	} else if (err == ELOG_CORRUPT) {
+		err = 0;
+		ss->bad_at = at;
+		if (active && at >= acked)
+			record_problem(v, ELOG_PROBLEM_WARNING, name, fd, at, ss->size,
+			               " after the durable end, never acknowledged: the "
+			               "writer's recovery cuts it");
+		else
+			record_problem(v, ELOG_PROBLEM_DAMAGE, name, fd, at, ss->size,
+			               active ? " below the durable end" : "");
+	} else if (err) {
+		err = errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
+	}
+	if (ic->stop)
+		ss->idx_bad = 1;
+	progress(v, ss->size > ss->valid_end ? ss->size - ss->valid_end : 0);
+	scan_free(&s);
+idx_out:
+	if (ic->fd >= 0)
+		close(ic->fd);
+	free(ic);
+out:
+	close(fd);
+done:
+	if (err)
+		return err;
+	info.damaged = v->res->damage > damage0;
+	v->res->segments++;
+	v->res->records += info.records;
+	v->res->bytes += info.bytes;
+	if (!v->quiet && v->h && v->h->segment)
+		v->h->segment(v->h->arg, &info);
+	return 0;
+}
+
+/* ---- the watermark against the data ---- */
+
+static ssize_t find_base(const struct verify *v, uint64_t base)
+{
+	for (size_t lo = 0, hi = v->n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->base[mid] == base)
+			return (ssize_t)mid;
+		if (v->base[mid] < base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static void check_watermark(struct verify *v)
+{
+	const struct watermark *wm = &v->wm;
+	if (v->n == 0)
+		return;
+	if (v->wm_state == WM_MISSING) {
+		if (v->res->records > 0)
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, ELOG_NOPOS,
+			       "missing: readers see no record until a writer opens the log");
+		return;
+	}
+	if (v->wm_state != WM_OK)
+		return;
+	uint64_t active = v->base[v->n - 1];
+	char name[NAME_MAX_LOCAL];
+	seg_name(name, wm->segment_base, SEG_EXT);
+	if (wm->segment_base > active) {
+		v->wm_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 16,
+		       "names segment %s, which does not exist", name);
+		return;
+	}
+	ssize_t i = find_base(v, wm->segment_base);
+	if (i < 0) {
+		if (wm->durable_end || wm->segment_base || wm->segment_bytes)
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 16,
+			       "names segment %s, which no longer exists", name);
+		return;
+	}
+	const struct segstate *ss = &v->seg[i];
+	/* A damaged record below the durable length was reported already;
+	 * what the watermark says beyond it cannot be checked. */
+	if (!ss->scanned || ss->bad_at < wm->segment_bytes)
+		return;
+	if (wm->segment_bytes > ss->size) {
+		v->wm_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		       "says %llu bytes of %s are durable, but it has %llu",
+		       (unsigned long long)wm->segment_bytes, name,
+		       (unsigned long long)ss->size);
+	} else if (wm->segment_bytes != 0 && !ss->wm_boundary) {
+		v->wm_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		       "durable length %llu of %s is not the end of a record",
+		       (unsigned long long)wm->segment_bytes, name);
+	}
+	if (wm->durable_end > ss->wm_next) {
+		v->wm_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+		       "durable end %llu is past the durable records of %s, which "
+		       "end before offset %llu", (unsigned long long)wm->durable_end,
+		       name, (unsigned long long)ss->wm_next);
+	}
+}
+
+static void check_consumers(struct verify *v)
+{
+	char *text, msg[ERRMSG_MAX];
+	size_t len;
+	struct ctable t = { 0 };
+	int err = fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
+	if (err == ENOENT || err == ELOOP || err == EINVAL)
+		return;	/* absent, or reported by check_plain_files() */
+	if (err == EFBIG) {
+		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
+		       "larger than %u bytes", CONSUMERS_FILE_MAX);
+		return;
+	}
+	if (err) {
+		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
+		       "cannot be read: %s", strerror(err));
+		return;
+	}
+	msg[0] = '\0';
+	err = ctable_parse(&t, text, len, msg);
+	free(text);
+	if (err) {
+		/* The parser's message is "consumers.json: byte N: what". */
+		const char *m = msg;
+		unsigned long long pos;
+		int used = 0;
+		if (strncmp(m, FN_CONSUMERS ": ", sizeof FN_CONSUMERS + 1) == 0)
+			m += sizeof FN_CONSUMERS + 1;
+		if (sscanf(m, "byte %llu: %n", &pos, &used) == 1 && used > 0)
+			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, pos, "%s", m + used);
+		else
+			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "%s",
+			       m[0] ? m : elog_strerror(err));
+		return;
+	}
+	if (v->wm_state == WM_OK) {
+		for (size_t i = 0; i < t.n; i++)
+			if (t.v[i].offset >= v->wm.durable_end)
+				report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
+				       "consumer %s committed offset %llu, at or above the "
+				       "durable end %llu: the log lost records it had read",
+				       t.v[i].name, (unsigned long long)t.v[i].offset,
+				       (unsigned long long)v->wm.durable_end);
+	}
+	ctable_free(&t);
+}
+
+/* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
+static int check_all(struct verify *v)
+{
+	int err;
+	if ((err = check_settings(v)) != 0)
+		return err;
+	if ((err = list_dir(v)) != 0)
+		return err;
+	check_plain_files(v);
+	if ((err = read_watermark(v)) != 0)
+		return err;
+	if (v->n == 0)
+		report(v, ELOG_PROBLEM_DAMAGE, ".", ELOG_NOPOS,
+		       "no segment files: the writer refuses to open the log");
+	for (size_t i = 0; i < v->n; i++)
+		if ((err = check_segment(v, i)) != 0)
+			return err;
+	check_watermark(v);
+	check_consumers(v);
+	return 0;
+}
+
+static void verify_free(struct verify *v)
+{
+	free(v->base);
+	free(v->ibase);
+	free(v->seg);
+	v->base = v->ibase = NULL;
+	v->seg = NULL;
+	v->n = v->ni = 0;
+}
+
+/* ---- repair ---- */
+
+/* Copy bytes [from, size) of segment fd to a new file beside it, synced,
+ * so that cutting them loses nothing. */
+static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
+                     uint64_t size, char *kept, size_t kept_size)
+{
+	int out = -1, err = 0;
+	int64_t now = fs_now_ms();
+	for (int attempt = 0; out < 0; attempt++) {
+		if (attempt == 0)
+			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld", name, (long long)now);
+		else
+			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld-%d", name,
+			         (long long)now, attempt);
+		out = fs_openat(v->dfd, kept, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (out < 0 && (errno != EEXIST || attempt > 100))
+			return errmsg_set(v->msg, errno, "%s: %s", kept, strerror(errno));
+	}
+	unsigned char *buf = malloc(1u << 16);
+	if (!buf)
+		err = ENOMEM;
+	for (uint64_t at = from; !err && at < size;) {
+		size_t want = size - at > (1u << 16) ? (1u << 16) : (size_t)(size - at), got;
+		if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
+			break;
+		if (got == 0)
+			break;
+		err = fs_write_all(out, buf, got);
+		at += got;
+	}
+	free(buf);
+	if (!err && fsync(out) < 0)
+		err = errno;
+	if (close(out) < 0 && !err)
+		err = errno;
+	if (!err)
+		err = fs_fsync_dir(v->dfd);
+	if (err) {
+		unlinkat(v->dfd, kept, 0);
+		return errmsg_set(v->msg, err, "%s: %s", kept, strerror(err));
+	}
+	return 0;
+}
+
+static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
+                         uint64_t len)
+{
+	char name[NAME_MAX_LOCAL], msg[ERRMSG_MAX];
+	int err = idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
+	seg_name(name, ss->base, IDX_EXT);
+	if (err == ELOG_CORRUPT)
+		return 0;	/* its segment is damaged: reported already */
+	if (err)
+		return errmsg_set(v->msg, err, "%s", msg);
+	report(v, ELOG_PROBLEM_REPAIRED, name, ELOG_NOPOS, "rebuilt from its segment");
+	return 0;
+}
+
+static int repair_active(struct verify *v)
+{
+	struct segstate *ss = &v->seg[v->n - 1];
+	char name[NAME_MAX_LOCAL], kept[NAME_MAX_LOCAL + 32];
+	int err = 0;
+	if (!ss->scanned)
+		return 0;	/* a bad header: reported, not guessed at */
+	seg_name(name, ss->base, SEG_EXT);
+	int fd = fs_openat(v->dfd, name, O_RDWR, 0);
+	if (fd < 0)
+		return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+	if (ss->bad_at != UINT64_MAX) {
+		if ((err = keep_tail(v, fd, name, ss->bad_at, ss->size, kept, sizeof kept)) != 0)
+			goto out;
+		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+		report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
+		       "cut %llu bytes from here on, kept in %s",
+		       (unsigned long long)(ss->size - ss->bad_at), kept);
+		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
+		    v->wm.segment_bytes > ss->bad_at)
+			v->wm_fix = 1;
+		ss->size = ss->bad_at;
+		ss->idx_bad = 1;
+	}
+	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
+		goto out;
+	if (v->wm_fix) {
+		/* What the watermark will vouch for must be durable first. */
+		struct watermark wm = { ss->next, ss->base, ss->valid_end };
+		if (fdatasync(fd) < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+		int wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+		if (wfd < 0 && errno == ELOOP) {
+			/* A link holds no data of ours: replace it by a file. */
+			if (unlinkat(v->dfd, FN_WATERMARK, 0) == 0)
+				wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
+		}
+		if (wfd < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+			goto out;
+		}
+		err = wm_write(wfd, &wm);
+		if (!err && (ftruncate(wfd, WM_SIZE) < 0 || fsync(wfd) < 0))
+			err = errno;
+		close(wfd);
+		if (!err)
+			err = fs_fsync_dir(v->dfd);
+		if (err) {
+			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+			goto out;
+		}
+		report(v, ELOG_PROBLEM_REPAIRED, FN_WATERMARK, ELOG_NOPOS,
+		       "rewritten: durable end %llu, %llu bytes of %s",
+		       (unsigned long long)wm.durable_end,
+		       (unsigned long long)wm.segment_bytes, name);
+	}
+out:
+	close(fd);
+	return err;
+}
+
+static int repair(struct verify *v)
+{
+	int err;
+	for (size_t i = 0; i + 1 < v->n; i++) {
+		struct segstate *ss = &v->seg[i];
+		char name[NAME_MAX_LOCAL];
+		if (!ss->idx_bad || !ss->clean || !v->have_set)
+			continue;
+		seg_name(name, ss->base, SEG_EXT);
+		int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
+		if (fd < 0)
+			return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+		err = rebuild_index(v, fd, ss, ss->size);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return v->n ? repair_active(v) : 0;
+}
+
+int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
+                struct elog_verify_result *res, char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct verify v;
+	int lockfd = -1, maintfd = -1, err;
+
+	memset(res, 0, sizeof *res);
+	memset(&v, 0, sizeof v);
+	v.msg = msg ? msg : local;
+	v.msg[0] = '\0';
+	v.flags = flags;
+	v.h = hooks;
+	v.res = res;
+	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (v.dfd < 0)
+		return errmsg_set(v.msg, errno, "%s", strerror(errno));
+	if (flags & ELOG_VERIFY_REPAIR) {
+		struct stat st;
+		/* Taking LOCK creates it: make sure this is a log first. */
+		if (fstatat(v.dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			err = errno == ENOENT
+			    ? errmsg_set(v.msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+			                 FN_SETTINGS)
+			    : errmsg_set(v.msg, errno, "%s: %s", FN_SETTINGS, strerror(errno));
+			goto out;
+		}
+		if ((err = lock_take(v.dfd, FN_LOCK, 0, 1, &lockfd, v.msg)) != 0)
+			goto out;
+		if ((err = lock_take(v.dfd, FN_MAINT, 0, 0, &maintfd, v.msg)) != 0) {
+			if (err == ELOG_LOCKED)
+				errmsg_set(v.msg, err, "%s: a maintenance program "
+				           "(elog-compact or elog-retain) is running", FN_MAINT);
+			goto out;
+		}
+	}
+	if ((err = check_all(&v)) != 0)
+		goto out;
+	res->remaining = res->damage;
+	if (!(flags & ELOG_VERIFY_REPAIR))
+		goto out;
+	uint64_t repaired = res->repaired;
+	if ((err = repair(&v)) != 0 || res->repaired == repaired)
+		goto out;
+
+	/* Check again, silently, to count what the repair left. */
+	struct elog_verify_result again;
+	struct verify v2;
+	memset(&again, 0, sizeof again);
+	memset(&v2, 0, sizeof v2);
+	v2.dfd = v.dfd;
+	v2.quiet = 1;
+	v2.res = &again;
+	v2.msg = v.msg;
+	err = check_all(&v2);
+	verify_free(&v2);
+	res->remaining = again.damage;
+out:
+	verify_free(&v);
+	if (maintfd >= 0)
+		close(maintfd);
+	if (lockfd >= 0)
+		close(lockfd);
+	close(v.dfd);
+	return err;
+}
