@@ -76,6 +76,7 @@ struct elog {
 	uint32_t tail_flags;	/* that segment's codec and dictionary */
 	struct zenc *z;		/* zstd state, when the log compresses */
 	uint32_t dict_id;	/* dictionary for new segments, 0 = none */
+	uint32_t dict_next;	/* id for a newly trained one: never reused */
 	unsigned char *zbuf;	/* one encoded value */
 	size_t zcap;
 	struct training tr;
@@ -273,11 +274,12 @@ static void train(elog *w, const void *value, size_t len)
 	t->done = 1;
 	unsigned char *dict = malloc(DICT_BYTES);
 	size_t dlen;
-	uint32_t id = w->dict_id + 1;
+	uint32_t id = w->dict_next;
 	if (dict && zenc_train(t->buf, t->sizes, t->n, dict, DICT_BYTES, &dlen) == 0 &&
 	    dict_store(w->dfd, id, dict, dlen) == 0 &&
 	    zenc_set_dict(w->z, id, dict, dlen) == 0) {
 		w->dict_id = id;
+		w->dict_next = id + 1;
 		/* An empty tail segment already has its header on disk; the
 		 * dictionary then starts with the next segment instead. */
 		if (w->tail_size > SEG_HDR)
@@ -398,8 +400,31 @@ const char *elog_errmsg(elog *w)
 	return w->msg[0] ? w->msg : "no error";
 }
 
+/* The highest dictionary id any segment header names: a new dictionary
+ * must never take the id of one that is referenced, even if its file is
+ * gone, or old records would decompress into garbage. */
+static uint32_t dict_referenced(elog *w, const struct seglist *sl)
+{
+	uint32_t max = 0;
+	for (size_t i = 0; i < sl->n; i++) {
+		char name[NAME_MAX_LOCAL];
+		unsigned char hdr[SEG_HDR];
+		size_t got;
+		seg_name(name, sl->base[i], SEG_EXT);
+		int fd = fs_openat(w->dfd, name, O_RDONLY, 0);
+		if (fd < 0)
+			continue;
+		if (fs_pread_full(fd, hdr, SEG_HDR, 0, &got) == 0 && got == SEG_HDR &&
+		    seg_header_check(hdr, sl->base[i]) == 0 &&
+		    SEG_DICT(seg_header_flags(hdr)) > max)
+			max = SEG_DICT(seg_header_flags(hdr));
+		close(fd);
+	}
+	return max;
+}
+
 /* Make the zstd state for a compressed log, with its newest dictionary. */
-static int open_compression(elog *w)
+static int open_compression(elog *w, const struct seglist *sl)
 {
 	if (!elog_have_zstd())
 		return errmsg_set(w->msg, ELOG_UNSUPPORTED,
@@ -421,6 +446,8 @@ static int open_compression(elog *w)
 			                  elog_strerror(err));
 		w->tr.done = 1;
 	}
+	uint32_t ref = dict_referenced(w, sl);
+	w->dict_next = (ref > w->dict_id ? ref : w->dict_id) + 1;
 	return 0;
 }
 
@@ -468,7 +495,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	uint64_t active = sl.base[sl.n - 1];
 	uint32_t codec = CODEC_NONE;
 	if (w->set.compression == ELOG_COMPRESS_ZSTD) {
-		if ((err = open_compression(w)) != 0) {
+		if ((err = open_compression(w, &sl)) != 0) {
 			seglist_free(&sl);
 			return err;
 		}
