@@ -89,11 +89,25 @@ START_TEST(header_newer_version)
 	put32(h + 8, 2);
 	put32(h + 24, elog_crc32c(0, h, 24));
 	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
-	/* Flags this version does not know are a newer format too. */
-	seg_header_encode(h, 7);
-	put32(h + 12, 1);
-	put32(h + 24, elog_crc32c(0, h, 24));
+	/* A codec this version does not know is a newer format too. */
+	seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
 	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+	/* A dictionary without a codec is nothing this version wrote. */
+	seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+}
+END_TEST
+
+START_TEST(header_flags_round_trip)
+{
+	unsigned char h[SEG_HDR];
+	seg_header_encode_flags(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF));
+	ck_assert_int_eq(seg_header_check(h, 9), 0);
+	ck_assert_uint_eq(seg_header_flags(h), 0xABCDEF01u);
+	ck_assert_uint_eq(SEG_CODEC(seg_header_flags(h)), CODEC_ZSTD);
+	ck_assert_uint_eq(SEG_DICT(seg_header_flags(h)), 0xABCDEF);
+	seg_header_encode(h, 9);
+	ck_assert_uint_eq(seg_header_flags(h), 0);
 }
 END_TEST
 
@@ -197,6 +211,7 @@ int main(void)
 	tcase_add_test(tc, header_wrong_base);
 	tcase_add_test(tc, header_bad_magic_or_crc);
 	tcase_add_test(tc, header_newer_version);
+	tcase_add_test(tc, header_flags_round_trip);
 	tcase_add_test(tc, seglist_sorted_and_filtered);
 	tcase_add_test(tc, seglist_many);
 	tcase_add_test(tc, seglist_empty_dir);

@@ -1,0 +1,289 @@
+/*
+ * test_settings.c: the settings file (lib/settings.c): parsing, refusing
+ * what is malformed or newer, loading from a directory.
+ */
+#include "unit.h"
+
+#define ID "6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01"
+#define VALID "format 1\nid " ID "\ncreated_ms 1764385200000\n" \
+	"segment_bytes 67108864\nindex_interval 4096\nretain_ms 7\nretain_bytes 9\n"
+
+static int parse(const char *text, struct elog_settings *s)
+{
+	return settings_parse(text, strlen(text), s);
+}
+
+START_TEST(parse_valid)
+{
+	struct elog_settings s;
+	ck_assert_int_eq(parse(VALID, &s), 0);
+	ck_assert_str_eq(s.id, ID);
+	ck_assert_int_eq(s.created_ms, 1764385200000);
+	ck_assert_uint_eq(s.segment_bytes, 67108864);
+	ck_assert_uint_eq(s.index_interval, 4096);
+	ck_assert_uint_eq(s.retain_ms, 7);
+	ck_assert_uint_eq(s.retain_bytes, 9);
+}
+END_TEST
+
+START_TEST(parse_without_final_newline)
+{
+	struct elog_settings s;
+	const char *t = "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64";
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_uint_eq(s.index_interval, 64);
+	ck_assert_uint_eq(s.retain_ms, 0);	/* absent keys are zero */
+}
+END_TEST
+
+START_TEST(unknown_keys_and_comments_ignored)
+{
+	struct elog_settings s;
+	const char *t = "# made by a later version\nformat 1\ncompress zstd:3\n\n"
+	                "id " ID "\nfuture_key some text here\n"
+	                "segment_bytes 4096\nindex_interval 64\n";
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_str_eq(s.id, ID);
+	ck_assert_uint_eq(s.segment_bytes, 4096);
+}
+END_TEST
+
+START_TEST(format_round_trip)
+{
+	struct elog_settings a, b;
+	char buf[SETTINGS_MAX];
+	ck_assert_int_eq(parse(VALID, &a), 0);
+	a.compression = ELOG_COMPRESS_ZSTD;
+	a.compression_level = 19;
+	size_t n = settings_format(&a, buf);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_lt(n, SETTINGS_MAX);
+	/* The first line names the format, so an older reader refuses. */
+	ck_assert_mem_eq(buf, "format 1\n", 9);
+	ck_assert_int_eq(settings_parse(buf, n, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof a);
+}
+END_TEST
+
+START_TEST(compression)
+{
+	struct elog_settings s;
+	char t[256];
+	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	         "compression zstd\ncompression_level 5\n");
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_int_eq(s.compression, ELOG_COMPRESS_ZSTD);
+	ck_assert_int_eq(s.compression_level, 5);
+	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	         "compression none\n");
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_int_eq(s.compression, ELOG_COMPRESS_NONE);
+	/* A codec this version does not know: a newer log, not a broken one. */
+	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	         "compression lz4\n");
+	ck_assert_int_eq(parse(t, &s), ELOG_VERSION);
+	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	         "compression_level 23\n");
+	ck_assert_int_eq(parse(t, &s), ELOG_CORRUPT);
+}
+END_TEST
+
+START_TEST(missing_id)
+{
+	struct elog_settings s;
+	ck_assert_int_eq(parse("format 1\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 ELOG_CORRUPT);
+}
+END_TEST
+
+START_TEST(bad_id)
+{
+	struct elog_settings s;
+	static const char *bad[] = {
+		"format 1\nid 6F1C0E4E9A2B4D7F8E3A5B6C7D8E9F01\nsegment_bytes 4096\nindex_interval 64\n",
+		"format 1\nid 6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f0\nsegment_bytes 4096\nindex_interval 64\n",
+		"format 1\nid 6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f012\nsegment_bytes 4096\nindex_interval 64\n",
+		"format 1\nid 6f1c0e4e9a2b4d7f8e3a5b6c7d8e9fg1\nsegment_bytes 4096\nindex_interval 64\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(parse(bad[i], &s) == ELOG_CORRUPT, "case %zu", i);
+}
+END_TEST
+
+START_TEST(bad_numbers)
+{
+	struct elog_settings s;
+	static const char *vals[] = {
+		"4096x", "-4096", "+4096", " 4096", "", "0x1000", "4 096",
+		"99999999999999999999999", "18446744073709551616",
+	};
+	char t[256];
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes %s\nindex_interval 64\n",
+		         vals[i]);
+		ck_assert_msg(parse(t, &s) == ELOG_CORRUPT, "segment_bytes '%s'", vals[i]);
+	}
+}
+END_TEST
+
+START_TEST(line_without_value)
+{
+	struct elog_settings s;
+	ck_assert_int_eq(parse("format 1\nid " ID "\nsegment_bytes\nindex_interval 64\n", &s),
+	                 ELOG_CORRUPT);
+}
+END_TEST
+
+START_TEST(values_out_of_range)
+{
+	struct elog_settings s;
+	char t[256];
+	static const struct { unsigned long long seg, ival; } c[] = {
+		{ 4095, 4096 }, { (1ull << 30) + 1, 4096 }, { 4096, 63 }, { 4096, (1u << 24) + 1 },
+		{ 4096, 4294967296ull },	/* does not fit the u32 */
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes %llu\nindex_interval %llu\n",
+		         c[i].seg, c[i].ival);
+		ck_assert_msg(parse(t, &s) == ELOG_CORRUPT, "case %zu", i);
+	}
+	/* The limits themselves are fine. */
+	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes %llu\nindex_interval %u\n",
+	         1ull << 30, 1u << 24);
+	ck_assert_int_eq(parse(t, &s), 0);
+}
+END_TEST
+
+START_TEST(format_2_is_version)
+{
+	struct elog_settings s;
+	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 ELOG_VERSION);
+	/* Even when the rest would not parse in version 1. */
+	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 1\n", &s), ELOG_VERSION);
+}
+END_TEST
+
+START_TEST(missing_format)
+{
+	struct elog_settings s;
+	ck_assert_int_eq(parse("id " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 ELOG_CORRUPT);
+	ck_assert_int_eq(parse("", &s), ELOG_CORRUPT);
+	ck_assert_int_eq(parse("format 0\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 ELOG_CORRUPT);
+}
+END_TEST
+
+/* ---- loading from a directory ---- */
+
+static int load(char *msg, struct elog_settings *s)
+{
+	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	int rc = settings_load(dfd, s, msg);
+	close(dfd);
+	return rc;
+}
+
+START_TEST(load_missing_is_notlog)
+{
+	char msg[ERRMSG_MAX] = "";
+	struct elog_settings s;
+	ck_assert_int_eq(load(msg, &s), ELOG_NOTLOG);
+	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
+	ck_assert_int_eq(elog_settings_read(ut_top, &s), ELOG_NOTLOG);
+}
+END_TEST
+
+START_TEST(load_oversized)
+{
+	char p[1200], msg[ERRMSG_MAX] = "";
+	struct elog_settings s;
+	size_t n = SETTINGS_MAX + 1;
+	char *big = malloc(n);
+	memset(big, '#', n);
+	memcpy(big, VALID, strlen(VALID));	/* valid, but too long */
+	big[strlen(VALID)] = '#';
+	ut_write_file(ut_path(p, sizeof p, ut_top, FN_SETTINGS), big, n);
+	ck_assert_int_eq(load(msg, &s), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "settings: larger than 4096 bytes");
+	/* One byte less is read. */
+	ut_write_file(p, big, n - 1);
+	ck_assert_int_eq(load(msg, &s), 0);
+	free(big);
+}
+END_TEST
+
+START_TEST(load_version_and_malformed_messages)
+{
+	char p[1200], msg[ERRMSG_MAX] = "";
+	struct elog_settings s;
+	const char *v2 = "format 2\n";
+	ut_write_file(ut_path(p, sizeof p, ut_top, FN_SETTINGS), v2, strlen(v2));
+	ck_assert_int_eq(load(msg, &s), ELOG_VERSION);
+	ck_assert_str_eq(msg, "settings: unsupported format version");
+	ut_write_file(p, "format 1\n", 9);
+	ck_assert_int_eq(load(msg, &s), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "settings: malformed settings");
+}
+END_TEST
+
+START_TEST(load_refuses_symlink)
+{
+	char p[1200], q[1200], msg[ERRMSG_MAX] = "";
+	struct elog_settings s;
+	ut_write_file(ut_path(q, sizeof q, ut_top, "real"), VALID, strlen(VALID));
+	ck_assert_int_eq(symlink("real", ut_path(p, sizeof p, ut_top, FN_SETTINGS)), 0);
+	ck_assert_int_eq(load(msg, &s), ELOOP);
+}
+END_TEST
+
+START_TEST(store_then_read)
+{
+	struct elog_settings a, b;
+	ck_assert_int_eq(parse(VALID, &a), 0);
+	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(settings_store(dfd, &a), 0);
+	close(dfd);
+	ck_assert_int_eq(elog_settings_read(ut_top, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof a);
+}
+END_TEST
+
+START_TEST(new_ids_differ)
+{
+	char a[33], b[33];
+	ck_assert_int_eq(settings_new_id(a), 0);
+	ck_assert_int_eq(settings_new_id(b), 0);
+	ck_assert_uint_eq(strlen(a), 32);
+	ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("settings");
+	TCase *tc = ut_tcase("settings");
+	tcase_add_test(tc, parse_valid);
+	tcase_add_test(tc, parse_without_final_newline);
+	tcase_add_test(tc, unknown_keys_and_comments_ignored);
+	tcase_add_test(tc, format_round_trip);
+	tcase_add_test(tc, compression);
+	tcase_add_test(tc, missing_id);
+	tcase_add_test(tc, bad_id);
+	tcase_add_test(tc, bad_numbers);
+	tcase_add_test(tc, line_without_value);
+	tcase_add_test(tc, values_out_of_range);
+	tcase_add_test(tc, format_2_is_version);
+	tcase_add_test(tc, missing_format);
+	tcase_add_test(tc, load_missing_is_notlog);
+	tcase_add_test(tc, load_oversized);
+	tcase_add_test(tc, load_version_and_malformed_messages);
+	tcase_add_test(tc, load_refuses_symlink);
+	tcase_add_test(tc, store_then_read);
+	tcase_add_test(tc, new_ids_differ);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}

@@ -1,0 +1,152 @@
+/*
+ * test_watermark.c: the durable watermark (lib/watermark.c).
+ */
+#include "unit.h"
+
+START_TEST(encode_layout)
+{
+	unsigned char b[WM_SIZE];
+	struct watermark wm = { 0x1122334455667788ull, 300, 4096 };
+	wm_encode(b, &wm);
+	ck_assert_mem_eq(b, "ELOGWMK\n", 8);
+	ck_assert_uint_eq(get64(b + 8), 0x1122334455667788ull);
+	ck_assert_uint_eq(b[8], 0x88);		/* little-endian */
+	ck_assert_uint_eq(get64(b + 16), 300);
+	ck_assert_uint_eq(get64(b + 24), 4096);
+	ck_assert_uint_eq(get32(b + 32), elog_crc32c(0, b, 32));
+	ck_assert_uint_eq(get32(b + 36), 0);
+}
+END_TEST
+
+START_TEST(round_trip)
+{
+	unsigned char b[WM_SIZE];
+	struct watermark in = { UINT64_MAX, 12, 34 }, out;
+	wm_encode(b, &in);
+	memset(&out, 0, sizeof out);
+	ck_assert_int_eq(wm_decode(b, WM_SIZE, &out), 0);
+	ck_assert_uint_eq(out.durable_end, UINT64_MAX);
+	ck_assert_uint_eq(out.segment_base, 12);
+	ck_assert_uint_eq(out.segment_bytes, 34);
+}
+END_TEST
+
+/* A torn update: the new durable end with the old CRC. */
+START_TEST(torn_is_corrupt)
+{
+	unsigned char old[WM_SIZE], neu[WM_SIZE], mix[WM_SIZE];
+	struct watermark a = { 10, 0, 500 }, b = { 20, 0, 900 }, out = { 1, 2, 3 };
+	wm_encode(old, &a);
+	wm_encode(neu, &b);
+	memcpy(mix, neu, 16);
+	memcpy(mix + 16, old + 16, WM_SIZE - 16);
+	ck_assert_int_eq(wm_decode(mix, WM_SIZE, &out), ELOG_CORRUPT);
+	/* Nothing was filled in. */
+	ck_assert_uint_eq(out.durable_end, 1);
+	for (int byte = 0; byte < 36; byte++) {
+		memcpy(mix, old, WM_SIZE);
+		mix[byte] ^= 0x01;
+		ck_assert_msg(wm_decode(mix, WM_SIZE, &out) == ELOG_CORRUPT, "byte %d", byte);
+	}
+}
+END_TEST
+
+START_TEST(short_is_corrupt)
+{
+	unsigned char b[WM_SIZE];
+	struct watermark wm = { 1, 0, 100 }, out;
+	wm_encode(b, &wm);
+	ck_assert_int_eq(wm_decode(b, WM_SIZE - 1, &out), ELOG_CORRUPT);
+	ck_assert_int_eq(wm_decode(b, 0, &out), ELOG_CORRUPT);
+}
+END_TEST
+
+static int open_wm(void)
+{
+	char p[1200];
+	int fd = open(ut_path(p, sizeof p, ut_top, FN_WATERMARK), O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+START_TEST(read_empty_is_zero)
+{
+	int fd = open_wm();
+	struct watermark wm = { 5, 5, 5 };
+	ck_assert_int_eq(wm_read(fd, &wm), 0);
+	ck_assert_uint_eq(wm.durable_end, 0);
+	ck_assert_uint_eq(wm.segment_base, 0);
+	ck_assert_uint_eq(wm.segment_bytes, 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(write_then_read)
+{
+	int fd = open_wm();
+	struct watermark a = { 77, 70, 1234 }, b = { 80, 70, 1500 }, out;
+	ck_assert_int_eq(wm_write(fd, &a), 0);
+	ck_assert_int_eq(wm_read(fd, &out), 0);
+	ck_assert_uint_eq(out.durable_end, 77);
+	/* Rewritten in place: the file stays 40 bytes. */
+	ck_assert_int_eq(wm_write(fd, &b), 0);
+	ck_assert_int_eq(wm_read(fd, &out), 0);
+	ck_assert_uint_eq(out.durable_end, 80);
+	ck_assert_uint_eq(out.segment_bytes, 1500);
+	char p[1200];
+	ck_assert_uint_eq(ut_file_size(ut_path(p, sizeof p, ut_top, FN_WATERMARK)), WM_SIZE);
+	close(fd);
+}
+END_TEST
+
+START_TEST(read_damaged_gives_up)
+{
+	int fd = open_wm();
+	struct watermark a = { 77, 70, 1234 }, out;
+	ck_assert_int_eq(wm_write(fd, &a), 0);
+	char p[1200];
+	ut_flip_bit(ut_path(p, sizeof p, ut_top, FN_WATERMARK), 9, 3);
+	ck_assert_int_eq(wm_read(fd, &out), ELOG_CORRUPT);
+	/* A file cut short is damaged too, not a torn read to wait out. */
+	ck_assert_int_eq(wm_write(fd, &a), 0);
+	ut_truncate(p, 20);
+	ck_assert_int_eq(wm_read(fd, &out), ELOG_CORRUPT);
+	close(fd);
+}
+END_TEST
+
+/* A reader refuses a log whose watermark is damaged, naming the file. */
+START_TEST(reader_reports_corrupt_watermark)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ut_append(w, NULL, "x");
+	ck_assert_int_eq(elog_close(w), 0);
+	char p[1200];
+	ut_flip_bit(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), 12, 0);
+	elog_reader *r;
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOG_CORRUPT);
+	ck_assert_str_eq(elog_reader_errmsg(r), "watermark: corrupt watermark");
+	elog_reader_close(r);
+	/* And so does the writer. */
+	struct elog_options o = { 0 };
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), ELOG_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(elog_errmsg(w), "watermark"));
+	elog_close(w);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("watermark");
+	TCase *tc = ut_tcase("watermark");
+	tcase_add_test(tc, encode_layout);
+	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, torn_is_corrupt);
+	tcase_add_test(tc, short_is_corrupt);
+	tcase_add_test(tc, read_empty_is_zero);
+	tcase_add_test(tc, write_then_read);
+	tcase_add_test(tc, read_damaged_gives_up);
+	tcase_add_test(tc, reader_reports_corrupt_watermark);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
