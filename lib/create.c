@@ -114,7 +114,7 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 int log_create(int dfd, const struct elog_options *opt, char *msg)
 {
 	struct elog_settings s;
-	const char *stranger;
+	const char *stranger = NULL;
 	char name[256];
 	int segfd, idxfd, err;
 

@@ -7,6 +7,8 @@
 
 #include "unit.h"
 
+#ifdef ELOG_HAVE_ZSTD
+
 static elog *open_zstd(const char *dir, uint64_t segment_bytes)
 {
 	struct elog_options o = { 0 };
@@ -46,8 +48,6 @@ static uint64_t dir_bytes(const char *dir, const char *ext)
 	closedir(d);
 	return total;
 }
-
-#ifdef ELOG_HAVE_ZSTD
 
 /* Append each value, then read them all back byte for byte. */
 static void round_trip(const unsigned char **vals, const size_t *lens, size_t n)
