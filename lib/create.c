@@ -61,6 +61,7 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	s->retain_ms = opt ? opt->retain_ms : 0;
 	s->retain_bytes = opt ? opt->retain_bytes : 0;
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
+	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
 	s->compression_level = s->compression == ELOG_COMPRESS_NONE ? 0
 	    : opt->compression_level ? opt->compression_level : DEFAULT_ZSTD_LEVEL;
 	if (s->compression != ELOG_COMPRESS_NONE && s->compression != ELOG_COMPRESS_ZSTD)

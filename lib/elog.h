@@ -108,6 +108,9 @@ struct elog_options {
 	uint64_t retain_bytes;    /* creation: retention policy by size, 0 none */
 	int compression;          /* creation: ELOG_COMPRESS_NONE or _ZSTD */
 	int compression_level;    /* creation: zstd level 1..19, default 3 */
+	int no_dictionary;        /* creation: never train a zstd dictionary
+	                           * (by default one is trained from the
+	                           * log's first 1000 values) */
 	size_t batch_bytes;       /* buffered bytes that make elog_append() flush
 	                           * by itself; default 1 MiB */
 };
@@ -122,6 +125,7 @@ struct elog_settings {
 	uint64_t retain_bytes;
 	int compression;          /* ELOG_COMPRESS_NONE or ELOG_COMPRESS_ZSTD */
 	int compression_level;
+	int no_dictionary;
 };
 
 typedef struct elog elog;

@@ -12,6 +12,7 @@
  *   retain_bytes 0
  *   compression zstd
  *   compression_level 3
+ *   dictionary auto
  *
  * Unknown keys are ignored so that a later version can add some; a format
  * number other than 1 is refused.
@@ -82,6 +83,13 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 				s->compression = ELOG_COMPRESS_ZSTD;
 			else
 				return ELOG_VERSION;	/* a codec we do not know */
+		} else if (KEY("dictionary")) {
+			if (vn == 4 && memcmp(val, "auto", 4) == 0)
+				s->no_dictionary = 0;
+			else if (vn == 4 && memcmp(val, "none", 4) == 0)
+				s->no_dictionary = 1;
+			else
+				return ELOG_CORRUPT;
 		} else if (KEY("format") || KEY("created_ms") || KEY("segment_bytes") ||
 		           KEY("index_interval") || KEY("retain_ms") || KEY("retain_bytes") ||
 		           KEY("compression_level")) {
@@ -120,11 +128,12 @@ size_t settings_format(const struct elog_settings *s, char *buf)
 	int n = snprintf(buf, SETTINGS_MAX,
 	    "format %u\nid %s\ncreated_ms %lld\nsegment_bytes %llu\n"
 	    "index_interval %u\nretain_ms %llu\nretain_bytes %llu\n"
-	    "compression %s\ncompression_level %d\n",
+	    "compression %s\ncompression_level %d\ndictionary %s\n",
 	    SETTINGS_FORMAT, s->id, (long long)s->created_ms,
 	    (unsigned long long)s->segment_bytes, s->index_interval,
 	    (unsigned long long)s->retain_ms, (unsigned long long)s->retain_bytes,
-	    s->compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none", s->compression_level);
+	    s->compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none", s->compression_level,
+	    s->no_dictionary ? "none" : "auto");
 	return (size_t)n;
 }
 

@@ -446,6 +446,8 @@ static int open_compression(elog *w, const struct seglist *sl)
 			                  elog_strerror(err));
 		w->tr.done = 1;
 	}
+	if (w->set.no_dictionary)
+		w->tr.done = 1;
 	uint32_t ref = dict_referenced(w, sl);
 	w->dict_next = (ref > w->dict_id ? ref : w->dict_id) + 1;
 	return 0;

@@ -7,6 +7,17 @@
 
 #include "unit.h"
 
+/* The flags of segment base's header. */
+static uint32_t flags_of(uint64_t base)
+{
+	size_t n;
+	unsigned char *h = ut_read_file(ut_seg_path(ut_dir, base, SEG_EXT), &n);
+	ck_assert_uint_ge(n, SEG_HDR);
+	uint32_t f = seg_header_flags(h);
+	free(h);
+	return f;
+}
+
 #ifdef ELOG_HAVE_ZSTD
 
 static elog *open_zstd(const char *dir, uint64_t segment_bytes)
@@ -197,6 +208,27 @@ static void read_all_events(int records)
 	elog_reader_close(r);
 }
 
+START_TEST(no_dictionary_means_none_is_trained)
+{
+	struct elog_options o = { 0 };
+	elog *w;
+	char v[256], p[1200];
+	o.create = 1;
+	o.compression = ELOG_COMPRESS_ZSTD;
+	o.no_dictionary = 1;
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	for (int i = 0; i < 3000; i++) {
+		struct elog_record r = { .ts_ms = 1, .value = v };
+		r.value_len = event(v, sizeof v, i);
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	ck_assert_uint_eq(flags_of(0), SEG_FLAGS(CODEC_ZSTD, 0));
+	read_all_events(3000);
+}
+END_TEST
+
 START_TEST(segments_keep_the_dictionary_they_were_written_with)
 {
 	make_trained_log(3000);
@@ -312,17 +344,6 @@ END_TEST
 
 #endif /* ELOG_HAVE_ZSTD */
 
-/* The flags of segment base's header. */
-static uint32_t flags_of(uint64_t base)
-{
-	size_t n;
-	unsigned char *h = ut_read_file(ut_seg_path(ut_dir, base, SEG_EXT), &n);
-	ck_assert_uint_ge(n, SEG_HDR);
-	uint32_t f = seg_header_flags(h);
-	free(h);
-	return f;
-}
-
 START_TEST(uncompressed_log_stays_uncompressed)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 0);
@@ -419,6 +440,7 @@ Suite *suite(void)
 	tcase_add_test(tc, stored_frames_have_no_magic_number);
 	tcase_add_test(tc, dictionary_halves_small_json_events);
 	tcase_add_test(tc, segments_keep_the_dictionary_they_were_written_with);
+	tcase_add_test(tc, no_dictionary_means_none_is_trained);
 	tcase_add_test(tc, missing_dictionary_is_a_clear_error);
 	tcase_add_test(tc, damaged_dictionary_is_a_clear_error);
 	tcase_add_test(tc, a_damaged_frame_is_corrupt_not_a_crash);
@@ -427,7 +449,7 @@ Suite *suite(void)
 	tcase_add_test(tc, a_segment_compressed_by_hand_reads_as_documented);
 #ifndef ELOG_HAVE_ZSTD
 	/* Visible in the output: what this build cannot test. */
-	fprintf(stderr, "test_compress: SKIPPED 8 zstd tests: built without zstd\n");
+	fprintf(stderr, "test_compress: SKIPPED 9 zstd tests: built without zstd\n");
 	tcase_add_test(tc, creating_a_compressed_log_needs_zstd);
 #endif
 	suite_add_tcase(s, tc);
