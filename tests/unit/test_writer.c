@@ -1,0 +1,678 @@
+/*
+ * test_writer.c: opening, creating and locking a log, appending, rolling
+ * segments and group commit from many threads (lib/writer.c, lib/create.c,
+ * lib/lock.c).
+ */
+#include <pthread.h>
+#include <sys/file.h>
+
+#include "unit.h"
+
+static elog *open_opt(const char *dir, const struct elog_options *o, int want)
+{
+	elog *w = NULL;
+	int rc = elog_open(&w, dir, o);
+	ck_assert_msg(rc == want, "elog_open: %d (%s), expected %d", rc, elog_errmsg(w), want);
+	return w;
+}
+
+/* Every record of the log, in order: offsets and copies of the values. */
+struct all {
+	uint64_t *off;
+	char **val;
+	size_t n;
+};
+
+static struct all read_all(const char *dir)
+{
+	struct all a = { 0 };
+	size_t cap = 0;
+	struct elog_record rec;
+	elog_reader *r = ut_open_reader(dir);
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0) {
+		if (a.n == cap) {
+			cap = cap ? 2 * cap : 256;
+			a.off = realloc(a.off, cap * sizeof *a.off);
+			a.val = realloc(a.val, cap * sizeof *a.val);
+		}
+		a.off[a.n] = rec.offset;
+		a.val[a.n] = strndup(rec.value, rec.value_len);
+		a.n++;
+	}
+	ck_assert_msg(rc == ELOG_END, "%d %s", rc, elog_reader_errmsg(r));
+	elog_reader_close(r);
+	return a;
+}
+
+static void all_free(struct all *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->val[i]);
+	free(a->val);
+	free(a->off);
+}
+
+/* ---- opening and creating ---- */
+
+START_TEST(create_makes_a_log)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 8192, .index_interval = 128 };
+	elog *w = open_opt(ut_dir, &o, 0);
+	char p[1200];
+	static const char *files[] = { "settings", "LOCK", "watermark",
+	                               "00000000000000000000.log", "00000000000000000000.idx" };
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, files[i])), "%s", files[i]);
+	ck_assert_uint_eq(elog_next_offset(w), 0);
+	ck_assert_uint_eq(elog_durable_end(w), 0);
+	const struct elog_settings *s = elog_settings_of(w);
+	ck_assert_uint_eq(s->segment_bytes, 8192);
+	ck_assert_uint_eq(s->index_interval, 128);
+	ck_assert_uint_eq(strlen(s->id), 32);
+	/* LOCK holds our pid, for a second writer's message. */
+	unsigned char *lock = ut_read_file(ut_path(p, sizeof p, ut_dir, "LOCK"), NULL);
+	ck_assert_int_eq(atol((char *)lock), (long)getpid());
+	free(lock);
+	ck_assert_int_eq(elog_close(w), 0);
+	/* The empty log has just its header. */
+	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)), SEG_HDR);
+}
+END_TEST
+
+START_TEST(reopen_keeps_settings_and_offsets)
+{
+	elog *w = ut_open_writer(ut_dir, 8192, 128);
+	char id[33];
+	snprintf(id, sizeof id, "%s", elog_settings_of(w)->id);
+	for (int i = 0; i < 10; i++)
+		ck_assert_uint_eq(ut_append(w, NULL, "x"), (uint64_t)i);
+	ck_assert_int_eq(elog_close(w), 0);
+
+	/* Creation settings given again are ignored for an existing log. */
+	struct elog_options o = { .create = 1, .segment_bytes = 65536, .index_interval = 4096 };
+	w = open_opt(ut_dir, &o, 0);
+	ck_assert_uint_eq(elog_settings_of(w)->segment_bytes, 8192);
+	ck_assert_uint_eq(elog_settings_of(w)->index_interval, 128);
+	ck_assert_str_eq(elog_settings_of(w)->id, id);
+	ck_assert_uint_eq(elog_next_offset(w), 10);
+	ck_assert_uint_eq(elog_durable_end(w), 10);
+	ck_assert_uint_eq(ut_append(w, NULL, "y"), 10);
+	ck_assert_int_eq(elog_close(w), 0);
+
+	struct elog_settings s;
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s), 0);
+	ck_assert_str_eq(s.id, id);
+}
+END_TEST
+
+START_TEST(open_without_create_missing_dir)
+{
+	elog *w = open_opt(ut_dir, NULL, ENOENT);
+	elog_close(w);
+	ck_assert_int_eq(ut_exists(ut_dir), 0);
+	/* With create, the parent must exist. */
+	char p[1200];
+	struct elog_options o = { .create = 1 };
+	w = open_opt(ut_path(p, sizeof p, ut_dir, "sub"), &o, ENOENT);
+	elog_close(w);
+}
+END_TEST
+
+START_TEST(open_without_create_non_log_dir)
+{
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	struct elog_options o = { 0 };
+	elog *w = open_opt(ut_dir, &o, ELOG_NOTLOG);
+	ck_assert_str_eq(elog_errmsg(w), "not an elog directory (no settings file)");
+	elog_close(w);
+	/* A reader says the same. */
+	elog_reader *r;
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOG_NOTLOG);
+	elog_reader_close(r);
+}
+END_TEST
+
+START_TEST(create_refuses_foreign_dir)
+{
+	char p[1200];
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "hello.txt"), "precious", 8);
+	struct elog_options o = { .create = 1 };
+	elog *w = open_opt(ut_dir, &o, ELOG_NOTLOG);
+	ck_assert_str_eq(elog_errmsg(w), "not an elog directory and not empty (it holds hello.txt)");
+	elog_close(w);
+	ck_assert_int_eq(ut_exists(ut_path(p, sizeof p, ut_dir, "settings")), 0);
+	ck_assert_int_eq(ut_exists(ut_seg_path(ut_dir, 0, SEG_EXT)), 0);
+	unsigned char *c = ut_read_file(ut_path(p, sizeof p, ut_dir, "hello.txt"), NULL);
+	ck_assert_str_eq((char *)c, "precious");
+	free(c);
+}
+END_TEST
+
+/* A creation interrupted after the first segment but before the settings
+ * (which make the directory a log) is simply done again. */
+START_TEST(create_redoes_interrupted_creation)
+{
+	char p[1200];
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ut_seg_create(ut_dir, 0);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "LOCK"), "", 0);
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert_uint_eq(ut_append(w, NULL, "a"), 0);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(create_refuses_bad_options)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4095 };
+	elog *w = open_opt(ut_dir, &o, ELOG_INVALID);
+	ck_assert_ptr_nonnull(strstr(elog_errmsg(w), "segment size"));
+	elog_close(w);
+	struct elog_options o2 = { .create = 1, .index_interval = 63 };
+	w = open_opt(ut_dir, &o2, ELOG_INVALID);
+	ck_assert_ptr_nonnull(strstr(elog_errmsg(w), "index interval"));
+	elog_close(w);
+	char p[1200];
+	ck_assert_int_eq(ut_exists(ut_path(p, sizeof p, ut_dir, "settings")), 0);
+}
+END_TEST
+
+START_TEST(close_null)
+{
+	ck_assert_int_eq(elog_close(NULL), 0);
+}
+END_TEST
+
+/* ---- the lock ---- */
+
+START_TEST(second_writer_in_another_process_is_locked)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	int go[2], done[2];
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* The holder: open, say so, wait to be told to go. */
+		elog *cw;
+		char c = 0;
+		if (elog_open(&cw, ut_dir, NULL) != 0)
+			_exit(2);
+		if (write(go[1], "x", 1) != 1 || read(done[0], &c, 1) != 1)
+			_exit(3);
+		_exit(elog_close(cw) == 0 ? 0 : 4);
+	}
+	char c;
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	w = open_opt(ut_dir, NULL, ELOG_LOCKED);
+	char want[64];
+	snprintf(want, sizeof want, "locked by another writer (pid %ld)", (long)pid);
+	ck_assert_str_eq(elog_errmsg(w), want);
+	elog_close(w);
+	ck_assert_int_eq(write(done[1], "x", 1), 1);
+	ck_assert_int_eq(ut_wait_child(pid), 0);
+	/* The holder is gone, and so is its lock. */
+	w = open_opt(ut_dir, NULL, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+/* A writer killed outright leaves no stale lock: flock dies with it. */
+START_TEST(killed_writer_leaves_no_lock)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		elog *cw;
+		if (elog_open(&cw, ut_dir, NULL) != 0)
+			_exit(2);
+		if (write(go[1], "x", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	char c;
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(ut_wait_child(pid), -1);
+	w = open_opt(ut_dir, NULL, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+/* Someone else holding LOCK without writing a pid in it. */
+START_TEST(locked_without_pid)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "LOCK"), "", 0);
+	int fd = open(p, O_RDWR);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	w = open_opt(ut_dir, NULL, ELOG_LOCKED);
+	ck_assert_str_eq(elog_errmsg(w), "locked by another process");
+	elog_close(w);
+	close(fd);
+}
+END_TEST
+
+/* ---- appending and durability ---- */
+
+START_TEST(append_is_not_durable_until_sync)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	uint64_t a = ut_append(w, "k", "one"), b = ut_append(w, NULL, "two");
+	ck_assert_uint_eq(a, 0);
+	ck_assert_uint_eq(b, 1);
+	ck_assert_uint_eq(elog_next_offset(w), 2);
+	ck_assert_uint_eq(elog_durable_end(w), 0);
+	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, 0);
+	struct all r = read_all(ut_dir);
+	ck_assert_uint_eq(r.n, 0);
+	all_free(&r);
+
+	/* Syncing the first covers the whole batch. */
+	ck_assert_int_eq(elog_sync(w, a), 0);
+	ck_assert_uint_eq(elog_durable_end(w), 2);
+	struct watermark wm = ut_get_wm(ut_dir);
+	ck_assert_uint_eq(wm.durable_end, 2);
+	ck_assert_uint_eq(wm.segment_base, 0);
+	ck_assert_uint_eq(wm.segment_bytes, ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)));
+	ck_assert_uint_eq(wm.segment_bytes, SEG_HDR + rec_size(1, 3) + rec_size(0, 3));
+	r = read_all(ut_dir);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.val[0], "one");
+	ck_assert_str_eq(r.val[1], "two");
+	all_free(&r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(sync_beyond_next_and_on_empty_log)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert_int_eq(elog_sync(w, 0), 0);		/* nothing appended */
+	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_uint_eq(elog_durable_end(w), 0);
+	ut_append(w, NULL, "a");
+	ut_append(w, NULL, "b");
+	ck_assert_int_eq(elog_sync(w, 1000), 0);	/* past the end: all */
+	ck_assert_uint_eq(elog_durable_end(w), 2);
+	ck_assert_int_eq(elog_sync(w, 0), 0);		/* already durable */
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(close_makes_durable)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	for (int i = 0; i < 5; i++)
+		ut_append(w, NULL, "pending");
+	ck_assert_int_eq(elog_close(w), 0);
+	struct all r = read_all(ut_dir);
+	ck_assert_uint_eq(r.n, 5);
+	all_free(&r);
+}
+END_TEST
+
+START_TEST(full_buffer_flushes_itself)
+{
+	struct elog_options o = { .create = 1, .batch_bytes = 100 };
+	elog *w = open_opt(ut_dir, &o, 0);
+	char v[80];
+	memset(v, 'z', sizeof v - 1);
+	v[sizeof v - 1] = '\0';
+	ut_append(w, NULL, v);	/* 107 bytes: over the batch at once */
+	ck_assert_uint_eq(elog_durable_end(w), 1);
+	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, 1);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(timestamps_stamped_or_kept)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	struct elog_record a = ut_rec(0, ELOG_TS_NOW, 3, NULL, "now");
+	struct elog_record b = ut_rec(0, -12345, 4, "k", "given");
+	ck_assert_int_eq(elog_append(w, &a, NULL), 0);
+	ck_assert_int_eq(elog_append(w, &b, NULL), 0);
+	/* The record handed in gets its offset and stamped time. */
+	ck_assert_uint_eq(a.offset, 0);
+	ck_assert_uint_eq(b.offset, 1);
+	ck_assert_int_ge(a.ts_ms, before);
+	ck_assert_int_le(a.ts_ms, before + 60000);
+	ck_assert_int_eq(elog_close(w), 0);
+
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_int_eq(rec.ts_ms, a.ts_ms);
+	ck_assert_uint_eq(rec.schema, 3);
+	ck_assert_uint_eq(rec.key_len, 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_int_eq(rec.ts_ms, -12345);
+	ck_assert_uint_eq(rec.schema, 4);
+	ck_assert_uint_eq(rec.key_len, 1);
+	ck_assert_mem_eq(rec.key, "k", 1);
+	elog_reader_close(r);
+}
+END_TEST
+
+START_TEST(too_big_is_refused)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	size_t max_value = ELOG_MAX_RECORD - REC_FIXED;
+	char *big = calloc(1, ELOG_MAX_RECORD + 2);
+	ck_assert_ptr_nonnull(big);
+	struct elog_record r = { 0, ELOG_TS_NOW, 0, NULL, 0, big, max_value + 1 };
+	ck_assert_int_eq(elog_append(w, &r, NULL), ELOG_TOOBIG);
+	ck_assert_ptr_nonnull(strstr(elog_errmsg(w), "larger than the maximum"));
+	/* Key and value count together. */
+	struct elog_record kv = { 0, ELOG_TS_NOW, 0, big, 10, big, max_value - 9 };
+	ck_assert_int_eq(elog_append(w, &kv, NULL), ELOG_TOOBIG);
+	struct elog_record k = { 0, ELOG_TS_NOW, 0, big, ELOG_MAX_KEY + 1, big, 1 };
+	ck_assert_int_eq(elog_append(w, &k, NULL), ELOG_TOOBIG);
+	ck_assert_uint_eq(elog_next_offset(w), 0);
+
+	/* The writer is not broken by a refusal; the maximum itself fits. */
+	big[0] = 'A';
+	big[max_value - 1] = 'Z';
+	struct elog_record ok = { 0, ELOG_TS_NOW, 0, NULL, 0, big, max_value };
+	uint64_t off;
+	ck_assert_int_eq(elog_append(w, &ok, &off), 0);
+	ck_assert_uint_eq(off, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+
+	elog_reader *rd = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(rec.value_len, max_value);
+	ck_assert_mem_eq(rec.value, big, max_value);
+	ck_assert_int_eq(elog_reader_next(rd, &rec), ELOG_END);
+	elog_reader_close(rd);
+	free(big);
+}
+END_TEST
+
+START_TEST(null_value_is_invalid)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	struct elog_record r = { 0, ELOG_TS_NOW, 0, NULL, 0, NULL, 5 };
+	ck_assert_int_eq(elog_append(w, &r, NULL), ELOG_INVALID);
+	struct elog_record k = { 0, ELOG_TS_NOW, 0, NULL, 3, "abc", 3 };
+	ck_assert_int_eq(elog_append(w, &k, NULL), ELOG_INVALID);
+	/* An empty value may be NULL: a tombstone. */
+	struct elog_record t = { 0, ELOG_TS_NOW, 0, "key", 3, NULL, 0 };
+	ck_assert_int_eq(elog_append(w, &t, NULL), 0);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+/* ---- segments ---- */
+
+/* The segments of dir, checked against their records: each file's name is
+ * its first record's offset (no compaction here), every record lies below
+ * the next segment's base, and no segment but one holding a single record
+ * exceeds seg_bytes. */
+static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *bases,
+                             size_t max, uint64_t *records)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	close(dfd);
+	ck_assert_uint_le(sl.n, max);
+	uint64_t expect = 0;
+	for (size_t i = 0; i < sl.n; i++) {
+		size_t len, got;
+		unsigned char *seg = ut_read_file(ut_seg_path(dir, sl.base[i], SEG_EXT), &len);
+		ck_assert_int_eq(seg_header_check(seg, sl.base[i]), 0);
+		uint64_t pos = SEG_HDR, n = 0;
+		while (pos < len) {
+			struct elog_record r;
+			ck_assert_int_eq(rec_decode(seg + pos, len - pos, &r, &got), 0);
+			ck_assert_uint_eq(r.offset, expect);
+			if (n == 0)
+				ck_assert_uint_eq(r.offset, sl.base[i]);
+			if (i + 1 < sl.n)
+				ck_assert_uint_lt(r.offset, sl.base[i + 1]);
+			expect++;
+			n++;
+			pos += got;
+		}
+		ck_assert_uint_eq(pos, len);
+		ck_assert_msg(len <= seg_bytes || n == 1, "segment %llu: %zu bytes, %llu records",
+		              (unsigned long long)sl.base[i], len, (unsigned long long)n);
+		/* Closed segments are full: the next record would not fit. */
+		if (i + 1 < sl.n)
+			ck_assert_uint_gt(n, 0);
+		bases[i] = sl.base[i];
+		free(seg);
+	}
+	size_t n = sl.n;
+	seglist_free(&sl);
+	*records = expect;
+	return n;
+}
+
+START_TEST(segments_roll_at_segment_bytes)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	char v[128];
+	for (int i = 0; i < 300; i++) {
+		snprintf(v, sizeof v, "%03d %s", i, "a value of about seventy bytes, so forty fit in a segment");
+		ut_append(w, NULL, v);
+		if (i % 50 == 49)
+			ck_assert_int_eq(elog_flush(w), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	uint64_t bases[64], records;
+	size_t n = check_segments(ut_dir, 4096, bases, 64, &records);
+	ck_assert_uint_eq(records, 300);
+	ck_assert_uint_ge(n, 300 * 88 / 4096);
+	/* A roll happens only when the next record would not fit. */
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint64_t size = ut_file_size(ut_seg_path(ut_dir, bases[i], SEG_EXT));
+		ck_assert_uint_gt(size + rec_size(0, 62), 4096);
+	}
+	struct all a = read_all(ut_dir);
+	ck_assert_uint_eq(a.n, 300);
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert_uint_eq(a.off[i], i);
+		snprintf(v, sizeof v, "%03zu ", i);
+		ck_assert_mem_eq(a.val[i], v, 4);
+	}
+	all_free(&a);
+}
+END_TEST
+
+START_TEST(record_larger_than_segment_goes_alone)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	char *big = malloc(10001);
+	memset(big, 'B', 10000);
+	big[10000] = '\0';
+	for (int i = 0; i < 5; i++)
+		ut_append(w, NULL, "small");
+	uint64_t bo = ut_append(w, NULL, big);
+	uint64_t after = ut_append(w, NULL, "after");
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_uint_eq(bo, 5);
+	ck_assert_uint_eq(after, 6);
+	uint64_t bases[8], records;
+	size_t n = check_segments(ut_dir, 4096, bases, 8, &records);
+	ck_assert_uint_eq(records, 7);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(bases[0], 0);
+	ck_assert_uint_eq(bases[1], 5);
+	ck_assert_uint_eq(bases[2], 6);
+	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + rec_size(0, 10000));
+	free(big);
+}
+END_TEST
+
+/* The first record of an empty log may be larger than a segment too. */
+START_TEST(first_record_larger_than_segment)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	char *big = malloc(5001);
+	memset(big, 'B', 5000);
+	big[5000] = '\0';
+	ut_append(w, NULL, big);
+	ut_append(w, NULL, "next");
+	ck_assert_int_eq(elog_close(w), 0);
+	uint64_t bases[8], records;
+	size_t n = check_segments(ut_dir, 4096, bases, 8, &records);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(bases[1], 1);
+	free(big);
+}
+END_TEST
+
+/* Rolls happen across reopenings: the writer picks up the active segment's
+ * size from the file. */
+START_TEST(roll_after_reopen)
+{
+	char v[100];
+	memset(v, 'r', 99);
+	v[99] = '\0';
+	for (int round = 0; round < 4; round++) {
+		elog *w = ut_open_writer(ut_dir, 4096, 64);
+		for (int i = 0; i < 30; i++)
+			ut_append(w, NULL, v);
+		ck_assert_int_eq(elog_close(w), 0);
+	}
+	uint64_t bases[16], records;
+	size_t n = check_segments(ut_dir, 4096, bases, 16, &records);
+	ck_assert_uint_eq(records, 120);
+	/* 127-byte records: 32 to a segment. */
+	ck_assert_uint_eq(n, 4);
+}
+END_TEST
+
+/* ---- many threads ---- */
+
+#define THREADS 8
+#define PER_THREAD 150
+
+struct worker {
+	elog *w;
+	int id;
+	uint64_t off[PER_THREAD];
+	int err;		/* first failure, reported by the main thread */
+	uint64_t bad_durable;
+};
+
+static void *work(void *arg)
+{
+	struct worker *k = arg;
+	char v[64];
+	for (int i = 0; i < PER_THREAD; i++) {
+		snprintf(v, sizeof v, "t%d-%d", k->id, i);
+		struct elog_record r = ut_rec(0, ELOG_TS_NOW, 0, NULL, v);
+		int rc = elog_append(k->w, &r, &k->off[i]);
+		if (!rc)
+			rc = elog_sync(k->w, k->off[i]);
+		if (rc) {
+			k->err = rc;
+			break;
+		}
+		/* Acknowledged: the durable end is past it. */
+		uint64_t d = elog_durable_end(k->w);
+		if (d <= k->off[i] && !k->bad_durable)
+			k->bad_durable = k->off[i] + 1;
+	}
+	return NULL;
+}
+
+START_TEST(threads_append_and_sync)
+{
+	elog *w = ut_open_writer(ut_dir, 16384, 256);
+	static struct worker k[THREADS];
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		k[i] = (struct worker){ .w = w, .id = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, work, &k[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < THREADS; i++) {
+		ck_assert_msg(k[i].err == 0, "thread %d: %d %s", i, k[i].err, elog_errmsg(w));
+		ck_assert_msg(k[i].bad_durable == 0, "thread %d: offset %llu acknowledged "
+		              "above the durable end", i, (unsigned long long)k[i].bad_durable - 1);
+	}
+	const uint64_t total = THREADS * PER_THREAD;
+	ck_assert_uint_eq(elog_next_offset(w), total);
+	ck_assert_uint_eq(elog_durable_end(w), total);
+	/* Durable: on disk before close, as the watermark says. */
+	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, total);
+
+	/* Every acknowledged offset is distinct and holds its own value. */
+	struct all a = read_all(ut_dir);
+	ck_assert_uint_eq(a.n, total);
+	char *seen = calloc(total, 1);
+	for (int i = 0; i < THREADS; i++) {
+		for (int j = 0; j < PER_THREAD; j++) {
+			uint64_t o = k[i].off[j];
+			ck_assert_uint_lt(o, total);
+			ck_assert_msg(!seen[o], "offset %llu given twice", (unsigned long long)o);
+			seen[o] = 1;
+			if (j)	/* each thread's own appends are in order */
+				ck_assert_uint_gt(o, k[i].off[j - 1]);
+			char v[64];
+			snprintf(v, sizeof v, "t%d-%d", i, j);
+			ck_assert_uint_eq(a.off[o], o);
+			ck_assert_str_eq(a.val[o], v);
+		}
+	}
+	free(seen);
+	all_free(&a);
+	ck_assert_int_eq(elog_close(w), 0);
+	/* Rolled along the way, and the segments are sound. */
+	uint64_t bases[256], records;
+	ck_assert_uint_gt(check_segments(ut_dir, 16384, bases, 256, &records), 2);
+	ck_assert_uint_eq(records, total);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("writer");
+	TCase *tc = ut_tcase("writer");
+	tcase_add_test(tc, create_makes_a_log);
+	tcase_add_test(tc, reopen_keeps_settings_and_offsets);
+	tcase_add_test(tc, open_without_create_missing_dir);
+	tcase_add_test(tc, open_without_create_non_log_dir);
+	tcase_add_test(tc, create_refuses_foreign_dir);
+	tcase_add_test(tc, create_redoes_interrupted_creation);
+	tcase_add_test(tc, create_refuses_bad_options);
+	tcase_add_test(tc, close_null);
+	tcase_add_test(tc, second_writer_in_another_process_is_locked);
+	tcase_add_test(tc, killed_writer_leaves_no_lock);
+	tcase_add_test(tc, locked_without_pid);
+	tcase_add_test(tc, append_is_not_durable_until_sync);
+	tcase_add_test(tc, sync_beyond_next_and_on_empty_log);
+	tcase_add_test(tc, close_makes_durable);
+	tcase_add_test(tc, full_buffer_flushes_itself);
+	tcase_add_test(tc, timestamps_stamped_or_kept);
+	tcase_add_test(tc, too_big_is_refused);
+	tcase_add_test(tc, null_value_is_invalid);
+	tcase_add_test(tc, segments_roll_at_segment_bytes);
+	tcase_add_test(tc, record_larger_than_segment_goes_alone);
+	tcase_add_test(tc, first_record_larger_than_segment);
+	tcase_add_test(tc, roll_after_reopen);
+	tcase_add_test(tc, threads_append_and_sync);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
