@@ -1,6 +1,8 @@
 # elog: plain make.  `make`, `make check`, `make check SANITIZE=1`,
 # `make install PREFIX=/usr/local DESTDIR=`.
 .SUFFIXES:
+# Objects are intermediate files make must not delete after linking.
+.SECONDARY:
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin

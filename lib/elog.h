@@ -161,8 +161,9 @@ int elog_append(elog *w, struct elog_record *rec, uint64_t *offset);
 
 /* Wait until every record up to and including offset is durable, writing and
  * syncing the buffer if no other thread is doing so already.  Thread-safe.
- * Errors: ELOG_FAILED after any earlier write or sync error (fsync errors are
- * not retryable), errno values of write(2) and fdatasync(2). */
+ * Errors: the errno value of the write(2) or fdatasync(2) that failed, for
+ * the call that ran it; ELOG_FAILED for every call after (or waiting on) a
+ * failed one: fsync errors are not retryable, so the writer stops. */
 int elog_sync(elog *w, uint64_t offset);
 
 /* Make every record appended so far durable.  Same errors as elog_sync(). */

@@ -106,7 +106,7 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 			else if (KEY("retain_ms"))
 				s->retain_ms = v;
 			else if (KEY("compression_level"))
-				s->compression_level = v > 22 ? -1 : (int)v;
+				s->compression_level = v > 19 ? -1 : (int)v;
 			else
 				s->retain_bytes = v;
 		}

@@ -227,6 +227,10 @@ int elog_sync(elog *w, uint64_t offset)
 		batch_reset(&b);
 		w->spare = b;
 		pthread_cond_broadcast(&w->cv);
+		if (err) {
+			rc = err;	/* the leader learns why; others ELOG_FAILED */
+			break;
+		}
 	}
 	pthread_mutex_unlock(&w->mu);
 	return rc;
