@@ -1,0 +1,140 @@
+/*
+ * elog-compact: keep the newest record of every key in the closed segments
+ * of a log, while the writer may be running.  See elog-compact(1).
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-compact [-nv] [--grace duration] [--min-lag duration] [--wait] dir\n"
+	"       elog-compact -h | --help | --version\n";
+
+enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT, OPT_VERSION };
+
+static const struct option long_options[] = {
+	{ "grace",   required_argument, NULL, OPT_GRACE },
+	{ "min-lag", required_argument, NULL, OPT_MIN_LAG },
+	{ "dry-run", no_argument,       NULL, 'n' },
+	{ "verbose", no_argument,       NULL, 'v' },
+	{ "wait",    no_argument,       NULL, OPT_WAIT },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+static void put_name(uint64_t base)
+{
+	char name[32];
+
+	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)base);
+	cli_puts(name);
+}
+
+static void put_change(const char *what, uint64_t before, uint64_t after)
+{
+	cli_putc(' ');
+	cli_puts(what);
+	cli_putc(' ');
+	cli_put_u64(before);
+	cli_puts(" -> ");
+	cli_put_u64(after);
+}
+
+/* One line per segment changed. */
+static void print_segment(const struct elog_segment_report *rep, void *arg)
+{
+	const int *dry = arg;
+
+	switch (rep->action) {
+	case ELOG_SEG_REWRITTEN:
+		cli_puts(*dry ? "would rewrite " : "rewrote ");
+		put_name(rep->base);
+		put_change("records", rep->records_before, rep->records_after);
+		put_change("bytes", rep->bytes_before, rep->bytes_after);
+		break;
+	case ELOG_SEG_EMPTIED:
+		cli_puts(*dry ? "would remove " : "removed ");
+		put_name(rep->base);
+		put_change("records", rep->records_before, 0);
+		put_change("bytes", rep->bytes_before, 0);
+		break;
+	default:	/* ELOG_SEG_MERGED */
+		cli_puts(*dry ? "would merge " : "merged ");
+		put_name(rep->base);
+		cli_puts(" into ");
+		put_name(rep->into);
+		break;
+	}
+	cli_putc('\n');
+}
+
+int main(int argc, char *argv[])
+{
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	char msg[ELOG_MAINT_MSG_MAX];
+	int verbose = 0, c;
+
+	cli_init(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_GRACE:
+			o.grace_ms = cli_arg_duration("--grace", optarg);
+			break;
+		case OPT_MIN_LAG:
+			o.min_lag_ms = cli_arg_duration("--min-lag", optarg);
+			break;
+		case 'n':
+			o.dry_run = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case OPT_WAIT:
+			o.wait = 1;
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	const char *dir = cli_dir_operand(argc, argv);
+
+	if (o.dry_run || verbose) {
+		o.each = print_segment;
+		o.arg = &o.dry_run;
+	}
+	int rc = elog_compact(dir, &o, &res, msg);
+	if (rc)
+		cli_die_elog(dir, rc, msg);
+	if (o.dry_run || verbose) {
+		cli_puts(o.dry_run ? "would compact" : "compacted");
+		put_change("segments", res.segments_before, res.segments_after);
+		put_change("records", res.records_before, res.records_after);
+		put_change("bytes", res.bytes_before, res.bytes_after);
+		cli_puts(" keys ");
+		cli_put_u64(res.keys);
+		cli_puts(" tombstones ");
+		cli_put_u64(res.tombstones_kept);
+		cli_puts(" kept ");
+		cli_put_u64(res.tombstones_removed);
+		cli_puts(" removed memory ");
+		cli_put_u64(res.memory);
+		cli_puts(" bytes\n");
+	}
+	cli_exit(EX_OK);
+}

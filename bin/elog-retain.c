@@ -1,0 +1,123 @@
+/*
+ * elog-retain: delete whole closed segments, oldest first, by age or by the
+ * log's total size, while the writer may be running.  See elog-retain(1).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
+	"       elog-retain -h | --help | --version\n";
+
+enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_VERSION };
+
+static const struct option long_options[] = {
+	{ "max-age",   required_argument, NULL, OPT_MAX_AGE },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "dry-run",   no_argument,       NULL, 'n' },
+	{ "verbose",   no_argument,       NULL, 'v' },
+	{ "wait",      no_argument,       NULL, OPT_WAIT },
+	{ "help",      no_argument,       NULL, 'h' },
+	{ "version",   no_argument,       NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+static noreturn void usage(void)
+{
+	cli_puts(usage_text);
+	cli_exit(EX_OK);
+}
+
+/* RFC 3339 in UTC with milliseconds, or "-" for a segment with no record. */
+static void format_time(int64_t ms, char buf[32])
+{
+	time_t sec = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	struct tm tm;
+
+	if (ms == INT64_MIN || gmtime_r(&sec, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		strcpy(buf, "-");
+		return;
+	}
+	snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03dZ",
+	         (int)(ms - (int64_t)sec * 1000));
+}
+
+/* One line per segment: what happened, its file, its offset range, its
+ * bytes and its newest timestamp. */
+static void print_segment(const struct elog_segment_report *rep, void *arg)
+{
+	const char *verb = arg;
+	char when[32], name[32];
+
+	format_time(rep->newest_ms, when);
+	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)rep->base);
+	cli_puts(verb);
+	cli_putc(' ');
+	cli_puts(name);
+	cli_puts(" offsets ");
+	cli_put_u64(rep->base);
+	cli_putc('-');
+	cli_put_u64(rep->end - 1);
+	cli_puts(" bytes ");
+	cli_put_u64(rep->bytes_before);
+	cli_puts(" newest ");
+	cli_puts(when);
+	cli_putc('\n');
+}
+
+int main(int argc, char *argv[])
+{
+	struct elog_retain_opts o = { 0 };
+	struct elog_retain_result res;
+	char msg[ELOG_MAINT_MSG_MAX];
+	int verbose = 0, c;
+
+	cli_init(argv[0]);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_MAX_AGE:
+			o.max_age_ms = cli_arg_duration("--max-age", optarg);
+			if (o.max_age_ms == 0)
+				cli_usage_error("--max-age: must be more than 0");
+			break;
+		case OPT_MAX_BYTES:
+			o.max_bytes = cli_arg_size("--max-bytes", optarg);
+			if (o.max_bytes == 0)
+				cli_usage_error("--max-bytes: must be more than 0");
+			break;
+		case 'n':
+			o.dry_run = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case OPT_WAIT:
+			o.wait = 1;
+			break;
+		case 'h':
+			usage();
+		case OPT_VERSION:
+			cli_version();
+		default:
+			cli_bad_option(c, argv);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	const char *dir = cli_dir_operand(argc, argv);
+
+	if (o.dry_run || verbose) {
+		o.each = print_segment;
+		o.arg = o.dry_run ? "would remove" : "removed";
+	}
+	int rc = elog_retain(dir, &o, &res, msg);
+	if (rc)
+		cli_die_elog(dir, rc, msg);
+	cli_exit(EX_OK);
+}

@@ -1,0 +1,732 @@
+/*
+ * compact.c: compaction, elog_compact().
+ *
+ * Pass 1 reads every durable record of the log, closed segments and the
+ * active one alike, and notes in a key table (keyset.c) the offset of each
+ * key's newest record.  Pass 2 rewrites each closed segment that holds a
+ * record to drop, keeping:
+ *   - unkeyed records;
+ *   - records at or after the min-lag cut (the first record younger than
+ *     min_lag_ms), so that young records are never touched;
+ *   - each key's newest record, unless it is a tombstone whose grace is
+ *     over: it goes then, everything older for its key having gone already.
+ * Then runs of adjacent closed segments that fit in one segment together are
+ * merged into the first of them.
+ *
+ * A segment is replaced by writing "<base>.log.compact" and
+ * "<base>.idx.compact" beside it, syncing both, unlinking the old index,
+ * renaming the new segment and then the new index over the old names, and
+ * syncing the directory.  The new segment keeps its base (its name) even
+ * when its first record is now later: readers find a record by the greatest
+ * base at or below its offset.  Whatever step a crash interrupts, the old
+ * segment or the new one is in place, either of which holds every record
+ * that must stay; a segment without its index is read by scanning, and the
+ * next run removes the temporary files and rebuilds a missing index.
+ *
+ * A merge writes the records of segments A, B... into A's replacement, and
+ * only once that is in place and synced removes B...; see maint.c for why
+ * the moment in between shows nothing twice and how the next run ends it.
+ *
+ * The tombstone state.  The file compact.state records when compaction first
+ * saw each tombstone it keeps, so that the grace period runs from then, by
+ * this machine's wall clock, and not from the producer's timestamp:
+ *
+ *   elog-compact-state 1
+ *   <offset of the tombstone> <ms since the epoch when first seen>
+ *   ...
+ *
+ * one line per tombstone, ascending offsets, replaced by write, fsync,
+ * rename.  A lost or removed file only restarts the grace periods.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+_Static_assert(ELOG_MAINT_MSG_MAX == ERRMSG_MAX,
+               "the public message size is the internal one");
+
+#define STATE_MAGIC "elog-compact-state 1\n"
+#define STATE_MAX   (1u << 30)
+#define OUT_BUF     (1u << 20)
+
+struct tomb {
+	uint64_t offset;
+	int64_t first_ms;
+};
+struct tombs {
+	struct tomb *v;
+	size_t n, cap;
+};
+
+static int tombs_add(struct tombs *t, uint64_t offset, int64_t first_ms)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct tomb *nv = realloc(t->v, cap * sizeof *nv);
+		if (!nv)
+			return ENOMEM;
+		t->v = nv;
+		t->cap = cap;
+	}
+	t->v[t->n++] = (struct tomb){ offset, first_ms };
+	return 0;
+}
+
+static const struct tomb *tombs_find(const struct tombs *t, uint64_t offset)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->v[lo].offset == offset ? &t->v[lo] : NULL;
+}
+
+static int state_load(struct maint *m, struct tombs *t)
+{
+	char *text;
+	size_t len;
+	int err = fs_read_small(m->dfd, FN_COMPACT_STATE, STATE_MAX, &text, &len);
+	if (err == ENOENT)
+		return 0;
+	if (err)
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+	size_t line = 1;
+	const char *p = text, *end = text + len;
+	if (len < sizeof STATE_MAGIC - 1 || memcmp(text, STATE_MAGIC, sizeof STATE_MAGIC - 1)) {
+		err = ELOG_CORRUPT;
+		goto out;
+	}
+	p += sizeof STATE_MAGIC - 1;
+	while (p < end) {
+		unsigned long long off;
+		long long ms;
+		int n;
+		line++;
+		if (sscanf(p, "%20llu %20lld%n", &off, &ms, &n) != 2 || p[n] != '\n' ||
+		    (p[0] < '0' || p[0] > '9') ||
+		    (t->n && off <= t->v[t->n - 1].offset)) {
+			err = ELOG_CORRUPT;
+			goto out;
+		}
+		if ((err = tombs_add(t, off, ms)) != 0)
+			break;
+		p += n + 1;
+	}
+out:
+	free(text);
+	if (err == ELOG_CORRUPT)
+		return errmsg_set(m->msg, err, "%s: malformed at line %zu (remove it to "
+		    "restart the grace periods of tombstones)", FN_COMPACT_STATE, line);
+	if (err)
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+	return 0;
+}
+
+static int state_store(struct maint *m, const struct tombs *t)
+{
+	size_t cap = sizeof STATE_MAGIC + t->n * 44, len;
+	char *buf = malloc(cap);
+	if (!buf)
+		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+	memcpy(buf, STATE_MAGIC, sizeof STATE_MAGIC - 1);
+	len = sizeof STATE_MAGIC - 1;
+	for (size_t i = 0; i < t->n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%llu %lld\n",
+		    (unsigned long long)t->v[i].offset, (long long)t->v[i].first_ms);
+	maint_step();
+	int err = fs_replace_file(m->dfd, FN_COMPACT_STATE, buf, len);
+	free(buf);
+	if (err)
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+	return 0;
+}
+
+static int tombs_equal(const struct tombs *a, const struct tombs *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].offset != b->v[i].offset || a->v[i].first_ms != b->v[i].first_ms)
+			return 0;
+	return 1;
+}
+
+struct compactor {
+	struct maint *m;
+	const struct elog_compact_opts *o;
+	struct elog_compact_result *res;
+	int64_t now;
+	struct keyset ks;
+	uint64_t cut;            /* records at or above it are left alone */
+	struct tombs old, keep;  /* the state as read, and as it will be */
+	uint64_t *size;          /* closed segments' sizes once compacted */
+	unsigned char *buf;      /* OUT_BUF bytes of output */
+};
+
+/* The replacement of one segment being written. */
+struct out {
+	uint64_t base;
+	int fd;                  /* the temporary .log, or -1 (not opened) */
+	size_t len;              /* bytes in the compactor's buffer */
+	uint64_t pos;            /* the file position of the next record */
+	uint64_t records;
+	struct idx_builder ib;
+	struct index ix;
+};
+
+static void tmp_name(char *buf, uint64_t base, const char *ext)
+{
+	seg_name(buf, base, ext);
+	strcat(buf, MAINT_TMP_EXT);
+}
+
+static void out_init(struct out *w, uint64_t base)
+{
+	memset(w, 0, sizeof *w);
+	w->base = base;
+	w->fd = -1;
+	w->pos = SEG_HDR;
+}
+
+static int out_flush(struct compactor *c, struct out *w)
+{
+	char name[NAME_MAX_LOCAL];
+	int err = fs_write_all(w->fd, c->buf, w->len);
+	w->len = 0;
+	if (err) {
+		tmp_name(name, w->base, SEG_EXT);
+		return errmsg_set(c->m->msg, err, "%s: %s", name, strerror(err));
+	}
+	return 0;
+}
+
+static int out_write(struct compactor *c, struct out *w, const void *p, size_t n)
+{
+	int err;
+	while (n > 0) {
+		if (w->len == OUT_BUF && (err = out_flush(c, w)) != 0)
+			return err;
+		size_t k = OUT_BUF - w->len < n ? OUT_BUF - w->len : n;
+		memcpy(c->buf + w->len, p, k);
+		w->len += k;
+		p = (const unsigned char *)p + k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* Create the temporary segment and put its header in the buffer. */
+static int out_open(struct compactor *c, struct out *w)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	tmp_name(name, w->base, SEG_EXT);
+	maint_step();
+	w->fd = fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (w->fd < 0)
+		return errmsg_set(c->m->msg, errno, "%s: %s", name, strerror(errno));
+	seg_header_encode(hdr, w->base);
+	w->len = 0;
+	return out_write(c, w, hdr, SEG_HDR);
+}
+
+/* Account for a record that goes to the output at w->pos. */
+static int out_note(struct compactor *c, struct out *w, const struct elog_record *rec,
+                    size_t size)
+{
+	struct idx_entry e;
+	if (idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->pos,
+	                    c->m->set.index_interval, &e)) {
+		int err = idx_push(&w->ix, &e);
+		if (err)
+			return errmsg_set(c->m->msg, err, "%s", strerror(err));
+	}
+	w->pos += size;
+	w->records++;
+	return 0;
+}
+
+/* Copy bytes [from, to) of segfd to the output unchanged. */
+static int out_copy(struct compactor *c, struct out *w, int segfd, uint64_t from,
+                    uint64_t to)
+{
+	unsigned char tmp[64 * 1024];
+	while (from < to) {
+		size_t n = to - from < sizeof tmp ? (size_t)(to - from) : sizeof tmp, got;
+		int err = fs_pread_full(segfd, tmp, n, (off_t)from, &got);
+		if (!err && got != n)
+			err = EIO;	/* a closed segment never shrinks */
+		if (err)
+			return errmsg_set(c->m->msg, err, "reading a segment: %s", strerror(err));
+		if ((err = out_write(c, w, tmp, n)) != 0)
+			return err;
+		from += n;
+	}
+	return 0;
+}
+
+static void out_abort(struct compactor *c, struct out *w)
+{
+	char name[NAME_MAX_LOCAL];
+	if (w->fd != -1) {
+		if (w->fd >= 0)
+			close(w->fd);
+		tmp_name(name, w->base, SEG_EXT);
+		unlinkat(c->m->dfd, name, 0);
+		tmp_name(name, w->base, IDX_EXT);
+		unlinkat(c->m->dfd, name, 0);
+	}
+	w->fd = -1;
+	idx_free(&w->ix);
+}
+
+/* Sync the new segment, write its index, and swap both into place. */
+static int out_commit(struct compactor *c, struct out *w)
+{
+	struct maint *m = c->m;
+	char name[NAME_MAX_LOCAL], tmp[NAME_MAX_LOCAL];
+	int err, ifd;
+
+	if ((err = out_flush(c, w)) != 0)
+		return err;
+	tmp_name(tmp, w->base, SEG_EXT);
+	maint_step();
+	if (fdatasync(w->fd) < 0)
+		return errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, strerror(errno));
+	close(w->fd);
+	w->fd = -2;	/* closed, but the temporary files exist */
+
+	size_t len = IDX_HDR + w->ix.n * IDX_ENTRY;
+	unsigned char *ibuf = malloc(len);
+	if (!ibuf)
+		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+	idx_header_encode(ibuf);
+	for (size_t i = 0; i < w->ix.n; i++)
+		idx_entry_encode(ibuf + IDX_HDR + i * IDX_ENTRY, &w->ix.e[i]);
+	tmp_name(tmp, w->base, IDX_EXT);
+	maint_step();
+	ifd = fs_openat(m->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	err = ifd < 0 ? errno : fs_write_all(ifd, ibuf, len);
+	free(ibuf);
+	if (!err && fdatasync(ifd) < 0)
+		err = errno;
+	if (ifd >= 0)
+		close(ifd);
+	if (err)
+		return errmsg_set(m->msg, err, "%s: %s", tmp, strerror(err));
+
+	/* The old index goes first: between the renames a reader then finds
+	 * no index rather than one describing the other file. */
+	seg_name(name, w->base, IDX_EXT);
+	maint_step();
+	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
+		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	seg_name(name, w->base, SEG_EXT);
+	tmp_name(tmp, w->base, SEG_EXT);
+	maint_step();
+	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
+		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	seg_name(name, w->base, IDX_EXT);
+	tmp_name(tmp, w->base, IDX_EXT);
+	maint_step();
+	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
+		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	maint_step();
+	if ((err = fs_fsync_dir(m->dfd)) != 0)
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
+	w->fd = -1;
+	return 0;
+}
+
+static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	size_t got;
+	int err;
+	seg_name(name, base, SEG_EXT);
+	*fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	if (*fd < 0)
+		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	err = fstat(*fd, &st) < 0 ? errno : fs_pread_full(*fd, hdr, SEG_HDR, 0, &got);
+	if (!err && (got < SEG_HDR || (err = seg_header_check(hdr, base)) != 0))
+		err = err == ELOG_VERSION ? err : ELOG_CORRUPT;
+	if (err) {
+		close(*fd);
+		*fd = -1;
+		if (err == ELOG_VERSION)
+			return errmsg_set(m->msg, err, "%s: unsupported segment version", name);
+		if (err == ELOG_CORRUPT)
+			return errmsg_set(m->msg, err, "%s: bad segment header", name);
+		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+	}
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
+                      uint64_t at)
+{
+	char name[NAME_MAX_LOCAL];
+	seg_name(name, base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
+		return errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
+		    scan_truncated(s) ? "truncated" : "corrupt", (unsigned long long)at);
+	if (err == ELOG_INVALID)
+		return errmsg_set(m->msg, ELOG_CORRUPT, "%s: offset out of order at "
+		                  "byte %llu", name, (unsigned long long)at);
+	return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+}
+
+/* Pass 1: the newest record of every key, in every durable record. */
+static int collect_keys(struct compactor *c)
+{
+	struct maint *m = c->m;
+	int64_t young = c->o->min_lag_ms ? c->now - (int64_t)c->o->min_lag_ms : INT64_MAX;
+	c->cut = UINT64_MAX;
+	for (size_t i = 0; i < m->sl.n; i++) {
+		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at, prev = 0;
+		if (i >= m->nclosed) {
+			if (base > m->wm.segment_base)
+				break;	/* nothing durable in it yet */
+			if (base == m->wm.segment_base)
+				limit = m->wm.segment_bytes;
+		}
+		int fd, err;
+		if ((err = open_segment(m, base, &fd, &size)) != 0)
+			return err;
+		struct scan s;
+		struct elog_record rec;
+		if ((err = scan_init(&s, fd, base, SEG_HDR, limit)) != 0) {
+			close(fd);
+			return errmsg_set(m->msg, err, "%s", strerror(err));
+		}
+		int any = 0;
+		while ((err = scan_next(&s, &rec, &at)) == 0) {
+			if (rec.offset < base || (any && rec.offset <= prev)) {
+				err = ELOG_INVALID;
+				break;
+			}
+			any = 1;
+			prev = rec.offset;
+			if (i >= m->nclosed && rec.offset >= m->wm.durable_end)
+				break;
+			if (c->cut == UINT64_MAX && rec.ts_ms > young)
+				c->cut = rec.offset;
+			if (rec.key_len && (err = keyset_put(&c->ks, rec.key, rec.key_len,
+			                        rec.offset, rec.value_len == 0)) != 0)
+				break;
+		}
+		if (err == 0 || err == ELOG_END)
+			err = 0;
+		else
+			err = scan_error(m, base, &s, err, at);
+		scan_free(&s);
+		close(fd);
+		if (err)
+			return err;
+	}
+	c->res->keys = c->ks.n;
+	return 0;
+}
+
+/* Whether the closed record rec stays. */
+static int keep_record(struct compactor *c, const struct elog_record *rec, int *keep)
+{
+	uint64_t newest;
+	int tomb;
+	*keep = 1;
+	if (rec->key_len == 0)
+		return 0;
+	if (!keyset_get(&c->ks, rec->key, rec->key_len, &newest, &tomb))
+		return 0;	/* cannot happen: pass 1 saw every record */
+	if (newest > rec->offset) {
+		/* Superseded: it goes, unless it is young. */
+		*keep = rec->offset >= c->cut;
+		return 0;
+	}
+	if (newest < rec->offset)
+		return 0;	/* cannot happen either; keeping is safe */
+	if (!tomb)
+		return 0;
+	const struct tomb *t = tombs_find(&c->old, rec->offset);
+	int64_t first = t ? t->first_ms : c->now;
+	if (rec->offset < c->cut && c->now >= first &&
+	    (uint64_t)(c->now - first) >= c->o->grace_ms) {
+		*keep = 0;
+		c->res->tombstones_removed++;
+		return 0;
+	}
+	c->res->tombstones_kept++;
+	int err = tombs_add(&c->keep, rec->offset, first);
+	return err ? errmsg_set(c->m->msg, err, "%s", strerror(err)) : 0;
+}
+
+static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
+                   uint64_t into, uint64_t rb, uint64_t ra, uint64_t bb, uint64_t ba)
+{
+	if (!c->o->each)
+		return;
+	struct elog_segment_report r = { 0 };
+	r.action = action;
+	r.base = base;
+	r.end = end;
+	r.into = into;
+	r.records_before = rb;
+	r.records_after = ra;
+	r.bytes_before = bb;
+	r.bytes_after = ba;
+	r.newest_ms = INT64_MIN;
+	c->o->each(&r, c->o->arg);
+}
+
+/* Pass 2 for closed segment i: rewrite it without the records that go.
+ * *gone is set when it was removed as empty. */
+static int compact_segment(struct compactor *c, size_t i, int *gone)
+{
+	struct maint *m = c->m;
+	uint64_t base = m->sl.base[i], size, at = SEG_HDR, records = 0;
+	struct out w;
+	struct scan s;
+	struct elog_record rec;
+	int fd, err, dropped = 0;
+
+	*gone = 0;
+	if ((err = open_segment(m, base, &fd, &size)) != 0)
+		return err;
+	out_init(&w, base);
+	if ((err = scan_init(&s, fd, base, SEG_HDR, size)) != 0) {
+		close(fd);
+		return errmsg_set(m->msg, err, "%s", strerror(err));
+	}
+	while ((err = scan_next(&s, &rec, &at)) == 0) {
+		int keep;
+		size_t rsize = rec_size(rec.key_len, rec.value_len);
+		records++;
+		if ((err = keep_record(c, &rec, &keep)) != 0)
+			goto fail;
+		if (!keep) {
+			/* The first record to go: everything before it is
+			 * copied as it is. */
+			if (!dropped && !c->o->dry_run &&
+			    ((err = out_open(c, &w)) != 0 ||
+			     (err = out_copy(c, &w, fd, SEG_HDR, at)) != 0))
+				goto fail;
+			dropped = 1;
+			continue;
+		}
+		if ((err = out_note(c, &w, &rec, rsize)) != 0)
+			goto fail;
+		if (dropped && !c->o->dry_run &&
+		    (err = out_write(c, &w, (const unsigned char *)rec.key - REC_HDR, rsize)) != 0)
+			goto fail;
+	}
+	if (err != ELOG_END) {
+		err = scan_error(m, base, &s, err, at);
+		goto fail;
+	}
+	scan_free(&s);
+	close(fd);
+	c->res->records_before += records;
+	c->res->bytes_before += size;
+	c->res->records_after += w.records;
+	c->size[i] = w.pos;
+	if (!dropped) {
+		c->res->bytes_after += size;
+		c->size[i] = size;
+		idx_free(&w.ix);
+		return 0;
+	}
+	uint64_t end = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
+	if (w.records == 0 && i > 0) {
+		/* Never the first segment: its base is where the log starts. */
+		out_abort(c, &w);
+		if (!c->o->dry_run && (err = seg_remove(m, base)) != 0)
+			return err;
+		*gone = 1;
+		report(c, ELOG_SEG_EMPTIED, base, end, 0, records, 0, size, 0);
+		return 0;
+	}
+	c->res->bytes_after += w.pos;
+	c->res->segments_rewritten++;
+	if (!c->o->dry_run && (err = out_commit(c, &w)) != 0) {
+		out_abort(c, &w);
+		return err;
+	}
+	idx_free(&w.ix);
+	report(c, ELOG_SEG_REWRITTEN, base, end, 0, records, w.records, size, w.pos);
+	return 0;
+fail:
+	scan_free(&s);
+	close(fd);
+	out_abort(c, &w);
+	return err;
+}
+
+/* Merge closed segments sl.base[i..j] into the first of them. */
+static int merge_run(struct compactor *c, size_t i, size_t j)
+{
+	struct maint *m = c->m;
+	struct out w;
+	int err = 0;
+
+	out_init(&w, m->sl.base[i]);
+	if (!c->o->dry_run) {
+		if ((err = out_open(c, &w)) != 0)
+			goto fail;
+		for (size_t k = i; k <= j; k++) {
+			uint64_t size, at;
+			struct scan s;
+			struct elog_record rec;
+			int fd;
+			if ((err = open_segment(m, m->sl.base[k], &fd, &size)) != 0)
+				goto fail;
+			if ((err = scan_init(&s, fd, m->sl.base[k], SEG_HDR, size)) != 0) {
+				close(fd);
+				err = errmsg_set(m->msg, err, "%s", strerror(err));
+				goto fail;
+			}
+			int werr = 0;
+			while ((err = scan_next(&s, &rec, &at)) == 0) {
+				size_t rsize = rec_size(rec.key_len, rec.value_len);
+				if ((werr = out_note(c, &w, &rec, rsize)) != 0 ||
+				    (werr = out_write(c, &w, (const unsigned char *)rec.key - REC_HDR,
+				                      rsize)) != 0)
+					break;
+			}
+			if (werr)
+				err = werr;	/* its message is set */
+			else if (err == ELOG_END)
+				err = 0;
+			else
+				err = scan_error(m, m->sl.base[k], &s, err, at);
+			scan_free(&s);
+			close(fd);
+			if (err)
+				goto fail;
+		}
+		if ((err = out_commit(c, &w)) != 0)
+			goto fail;
+	}
+	idx_free(&w.ix);
+	c->res->segments_rewritten++;
+	for (size_t k = i + 1; k <= j; k++) {
+		if (!c->o->dry_run && (err = seg_remove(m, m->sl.base[k])) != 0)
+			return err;
+		uint64_t end = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
+		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0,
+		       c->size[k], 0);
+	}
+	return 0;
+fail:
+	out_abort(c, &w);
+	return err;
+}
+
+/* Drop entry i of the closed segments (it was removed). */
+static void forget(struct compactor *c, size_t i)
+{
+	struct maint *m = c->m;
+	memmove(&m->sl.base[i], &m->sl.base[i + 1], (m->sl.n - i - 1) * sizeof m->sl.base[0]);
+	memmove(&c->size[i], &c->size[i + 1], (m->nclosed - i - 1) * sizeof c->size[0]);
+	m->sl.n--;
+	m->nclosed--;
+}
+
+static int compact(struct compactor *c)
+{
+	struct maint *m = c->m;
+	int err;
+
+	if (!c->o->dry_run && (err = maint_cleanup(m, &c->res->leftovers)) != 0)
+		return err;
+	c->res->segments_before = m->nclosed;
+	if ((err = state_load(m, &c->old)) != 0)
+		return err;
+	if ((err = keyset_init(&c->ks)) != 0)
+		return errmsg_set(m->msg, err, "making the key table: %s", strerror(err));
+	c->buf = malloc(OUT_BUF);
+	c->size = malloc((m->nclosed + 1) * sizeof *c->size);
+	if (!c->buf || !c->size)
+		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+	if ((err = collect_keys(c)) != 0)
+		return err;
+
+	for (size_t i = 0; i < m->nclosed;) {
+		int gone;
+		if ((err = compact_segment(c, i, &gone)) != 0)
+			return err;
+		if (gone)
+			forget(c, i);
+		else
+			i++;
+	}
+
+	/* Merge runs of small neighbours, each into its first segment. */
+	for (size_t i = 0; i < m->nclosed;) {
+		uint64_t total = c->size[i];
+		size_t j = i;
+		while (j + 1 < m->nclosed &&
+		       total + (c->size[j + 1] - SEG_HDR) <= m->set.segment_bytes)
+			total += c->size[++j] - SEG_HDR;
+		if (j > i) {
+			if ((err = merge_run(c, i, j)) != 0)
+				return err;
+			c->size[i] = total;
+			for (size_t k = i + 1; k <= j; k++)
+				forget(c, i + 1);
+		}
+		i++;
+	}
+	c->res->segments_after = m->nclosed;
+	c->res->memory = keyset_memory(&c->ks) +
+	                 (c->old.cap + c->keep.cap) * sizeof(struct tomb);
+	if (!c->o->dry_run && !tombs_equal(&c->old, &c->keep))
+		return state_store(m, &c->keep);
+	return 0;
+}
+
+int elog_compact(const char *dir, const struct elog_compact_opts *o,
+                 struct elog_compact_result *res, char *msg)
+{
+	static const struct elog_compact_opts defaults = ELOG_COMPACT_OPTS_INIT;
+	char local[ERRMSG_MAX];
+	struct elog_compact_result dummy;
+	struct compactor c;
+	struct maint m;
+
+	if (!msg)
+		msg = local;
+	if (!res)
+		res = &dummy;
+	if (!o)
+		o = &defaults;
+	memset(res, 0, sizeof *res);
+	memset(&c, 0, sizeof c);
+	msg[0] = '\0';
+	c.m = &m;
+	c.o = o;
+	c.res = res;
+	c.now = o->now_ms ? o->now_ms : fs_now_ms();
+	int err = maint_open(&m, dir, o->wait, msg);
+	if (!err)
+		err = compact(&c);
+	maint_close(&m);
+	keyset_free(&c.ks);
+	free(c.old.v);
+	free(c.keep.v);
+	free(c.size);
+	free(c.buf);
+	return err;
+}

@@ -1,0 +1,183 @@
+/*
+ * keyset.c: the key table of compaction: for every distinct key, the offset
+ * of its newest record and whether that record is a tombstone.
+ *
+ * Keys are not stored: a slot holds a 128-bit SipHash-2-4 of the key (one
+ * bit of which marks the slot used, leaving 127) and the offset, 24 bytes
+ * in all, whatever the key's length.  The SipHash key is drawn from
+ * /dev/urandom for each table, so nobody can choose keys that collide; for
+ * n distinct keys the chance that any two share a hash is below
+ * n^2 / 2^128.  A collision would make compaction treat two keys as one.
+ *
+ * Open addressing with linear probing, grown to twice the size when three
+ * quarters full.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct keyslot {
+	uint64_t h0, h1;      /* h0 has its low bit set in a used slot */
+	uint64_t word;        /* offset << 1 | tombstone */
+};
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                        \
+	do {                                                            \
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                  \
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                  \
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 with its 128-bit output (Aumasson and Bernstein). */
+void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
+                unsigned char out[16])
+{
+	const unsigned char *p = data, *end = p + (len & ~(size_t)7);
+	uint64_t v0 = 0x736f6d6570736575ull ^ k0;
+	uint64_t v1 = 0x646f72616e646f6dull ^ k1 ^ 0xee;
+	uint64_t v2 = 0x6c7967656e657261ull ^ k0;
+	uint64_t v3 = 0x7465646279746573ull ^ k1;
+	uint64_t b = (uint64_t)len << 56;
+
+	for (; p != end; p += 8) {
+		uint64_t m = get64(p);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t i = 0; i < (len & 7); i++)
+		b |= (uint64_t)p[i] << (8 * i);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xee;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	put64(out, v0 ^ v1 ^ v2 ^ v3);
+	v1 ^= 0xdd;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	put64(out + 8, v0 ^ v1 ^ v2 ^ v3);
+}
+
+static int random_key(uint64_t *k0, uint64_t *k1)
+{
+	unsigned char raw[16];
+	size_t got;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int err = fs_pread_full(fd, raw, sizeof raw, 0, &got);
+	close(fd);
+	if (!err && got != sizeof raw)
+		err = EIO;
+	if (err)
+		return err;
+	*k0 = get64(raw);
+	*k1 = get64(raw + 8);
+	return 0;
+}
+
+int keyset_init(struct keyset *ks)
+{
+	memset(ks, 0, sizeof *ks);
+	int err = random_key(&ks->k0, &ks->k1);
+	if (err)
+		return err;
+	ks->cap = 1024;
+	ks->slot = calloc(ks->cap, sizeof *ks->slot);
+	return ks->slot ? 0 : ENOMEM;
+}
+
+void keyset_free(struct keyset *ks)
+{
+	free(ks->slot);
+	memset(ks, 0, sizeof *ks);
+}
+
+size_t keyset_memory(const struct keyset *ks)
+{
+	return ks->cap * sizeof *ks->slot;
+}
+
+static void hash_key(const struct keyset *ks, const void *key, size_t len,
+                     uint64_t *h0, uint64_t *h1)
+{
+	unsigned char h[16];
+	siphash128(key, len, ks->k0, ks->k1, h);
+	*h0 = get64(h) | 1;
+	*h1 = get64(h + 8);
+}
+
+/* The slot of (h0, h1), or the empty slot where it would go. */
+static struct keyslot *probe(struct keyslot *slot, size_t cap, uint64_t h0, uint64_t h1)
+{
+	size_t mask = cap - 1;
+	for (size_t i = (size_t)(h1 & mask);; i = (i + 1) & mask) {
+		struct keyslot *s = &slot[i];
+		if (s->h0 == 0 || (s->h0 == h0 && s->h1 == h1))
+			return s;
+	}
+}
+
+static int grow(struct keyset *ks)
+{
+	size_t cap = ks->cap * 2;
+	struct keyslot *ns = calloc(cap, sizeof *ns);
+	if (!ns)
+		return ENOMEM;
+	for (size_t i = 0; i < ks->cap; i++)
+		if (ks->slot[i].h0)
+			*probe(ns, cap, ks->slot[i].h0, ks->slot[i].h1) = ks->slot[i];
+	free(ks->slot);
+	ks->slot = ns;
+	ks->cap = cap;
+	return 0;
+}
+
+int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
+               int tombstone)
+{
+	uint64_t h0, h1;
+	if (offset > UINT64_MAX >> 1)
+		return ELOG_INVALID;
+	if ((ks->n + 1) * 4 > ks->cap * 3) {
+		int err = grow(ks);
+		if (err)
+			return err;
+	}
+	hash_key(ks, key, len, &h0, &h1);
+	struct keyslot *s = probe(ks->slot, ks->cap, h0, h1);
+	if (s->h0 == 0) {
+		s->h0 = h0;
+		s->h1 = h1;
+		ks->n++;
+	}
+	s->word = offset << 1 | (tombstone ? 1 : 0);
+	return 0;
+}
+
+int keyset_get(const struct keyset *ks, const void *key, size_t len,
+               uint64_t *offset, int *tombstone)
+{
+	uint64_t h0, h1;
+	hash_key(ks, key, len, &h0, &h1);
+	const struct keyslot *s = probe(ks->slot, ks->cap, h0, h1);
+	if (s->h0 == 0)
+		return 0;
+	*offset = s->word >> 1;
+	*tombstone = (int)(s->word & 1);
+	return 1;
+}

@@ -1,0 +1,599 @@
+/*
+ * test_compact.c: compaction (lib/compact.c, lib/keyset.c, lib/maint.c).
+ *
+ * Logs are written through the writer with small segments, compacted, and
+ * read back through a reader: every key's newest record must be there,
+ * every unkeyed record, nothing twice, offsets strictly increasing.  The
+ * crash test interrupts compaction at every step in a child process
+ * (ELOG_MAINT_CRASH_AT) and checks the log after each.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "internal.h"
+
+static char dir[256];
+static char msg[ELOG_MAINT_MSG_MAX];
+
+#define NKEYS 40
+#define T0 1700000000000ll
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/elog-compact-test.%ld", (long)getpid());
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s.copy", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s.copy", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static elog *open_writer(const char *path)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4096 };
+	elog *w;
+	ck_assert_msg(elog_open(&w, path, &o) == 0, "open: %s", elog_errmsg(w));
+	return w;
+}
+
+static void append(elog *w, const char *key, const char *value, int64_t ts)
+{
+	struct elog_record r = { 0 };
+	r.ts_ms = ts;
+	r.key = key;
+	r.key_len = key ? strlen(key) : 0;
+	r.value = value;
+	r.value_len = strlen(value);
+	ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+}
+
+/* The expected state: per key the newest value ("" = deleted), and the
+ * number of unkeyed records. */
+struct expect {
+	char value[NKEYS][32];
+	int unkeyed;
+};
+
+/* rounds passes over NKEYS keys, an unkeyed record every 7th record, and a
+ * tombstone for keys divisible by 10 in the last round. */
+static void fill(const char *path, int rounds, int64_t ts, struct expect *ex)
+{
+	elog *w = open_writer(path);
+	char key[16], val[32];
+	int n = 0;
+	memset(ex, 0, sizeof *ex);
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < NKEYS; k++) {
+			snprintf(key, sizeof key, "key-%02d", k);
+			if (r == rounds - 1 && k % 10 == 0)
+				val[0] = '\0';
+			else
+				snprintf(val, sizeof val, "v%d-%d-%s", r, k, "padding-padding");
+			append(w, key, val, ts);
+			snprintf(ex->value[k], sizeof ex->value[k], "%s", val);
+			if (++n % 7 == 0) {
+				append(w, NULL, "unkeyed", ts);
+				ex->unkeyed++;
+			}
+		}
+	}
+	/* Unkeyed filler, so that every keyed record is in a closed segment. */
+	for (int i = 0; i < 200; i++) {
+		append(w, NULL, "filler", ts);
+		ex->unkeyed++;
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+}
+
+/* Read the whole log; check order, no duplicates, and the expectations:
+ * every key's newest value present (tombstones only when tombs_expected),
+ * and all unkeyed records. */
+static uint64_t check_log(const char *path, const struct expect *ex, int tombs_expected)
+{
+	elog_reader *r;
+	struct elog_record rec;
+	int found[NKEYS] = { 0 }, unkeyed = 0, rc;
+	uint64_t n = 0, last = 0;
+	ck_assert_msg(elog_reader_open(&r, path) == 0, "%s", elog_reader_errmsg(r));
+	while ((rc = elog_reader_next(r, &rec)) == 0) {
+		ck_assert_msg(n == 0 || rec.offset > last, "offset %llu after %llu",
+		              (unsigned long long)rec.offset, (unsigned long long)last);
+		last = rec.offset;
+		n++;
+		if (rec.key_len == 0) {
+			unkeyed++;
+			ck_assert(rec.value_len > 0);
+			continue;
+		}
+		const char *kp = (const char *)rec.key;
+		ck_assert_uint_eq(rec.key_len, 6);
+		int k = (kp[4] - '0') * 10 + (kp[5] - '0');
+		if (rec.value_len == strlen(ex->value[k]) &&
+		    memcmp(rec.value, ex->value[k], rec.value_len) == 0)
+			found[k]++;
+	}
+	ck_assert_msg(rc == ELOG_END, "%d %s", rc, elog_reader_errmsg(r));
+	elog_reader_close(r);
+	ck_assert_int_eq(unkeyed, ex->unkeyed);
+	for (int k = 0; k < NKEYS; k++) {
+		if (ex->value[k][0] || tombs_expected)
+			ck_assert_msg(found[k] == 1, "key %d found %d times", k, found[k]);
+		else
+			ck_assert_int_eq(found[k], 0);
+	}
+	return n;
+}
+
+static int count_files(const char *path, const char *suffix)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name), s = strlen(suffix);
+		if (l >= s && strcmp(de->d_name + l - s, suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void verify_clean(const char *path)
+{
+	struct elog_verify_result vr;
+	char vmsg[ELOG_VERIFY_MSG_MAX];
+	ck_assert_msg(elog_verify(path, 0, NULL, &vr, vmsg) == 0, "%s", vmsg);
+	ck_assert_msg(vr.damage == 0, "verify found %llu problems",
+	              (unsigned long long)vr.damage);
+}
+
+START_TEST(siphash_reference_vectors)
+{
+	static const unsigned char want[3][16] = {
+		{ 0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6,
+		  0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55, 0x02, 0x93 },
+		{ 0xda, 0x87, 0xc1, 0xd8, 0x6b, 0x99, 0xaf, 0x44,
+		  0x34, 0x76, 0x59, 0x11, 0x9b, 0x22, 0xfc, 0x45 },
+		{ 0x54, 0x93, 0xe9, 0x99, 0x33, 0xb0, 0xa8, 0x11,
+		  0x7e, 0x08, 0xec, 0x0f, 0x97, 0xcf, 0xc3, 0xd9 },
+	};
+	static const size_t len[3] = { 0, 1, 15 };
+	unsigned char in[15], out[16];
+	for (int i = 0; i < 15; i++)
+		in[i] = (unsigned char)i;
+	for (int i = 0; i < 3; i++) {
+		siphash128(in, len[i], 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, out);
+		ck_assert_mem_eq(out, want[i], 16);
+	}
+}
+END_TEST
+
+START_TEST(keyset_newest_wins_and_grows)
+{
+	struct keyset ks;
+	char key[32];
+	uint64_t off;
+	int tomb;
+	ck_assert_int_eq(keyset_init(&ks), 0);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 100000; i++) {
+			int n = snprintf(key, sizeof key, "k%d", i);
+			ck_assert_int_eq(keyset_put(&ks, key, (size_t)n,
+			                 (uint64_t)round * 100000 + (uint64_t)i, round), 0);
+		}
+	ck_assert_uint_eq(ks.n, 100000);
+	ck_assert_uint_le(ks.n * 4, ks.cap * 3);
+	for (int i = 0; i < 100000; i += 997) {
+		int n = snprintf(key, sizeof key, "k%d", i);
+		ck_assert_int_eq(keyset_get(&ks, key, (size_t)n, &off, &tomb), 1);
+		ck_assert_uint_eq(off, 100000 + (uint64_t)i);
+		ck_assert_int_eq(tomb, 1);
+	}
+	ck_assert_int_eq(keyset_get(&ks, "absent", 6, &off, &tomb), 0);
+	ck_assert_int_eq(keyset_get(&ks, "", 0, &off, &tomb), 0);
+	ck_assert_uint_eq(keyset_memory(&ks), ks.cap * 24);
+	keyset_free(&ks);
+}
+END_TEST
+
+START_TEST(newest_per_key_survives)
+{
+	struct expect ex;
+	struct elog_compact_result res;
+	fill(dir, 20, T0, &ex);
+	uint64_t before = check_log(dir, &ex, 1);
+	ck_assert_int_eq(elog_compact(dir, NULL, &res, msg), 0);
+	uint64_t after = check_log(dir, &ex, 1);
+	ck_assert_uint_lt(after, before);
+	ck_assert_uint_lt(res.records_after, res.records_before);
+	ck_assert_uint_lt(res.bytes_after, res.bytes_before);
+	ck_assert_uint_lt(res.segments_after, res.segments_before);
+	ck_assert_uint_eq(res.keys, NKEYS);
+	ck_assert_uint_gt(res.memory, 0);
+	ck_assert_int_eq(count_files(dir, ".compact"), 0);
+	verify_clean(dir);
+	/* A second run changes nothing. */
+	struct elog_compact_result again;
+	ck_assert_int_eq(elog_compact(dir, NULL, &again, msg), 0);
+	ck_assert_uint_eq(again.records_after, again.records_before);
+	ck_assert_uint_eq(again.segments_rewritten, 0);
+	ck_assert_uint_eq(check_log(dir, &ex, 1), after);
+	/* The writer opens the compacted log and goes on. */
+	elog *w = open_writer(dir);
+	append(w, "key-01", "after", T0);
+	ck_assert_int_eq(elog_close(w), 0);
+	snprintf(ex.value[1], sizeof ex.value[1], "after");
+	check_log(dir, &ex, 1);
+}
+END_TEST
+
+/* Count records of key in the log. */
+static int count_key(const char *path, const char *key)
+{
+	elog_reader *r;
+	struct elog_record rec;
+	int n = 0;
+	ck_assert_int_eq(elog_reader_open(&r, path), 0);
+	while (elog_reader_next(r, &rec) == 0)
+		n += rec.key_len == strlen(key) && memcmp(rec.key, key, rec.key_len) == 0;
+	elog_reader_close(r);
+	return n;
+}
+
+START_TEST(tombstone_grace_runs_from_first_sight)
+{
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	struct expect ex;
+	fill(dir, 20, T0, &ex);
+	o.grace_ms = 3600 * 1000;
+	o.now_ms = T0 + 1000ll * 86400 * 30;	/* the records are a month old */
+	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_uint_gt(res.tombstones_kept, 0);
+	ck_assert_uint_eq(res.tombstones_removed, 0);
+	check_log(dir, &ex, 1);
+	int before = count_key(dir, "key-00");
+	ck_assert_int_ge(before, 1);
+
+	char *text;
+	size_t len;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	ck_assert_int_eq(strncmp(text, "elog-compact-state 1\n", 21), 0);
+	char line[64];
+	snprintf(line, sizeof line, " %lld\n", (long long)o.now_ms);
+	ck_assert_ptr_nonnull(strstr(text, line));
+	free(text);
+
+	/* Within the grace: kept.  After it: gone with everything older. */
+	o.now_ms += o.grace_ms - 1;
+	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_uint_eq(res.tombstones_removed, 0);
+	ck_assert_int_eq(count_key(dir, "key-00"), before);
+	o.now_ms += 1;
+	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_uint_gt(res.tombstones_removed, 0);
+	ck_assert_int_eq(res.tombstones_kept, 0);
+	ck_assert_int_eq(count_key(dir, "key-00"), before - 1);
+	check_log(dir, &ex, 0);
+	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	ck_assert_str_eq(text, "elog-compact-state 1\n");
+	free(text);
+	close(dfd);
+	verify_clean(dir);
+}
+END_TEST
+
+START_TEST(min_lag_leaves_young_records)
+{
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	elog *w = open_writer(dir);
+	/* Old records, then young ones for the same keys. */
+	for (int i = 0; i < 400; i++)
+		append(w, i % 2 ? "a" : "b", "old-value-old-value", T0);
+	for (int i = 0; i < 400; i++)
+		append(w, i % 2 ? "a" : "b", "young-value-young", T0 + 3600 * 1000);
+	ck_assert_int_eq(elog_close(w), 0);
+	o.now_ms = T0 + 3600 * 1000 + 60 * 1000;
+	o.min_lag_ms = 10 * 60 * 1000;
+	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	/* Every old one went (newer ones exist), young ones stay. */
+	elog_reader *r;
+	struct elog_record rec;
+	int old = 0, young = 0;
+	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+	while (elog_reader_next(r, &rec) == 0)
+		*(rec.ts_ms == T0 ? &old : &young) += 1;
+	elog_reader_close(r);
+	ck_assert_int_eq(old, 0);
+	ck_assert_int_eq(young, 400);
+	/* Without the lag the young ones are compacted too. */
+	o.min_lag_ms = 0;
+	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_int_lt(count_key(dir, "a") + count_key(dir, "b"), 400);
+}
+END_TEST
+
+START_TEST(active_segment_counts_but_is_untouched)
+{
+	struct elog_compact_result res;
+	elog *w = open_writer(dir);
+	for (int i = 0; i < 300; i++)
+		append(w, "k", "closed-value-closed-value", T0);
+	ck_assert_int_eq(elog_flush(w), 0);
+	/* The writer stays open: its segment is the active one. */
+	append(w, "k", "newest", T0);
+	ck_assert_int_eq(elog_flush(w), 0);
+	append(w, "k", "not-durable-yet", T0);	/* buffered, never synced */
+	int before = count_key(dir, "k");
+	ck_assert_int_eq(before, 301);
+	ck_assert_int_eq(elog_compact(dir, NULL, &res, msg), 0);
+	ck_assert_uint_gt(res.records_before, 0);
+	ck_assert_uint_eq(res.records_after, 0);
+	ck_assert_int_eq(count_key(dir, "k"), before - (int)res.records_before);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_eq(sl.base[0], 0);	/* the first segment stays */
+	seglist_free(&sl);
+	close(dfd);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_int_eq(count_key(dir, "k"), before + 1 - (int)res.records_before);
+}
+END_TEST
+
+START_TEST(dry_run_changes_nothing)
+{
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result dry, real;
+	struct expect ex;
+	char cmd[1024];
+	fill(dir, 10, T0, &ex);
+	o.dry_run = 1;
+	ck_assert_int_eq(elog_compact(dir, &o, &dry, msg), 0);
+	snprintf(cmd, sizeof cmd, "cp -a %s %s.copy", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_uint_lt(dry.records_after, dry.records_before);
+	o.dry_run = 0;
+	ck_assert_int_eq(elog_compact(dir, &o, &real, msg), 0);
+	ck_assert_uint_eq(dry.records_after, real.records_after);
+	ck_assert_uint_eq(dry.bytes_after, real.bytes_after);
+	ck_assert_uint_eq(dry.segments_after, real.segments_after);
+	/* The copy taken after the dry run is the log as it was. */
+	char copy[300];
+	snprintf(copy, sizeof copy, "%s.copy", dir);
+	ck_assert_int_eq(count_files(copy, ".log"), (int)dry.segments_before + 1);
+	ck_assert_int_eq(count_files(copy, FN_COMPACT_STATE), 0);
+}
+END_TEST
+
+START_TEST(refuses_when_maintenance_is_running)
+{
+	struct expect ex;
+	int lockfd;
+	fill(dir, 2, T0, &ex);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char m[ELOG_MAINT_MSG_MAX], want[128];
+		int rc = elog_compact(dir, NULL, NULL, m);
+		snprintf(want, sizeof want, "another maintenance run holds maint.lock "
+		         "(pid %ld)", (long)getppid());
+		_exit(rc == ELOG_LOCKED && strcmp(m, want) == 0 ? 0 : 1);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	close(lockfd);
+	close(dfd);
+	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), 0);
+}
+END_TEST
+
+START_TEST(not_a_log)
+{
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_NOTLOG);
+	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
+	ck_assert_int_eq(elog_compact("/nonexistent/elog", NULL, NULL, msg), ENOENT);
+}
+END_TEST
+
+START_TEST(corrupt_closed_segment_is_reported_and_left_alone)
+{
+	struct expect ex;
+	char path[400];
+	fill(dir, 10, T0, &ex);
+	snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "X", 1, SEG_HDR + 40), 1);
+	close(fd);
+	struct stat before, after;
+	ck_assert_int_eq(stat(path, &before), 0);
+	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "00000000000000000000.log: corrupt record at byte 32");
+	ck_assert_int_eq(stat(path, &after), 0);
+	ck_assert_uint_eq(before.st_ino, after.st_ino);
+	ck_assert_int_eq(count_files(dir, ".compact"), 0);
+}
+END_TEST
+
+START_TEST(malformed_state_is_refused)
+{
+	struct expect ex;
+	char path[400];
+	fill(dir, 3, T0, &ex);
+	snprintf(path, sizeof path, "%s/%s", dir, FN_COMPACT_STATE);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("elog-compact-state 1\n12 34\nbogus\n", f);
+	fclose(f);
+	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "compact.state: malformed at line 3 (remove it to "
+	                 "restart the grace periods of tombstones)");
+}
+END_TEST
+
+START_TEST(unreadable_segment_is_an_error)
+{
+	struct expect ex;
+	char path[400];
+	if (geteuid() == 0)
+		return;	/* root reads anything */
+	fill(dir, 10, T0, &ex);
+	snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
+	ck_assert_int_eq(chmod(path, 0), 0);
+	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), EACCES);
+	ck_assert_str_eq(msg, "00000000000000000000.log: Permission denied");
+	chmod(path, 0644);
+}
+END_TEST
+
+/* Interrupt compaction at step n in a child; 1 when it crashed there. */
+static int crash_at(const char *path, int n, int64_t now)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char v[16];
+		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		o.now_ms = now;
+		snprintf(v, sizeof v, "%d", n);
+		setenv("ELOG_MAINT_CRASH_AT", v, 1);
+		_exit(elog_compact(path, &o, NULL, NULL) == 0 ? 0 : 1);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	if (WEXITSTATUS(st) == ELOG_MAINT_CRASH_STATUS)
+		return 1;
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	return 0;
+}
+
+/* Every step of a run that rewrites, empties and merges segments (and, on
+ * a second pass, cleans up after the first): the log reads right after the
+ * crash, the writer opens it, and the next run leaves it clean. */
+START_TEST(crash_at_every_step)
+{
+	struct expect ex;
+	char cmd[1024], copy[300];
+	snprintf(copy, sizeof copy, "%s.copy", dir);
+	fill(copy, 20, T0, &ex);
+	/* Leftovers of an earlier interrupted run, for cleanup's steps. */
+	snprintf(cmd, sizeof cmd, "touch %s/00000000000000000000.log.compact "
+	         "%s/00000000000000000001.idx", copy, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	int n, crashed;
+	for (n = 1;; n++) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", dir, copy, dir);
+		ck_assert_int_eq(system(cmd), 0);
+		crashed = crash_at(dir, n, T0 + 1000);
+		check_log(dir, &ex, 1);
+		elog *w = open_writer(dir);
+		ck_assert_int_eq(elog_close(w), 0);
+		check_log(dir, &ex, 1);
+		/* The next run finishes the job, itself interrupted at
+		 * each of its first steps too. */
+		if (crash_at(dir, n, T0 + 2000))
+			check_log(dir, &ex, 1);
+		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		o.now_ms = T0 + 3000;
+		ck_assert_int_eq(elog_compact(dir, &o, NULL, msg), 0);
+		check_log(dir, &ex, 1);
+		ck_assert_int_eq(count_files(dir, ".compact"), 0);
+		ck_assert_int_eq(count_files(dir, ".idx"), count_files(dir, ".log"));
+		verify_clean(dir);
+		if (!crashed)
+			break;
+	}
+	ck_assert_int_gt(n, 20);	/* there were many steps to interrupt */
+}
+END_TEST
+
+/* A merge interrupted between renaming the merged segment into place and
+ * removing the segments it absorbed: readers see each record once. */
+START_TEST(reader_sees_merge_leftover_once)
+{
+	struct expect ex;
+	fill(dir, 20, T0, &ex);
+	uint64_t before = check_log(dir, &ex, 1);
+	(void)before;
+	/* Find the step right after the merge's rename: run with crashes
+	 * until a state with overlapping segments appears. */
+	char cmd[1024], copy[300];
+	snprintf(copy, sizeof copy, "%s.copy", dir);
+	snprintf(cmd, sizeof cmd, "cp -a %s %s", dir, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	int seen = 0;
+	for (int n = 1; !seen; n++) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", dir, copy, dir);
+		ck_assert_int_eq(system(cmd), 0);
+		int crashed = crash_at(dir, n, T0 + 1000);
+		ck_assert_msg(crashed, "no overlapping state was ever left");
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+		struct seglist sl;
+		ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+		struct maint m = { .msg = msg, .dfd = dfd };
+		ck_assert_int_eq(settings_load(dfd, &m.set, msg), 0);
+		for (size_t i = 0; i + 1 < sl.n; i++) {
+			struct seg_info si;
+			ck_assert_int_eq(seg_info_read(&m, sl.base[i], &si), 0);
+			if (!si.empty && si.last >= sl.base[i + 1])
+				seen = 1;
+		}
+		seglist_free(&sl);
+		close(dfd);
+		check_log(dir, &ex, 1);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("compact");
+	TCase *tc = tcase_create("compact");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, siphash_reference_vectors);
+	tcase_add_test(tc, keyset_newest_wins_and_grows);
+	tcase_add_test(tc, newest_per_key_survives);
+	tcase_add_test(tc, tombstone_grace_runs_from_first_sight);
+	tcase_add_test(tc, min_lag_leaves_young_records);
+	tcase_add_test(tc, active_segment_counts_but_is_untouched);
+	tcase_add_test(tc, dry_run_changes_nothing);
+	tcase_add_test(tc, refuses_when_maintenance_is_running);
+	tcase_add_test(tc, not_a_log);
+	tcase_add_test(tc, corrupt_closed_segment_is_reported_and_left_alone);
+	tcase_add_test(tc, malformed_state_is_refused);
+	tcase_add_test(tc, unreadable_segment_is_an_error);
+	tcase_add_test(tc, crash_at_every_step);
+	tcase_add_test(tc, reader_sees_merge_leftover_once);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
