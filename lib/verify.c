@@ -556,6 +556,10 @@ static int check_header(struct verify *v, const char *name, int fd, uint64_t bas
 	if (rc)
 		report(v, kind, name, 16, "the header says base offset %llu, the name %llu",
 		       (unsigned long long)get64(hdr + 16), (unsigned long long)base);
+	/* Readers ignore the reserved field, but a writer only ever writes
+	 * zeros there, so anything else is a changed byte. */
+	if (get32(hdr + 28) != 0)
+		report(v, kind, name, 28, "reserved header bytes are not zero");
 	*scan = 1;
 	return 0;
 }
@@ -708,11 +712,11 @@ static int check_segment(struct verify *v, size_t i)
 		ss->bad_at = at;
 		if (active && at >= acked)
 			record_problem(v, ELOG_PROBLEM_WARNING, name, fd, at, ss->size,
-			               " after the durable end, never acknowledged: the "
+			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
 			record_problem(v, ELOG_PROBLEM_DAMAGE, name, fd, at, ss->size,
-			               active ? " below the durable end" : "");
+			               active ? ", below the durable end" : "");
 	} else if (err) {
 		err = errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
 	}

@@ -1,0 +1,269 @@
+#!/usr/bin/env bats
+# elog-verify(1): checking, listing and repairing, with exact output and
+# exit status.  ELOG_BIN is the build directory holding the programs.
+
+setup() {
+	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-verify.XXXXXX")
+	L=$T/log
+	# 1000 records in segments of 4 KiB: seven closed ones and the active.
+	seq 1 1000 | "$B/elog-append" --segment-bytes 4096 "$L"
+	S1=00000000000000000134.log
+	ACTIVE=$(cd "$L" && ls *.log | tail -1)
+}
+
+teardown() {
+	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
+	rm -rf "$T"
+}
+
+# Overwrite one byte of file $1 at position $2 with a different value.
+flip() {
+	local old
+	old=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %03o $(( (old + 1) % 256 )))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "--help prints the synopsis of the man page on stdout" {
+	run "$B/elog-verify" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "usage: elog-verify [-q] [--json] [--repair] dir" ]
+	[ "${lines[1]}" = "       elog-verify -l [--json] dir" ]
+	[ "${lines[2]}" = "       elog-verify -h | --help | --version" ]
+}
+
+@test "--version names the program and the version" {
+	run "$B/elog-verify" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^elog-verify\ \(elog\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "bad usage exits 2 with a hint" {
+	run "$B/elog-verify" -x "$L"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-verify: unknown option -x" ]
+	[ "${lines[1]}" = "Try 'elog-verify --help'." ]
+	run "$B/elog-verify"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-verify: missing log directory" ]
+	run "$B/elog-verify" -l --repair "$L"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-verify: -l and --repair cannot be used together" ]
+}
+
+@test "a clean log verifies silently with status 0" {
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "a byte flipped in a closed segment's record is found with file and byte" {
+	flip "$L/$S1" 1000
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^$S1:\ byte\ [0-9]+:\ corrupt\ record:\ checksum\ mismatch ]]
+	pos=$(echo "${lines[0]}" | sed 's/^[^:]*: byte \([0-9]*\):.*/\1/')
+	[ "$pos" -le 1000 ] && [ "$pos" -gt 960 ]
+	[[ "${lines[1]}" =~ ^elog-verify:\ $L:\ 1\ problem\ found\ in\ 8\ segments ]]
+}
+
+@test "every byte flipped in a closed segment is found" {
+	size=$(stat -c %s "$L/$S1")
+	cp "$L/$S1" "$T/orig"
+	for pos in 0 7 8 12 16 24 31 32 35 36 40 48 56 58 60 61 $((size / 2)) $((size - 1)); do
+		cp "$T/orig" "$L/$S1"
+		flip "$L/$S1" "$pos"
+		run "$B/elog-verify" "$L"
+		echo "byte $pos: $output"
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" =~ ^$S1:\ byte\ [0-9]+:\  ]]
+	done
+}
+
+@test "a truncated closed segment is reported at the cut record" {
+	size=$(stat -c %s "$L/$S1")
+	truncate -s $((size - 5)) "$L/$S1"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^$S1:\ byte\ [0-9]+:\ truncated\ record ]]
+}
+
+@test "--json reports problems as JSON lines" {
+	flip "$L/$S1" 1000
+	run "$B/elog-verify" --json "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^\{\"file\":\"$S1\",\"byte\":[0-9]+,\"kind\":\"damage\",\"problem\":\"corrupt\ record ]]
+	echo "${lines[0]}" | jq -e '.byte > 900' >/dev/null
+}
+
+@test "-q prints nothing and exits with the status alone" {
+	flip "$L/$S1" 1000
+	run "$B/elog-verify" -q "$L"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+}
+
+@test "-l lists every segment with offsets, records, bytes, times and state" {
+	run "$B/elog-verify" -l "$L"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 8 ]
+	[[ "${lines[0]}" =~ ^00000000000000000000\.log\ 0\ 133\ 134\ [0-9]+\ 20[0-9-]+T[0-9:.]+Z\ 20[0-9-]+T[0-9:.]+Z\ closed$ ]]
+	[[ "${lines[7]}" =~ ^$ACTIVE\ [0-9]+\ 999\ [0-9]+\ [0-9]+\ .*\ active$ ]]
+	total=$(printf '%s\n' "${lines[@]}" | awk '{ n += $4 } END { print n }')
+	[ "$total" -eq 1000 ]
+}
+
+@test "-l --json lists segments as JSON lines" {
+	run "$B/elog-verify" -l --json "$L"
+	[ "$status" -eq 0 ]
+	echo "${lines[0]}" | jq -e '.segment == "00000000000000000000.log" and .first == 0 and
+		.last == 133 and .records == 134 and .active == false and .damaged == false' >/dev/null
+	echo "${lines[7]}" | jq -e '.last == 999 and .active == true' >/dev/null
+}
+
+@test "-l marks a damaged segment and reports the problem on stderr" {
+	flip "$L/$S1" 1000
+	run "$B/elog-verify" -l "$L"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ $S1\ 134\ [0-9]+\ [0-9]+\ [0-9]+\ .*\ closed\ damaged ]]
+	[[ "$output" =~ elog-verify:\ $L:\ $S1:\ byte\ [0-9]+:\ corrupt\ record ]]
+}
+
+@test "a truncated index is damage, and --repair rebuilds it" {
+	truncate -s 100 "$L/00000000000000000134.idx"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "00000000000000000134.idx: byte 88: truncated entry: 12 bytes at the end" ]
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "00000000000000000134.idx: repaired: rebuilt from its segment" ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "an index entry pointing past the end of its segment is damage" {
+	seq 1 1000 | "$B/elog-append" --segment-bytes 4096 --index-interval 256 "$T/dense"
+	# Records 1-9 take 29 bytes and 10-99 take 30: byte 2993 ends the
+	# record of offset 98, so the segment stays whole but its index points
+	# further.
+	truncate -s 2993 "$T/dense/00000000000000000000.log"
+	run "$B/elog-verify" "$T/dense"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^00000000000000000000\.idx:\ byte\ [0-9]+:\ entry\ points\ at\ byte\ [0-9]+,\ past\ the\ last\ record\ \(the\ segment\ has\ 2993\ bytes\)$ ]]
+	# Readers ignore such entries and read the rest all the same.
+	run "$B/elog-cat" -c 5 -o 90 -v "$T/dense"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(seq 91 95)" ]
+}
+
+@test "a missing index is a warning, and --repair makes it" {
+	rm "$L/00000000000000000134.idx"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[ "$output" = "00000000000000000134.idx: warning: missing: readers scan the segment instead" ]
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	[ -f "$L/00000000000000000134.idx" ]
+	run "$B/elog-verify" "$L"
+	[ -z "$output" ]
+}
+
+@test "--repair cuts a damaged tail of the active segment, keeping the bytes aside" {
+	size=$(stat -c %s "$L/$ACTIVE")
+	flip "$L/$ACTIVE" $((size - 100))
+	run "$B/elog-append" "$L" </dev/null
+	[ "$status" -eq 4 ]
+	[[ "$output" =~ acknowledged\ data\ is\ damaged ]]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^$ACTIVE:\ byte\ ([0-9]+):\ corrupt\ record:\ checksum\ mismatch,\ below\ the\ durable\ end ]]
+	at=${BASH_REMATCH[1]}
+	cp "$L/$ACTIVE" "$T/before"
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" =~ ^$ACTIVE:\ byte\ $at:\ repaired:\ cut\ [0-9]+\ bytes\ from\ here\ on,\ kept\ in\ ($ACTIVE\.cut-[0-9]+)$ ]]
+	kept=${BASH_REMATCH[1]}
+	# Nothing was lost: the segment and the kept bytes make the old file.
+	cat "$L/$ACTIVE" "$L/$kept" | cmp - "$T/before"
+	[ "$(stat -c %s "$L/$ACTIVE")" -eq "$at" ]
+	# The log reads to the cut and the writer opens it again.
+	last=$("$B/elog-cat" -F '%o\n' "$L" | tail -1)
+	[ "$last" -lt 999 ]
+	echo more | "$B/elog-append" "$L"
+	[ "$("$B/elog-cat" -v "$L" | tail -1)" = more ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$kept: warning: bytes cut from a segment by elog-verify --repair; delete it once inspected" ]
+}
+
+@test "--repair does not cut a closed segment" {
+	flip "$L/$S1" 1000
+	cp "$L/$S1" "$T/before"
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ none\ could\ be\ repaired ]]
+	cmp "$L/$S1" "$T/before"
+}
+
+@test "--repair refuses while a writer holds the lock" {
+	flock -n "$L/LOCK" sleep 30 &
+	PID=$!
+	sleep 0.3
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 3 ]
+	[[ "$output" =~ ^elog-verify:\ $L:\ locked\ by\ another ]]
+}
+
+@test "a damaged watermark is damage, and --repair rewrites it" {
+	flip "$L/watermark" 9
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "watermark: byte 0: bad magic or checksum" ]
+	run "$B/elog-cat" "$L"
+	[ "$status" -eq 4 ]
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" =~ ^watermark:\ repaired:\ rewritten:\ durable\ end\ 1000, ]]
+	[ "$("$B/elog-cat" "$L" | wc -l)" -eq 1000 ]
+}
+
+@test "a malformed consumers.json is damage with its byte position" {
+	"$B/elog-commit" "$L" app 5
+	printf '{"version":1,"consumers":{"app":{"offset":x}}}' > "$L/consumers.json"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^consumers\.json:\ byte\ 42:\ expected\ a\ non-negative\ integer$ ]]
+}
+
+@test "stray and temporary files are warnings, not damage" {
+	touch "$L/notes.txt" "$L/settings.tmp.123.0" "$L/0000000000000000000.log"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ notes\.txt:\ warning:\ unknown\ file ]]
+	[[ "$output" =~ settings\.tmp\.123\.0:\ warning:\ temporary\ file ]]
+	[[ "$output" =~ 0000000000000000000\.log:\ warning:\ unknown\ file ]]
+}
+
+@test "a directory that is not a log exits 5" {
+	mkdir "$T/empty"
+	run "$B/elog-verify" "$T/empty"
+	[ "$status" -eq 5 ]
+	[ "$output" = "elog-verify: $T/empty: not an elog directory (no settings file)" ]
+	run "$B/elog-verify" "$T/missing"
+	[ "$status" -eq 5 ]
+	[ "$output" = "elog-verify: $T/missing: no such file or directory" ]
+}
+
+@test "verify runs while a writer appends and finds nothing wrong" {
+	(for i in $(seq 1 3000); do echo "$i"; done | "$B/elog-append" --batch 1 "$L") &
+	PID=$!
+	for _ in 1 2 3 4 5; do
+		run "$B/elog-verify" "$L"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+	wait "$PID"
+	PID=
+}
