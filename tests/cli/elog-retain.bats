@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# elog-retain(1): limits, the stored policy, -n and -v, and every failure
+# path with exact stderr and exit status.  ELOG_BIN is the build directory.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-retain.XXXXXX")
+	L=$T/log
+}
+
+teardown() {
+	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
+	rm -rf "$T"
+}
+
+# 2000 records, timestamps one minute apart starting 2020-01-01, in 4 KiB
+# segments; extra flags go to elog-append (creation settings).
+fill() {
+	awk 'BEGIN { for (i = 0; i < 2000; i++)
+		printf "%.0f\trecord number %06d padding\n", 1577836800000 + i * 60000, i }' |
+		"$B/elog-append" -t --segment-bytes 4K "$@" "$L"
+}
+
+segments() { ls "$L" | grep -c '^[0-9]\{20\}\.log$'; }
+first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
+
+@test "retain: --max-bytes removes the oldest segments, silently" {
+	fill
+	before=$(segments)
+	run --separate-stderr "$B/elog-retain" --max-bytes 20K "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	[ "$(segments)" -lt "$before" ]
+	total=$(cat "$L"/*.log | wc -c)
+	[ "$total" -le 20480 ]
+	# The records left are every offset from the first segment on.
+	base=$((10#$(first | cut -c1-20)))
+	run "$B/elog-cat" -F '%o\n' -o "$base" "$L"
+	[ "$(echo "$output" | head -1)" = "$base" ]
+	[ "$(echo "$output" | wc -l)" -eq $((2000 - base)) ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+}
+
+@test "retain: --max-age keeps every segment holding a younger record" {
+	fill
+	# The newest record is 2020-01-02T09:19; 12 hours before it is 21:19.
+	now=$(date +%s)
+	age_h=$(( (now - 1577956740) / 3600 - 12 ))
+	run "$B/elog-retain" -v --max-age "${age_h}h" "$L"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^removed\ 00000000000000000000\.log\ offsets\ 0-[0-9]+\ bytes\ [0-9]+\ newest\ 2020-01-01T[0-9:.]+Z$ ]]
+	# The first record left is at most a segment (72 min) older than the
+	# cut-off, and not younger than it plus one record.
+	cutoff=$(( now - age_h * 3600 ))
+	run "$B/elog-cat" -c 1 -F '%T' "$L"
+	[ "$output" -ge $(( (cutoff - 2 * 3600) * 1000 )) ]
+	[ "$output" -le $(( (cutoff + 120) * 1000 )) ]
+}
+
+@test "retain: -n prints what would go and removes nothing" {
+	fill
+	before=$(ls "$L" | grep -v maint.lock)
+	run --separate-stderr "$B/elog-retain" -n --max-bytes 20K "$L"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[[ "${lines[0]}" =~ ^would\ remove\ 00000000000000000000\.log\ offsets\ 0- ]]
+	[ "$(ls "$L" | grep -v maint.lock)" = "$before" ]
+	run "$B/elog-retain" -v --max-bytes 20K "$L"
+	[ "${#lines[@]}" -gt 0 ] && [[ "${lines[0]}" =~ ^removed\ 00000000000000000000\.log ]]
+}
+
+@test "retain: a bare run applies the policy stored at creation" {
+	fill --retain-bytes 16K
+	run "$B/elog-retain" "$L"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$L"/*.log | wc -c)" -le 16384 ]
+}
+
+@test "retain: a flag overrides the stored limit of its kind" {
+	fill --retain-bytes 16K
+	run "$B/elog-retain" --max-bytes 1G "$L"
+	[ "$status" -eq 0 ] && [ "$(first)" = 00000000000000000000.log ]
+}
+
+@test "retain: without a policy or a limit it is a usage error" {
+	fill
+	run --separate-stderr "$B/elog-retain" "$L"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "elog-retain: $L: no retention policy: the log has none stored, and no age or size limit was given" ]
+}
+
+@test "retain: the readers are told of the removed range" {
+	fill
+	"$B/elog-retain" --max-bytes 20K "$L"
+	base=$((10#$(first | cut -c1-20)))
+	run --separate-stderr "$B/elog-cat" -o 0 -c 1 -F '%o\n' "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "$base" ]
+	[ "$stderr" = "elog-cat: $L: offsets 0-$((base - 1)) were removed by retention" ]
+}
+
+@test "retain: another maintenance run holding the lock gives status 3" {
+	fill
+	flock "$L/maint.lock" sleep 5 & PID=$!
+	sleep 0.3
+	run --separate-stderr "$B/elog-retain" --max-bytes 1K "$L"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" =~ ^elog-retain:\ $L:\ another\ maintenance\ run\ holds\ maint\.lock ]]
+	[ "$(first)" = 00000000000000000000.log ]
+}
+
+@test "retain: --wait waits for the lock" {
+	fill
+	flock "$L/maint.lock" sleep 1 & PID=$!
+	sleep 0.3
+	run "$B/elog-retain" --wait --max-bytes 20K "$L"
+	[ "$status" -eq 0 ] && [ "$(first)" != 00000000000000000000.log ]
+}
+
+@test "retain: runs beside a live writer, which goes on" {
+	fill
+	(sleep 3 | "$B/elog-append" "$L") & PID=$!
+	sleep 0.5
+	run "$B/elog-retain" --max-bytes 8K "$L"
+	[ "$status" -eq 0 ]
+	printf 'after\n' > "$T/in"
+	sleep 3
+	"$B/elog-append" "$L" < "$T/in"
+	run "$B/elog-cat" -n 1 -v "$L"
+	[ "$output" = "after" ]
+}
+
+@test "retain: not a log, missing, damaged" {
+	mkdir "$T/empty"
+	run --separate-stderr "$B/elog-retain" --max-bytes 1K "$T/empty"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-retain: $T/empty: not an elog directory (no settings file)" ]
+	run --separate-stderr "$B/elog-retain" --max-bytes 1K "$T/none"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-retain: $T/none: no such file or directory" ]
+	fill
+	printf 'XXXX' | dd of="$L/00000000000000000000.log" bs=1 seek=100 conv=notrunc 2>/dev/null
+	run --separate-stderr "$B/elog-retain" --max-bytes 1K "$L"
+	[ "$status" -eq 4 ]
+	[[ "$stderr" =~ ^elog-retain:\ $L:\ 00000000000000000000\.log:\ corrupt\ record\ at\ byte\ [0-9]+$ ]]
+}
+
+@test "retain: bad usage" {
+	run --separate-stderr "$B/elog-retain"
+	[ "$status" -eq 2 ] && [ "$stderr" = $'elog-retain: missing log directory\nTry \'elog-retain --help\'.' ]
+	run --separate-stderr "$B/elog-retain" --max-age 3 "$T"
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-retain: --max-age: invalid duration '3'" ]
+	run --separate-stderr "$B/elog-retain" --max-bytes lots "$T"
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-retain: --max-bytes: invalid size 'lots'" ]
+	run --separate-stderr "$B/elog-retain" --max-bytes 0 "$T"
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-retain: --max-bytes: must be more than 0" ]
+	run --separate-stderr "$B/elog-retain" -x "$T"
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-retain: unknown option -x" ]
+	run --separate-stderr "$B/elog-retain" "$T" extra
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-retain: unexpected argument 'extra'" ]
+}
+
+@test "retain: --help matches the man page's synopsis; --version" {
+	run "$B/elog-retain" --help
+	[ "$status" -eq 0 ] && [[ "${lines[0]}" =~ ^usage:\ elog-retain\ \[-nv\] ]]
+	man=$(MANWIDTH=200 mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/elog-retain.1" | col -b |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | grep 'elog-retain' | head -1 | tr -s ' ' | sed 's/^ //')
+	[ "$man" = "elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir" ]
+	run "$B/elog-retain" --version
+	[ "$status" -eq 0 ] && [[ "$output" =~ ^elog-retain\ \(elog\)\  ]]
+}
