@@ -47,7 +47,7 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	fill
 	# The newest record is 2020-01-02T09:19; 12 hours before it is 21:19.
 	now=$(date +%s)
-	age_h=$(( (now - 1577956740) / 3600 - 12 ))
+	age_h=$(( (now - 1577956740) / 3600 + 12 ))
 	run "$B/elog-retain" -v --max-age "${age_h}h" "$L"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^removed\ 00000000000000000000\.log\ offsets\ 0-[0-9]+\ bytes\ [0-9]+\ newest\ 2020-01-01T[0-9:.]+Z$ ]]
