@@ -1,0 +1,272 @@
+#!/usr/bin/env bats
+# Hostile and unlucky log directories: every program gives a clear error
+# (one line naming the directory, an exit status below 128, within a few
+# seconds), never a crash or a hang.  Mounts need root; tests that cannot
+# mount say so and skip.  ELOG_BIN is the build directory of the programs.
+
+setup() {
+	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-hostile.XXXXXX")
+	L=$T/log
+	seq 1 500 | "$B/elog-append" --segment-bytes 4096 "$L"
+	FIRST=00000000000000000000.log
+	ACTIVE=$(cd "$L" && ls *.log | tail -1)
+	MNT=
+}
+
+teardown() {
+	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null || true
+	rm -rf "$T"
+}
+
+# Run a program with a time limit; a signal or a timeout fails the test.
+bounded() {
+	run timeout 20 "$@"
+	echo "status $status: $output"
+	[ "$status" -lt 124 ]
+}
+
+# Every program on the log: a clear error or success, never a crash.  The
+# writer goes last, since its recovery may change the active segment.
+all_programs_cope() {
+	bounded "$B/elog-verify" "$L"
+	verify_status=$status verify_output=$output
+	bounded sh -c "'$B/elog-cat' '$L' >/dev/null"
+	cat_status=$status cat_output=$output
+	bounded "$B/elog-append" "$L" </dev/null
+	append_status=$status
+}
+
+mount_tmpfs() {
+	MNT=$T/mnt
+	mkdir "$MNT"
+	mount -t tmpfs -o "size=$1" tmpfs "$MNT" 2>/dev/null || {
+		MNT=
+		skip "cannot mount a tmpfs here (not root, or no privilege)"
+	}
+}
+
+@test "a zero-filled file named like a closed segment" {
+	head -c 8192 /dev/zero > "$L/00000000000000000100.log"
+	all_programs_cope
+	[ "$verify_status" -eq 1 ]
+	[[ "$verify_output" =~ 00000000000000000100\.log:\ byte\ 0:\ bad\ magic ]]
+	# Reading from the start never needs it (the next base is 134), but
+	# a reader sent into its range is told what is wrong.
+	[ "$cat_status" -eq 0 ]
+	run "$B/elog-cat" -o 110 "$L"
+	[ "$status" -eq 4 ]
+	[ "$output" = "elog-cat: $L: 00000000000000000100.log: bad segment header" ]
+}
+
+@test "a zero-filled file named like a newer segment holds nothing promised" {
+	head -c 8192 /dev/zero > "$L/00000000000099999999.log"
+	all_programs_cope
+	[ "$verify_status" -eq 0 ]
+	[[ "$verify_output" =~ 00000000000099999999\.log:\ byte\ 0:\ warning:\ bad\ magic ]]
+	[ "$cat_status" -eq 0 ]
+	[ "$append_status" -eq 0 ]
+}
+
+@test "a random file named like a closed segment" {
+	head -c 10000 /dev/urandom > "$L/$FIRST"
+	all_programs_cope
+	[ "$verify_status" -eq 1 ]
+	[ "$cat_status" -eq 4 ]
+	[ "$cat_output" = "elog-cat: $L: $FIRST: bad segment header" ]
+}
+
+@test "random bytes after a valid header in every segment" {
+	for f in "$L"/*.log; do
+		head -c 32 "$f" > "$T/h"
+		head -c 3000 /dev/urandom >> "$T/h"
+		cat "$T/h" > "$f"
+	done
+	all_programs_cope
+	[ "$verify_status" -eq 1 ]
+	[ "$cat_status" -eq 4 ]
+}
+
+@test "an empty file named like the active segment" {
+	: > "$L/$ACTIVE"
+	all_programs_cope
+	[ "$verify_status" -eq 1 ]
+	[[ "$verify_output" =~ $ACTIVE:\ byte\ 0:\ truncated\ header ]]
+	# The watermark vouches for its records: the writer refuses.
+	[ "$append_status" -eq 4 ]
+}
+
+@test "a truncated closed segment is named with its byte position" {
+	truncate -s 1000 "$L/$FIRST"
+	all_programs_cope
+	[ "$cat_status" -eq 4 ]
+	[[ "$cat_output" =~ ^elog-cat:\ $L:\ $FIRST:\ truncated\ record\ at\ byte\ [0-9]+$ ]]
+	# A writer appends to the active segment only, so it still works.
+	[ "$append_status" -eq 0 ]
+	[ "$verify_status" -eq 1 ]
+}
+
+@test "truncated and garbage indexes do not stop readers" {
+	truncate -s 20 "$L/00000000000000000000.idx"
+	head -c 500 /dev/urandom > "$L/${ACTIVE%.log}.idx"
+	run "$B/elog-cat" -v "$L"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(seq 1 500)" ]
+	run "$B/elog-cat" -v -o 300 -c 1 "$L"
+	[ "$output" = 301 ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+}
+
+@test "a segment copied under another name: overlapping segments" {
+	# The copy claims base 50 but holds offsets 0-133.
+	cp "$L/$FIRST" "$L/00000000000000000050.log"
+	all_programs_cope
+	[ "$verify_status" -eq 1 ]
+	output=$verify_output
+	[[ "$output" =~ 00000000000000000050\.log:\ byte\ 16:\ the\ header\ says\ base\ offset\ 0,\ the\ name\ 50 ]]
+	[[ "$output" =~ 00000000000000000050\.log:\ byte\ [0-9]+:\ offset\ 0\ is\ below\ the\ segment\'s\ base\ 50 ]]
+	[[ "$output" =~ $FIRST:\ byte\ [0-9]+:\ offset\ 50\ is\ not\ below\ the\ next\ segment\'s\ base\ 50 ]]
+	run "$B/elog-cat" -o 60 "$L"
+	[ "$status" -eq 4 ]
+	[ "$output" = "elog-cat: $L: 00000000000000000050.log: bad segment header" ]
+}
+
+@test "a directory that is not a log" {
+	mkdir "$T/other"
+	echo hello > "$T/other/notes"
+	for p in elog-cat elog-verify; do
+		bounded "$B/$p" "$T/other"
+		[ "$status" -eq 5 ]
+		[ "$output" = "$p: $T/other: not an elog directory (no settings file)" ]
+	done
+	bounded "$B/elog-append" "$T/other" </dev/null
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ ^elog-append:\ $T/other:\ not\ an\ elog\ directory ]]
+}
+
+@test "permission denied is a clear error for a user who may not read" {
+	command -v setpriv >/dev/null || skip "setpriv(1) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to switch to another user"
+	chmod 700 "$L"
+	chmod 711 "$T"
+	for p in elog-cat elog-verify; do
+		run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/$p" "$L"
+		echo "$output"
+		[ "$status" -eq 5 ]
+		[ "$output" = "$p: $L: permission denied" ]
+	done
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/elog-append" "$L" </dev/null
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ ^elog-append:\ $L:\ .*permission\ denied$ ]]
+}
+
+@test "a read-only directory: readers work, the writer fails clearly" {
+	mount_tmpfs 4M
+	seq 1 100 | "$B/elog-append" "$MNT/log"
+	mount -o remount,ro "$MNT"
+	run "$B/elog-cat" -v "$MNT/log"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(seq 1 100)" ]
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+	run "$B/elog-append" "$MNT/log" <<<"x"
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ ^elog-append:\ $MNT/log:\ .*[Rr]ead-only\ file\ system$ ]]
+	run "$B/elog-verify" --repair "$MNT/log"
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ [Rr]ead-only\ file\ system$ ]]
+}
+
+@test "a full disk: the writer fails clearly, acknowledged records survive" {
+	mount_tmpfs 1M
+	# Offsets printed by -p are acknowledged: every one must be readable
+	# after the disk filled up.  Small batches make many acknowledgements.
+	run bash -c "yes 0123456789012345678901234567890123456789 | head -n 100000 |
+		'$B/elog-append' -p --batch 100 --segment-bytes 65536 '$MNT/log' > '$T/acked'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
+	acked=$(wc -l < "$T/acked")
+	[ "$acked" -gt 1000 ]
+	[ "$(tail -1 "$T/acked")" -eq $((acked - 1)) ]
+	"$B/elog-cat" -F '%o\n' "$MNT/log" | head -n "$acked" | cmp - "$T/acked"
+	# Only the unacknowledged tail is amiss, and that is no damage.
+	run "$B/elog-verify" "$MNT/log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# While the disk is full the writer cannot even recover (it rewrites
+	# the active index): it says so.
+	run "$B/elog-append" "$MNT/log" </dev/null
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ [Nn]o\ space\ left\ on\ device$ ]]
+	# Once there is room, the log opens and takes records again.
+	mount -o remount,size=4M "$MNT"
+	echo after | "$B/elog-append" "$MNT/log"
+	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
+	"$B/elog-cat" -F '%o\n' "$MNT/log" | head -n "$acked" | cmp - "$T/acked"
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+}
+
+@test "LOCK replaced by a symbolic link is refused" {
+	rm "$L/LOCK"
+	ln -s "$T/elsewhere" "$L/LOCK"
+	bounded "$B/elog-append" "$L" <<<"x"
+	[ "$status" -eq 5 ]
+	[ "$output" = "elog-append: $L: LOCK: refusing to follow a symbolic link" ]
+	[ ! -e "$T/elsewhere" ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ LOCK:\ a\ symbolic\ link,\ which\ elog\ refuses\ to\ follow ]]
+}
+
+@test "the watermark or settings replaced by a symbolic link is refused" {
+	cp "$L/watermark" "$T/wm"
+	rm "$L/watermark"
+	ln -s "$T/wm" "$L/watermark"
+	bounded "$B/elog-cat" "$L"
+	[ "$status" -ne 0 ]
+	[[ "$output" =~ watermark ]]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ watermark:\ a\ symbolic\ link ]]
+	# Repair replaces the link by a file and leaves its target alone.
+	cp "$T/wm" "$T/wm.orig"
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	[ ! -L "$L/watermark" ]
+	cmp "$T/wm" "$T/wm.orig"
+
+	cp "$L/settings" "$T/settings"
+	rm "$L/settings"
+	ln -s "$T/settings" "$L/settings"
+	bounded "$B/elog-cat" "$L"
+	[ "$status" -ne 0 ]
+	bounded "$B/elog-append" "$L" </dev/null
+	[ "$status" -ne 0 ]
+}
+
+@test "consumers.json replaced by a symbolic link is refused" {
+	"$B/elog-commit" "$L" app 3
+	cp "$L/consumers.json" "$T/c.json"
+	rm "$L/consumers.json"
+	ln -s "$T/c.json" "$L/consumers.json"
+	bounded "$B/elog-commit" "$L" app 4
+	[ "$status" -ne 0 ]
+	cmp "$T/c.json" <(cat "$T/c.json")
+	grep -q '"offset": *3' "$T/c.json"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "$output" =~ consumers\.json:\ a\ symbolic\ link ]]
+}
+
+@test "a huge length field does not make a reader allocate or wait" {
+	# A record header claiming 4 GiB right after the segment header.
+	printf '\377\377\377\377' | dd of="$L/$FIRST" bs=1 seek=32 conv=notrunc status=none
+	bounded sh -c "'$B/elog-cat' '$L' >/dev/null"
+	[ "$status" -eq 4 ]
+	[ "$output" = "elog-cat: $L: $FIRST: corrupt record at byte 32" ]
+	run "$B/elog-verify" "$L"
+	[[ "$output" =~ $FIRST:\ byte\ 32:\ corrupt\ record:\ length\ 4294967295\ out\ of\ range ]]
+}
