@@ -1,0 +1,91 @@
+# helpers.bash: set-up shared by the bats tests of the elog programs.
+# The programs are taken from $ELOG_BIN (the Makefile's check-cli sets it).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
+	PATH=$ELOG_BIN:$PATH
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-cli.XXXXXX")
+	LOG=$T/log
+	BG_PIDS=
+	# Times without a zone are local; tests that need another zone set TZ.
+	export TZ=UTC
+}
+
+teardown() {
+	local pid
+	for pid in $BG_PIDS; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$T"
+}
+
+# Start a command in the background, remembered for teardown.  Its fd 3,
+# bats' own, is closed so that bats does not wait for it.  Its stdin is
+# named explicitly: bash would give a background command /dev/null.
+background() {
+	"$@" 3>&- <&0 &
+	BG_PIDS="$BG_PIDS $!"
+}
+
+# Wait until FILE has at least N lines, for at most 5 seconds.
+wait_lines() {
+	local file=$1 n=$2 i
+	for i in $(seq 500); do
+		if [ -f "$file" ] && [ "$(wc -l <"$file")" -ge "$n" ]; then
+			return 0
+		fi
+		sleep 0.01
+	done
+	echo "timed out waiting for $n lines in $file; it has:" >&2
+	cat "$file" >&2
+	return 1
+}
+
+# Wait until process PID has exited, for at most 5 seconds.
+wait_exit() {
+	local pid=$1 i
+	for i in $(seq 500); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.01
+	done
+	echo "process $pid did not exit" >&2
+	return 1
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# Assert a usage error: status 2, the message and the hint, nothing on
+# stdout.  usage_error PROG 'MESSAGE' ARGS...
+usage_error() {
+	local prog=$1 msg=$2
+	shift 2
+	run --separate-stderr "$prog" "$@" </dev/null
+	[ "$status" -eq 2 ] || { echo "status $status, stderr: $stderr" >&2; return 1; }
+	[ "$output" = "" ] || { echo "stdout: $output" >&2; return 1; }
+	[ "$stderr" = "$prog: $msg
+Try '$prog --help'." ] || { echo "stderr: $stderr" >&2; return 1; }
+}
+
+# Append the lines given as arguments, one record each.
+append_lines() {
+	local log=$1
+	shift
+	printf '%s\n' "$@" | elog-append "$log"
+}
+
+# The SYNOPSIS section of a man page as mandoc renders it, with every run of
+# white space made one space, to compare with a program's --help.
+synopsis_words() {
+	MANWIDTH=80 mandoc -T ascii "$1" | col -b |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' |
+		sed 's/^ //; s/ $//'
+}
+
+usage_words() {
+	"$1" --help | sed '1s/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+}
