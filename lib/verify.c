@@ -543,7 +543,7 @@ static int check_header(struct verify *v, const char *name, int fd, uint64_t bas
 		return 0;
 	}
 	if (get32(hdr + 24) != elog_crc32c(0, hdr, 24)) {
-		report(v, kind, name, 24, "header checksum mismatch%s", why);
+		report(v, kind, name, 0, "header checksum mismatch%s", why);
 		*scan = 1;	/* the records may still be sound */
 		return 0;
 	}
@@ -669,7 +669,7 @@ static int check_segment(struct verify *v, size_t i)
 		int is_due = v->have_set &&
 		    idx_builder_add(&ib, rec.offset, rec.ts_ms, at, v->set.index_interval, &due) &&
 		    !(active && end > acked);
-		if (ic->have && ic->cur.pos < at)
+		if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
 			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
 			            "entry points at byte %lu, which is not the start "
 			            "of a record", (unsigned long)ic->cur.pos);

@@ -1,0 +1,506 @@
+/*
+ * test_verify.c: elog_verify() (lib/verify.c): what it finds, where it says
+ * it is, what it leaves alone, and what --repair does.
+ *
+ * Most logs are made by hand (settings, segments and watermark written
+ * byte by byte) so that each test holds exactly one problem; the rest go
+ * through the writer.
+ */
+#include "unit.h"
+
+#define MAXP 64
+
+/* The problems one run reported. */
+struct seen {
+	size_t n, segments;
+	int kind[MAXP];
+	char file[MAXP][64];
+	uint64_t pos[MAXP];
+	char text[MAXP][512];
+};
+
+static void on_problem(void *arg, const struct elog_problem *p)
+{
+	struct seen *s = arg;
+	if (s->n == MAXP)
+		return;
+	s->kind[s->n] = p->kind;
+	snprintf(s->file[s->n], sizeof s->file[0], "%s", p->file);
+	s->pos[s->n] = p->pos;
+	snprintf(s->text[s->n], sizeof s->text[0], "%s", p->text);
+	s->n++;
+}
+
+static void on_segment(void *arg, const struct elog_segment_info *i)
+{
+	(void)i;
+	((struct seen *)arg)->segments++;
+}
+
+static int run_verify(const char *dir, unsigned flags, struct seen *s,
+                      struct elog_verify_result *res)
+{
+	char msg[ELOG_VERIFY_MSG_MAX];
+	struct elog_verify_hooks h = { on_problem, on_segment, NULL, s };
+	memset(s, 0, sizeof *s);
+	return elog_verify(dir, flags, &h, res, msg);
+}
+
+/* The index of the first problem of kind in file, or -1. */
+static int find(const struct seen *s, int kind, const char *file)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0)
+			return (int)i;
+	return -1;
+}
+
+static char *seg(uint64_t base, const char *ext)
+{
+	static char name[4][NAME_MAX_LOCAL];
+	static int k;
+	k = (k + 1) % 4;
+	seg_name(name[k], base, ext);
+	return name[k];
+}
+
+/* A log by hand: segment 0 with offsets 0-4 (closed) and segment 5 with
+ * offsets 5-7 (active), a watermark vouching for all of it, and no index
+ * files (elog-verify warns about those; tests make them as needed). */
+static uint64_t seg0_size, seg5_size;
+static void hand_log(void)
+{
+	uint64_t a[] = { 0, 1, 2, 3, 4 }, b[] = { 5, 6, 7 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	seg0_size = ut_seg_fill(ut_dir, 0, a, 5, 1000);
+	ut_seg_create(ut_dir, 5);
+	seg5_size = ut_seg_fill(ut_dir, 5, b, 3, 1000);
+	ut_set_wm(ut_dir, 8, 5, seg5_size);
+}
+
+/* Indexes for the hand-made log, as a rebuild makes them. */
+static void hand_indexes(void)
+{
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	char msg[ERRMSG_MAX];
+	ck_assert_int_ge(dfd, 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t base = i ? 5 : 0;
+		int fd = openat(dfd, seg(base, SEG_EXT), O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(idx_rebuild(dfd, fd, base, i ? seg5_size : seg0_size, 64,
+		                             NULL, msg), 0);
+		close(fd);
+	}
+	close(dfd);
+}
+
+START_TEST(clean_log_from_the_writer)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 256);
+	for (int i = 0; i < 500; i++)
+		ut_append(w, i % 2 ? "k" : NULL, "some value of a record");
+	ck_assert_int_eq(elog_close(w), 0);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_msg(s.n == 0, "%s: %s", s.file[0], s.text[0]);
+	ck_assert_uint_eq(res.records, 500);
+	ck_assert_uint_gt(res.segments, 3);
+	ck_assert_uint_eq(s.segments, res.segments);
+	ck_assert_uint_eq(res.damage + res.warnings + res.remaining, 0);
+}
+END_TEST
+
+START_TEST(every_bit_of_a_closed_segment)
+{
+	hand_log();
+	hand_indexes();
+	const char *path = ut_seg_path(ut_dir, 0, SEG_EXT);
+	char p[1200];
+	snprintf(p, sizeof p, "%s", path);
+	size_t len;
+	unsigned char *orig = ut_read_file(p, &len);
+	for (uint64_t pos = 0; pos < len; pos++) {
+		struct seen s;
+		struct elog_verify_result res;
+		ut_write_file(p, orig, len);
+		ut_flip_bit(p, pos, (int)(pos % 8));
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_msg(res.damage >= 1, "a flip at byte %llu went unnoticed",
+		              (unsigned long long)pos);
+		int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+		ck_assert_msg(k >= 0, "byte %llu: reported as %s: %s", (unsigned long long)pos,
+		              s.file[0], s.text[0]);
+		/* The position named is at or before the flipped byte, within
+		 * the record (or header) that holds it. */
+		ck_assert_uint_le(s.pos[k], pos);
+	}
+	free(orig);
+}
+END_TEST
+
+START_TEST(record_below_its_segment_base)
+{
+	uint64_t a[] = { 0, 1 }, b[] = { 3, 4 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 2, 0);
+	ut_seg_create(ut_dir, 5);	/* named and headed 5, holding 3 and 4 */
+	uint64_t size = ut_seg_fill(ut_dir, 5, b, 2, 0);
+	ut_set_wm(ut_dir, 5, 5, size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], SEG_HDR + 8);
+	ck_assert_str_eq(s.text[k], "offset 3 is below the segment's base 5");
+	/* Reported once for the segment, though both records are wrong. */
+	ck_assert_uint_eq(res.damage, 1);
+}
+END_TEST
+
+START_TEST(overlapping_segments)
+{
+	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	uint64_t pos2 = SEG_HDR + 2 * rec_size(0, 2);
+	ut_seg_fill(ut_dir, 0, a, 4, 0);
+	ut_seg_create(ut_dir, 2);
+	uint64_t size = ut_seg_fill(ut_dir, 2, b, 2, 0);
+	ut_set_wm(ut_dir, 4, 2, size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], pos2 + 8);
+	ck_assert_ptr_nonnull(strstr(s.text[k], "the segments overlap"));
+}
+END_TEST
+
+START_TEST(offsets_out_of_order)
+{
+	uint64_t a[] = { 0, 3, 2 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	uint64_t size = ut_seg_fill(ut_dir, 0, a, 3, 0);
+	ut_set_wm(ut_dir, 4, 0, size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "offset 2 after 3: offsets must increase");
+}
+END_TEST
+
+START_TEST(index_entry_with_the_wrong_offset)
+{
+	hand_log();
+	hand_indexes();
+	/* Entry 0's offset field, with its CRC made right again. */
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
+	size_t len;
+	unsigned char *buf = ut_read_file(p, &len);
+	ck_assert_uint_ge(len, IDX_HDR + IDX_ENTRY);
+	struct idx_entry e = { 1, (int64_t)get64(buf + IDX_HDR + 8), get32(buf + IDX_HDR + 16) };
+	idx_entry_encode(buf + IDX_HDR, &e);
+	ut_write_file(p, buf, len);
+	free(buf);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], IDX_HDR);
+	ck_assert_str_eq(s.text[k], "entry says offset 1, the record it points at has 0");
+
+	/* --repair rebuilds it, and the log is clean afterwards. */
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, seg(0, IDX_EXT)), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+}
+END_TEST
+
+START_TEST(index_entry_inside_a_record)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
+	size_t len;
+	unsigned char *buf = ut_read_file(p, &len);
+	struct idx_entry e = { 0, (int64_t)get64(buf + IDX_HDR + 8), SEG_HDR + 3 };
+	idx_entry_encode(buf + IDX_HDR, &e);
+	ut_write_file(p, buf, len);
+	free(buf);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "entry points at byte 35, which is not the start of a record");
+}
+END_TEST
+
+START_TEST(index_cut_short)
+{
+	/* Interval 64 over records of 30 bytes: entries at records 0, 3. */
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
+	ck_assert_uint_eq(ut_file_size(p), IDX_HDR + 2 * IDX_ENTRY);
+	ut_truncate(p, IDX_HDR + IDX_ENTRY);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY);
+	ck_assert_ptr_nonnull(strstr(s.text[k], "the index is short or stale"));
+}
+END_TEST
+
+START_TEST(watermark_past_the_data)
+{
+	hand_log();
+	hand_indexes();
+	ut_set_wm(ut_dir, 9, 5, seg5_size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], 8);
+
+	ut_set_wm(ut_dir, 8, 5, seg5_size + 1);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], 24);
+
+	ut_set_wm(ut_dir, 6, 5, SEG_HDR + 5);	/* inside the first record */
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
+	ck_assert_int_ge(k, 0);
+	ck_assert_ptr_nonnull(strstr(s.text[k], "is not the end of a record"));
+
+	ut_set_wm(ut_dir, 8, 9, 100);		/* a segment that is not there */
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "names segment 00000000000000000009.log, which does not exist");
+
+	/* --repair sets it from the data. */
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	struct watermark wm = ut_get_wm(ut_dir);
+	ck_assert_uint_eq(wm.durable_end, 8);
+	ck_assert_uint_eq(wm.segment_base, 5);
+	ck_assert_uint_eq(wm.segment_bytes, seg5_size);
+}
+END_TEST
+
+START_TEST(unacknowledged_tail_is_a_warning)
+{
+	hand_log();
+	hand_indexes();
+	/* Half a record after what the watermark vouches for: a crash's or a
+	 * running writer's, not damage. */
+	ut_append_file(ut_seg_path(ut_dir, 5, SEG_EXT), "\x40\0\0\0garbage", 11);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	int k = find(&s, ELOG_PROBLEM_WARNING, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], seg5_size);
+}
+END_TEST
+
+START_TEST(repair_cuts_the_active_tail_and_keeps_it)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 5, SEG_EXT));
+	uint64_t second = SEG_HDR + rec_size(0, 2);
+	ut_flip_bit(p, second + 20, 3);	/* the record of offset 6 */
+	size_t len;
+	unsigned char *before = ut_read_file(p, &len);
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert_uint_eq(s.pos[0], second);
+
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	int k = find(&s, ELOG_PROBLEM_REPAIRED, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], second);
+	const char *kept = strstr(s.text[k], "kept in ");
+	ck_assert_ptr_nonnull(kept);
+	kept += 8;
+	ck_assert_int_eq(strncmp(kept, "00000000000000000005.log.cut-", 29), 0);
+
+	/* The cut bytes are all there, and nothing else was lost. */
+	char kp[1200];
+	size_t klen;
+	unsigned char *cut = ut_read_file(ut_path(kp, sizeof kp, ut_dir, kept), &klen);
+	ck_assert_uint_eq(ut_file_size(p), second);
+	ck_assert_uint_eq(second + klen, len);
+	ck_assert_int_eq(memcmp(cut, before + second, klen), 0);
+	uint64_t segbase;
+	ck_assert(!seg_parse_name(kept, SEG_EXT, &segbase));
+	free(cut);
+	free(before);
+
+	/* The writer opens the log again and goes on from offset 6. */
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ck_assert_uint_eq(elog_next_offset(w), 6);
+	elog_close(w);
+}
+END_TEST
+
+START_TEST(repair_leaves_a_closed_segment_alone)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	ut_flip_bit(p, SEG_HDR + 40, 0);
+	size_t len, len2;
+	unsigned char *before = ut_read_file(p, &len);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.repaired, 0);
+	ck_assert_uint_eq(res.remaining, 1);
+	unsigned char *after = ut_read_file(p, &len2);
+	ck_assert_uint_eq(len, len2);
+	ck_assert_int_eq(memcmp(before, after, len), 0);
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(repair_refused_while_a_writer_runs)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 256);
+	ut_append(w, NULL, "x");
+	ck_assert_int_eq(elog_flush(w), 0);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), ELOG_LOCKED);
+	/* Checking without repair needs no lock. */
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	elog_close(w);
+}
+END_TEST
+
+START_TEST(fresh_segment_with_a_bad_header_is_a_warning)
+{
+	hand_log();
+	hand_indexes();
+	/* A segment created just before a crash, its header never written. */
+	ut_write_file(ut_seg_path(ut_dir, 8, SEG_EXT), "", 0);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, seg(8, SEG_EXT)), 0);
+}
+END_TEST
+
+START_TEST(not_a_log_and_newer_settings)
+{
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), ELOG_NOTLOG);
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), ELOG_NOTLOG);
+	char p[1200];
+	/* Repair made no LOCK in a directory that is not a log. */
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, FN_LOCK)));
+	const char *newer = "format 2\nid 0123456789abcdef0123456789abcdef\n";
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), newer, strlen(newer));
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), ELOG_VERSION);
+	const char *bad = "format 1\nid nothex\n";
+	ut_write_file(p, bad, strlen(bad));
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_DAMAGE, FN_SETTINGS), 0);
+}
+END_TEST
+
+START_TEST(consumer_beyond_the_durable_end)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	const char *json = "{\"version\":1,\"consumers\":{\"a\":{\"offset\":3,\"committed_ms\":1},"
+	                   "\"b\":{\"offset\":8,\"committed_ms\":1}}}";
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_CONSUMERS), json, strlen(json));
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert_ptr_nonnull(strstr(s.text[0], "consumer b committed offset 8"));
+}
+END_TEST
+
+START_TEST(stray_files_are_warnings)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "README"), "x", 1);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "watermark.tmp.1.0"), "x", 1);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "00000000000000000099.idx"), "x", 1);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_uint_eq(res.warnings, 3);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "README"), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "watermark.tmp.1.0"), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "00000000000000000099.idx"), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("verify");
+	TCase *tc = ut_tcase("verify");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, clean_log_from_the_writer);
+	tcase_add_test(tc, every_bit_of_a_closed_segment);
+	tcase_add_test(tc, record_below_its_segment_base);
+	tcase_add_test(tc, overlapping_segments);
+	tcase_add_test(tc, offsets_out_of_order);
+	tcase_add_test(tc, index_entry_with_the_wrong_offset);
+	tcase_add_test(tc, index_entry_inside_a_record);
+	tcase_add_test(tc, index_cut_short);
+	tcase_add_test(tc, watermark_past_the_data);
+	tcase_add_test(tc, unacknowledged_tail_is_a_warning);
+	tcase_add_test(tc, repair_cuts_the_active_tail_and_keeps_it);
+	tcase_add_test(tc, repair_leaves_a_closed_segment_alone);
+	tcase_add_test(tc, repair_refused_while_a_writer_runs);
+	tcase_add_test(tc, fresh_segment_with_a_bad_header_is_a_warning);
+	tcase_add_test(tc, not_a_log_and_newer_settings);
+	tcase_add_test(tc, consumer_beyond_the_durable_end);
+	tcase_add_test(tc, stray_files_are_warnings);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
