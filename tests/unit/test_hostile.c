@@ -1,0 +1,240 @@
+/*
+ * test_hostile.c: hostile files against the library: lengths that would
+ * make it allocate or read without bound, garbage where a log should be,
+ * and symbolic links planted in a log directory.
+ */
+#include <sys/mman.h>
+
+#include "unit.h"
+
+START_TEST(huge_length_field_is_corrupt_without_allocating)
+{
+	/* A record claiming just under ELOG_MAX_RECORD, of which 100 bytes
+	 * exist: the scan may grow its buffer to the record, never further. */
+	unsigned char buf[SEG_HDR + 100] = { 0 };
+	seg_header_encode(buf, 0);
+	put32(buf + SEG_HDR, ELOG_MAX_RECORD);
+	int fd = memfd_create("seg", 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at;
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert(scan_truncated(&s));
+	ck_assert_uint_le(s.cap, 2 * ((size_t)ELOG_MAX_RECORD + 4));
+	scan_free(&s);
+
+	/* One byte more than the maximum is corrupt at once, with no read of
+	 * the record at all. */
+	put32(buf + SEG_HDR, ELOG_MAX_RECORD + 1);
+	ck_assert_int_eq(fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert(!scan_truncated(&s));
+	ck_assert_uint_eq(s.cap, 256u << 10);
+	scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+START_TEST(index_read_is_bounded_by_its_segment)
+{
+	/* A 4 MiB index beside a segment of one record: idx_load() reads at
+	 * most what that segment could need. */
+	uint64_t offs[] = { 0 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	uint64_t size = ut_seg_fill(ut_dir, 0, offs, 1, 0);
+	size_t n = 4u << 20;
+	unsigned char *big = calloc(1, n);
+	ck_assert_ptr_nonnull(big);
+	idx_header_encode(big);
+	for (size_t i = 0; IDX_HDR + (i + 1) * IDX_ENTRY <= n; i++) {
+		struct idx_entry e = { i, 0, (uint32_t)(SEG_HDR + i) };
+		idx_entry_encode(big + IDX_HDR + i * IDX_ENTRY, &e);
+	}
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
+	ut_write_file(p, big, n);
+	free(big);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct index ix;
+	int intact;
+	ck_assert_int_eq(idx_load(dfd, 0, size, &ix, &intact), 0);
+	ck_assert_uint_le(ix.n, size / REC_HDR + 1);
+	ck_assert(!intact);
+	idx_free(&ix);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(settings_and_consumers_have_size_limits)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	char p[1200], msg[ELOG_CONSUMER_MSG_MAX];
+	size_t n = 2u << 20;
+	char *big = malloc(n);
+	ck_assert_ptr_nonnull(big);
+	memset(big, ' ', n);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_CONSUMERS), big, n);
+	struct elog_consumer c;
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_CORRUPT);
+	unlink(p);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), big, SETTINGS_MAX + 1);
+	struct elog_settings s;
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s), ELOG_CORRUPT);
+	free(big);
+}
+END_TEST
+
+START_TEST(garbage_watermark_does_not_spin)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ut_append(w, NULL, "x");
+	elog_close(w);
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "garbage garbage garbage "
+	              "garbage garbage garbage", 47);
+	int64_t t0 = ut_now_ms();
+	elog_reader *r;
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOG_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(elog_reader_errmsg(r), "watermark"));
+	elog_reader_close(r);
+	ck_assert_int_lt(ut_now_ms() - t0, 2000);
+}
+END_TEST
+
+START_TEST(zero_filled_segment_gives_an_error_naming_it)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 300; i++)
+		ut_append(w, NULL, "a value long enough to fill a few segments");
+	elog_close(w);
+	char p[1200], *zeros = calloc(1, 4096);
+	ck_assert_ptr_nonnull(zeros);
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	ut_write_file(p, zeros, 4096);
+	free(zeros);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
+	ck_assert_str_eq(elog_reader_errmsg(r), "00000000000000000000.log: bad segment header");
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A symbolic link planted in place of name makes op fail, and the file it
+ * points at is left as it was. */
+static void plant_link(const char *name, char *target, size_t size)
+{
+	char p[1200];
+	ut_path(p, sizeof p, ut_dir, name);
+	ut_path(target, size, ut_top, "target");
+	ut_write_file(target, "precious\n", 9);
+	unlink(p);
+	ck_assert_int_eq(symlink(target, p), 0);
+}
+
+static void target_intact(const char *target)
+{
+	size_t len;
+	unsigned char *b = ut_read_file(target, &len);
+	ck_assert_uint_eq(len, 9);
+	ck_assert_int_eq(memcmp(b, "precious\n", 9), 0);
+	free(b);
+}
+
+START_TEST(symlinked_files_are_refused)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ut_append(w, NULL, "x");
+	elog_close(w);
+	char target[1200], msg[ELOG_CONSUMER_MSG_MAX];
+
+	plant_link(FN_LOCK, target, sizeof target);
+	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), ELOOP);
+	ck_assert_str_eq(elog_errmsg(w), "LOCK: refusing to follow a symbolic link");
+	elog_close(w);
+	target_intact(target);
+	char p[1200];
+	unlink(ut_path(p, sizeof p, ut_dir, FN_LOCK));
+
+	plant_link(FN_CONSUMERS, target, sizeof target);
+	ck_assert_int_ne(elog_consumer_commit(ut_dir, "a", 0, msg), 0);
+	target_intact(target);
+	unlink(ut_path(p, sizeof p, ut_dir, FN_CONSUMERS));
+
+	plant_link(FN_WATERMARK, target, sizeof target);
+	elog_reader *r;
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOOP);
+	elog_reader_close(r);
+	ck_assert_int_ne(elog_open(&w, ut_dir, NULL), 0);
+	elog_close(w);
+	target_intact(target);
+}
+END_TEST
+
+START_TEST(files_respect_the_umask)
+{
+	mode_t old = umask(027);
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 200; i++)
+		ut_append(w, NULL, "a value long enough to roll a segment or two");
+	elog_close(w);
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, msg), 0);
+	umask(old);
+	const char *names[] = { FN_SETTINGS, FN_WATERMARK, FN_LOCK, FN_CONSUMERS,
+	                        "00000000000000000000.log", "00000000000000000000.idx" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char p[1200];
+		struct stat st;
+		ck_assert_int_eq(lstat(ut_path(p, sizeof p, ut_dir, names[i]), &st), 0);
+		ck_assert_msg((st.st_mode & 0027) == 0, "%s has mode %o", names[i],
+		              (unsigned)(st.st_mode & 0777));
+	}
+	struct stat st;
+	ck_assert_int_eq(stat(ut_dir, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0750);
+}
+END_TEST
+
+START_TEST(temporary_names_are_created_exclusively)
+{
+	/* A link planted at the temporary name a replacement would use first
+	 * is neither followed nor overwritten. */
+	char target[1200], link[1200], tmp[128];
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.0", FN_CONSUMERS, (long)getpid());
+	ut_path(target, sizeof target, ut_top, "target");
+	ut_write_file(target, "precious\n", 9);
+	ck_assert_int_eq(symlink(target, ut_path(link, sizeof link, ut_dir, tmp)), 0);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(fs_replace_file(dfd, FN_CONSUMERS, "{}", 2), 0);
+	close(dfd);
+	target_intact(target);
+	struct stat st;
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostile");
+	TCase *tc = ut_tcase("hostile");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, huge_length_field_is_corrupt_without_allocating);
+	tcase_add_test(tc, index_read_is_bounded_by_its_segment);
+	tcase_add_test(tc, settings_and_consumers_have_size_limits);
+	tcase_add_test(tc, garbage_watermark_does_not_spin);
+	tcase_add_test(tc, zero_filled_segment_gives_an_error_naming_it);
+	tcase_add_test(tc, symlinked_files_are_refused);
+	tcase_add_test(tc, files_respect_the_umask);
+	tcase_add_test(tc, temporary_names_are_created_exclusively);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
