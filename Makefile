@@ -84,7 +84,13 @@ $(B)/elog.pc: elog.pc.in Makefile
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in > $@
 
-check: check-unit check-cli check-man
+check: check-unit check-cli check-man check-examples
+
+examples: all
+	$(MAKE) -C examples B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE)
+
+check-examples: examples
+	$(MAKE) -C examples B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) check
 
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
@@ -112,4 +118,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-*
 
-.PHONY: all check check-unit check-cli check-man install uninstall clean
+.PHONY: all check check-unit check-cli check-man examples check-examples install uninstall clean

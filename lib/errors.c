@@ -27,7 +27,8 @@ const char *elog_strerror(int code)
 	}
 	if (code > 0)
 		return strerror(code);
-	return "unknown error";
+	const char *s = elog_consumer_strerror(code);
+	return s ? s : "unknown error";
 }
 
 const char *elog_version(void)
