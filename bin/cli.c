@@ -38,6 +38,24 @@ static void put_reason(const char *msg)
 	fputs(msg, stderr);
 }
 
+const char *cli_strerror(int err)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof buf, "%s", strerror(err));
+	if (isupper((unsigned char)buf[0]) && islower((unsigned char)buf[1]))
+		buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
+
+void *cli_realloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (p == NULL && size != 0)
+		cli_die(EX_IO, NULL, "out of memory");
+	return p;
+}
+
 static void vwarn_line(const char *dir, const char *fmt, va_list ap)
 {
 	char msg[1024];
@@ -146,7 +164,7 @@ static void out_drain(const char *p, size_t n)
 			if (errno == EPIPE)
 				_exit(EX_OK);
 			out_len = 0;
-			cli_die(EX_IO, NULL, "stdout: %s", strerror(errno));
+			cli_die(EX_IO, "stdout", "%s", cli_strerror(errno));
 		}
 		p += w;
 		n -= (size_t)w;

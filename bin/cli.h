@@ -34,6 +34,10 @@ void cli_warn(const char *dir, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 noreturn void cli_die(int status, const char *dir, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* strerror(3) in lowercase, as messages here are ("no such file..."). */
+const char *cli_strerror(int err);
+/* realloc(3), or exit with "out of memory". */
+void *cli_realloc(void *p, size_t size);
 /* Map a library code to an exit status. */
 int cli_status(int code);
 /* Print "prog: dir: msg" for a library error (msg is the handle's message,

@@ -215,9 +215,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	if (cf->print_offsets) {
 		if (a->batch_n == a->offsets_cap) {
 			a->offsets_cap = a->offsets_cap ? 2 * a->offsets_cap : 4096;
-			a->offsets = realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
-			if (a->offsets == NULL)
-				cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
+			a->offsets = cli_realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
 		}
 		a->offsets[a->batch_n] = off;
 	}
@@ -267,11 +265,9 @@ static void run(struct appender *a)
 	 * refused without reading the rest of it. */
 	size_t limit = ELOG_MAX_RECORD + TS_FIELD_MAX + 1 + cf->key_delim_len;
 	size_t cap = 1 << 20, len = 0, start = 0, scanned = 0;
-	char *buf = malloc(cap);
+	char *buf = cli_realloc(NULL, cap);
 	int eof = 0;
 
-	if (buf == NULL)
-		cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
 	for (;;) {
 		char *end;
 		ssize_t n;
@@ -301,9 +297,7 @@ static void run(struct appender *a)
 		}
 		if (len == cap) {
 			cap *= 2;
-			buf = realloc(buf, cap);
-			if (buf == NULL)
-				cli_die(EX_IO, a->dir, "%s", strerror(ENOMEM));
+			buf = cli_realloc(buf, cap);
 		}
 		maybe_commit(a);
 		n = read(STDIN_FILENO, buf + len, cap - len);
@@ -311,7 +305,7 @@ static void run(struct appender *a)
 			if (errno == EINTR)
 				continue;
 			commit(a);
-			cli_die(EX_IO, a->dir, "stdin: %s", strerror(errno));
+			cli_die(EX_IO, a->dir, "stdin: %s", cli_strerror(errno));
 		}
 		if (n == 0)
 			eof = 1;

@@ -102,10 +102,8 @@ static void compile_format(struct format *f, const char *s)
 	};
 	size_t tlen = 0, n = strlen(s);
 
-	f->pieces = malloc((n + 1) * sizeof *f->pieces);
-	f->text = malloc(n + 1);
-	if (f->pieces == NULL || f->text == NULL)
-		cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+	f->pieces = cli_realloc(NULL, (n + 1) * sizeof *f->pieces);
+	f->text = cli_realloc(NULL, n + 1);
 	f->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *hit;
@@ -189,9 +187,7 @@ static void print_value(const struct elog_record *rec)
 		if (scratch_cap < rec->value_len) {
 			free(scratch);
 			scratch_cap = rec->value_len;
-			scratch = malloc(scratch_cap);
-			if (scratch == NULL)
-				cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
+			scratch = cli_realloc(NULL, scratch_cap);
 		}
 		if (cli_json_compact(v, rec->value_len, scratch, &n) == 0) {
 			cli_write(",\"value\":", 9);
@@ -277,13 +273,13 @@ static void wait_for_records(elog_reader *r, const char *dir)
 	if (p[0].fd >= 0) {
 		rc = poll(p, 2, FOLLOW_TIMEOUT_MS);
 		if (rc < 0 && errno != EINTR)
-			cli_die(EX_IO, dir, "poll: %s", strerror(errno));
+			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
 	} else {
 		rc = elog_reader_wait(r, FOLLOW_TIMEOUT_MS);
 		if (rc != 0 && rc != ELOG_TIMEOUT && rc != EINTR)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
-			cli_die(EX_IO, dir, "poll: %s", strerror(errno));
+			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
 	}
 	if (stdout_gone(&p[1]) || stop_requested)
 		cli_exit(EX_OK);

@@ -335,15 +335,6 @@ producer() {
 	[ "$(cat "$LOG/notes.txt")" = "" ]
 }
 
-# Run a program as an unprivileged user, since root may write anywhere.
-as_nobody() {
-	if [ "$(id -u)" -ne 0 ]; then
-		"$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
-	fi
-}
-
 @test "append: a directory the user may not write" {
 	chmod 755 "$T"
 	mkdir "$T/ro" && chmod 555 "$T/ro"

@@ -1,0 +1,347 @@
+#!/usr/bin/env bats
+# elog-cat: output formats, JSON, where to start and stop, filters, failures.
+
+load helpers
+
+# A log of five records with known timestamps, keys and schemas.
+five() {
+	printf '%s\n' \
+		$'1000\ta:{"n":0}' \
+		$'2000\tb:{"n":1}' \
+		$'3000\ta:{"n":2}' \
+		$'4000\t:{"n":3}' \
+		$'5000\tb:{"n":4}' | elog-append -t -K : -s 3 "$LOG"
+}
+
+@test "cat: JSON lines with every member, in order" {
+	five
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$output" = '{"offset":0,"ts":1000,"schema":3,"key":"a","value":{"n":0}}
+{"offset":1,"ts":2000,"schema":3,"key":"b","value":{"n":1}}
+{"offset":2,"ts":3000,"schema":3,"key":"a","value":{"n":2}}
+{"offset":3,"ts":4000,"schema":3,"key":null,"value":{"n":3}}
+{"offset":4,"ts":5000,"schema":3,"key":"b","value":{"n":4}}' ]
+}
+
+@test "cat: an empty log prints nothing" {
+	elog-append "$LOG" </dev/null
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+}
+
+# The value member elog-cat prints for the value given in printf form.
+value_of() {
+	rm -rf "$LOG"
+	printf "$1" | elog-append -0 "$LOG"
+	elog-cat "$LOG" | sed 's/^{"offset":0,"ts":[0-9]*,"schema":0,"key":null,//; s/}$//'
+}
+
+@test "cat: objects and arrays are embedded as compact JSON" {
+	[ "$(value_of '{"a":1}')" = '"value":{"a":1}' ]
+	[ "$(value_of '[1,2,3]')" = '"value":[1,2,3]' ]
+	[ "$(value_of '{\n  "a" : [ 1 , 2.5e-3 , -0 ] ,\r\n\t"b":{ }, "c":[]\n}\n')" = '"value":{"a":[1,2.5e-3,-0],"b":{},"c":[]}' ]
+	[ "$(value_of '  {"s":"x y\\n\\"z\\u00e9\\ud83d\\ude00"}  ')" = '"value":{"s":"x y\n\"z\u00e9\ud83d\ude00"}' ]
+	[ "$(value_of '{"t":true,"f":false,"n":null,"e":"\xc3\xa9"}')" = '"value":{"t":true,"f":false,"n":null,"e":"é"}' ]
+	[ "$(value_of '[[[]]]')" = '"value":[[[]]]' ]
+}
+
+@test "cat: other values, and JSON that is not valid, are JSON strings" {
+	[ "$(value_of '42')" = '"value":"42"' ]
+	[ "$(value_of '"str"')" = '"value":"\"str\""' ]
+	[ "$(value_of 'true')" = '"value":"true"' ]
+	[ "$(value_of '\0')" = '"value":""' ]
+	[ "$(value_of '{"a":1')" = '"value":"{\"a\":1"' ]
+	[ "$(value_of '{"a":1}x')" = '"value":"{\"a\":1}x"' ]
+	[ "$(value_of '{"a":1}{}')" = '"value":"{\"a\":1}{}"' ]
+	[ "$(value_of '{a:1}')" = '"value":"{a:1}"' ]
+	[ "$(value_of '[1,]')" = '"value":"[1,]"' ]
+	[ "$(value_of '[01]')" = '"value":"[01]"' ]
+	[ "$(value_of '[1.]')" = '"value":"[1.]"' ]
+	[ "$(value_of '[.5]')" = '"value":"[.5]"' ]
+	[ "$(value_of '[1e]')" = '"value":"[1e]"' ]
+	[ "$(value_of '[+1]')" = '"value":"[+1]"' ]
+	[ "$(value_of '[-]')" = '"value":"[-]"' ]
+	[ "$(value_of '[tru]')" = '"value":"[tru]"' ]
+	[ "$(value_of '[NaN]')" = '"value":"[NaN]"' ]
+	[ "$(value_of "['x']")" = "\"value\":\"['x']\"" ]
+	[ "$(value_of '["\\x"]')" = '"value":"[\"\\x\"]"' ]
+	[ "$(value_of '["\\u12"]')" = '"value":"[\"\\u12\"]"' ]
+	[ "$(value_of '["a\tb"]')" = '"value":"[\"a\tb\"]"' ]
+	[ "$(value_of '["\\ud800"]')" = '"value":"[\"\\ud800\"]"' ]
+	[ "$(value_of '["\\udc00\\ud800"]')" = '"value":"[\"\\udc00\\ud800\"]"' ]
+	[ "$(value_of '{"a":1,}')" = '"value":"{\"a\":1,}"' ]
+	[ "$(value_of '{"a" 1}')" = '"value":"{\"a\" 1}"' ]
+	[ "$(value_of '{1:1}')" = '"value":"{1:1}"' ]
+}
+
+@test "cat: strings escape quotes, backslashes and control characters only" {
+	[ "$(value_of 'a"b\\c\td\ne\rf\bg\fh\001i\037j\177k é ☃ 😀')" = '"value":"a\"b\\c\td\ne\rf\bg\fh\u0001i\u001fj'$'\177''k é ☃ 😀"' ]
+}
+
+@test "cat: bytes that are not UTF-8 are base64 under value_b64 and key_b64" {
+	[ "$(value_of '\xff')" = '"value_b64":"/w=="' ]
+	[ "$(value_of '\xff\xfe')" = '"value_b64":"//4="' ]
+	[ "$(value_of '\xff\xfe\xfd')" = '"value_b64":"//79"' ]
+	[ "$(value_of 'ab\xc3')" = '"value_b64":"YWLD"' ]
+	# Overlong forms, surrogates and code points above U+10FFFF are not UTF-8.
+	[ "$(value_of '\xc0\x80')" = '"value_b64":"wIA="' ]
+	[ "$(value_of '\xe0\x80\x80')" = '"value_b64":"4ICA"' ]
+	[ "$(value_of '\xed\xa0\x80')" = '"value_b64":"7aCA"' ]
+	[ "$(value_of '\xf4\x90\x80\x80')" = '"value_b64":"9JCAgA=="' ]
+	[ "$(value_of '{"a":"\xff"}')" = '"value_b64":"eyJhIjoi/yJ9"' ]
+	# The largest code points of each length are.
+	[ "$(value_of '\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf')" = $'"value":"\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf"' ]
+	printf '\xfe\xff:v\n' | elog-append -K : "$T/k"
+	[ "$(elog-cat "$T/k" | sed 's/.*"schema":0,//')" = '"key_b64":"/v8=","value":"v"}' ]
+}
+
+@test "cat: JSON nested 128 deep is embedded, deeper is a string" {
+	local deep128 deep129
+	deep128=$(printf '%.0s[' $(seq 128); printf '%.0s]' $(seq 128))
+	deep129=$(printf '%.0s[' $(seq 129); printf '%.0s]' $(seq 129))
+	printf '%s\n%s\n' "$deep128" "$deep129" | elog-append "$LOG"
+	[ "$(elog-cat -c 1 "$LOG" | jq -c .value)" = "$deep128" ]
+	[ "$(elog-cat -o 1 "$LOG" | jq -r .value)" = "$deep129" ]
+}
+
+@test "cat: jq reads back exactly what was appended" {
+	local f=$T/values
+	{
+		echo '{"user":"ana","n":1,"tags":["a","b"],"nested":{"x":[1.5,-2e10,null]}}'
+		echo '["x",{"y":"é\t\"q\""}]'
+		printf '%s\n' 'plain text' 'tab	and "quotes" and \backslash\' '' 'ünïcödé ☃ 😀' '3.14'
+		printf 'ctl\001\037\n'
+	} >"$f"
+	elog-append -s 9 "$LOG" <"$f"
+	# Objects and arrays come back as JSON equal to the input...
+	[ "$(elog-cat -c 2 "$LOG" | jq -c .value)" = "$(head -2 "$f" | jq -c .)" ]
+	# ...and text comes back byte for byte.
+	[ "$(elog-cat -o 2 "$LOG" | jq -r .value)" = "$(tail -n +3 "$f")" ]
+	[ "$(elog-cat "$LOG" | jq -s -c 'map(.offset)')" = "[0,1,2,3,4,5,6,7]" ]
+	[ "$(elog-cat "$LOG" | jq -r '.schema' | sort -u)" = "9" ]
+}
+
+@test "cat: -v prints raw values, one per line" {
+	printf 'k:{"a": 1}\n:\n:x\\y\n' | elog-append -K : "$LOG"
+	run --separate-stderr elog-cat -v "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = $'{"a": 1}\n\nx\\y' ] && [ "$stderr" = "" ]
+	[ "$(elog-cat --values "$LOG")" = "$output" ]
+}
+
+@test "cat: -F prints every directive and escape" {
+	five
+	run elog-cat -c 1 -F 'o=%o k=%k s=%s T=%T S=%S K=%K c=%c %%o\t|\\|\r|\n' "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = $'o=0 k=a s={"n":0} T=1000 S=7 K=1 c=3 %o\t|\\|\r|' ]
+	[ "$(elog-cat -F '%o\0' "$LOG" | od -An -c | tr -s ' ')" = " 0 \\0 1 \\0 2 \\0 3 \\0 4 \\0" ]
+	[ "$(elog-cat --format 'plain' "$LOG")" = "plainplainplainplainplain" ]
+	[ "$(elog-cat -F '' "$LOG")" = "" ]
+}
+
+@test "cat: -F prints negative timestamps and raw bytes" {
+	printf -- '-1500\t\xff\n' | elog-append -t "$LOG"
+	[ "$(elog-cat -F '%T %S ' "$LOG"; elog-cat -F '%s' "$LOG" | od -An -tx1)" = "-1500 1  ff" ]
+	[ "$(elog-cat "$LOG")" = '{"offset":0,"ts":-1500,"schema":0,"key":null,"value_b64":"/w=="}' ]
+}
+
+@test "cat: -o beginning, end, N and -N" {
+	five
+	[ "$(elog-cat -o beginning -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat -o end -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -o 0 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat -o 3 -F '%o' "$LOG")" = "34" ]
+	[ "$(elog-cat --offset 4 -F '%o' "$LOG")" = "4" ]
+	[ "$(elog-cat -o 5 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -o 99999999999 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -o -2 -F '%o' "$LOG")" = "34" ]
+	[ "$(elog-cat -o -5 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat -o -9 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat -o -0 -F '%o' "$LOG")" = "" ]
+}
+
+@test "cat: -n prints the last N records" {
+	five
+	[ "$(elog-cat -n 2 -F '%o' "$LOG")" = "34" ]
+	[ "$(elog-cat --last 1 -F '%o' "$LOG")" = "4" ]
+	[ "$(elog-cat -n 0 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -n 100 -F '%o' "$LOG")" = "01234" ]
+	# -k filters the last N records; it does not look further back.
+	[ "$(elog-cat -n 2 -k a -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -n 3 -k a -F '%o' "$LOG")" = "2" ]
+}
+
+@test "cat: -n across segments" {
+	seq -f '%098g' 0 199 | elog-append --segment-bytes 4K "$LOG"
+	[ "$(ls "$LOG" | grep -c '\.log$')" -ge 5 ]
+	[ "$(elog-cat -n 150 -v "$LOG" | cmp - <(seq -f '%098g' 50 199) && echo same)" = same ]
+	[ "$(elog-cat -o 77 -c 3 -F '%o ' "$LOG")" = "77 78 79 " ]
+}
+
+@test "cat: -c stops after COUNT printed records, counted after -k" {
+	five
+	[ "$(elog-cat -c 2 -F '%o' "$LOG")" = "01" ]
+	[ "$(elog-cat --count 9 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat -c 0 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat -c 2 -k b -F '%o' "$LOG")" = "14" ]
+	[ "$(elog-cat -o 2 -c 2 -F '%o' "$LOG")" = "23" ]
+}
+
+@test "cat: -k prints only records with exactly that key" {
+	five
+	[ "$(elog-cat -k a -F '%o' "$LOG")" = "02" ]
+	[ "$(elog-cat --key b -F '%o' "$LOG")" = "14" ]
+	run --separate-stderr elog-cat -k nope "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	[ "$(elog-cat -k '' -F '%o' "$LOG")" = "3" ]
+	printf 'ab:1\n' | elog-append -K : "$LOG"
+	[ "$(elog-cat -k a -F '%o' "$LOG")" = "02" ]
+}
+
+@test "cat: --since starts at the first record at or after TIME" {
+	five
+	[ "$(elog-cat --since @3000 -F '%o' "$LOG")" = "234" ]
+	[ "$(elog-cat --since @2999 -F '%o' "$LOG")" = "234" ]
+	[ "$(elog-cat --since @3001 -F '%o' "$LOG")" = "34" ]
+	[ "$(elog-cat --since @0 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat --since @9000 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat --since 1970-01-01T00:00:02Z -F '%o' "$LOG")" = "1234" ]
+	[ "$(elog-cat --since 1970-01-01T01:00:02.5+01:00 -F '%o' "$LOG")" = "234" ]
+	[ "$(elog-cat --since 1970-01-01T00:00:04 -F '%o' "$LOG")" = "34" ]
+	[ "$(elog-cat --since 1970-01-01 -F '%o' "$LOG")" = "01234" ]
+	[ "$(elog-cat --since 1970-01-02 -F '%o' "$LOG")" = "" ]
+}
+
+@test "cat: --until stops at the first record later than TIME" {
+	five
+	[ "$(elog-cat --until @3000 -F '%o' "$LOG")" = "012" ]
+	[ "$(elog-cat --until @2999 -F '%o' "$LOG")" = "01" ]
+	[ "$(elog-cat --until @999 -F '%o' "$LOG")" = "" ]
+	[ "$(elog-cat --since @2000 --until @4000 -F '%o' "$LOG")" = "123" ]
+	[ "$(elog-cat --until 1970-01-01T00:00:04Z -k b -F '%o' "$LOG")" = "1" ]
+	# Timestamps need not grow with offsets: the first later one stops it.
+	printf '1500\tlate\n' | elog-append -t "$LOG"
+	[ "$(elog-cat --until @4500 -F '%o' "$LOG")" = "0123" ]
+}
+
+@test "cat: relative and local times" {
+	local now
+	now=$(now_ms)
+	printf '%s\n' "$((now - 3 * 3600000))"$'\told' "$((now - 3600000))"$'\trecent' "$now"$'\tnow' |
+		elog-append -t "$LOG"
+	[ "$(elog-cat --since -2h -v "$LOG")" = $'recent\nnow' ]
+	[ "$(elog-cat --since -90m --until -30m -v "$LOG")" = "recent" ]
+	[ "$(elog-cat --since -1d -v "$LOG" | wc -l)" = 3 ]
+	rm -rf "$LOG"
+	printf '1782856799999\tbefore\n1782856800000\tmidnight\n' | elog-append -t "$LOG"
+	[ "$(TZ=Europe/Berlin elog-cat --until 2026-06-30T23:59:59.999 -v "$LOG")" = "before" ]
+	[ "$(TZ=Europe/Berlin elog-cat --until 2026-07-01 -v "$LOG")" = $'before\nmidnight' ]
+	[ "$(TZ=Europe/Berlin elog-cat --since '2026-07-01 00:00' -v "$LOG")" = "midnight" ]
+}
+
+@test "cat: stdout closed early exits 0 with nothing on stderr" {
+	seq 1 200000 | sed 's/^/7\t/' | elog-append -t "$LOG"
+	run bash -c 'elog-cat "$1" 2>"$2" | head -1; echo "${PIPESTATUS[0]}"' _ "$LOG" "$T/err"
+	[ "$output" = '{"offset":0,"ts":7,"schema":0,"key":null,"value":"1"}'$'\n''0' ]
+	[ ! -s "$T/err" ]
+	run bash -c 'elog-cat -v "$1" 2>"$2" | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$LOG" "$T/err"
+	[ "$output" = 0 ] && [ ! -s "$T/err" ]
+}
+
+@test "cat: a write error on stdout is an error" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	echo a | elog-append "$LOG"
+	run --separate-stderr bash -c 'elog-cat "$1" >/dev/full' _ "$LOG"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-cat: stdout: no space left on device" ]
+}
+
+@test "cat: a missing directory, a file, a directory that is not a log" {
+	run --separate-stderr elog-cat "$T/missing"
+	[ "$status" -eq 5 ] && [ "$output" = "" ] && [ "$stderr" = "elog-cat: $T/missing: no such file or directory" ]
+	touch "$T/file"
+	run --separate-stderr elog-cat "$T/file"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-cat: $T/file: not a directory" ]
+	mkdir "$T/dir"
+	run --separate-stderr elog-cat "$T/dir"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-cat: $T/dir: not an elog directory (no settings file)" ]
+	[ "$(ls -A "$T/dir")" = "" ]
+}
+
+@test "cat: a log the user may not read" {
+	chmod 755 "$T"
+	echo a | elog-append "$LOG"
+	chmod 700 "$LOG"
+	as_nobody "$ELOG_BIN/elog-cat" --version >/dev/null 2>&1 ||
+		skip "cannot run the programs as an unprivileged user here"
+	run --separate-stderr as_nobody "$ELOG_BIN/elog-cat" "$LOG"
+	[ "$status" -eq 5 ] && [ "$output" = "" ] && [ "$stderr" = "elog-cat: $LOG: permission denied" ]
+}
+
+@test "cat: a damaged record is an error after the records before it" {
+	printf 'aaaa\nbbbb\ncccc\n' | elog-append "$LOG"
+	# A 32-byte segment header, then records of 28 + 4 bytes: byte 92 is in
+	# the value of the second record, which starts at byte 64.
+	printf 'X' | dd of="$LOG/00000000000000000000.log" bs=1 seek=92 conv=notrunc 2>/dev/null
+	run --separate-stderr elog-cat -v "$LOG"
+	[ "$status" -eq 4 ] && [ "$output" = "aaaa" ]
+	[ "$stderr" = "elog-cat: $LOG: 00000000000000000000.log: corrupt record at byte 64" ]
+}
+
+@test "cat: a gap left by retention is reported and skipped; --strict makes it an error" {
+	seq -f '%098g' 0 99 | elog-append --segment-bytes 4K "$LOG"
+	local second
+	second=$(ls "$LOG" | grep '\.log$' | sed -n 2p)
+	second=$((10#${second%.log}))
+	rm "$LOG/00000000000000000000.log" "$LOG/00000000000000000000.idx"
+	run --separate-stderr elog-cat -o 0 -c 1 -F '%o' "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "$second" ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 0-$((second - 1)) were removed by retention" ]
+	run --separate-stderr elog-cat -o $((second - 1)) -c 1 -F '%o' "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "$second" ]
+	[ "$stderr" = "elog-cat: $LOG: offset $((second - 1)) was removed by retention" ]
+	run --separate-stderr elog-cat --strict -o 0 -F '%o' "$LOG"
+	[ "$status" -eq 1 ] && [ "$output" = "" ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 0-$((second - 1)) were removed by retention" ]
+	# From the beginning there is no gap: the log now starts later.
+	run --separate-stderr elog-cat --strict -c 1 -F '%o' "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "$second" ] && [ "$stderr" = "" ]
+}
+
+@test "cat: bad arguments are usage errors" {
+	usage_error elog-cat "missing log directory"
+	usage_error elog-cat "unexpected argument 'b'" a b
+	usage_error elog-cat "unknown option -x" -x "$LOG"
+	usage_error elog-cat "unknown option --nope" --nope "$LOG"
+	usage_error elog-cat "option -o needs an argument" "$LOG" -o
+	usage_error elog-cat "option --since needs an argument" "$LOG" --since
+	usage_error elog-cat "-o: invalid position 'middle'" -o middle "$LOG"
+	usage_error elog-cat "-o: invalid position '-'" -o - "$LOG"
+	usage_error elog-cat "-o: invalid position '--1'" -o --1 "$LOG"
+	usage_error elog-cat "-n: invalid number '-1'" -n -1 "$LOG"
+	usage_error elog-cat "-c: invalid number 'x'" -c x "$LOG"
+	usage_error elog-cat "-o and -n cannot be used together" -o 1 -n 1 "$LOG"
+	usage_error elog-cat "-n and --since cannot be used together" -n 1 --since @1 "$LOG"
+	usage_error elog-cat "--since and -o cannot be used together" --since @1 -o end "$LOG"
+	usage_error elog-cat "-F and -v cannot be used together" -F '%s' -v "$LOG"
+	usage_error elog-cat "-F and -v cannot be used together" -v -F '%s' "$LOG"
+	usage_error elog-cat "-F: unknown directive '%x'" -F '%x' "$LOG"
+	usage_error elog-cat "-F: unknown escape '\\q'" -F '\q' "$LOG"
+	usage_error elog-cat "-F: the format ends in a lone '%'" -F 'abc%' "$LOG"
+	usage_error elog-cat "-F: the format ends in a lone '\\'" -F 'abc\' "$LOG"
+	usage_error elog-cat "--since: invalid time 'soon'" --since soon "$LOG"
+	usage_error elog-cat "--until: invalid time '2026-02-29'" --until 2026-02-29 "$LOG"
+	usage_error elog-cat "--until: invalid time '2026-11-29T03:60:00Z'" --until 2026-11-29T03:60:00Z "$LOG"
+	usage_error elog-cat "--since: invalid time '-2'" --since -2 "$LOG"
+	usage_error elog-cat "--since: invalid time '@x'" --since @x "$LOG"
+	usage_error elog-cat "--since: invalid time '@9223372036854775808'" --since @9223372036854775808 "$LOG"
+	usage_error elog-cat "--since: invalid time '26-11-29'" --since 26-11-29 "$LOG"
+}
+
+@test "cat: --help prints the man page's synopsis, --version the version" {
+	run --separate-stderr elog-cat --version
+	[ "$status" -eq 0 ] && [ "$output" = "elog-cat (elog) 0.1.0" ] && [ "$stderr" = "" ]
+	run --separate-stderr elog-cat --help
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [[ "$output" == "usage: elog-cat "* ]]
+	[ "$(elog-cat -h)" = "$output" ]
+	command -v mandoc >/dev/null || skip "mandoc is not installed"
+	[ "$(usage_words elog-cat)" = "$(synopsis_words "$BATS_TEST_DIRNAME/../../man/elog-cat.1")" ]
+}
