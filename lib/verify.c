@@ -196,8 +196,11 @@ static int list_dir(struct verify *v)
 	closedir(d);
 	if (err)
 		return errmsg_set(v->msg, err, "listing the directory: %s", strerror(err));
-	qsort(v->base, v->n, sizeof *v->base, cmp_u64);
-	qsort(v->ibase, v->ni, sizeof *v->ibase, cmp_u64);
+	/* qsort() must not be handed the NULL of an empty list. */
+	if (v->n)
+		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
+	if (v->ni)
+		qsort(v->ibase, v->ni, sizeof *v->ibase, cmp_u64);
 	for (size_t i = 0, j = 0; i < v->ni; i++) {
 		while (j < v->n && v->base[j] < v->ibase[i])
 			j++;
