@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# elog-cat -f: following a log while it is written.
+
+load helpers
+
+# Start elog-cat with the given options following $LOG into $T/out; its pid
+# goes to $FOLLOWER.
+follow() {
+	background elog-cat "$@" "$LOG" >"$T/out" 2>"$T/err" </dev/null
+	FOLLOWER=${BG_PIDS##* }
+}
+
+# Wait for the follower to exit by itself and check its status.
+follower_exits_with() {
+	local st=0
+	wait_exit "$FOLLOWER"
+	wait "$FOLLOWER" || st=$?
+	BG_PIDS=
+	[ "$st" -eq "$1" ] || { echo "status $st, stderr: $(cat "$T/err")" >&2; return 1; }
+}
+
+@test "follow: prints what is there, then new records across segment rolls and writers" {
+	seq -f '%098g' 0 9 | elog-append --segment-bytes 4K "$LOG"
+	follow -f -v
+	wait_lines "$T/out" 10
+	# Each run of elog-append is a new writer; 100 records of 126 bytes
+	# fill several 4 KiB segments.
+	local i
+	for i in 1 2 3; do
+		seq -f '%098g' $((i * 100 - 90)) $((i * 100 + 9)) | elog-append "$LOG"
+	done
+	wait_lines "$T/out" 310
+	[ "$(ls "$LOG" | grep -c '\.log$')" -ge 10 ]
+	cmp "$T/out" <(seq -f '%098g' 0 309)
+	kill -0 "$FOLLOWER"
+	[ ! -s "$T/err" ]
+}
+
+@test "follow: each new record arrives promptly, without waiting for a timeout" {
+	echo a | elog-append "$LOG"
+	follow -f -F '%s\n'
+	wait_lines "$T/out" 1
+	local i t0 t1
+	for i in 1 2 3; do
+		t0=$(now_ms)
+		echo "r$i" | elog-append "$LOG"
+		wait_lines "$T/out" $((i + 1))
+		t1=$(now_ms)
+		[ $((t1 - t0)) -lt 400 ] || { echo "record $i took $((t1 - t0)) ms" >&2; return 1; }
+	done
+	[ "$(cat "$T/out")" = $'a\nr1\nr2\nr3' ]
+}
+
+@test "follow: waiting costs no CPU" {
+	echo a | elog-append "$LOG"
+	follow -f
+	wait_lines "$T/out" 1
+	local before after
+	before=$(awk '{print $14 + $15}' "/proc/$FOLLOWER/stat")
+	sleep 1.5
+	after=$(awk '{print $14 + $15}' "/proc/$FOLLOWER/stat")
+	# Clock ticks are usually 10 ms; a busy loop would use about 150.
+	[ $((after - before)) -le 3 ]
+}
+
+@test "follow: -n N prints the last N records, then new ones" {
+	seq 0 9 | elog-append "$LOG"
+	follow -f -n 2 -v
+	wait_lines "$T/out" 2
+	seq 10 11 | elog-append "$LOG"
+	wait_lines "$T/out" 4
+	[ "$(cat "$T/out")" = $'8\n9\n10\n11' ]
+}
+
+@test "follow: -o end prints only new records" {
+	seq 0 9 | elog-append "$LOG"
+	follow -f -o end -F '%o:%s\n'
+	# Give the follower time to position itself before appending.
+	sleep 0.2
+	echo new | elog-append "$LOG"
+	wait_lines "$T/out" 1
+	[ "$(cat "$T/out")" = "10:new" ]
+}
+
+@test "follow: an empty log, then records" {
+	elog-append "$LOG" </dev/null
+	follow --follow -v
+	sleep 0.1
+	printf 'a\nb\n' | elog-append "$LOG"
+	wait_lines "$T/out" 2
+	[ "$(cat "$T/out")" = $'a\nb' ]
+}
+
+@test "follow: -c COUNT exits once COUNT records were printed" {
+	echo a | elog-append "$LOG"
+	follow -f -c 3 -v
+	wait_lines "$T/out" 1
+	kill -0 "$FOLLOWER"
+	printf 'b\nc\nd\n' | elog-append "$LOG"
+	follower_exits_with 0
+	[ "$(cat "$T/out")" = $'a\nb\nc' ] && [ ! -s "$T/err" ]
+}
+
+@test "follow: --until exits at the first record later than TIME" {
+	printf '1000\ta\n' | elog-append -t "$LOG"
+	follow -f --until @2000 -v
+	wait_lines "$T/out" 1
+	printf '2000\tb\n' | elog-append -t "$LOG"
+	wait_lines "$T/out" 2
+	kill -0 "$FOLLOWER"
+	printf '2001\tc\n2000\td\n' | elog-append -t "$LOG"
+	follower_exits_with 0
+	[ "$(cat "$T/out")" = $'a\nb' ]
+}
+
+@test "follow: -k filters new records too" {
+	printf 'a:1\nb:2\n' | elog-append -K : "$LOG"
+	follow -f -k b -v
+	wait_lines "$T/out" 1
+	printf 'a:3\nb:4\n' | elog-append -K : "$LOG"
+	wait_lines "$T/out" 2
+	[ "$(cat "$T/out")" = $'2\n4' ]
+}
+
+@test "follow: SIGTERM and SIGINT end it with status 0 and flushed output" {
+	seq 1 3 | elog-append "$LOG"
+	follow -f -v
+	wait_lines "$T/out" 3
+	kill -TERM "$FOLLOWER"
+	follower_exits_with 0
+	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
+	follow -f -v
+	wait_lines "$T/out" 3
+	kill -INT "$FOLLOWER"
+	follower_exits_with 0
+	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
+}
+
+@test "follow: a closed stdout ends it quietly while it waits" {
+	echo a | elog-append "$LOG"
+	SECONDS=0
+	run bash -c 'elog-cat -f -v "$1" 2>"$2" | head -1; echo "${PIPESTATUS[0]}"' _ "$LOG" "$T/err"
+	[ "$output" = $'a\n0' ] && [ ! -s "$T/err" ] && [ "$SECONDS" -lt 5 ]
+}
+
+@test "follow: into jq, a record at a time" {
+	echo '{"n":1}' | elog-append "$LOG"
+	background bash -c 'elog-cat -f "$1" | jq --unbuffered -c .value.n >"$2"' _ "$LOG" "$T/out"
+	wait_lines "$T/out" 1
+	echo '{"n":2}' | elog-append "$LOG"
+	wait_lines "$T/out" 2
+	[ "$(cat "$T/out")" = $'1\n2' ]
+}
+
+@test "follow: --strict ends following at a gap" {
+	seq -f '%098g' 0 99 | elog-append --segment-bytes 4K "$LOG"
+	follow -f --strict -o 0 -c 1 -F '%o\n'
+	follower_exits_with 0
+	[ "$(cat "$T/out")" = 0 ]
+	local second
+	second=$(ls "$LOG" | grep '\.log$' | sed -n 2p)
+	second=$((10#${second%.log}))
+	rm "$LOG"/00000000000000000000.*
+	follow -f --strict -o 0 -F '%o\n'
+	follower_exits_with 1
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: offsets 0-$((second - 1)) were removed by retention" ]
+}
