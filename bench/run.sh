@@ -1,0 +1,42 @@
+#!/bin/sh
+# bench/run.sh: build and run the benchmark suite (bench/bench.c) against
+# SQLite, with its data on the repository's disk, and clean up after.
+#
+#   bench/run.sh [--quick | --full] [bench options...]
+#
+# B names the build directory (default: build); the library and programs are
+# built there first with `make B=$B`.  BENCH_DIR overrides where the data
+# goes (default: a temporary directory .bench.XXXXXX in the repository, which
+# must not be tmpfs: the figures are about a disk).  The JSON lines go to
+# $B/bench.jsonl unless --json is given.  See bench/README.md.
+set -eu
+cd "$(dirname "$0")/.."
+B=${B:-build}
+MAKE=${MAKE:-make}
+
+$MAKE -s B="$B" all >/dev/null
+cflags=$(pkg-config --cflags sqlite3)
+libs=$(pkg-config --libs sqlite3)
+zlibs=$(sed -n 's/^Libs:.*-pthread *//p' "$B/elog.pc")
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -pthread -Wall -Wextra -Werror -Ilib $cflags \
+	-o "$B/bench" bench/bench.c "$B/libelog.a" $libs $zlibs -lm
+
+work=$(mktemp -d "${BENCH_DIR:-$PWD}/.bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM HUP
+fstype=$(df -PT "$work" | awk 'NR == 2 { print $2 }')
+if [ "$fstype" = tmpfs ] && [ -z "${BENCH_DIR:-}" ]; then
+	echo "run.sh: $work is on tmpfs; set BENCH_DIR to a directory on a disk" >&2
+	exit 2
+fi
+
+json=
+case " $* " in
+*" --json "*) ;;
+*) json="--json $B/bench.jsonl" ;;
+esac
+# The suite bounds itself (alarm), and timeout bounds it once more.
+# shellcheck disable=SC2086
+timeout 75m "$B/bench" --dir "$work" --bin "$B" $json "$@"
+status=$?
+[ -n "$json" ] && echo "JSON lines: $B/bench.jsonl"
+exit $status
