@@ -84,7 +84,20 @@ $(B)/elog.pc: elog.pc.in Makefile
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in > $@
 
+# The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
+ifeq ($(SANITIZE),1)
 check: check-unit check-cli check-man check-examples
+else
+check: check-unit check-cli check-man check-examples check-fuzz
+endif
+
+# libFuzzer harnesses (clang): a few seconds each on the committed corpus in
+# `make check`; `make fuzz FUZZ_SECONDS=N` runs each for longer.
+check-fuzz:
+	$(MAKE) -C tests/fuzz check HAVE_ZSTD=$(HAVE_ZSTD)
+
+fuzz:
+	$(MAKE) -C tests/fuzz run HAVE_ZSTD=$(HAVE_ZSTD)
 
 examples: all
 	$(MAKE) -C examples B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE)
@@ -117,5 +130,6 @@ uninstall:
 
 clean:
 	rm -rf build build-san build-*
+	$(MAKE) -C tests/fuzz clean
 
-.PHONY: all check check-unit check-cli check-man examples check-examples install uninstall clean
+.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz fuzz install uninstall clean
