@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,11 +17,27 @@
 
 const char *cli_prog = "elog";
 
+/* Set when the program started with stdout closed. */
+static int out_closed;
+
 void cli_init(const char *prog)
 {
 	const char *slash = strrchr(prog, '/');
 
 	cli_prog = slash != NULL ? slash + 1 : prog;
+	/* A standard descriptor left closed by the caller would be reused by
+	 * the next open(2), and output meant for stdout could land in a
+	 * segment file.  Hold each such slot with /dev/null; a closed stdout
+	 * is still reported at the first write. */
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* Without /dev/null there is nowhere safe to even complain. */
+		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			_exit(EX_IO);
+		if (fd == STDOUT_FILENO)
+			out_closed = 1;
+	}
 	/* A reader that goes away must show up as EPIPE from write(2), so that
 	 * the program can exit on purpose instead of being killed mid-batch. */
 	signal(SIGPIPE, SIG_IGN);
@@ -155,6 +172,10 @@ static size_t out_len;
 
 static void out_drain(const char *p, size_t n)
 {
+	if (out_closed && n > 0) {
+		out_closed = 0;
+		cli_die(EX_IO, "stdout", "%s", cli_strerror(EBADF));
+	}
 	while (n > 0) {
 		ssize_t w = write(STDOUT_FILENO, p, n);
 

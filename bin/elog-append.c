@@ -314,10 +314,9 @@ static void run(struct appender *a)
 	free(buf);
 }
 
-static void parse_options(int *argcp, char ***argvp, struct config *cf)
+static void parse_options(int argc, char *argv[], struct config *cf)
 {
-	int argc = *argcp, c;
-	char **argv = *argvp;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":0K:k:s:tpvh", long_options, NULL)) != -1) {
@@ -390,8 +389,6 @@ static void parse_options(int *argcp, char ***argvp, struct config *cf)
 	}
 	if (cf->key != NULL && cf->key_delim != NULL)
 		cli_usage_error("-k and -K cannot be used together");
-	*argcp = argc - optind;
-	*argvp = argv + optind;
 }
 
 int main(int argc, char *argv[])
@@ -401,7 +398,9 @@ int main(int argc, char *argv[])
 	int rc;
 
 	cli_init(argv[0]);
-	parse_options(&argc, &argv, &cf);
+	parse_options(argc, argv, &cf);
+	argc -= optind;
+	argv += optind;
 	a.dir = cli_dir_operand(argc, argv);
 
 	cf.create.create = 1;
@@ -410,7 +409,7 @@ int main(int argc, char *argv[])
 	cf.create.batch_bytes = cf.batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf.batch_bytes;
 	rc = elog_open(&a.w, a.dir, &cf.create);
 	if (rc != 0)
-		cli_die_elog(a.dir, rc, elog_errmsg(a.w));
+		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
 	run(&a);
 	rc = elog_close(a.w);
 	if (rc != 0)

@@ -365,10 +365,9 @@ static void set_start(struct config *cf, const char *opt)
 	cf->start_opt = opt;
 }
 
-static void parse_options(int *argcp, char ***argvp, struct config *cf)
+static void parse_options(int argc, char *argv[], struct config *cf)
 {
-	int argc = *argcp, c;
-	char **argv = *argvp;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:fh", long_options, NULL)) != -1) {
@@ -426,8 +425,6 @@ static void parse_options(int *argcp, char ***argvp, struct config *cf)
 			cli_bad_option(c, argv);
 		}
 	}
-	*argcp = argc - optind;
-	*argvp = argv + optind;
 }
 
 int main(int argc, char *argv[])
@@ -438,7 +435,9 @@ int main(int argc, char *argv[])
 	int rc;
 
 	cli_init(argv[0]);
-	parse_options(&argc, &argv, &cf);
+	parse_options(argc, argv, &cf);
+	argc -= optind;
+	argv += optind;
 	dir = cli_dir_operand(argc, argv);
 
 	rc = elog_reader_open(&r, dir);

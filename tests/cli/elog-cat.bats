@@ -345,3 +345,16 @@ value_of() {
 	command -v mandoc >/dev/null || skip "mandoc is not installed"
 	[ "$(usage_words elog-cat)" = "$(synopsis_words "$BATS_TEST_DIRNAME/../../man/elog-cat.1")" ]
 }
+
+@test "cat: a closed stdout is an error, and never reaches the log's files" {
+	printf 'a\nb\n' | elog-append "$LOG"
+	run --separate-stderr bash -c 'elog-cat "$1" >&-' _ "$LOG"
+	[ "$status" -eq 5 ] && [ "$output" = "" ] && [ "$stderr" = "elog-cat: stdout: bad file descriptor" ]
+	run --separate-stderr bash -c 'echo c | elog-append -p "$1" >&-' _ "$LOG"
+	[ "$status" -eq 5 ] && [ "$stderr" = "elog-append: stdout: bad file descriptor" ]
+	run --separate-stderr bash -c 'echo d | elog-append "$1" >&- <&0' _ "$LOG"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	run --separate-stderr bash -c 'elog-append "$1" <&-' _ "$LOG"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc\nd' ]
+}
