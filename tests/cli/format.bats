@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# format.bats: an independent reader written from elog(5) alone
+# (tests/format/read_log.py) reads the same records as elog-cat: keyed,
+# unkeyed, empty and binary values, explicit and negative timestamps,
+# schemas, across many segments.
+
+setup() {
+	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-format.XXXXXX")
+	LOG=$T/log
+	READ_LOG=$BATS_TEST_DIRNAME/../format/read_log.py
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# elog-cat's view of the log in read_log.py's form (offset ts schema
+# key-hex value-hex): the fields come from -F, the raw key and value bytes
+# from a second -F, cut apart by the sizes the first one printed.
+cat_as_hex() {
+	"$ELOG_BIN/elog-cat" -F '%o %T %c %K %S\n' "$1" >"$T/meta" &&
+	"$ELOG_BIN/elog-cat" -F '%k%s' "$1" >"$T/raw" &&
+	python3 -c '
+import sys
+raw = open(sys.argv[2], "rb").read()
+at = 0
+for line in open(sys.argv[1]):
+    o, ts, schema, kn, vn = line.split()
+    k = raw[at:at + int(kn)]; at += int(kn)
+    v = raw[at:at + int(vn)]; at += int(vn)
+    print(o, ts, schema, k.hex() or "-", v.hex() or "-")
+assert at == len(raw), "bytes left over"
+' "$T/meta" "$T/raw"
+}
+
+# Compare both readers on $1; fails with a diff when they disagree.
+same_records() {
+	python3 "$READ_LOG" "$1" >"$T/python" &&
+	cat_as_hex "$1" >"$T/elog-cat" &&
+	diff -u "$T/python" "$T/elog-cat"
+}
+
+@test "read_log.py knows the CRC-32C check value" {
+	python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from read_log import crc32c
+assert crc32c(b"123456789") == 0xE3069283
+assert crc32c(bytes(32)) == 0x8A9136AA
+assert crc32c(b"\xff" * 32) == 0x62A8AB43
+' "$BATS_TEST_DIRNAME/../format"
+}
+
+@test "keyed, unkeyed, empty, binary and timed records read the same by both readers" {
+	A="$ELOG_BIN/elog-append"
+	# Unkeyed text, an empty line (an empty unkeyed value), JSON.
+	printf 'plain text\n\n{"a":[1,2,{"b":null}]}\nsp ace\ttab\n' | "$A" "$LOG"
+	# Keyed, and tombstones (a key with an empty value).
+	printf 'user1=alice\nuser2=bob\nuser1=\nuser3==equals=in=value\n' | "$A" -K = "$LOG"
+	# One fixed key and a schema.
+	printf 'one\ntwo\n' | "$A" -k fixed-key -s 65535 "$LOG"
+	# Timestamps from the input, negative and far in the future too.
+	printf '0\tepoch\n-1000\tbefore\n4102444800000\tlater\n1764385200250\tk:v\n' |
+		"$A" -t -K : -s 7 "$LOG"
+	# Bytes that are not UTF-8, and every byte value but newline in a line...
+	python3 -c '
+import sys
+out = sys.stdout.buffer
+out.write(b"\xff\xfe\x00\x01 invalid utf-8\n")
+out.write(bytes(b for b in range(256) if b != 10) + b"\n")
+out.write(b"key\x00with\x00nuls=\x80\x81\x82\n")
+' | "$A" -K = "$LOG"
+	# ...and newlines inside records, NUL-delimited.
+	printf 'multi\nline\nvalue\0k\nkey|v\nvalue\0' | "$A" -0 -K '|' "$LOG"
+
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$T/python")" -eq 19 ]
+	# Spot checks of the independent reader itself.
+	grep -q '^1 [0-9]* 0 - -$' "$T/python"                     # empty, unkeyed
+	grep -q " 0 $(printf user1 | od -An -tx1 | tr -d ' \n') -$" "$T/python"  # tombstone
+	grep -q '^[0-9]* -1000 7 - 6265666f7265$' "$T/python"       # "before"
+	grep -q ' 0 - fffe0001' "$T/python"
+}
+
+@test "a log of many segments reads the same by both readers" {
+	seq 1 3000 | sed 's/^/event number /' |
+		"$ELOG_BIN/elog-append" -K ' ' --segment-bytes 4K "$LOG"
+	[ "$(ls "$LOG"/*.log | wc -l)" -gt 20 ]
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$T/python")" -eq 3000 ]
+	# Offsets 0..2999, each once, in order, across the segment files.
+	[ "$(cut -d' ' -f1 "$T/python" | sort -n -u | wc -l)" -eq 3000 ]
+	[ "$(head -n 1 "$T/python" | cut -d' ' -f1)" -eq 0 ]
+	[ "$(tail -n 1 "$T/python" | cut -d' ' -f1)" -eq 2999 ]
+}
+
+@test "read_log.py stops at the watermark, as elog-cat does" {
+	printf 'a\nb\nc\n' | "$ELOG_BIN/elog-append" "$LOG"
+	# Three more records written past the watermark, as if by a writer that
+	# crashed before publishing them: a copy of the segment's records.
+	seg=$LOG/00000000000000000000.log
+	tail -c +33 "$seg" >"$T/records"
+	cat "$T/records" >>"$seg"
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$T/python")" -eq 3 ]
+}
+
+@test "read_log.py reports damage with file and byte position" {
+	printf 'first\nsecond\nthird\n' | "$ELOG_BIN/elog-append" "$LOG"
+	# Flip a bit in the value of the second record: it starts at byte
+	# 32 + 28 + 5 = 65, its value at 65 + 28.
+	seg=$LOG/00000000000000000000.log
+	printf '\x53' | dd of="$seg" bs=1 seek=$((65 + 28)) conv=notrunc 2>/dev/null
+	# Records before the damage are printed; the message goes to stderr.
+	run sh -c 'python3 "$1" "$2" 2>&1 >/dev/null' sh "$READ_LOG" "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "read_log.py: $LOG: 00000000000000000000.log: corrupt record at byte 65" ]
+	python3 "$READ_LOG" "$LOG" >"$T/before" 2>/dev/null || true
+	[ "$(wc -l <"$T/before")" -eq 1 ]
+	grep -q '^0 [0-9]* 0 - 6669727374$' "$T/before"
+	run "$ELOG_BIN/elog-cat" "$LOG"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"00000000000000000000.log"*"byte 65"* ]]
+}
