@@ -109,7 +109,7 @@ check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
 
 check-cli: $(PROGS)
-	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli
+	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli tests/live
 
 check-man:
 	mandoc -Tlint -Wwarning $(MANS)

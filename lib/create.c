@@ -24,7 +24,8 @@ static int leftover_of_creation(const char *name)
 	       strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
 	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
 	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
-	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0;
+	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||
+	       strcmp(name, "00000000000000000000.log.new") == 0;
 }
 
 static int dir_is_fresh(int dfd, char *name, size_t size, const char **stranger)
@@ -49,6 +50,19 @@ static int dir_is_fresh(int dfd, char *name, size_t size, const char **stranger)
 		}
 	}
 	closedir(d);
+	return 0;
+}
+
+int log_check_fresh(int dfd, char *msg)
+{
+	char name[256];
+	const char *stranger = NULL;
+	int err = dir_is_fresh(dfd, name, sizeof name, &stranger);
+	if (err)
+		return errmsg_set(msg, err, "%s", strerror(err));
+	if (stranger)
+		return errmsg_set(msg, ELOG_NOTLOG,
+		    "not an elog directory and not empty (it holds %s)", stranger);
 	return 0;
 }
 
@@ -87,12 +101,22 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 	unsigned char hdr[SEG_HDR > IDX_HDR ? SEG_HDR : IDX_HDR];
 	int err;
 
+	/* The segment appears under its name with its header already in it
+	 * (written to a temporary name, then renamed), so a reader never
+	 * finds a segment without one. */
+	char tmp[NAME_MAX_LOCAL + 8];
 	seg_name(name, base, SEG_EXT);
-	int sfd = fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	snprintf(tmp, sizeof tmp, "%s.new", name);
+	unlinkat(dfd, tmp, 0);	/* left by a crash at this very step */
+	int sfd = fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
 	if (sfd < 0)
 		return errno;
 	seg_header_encode_flags(hdr, base, flags);
 	err = fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
+	if (!err && renameat(dfd, tmp, dfd, name) < 0)
+		err = errno;
+	if (err)
+		unlinkat(dfd, tmp, 0);
 	seg_name(name, base, IDX_EXT);
 	int ifd = err ? -1 : fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
 	if (!err && ifd < 0)
@@ -115,18 +139,13 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 int log_create(int dfd, const struct elog_options *opt, char *msg)
 {
 	struct elog_settings s;
-	const char *stranger = NULL;
-	char name[256];
 	int segfd, idxfd, err;
 
 	memset(&s, 0, sizeof s);
 	if ((err = opt_check(opt, &s, msg)) != 0)
 		return err;
-	if ((err = dir_is_fresh(dfd, name, sizeof name, &stranger)) != 0)
-		return errmsg_set(msg, err, "%s", strerror(err));
-	if (stranger)
-		return errmsg_set(msg, ELOG_NOTLOG,
-		    "not an elog directory and not empty (it holds %s)", stranger);
+	if ((err = log_check_fresh(dfd, msg)) != 0)
+		return err;
 	if ((err = settings_new_id(s.id)) != 0)
 		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
 	s.created_ms = fs_now_ms();

@@ -272,6 +272,9 @@ int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *i
 int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
 /* Create segment base and its index with their headers (not synced). */
 int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
+/* ELOG_NOTLOG unless dfd is empty but for what an interrupted creation
+ * leaves behind. */
+int log_check_fresh(int dfd, char *msg);
 /* Turn the directory dfd (held under LOCK) into a new, empty log. */
 int log_create(int dfd, const struct elog_options *opt, char *msg);
 

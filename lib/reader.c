@@ -67,6 +67,8 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base)
 	return SEG_HDR;				/* newer than the watermark */
 }
 
+/* Open segment base for reading.  *gone is 1 when it was removed since it
+ * was listed, -1 when it is too new to hold anything durable yet. */
 static int open_segment(elog_reader *r, uint64_t base, int *gone)
 {
 	char name[NAME_MAX_LOCAL];
@@ -92,10 +94,10 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	}
 	if (got < SEG_HDR) {
 		close(fd);
-		/* A segment the writer is creating this instant has no
-		 * header yet; it holds nothing durable. */
+		/* A segment newer than the watermark holds nothing durable;
+		 * without its header yet, it is simply not there to read. */
 		if (base > r->wm.segment_base) {
-			*gone = 1;
+			*gone = -1;
 			return 0;
 		}
 		return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
@@ -121,8 +123,21 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	return 0;
 }
 
-/* Jump with the index of the open segment towards want.  The entry used is
- * checked against the record it points at; a wrong index is ignored. */
+/* Move the open segment's scan to an index entry, if the record there is
+ * whole (its CRC checks) and has the entry's offset; otherwise stay where
+ * it is.  A wrong index must cost a longer scan, never a wrong answer. */
+static void jump_to_entry(elog_reader *r, const struct idx_entry *e)
+{
+	struct elog_record rec;
+	uint64_t at, from = r->sc.pos;
+	scan_seek(&r->sc, e->pos);
+	if (scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset)
+		scan_seek(&r->sc, e->pos);
+	else
+		scan_seek(&r->sc, from);
+}
+
+/* Jump with the index of the open segment towards want. */
 static void index_jump(elog_reader *r)
 {
 	struct index ix;
@@ -133,13 +148,8 @@ static void index_jump(elog_reader *r)
 	if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) != 0)
 		return;
 	ssize_t k = idx_find_offset(&ix, r->want);
-	if (k >= 0) {
-		unsigned char h[REC_HDR];
-		size_t got;
-		if (fs_pread_full(r->segfd, h, REC_HDR, ix.e[k].pos, &got) == 0 &&
-		    got == REC_HDR && get64(h + 8) == ix.e[k].offset)
-			scan_seek(&r->sc, ix.e[k].pos);
-	}
+	if (k >= 0)
+		jump_to_entry(r, &ix.e[k]);
 	idx_free(&ix);
 }
 
@@ -170,6 +180,8 @@ static int locate(elog_reader *r)
 		int gone;
 		if ((err = open_segment(r, base, &gone)) != 0)
 			return err;
+		if (gone < 0)
+			return ELOG_END;	/* being created: wait for it */
 		if (gone)
 			continue;	/* removed meanwhile: list again */
 		index_jump(r);
@@ -208,6 +220,8 @@ static int advance(elog_reader *r)
 	int gone;
 	if ((err = open_segment(r, next_base, &gone)) != 0)
 		return err;
+	if (gone < 0)
+		return ELOG_END;
 	return gone ? locate(r) : 0;
 }
 
@@ -254,14 +268,25 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				    "%s: offset %llu out of order at byte %llu", name,
 				    (unsigned long long)rec->offset, (unsigned long long)at);
 			}
+			if (rec->offset >= r->wm.durable_end) {
+				/* Not durable as far as we know, though inside the
+				 * byte limit: read it again later (so it does not
+				 * count as seen), after a fresh look at the
+				 * watermark, which that limit did not prompt. */
+				uint64_t old_end = r->wm.durable_end;
+				scan_seek(&r->sc, at);
+				follow_drain(r);
+				if ((err = refresh_watermark(r)) != 0)
+					return err;
+				r->sc.limit = visible_limit(r, r->seg_base);
+				if (r->wm.durable_end > old_end && ++ends <= 1000)
+					continue;
+				return ELOG_END;
+			}
 			r->last = rec->offset;
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
-			if (rec->offset >= r->wm.durable_end) {
-				scan_seek(&r->sc, at);	/* not durable yet */
-				return ELOG_END;
-			}
 			if (SEG_CODEC(r->seg_flags) == CODEC_ZSTD &&
 			    (err = decode_value(r, rec, at)) != 0)
 				return err;
@@ -408,6 +433,8 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		int gone;
 		if ((err = open_segment(r, sl.base[i], &gone)) != 0)
 			break;
+		if (gone < 0)
+			break;		/* newer than anything durable */
 		if (gone)
 			continue;
 		/* Index entries carry the greatest timestamp up to their
@@ -420,13 +447,8 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		    idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
 			ssize_t k = idx_find_time(&ix, ts);
 			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
-			if (from >= 0) {
-				unsigned char h[REC_HDR];
-				size_t got;
-				if (fs_pread_full(r->segfd, h, REC_HDR, ix.e[from].pos, &got) == 0 &&
-				    got == REC_HDR && get64(h + 8) == ix.e[from].offset)
-					scan_seek(&r->sc, ix.e[from].pos);
-			}
+			if (from >= 0)
+				jump_to_entry(r, &ix.e[from]);
 			idx_free(&ix);
 		}
 		struct elog_record rec;

@@ -472,6 +472,13 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if (fs_is_netfs(w->dfd))
 		return errmsg_set(w->msg, ELOG_NETFS,
 		    "on a network filesystem, where locks and fsync cannot be trusted");
+	/* A directory that is not a log is refused before LOCK is made in
+	 * it, so that a mistaken path is left as it was found. */
+	err = settings_load(w->dfd, &w->set, w->msg);
+	if (err == ELOG_NOTLOG && opt && opt->create)
+		err = log_check_fresh(w->dfd, w->msg);
+	if (err)
+		return err;
 	if ((err = lock_take(w->dfd, FN_LOCK, 0, 1, &w->lockfd, w->msg)) != 0)
 		return err;
 

@@ -7,10 +7,7 @@
 # told of) explains them; and at the end the newest record of every key
 # must be readable.
 #
-# Run by hand: ELOG_BIN=build bats tests/live.  Not yet part of make check:
-# it currently fails, the follower stopping with "segments keep
-# disappearing while listed" (lib/reader.c locate()) under continuous
-# compaction; see the maintenance report.
+# Part of make check (make check-cli).
 
 bats_require_minimum_version 1.5.0
 
