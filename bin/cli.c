@@ -48,11 +48,13 @@ void cli_init(const char *prog)
  * followed by a lowercase letter is lowered, so "LOCK" or "ENOSPC" stay. */
 static void put_reason(const char *msg)
 {
-	if (isupper((unsigned char)msg[0]) && islower((unsigned char)msg[1])) {
-		fputc(tolower((unsigned char)msg[0]), stderr);
-		msg++;
+	/* Each part of "file: reason" is lowered the same way, since the
+	 * library puts strerror(3) text after a file name. */
+	for (const char *p = msg; *p; p++) {
+		int start = p == msg || (p - msg >= 2 && p[-2] == ':' && p[-1] == ' ');
+		fputc(start && isupper((unsigned char)p[0]) && islower((unsigned char)p[1])
+		      ? tolower((unsigned char)*p) : *p, stderr);
 	}
-	fputs(msg, stderr);
 }
 
 const char *cli_strerror(int err)
@@ -116,10 +118,14 @@ int cli_status(int code)
 		return EX_LOCKED;
 	case ELOG_CORRUPT:
 	case ELOG_VERSION:
+	case ELOG_UNSUPPORTED:	/* compressed data this build cannot read */
 		return EX_CORRUPT;
 	case ELOG_INVALID:
+	case ELOG_BADNAME:
+	case ELOG_BEYOND:	/* a commit past the durable end */
 		return EX_USAGE;
 	case ELOG_GAP:
+	case ELOG_NOCONSUMER:
 		return EX_NO;
 	default:
 		/* ELOG_NOTLOG, ELOG_NETFS, ELOG_FAILED, ELOG_TOOBIG and every

@@ -14,7 +14,8 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-cat [-f] [-F format | -v] [-o position | -n count | --since time]\n"
+	"usage: elog-cat [-f] [-F format | -v]\n"
+	"                [-o position | -n count | --since time | -g name]\n"
 	"                [-c count] [-k key] [--until time] [--strict] dir\n"
 	"       elog-cat -h | --help | --version\n";
 
@@ -31,6 +32,7 @@ static const struct option long_options[] = {
 	{ "last",    required_argument, NULL, 'n' },
 	{ "count",   required_argument, NULL, 'c' },
 	{ "key",     required_argument, NULL, 'k' },
+	{ "group",   required_argument, NULL, 'g' },
 	{ "follow",  no_argument,       NULL, 'f' },
 	{ "since",   required_argument, NULL, OPT_SINCE },
 	{ "until",   required_argument, NULL, OPT_UNTIL },
@@ -41,7 +43,7 @@ static const struct option long_options[] = {
 };
 
 /* Where reading starts. */
-enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME };
+enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };
 
 /* One piece of a -F format: literal text or a field of the record. */
 enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA };
@@ -62,6 +64,7 @@ struct config {
 	const char *start_opt;     /* the option that chose start, for messages */
 	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
 	int64_t since;
+	const char *group;         /* START_GROUP: the consumer's name */
 	int until_set;
 	int64_t until;
 	int count_set;
@@ -295,6 +298,14 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 	case START_OFFSET: rc = elog_reader_seek(r, cf->start_arg); break;
 	case START_LAST: rc = elog_reader_seek_last(r, cf->start_arg); break;
 	case START_TIME: rc = elog_reader_seek_time(r, cf->since); break;
+	case START_GROUP: {
+		char msg[ELOG_CONSUMER_MSG_MAX];
+
+		rc = elog_consumer_seek(r, dir, cf->group, msg);
+		if (rc != 0)
+			cli_die_elog(dir, rc, msg);
+		break;
+	}
 	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
@@ -357,7 +368,7 @@ static void parse_position(struct config *cf, const char *arg)
 	}
 }
 
-/* -o, -n and --since each say where to start: only one may be given. */
+/* -o, -n, --since and -g each say where to start: only one may be given. */
 static void set_start(struct config *cf, const char *opt)
 {
 	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0)
@@ -370,7 +381,7 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:fh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (cf->out == OUT_VALUES)
@@ -398,6 +409,13 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			set_start(cf, "--since");
 			cf->start = START_TIME;
 			cf->since = cli_arg_time("--since", optarg);
+			break;
+		case 'g':
+			set_start(cf, "-g");
+			cf->start = START_GROUP;
+			cf->group = optarg;
+			if (elog_consumer_name_check(optarg) != 0)
+				cli_usage_error("-g: invalid consumer name '%s'", optarg);
 			break;
 		case OPT_UNTIL:
 			cf->until_set = 1;
