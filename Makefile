@@ -99,11 +99,13 @@ check-fuzz:
 fuzz:
 	$(MAKE) -C tests/fuzz run HAVE_ZSTD=$(HAVE_ZSTD)
 
+EXAMPLES_VARS = B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) ELOG_LIBS="$(ELOG_LDLIBS)"
+
 examples: all
-	$(MAKE) -C examples B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE)
+	$(MAKE) -C examples $(EXAMPLES_VARS)
 
 check-examples: examples
-	$(MAKE) -C examples B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) check
+	$(MAKE) -C examples $(EXAMPLES_VARS) check
 
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
