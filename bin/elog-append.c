@@ -19,7 +19,8 @@ static const char usage_text[] =
 	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
 	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
 	"                   [--segment-bytes size] [--index-interval size]\n"
-	"                   [--retain-age duration] [--retain-bytes size] dir\n"
+	"                   [--retain-age duration] [--retain-bytes size]\n"
+	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
 	"       elog-append -h | --help | --version\n";
 
 /* The longest timestamp -t reads before the tab. */
@@ -28,7 +29,7 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_VERSION
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_VERSION
 };
 
 static const struct option long_options[] = {
@@ -47,6 +48,8 @@ static const struct option long_options[] = {
 	{ "index-interval", required_argument, NULL, OPT_INDEX_INTERVAL },
 	{ "retain-age",     required_argument, NULL, OPT_RETAIN_AGE },
 	{ "retain-bytes",   required_argument, NULL, OPT_RETAIN_BYTES },
+	{ "compress",       required_argument, NULL, OPT_COMPRESS },
+	{ "no-dictionary",  no_argument,       NULL, OPT_NO_DICTIONARY },
 	{ "help",           no_argument,       NULL, 'h' },
 	{ "version",        no_argument,       NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -314,6 +317,18 @@ static void run(struct appender *a)
 	free(buf);
 }
 
+/* --compress zstd[:LEVEL] */
+static void parse_compress(struct elog_options *o, const char *arg)
+{
+	if (strncmp(arg, "zstd", 4) != 0 || (arg[4] != '\0' && arg[4] != ':'))
+		cli_usage_error("--compress: unknown method '%s' (only zstd)", arg);
+	if (!elog_have_zstd())
+		cli_usage_error("--compress: this build has no zstd support");
+	o->compression = ELOG_COMPRESS_ZSTD;
+	if (arg[4] == ':')
+		o->compression_level = (int)cli_arg_u64("--compress", arg + 5, 1, 19);
+}
+
 static void parse_options(int argc, char *argv[], struct config *cf)
 {
 	int c;
@@ -378,6 +393,12 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			break;
 		case OPT_RETAIN_BYTES:
 			cf->create.retain_bytes = cli_arg_size("--retain-bytes", optarg);
+			break;
+		case OPT_COMPRESS:
+			parse_compress(&cf->create, optarg);
+			break;
+		case OPT_NO_DICTIONARY:
+			cf->create.no_dictionary = 1;
 			break;
 		case 'h':
 			usage();

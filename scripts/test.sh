@@ -26,6 +26,8 @@ STEPS=(
 	"check|make check"
 	"build-sanitize|make -j$jobs all SANITIZE=1"
 	"check-sanitize|make check SANITIZE=1"
+	"build-nozstd|make -j$jobs all HAVE_ZSTD=0"
+	"check-nozstd|make check-unit check-cli HAVE_ZSTD=0"
 )
 
 passed=0

@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# elog-append --compress: values compressed with zstd read back byte for
+# byte, take far less disk, and a build without zstd says so clearly.
+# Tests that need zstd skip, visibly, in a build without it.
+
+load helpers
+
+have_zstd() {
+	elog-append --compress zstd "$T/probe" </dev/null 2>/dev/null
+}
+
+# N sensor readings of about 140 bytes of JSON, as an edge gateway sends.
+events() {
+	awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++)
+		printf "{\"device\":\"gw-07/temp-%03d\",\"ts\":\"2026-11-30T03:%02d:%02d.%03dZ\",\"temp_c\":%.2f,\"humidity\":%.1f,\"battery_v\":%.2f,\"status\":\"ok\"}\n",
+			i % 97, int(i / 600) % 60, int(i / 10) % 60, (i * 37) % 1000,
+			15 + (i % 1700) / 100, 30 + (i % 500) / 10, 3.3 + (i % 90) / 100 }'
+}
+
+@test "compress: 50,000 JSON events read back byte for byte in at most half the disk" {
+	have_zstd || skip "built without zstd"
+	events 50000 >"$T/in"
+	elog-append --compress zstd "$T/z" <"$T/in"
+	elog-append "$T/plain" <"$T/in"
+	elog-cat -v "$T/z" | cmp - "$T/in"
+	[ -f "$T/z/dict.1" ]
+	z=$(du -sb "$T/z" | cut -f1)
+	p=$(du -sb "$T/plain" | cut -f1)
+	echo "compressed $z bytes, plain $p bytes"
+	[ $((z * 2)) -le "$p" ]
+}
+
+@test "compress: keys, schemas, timestamps, tombstones and binary values survive" {
+	have_zstd || skip "built without zstd"
+	printf '1000\tk1=%s\n2000\tk2=\n3000\t=plain\n' "$(head -c 3000 /dev/zero | tr '\0' a)" |
+		elog-append --compress zstd:19 -t -K = -s 7 "$LOG"
+	run elog-cat -F '%o %T %c [%k] %S\n' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "0 1000 7 [k1] 3000
+1 2000 7 [k2] 0
+2 3000 7 [] 5" ]
+	head -c 100000 /dev/urandom >"$T/bin"
+	elog-append --compress zstd -0 "$T/b" <"$T/bin"
+	# -0 splits at each NUL; the values put together are the rest.
+	tr -d '\0' <"$T/bin" >"$T/want"
+	elog-cat -F '%s' "$T/b" | cmp - "$T/want"
+}
+
+@test "compress: the setting is stored with the log and kept by later writers" {
+	have_zstd || skip "built without zstd"
+	echo one | elog-append --compress zstd:5 "$LOG"
+	echo two | elog-append "$LOG"
+	grep -qx 'compression zstd' "$LOG/settings"
+	grep -qx 'compression_level 5' "$LOG/settings"
+	[ "$(elog-cat -v "$LOG" | tr '\n' ' ')" = "one two " ]
+}
+
+@test "compress: --no-dictionary never trains one" {
+	have_zstd || skip "built without zstd"
+	events 3000 | elog-append --compress zstd --no-dictionary "$LOG"
+	[ ! -e "$LOG/dict.1" ]
+	[ "$(elog-cat -v "$LOG" | wc -l)" -eq 3000 ]
+}
+
+@test "compress: a log made by a zstd build reads the same in this build, or fails clearly" {
+	F=$BATS_TEST_DIRNAME/../fixtures/zstd-log
+	cp -r "$F" "$LOG"
+	if have_zstd; then
+		run --separate-stderr elog-cat -v "$LOG"
+		[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+		[ "${#lines[@]}" -eq 1200 ]
+		[ "${lines[0]}" = '{"device":"gw-07/temp-000","seq":0,"temp_c":15.00,"status":"ok"}' ]
+		[ "${lines[1199]}" = '{"device":"gw-07/temp-035","seq":1199,"temp_c":24.99,"status":"ok"}' ]
+	else
+		run --separate-stderr elog-cat -v "$LOG"
+		[ "$status" -eq 4 ]
+		[[ "$stderr" == "elog-cat: $LOG: 00000000000000000"*".log: record at byte "*": compressed with zstd, but this build has no zstd support" ]]
+		run --separate-stderr elog-append "$LOG" </dev/null
+		[ "$status" -eq 4 ]
+		[ "$stderr" = "elog-append: $LOG: the log is compressed with zstd, but this build has no zstd support" ]
+	fi
+}
+
+@test "compress: unknown methods and levels are usage errors" {
+	run --separate-stderr elog-append --compress lz4 "$LOG"
+	[ "$status" -eq 2 ]
+	[ "${stderr%%$'\n'*}" = "elog-append: --compress: unknown method 'lz4' (only zstd)" ]
+	if have_zstd; then
+		run --separate-stderr elog-append --compress zstd:20 "$LOG"
+		[ "$status" -eq 2 ]
+		[ "${stderr%%$'\n'*}" = "elog-append: --compress: 20 is out of range (1 to 19)" ]
+	else
+		run --separate-stderr elog-append --compress zstd "$LOG"
+		[ "$status" -eq 2 ]
+		[ "${stderr%%$'\n'*}" = "elog-append: --compress: this build has no zstd support" ]
+	fi
+	[ ! -e "$LOG" ]
+}
+
+@test "compress: a damaged dictionary is a clear error naming it" {
+	have_zstd || skip "built without zstd"
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/zstd-log" "$LOG"
+	printf 'X' | dd of="$LOG/dict.1" bs=1 seek=100 conv=notrunc 2>/dev/null
+	run --separate-stderr elog-cat -v "$LOG"
+	[ "$status" -eq 4 ]
+	[ "${stderr##*: }" = "damaged dictionary" ]
+	[[ "$stderr" == *"dict.1: damaged dictionary" ]]
+}
