@@ -170,12 +170,14 @@ struct compactor {
 	uint64_t cut;            /* records at or above it are left alone */
 	struct tombs old, keep;  /* the state as read, and as it will be */
 	uint64_t *size;          /* closed segments' sizes once compacted */
+	uint32_t *flags;         /* and their headers' flags (codec, dictionary) */
 	unsigned char *buf;      /* OUT_BUF bytes of output */
 };
 
 /* The replacement of one segment being written. */
 struct out {
 	uint64_t base;
+	uint32_t flags;          /* copied from the input: values stay encoded */
 	int fd;                  /* the temporary .log, or -1 (not opened) */
 	size_t len;              /* bytes in the compactor's buffer */
 	uint64_t pos;            /* the file position of the next record */
@@ -235,7 +237,7 @@ static int out_open(struct compactor *c, struct out *w)
 	w->fd = fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (w->fd < 0)
 		return errmsg_set(c->m->msg, errno, "%s: %s", name, strerror(errno));
-	seg_header_encode(hdr, w->base);
+	seg_header_encode_flags(hdr, w->base, w->flags);
 	w->len = 0;
 	return out_write(c, w, hdr, SEG_HDR);
 }
@@ -348,7 +350,8 @@ static int out_commit(struct compactor *c, struct out *w)
 	return 0;
 }
 
-static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size)
+static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
+                        uint32_t *flags)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -372,6 +375,8 @@ static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size)
 		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
 	}
 	*size = (uint64_t)st.st_size;
+	if (flags)
+		*flags = seg_header_flags(hdr);
 	return 0;
 }
 
@@ -404,7 +409,7 @@ static int collect_keys(struct compactor *c)
 				limit = m->wm.segment_bytes;
 		}
 		int fd, err;
-		if ((err = open_segment(m, base, &fd, &size)) != 0)
+		if ((err = open_segment(m, base, &fd, &size, NULL)) != 0)
 			return err;
 		struct scan s;
 		struct elog_record rec;
@@ -503,9 +508,10 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 	int fd, err, dropped = 0;
 
 	*gone = 0;
-	if ((err = open_segment(m, base, &fd, &size)) != 0)
+	if ((err = open_segment(m, base, &fd, &size, &c->flags[i])) != 0)
 		return err;
 	out_init(&w, base);
+	w.flags = c->flags[i];
 	if ((err = scan_init(&s, fd, base, SEG_HDR, size)) != 0) {
 		close(fd);
 		return errmsg_set(m->msg, err, "%s", strerror(err));
@@ -582,6 +588,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 	int err = 0;
 
 	out_init(&w, m->sl.base[i]);
+	w.flags = c->flags[i];	/* the run shares them (see compact()) */
 	if (!c->o->dry_run) {
 		if ((err = out_open(c, &w)) != 0)
 			goto fail;
@@ -590,7 +597,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 			struct scan s;
 			struct elog_record rec;
 			int fd;
-			if ((err = open_segment(m, m->sl.base[k], &fd, &size)) != 0)
+			if ((err = open_segment(m, m->sl.base[k], &fd, &size, NULL)) != 0)
 				goto fail;
 			if ((err = scan_init(&s, fd, m->sl.base[k], SEG_HDR, size)) != 0) {
 				close(fd);
@@ -640,6 +647,7 @@ static void forget(struct compactor *c, size_t i)
 	struct maint *m = c->m;
 	memmove(&m->sl.base[i], &m->sl.base[i + 1], (m->sl.n - i - 1) * sizeof m->sl.base[0]);
 	memmove(&c->size[i], &c->size[i + 1], (m->nclosed - i - 1) * sizeof c->size[0]);
+	memmove(&c->flags[i], &c->flags[i + 1], (m->nclosed - i - 1) * sizeof c->flags[0]);
 	m->sl.n--;
 	m->nclosed--;
 }
@@ -658,7 +666,8 @@ static int compact(struct compactor *c)
 		return errmsg_set(m->msg, err, "making the key table: %s", strerror(err));
 	c->buf = malloc(OUT_BUF);
 	c->size = malloc((m->nclosed + 1) * sizeof *c->size);
-	if (!c->buf || !c->size)
+	c->flags = malloc((m->nclosed + 1) * sizeof *c->flags);
+	if (!c->buf || !c->size || !c->flags)
 		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
 	if ((err = collect_keys(c)) != 0)
 		return err;
@@ -673,11 +682,13 @@ static int compact(struct compactor *c)
 			i++;
 	}
 
-	/* Merge runs of small neighbours, each into its first segment. */
+	/* Merge runs of small neighbours, each into its first segment.  Only
+	 * segments with the same codec and dictionary merge: their values
+	 * are copied as they are stored, never decoded. */
 	for (size_t i = 0; i < m->nclosed;) {
 		uint64_t total = c->size[i];
 		size_t j = i;
-		while (j + 1 < m->nclosed &&
+		while (j + 1 < m->nclosed && c->flags[j + 1] == c->flags[i] &&
 		       total + (c->size[j + 1] - SEG_HDR) <= m->set.segment_bytes)
 			total += c->size[++j] - SEG_HDR;
 		if (j > i) {
@@ -727,6 +738,7 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	free(c.old.v);
 	free(c.keep.v);
 	free(c.size);
+	free(c.flags);
 	free(c.buf);
 	return err;
 }
