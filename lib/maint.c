@@ -360,6 +360,21 @@ int maint_cleanup(struct maint *m, uint64_t *fixed)
 		if ((err = seg_info_read(m, m->sl.base[i], &si)) != 0)
 			goto out;
 		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
+			/* Only a segment whose every record is also in its
+			 * predecessor is a merge's leftover; other overlaps
+			 * are damage, and damage is never deleted. */
+			struct seg_info ni;
+			if ((err = seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
+				goto out;
+			if (!ni.empty && ni.last > si.last) {
+				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
+				seg_name(a, m->sl.base[i], SEG_EXT);
+				seg_name(b, m->sl.base[i + 1], SEG_EXT);
+				err = errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which holds "
+				                 "later records too: the segments overlap (see "
+				                 "elog-verify)", a, b);
+				goto out;
+			}
 			if ((err = seg_remove(m, m->sl.base[i + 1])) != 0)
 				goto out;
 			memmove(&m->sl.base[i + 1], &m->sl.base[i + 2],

@@ -52,6 +52,10 @@ struct segstate {
 	uint64_t bad_at;      /* first damaged record, or UINT64_MAX */
 	uint64_t valid_end;   /* end of the last valid record */
 	uint64_t next;        /* offset after its last valid record, or base */
+	/* Records at or above the next segment's base: a merge interrupted
+	 * before it removed that segment, or damage (see check_overlap). */
+	uint64_t overlap_pos, overlap_off;
+	int overlap;
 	/* For the segment the watermark names: */
 	int wm_boundary;      /* segment_bytes is the end of a record */
 	uint64_t wm_next;     /* offset after the last record it covers */
@@ -641,11 +645,11 @@ static int check_segment(struct verify *v, size_t i)
 			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
 			       "offset %llu is below the segment's base %llu",
 			       (unsigned long long)rec.offset, (unsigned long long)base);
-		if (rec.offset >= next_base && !beyond++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
-			       "offset %llu is not below the next segment's base %llu "
-			       "(the segments overlap)", (unsigned long long)rec.offset,
-			       (unsigned long long)next_base);
+		if (rec.offset >= next_base && !beyond++) {
+			ss->overlap = 1;
+			ss->overlap_pos = at + 8;
+			ss->overlap_off = rec.offset;
+		}
 		if (info.records > 0 && rec.offset <= info.last && !disorder++)
 			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
 			       "offset %llu after %llu: offsets must increase",
@@ -743,6 +747,32 @@ done:
 	if (!v->quiet && v->h && v->h->segment)
 		v->h->segment(v->h->arg, &info);
 	return 0;
+}
+
+/* Segment i's records run into segment i + 1's range.  After a merge
+ * renamed its output over segment i but was stopped before it removed the
+ * segment after, every record of that segment is also in segment i: the
+ * log reads correctly (a reader skips offsets it has passed) and the next
+ * elog-compact removes the copy.  Anything else is damage. */
+static void check_overlap(struct verify *v, size_t i)
+{
+	const struct segstate *a = &v->seg[i], *b = &v->seg[i + 1];
+	char name[NAME_MAX_LOCAL], next[NAME_MAX_LOCAL];
+	if (!a->overlap)
+		return;
+	seg_name(name, a->base, SEG_EXT);
+	seg_name(next, b->base, SEG_EXT);
+	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned &&
+	           b->next <= a->next;
+	if (copy)
+		report(v, ELOG_PROBLEM_WARNING, name, a->overlap_pos,
+		       "holds copies of every record of %s: a merge was interrupted; "
+		       "the next elog-compact removes the copy", next);
+	else
+		report(v, ELOG_PROBLEM_DAMAGE, name, a->overlap_pos,
+		       "offset %llu is not below the next segment's base %llu "
+		       "(the segments overlap)", (unsigned long long)a->overlap_off,
+		       (unsigned long long)b->base);
 }
 
 /* ---- the watermark against the data ---- */
@@ -877,9 +907,12 @@ static int check_all(struct verify *v)
 	if (v->n == 0)
 		report(v, ELOG_PROBLEM_DAMAGE, ".", ELOG_NOPOS,
 		       "no segment files: the writer refuses to open the log");
-	for (size_t i = 0; i < v->n; i++)
+	for (size_t i = 0; i < v->n; i++) {
 		if ((err = check_segment(v, i)) != 0)
 			return err;
+		if (i > 0)
+			check_overlap(v, i - 1);
+	}
 	check_watermark(v);
 	check_consumers(v);
 	return 0;

@@ -182,6 +182,62 @@ START_TEST(overlapping_segments)
 }
 END_TEST
 
+/* A merge of segments 0 and 2 that renamed its output over segment 0 but
+ * was stopped before it removed segment 2: every record of 2 is also in
+ * 0.  The log reads correctly, so this is a warning, not damage. */
+START_TEST(merge_leftover_is_a_warning)
+{
+	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 }, c[] = { 4 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	uint64_t pos2 = SEG_HDR + 2 * rec_size(0, 2);
+	ut_seg_fill(ut_dir, 0, a, 4, 0);
+	ut_seg_create(ut_dir, 2);
+	ut_seg_fill(ut_dir, 2, b, 2, 0);
+	ut_seg_create(ut_dir, 4);
+	uint64_t size = ut_seg_fill(ut_dir, 4, c, 1, 0);
+	ut_set_wm(ut_dir, 5, 4, size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	int k = find(&s, ELOG_PROBLEM_WARNING, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], pos2 + 8);
+	ck_assert_str_eq(s.text[k], "holds copies of every record of "
+	                 "00000000000000000002.log: a merge was interrupted; the next "
+	                 "elog-compact removes the copy");
+}
+END_TEST
+
+/* The same overlap, but the later segment holds records the earlier one
+ * does not: no merge leaves that, so it is damage. */
+START_TEST(overlap_with_later_records_is_damage)
+{
+	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3, 4, 5 }, c[] = { 6 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 4, 0);
+	ut_seg_create(ut_dir, 2);
+	ut_seg_fill(ut_dir, 2, b, 4, 0);
+	ut_seg_create(ut_dir, 6);
+	uint64_t size = ut_seg_fill(ut_dir, 6, c, 1, 0);
+	ut_set_wm(ut_dir, 7, 6, size);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_ptr_nonnull(strstr(s.text[k], "the segments overlap"));
+	/* And compaction refuses to delete either segment. */
+	char msg[ERRMSG_MAX];
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "00000000000000000000.log runs into 00000000000000000002.log, "
+	                 "which holds later records too: the segments overlap (see elog-verify)");
+	ck_assert(ut_exists(ut_seg_path(ut_dir, 2, SEG_EXT)));
+}
+END_TEST
+
 START_TEST(offsets_out_of_order)
 {
 	uint64_t a[] = { 0, 3, 2 };
@@ -489,6 +545,8 @@ int main(void)
 	tcase_add_test(tc, record_below_its_segment_base);
 	tcase_add_test(tc, overlapping_segments);
 	tcase_add_test(tc, offsets_out_of_order);
+	tcase_add_test(tc, merge_leftover_is_a_warning);
+	tcase_add_test(tc, overlap_with_later_records_is_damage);
 	tcase_add_test(tc, index_entry_with_the_wrong_offset);
 	tcase_add_test(tc, index_entry_inside_a_record);
 	tcase_add_test(tc, index_cut_short);
