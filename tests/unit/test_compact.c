@@ -508,6 +508,9 @@ START_TEST(crash_at_every_step)
 		ck_assert_int_eq(system(cmd), 0);
 		crashed = crash_at(dir, n, T0 + 1000);
 		check_log(dir, &ex, 1);
+		/* Right after the crash the log verifies: what a crash leaves
+		 * is at most a warning (a leftover the next run removes). */
+		verify_clean(dir);
 		elog *w = open_writer(dir);
 		ck_assert_int_eq(elog_close(w), 0);
 		check_log(dir, &ex, 1);
@@ -563,6 +566,7 @@ START_TEST(reader_sees_merge_leftover_once)
 		seglist_free(&sl);
 		close(dfd);
 		check_log(dir, &ex, 1);
+		verify_clean(dir);
 	}
 }
 END_TEST
