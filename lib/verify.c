@@ -56,6 +56,7 @@ struct segstate {
 	 * before it removed that segment, or damage (see check_overlap). */
 	uint64_t overlap_pos, overlap_off;
 	int overlap;
+	int damaged;          /* any damage found in it */
 	/* For the segment the watermark names: */
 	int wm_boundary;      /* segment_bytes is the end of a record */
 	uint64_t wm_next;     /* offset after the last record it covers */
@@ -740,7 +741,7 @@ out:
 done:
 	if (err)
 		return err;
-	info.damaged = v->res->damage > damage0;
+	info.damaged = ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
 	v->res->bytes += info.bytes;
@@ -763,7 +764,7 @@ static void check_overlap(struct verify *v, size_t i)
 	seg_name(name, a->base, SEG_EXT);
 	seg_name(next, b->base, SEG_EXT);
 	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned &&
-	           b->next <= a->next;
+	           !b->damaged && b->next <= a->next;
 	if (copy)
 		report(v, ELOG_PROBLEM_WARNING, name, a->overlap_pos,
 		       "holds copies of every record of %s: a merge was interrupted; "
