@@ -5,7 +5,8 @@
 #   bench/run.sh [--quick | --full] [bench options...]
 #
 # B names the build directory (default: build); the library and programs are
-# built there first with `make B=$B`.  BENCH_DIR overrides where the data
+# built there first with `make B=$B`, unless BENCH_BUILT=1 says that the
+# caller (`make bench`, with its own HAVE_ZSTD and flags) has just done so.  BENCH_DIR overrides where the data
 # goes (default: a temporary directory .bench.XXXXXX in the repository, which
 # must not be tmpfs: the figures are about a disk).  The JSON lines go to
 # $B/bench.jsonl unless --json is given.  See bench/README.md.
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 MAKE=${MAKE:-make}
 
-$MAKE -s B="$B" all >/dev/null
+[ "${BENCH_BUILT:-0}" = 1 ] || $MAKE -s B="$B" all >/dev/null
 cflags=$(pkg-config --cflags sqlite3)
 libs=$(pkg-config --libs sqlite3)
 zlibs=$(sed -n 's/^Libs:.*-pthread *//p' "$B/elog.pc")
