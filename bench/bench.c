@@ -1268,8 +1268,30 @@ static void w_seek(int big)
 
 /* A new process for one record: elog-cat -o N -c 1 against the sqlite3
  * command-line shell running the same query. */
+/* 1 when prog can be run: a path, or a name found in PATH. */
+static int runnable(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	const char *p = getenv("PATH");
+	char buf[4096];
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
 static void w_spawn(void)
 {
+	if (!runnable(sqlite3_cli)) {
+		row_na("spawn", "new process: elog-cat -o N -c 1",
+		       "n/a (no sqlite3 command-line shell: --sqlite3 PATH)");
+		return;
+	}
 	ensure_read(0);
 	long n = S.read_n[0];
 	char prog[4096], off[32], sql[256];
