@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,6 +66,7 @@ struct config {
 	int ts_input;               /* -t */
 	int print_offsets;          /* -p */
 	int verbose;                /* -v */
+	int sync;                   /* --sync */
 	uint64_t batch_records;     /* --batch; 0 = no limit */
 	uint64_t batch_bytes;       /* --batch-bytes */
 	uint64_t linger_ms;         /* --linger */
@@ -74,6 +76,10 @@ struct config {
 /* The state of one run: the open log, the batch not yet durable, counts. */
 struct appender {
 	const struct config *cf;
+	/* When the input now in the buffer arrived: the time of append of
+	 * the records in it.  Taken once per read(2), not once per record,
+	 * since they all arrived together (and the clock is not free). */
+	int64_t arrived_ms;
 	const char *dir;
 	elog *w;
 	uint64_t recno;             /* input records read, for messages */
@@ -85,6 +91,19 @@ struct appender {
 	size_t offsets_cap;
 	/* For -v. */
 	uint64_t total, batches, first_offset, last_offset;
+	/* The flusher thread makes a batch durable and acknowledges it while
+	 * this thread reads and appends the next one, so that parsing input
+	 * overlaps fdatasync.  One batch at a time is in its hands. */
+	pthread_t flusher;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy;                   /* a batch is handed over, not yet done */
+	int quit;
+	int failed;                 /* the flush failed: its code and message */
+	char failed_msg[512];
+	uint64_t f_last;            /* the batch handed over: sync up to here, */
+	uint64_t *f_offsets;        /* then print these (with -p) */
+	size_t f_n, f_cap;
 };
 
 static noreturn void usage(void)
@@ -101,27 +120,118 @@ static int64_t monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Make the batch durable, then acknowledge it: an offset is printed only
- * after the flush that covers it has succeeded. */
+static void *flusher_main(void *arg)
+{
+	struct appender *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		while (!a->busy && !a->quit)
+			pthread_cond_wait(&a->cv, &a->mu);
+		if (!a->busy)
+			break;
+		pthread_mutex_unlock(&a->mu);
+		/* An offset is printed only after the flush that covers it
+		 * has succeeded: a printed offset is an acknowledgement. */
+		int rc = elog_sync(a->w, a->f_last);
+		if (rc == 0 && a->cf->print_offsets) {
+			for (size_t i = 0; i < a->f_n; i++) {
+				cli_put_u64(a->f_offsets[i]);
+				cli_putc('\n');
+			}
+			cli_flush();
+		}
+		pthread_mutex_lock(&a->mu);
+		if (rc != 0 && !a->failed) {
+			a->failed = rc;
+			snprintf(a->failed_msg, sizeof a->failed_msg, "%s", elog_errmsg(a->w));
+		}
+		a->busy = 0;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+static void flusher_start(struct appender *a)
+{
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	int err = pthread_create(&a->flusher, NULL, flusher_main, a);
+	if (err != 0)
+		cli_die(EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
+}
+
+/* Wait until the batch handed over is durable and acknowledged.  After
+ * this, this thread alone writes to stdout and stderr, so every way out
+ * of the program goes through here first. */
+static void flusher_idle(struct appender *a)
+{
+	pthread_mutex_lock(&a->mu);
+	while (a->busy)
+		pthread_cond_wait(&a->cv, &a->mu);
+	int failed = a->failed;
+	pthread_mutex_unlock(&a->mu);
+	if (failed)
+		cli_die_elog(a->dir, failed, a->failed_msg);
+}
+
+static void flusher_stop(struct appender *a)
+{
+	flusher_idle(a);
+	pthread_mutex_lock(&a->mu);
+	a->quit = 1;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->flusher, NULL);
+}
+
+/* End the batch: hand it to the flusher (once it is done with the one
+ * before) and start the next. */
 static void commit(struct appender *a)
 {
-	int rc;
-
 	if (a->batch_n == 0)
 		return;
-	rc = elog_flush(a->w);
-	if (rc != 0)
-		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
-	if (a->cf->print_offsets) {
-		for (size_t i = 0; i < a->batch_n; i++) {
-			cli_put_u64(a->offsets[i]);
-			cli_putc('\n');
-		}
-		cli_flush();
-	}
+	flusher_idle(a);
+	uint64_t *t = a->f_offsets;
+	size_t tcap = a->f_cap;
+	a->f_offsets = a->offsets;
+	a->f_cap = a->offsets_cap;
+	a->offsets = t;
+	a->offsets_cap = tcap;
+	a->f_n = a->batch_n;
+	a->f_last = a->last_offset;
+	pthread_mutex_lock(&a->mu);
+	a->busy = 1;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
 	a->batches++;
 	a->batch_n = 0;
 	a->batch_size = 0;
+}
+
+/* End the batch and wait until it is durable and acknowledged. */
+static void commit_wait(struct appender *a)
+{
+	commit(a);
+	flusher_idle(a);
+}
+
+/* Stop with an error: what was appended before is still made durable
+ * and acknowledged as usual, and nothing races the message out. */
+static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	commit_wait(a);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cli_die(status, a->dir, "%s", msg);
 }
 
 /* A record of input that cannot be appended: keep every record before it
@@ -134,12 +244,11 @@ static noreturn void input_error(struct appender *a, const char *fmt, ...)
 	char msg[256];
 	va_list ap;
 
-	commit(a);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cli_die(EX_IO, a->dir, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
-	        (unsigned long long)a->recno, msg);
+	fail(a, EX_IO, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
+	     (unsigned long long)a->recno, msg);
 }
 
 /* The -t prefix: a time and a tab.  The time is epoch milliseconds as a
@@ -176,7 +285,7 @@ static const char *take_timestamp(struct appender *a, const char *p, size_t *len
 static void add_record(struct appender *a, const char *p, size_t len)
 {
 	const struct config *cf = a->cf;
-	struct elog_record rec = { .ts_ms = ELOG_TS_NOW, .schema = cf->schema };
+	struct elog_record rec = { .ts_ms = a->arrived_ms, .schema = cf->schema };
 	uint64_t off;
 	int rc;
 
@@ -207,8 +316,12 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	if (rc == ELOG_INVALID)
 		input_error(a, "%s", elog_errmsg(a->w));
-	if (rc != 0)
+	if (rc != 0) {
+		/* The writer failed (in a flush it made by itself, or in the
+		 * flusher's, whose message then says why). */
+		flusher_idle(a);
 		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
+	}
 
 	if (a->total++ == 0)
 		a->first_offset = off;
@@ -224,8 +337,10 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	}
 	a->batch_n++;
 	a->batch_size += 28 + rec.key_len + rec.value_len;
-	if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
-	    a->batch_size >= cf->batch_bytes)
+	if (cf->sync)
+		commit_wait(a);
+	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
+	         a->batch_size >= cf->batch_bytes)
 		commit(a);
 }
 
@@ -285,7 +400,7 @@ static void run(struct appender *a)
 		if (eof) {
 			if (start < len)
 				add_record(a, buf + start, len - start);
-			commit(a);
+			commit_wait(a);
 			break;
 		}
 		if (start > 0) {
@@ -304,11 +419,11 @@ static void run(struct appender *a)
 		}
 		maybe_commit(a);
 		n = read(STDIN_FILENO, buf + len, cap - len);
+		a->arrived_ms = cli_now_ms();
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			commit(a);
-			cli_die(EX_IO, a->dir, "stdin: %s", cli_strerror(errno));
+			fail(a, EX_IO, "stdin: %s", cli_strerror(errno));
 		}
 		if (n == 0)
 			eof = 1;
@@ -376,6 +491,7 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			break;
 		case OPT_SYNC:
 			cf->batch_records = 1;
+			cf->sync = 1;
 			break;
 		case OPT_SEGMENT_BYTES:
 			cf->create.segment_bytes = cli_arg_size("--segment-bytes", optarg);
@@ -431,7 +547,9 @@ int main(int argc, char *argv[])
 	rc = elog_open(&a.w, a.dir, &cf.create);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
+	flusher_start(&a);
 	run(&a);
+	flusher_stop(&a);
 	rc = elog_close(a.w);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, NULL);
@@ -446,5 +564,6 @@ int main(int argc, char *argv[])
 			         (unsigned long long)a.batches, a.batches == 1 ? "" : "es");
 	}
 	free(a.offsets);
+	free(a.f_offsets);
 	return EX_OK;
 }
