@@ -94,9 +94,10 @@ void cli_base64(const void *buf, size_t len);
 /* The deepest nesting of objects and arrays cli_json_compact() accepts. */
 #define CLI_JSON_MAX_DEPTH 128
 /* Check that in holds exactly one JSON value (RFC 8259, UTF-8, with no
- * unpaired surrogate escapes), and copy it to out (room for len bytes)
- * without the white space between tokens.  0 on success, -1 when it is not
- * such a text. */
-int cli_json_compact(const void *in, size_t len, char *out, size_t *out_len);
+ * unpaired surrogate escapes), and give it without the white space between
+ * tokens: *res is in itself when it has none, else out (room for len bytes)
+ * holding the compact copy.  0 on success, -1 when it is not such a text. */
+int cli_json_compact(const void *in, size_t len, char *out, const char **res,
+                     size_t *res_len);
 
 #endif

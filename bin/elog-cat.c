@@ -192,9 +192,10 @@ static void print_value(const struct elog_record *rec)
 			scratch_cap = rec->value_len;
 			scratch = cli_realloc(NULL, scratch_cap);
 		}
-		if (cli_json_compact(v, rec->value_len, scratch, &n) == 0) {
+		const char *compact;
+		if (cli_json_compact(v, rec->value_len, scratch, &compact, &n) == 0) {
 			cli_write(",\"value\":", 9);
-			cli_write(scratch, n);
+			cli_write(compact, n);
 			return;
 		}
 	}

@@ -222,10 +222,11 @@ static int line_json(const char *line, size_t len, uint64_t *v)
 
 	if (buf == NULL)
 		cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
-	if (cli_json_compact(line, len, buf, &n) < 0 || n < 2 || buf[0] != '{')
+	const char *compact;
+	if (cli_json_compact(line, len, buf, &compact, &n) < 0 || n < 2 || compact[0] != '{')
 		goto out;
-	p = buf + 1;
-	e = buf + n;
+	p = compact + 1;
+	e = compact + n;
 	while (p < e && *p == '"') {
 		const char *key = p + 1, *val;
 		p = skip_value(p, e);

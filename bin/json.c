@@ -149,23 +149,38 @@ void cli_base64(const void *buf, size_t len)
 
 struct jparse {
 	const unsigned char *p, *end;
-	char *out;
+	char *out;              /* the compact copy, or NULL: only check */
 	int depth;
+	int ws;                 /* white space was skipped somewhere */
 };
 
 static void skip_ws(struct jparse *j)
 {
+	/* Compact JSON has no white space: the usual case costs one test. */
+	if (j->p < j->end && *j->p > ' ')
+		return;
+	const unsigned char *from = j->p;
 	while (j->p < j->end &&
 	       (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
 		j->p++;
+	j->ws |= j->p != from;
 }
 
 static void copy(struct jparse *j, size_t n)
 {
-	memcpy(j->out, j->p, n);
-	j->out += n;
+	if (j->out) {
+		memcpy(j->out, j->p, n);
+		j->out += n;
+	}
 	j->p += n;
 }
+
+/* Bytes that stand for themselves inside a string: printable ASCII but the
+ * quote and the backslash.  A table makes the common case one load. */
+static const unsigned char plain_byte[256] = {
+	[0x20] = 1, [0x21] = 1, /* 0x22 '"' */ [0x23 ... 0x5b] = 1,
+	/* 0x5c '\\' */ [0x5d ... 0x7f] = 1,
+};
 
 static int is_digit(unsigned char c)
 {
@@ -210,11 +225,12 @@ static int parse_string(struct jparse *j)
 		const unsigned char *run = j->p;
 		size_t n;
 
-		while (j->p < j->end && *j->p >= 0x20 && *j->p < 0x80 &&
-		       *j->p != '"' && *j->p != '\\')
+		while (j->p < j->end && plain_byte[*j->p])
 			j->p++;
-		memcpy(j->out, run, (size_t)(j->p - run));
-		j->out += j->p - run;
+		if (j->out) {
+			memcpy(j->out, run, (size_t)(j->p - run));
+			j->out += j->p - run;
+		}
 		if (j->p == j->end || *j->p < 0x20)
 			return -1;
 		if (*j->p == '"') {
@@ -285,8 +301,10 @@ static int parse_number(struct jparse *j)
 			return -1;
 	}
 	n = (size_t)(j->p - start);
-	memcpy(j->out, start, n);
-	j->out += n;
+	if (j->out) {
+		memcpy(j->out, start, n);
+		j->out += n;
+	}
 	return 0;
 }
 
@@ -376,12 +394,23 @@ static int parse_value(struct jparse *j)
 	return rc;
 }
 
-int cli_json_compact(const void *in, size_t len, char *out, size_t *out_len)
+int cli_json_compact(const void *in, size_t len, char *out, const char **res,
+                     size_t *res_len)
 {
-	struct jparse j = { in, (const unsigned char *)in + len, out, 0 };
+	struct jparse j = { in, (const unsigned char *)in + len, NULL, 0, 0 };
 
+	/* Most values are compact already: check first, and copy without the
+	 * white space only when there was some. */
 	if (parse_value(&j) < 0 || j.p != j.end)
 		return -1;
-	*out_len = (size_t)(j.out - out);
+	if (!j.ws) {
+		*res = in;
+		*res_len = len;
+		return 0;
+	}
+	j = (struct jparse){ in, (const unsigned char *)in + len, out, 0, 0 };
+	parse_value(&j);
+	*res = out;
+	*res_len = (size_t)(j.out - out);
 	return 0;
 }
