@@ -106,7 +106,7 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 	 * finds a segment without one. */
 	char tmp[NAME_MAX_LOCAL + 8];
 	seg_name(name, base, SEG_EXT);
-	snprintf(tmp, sizeof tmp, "%s.new", name);
+	snprintf(tmp, sizeof tmp, "%s%s", name, SEG_NEW_EXT);
 	unlinkat(dfd, tmp, 0);	/* left by a crash at this very step */
 	int sfd = fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
 	if (sfd < 0)

@@ -45,7 +45,8 @@ static int follow_setup(elog_reader *r)
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", r->dir, FN_WATERMARK);
 		r->wd_wm = inotify_add_watch(r->ino_fd, path,
-		    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF);
+		    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
+		    IN_DONT_FOLLOW);
 		fresh = fresh || r->wd_wm >= 0;
 	}
 	return fresh;

@@ -19,6 +19,7 @@
 #define FN_MAINT     "maint.lock"
 #define FN_CONSUMERS "consumers.json"
 #define SEG_EXT     ".log"
+#define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
 #define SEG_NAME_LEN 20          /* decimal digits of a base offset */
 #define NAME_MAX_LOCAL 64        /* room for any file name we build */
@@ -295,6 +296,8 @@ struct recovery {
 int recover_active(int dfd, const struct watermark *wm, uint64_t base,
                    uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg);
 void recovery_free(struct recovery *rc);
+/* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
+int recover_leftovers(int dfd, char *msg);
 /* Check the index of every closed segment; rebuild those that are wrong. */
 int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
 

@@ -10,6 +10,7 @@
  * open rather than drop it.  Closed segments were fully synced before the
  * next one was made, so only their derived indexes are checked.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -169,4 +170,44 @@ int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *
 			return err;
 	}
 	return 0;
+}
+
+int recover_leftovers(int dfd, char *msg)
+{
+	/* "<base>.log.new" is a segment the writer was creating (header
+	 * written, not yet renamed) when it stopped.  Under LOCK no one else
+	 * creates one, so any left now is garbage. */
+	int fd = dup(dfd);
+	if (fd < 0)
+		return errmsg_set(msg, errno, "%s", strerror(errno));
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return errmsg_set(msg, e, "%s", strerror(e));
+	}
+	rewinddir(d);
+	int err = 0, removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		char seg[NAME_MAX_LOCAL];
+		uint64_t base;
+		size_t n = strlen(de->d_name);
+		if (n != SEG_NAME_LEN + sizeof SEG_EXT - 1 + sizeof SEG_NEW_EXT - 1 ||
+		    strcmp(de->d_name + n - (sizeof SEG_NEW_EXT - 1), SEG_NEW_EXT) != 0)
+			continue;
+		memcpy(seg, de->d_name, n - (sizeof SEG_NEW_EXT - 1));
+		seg[n - (sizeof SEG_NEW_EXT - 1)] = '\0';
+		if (!seg_parse_name(seg, SEG_EXT, &base))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT) {
+			err = errmsg_set(msg, errno, "%s: %s", de->d_name, strerror(errno));
+			break;
+		}
+		removed++;
+	}
+	closedir(d);
+	if (!err && removed)
+		err = fs_fsync_dir(dfd);
+	return err;
 }

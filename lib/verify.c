@@ -188,6 +188,10 @@ static int list_dir(struct verify *v)
 			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 			       "temporary file of a replacement in progress or "
 			       "interrupted by a crash");
+		else if (ends_with(name, SEG_EXT SEG_NEW_EXT))
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "a segment the writer was creating when it stopped; "
+			       "the writer removes it when it next opens the log");
 		else if (strstr(name, SEG_EXT CUT_SUFFIX))
 			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 			       "bytes cut from a segment by elog-verify --repair; "
@@ -1078,9 +1082,12 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
                 struct elog_verify_result *res, char *msg)
 {
 	char local[ERRMSG_MAX];
+	struct elog_verify_result dummy;
 	struct verify v;
 	int lockfd = -1, maintfd = -1, err;
 
+	if (!res)
+		res = &dummy;
 	memset(res, 0, sizeof *res);
 	memset(&v, 0, sizeof v);
 	v.msg = msg ? msg : local;
@@ -1103,7 +1110,7 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 		}
 		if ((err = lock_take(v.dfd, FN_LOCK, 0, 1, &lockfd, v.msg)) != 0)
 			goto out;
-		if ((err = lock_take(v.dfd, FN_MAINT, 0, 0, &maintfd, v.msg)) != 0) {
+		if ((err = lock_take(v.dfd, FN_MAINT, 0, 1, &maintfd, v.msg)) != 0) {
 			if (err == ELOG_LOCKED)
 				errmsg_set(v.msg, err, "%s: a maintenance program "
 				           "(elog-compact or elog-retain) is running", FN_MAINT);

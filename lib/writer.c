@@ -498,6 +498,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK,
 		                  err == ELOG_CORRUPT ? "corrupt watermark" : strerror(err));
 
+	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
+		return err;
 	if ((err = seglist_read(w->dfd, &sl)) != 0)
 		return errmsg_set(w->msg, err, "listing segments: %s", strerror(err));
 	if (sl.n == 0) {

@@ -434,6 +434,28 @@ END_TEST
 
 /* The same torn segment with a torn record after its header: nothing of
  * it was acknowledged, all of it goes. */
+/* A crash between writing a new segment's header under its temporary
+ * name and renaming it leaves "<base>.log.new": the next writer removes it
+ * and the log goes on as if the roll had not begun. */
+START_TEST(segment_left_half_created_is_removed)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ut_append(w, NULL, "a");
+	ck_assert_int_eq(elog_close(w), 0);
+	char p[1200], q[1200];
+	unsigned char hdr[SEG_HDR];
+	seg_header_encode(hdr, 1);
+	snprintf(q, sizeof q, "%s%s", ut_seg_path(ut_dir, 1, SEG_EXT), SEG_NEW_EXT);
+	ut_write_file(q, hdr, SEG_HDR);
+	w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert(!ut_exists(q));
+	ck_assert(!ut_exists(ut_seg_path(ut_dir, 1, SEG_EXT)));
+	ck_assert_uint_eq(ut_append(w, NULL, "b"), 1);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert(ut_exists(ut_path(p, sizeof p, ut_dir, "00000000000000000000.log")));
+}
+END_TEST
+
 START_TEST(torn_header_with_garbage_after_it_is_repaired)
 {
 	unsigned char b[SEG_HDR + 50];
@@ -466,6 +488,7 @@ int main(void)
 	tcase_add_test(tc, zeroed_header_of_new_segment_is_repaired);
 	tcase_add_test(tc, empty_new_segment_is_repaired);
 	tcase_add_test(tc, torn_header_with_garbage_after_it_is_repaired);
+	tcase_add_test(tc, segment_left_half_created_is_removed);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -238,6 +238,15 @@ START_TEST(overlap_with_later_records_is_damage)
 }
 END_TEST
 
+START_TEST(result_may_be_null)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ut_append(w, NULL, "a");
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, NULL, NULL), 0);
+}
+END_TEST
+
 START_TEST(offsets_out_of_order)
 {
 	uint64_t a[] = { 0, 3, 2 };
@@ -545,6 +554,7 @@ int main(void)
 	tcase_add_test(tc, record_below_its_segment_base);
 	tcase_add_test(tc, overlapping_segments);
 	tcase_add_test(tc, offsets_out_of_order);
+	tcase_add_test(tc, result_may_be_null);
 	tcase_add_test(tc, merge_leftover_is_a_warning);
 	tcase_add_test(tc, overlap_with_later_records_is_damage);
 	tcase_add_test(tc, index_entry_with_the_wrong_offset);
