@@ -441,7 +441,8 @@ int elog_verify(const char *dir, unsigned flags,
  * failure, when msg is not NULL; it needs room for ELOG_MAINT_MSG_MAX bytes.
  * Errors: ELOG_LOCKED (another maintenance run holds maint.lock; the message
  * names its pid), ELOG_NOTLOG, ELOG_VERSION, ELOG_CORRUPT (a damaged closed
- * segment: the log is left as it was), ELOG_INVALID, errno values.
+ * segment: the log is left as it was), ELOG_NETFS, ELOG_INVALID, errno
+ * values.
  */
 #define ELOG_MAINT_MSG_MAX 512
 
@@ -467,7 +468,8 @@ struct elog_segment_report {
 	                            * INT64_MIN when it held none */
 };
 /* Called once per segment, after the change is made (or, with dry_run,
- * instead of it), oldest segment first. */
+ * instead of it).  Retention reports oldest first; compaction reports the
+ * rewrites and removals oldest first, then the merges. */
 typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
 
 /* Retention.  A segment goes when its newest record is older than the age
