@@ -99,6 +99,10 @@ check-fuzz:
 fuzz:
 	$(MAKE) -C tests/fuzz run HAVE_ZSTD=$(HAVE_ZSTD)
 
+# The aarch64 CRC-32C code under qemu (skipped where the tools are missing).
+check-cross:
+	B=$(B) tests/cross/run.sh
+
 EXAMPLES_VARS = B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) ELOG_LIBS="$(ELOG_LDLIBS)"
 
 examples: all
@@ -134,4 +138,4 @@ clean:
 	rm -rf build build-san build-*
 	$(MAKE) -C tests/fuzz clean
 
-.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz fuzz install uninstall clean
+.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz check-cross fuzz install uninstall clean

@@ -85,23 +85,34 @@ static int hw_available(void)
 }
 #define HW_NAME "sse4.2"
 #elif defined(__aarch64__) && defined(__linux__)
-#include <arm_acle.h>
-__attribute__((target("+crc")))
+/* The CRC instructions are written out rather than taken from arm_acle.h,
+ * whose intrinsics exist only when the whole file is built for +crc; the
+ * assembler is told to accept them, and they run only after the check. */
+static inline uint32_t crc32cb(uint32_t c, uint8_t v)
+{
+	__asm__(".arch_extension crc\n\tcrc32cb %w0, %w0, %w1" : "+r"(c) : "r"(v));
+	return c;
+}
+static inline uint32_t crc32cx(uint32_t c, uint64_t v)
+{
+	__asm__(".arch_extension crc\n\tcrc32cx %w0, %w0, %x1" : "+r"(c) : "r"(v));
+	return c;
+}
 static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
 	while (len && ((uintptr_t)p & 7)) {
-		crc = __crc32cb(crc, *p++);
+		crc = crc32cb(crc, *p++);
 		len--;
 	}
 	while (len >= 8) {
 		uint64_t v;
 		memcpy(&v, p, 8);
-		crc = __crc32cd(crc, v);
+		crc = crc32cx(crc, v);
 		p += 8;
 		len -= 8;
 	}
 	while (len--)
-		crc = __crc32cb(crc, *p++);
+		crc = crc32cb(crc, *p++);
 	return crc;
 }
 static int hw_available(void)

@@ -28,6 +28,7 @@ STEPS=(
 	"check-sanitize|make check SANITIZE=1"
 	"build-nozstd|make -j$jobs all HAVE_ZSTD=0"
 	"check-nozstd|make check-unit check-cli HAVE_ZSTD=0"
+	"check-cross|make check-cross"
 )
 
 passed=0

@@ -106,3 +106,21 @@ events() {
 	[ "${stderr##*: }" = "damaged dictionary" ]
 	[[ "$stderr" == *"dict.1: damaged dictionary" ]]
 }
+
+@test "compress: seeks, time ranges, tails, keys and follow work the same" {
+	have_zstd || skip "built without zstd"
+	events 3000 | awk '{ printf "%d\tk%d=%s\n", 1000 * NR, NR % 7, $0 }' |
+		elog-append --compress zstd -t -K = --segment-bytes 64K "$LOG"
+	[ "$(ls "$LOG"/*.log | wc -l)" -gt 2 ]
+	[ "$(elog-cat -o 2500 -c 2 -F '%o ' "$LOG")" = "2500 2501 " ]
+	[ "$(elog-cat -n 2 -F '%o ' "$LOG")" = "2998 2999 " ]
+	[ "$(elog-cat --since @1500000 -c 1 -F '%o %T' "$LOG")" = "1499 1500000" ]
+	[ "$(elog-cat -k k3 -c 2 -F '%o ' "$LOG")" = "2 9 " ]
+	want=$(events 3000 | sed -n 2501p)
+	[ "$(elog-cat -o 2500 -c 1 -v "$LOG")" = "$want" ]
+	background elog-cat -f -o end -v "$LOG" >"$T/out"
+	sleep 0.2
+	echo '{"late":true}' | elog-append "$LOG"
+	wait_lines "$T/out" 1
+	[ "$(cat "$T/out")" = '{"late":true}' ]
+}
