@@ -18,7 +18,6 @@
  * dictionary bytes) followed by the dictionary.  Dictionaries are never
  * deleted: segments written with one must stay readable.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -93,35 +92,27 @@ int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg
 	return 0;
 }
 
+static int newer_dict(const char *name, void *arg)
+{
+	uint32_t *id = arg;
+	size_t plen = strlen(DICT_PREFIX);
+	if (strncmp(name, DICT_PREFIX, plen) != 0)
+		return 0;
+	const char *s = name + plen;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*s < '1' || *s > '9' || *end || errno || v > DICT_ID_MAX)
+		return 0;	/* a temporary file or a stranger */
+	if (v > *id)
+		*id = (uint32_t)v;
+	return 0;
+}
+
 int dict_latest(int dfd, uint32_t *id)
 {
-	int fd = dup(dfd);
-	if (fd < 0)
-		return errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
-	rewinddir(d);
 	*id = 0;
-	struct dirent *de;
-	size_t plen = strlen(DICT_PREFIX);
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, DICT_PREFIX, plen) != 0)
-			continue;
-		const char *s = de->d_name + plen;
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(s, &end, 10);
-		if (*s < '1' || *s > '9' || *end || errno || v > DICT_ID_MAX)
-			continue;	/* a temporary file or a stranger */
-		if (v > *id)
-			*id = (uint32_t)v;
-	}
-	closedir(d);
-	return 0;
+	return fs_dir_each(dfd, newer_dict, id);
 }
 
 #ifdef ELOG_HAVE_ZSTD

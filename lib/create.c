@@ -3,7 +3,6 @@
  * last: its presence is what makes a directory a log, so a crash part-way
  * through creation leaves a directory that the next creation simply redoes.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,49 +19,37 @@ static int leftover_of_creation(const char *name)
 	char seg[NAME_MAX_LOCAL], idx[NAME_MAX_LOCAL];
 	seg_name(seg, 0, SEG_EXT);
 	seg_name(idx, 0, IDX_EXT);
-	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-	       strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
+	return strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
 	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
 	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
 	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||
 	       strcmp(name, "00000000000000000000.log.new") == 0;
 }
 
-static int dir_is_fresh(int dfd, char *name, size_t size, const char **stranger)
+struct stranger {
+	char *name;
+	size_t size;
+};
+
+static int find_stranger(const char *name, void *arg)
 {
-	int fd = dup(dfd);
-	if (fd < 0)
-		return errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
-	rewinddir(d);
-	struct dirent *de;
-	*stranger = NULL;
-	while ((de = readdir(d)) != NULL) {
-		if (!leftover_of_creation(de->d_name)) {
-			snprintf(name, size, "%s", de->d_name);
-			*stranger = name;
-			break;
-		}
-	}
-	closedir(d);
-	return 0;
+	struct stranger *st = arg;
+	if (leftover_of_creation(name))
+		return 0;
+	snprintf(st->name, st->size, "%s", name);
+	return -1;	/* found: stop */
 }
 
 int log_check_fresh(int dfd, char *msg)
 {
 	char name[256];
-	const char *stranger = NULL;
-	int err = dir_is_fresh(dfd, name, sizeof name, &stranger);
+	struct stranger st = { name, sizeof name };
+	int err = fs_dir_each(dfd, find_stranger, &st);
+	if (err == -1)
+		return errmsg_set(msg, ELOG_NOTLOG,
+		    "not an elog directory and not empty (it holds %s)", name);
 	if (err)
 		return errmsg_set(msg, err, "%s", strerror(err));
-	if (stranger)
-		return errmsg_set(msg, ELOG_NOTLOG,
-		    "not an elog directory and not empty (it holds %s)", stranger);
 	return 0;
 }
 

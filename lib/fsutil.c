@@ -4,6 +4,7 @@
  * directory after a name changes in it, and replacing a small file by
  * write-temporary, fsync, rename, fsync-directory.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -177,4 +178,46 @@ int fs_is_netfs(int fd)
 		return 1;
 	}
 	return 0;
+}
+
+int fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg)
+{
+	/* A duplicate, so that closedir() leaves dfd open; rewound, since
+	 * the duplicate shares the position of a descriptor read before. */
+	int fd = dup(dfd);
+	if (fd < 0)
+		return errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	rewinddir(d);
+	int rc = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			rc = errno;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((rc = fn(de->d_name, arg)) != 0)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int fs_random(void *buf, size_t len)
+{
+	size_t got;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int err = fs_pread_full(fd, buf, len, 0, &got);
+	close(fd);
+	return err ? err : got == len ? 0 : EIO;
 }

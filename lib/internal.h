@@ -101,6 +101,11 @@ int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *le
 /* Open a file in dfd, refusing to follow a symlink. */
 int fs_openat(int dfd, const char *name, int flags, mode_t mode);
 int64_t fs_now_ms(void);
+/* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
+ * until it returns non-zero.  Returns 0, that value, or an errno value. */
+int fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg);
+/* len bytes from /dev/urandom. */
+int fs_random(void *buf, size_t len);
 /* Returns 1 when fd is on a network filesystem (NFS, SMB/CIFS, ...). */
 int fs_is_netfs(int fd);
 

@@ -75,14 +75,7 @@ void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
 static int random_key(uint64_t *k0, uint64_t *k1)
 {
 	unsigned char raw[16];
-	size_t got;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	int err = fs_pread_full(fd, raw, sizeof raw, 0, &got);
-	close(fd);
-	if (!err && got != sizeof raw)
-		err = EIO;
+	int err = fs_random(raw, sizeof raw);
 	if (err)
 		return err;
 	*k0 = get64(raw);

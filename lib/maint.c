@@ -22,7 +22,6 @@
  *   - an index whose segment is gone (a removal interrupted between the
  *     two unlinks, or a writer rebuilding an index as the segment went).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -225,12 +224,6 @@ int seg_remove(struct maint *m, uint64_t base)
 }
 
 /* 1 when name is "<20 digits><ext>" with ext one of ours, *base set. */
-static int parse_with(const char *name, const char *ext, uint64_t *base)
-{
-	return strlen(name) == SEG_NAME_LEN + strlen(ext) &&
-	       seg_parse_name(name, ext, base);
-}
-
 struct namelist {
 	char (*v)[NAME_MAX_LOCAL];
 	uint64_t *base;
@@ -256,45 +249,42 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 	return 0;
 }
 
+struct strays {
+	struct maint *m;
+	uint64_t limit;
+	struct namelist *tmp, *orphan;
+};
+
+static int stray(const char *name, void *arg)
+{
+	struct strays *st = arg;
+	struct maint *m = st->m;
+	uint64_t base;
+	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
+	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
+		return namelist_add(st->tmp, name, base);
+	if (seg_parse_name(name, IDX_EXT, &base) && base < st->limit) {
+		size_t lo = 0, hi = m->sl.n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->sl.base[mid] < base)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == m->sl.n || m->sl.base[lo] != base)
+			return namelist_add(st->orphan, name, base);
+	}
+	return 0;
+}
+
 /* Collect our temporary files, and index files with no segment below the
  * first segment that is not closed (where the writer never creates one). */
 static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *orphan)
 {
-	uint64_t limit = m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0;
-	int fd = dup(m->dfd);
-	if (fd < 0)
-		return errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
-	rewinddir(d);
-	struct dirent *de;
-	int err = 0;
-	while (!err && (errno = 0, de = readdir(d)) != NULL) {
-		uint64_t base;
-		if (parse_with(de->d_name, SEG_EXT MAINT_TMP_EXT, &base) ||
-		    parse_with(de->d_name, IDX_EXT MAINT_TMP_EXT, &base)) {
-			err = namelist_add(tmp, de->d_name, base);
-		} else if (parse_with(de->d_name, IDX_EXT, &base) && base < limit) {
-			size_t lo = 0, hi = m->sl.n;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (m->sl.base[mid] < base)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo == m->sl.n || m->sl.base[lo] != base)
-				err = namelist_add(orphan, de->d_name, base);
-		}
-	}
-	if (!err && errno)
-		err = errno;
-	closedir(d);
-	return err;
+	struct strays st = { m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0,
+	                     tmp, orphan };
+	return fs_dir_each(m->dfd, stray, &st);
 }
 
 /* Check the index of segment base, rebuilding it when it looks wrong. */

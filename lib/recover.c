@@ -10,7 +10,6 @@
  * open rather than drop it.  Closed segments were fully synced before the
  * next one was made, so only their derived indexes are checked.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -172,42 +171,37 @@ int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *
 	return 0;
 }
 
+struct leftovers {
+	int dfd;
+	int removed;
+	int said;	/* the message is set */
+	char *msg;
+};
+
+static int remove_half_created(const char *name, void *arg)
+{
+	struct leftovers *l = arg;
+	uint64_t base;
+	if (!seg_parse_name(name, SEG_EXT SEG_NEW_EXT, &base))
+		return 0;
+	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
+		l->said = 1;
+		return errmsg_set(l->msg, errno, "%s: %s", name, strerror(errno));
+	}
+	l->removed++;
+	return 0;
+}
+
 int recover_leftovers(int dfd, char *msg)
 {
 	/* "<base>.log.new" is a segment the writer was creating (header
 	 * written, not yet renamed) when it stopped.  Under LOCK no one else
 	 * creates one, so any left now is garbage. */
-	int fd = dup(dfd);
-	if (fd < 0)
-		return errmsg_set(msg, errno, "%s", strerror(errno));
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return errmsg_set(msg, e, "%s", strerror(e));
-	}
-	rewinddir(d);
-	int err = 0, removed = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		char seg[NAME_MAX_LOCAL];
-		uint64_t base;
-		size_t n = strlen(de->d_name);
-		if (n != SEG_NAME_LEN + sizeof SEG_EXT - 1 + sizeof SEG_NEW_EXT - 1 ||
-		    strcmp(de->d_name + n - (sizeof SEG_NEW_EXT - 1), SEG_NEW_EXT) != 0)
-			continue;
-		memcpy(seg, de->d_name, n - (sizeof SEG_NEW_EXT - 1));
-		seg[n - (sizeof SEG_NEW_EXT - 1)] = '\0';
-		if (!seg_parse_name(seg, SEG_EXT, &base))
-			continue;
-		if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT) {
-			err = errmsg_set(msg, errno, "%s: %s", de->d_name, strerror(errno));
-			break;
-		}
-		removed++;
-	}
-	closedir(d);
-	if (!err && removed)
-		err = fs_fsync_dir(dfd);
+	struct leftovers l = { dfd, 0, 0, msg };
+	int err = fs_dir_each(dfd, remove_half_created, &l);
+	if (err && !l.said)
+		err = errmsg_set(msg, err, "listing the log directory: %s", strerror(err));
+	if (!err && l.removed && (err = fs_fsync_dir(dfd)) != 0)
+		err = errmsg_set(msg, err, "fsync of the log directory: %s", strerror(err));
 	return err;
 }

@@ -2,7 +2,6 @@
  * segment.c: segment files: their names (the base offset as 20 decimal
  * digits), their 32-byte header, and the sorted list of a log's segments.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,53 +74,41 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct collect {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int collect_segment(const char *name, void *arg)
+{
+	struct collect *c = arg;
+	uint64_t base;
+	if (!seg_parse_name(name, SEG_EXT, &base))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		uint64_t *nv = realloc(c->v, cap * sizeof *nv);
+		if (!nv)
+			return ENOMEM;
+		c->v = nv;
+		c->cap = cap;
+	}
+	c->v[c->n++] = base;
+	return 0;
+}
+
 int seglist_read(int dfd, struct seglist *sl)
 {
-	int fd = dup(dfd);
-	if (fd < 0)
-		return errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
-	rewinddir(d);
-	size_t cap = 16, n = 0;
-	uint64_t *v = malloc(cap * sizeof *v);
-	if (!v) {
-		closedir(d);
-		return ENOMEM;
-	}
-	for (;;) {
-		errno = 0;
-		struct dirent *de = readdir(d);
-		if (!de)
-			break;
-		uint64_t base;
-		if (!seg_parse_name(de->d_name, SEG_EXT, &base))
-			continue;
-		if (n == cap) {
-			uint64_t *nv = realloc(v, 2 * cap * sizeof *v);
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return ENOMEM;
-			}
-			v = nv;
-			cap *= 2;
-		}
-		v[n++] = base;
-	}
-	int err = errno;
-	closedir(d);
+	struct collect c = { 0 };
+	int err = fs_dir_each(dfd, collect_segment, &c);
 	if (err) {
-		free(v);
+		free(c.v);
 		return err;
 	}
-	qsort(v, n, sizeof *v, cmp_u64);
-	sl->base = v;
-	sl->n = n;
+	if (c.n)
+		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
+	sl->base = c.v;
+	sl->n = c.n;
 	return 0;
 }
 

@@ -169,14 +169,7 @@ int settings_store(int dfd, const struct elog_settings *s)
 int settings_new_id(char id[33])
 {
 	unsigned char raw[16];
-	size_t got;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	int err = fs_pread_full(fd, raw, sizeof raw, 0, &got);
-	close(fd);
-	if (!err && got != sizeof raw)
-		err = EIO;
+	int err = fs_random(raw, sizeof raw);
 	if (err)
 		return err;
 	for (int i = 0; i < 16; i++)

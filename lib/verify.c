@@ -23,7 +23,6 @@
  * follows the damage there may hold acknowledged records that another tool
  * could still recover.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -155,54 +154,40 @@ static int ends_with(const char *name, const char *suffix)
 	return n >= k && strcmp(name + n - k, suffix) == 0;
 }
 
+/* Sort one name of the directory into segments, indexes, known files and
+ * strays. */
+static int sort_name(const char *name, void *arg)
+{
+	struct verify *v = arg;
+	uint64_t b;
+	if (is_known(name))
+		return 0;
+	if (seg_parse_name(name, SEG_EXT, &b))
+		return push(&v->base, &v->n, b);
+	if (seg_parse_name(name, IDX_EXT, &b))
+		return push(&v->ibase, &v->ni, b);
+	if (strstr(name, ".tmp.") || ends_with(name, ".compact"))
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+		       "temporary file of a replacement in progress or "
+		       "interrupted by a crash");
+	else if (ends_with(name, SEG_EXT SEG_NEW_EXT))
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+		       "a segment the writer was creating when it stopped; "
+		       "the writer removes it when it next opens the log");
+	else if (strstr(name, SEG_EXT CUT_SUFFIX))
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+		       "bytes cut from a segment by elog-verify --repair; "
+		       "delete it once inspected");
+	else
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+		       "unknown file, ignored by elog");
+	return 0;
+}
+
 /* Sort the directory into segments, indexes, known files and strays. */
 static int list_dir(struct verify *v)
 {
-	int fd = dup(v->dfd);
-	if (fd < 0)
-		return errmsg_set(v->msg, errno, "%s", strerror(errno));
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-		close(fd);
-		return errmsg_set(v->msg, e, "%s", strerror(e));
-	}
-	rewinddir(d);
-	int err = 0;
-	for (;;) {
-		errno = 0;
-		struct dirent *de = readdir(d);
-		if (!de) {
-			err = errno;
-			break;
-		}
-		const char *name = de->d_name;
-		uint64_t b;
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || is_known(name))
-			continue;
-		if (seg_parse_name(name, SEG_EXT, &b))
-			err = push(&v->base, &v->n, b);
-		else if (seg_parse_name(name, IDX_EXT, &b))
-			err = push(&v->ibase, &v->ni, b);
-		else if (strstr(name, ".tmp.") || ends_with(name, ".compact"))
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "temporary file of a replacement in progress or "
-			       "interrupted by a crash");
-		else if (ends_with(name, SEG_EXT SEG_NEW_EXT))
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "a segment the writer was creating when it stopped; "
-			       "the writer removes it when it next opens the log");
-		else if (strstr(name, SEG_EXT CUT_SUFFIX))
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "bytes cut from a segment by elog-verify --repair; "
-			       "delete it once inspected");
-		else
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "unknown file, ignored by elog");
-		if (err)
-			break;
-	}
-	closedir(d);
+	int err = fs_dir_each(v->dfd, sort_name, v);
 	if (err)
 		return errmsg_set(v->msg, err, "listing the directory: %s", strerror(err));
 	/* qsort() must not be handed the NULL of an empty list. */
