@@ -72,7 +72,7 @@ static const struct sizes QUICK = {
 };
 static const struct sizes FULL = {
 	"full", 5, { 1000000, 200000 }, 1000000, 5000, 5.0, { 2000000, 500000 },
-	100000, 100, 1000000, 2000000, 2000, (1ull << 30) - (8ull << 20), 1000000,
+	20000, 100, 1000000, 2000000, 2000, (1ull << 30) - (8ull << 20), 1000000,
 };
 
 static struct sizes S;
