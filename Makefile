@@ -99,6 +99,11 @@ check-fuzz:
 fuzz:
 	$(MAKE) -C tests/fuzz run HAVE_ZSTD=$(HAVE_ZSTD)
 
+# Benchmarks against SQLite, quick sizes (bench/README.md); needs SQLite's
+# development files and the sqlite3 shell.  Not part of `make check`.
+bench: all
+	BENCH_BUILT=1 B=$(B) CC="$(CC)" bench/run.sh --quick
+
 # The aarch64 CRC-32C code under qemu (skipped where the tools are missing).
 check-cross:
 	B=$(B) tests/cross/run.sh
@@ -138,4 +143,4 @@ clean:
 	rm -rf build build-san build-*
 	$(MAKE) -C tests/fuzz clean
 
-.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz check-cross fuzz install uninstall clean
+.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

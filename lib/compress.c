@@ -185,9 +185,10 @@ size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
 	 * by the tag: out[0..3] = magic, so the payload starts at out + 4. */
 	ZSTD_CCtx_refCDict(z->cctx, dict_id && dict_id == z->dict_id ? z->cdict : NULL);
 	size_t c = ZSTD_compress2(z->cctx, out, ZSTD_compressBound(n), v, n);
-	/* Values that do not shrink are stored as they are. */
+	/* Values that do not shrink by an eighth are stored as they are: a
+	 * tiny frame saves a few bytes but costs a decompression to read. */
 	if (ZSTD_isError(c) || c < MAGIC_LEN || memcmp(out, zstd_magic, MAGIC_LEN) != 0 ||
-	    c - MAGIC_LEN >= n) {
+	    c - MAGIC_LEN + n / 8 >= n) {
 		out[0] = TAG_RAW;
 		memcpy(out + 1, v, n);
 		return n + 1;

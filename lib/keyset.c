@@ -9,8 +9,8 @@
  * n distinct keys the chance that any two share a hash is below
  * n^2 / 2^128.  A collision would make compaction treat two keys as one.
  *
- * Open addressing with linear probing, grown to twice the size when three
- * quarters full.
+ * Open addressing with linear probing, grown by a quarter when four fifths
+ * full.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,20 +114,26 @@ static void hash_key(const struct keyset *ks, const void *key, size_t len,
 	*h1 = get64(h + 8);
 }
 
-/* The slot of (h0, h1), or the empty slot where it would go. */
+/* The slot of (h0, h1), or the empty slot where it would go.  Any table
+ * size works: the home slot is h1 scaled to [0, cap) by a multiply. */
 static struct keyslot *probe(struct keyslot *slot, size_t cap, uint64_t h0, uint64_t h1)
 {
-	size_t mask = cap - 1;
-	for (size_t i = (size_t)(h1 & mask);; i = (i + 1) & mask) {
+	size_t i = (size_t)(((unsigned __int128)h1 * cap) >> 64);
+	for (;;) {
 		struct keyslot *s = &slot[i];
 		if (s->h0 == 0 || (s->h0 == h0 && s->h1 == h1))
 			return s;
+		if (++i == cap)
+			i = 0;
 	}
 }
 
+/* Grown by a quarter when four fifths full: 30 to 38 bytes per key
+ * (24-byte slots at 80% to 64% load), where doubling at three quarters
+ * took 32 to 64. */
 static int grow(struct keyset *ks)
 {
-	size_t cap = ks->cap * 2;
+	size_t cap = ks->cap + ks->cap / 4;
 	struct keyslot *ns = calloc(cap, sizeof *ns);
 	if (!ns)
 		return ENOMEM;
@@ -146,7 +152,7 @@ int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
 	uint64_t h0, h1;
 	if (offset > UINT64_MAX >> 1)
 		return ELOG_INVALID;
-	if ((ks->n + 1) * 4 > ks->cap * 3) {
+	if ((ks->n + 1) * 5 > ks->cap * 4) {
 		int err = grow(ks);
 		if (err)
 			return err;
