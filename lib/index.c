@@ -139,6 +139,47 @@ ssize_t idx_find_offset(const struct index *ix, uint64_t target)
 	return (ssize_t)lo - 1;
 }
 
+int idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
+               struct idx_entry *out)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
+	struct stat st;
+	size_t got;
+	int rc = ELOG_CORRUPT, found = 0;
+	seg_name(name, base, IDX_EXT);
+	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
+	    got < IDX_HDR || memcmp(p, IDX_MAGIC, 8) != 0 || get32(p + 8) != IDX_VERSION)
+		goto out;
+	/* Each entry read is checked as idx_load() checks it; an entry out of
+	 * order is not seen by a binary search, but the reader checks the
+	 * record an entry points at before it trusts it. */
+	uint64_t lo = 0, hi = ((uint64_t)st.st_size - IDX_HDR) / IDX_ENTRY;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (fs_pread_full(fd, p, IDX_ENTRY, (off_t)(IDX_HDR + mid * IDX_ENTRY), &got) != 0 ||
+		    got < IDX_ENTRY || get32(p + 20) != elog_crc32c(0, p, 20))
+			goto out;
+		struct idx_entry e = { get64(p), (int64_t)get64(p + 8), get32(p + 16) };
+		if (e.pos < SEG_HDR || e.pos >= seg_len || e.offset < base)
+			goto out;
+		if (e.offset <= target) {
+			*out = e;
+			found = 1;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	rc = found ? 0 : ELOG_END;
+out:
+	close(fd);
+	return rc;
+}
+
 ssize_t idx_find_time(const struct index *ix, int64_t ts)
 {
 	size_t lo = 0, hi = ix->n;

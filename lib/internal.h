@@ -156,6 +156,8 @@ struct scan {
 	unsigned char *buf;
 	size_t cap, off, len;  /* buf[off..len) holds file bytes from pos on */
 	uint64_t buf_pos;      /* file position of buf[0] */
+	size_t ra;             /* bytes the next read asks for: small after a
+	                        * seek, doubling up to cap as reading goes on */
 	int trunc;             /* last ELOG_CORRUPT was a short tail */
 };
 int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
@@ -205,6 +207,12 @@ int idx_push(struct index *ix, const struct idx_entry *e);
 void idx_free(struct index *ix);
 /* The last entry with offset <= target, or -1. */
 ssize_t idx_find_offset(const struct index *ix, uint64_t target);
+/* The last entry with offset <= target, found by a binary search of the
+ * index file itself (a few reads, for a process that seeks once): 0,
+ * ELOG_END when there is none, ELOG_CORRUPT when an entry read is bad (use
+ * idx_load() then), or an errno value. */
+int idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
+               struct idx_entry *out);
 /* The first entry with ts_max >= ts, or -1. */
 ssize_t idx_find_time(const struct index *ix, int64_t ts);
 /* A cheap test of a closed segment's index: header, size, the last entry

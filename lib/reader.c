@@ -137,13 +137,20 @@ static void jump_to_entry(elog_reader *r, const struct idx_entry *e)
 		scan_seek(&r->sc, from);
 }
 
-/* Jump with the index of the open segment towards want. */
+/* Jump with the index of the open segment towards want: a binary search
+ * of the index file, or, when an entry there is bad, its valid prefix. */
 static void index_jump(elog_reader *r)
 {
 	struct index ix;
+	struct idx_entry e;
 	int intact;
 	struct stat st;
 	if (r->want <= r->seg_base || fstat(r->segfd, &st) < 0)
+		return;
+	int rc = idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
+	if (rc == 0)
+		jump_to_entry(r, &e);
+	if (rc != ELOG_CORRUPT)
 		return;
 	if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) != 0)
 		return;

@@ -12,6 +12,7 @@
 #include "internal.h"
 
 #define SCAN_BUF (256u << 10)
+#define SCAN_FIRST (8u << 10)	/* after a seek: the record is near */
 
 int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit)
 {
@@ -25,6 +26,7 @@ int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limi
 	s->pos = pos;
 	s->buf_pos = pos;
 	s->limit = limit;
+	s->ra = SCAN_BUF;
 	return 0;
 }
 
@@ -41,6 +43,7 @@ void scan_seek(struct scan *s, uint64_t pos)
 	} else {
 		s->buf_pos = pos;
 		s->off = s->len = 0;
+		s->ra = SCAN_FIRST;
 	}
 	s->pos = pos;
 	s->trunc = 0;
@@ -73,6 +76,10 @@ static int fill(struct scan *s, size_t need)
 		if (at >= s->limit)
 			break;
 		size_t want = s->cap - s->len;
+		if (want > s->ra && s->ra >= need - s->len)
+			want = s->ra;
+		if (s->ra < s->cap)
+			s->ra *= 2;
 		if ((uint64_t)want > s->limit - at)
 			want = (size_t)(s->limit - at);
 		ssize_t n = pread(s->fd, s->buf + s->len, want, (off_t)at);

@@ -367,6 +367,43 @@ START_TEST(rebuild_refuses_corrupt_segment)
 }
 END_TEST
 
+/* idx_lookup() searches the file and finds what idx_find_offset() finds
+ * in the loaded index, for every target. */
+START_TEST(lookup_in_file_matches_loaded_index)
+{
+	uint64_t len = make_segment(200);
+	int dfd = open_dir(ut_top);
+	int segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_ge(segfd, 0);
+	struct index ix;
+	char msg[ERRMSG_MAX] = "";
+	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
+	for (uint64_t t = 0; t < 210; t++) {
+		struct idx_entry e;
+		ssize_t k = idx_find_offset(&ix, t);
+		int rc = idx_lookup(dfd, 0, len, t, &e);
+		if (k < 0) {
+			ck_assert_int_eq(rc, ELOG_END);
+			continue;
+		}
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_eq(e.offset, ix.e[k].offset);
+		ck_assert_uint_eq(e.pos, ix.e[k].pos);
+		ck_assert_int_eq(e.ts_max, ix.e[k].ts_max);
+	}
+	/* A damaged entry on the search's path: ELOG_CORRUPT, so that the
+	 * reader falls back to the valid prefix. */
+	ut_flip_bit(ut_seg_path(ut_top, 0, IDX_EXT), IDX_HDR + (ix.n / 2) * IDX_ENTRY + 3, 1);
+	struct idx_entry e;
+	ck_assert_int_eq(idx_lookup(dfd, 0, len, 150, &e), ELOG_CORRUPT);
+	ck_assert_int_eq(unlink(ut_seg_path(ut_top, 0, IDX_EXT)), 0);
+	ck_assert_int_eq(idx_lookup(dfd, 0, len, 150, &e), ENOENT);
+	idx_free(&ix);
+	close(segfd);
+	close(dfd);
+}
+END_TEST
+
 /* ---- the quick check ---- */
 
 /* Build segment 0 of 100 records and its correct index; returns the
@@ -643,6 +680,7 @@ int main(void)
 	tcase_add_test(tc, load_missing_or_bad_header);
 	tcase_add_test(tc, find_offset_edges);
 	tcase_add_test(tc, find_time_edges);
+	tcase_add_test(tc, lookup_in_file_matches_loaded_index);
 	tcase_add_test(tc, rebuild_matches_rule);
 	tcase_add_test(tc, rebuild_refuses_corrupt_segment);
 	tcase_add_test(tc, quick_check_missing);
