@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -83,6 +84,12 @@ struct elog {
 	struct idx_builder ib;	/* index entries of the tail segment */
 	struct batch pending, spare;
 	int flushing;
+	/* Gathering (see gather()): threads now in elog_sync(), how many
+	 * were there when the last flush ended, and how long it took. */
+	unsigned nsync, last_waiters;
+	int gathering;
+	int64_t flush_ns;
+	pthread_cond_t gather;
 	uint64_t durable;
 	int failed;		/* the error that stopped the writer, or 0 */
 };
@@ -196,10 +203,40 @@ static int batch_write(elog *w, const struct batch *b)
 	return 0;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Before a leader takes the batch, it waits briefly for the threads the
+ * last flush served to come back with their next record: woken together,
+ * the first would otherwise lead a flush of its record alone while the
+ * others are still appending, and batches would stay small.  It waits no
+ * longer than half a flush (nor 500 us), so a thread that does not come
+ * back costs little.  Called with the mutex held. */
+static void gather(elog *w)
+{
+	if (w->last_waiters <= 1 || w->nsync >= w->last_waiters)
+		return;
+	int64_t wait = w->flush_ns / 2 < 500000 ? w->flush_ns / 2 : 500000;
+	int64_t until = mono_ns() + wait;
+	struct timespec dl = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
+	w->gathering = 1;
+	while (w->nsync < w->last_waiters)
+		if (pthread_cond_timedwait(&w->gather, &w->mu, &dl) != 0)
+			break;
+	w->gathering = 0;
+}
+
 int elog_sync(elog *w, uint64_t offset)
 {
 	int rc = 0;
 	pthread_mutex_lock(&w->mu);
+	w->nsync++;
+	if (w->gathering)
+		pthread_cond_signal(&w->gather);
 	if (offset >= w->next)
 		offset = w->next - 1;	/* nothing later was appended */
 	while (w->next > 0 && w->durable <= offset) {
@@ -213,13 +250,18 @@ int elog_sync(elog *w, uint64_t offset)
 		}
 		/* Lead: take everything pending; later appends start a new
 		 * batch that the next leader will write. */
+		w->flushing = 1;
+		gather(w);
 		struct batch b = w->pending;
 		w->pending = w->spare;
-		w->flushing = 1;
 		pthread_mutex_unlock(&w->mu);
+		int64_t t0 = mono_ns();
 		int err = batch_write(w, &b);
+		int64_t t1 = mono_ns();
 		pthread_mutex_lock(&w->mu);
 		w->flushing = 0;
+		w->flush_ns = t1 - t0;
+		w->last_waiters = w->nsync;
 		if (err)
 			w->failed = err;
 		else
@@ -232,6 +274,7 @@ int elog_sync(elog *w, uint64_t offset)
 			break;
 		}
 	}
+	w->nsync--;
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
@@ -556,6 +599,11 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->gather, &ca);
+	pthread_condattr_destroy(&ca);
 	int err = open_log(w, dir, opt);
 	if (err)
 		w->failed = err;
@@ -581,6 +629,7 @@ int elog_close(elog *w)
 	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
+	pthread_cond_destroy(&w->gather);
 	free(w);
 	return err;
 }
