@@ -32,6 +32,33 @@ static void close_segment(elog_reader *r)
 		scan_free(&r->sc);
 	}
 	r->segfd = -1;
+	if (r->ix_size) {	/* kept for a later visit */
+		struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
+		if (c->size)
+			idx_free(&c->ix);
+		c->base = r->seg_base;
+		c->ino = r->seg_ino;
+		c->dev = r->seg_dev;
+		c->size = r->ix_size;
+		c->ix = r->ix;
+	}
+	r->ix_size = 0;
+}
+
+/* Take segment base's index from the cache when it is of the same file
+ * (a compacted segment is another file, with another index). */
+static void ixcache_take(elog_reader *r)
+{
+	for (int i = 0; i < 4; i++) {
+		struct ixcache *c = &r->ixc[i];
+		if (c->size && c->base == r->seg_base && c->ino == r->seg_ino &&
+		    c->dev == r->seg_dev) {
+			r->ix = c->ix;
+			r->ix_size = c->size;
+			c->size = 0;
+			return;
+		}
+	}
 }
 
 static int refresh_watermark(elog_reader *r)
@@ -120,6 +147,9 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	r->seg_dev = st.st_dev;
 	r->last = 0;
 	r->have_last = 0;
+	r->next_base = UINT64_MAX;
+	r->jumps = 0;
+	ixcache_take(r);
 	return 0;
 }
 
@@ -137,27 +167,42 @@ static void jump_to_entry(elog_reader *r, const struct idx_entry *e)
 		scan_seek(&r->sc, from);
 }
 
-/* Jump with the index of the open segment towards want: a binary search
- * of the index file, or, when an entry there is bad, its valid prefix. */
+/* Jump with the index of the open segment towards want.  The first jump
+ * in a segment searches the index file in place (a process that seeks
+ * once reads a few entries); a second loads the index and keeps it with
+ * the segment for the seeks after, loading it again only when want lies
+ * past its last entry in a segment that may have grown since. */
 static void index_jump(elog_reader *r)
 {
-	struct index ix;
 	struct idx_entry e;
 	int intact;
 	struct stat st;
-	if (r->want <= r->seg_base || fstat(r->segfd, &st) < 0)
+	if (r->want <= r->seg_base)
 		return;
-	int rc = idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
-	if (rc == 0)
-		jump_to_entry(r, &e);
-	if (rc != ELOG_CORRUPT)
-		return;
-	if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) != 0)
-		return;
-	ssize_t k = idx_find_offset(&ix, r->want);
+	if (!r->ix_size && r->jumps++ == 0 && fstat(r->segfd, &st) == 0) {
+		int rc = idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
+		if (rc == 0)
+			jump_to_entry(r, &e);
+		if (rc != ELOG_CORRUPT)
+			return;
+	}
+	if (!r->ix_size || (r->next_base == UINT64_MAX && r->ix.n > 0 &&
+	                    r->want > r->ix.e[r->ix.n - 1].offset)) {
+		if (fstat(r->segfd, &st) < 0)
+			return;
+		if (r->ix_size && (uint64_t)st.st_size <= r->ix_size)
+			goto use;	/* it has not grown: nothing new to index */
+		if (r->ix_size)
+			idx_free(&r->ix);
+		r->ix_size = 0;
+		if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
+			return;
+		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
+	}
+use:;
+	ssize_t k = idx_find_offset(&r->ix, r->want);
 	if (k >= 0)
-		jump_to_entry(r, &ix.e[k]);
-	idx_free(&ix);
+		jump_to_entry(r, &r->ix.e[k]);
 }
 
 /* Open the segment that holds want (or the first after it), or note a gap.
@@ -183,6 +228,7 @@ static int locate(elog_reader *r)
 			i = 0;
 		}
 		uint64_t base = sl.base[i];
+		uint64_t next = (size_t)i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX;
 		seglist_free(&sl);
 		int gone;
 		if ((err = open_segment(r, base, &gone)) != 0)
@@ -191,6 +237,7 @@ static int locate(elog_reader *r)
 			return ELOG_END;	/* being created: wait for it */
 		if (gone)
 			continue;	/* removed meanwhile: list again */
+		r->next_base = next;
 		index_jump(r);
 		return 0;
 	}
@@ -348,10 +395,31 @@ const char *elog_reader_errmsg(const elog_reader *r)
 	return r->msg[0] ? r->msg : "no error";
 }
 
+/* A seek inside the open segment keeps it, and its index, when the file
+ * of its name is still the one open (neither compacted nor removed). */
+static int seek_within(elog_reader *r, uint64_t offset)
+{
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	if (r->segfd < 0 || offset < r->seg_base || offset >= r->next_base)
+		return 0;
+	seg_name(name, r->seg_base, SEG_EXT);
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
+		return 0;
+	r->want = offset;
+	r->have_last = 0;
+	scan_seek(&r->sc, SEG_HDR);
+	index_jump(r);
+	return 1;
+}
+
 int elog_reader_seek(elog_reader *r, uint64_t offset)
 {
-	close_segment(r);
 	r->gap_pending = 0;
+	if (seek_within(r, offset))
+		return 0;
+	close_segment(r);
 	r->want = offset;
 	return 0;
 }
@@ -514,6 +582,9 @@ void elog_reader_close(elog_reader *r)
 	if (!r)
 		return;
 	close_segment(r);
+	for (int i = 0; i < 4; i++)
+		if (r->ixc[i].size)
+			idx_free(&r->ixc[i].ix);
 	follow_close(r);
 	zdec_free(r->z);
 	if (r->wmfd >= 0)

@@ -22,6 +22,20 @@ struct elog_reader {
 	ino_t seg_ino;
 	dev_t seg_dev;
 	struct scan sc;
+	uint64_t next_base;	/* the next segment's base when this one was
+				 * opened, UINT64_MAX when unknown or none */
+	struct index ix;	/* its index, once a second seek loaded it */
+	uint64_t ix_size;	/* segment bytes it was loaded for, 0 = none */
+	int jumps;		/* index jumps made in this segment */
+	/* Indexes of segments closed lately, by base and file, so that seeks
+	 * hopping between segments do not load them again. */
+	struct ixcache {
+		uint64_t base, size;	/* size 0: an empty slot */
+		ino_t ino;
+		dev_t dev;
+		struct index ix;
+	} ixc[4];
+	unsigned ixc_next;
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
 

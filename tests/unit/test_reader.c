@@ -715,6 +715,77 @@ START_TEST(reader_open_errors)
 }
 END_TEST
 
+/* Many seeks in one reader, forwards, backwards, within a segment and
+ * across them, before and after compaction replaced the segments (the
+ * reader keeps a segment and its index between seeks and must notice):
+ * each returns the first record at or above its target. */
+START_TEST(repeated_seeks_in_one_reader)
+{
+	elog *w = ut_open_writer(ut_dir, 8192, 256);
+	char key[16], val[64];
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof key, "k%d", i % 50);
+		snprintf(val, sizeof val, "value %d", i);
+		ut_append(w, key, val);
+	}
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	static uint64_t survivors[3000];
+	size_t ns = 0;
+	srand(3);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 400; i++) {
+			uint64_t t = (uint64_t)(rand() % 3000);
+			ck_assert_int_eq(elog_reader_seek(r, t), 0);
+			int rc = elog_reader_next(r, &rec);
+			ck_assert_msg(rc == 0, "seek %llu: %d %s", (unsigned long long)t, rc,
+			              elog_reader_errmsg(r));
+			/* Before compaction every offset is there; after it,
+			 * the first survivor at or above t. */
+			uint64_t want = t;
+			if (round == 1) {
+				size_t k = 0;
+				while (survivors[k] < t)
+					k++;
+				want = survivors[k];
+			}
+			ck_assert_uint_eq(rec.offset, want);
+			snprintf(val, sizeof val, "value %llu", (unsigned long long)rec.offset);
+			ck_assert_uint_eq(rec.value_len, strlen(val));
+			ck_assert_mem_eq(rec.value, val, rec.value_len);
+		}
+		if (round == 0) {
+			/* Hold a closed segment open... */
+			ck_assert_int_eq(elog_reader_seek(r, 100), 0);
+			ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+			ck_assert_uint_eq(rec.offset, 100);
+			/* Every closed segment is rewritten: other files, other
+			 * indexes, while the reader holds the old ones. */
+			struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+			char msg[ERRMSG_MAX];
+			ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
+			/* What is left, read by a fresh reader. */
+			elog_reader *all = ut_open_reader(ut_dir);
+			ns = ut_read_offsets(all, survivors, 3000);
+			elog_reader_close(all);
+			ck_assert_uint_lt(ns, 3000);
+			ck_assert_uint_eq(survivors[ns - 1], 2999);
+			/* ...and seek inside it again: the old file must not
+			 * answer, since offset 101 is gone. */
+			size_t k = 0;
+			while (survivors[k] < 101)
+				k++;
+			ck_assert_int_eq(elog_reader_seek(r, 101), 0);
+			ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+			ck_assert_uint_eq(rec.offset, survivors[k]);
+		}
+	}
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reader");
@@ -726,6 +797,7 @@ int main(void)
 	tcase_add_test(tc, no_watermark_nothing_visible);
 	tcase_add_test(tc, records_beyond_watermark_are_invisible);
 	tcase_add_test(tc, offset_bound_then_watermark_moves);
+	tcase_add_test(tc, repeated_seeks_in_one_reader);
 	tcase_add_test(tc, reader_in_other_process_sees_only_durable);
 	tcase_add_test(tc, reader_races_writer_in_other_process);
 	tcase_add_test(tc, seek_past_the_end_waits_there);
