@@ -154,16 +154,20 @@ struct jparse {
 	int ws;                 /* white space was skipped somewhere */
 };
 
-static void skip_ws(struct jparse *j)
+static void skip_ws_run(struct jparse *j)
 {
-	/* Compact JSON has no white space: the usual case costs one test. */
-	if (j->p < j->end && *j->p > ' ')
-		return;
 	const unsigned char *from = j->p;
 	while (j->p < j->end &&
 	       (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
 		j->p++;
 	j->ws |= j->p != from;
+}
+
+/* Compact JSON has no white space: the usual case is one inlined test. */
+static inline void skip_ws(struct jparse *j)
+{
+	if (j->p == j->end || *j->p <= ' ')
+		skip_ws_run(j);
 }
 
 static void copy(struct jparse *j, size_t n)
@@ -225,6 +229,18 @@ static int parse_string(struct jparse *j)
 		const unsigned char *run = j->p;
 		size_t n;
 
+		/* Eight bytes at a time while none is special: a control
+		 * byte, a byte of a multi-byte character, '"' or '\\'. */
+		while (j->end - j->p >= 8) {
+			uint64_t x;
+			memcpy(&x, j->p, 8);
+			const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
+			uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+			if (((x - ones * 0x20) & ~x & high) | (x & high) |
+			    ((q - ones) & ~q & high) | ((b - ones) & ~b & high))
+				break;
+			j->p += 8;
+		}
 		while (j->p < j->end && plain_byte[*j->p])
 			j->p++;
 		if (j->out) {
