@@ -78,11 +78,15 @@ $(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a
 	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
 		$(B)/libelog.a $(CHECK_LIBS) $(ELOG_LDLIBS)
 
+# elog.pc names the install's directories, so `make install` writes it
+# again with the PREFIX it is given.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	-e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in
+
 $(B)/elog.pc: elog.pc.in Makefile
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in > $@
+	$(PC_SED) > $@
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
@@ -131,7 +135,7 @@ install: all
 	cp $(PROGS) $(DESTDIR)$(BINDIR)/
 	cp $(B)/libelog.a $(DESTDIR)$(LIBDIR)/
 	cp lib/elog.h $(DESTDIR)$(INCDIR)/
-	cp $(B)/elog.pc $(DESTDIR)$(PKGDIR)/
+	$(PC_SED) > $(DESTDIR)$(PKGDIR)/elog.pc
 	for m in $(MANS); do s=$${m##*.}; cp $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 
 uninstall:
