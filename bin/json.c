@@ -202,7 +202,7 @@ static int hex_value(unsigned char c)
 	return -1;
 }
 
-/* The code unit of a \uXXXX escape at p, or -1. */
+/* The code unit of a backslash-u escape (four hex digits) at p, or -1. */
 static long u_escape(const unsigned char *p, const unsigned char *end)
 {
 	long v = 0;

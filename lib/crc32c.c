@@ -98,39 +98,14 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
-__attribute__((target("sse4.2")))
-static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
+#define HW_TARGET __attribute__((target("sse4.2")))
+HW_TARGET static inline uint32_t crc8_hw(uint32_t c, uint8_t v)
 {
-	uint64_t c = crc;
-	while (len && ((uintptr_t)p & 7)) {
-		c = _mm_crc32_u8((uint32_t)c, *p++);
-		len--;
-	}
-	while (len >= 3 * LANE) {
-		uint64_t c1 = 0, c2 = 0;
-		for (size_t i = 0; i < LANE; i += 8) {
-			uint64_t v0, v1, v2;
-			memcpy(&v0, p + i, 8);
-			memcpy(&v1, p + LANE + i, 8);
-			memcpy(&v2, p + 2 * LANE + i, 8);
-			c = _mm_crc32_u64(c, v0);
-			c1 = _mm_crc32_u64(c1, v1);
-			c2 = _mm_crc32_u64(c2, v2);
-		}
-		c = crc_shift(crc_shift((uint32_t)c) ^ (uint32_t)c1) ^ (uint32_t)c2;
-		p += 3 * LANE;
-		len -= 3 * LANE;
-	}
-	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		c = _mm_crc32_u64(c, v);
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = _mm_crc32_u8((uint32_t)c, *p++);
-	return (uint32_t)c;
+	return _mm_crc32_u8(c, v);
+}
+HW_TARGET static inline uint32_t crc64_hw(uint32_t c, uint64_t v)
+{
+	return (uint32_t)_mm_crc32_u64(c, v);
 }
 static int hw_available(void)
 {
@@ -142,20 +117,29 @@ static int hw_available(void)
 /* The CRC instructions are written out rather than taken from arm_acle.h,
  * whose intrinsics exist only when the whole file is built for +crc; the
  * assembler is told to accept them, and they run only after the check. */
-static inline uint32_t crc32cb(uint32_t c, uint8_t v)
+#define HW_TARGET
+static inline uint32_t crc8_hw(uint32_t c, uint8_t v)
 {
 	__asm__(".arch_extension crc\n\tcrc32cb %w0, %w0, %w1" : "+r"(c) : "r"(v));
 	return c;
 }
-static inline uint32_t crc32cx(uint32_t c, uint64_t v)
+static inline uint32_t crc64_hw(uint32_t c, uint64_t v)
 {
 	__asm__(".arch_extension crc\n\tcrc32cx %w0, %w0, %x1" : "+r"(c) : "r"(v));
 	return c;
 }
-static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
+static int hw_available(void)
+{
+	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+}
+#define HW_NAME "armv8-crc"
+#endif
+
+#ifdef HW_NAME
+HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
 	while (len && ((uintptr_t)p & 7)) {
-		crc = crc32cb(crc, *p++);
+		crc = crc8_hw(crc, *p++);
 		len--;
 	}
 	while (len >= 3 * LANE) {
@@ -165,9 +149,9 @@ static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 			memcpy(&v0, p + i, 8);
 			memcpy(&v1, p + LANE + i, 8);
 			memcpy(&v2, p + 2 * LANE + i, 8);
-			crc = crc32cx(crc, v0);
-			c1 = crc32cx(c1, v1);
-			c2 = crc32cx(c2, v2);
+			crc = crc64_hw(crc, v0);
+			c1 = crc64_hw(c1, v1);
+			c2 = crc64_hw(c2, v2);
 		}
 		crc = crc_shift(crc_shift(crc) ^ c1) ^ c2;
 		p += 3 * LANE;
@@ -176,19 +160,14 @@ static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 	while (len >= 8) {
 		uint64_t v;
 		memcpy(&v, p, 8);
-		crc = crc32cx(crc, v);
+		crc = crc64_hw(crc, v);
 		p += 8;
 		len -= 8;
 	}
 	while (len--)
-		crc = crc32cb(crc, *p++);
+		crc = crc8_hw(crc, *p++);
 	return crc;
 }
-static int hw_available(void)
-{
-	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
-}
-#define HW_NAME "armv8-crc"
 #endif
 
 static uint32_t (*impl)(uint32_t, const unsigned char *, size_t);
