@@ -1,0 +1,157 @@
+/*
+ * test_scan.c: reading a segment's records in order through a buffer
+ * (lib/scan.c): clean ends, limits, cut and damaged records, seeks, and
+ * records larger than the buffer.
+ */
+#include "unit.h"
+
+/* Segment 0 of dir with records 0..n-1, values "v<offset>"; returns the
+ * open descriptor, its size in *size. */
+static int segment_of(int n, uint64_t *size)
+{
+	uint64_t offs[64];
+	ck_assert_int_le(n, 64);
+	for (int i = 0; i < n; i++)
+		offs[i] = (uint64_t)i;
+	ut_seg_create(ut_top, 0);
+	*size = ut_seg_fill(ut_top, 0, offs, (size_t)n, 0);
+	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+START_TEST(reads_every_record_then_ends)
+{
+	uint64_t size, at;
+	int fd = segment_of(10, &size);
+	struct scan s;
+	struct elog_record rec;
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	for (int i = 0; i < 10; i++) {
+		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		ck_assert_uint_eq(at, SEG_HDR + (uint64_t)i * rec_size(0, 2));
+	}
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_uint_eq(at, size);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);	/* and stays there */
+	scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+START_TEST(stops_at_the_limit)
+{
+	uint64_t size, at;
+	int fd = segment_of(10, &size);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t limit = SEG_HDR + 3 * rec_size(0, 2);
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, limit), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_uint_eq(at, limit);
+	/* A limit inside a record reads as a record cut short. */
+	s.limit = limit + 5;
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(scan_truncated(&s), 1);
+	scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+START_TEST(cut_tail_is_truncated_and_damage_is_not)
+{
+	uint64_t size, at;
+	int fd = segment_of(4, &size);
+	close(fd);
+	ut_truncate(ut_seg_path(ut_top, 0, SEG_EXT), size - 3);
+	fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	struct scan s;
+	struct elog_record rec;
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(scan_truncated(&s), 1);
+	ck_assert_uint_eq(at, SEG_HDR + 3 * rec_size(0, 2));
+	scan_free(&s);
+	close(fd);
+
+	/* A flipped bit in the second record: damage, not a short tail. */
+	ut_flip_bit(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + rec_size(0, 2) + 20, 0);
+	fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(scan_truncated(&s), 0);
+	ck_assert_uint_eq(at, SEG_HDR + rec_size(0, 2));
+	scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+START_TEST(seek_back_and_forth)
+{
+	uint64_t size, at;
+	int fd = segment_of(20, &size);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t r = rec_size(0, 3);	/* "v10" and on */
+	uint64_t pos15 = SEG_HDR + 10 * rec_size(0, 2) + 5 * r;
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	scan_seek(&s, pos15);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 15);
+	ck_assert_uint_eq(at, pos15);
+	scan_seek(&s, SEG_HDR);	/* back, inside what is buffered or not */
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 0);
+	scan_seek(&s, pos15);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 15);
+	scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+START_TEST(record_larger_than_the_buffer)
+{
+	size_t big = 3u << 20;
+	char *v = malloc(big);
+	ck_assert_ptr_nonnull(v);
+	memset(v, 'z', big);
+	ut_seg_create(ut_top, 0);
+	struct elog_record a = ut_rec(0, 1, 0, "k", "small");
+	struct elog_record b = { .offset = 1, .ts_ms = 2, .value = v, .value_len = big };
+	ut_append_rec(ut_seg_path(ut_top, 0, SEG_EXT), &a);
+	ut_append_rec(ut_seg_path(ut_top, 0, SEG_EXT), &b);
+	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at;
+	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.value_len, big);
+	ck_assert_mem_eq(rec.value, v, big);
+	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
+	scan_free(&s);
+	close(fd);
+	free(v);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("scan");
+	TCase *tc = ut_tcase("scan");
+	tcase_add_test(tc, reads_every_record_then_ends);
+	tcase_add_test(tc, stops_at_the_limit);
+	tcase_add_test(tc, cut_tail_is_truncated_and_damage_is_not);
+	tcase_add_test(tc, seek_back_and_forth);
+	tcase_add_test(tc, record_larger_than_the_buffer);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
