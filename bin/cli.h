@@ -57,6 +57,11 @@ int cli_parse_size(const char *s, uint64_t *bytes);   /* 4096 512K 64M 10G 1T */
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 int cli_parse_u64(const char *s, uint64_t *v);
 int64_t cli_now_ms(void);                            /* wall clock */
+/* ms since the epoch as RFC 3339 in UTC with milliseconds
+ * ("2026-11-29T03:00:00.000Z") into buf; -1, leaving nothing usable in buf,
+ * when the year is outside 0..9999. */
+#define CLI_TIME_MAX 32
+int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX]);
 
 /* Option arguments: the parsers above, stopping with a usage error that
  * names the option (opt, e.g. "--since") and quotes the argument. */

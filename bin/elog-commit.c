@@ -80,20 +80,6 @@ static noreturn void die_code(const char *dir, int code, const char *msg)
  * Listing.
  */
 
-/* RFC 3339 in UTC with milliseconds, so that the column sorts as text. */
-static void format_time(int64_t ms, char buf[32])
-{
-	time_t sec = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (gmtime_r(&sec, &tm) == NULL ||
-	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		strcpy(buf, "-");
-		return;
-	}
-	snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03dZ", (int)(ms % 1000));
-}
-
 static int digits(uint64_t v)
 {
 	int n = 1;
@@ -142,7 +128,8 @@ static noreturn void list(const char *dir, int json)
 			cli_puts("}\n");
 			continue;
 		}
-		format_time(c[i].committed_ms, when);
+		if (cli_format_time(c[i].committed_ms, when) < 0)
+			strcpy(when, "-");
 		cli_puts(c[i].name);
 		pad(wname - (int)strlen(c[i].name) + 1 + woff - digits(c[i].offset));
 		cli_put_u64(c[i].offset);

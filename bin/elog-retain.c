@@ -32,21 +32,6 @@ static noreturn void usage(void)
 	cli_exit(EX_OK);
 }
 
-/* RFC 3339 in UTC with milliseconds, or "-" for a segment with no record. */
-static void format_time(int64_t ms, char buf[32])
-{
-	time_t sec = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-	struct tm tm;
-
-	if (ms == INT64_MIN || gmtime_r(&sec, &tm) == NULL ||
-	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		strcpy(buf, "-");
-		return;
-	}
-	snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03dZ",
-	         (int)(ms - (int64_t)sec * 1000));
-}
-
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
 static void print_segment(const struct elog_segment_report *rep, void *arg)
@@ -54,7 +39,9 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	const char *verb = arg;
 	char when[32], name[32];
 
-	format_time(rep->newest_ms, when);
+	/* "-" for a segment with no record (newest_ms is INT64_MIN). */
+	if (cli_format_time(rep->newest_ms, when) < 0)
+		strcpy(when, "-");
 	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)rep->base);
 	cli_puts(verb);
 	cli_putc(' ');

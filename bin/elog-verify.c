@@ -110,27 +110,17 @@ static void on_problem(void *arg, const struct elog_problem *p)
 }
 
 /* A timestamp as RFC 3339 in UTC with milliseconds, or "@MS" when it is
- * outside what gmtime_r() can express. */
+ * outside what that can express. */
 static void put_time(int64_t ms)
 {
-	char buf[64];
-	struct tm tm;
-	int64_t sec = ms / 1000, frac = ms % 1000;
+	char buf[CLI_TIME_MAX];
 
-	if (frac < 0) {
-		frac += 1000;
-		sec--;
-	}
-	time_t t = (time_t)sec;
-	if (gmtime_r(&t, &tm) == NULL || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0 ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		cli_putc('@');
-		cli_put_i64(ms);
+	if (cli_format_time(ms, buf) == 0) {
+		cli_puts(buf);
 		return;
 	}
-	cli_puts(buf);
-	snprintf(buf, sizeof buf, ".%03dZ", (int)frac);
-	cli_puts(buf);
+	cli_putc('@');
+	cli_put_i64(ms);
 }
 
 static void on_segment(void *arg, const struct elog_segment_info *s)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -319,4 +320,23 @@ int64_t cli_arg_time(const char *opt, const char *arg)
 	if (cli_parse_time(arg, cli_now_ms(), &v) < 0)
 		cli_usage_error("%s: invalid time '%s'", opt, arg);
 	return v;
+}
+
+int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
+{
+	/* Floor division, so that times before 1970 get a positive fraction. */
+	int64_t sec = ms / 1000, frac = ms % 1000;
+	struct tm tm;
+	size_t n;
+
+	if (frac < 0) {
+		frac += 1000;
+		sec--;
+	}
+	time_t t = (time_t)sec;
+	if (gmtime_r(&t, &tm) == NULL || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0 ||
+	    (n = strftime(buf, CLI_TIME_MAX - 5, "%Y-%m-%dT%H:%M:%S", &tm)) == 0)
+		return -1;
+	snprintf(buf + n, CLI_TIME_MAX - n, ".%03dZ", (int)frac);
+	return 0;
 }
