@@ -10,6 +10,7 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 PKGDIR  ?= $(LIBDIR)/pkgconfig
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC      ?= cc
 AR      ?= ar
 CFLAGS  ?= -O2 -g
@@ -137,11 +138,18 @@ install: all
 	cp lib/elog.h $(DESTDIR)$(INCDIR)/
 	$(PC_SED) > $(DESTDIR)$(PKGDIR)/elog.pc
 	for m in $(MANS); do s=$${m##*.}; cp $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	# bash-completion loads a command's completion from a file of its name:
+	# one copy of completion/elog.bash, and a symlink to it per program.
+	mkdir -p $(DESTDIR)$(COMPDIR)
+	cp completion/elog.bash $(DESTDIR)$(COMPDIR)/elog-append
+	for p in $(filter-out elog-append,$(notdir $(PROGS))); do \
+		ln -sf elog-append $(DESTDIR)$(COMPDIR)/$$p; done
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
 	rm -f $(DESTDIR)$(LIBDIR)/libelog.a $(DESTDIR)$(INCDIR)/elog.h $(DESTDIR)$(PKGDIR)/elog.pc
 	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+	for p in $(PROGS); do rm -f $(DESTDIR)$(COMPDIR)/$${p##*/}; done
 
 clean:
 	rm -rf build build-san build-*
