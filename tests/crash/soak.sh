@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# soak.sh: the kill -9 soak.  One log directory on a real disk, and at the
+# same time:
+#
+#  - a writer, elog-append -p -K '|', fed by a generator of distinct lines
+#    (each names its run and line number), killed with SIGKILL after a
+#    random few milliseconds and started again, --kills times;
+#  - a follower, elog-cat -f, printing every record it sees to a file, and
+#    itself stopped (SIGTERM or SIGKILL) and resumed now and then;
+#  - a consumer that reads batches as elog-cat -g soak and commits them
+#    with elog-commit, sometimes replaying a little;
+#  - a maintenance loop running elog-compact --grace 0s (some runs crashed
+#    on purpose, some killed) and elog-retain --max-bytes.
+#
+# Then a last clean writer run, elog-verify, and soak_check.py, which holds
+# every acknowledged or followed record against the bytes sent for it.
+#
+# usage: soak.sh [--kills N] [--seed S] [--keep]
+# The programs come from $ELOG_BIN (default: build/ in the repository).
+# Exit 0 when everything holds, 1 on any violation (the temporary directory
+# is then kept and named), 77 when a tool it needs is missing.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+kills=150
+seed=
+keep=0
+
+usage() {
+	echo "usage: soak.sh [--kills N] [--seed S] [--keep]" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kills) [ $# -ge 2 ] || usage; kills=$2; shift 2 ;;
+	--kills=*) kills=${1#*=}; shift ;;
+	--seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
+	--seed=*) seed=${1#*=}; shift ;;
+	--keep) keep=1; shift ;;
+	-h|--help) usage ;;
+	*) usage ;;
+	esac
+done
+case $kills in ''|*[!0-9]*) usage ;; esac
+[ -n "$seed" ] || seed=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
+case $seed in ''|*[!0-9]*) usage ;; esac
+
+BIN=${ELOG_BIN:-$repo/build}
+for p in elog-append elog-cat elog-commit elog-compact elog-retain elog-verify; do
+	if [ ! -x "$BIN/$p" ]; then
+		echo "soak: skipped: $BIN/$p is missing (set ELOG_BIN)" >&2
+		exit 77
+	fi
+done
+for t in python3 awk sleep mktemp timeout seq; do
+	if ! command -v "$t" >/dev/null 2>&1; then
+		echo "soak: skipped: $t is missing" >&2
+		exit 77
+	fi
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/elog-soak.XXXXXX") || exit 1
+LOG=$T/log
+mkdir -p "$T/w" "$T/f" "$T/c" "$T/m"
+echo "soak: seed $seed, $kills kills, in $T" >&2
+
+SEGMENT=16K		# small segments: many closed ones to compact and retain
+RETAIN=384K		# what elog-retain keeps
+KEYS=48			# keyed records use this many keys, so they repeat
+FMT='%o\t%K\t%S\t%k%s\n'	# offset, key and value sizes, then the bytes
+# A program that has not finished after this long is taken for hung
+# (status 124 from timeout(1)); nothing else in the soak is timed.
+HANG=120
+
+BG=			# the background loops, for the trap
+WPID=			# the writer being run
+cleanup_bg() {
+	local p
+	touch "$T/stop" "$T/stop-follow" 2>/dev/null
+	for p in $BG $WPID; do kill -KILL "$p" 2>/dev/null; done
+	if [ -s "$T/f/pid" ]; then kill -KILL "$(cat "$T/f/pid")" 2>/dev/null; fi
+}
+trap 'cleanup_bg; echo "soak: interrupted, seed $seed, kept $T" >&2; exit 1' INT TERM HUP
+
+sleep_ms() {
+	sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
+}
+
+# The lines of writer run $1, at most $2 of them, in bursts with short
+# pauses between them when $3 is 1, so that the writer makes many batches
+# and a kill lands before, during and after their syncs.  Line 0 has no
+# key; after it about half the lines are unkeyed JSON objects, the others
+# are keyed (key|value) with keys that repeat, a few of them tombstones
+# (key| with an empty value).  Values carry some non-ASCII text and JSON
+# escapes, cut at a random byte so that some are not UTF-8 or not JSON.
+# Each line is written to $T/w/$1.sent and flushed before it goes to the
+# writer, so the file holds at least every line the writer may have read.
+generate() {
+	awk -v run="$1" -v max="$2" -v pause="$3" -v seed="$seed" -v keys="$KEYS" \
+	    -v sent="$T/w/$1.sent" 'BEGIN {
+		srand(seed * 1009 + run)
+		pad = "caf\303\251 na\303\257ve \\\"q\\\" tab\\t \\u00e9 <>&;:,.!?~#$%^*()[]{}-+=_ 0123456789 abcdefghijklmnop"
+		n = 0
+		while (n < max) {
+			burst = 1 + int(rand() * 40)
+			for (j = 0; j < burst && n < max; j++) {
+				x = rand()
+				if (n == 0 || x < 0.5)
+					line = sprintf("{\"r\":%d,\"i\":%d,\"pad\":\"%s\"}", run, n,
+					    substr(pad, 1, int(rand() * 90)))
+				else if (x < 0.97)
+					line = sprintf("user-%d|{\"r\":%d,\"i\":%d,\"n\":%d,\"pad\":\"%s\"}",
+					    int(rand() * keys), run, n, int(rand() * 1000000),
+					    substr(pad, 1, int(rand() * 40)))
+				else
+					line = sprintf("user-%d|", int(rand() * keys))
+				print line > sent
+				fflush(sent)
+				print line
+				n++
+			}
+			fflush()
+			if (pause)
+				system("sleep 0.00" (1 + int(rand() * 4)))
+		}
+	}'
+}
+
+# Writer run $1: start it, kill it with SIGKILL after $2 ms ("-" for a
+# clean run of $3 lines that ends at EOF).  Offsets go to $T/w/$1.ack.
+writer_run() {
+	local run=$1 ms=$2 max=${3:-1000000} pid rc opts=
+	case $((RANDOM % 6)) in
+	0) opts="--linger 3ms" ;;
+	1) opts="--batch 7" ;;
+	2) opts="--batch-bytes 2K" ;;
+	3) [ $((RANDOM % 3)) -eq 0 ] && opts="--sync" ;;
+	esac
+	if [ "$ms" = - ]; then
+		generate "$run" "$max" 0 |
+			timeout $HANG "$BIN/elog-append" -p -K '|' --segment-bytes $SEGMENT $opts "$LOG" \
+			>"$T/w/$run.ack" 2>"$T/w/$run.err"
+		rc=$?
+	else
+		generate "$run" "$max" 1 |
+			"$BIN/elog-append" -p -K '|' --segment-bytes $SEGMENT $opts "$LOG" \
+			>"$T/w/$run.ack" 2>"$T/w/$run.err" &
+		pid=$!
+		WPID=$pid
+		sleep_ms "$ms"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		rc=$?
+	fi
+	echo "$run $rc $ms $opts" >>"$T/w/runs"
+}
+
+# The follower: elog-cat -f from where the last one stopped, stopped with
+# SIGTERM or SIGKILL after a random while and started again, until
+# $T/stop-follow appears.  Then the one running is let reach the offset in
+# $T/f/target, the end of the log, and stopped with SIGTERM; one that does
+# not get there within $HANG seconds is reported as stuck.
+follow_loop() {
+	RANDOM=$((seed + 3))
+	local n=0 next=0 pid life sig rc last target
+	while :; do
+		n=$((n + 1))
+		"$BIN/elog-cat" -f -o "$next" -F "$FMT" "$LOG" >"$T/f/$n.out" 2>"$T/f/$n.err" &
+		pid=$!
+		echo "$pid" >"$T/f/pid"
+		life=$((3 + RANDOM % 25))
+		while [ "$life" -gt 0 ] && [ ! -e "$T/stop-follow" ]; do
+			sleep 0.05
+			life=$((life - 1))
+		done
+		[ -e "$T/stop-follow" ] && break
+		if [ $((RANDOM % 2)) -eq 0 ]; then sig=TERM; else sig=KILL; fi
+		kill -$sig "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		rc=$?
+		echo "$n $sig $rc" >>"$T/f/runs"
+		# A line cut by SIGKILL was never printed; start again after the
+		# last whole one.
+		last=$(python3 "$here/soak_check.py" --last-offset "$T/f/$n.out")
+		[ -n "$last" ] && next=$((last + 1))
+		# Now and then stay away long enough for retention to pass by.
+		[ $((RANDOM % 3)) -eq 0 ] && sleep_ms $((500 + RANDOM % 2000))
+	done
+	target=$(cat "$T/f/target")
+	[ -n "$target" ] || target=-1
+	for _ in $(seq $((HANG * 10))); do
+		last=$(python3 "$here/soak_check.py" --last-offset "$T/f/$n.out")
+		[ -n "$last" ] && [ "$last" -ge "$target" ] && break
+		sleep 0.1
+	done
+	if [ "$target" -ge 0 ] && { [ -z "$last" ] || [ "$last" -lt "$target" ]; }; then
+		echo "follower stuck at ${last:-nothing}, the log ends at $target" >"$T/f/stuck"
+	fi
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$n TERM $?" >>"$T/f/runs"
+}
+
+# The consumer: a batch of a random size as consumer "soak", then a commit
+# of its last offset, by argument or from the JSON lines on stdin; now and
+# then a commit a little lower, a replay.
+consume_once() {
+	local n=$1 count=$2 rc last crc=- mode=- commit=-
+	timeout $HANG "$BIN/elog-cat" -g soak ${count:+-c "$count"} "$LOG" >"$T/c/$n.json" 2>"$T/c/$n.err"
+	rc=$?
+	last=$(tail -n 1 "$T/c/$n.json" | sed -n 's/^{"offset":\([0-9]*\),.*/\1/p')
+	if [ -n "$last" ]; then
+		case $((RANDOM % 10)) in
+		0)	mode=replay
+			commit=$((last - RANDOM % 20))
+			[ "$commit" -ge 0 ] || commit=0
+			timeout $HANG "$BIN/elog-commit" "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
+		1|2|3|4) mode=stdin
+			commit=$last
+			timeout $HANG "$BIN/elog-commit" -e 0s "$LOG" soak <"$T/c/$n.json" 2>"$T/c/$n.cerr" ;;
+		*)	mode=arg
+			commit=$last
+			timeout $HANG "$BIN/elog-commit" "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
+		esac
+		crc=$?
+	fi
+	echo "$n $rc ${last:--} $mode $commit $crc" >>"$T/c/runs"
+}
+
+consume_loop() {
+	RANDOM=$((seed + 2))
+	local n=0
+	while [ ! -e "$T/stop" ]; do
+		sleep_ms $((20 + RANDOM % 150))
+		# Now and then fall far behind, for retention to overtake.
+		[ $((RANDOM % 12)) -eq 0 ] && sleep_ms $((500 + RANDOM % 1500))
+		n=$((n + 1))
+		consume_once "$n" $((1 + RANDOM % 400))
+	done
+	echo "$n" >"$T/c/count"
+}
+
+# Maintenance, as cron would run it but often: elog-compact, sometimes
+# made to crash at its n-th change (ELOG_MAINT_CRASH_AT) or killed with
+# SIGKILL after a few ms, then elog-retain.
+maint_loop() {
+	RANDOM=$((seed + 1))
+	local n=0 rc how pid
+	while [ ! -e "$T/stop" ]; do
+		sleep_ms $((10 + RANDOM % 120))
+		n=$((n + 1))
+		case $((RANDOM % 5)) in
+		0)	how=crash-at
+			ELOG_MAINT_CRASH_AT=$((1 + RANDOM % 8)) timeout $HANG "$BIN/elog-compact" --wait --grace 0s -v "$LOG" \
+				>"$T/m/$n.compact" 2>"$T/m/$n.compact.err"
+			rc=$? ;;
+		1)	how=killed
+			"$BIN/elog-compact" --wait --grace 0s -v "$LOG" \
+				>"$T/m/$n.compact" 2>"$T/m/$n.compact.err" &
+			pid=$!
+			sleep_ms $((1 + RANDOM % 15))
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			rc=$? ;;
+		*)	how=plain
+			timeout $HANG "$BIN/elog-compact" --wait --grace 0s -v "$LOG" \
+				>"$T/m/$n.compact" 2>"$T/m/$n.compact.err"
+			rc=$? ;;
+		esac
+		echo "$n compact $how $rc" >>"$T/m/runs"
+		timeout $HANG "$BIN/elog-retain" --wait --max-bytes $RETAIN -v "$LOG" \
+			>"$T/m/$n.retain" 2>"$T/m/$n.retain.err"
+		echo "$n retain plain $?" >>"$T/m/runs"
+	done
+}
+
+start=$SECONDS
+RANDOM=$seed
+
+# Run 0, a clean one, creates the log; the background loops start once it
+# exists.  Runs 1 to --kills are killed; run --kills + 1 is the last, clean.
+writer_run 0 - 50
+
+follow_loop 3>&- &
+BG="$BG $!"
+consume_loop 3>&- &
+BG="$BG $!"
+maint_loop 3>&- &
+BG="$BG $!"
+
+run=0
+while [ "$run" -lt "$kills" ]; do
+	run=$((run + 1))
+	writer_run $run $((3 + RANDOM % 98))
+done
+
+# Stop the consumer and the maintenance; a last clean writer run.
+touch "$T/stop"
+set -- $BG
+fpid=$1
+shift
+for p in "$@"; do wait "$p"; done
+final=$((kills + 1))
+writer_run $final - 200
+
+# Let the follower reach the last acknowledged offset, then stop it.
+tail -n 1 "$T/w/$final.ack" >"$T/f/target"
+touch "$T/stop-follow"
+wait "$fpid"
+
+# The consumer reads the rest and commits it.
+n=$(( $(cat "$T/c/count" 2>/dev/null || echo 0) + 1 ))
+consume_once "$n" ""
+
+# What the log holds now.
+timeout $HANG "$BIN/elog-verify" "$LOG" >"$T/verify.out" 2>&1
+echo $? >"$T/verify.rc"
+timeout $HANG "$BIN/elog-verify" -l --json "$LOG" >"$T/segments.json" 2>"$T/segments.err"
+timeout $HANG "$BIN/elog-cat" -F "$FMT" "$LOG" >"$T/final.dump" 2>"$T/final.err"
+echo $? >"$T/final.rc"
+timeout $HANG "$BIN/elog-commit" -l --json "$LOG" >"$T/consumers.json" 2>"$T/consumers.err"
+# A commit at the durable end (one past the last record) must be refused,
+# one of the last record taken.
+end=$(tail -n 1 "$T/w/$final.ack")
+if [ -n "$end" ]; then
+	timeout $HANG "$BIN/elog-commit" "$LOG" soak-probe $((end + 1)) >/dev/null 2>"$T/probe.err"
+	echo "end $((end + 1)) $?" >"$T/probe"
+	timeout $HANG "$BIN/elog-commit" "$LOG" soak-probe "$end" >/dev/null 2>>"$T/probe.err"
+	echo "last $end $?" >>"$T/probe"
+	timeout $HANG "$BIN/elog-commit" -d soak-probe "$LOG" >/dev/null 2>>"$T/probe.err"
+fi
+
+# Any generator still winding down after its writer was killed.
+wait 2>/dev/null
+elapsed=$((SECONDS - start))
+
+python3 "$here/soak_check.py" --dir "$T" --kills "$kills" --runs "$final"
+status=$?
+if [ "$status" -eq 0 ]; then
+	echo "soak: seed $seed, ${elapsed}s" >&2
+	[ "$keep" -eq 1 ] || rm -rf "$T"
+	exit 0
+fi
+echo "soak: FAILED with seed $seed (rerun: $0 --kills $kills --seed $seed); kept $T" >&2
+exit 1

@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""soak_check.py: judge what soak.sh left in its directory.
+
+  soak_check.py --dir T --kills K --runs LAST   check everything, print the
+                                                 summary or the violations
+  soak_check.py --last-offset FILE               the offset of the last whole
+                                                 record in a follower's output
+
+The truth is what the generator sent: w/R.sent holds the lines of writer run
+R (a superset of what the writer read), w/R.ack the offsets it printed, the
+j-th for the j-th line.  A line is "key|value", or a value alone.  Every
+offset that was acknowledged, or printed by the follower or the consumer, is
+"known durable": the final log must hold it with exactly the bytes sent,
+unless compaction (a newer record of its key is known, or it is a tombstone,
+removed at once with --grace 0s) or retention (it is below the log's first
+segment) accounts for its absence.  Records the log holds that nobody
+acknowledged must still be lines that were sent, at the offset their run's
+numbering gives them.
+"""
+
+import base64
+import bisect
+import json
+import os
+import re
+import sys
+
+GAP = re.compile(r"^elog-cat: .*: offsets \d+-\d+ were removed by retention$")
+IDENT = re.compile(rb'^\{"r":(\d+),"i":(\d+),')
+SANITIZER = re.compile(r"Sanitizer|runtime error:|LeakSanitizer")
+
+
+def parse_dump(data):
+    """Records of elog-cat -F '%o\\t%K\\t%S\\t%k%s\\n' output: a list of
+    (offset, key or None, value).  A record cut short at the end (a
+    follower killed while writing) is left out."""
+    out = []
+    pos = 0
+    n = len(data)
+    while pos < n:
+        t1 = data.find(b"\t", pos)
+        if t1 < 0:
+            break
+        t2 = data.find(b"\t", t1 + 1)
+        if t2 < 0:
+            break
+        t3 = data.find(b"\t", t2 + 1)
+        if t3 < 0:
+            break
+        try:
+            off = int(data[pos:t1])
+            klen = int(data[t1 + 1:t2])
+            vlen = int(data[t2 + 1:t3])
+        except ValueError:
+            raise ValueError("bad record header at byte %d: %r" % (pos, data[pos:t3 + 1][:80]))
+        end = t3 + 1 + klen + vlen
+        if end >= n:
+            break  # no room for the newline: cut short
+        if data[end:end + 1] != b"\n":
+            raise ValueError("record at byte %d does not end with a newline" % pos)
+        key = data[t3 + 1:t3 + 1 + klen] if klen else None
+        out.append((off, key, data[t3 + 1 + klen:end]))
+        pos = end + 1
+    return out
+
+
+def read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return b""
+
+
+def read_text(path):
+    return read_bytes(path).decode("utf-8", "replace")
+
+
+def whole_lines(path):
+    """The lines of a file that end with a newline, without it."""
+    data = read_bytes(path)
+    lines = data.split(b"\n")
+    return lines[:-1]  # the last piece is empty or cut short
+
+
+def split_line(line):
+    """(key, value) of an input line under elog-append -K '|'."""
+    i = line.find(b"|")
+    if i > 0:
+        return line[:i], line[i + 1:]
+    return None, line
+
+
+def show(key, value):
+    if key is None:
+        b = value
+    else:
+        b = key + b"|" + value
+    s = b.decode("utf-8", "backslashreplace")
+    if len(s) > 160:
+        s = s[:160] + "..."
+    return repr(s)
+
+
+class Checker:
+    def __init__(self, d, kills, last_run):
+        self.d = d
+        self.kills = kills
+        self.last_run = last_run
+        self.violations = []
+        self.lost = 0
+        self.reused = 0
+
+    def bad(self, offset, expected, found, what):
+        if isinstance(found, str) and found.startswith("status 124"):
+            found = "no exit within the soak's time limit (hung?), " + found
+        self.violations.append((offset, expected, found, what))
+
+    def p(self, *parts):
+        return os.path.join(self.d, *parts)
+
+    # -- the writer runs --------------------------------------------------
+
+    def load_writers(self):
+        self.sent = {}
+        self.acks = {}
+        self.base = {}       # run -> offset of its line 0
+        self.known = {}      # offset -> (run, line, source)
+        self.killed = 0
+        self.acked = 0
+        owner = {}
+        runs = {}
+        for ln in read_text(self.p("w", "runs")).splitlines():
+            f = ln.split()
+            runs[int(f[0])] = int(f[1])
+        prev = -1
+        for r in range(0, self.last_run + 1):
+            if r not in runs:
+                self.bad("-", "writer run %d" % r, "no record of it", "writer")
+                continue
+            rc = runs[r]
+            err = read_text(self.p("w", "%d.err" % r)).strip()
+            clean = r == 0 or r == self.last_run
+            if clean and rc != 0:
+                self.bad("-", "clean writer run %d exits 0" % r, "status %d: %s" % (rc, err), "writer")
+            if not clean:
+                if rc == 137:
+                    self.killed += 1
+                elif rc != 0:
+                    self.bad("-", "writer run %d killed (137)" % r, "status %d: %s" % (rc, err), "writer")
+            self.sent[r] = whole_lines(self.p("w", "%d.sent" % r))
+            acks = []
+            for a in whole_lines(self.p("w", "%d.ack" % r)):
+                try:
+                    acks.append(int(a))
+                except ValueError:
+                    self.bad("-", "an offset", repr(a), "writer run %d printed" % r)
+            self.acks[r] = acks
+            if clean and len(acks) != len(self.sent[r]):
+                self.bad("-", "%d offsets from clean run %d" % (len(self.sent[r]), r),
+                         "%d" % len(acks), "writer")
+            if len(acks) > len(self.sent[r]):
+                self.bad(acks[len(self.sent[r])], "no offset: run %d sent %d lines" % (r, len(self.sent[r])),
+                         "%d offsets printed" % len(acks), "writer")
+                acks = acks[:len(self.sent[r])]
+            for j, o in enumerate(acks):
+                if o in owner:
+                    self.reused += 1
+                    self.bad(o, "acknowledged once (run %d line %d)" % owner[o],
+                             "acknowledged again by run %d line %d" % (r, j), "reused offset")
+                    continue
+                owner[o] = (r, j)
+                if o <= prev:
+                    self.bad(o, "an offset above %d" % prev, "%d (run %d line %d)" % (o, r, j),
+                             "acknowledged offsets not increasing")
+                if j > 0 and o != acks[0] + j:
+                    self.bad(o, "%d (run %d starts at %d, line %d)" % (acks[0] + j, r, acks[0], j),
+                             "%d" % o, "offsets of one run not consecutive")
+                prev = max(prev, o)
+                self.known[o] = (r, j, "acknowledged by run %d" % r)
+                self.acked += 1
+            if acks:
+                self.base[r] = acks[0]
+
+    def line(self, r, i):
+        s = self.sent.get(r)
+        if s is None or i < 0 or i >= len(s):
+            return None
+        return s[i]
+
+    # -- telling which sent line a record is -------------------------------
+
+    def identify(self, off, key, value):
+        """(run, line) of the sent line that a record with these bytes at
+        this offset is, or None.  Values name their run and line; a
+        tombstone is placed by its run's first offset."""
+        m = IDENT.match(value)
+        if m:
+            r, i = int(m.group(1)), int(m.group(2))
+            ln = self.line(r, i)
+            if ln is None or split_line(ln) != (key, value):
+                return None
+            return r, i
+        if key is not None and value == b"":
+            # The run whose first offset is the highest at or below off.
+            k = bisect.bisect_right(self.base_offs, off) - 1
+            if k < 0:
+                return None
+            r = self.base_runs[k]
+            ln = self.line(r, off - self.base[r])
+            if ln is not None and split_line(ln) == (key, value):
+                return r, off - self.base[r]
+        return None
+
+    def learn_bases(self, observations):
+        """Runs that acknowledged nothing get their first offset from the
+        records of theirs that were seen anywhere."""
+        for off, key, value, what in observations:
+            m = IDENT.match(value)
+            if not m:
+                continue
+            r, i = int(m.group(1)), int(m.group(2))
+            ln = self.line(r, i)
+            if ln is None or split_line(ln) != (key, value):
+                continue
+            b = off - i
+            if r not in self.base:
+                self.base[r] = b
+            elif self.base[r] != b:
+                self.bad(off, "run %d line %d at offset %d" % (r, i, self.base[r] + i),
+                         show(key, value), what + ": record at the wrong offset")
+        runs = sorted(self.base)
+        self.base_runs = runs
+        self.base_offs = [self.base[r] for r in runs]
+        for a, b in zip(runs, runs[1:]):
+            if self.base[b] <= self.base[a]:
+                self.bad(self.base[b], "run %d to start above run %d (%d)" % (b, a, self.base[a]),
+                         "it starts at %d" % self.base[b], "runs out of order")
+
+    def observe(self, off, key, value, what):
+        """A record seen at off with these bytes by `what`: it must be the
+        line sent for that offset; it is known durable from now on."""
+        exp = self.known.get(off)
+        if exp is not None:
+            r, i, src = exp
+            ln = self.line(r, i)
+            ek, ev = split_line(ln)
+            if (ek, ev) != (key, value):
+                who = self.identify(off, key, value)
+                if who is not None:
+                    self.reused += 1
+                    kind = "offset reused for run %d line %d" % who
+                else:
+                    self.lost += 1
+                    kind = "record changed"
+                self.bad(off, show(ek, ev) + " (run %d line %d, %s)" % (r, i, src),
+                         show(key, value), what + ": " + kind)
+            return
+        who = self.identify(off, key, value)
+        if who is None:
+            self.bad(off, "a line that was sent", show(key, value), what + ": unknown record")
+            return
+        self.known[off] = (who[0], who[1], what)
+
+    # -- the final log -----------------------------------------------------
+
+    def load_final(self):
+        rc = read_text(self.p("verify.rc")).strip()
+        if rc != "0":
+            self.bad("-", "elog-verify exits 0", "status %s: %s" % (rc, read_text(self.p("verify.out")).strip()),
+                     "final verify")
+        rc = read_text(self.p("final.rc")).strip()
+        err = read_text(self.p("final.err")).strip()
+        if rc != "0" or err:
+            self.bad("-", "elog-cat of the log exits 0 quietly", "status %s: %s" % (rc, err), "final read")
+        self.final = parse_dump(read_bytes(self.p("final.dump")))
+        self.final_offs = [o for o, _, _ in self.final]
+        self.final_map = {}
+        prev = -1
+        for o, k, v in self.final:
+            if o in self.final_map:
+                self.reused += 1
+                self.bad(o, "each offset once", "twice in the log", "final log")
+            elif o <= prev:
+                self.bad(o, "an offset above %d" % prev, "%d" % o, "final log out of order")
+            self.final_map[o] = (k, v)
+            prev = max(prev, o)
+        self.log_start = None
+        self.active_base = None
+        for ln in read_text(self.p("segments.json")).splitlines():
+            s = json.loads(ln)
+            if self.log_start is None:
+                self.log_start = s["base"]
+            if s.get("active"):
+                self.active_base = s["base"]
+        if self.log_start is None:
+            self.bad("-", "segments", "elog-verify -l listed none: " + read_text(self.p("segments.err")),
+                     "final log")
+            self.log_start = 0
+
+    # -- the follower ------------------------------------------------------
+
+    def load_follower(self):
+        self.followed = []
+        runs = []
+        for ln in read_text(self.p("f", "runs")).splitlines():
+            f = ln.split()
+            runs.append((int(f[0]), f[1], int(f[2])))
+        for n, sig, rc in runs:
+            want = 0 if sig == "TERM" else 137
+            if rc != want and not (sig == "KILL" and rc == 0):
+                self.bad("-", "follower %d to exit %d after SIG%s" % (n, want, sig),
+                         "status %d: %s" % (rc, read_text(self.p("f", "%d.err" % n)).strip()), "follower")
+            for ln in read_text(self.p("f", "%d.err" % n)).splitlines():
+                if not GAP.match(ln):
+                    self.bad("-", "no message but gaps", ln, "follower %d stderr" % n)
+            try:
+                recs = parse_dump(read_bytes(self.p("f", "%d.out" % n)))
+            except ValueError as e:
+                self.bad("-", "follower output", str(e), "follower %d" % n)
+                continue
+            for o, k, v in recs:
+                self.followed.append((o, k, v, "follower %d" % n))
+        stuck = read_text(self.p("f", "stuck")).strip()
+        if stuck:
+            self.bad("-", "the follower reaches the end", stuck, "follower")
+        prev = -1
+        for o, k, v, what in self.followed:
+            if o <= prev:
+                self.bad(o, "an offset above %d" % prev, "%d" % o, what + ": offsets not increasing")
+            prev = max(prev, o)
+
+    def check_stream(self, offs, after, what):
+        """offs, a reader's offsets in order, after it started just above
+        `after`: no record the final log holds may have been skipped."""
+        lo = after
+        for o in offs:
+            a = bisect.bisect_right(self.final_offs, lo)
+            b = bisect.bisect_left(self.final_offs, o)
+            for x in self.final_offs[a:b]:
+                self.bad(x, "printed, between %d and %d" % (lo, o), "skipped, but the log holds it",
+                         what + ": record skipped")
+            lo = max(lo, o)
+        return lo
+
+    # -- the consumer ------------------------------------------------------
+
+    def load_consumer(self):
+        self.consumed = []   # (offset, obj, batch)
+        self.batches = []    # (batch, committed before, offsets)
+        self.commits = 0
+        committed = None
+        for ln in read_text(self.p("c", "runs")).splitlines():
+            f = ln.split()
+            n, rc, last, mode, commit, crc = int(f[0]), int(f[1]), f[2], f[3], f[4], f[5]
+            err = read_text(self.p("c", "%d.err" % n))
+            if rc != 0:
+                self.bad("-", "elog-cat -g soak exits 0", "status %d: %s" % (rc, err.strip()),
+                         "consumer batch %d" % n)
+            for e in err.splitlines():
+                if not GAP.match(e):
+                    self.bad("-", "no message but gaps", e, "consumer batch %d stderr" % n)
+            offs = []
+            for jl in whole_lines(self.p("c", "%d.json" % n)):
+                try:
+                    obj = json.loads(jl)
+                    o = obj["offset"]
+                except (ValueError, KeyError) as e:
+                    self.bad("-", "a JSON record", repr(jl[:160]), "consumer batch %d: %s" % (n, e))
+                    continue
+                offs.append(o)
+                self.consumed.append((o, obj, "consumer batch %d" % n))
+            self.batches.append((n, committed, offs))
+            if offs and committed is not None and offs[0] <= committed:
+                self.bad(offs[0], "a record above the committed offset %d" % committed, "%d" % offs[0],
+                         "consumer batch %d" % n)
+            if crc != "-":
+                if crc != "0":
+                    self.bad(commit, "commit taken", "status %s: %s" % (crc, read_text(self.p("c", "%d.cerr" % n)).strip()),
+                             "consumer batch %d commit (%s)" % (n, mode))
+                else:
+                    committed = int(commit)
+                    self.commits += 1
+        self.committed = committed
+
+    def json_matches(self, obj, key, value):
+        if key is None:
+            if obj.get("key", 0) is not None or "key_b64" in obj:
+                return False
+        else:
+            try:
+                if obj.get("key") != key.decode("utf-8"):
+                    return False
+            except UnicodeDecodeError:
+                if obj.get("key_b64") != base64.b64encode(key).decode():
+                    return False
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return "value" not in obj and obj.get("value_b64") == base64.b64encode(value).decode()
+        if "value" not in obj:
+            return False
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            return obj["value"] == parsed and not isinstance(obj["value"], str)
+        return obj["value"] == text
+
+    def check_consumed(self):
+        for o, obj, what in self.consumed:
+            exp = self.known.get(o)
+            if exp is None:
+                # Not acknowledged, not followed: find its line by its bytes,
+                # or by the run and line an embedded JSON value names.
+                v = obj.get("value")
+                r, i = -1, -1
+                if isinstance(v, dict) and isinstance(v.get("r"), int) and isinstance(v.get("i"), int):
+                    r, i = v["r"], v["i"]
+                else:
+                    try:
+                        if "key_b64" in obj:
+                            kb = base64.b64decode(obj["key_b64"])
+                        elif obj.get("key") is not None:
+                            kb = obj["key"].encode("utf-8")
+                        else:
+                            kb = None
+                        if "value_b64" in obj:
+                            vb = base64.b64decode(obj["value_b64"])
+                        else:
+                            vb = v.encode("utf-8")
+                        who = self.identify(o, kb, vb)
+                    except (AttributeError, ValueError):
+                        who = None
+                    if who is not None:
+                        r, i = who
+                ln = self.line(r, i)
+                if ln is None or (r in self.base and self.base[r] + i != o):
+                    self.bad(o, "a line that was sent", repr(json.dumps(obj)[:160]), what + ": unknown record")
+                    continue
+                exp = (r, i, what)
+                self.known[o] = exp
+            r, i, src = exp
+            k, v = split_line(self.line(r, i))
+            if not self.json_matches(obj, k, v):
+                self.lost += 1
+                self.bad(o, show(k, v) + " (run %d line %d, %s)" % (r, i, src),
+                         repr(json.dumps(obj, ensure_ascii=False)[:160]), what + ": record differs")
+        for n, committed, offs in self.batches:
+            self.check_stream(offs, committed if committed is not None else -1, "consumer batch %d" % n)
+
+    # -- everything --------------------------------------------------------
+
+    def run(self):
+        self.load_writers()
+        self.load_final()
+        self.load_follower()
+        self.load_consumer()
+
+        obs = [(o, k, v, "final log") for o, k, v in self.final] + self.followed
+        self.learn_bases(obs)
+
+        # What the follower printed, then what the log holds, against the
+        # lines sent.  Followed records join the known durable ones.
+        for o, k, v, what in self.followed:
+            self.observe(o, k, v, what)
+        self.check_consumed()
+        last = self.check_stream([o for o, _, _, _ in self.followed], -1, "follower")
+        if self.final_offs and last < self.final_offs[-1]:
+            self.bad(self.final_offs[-1], "followed", "the follower stopped at %d" % last, "follower")
+
+        seen = []
+        for o, k, v in self.final:
+            if o in self.known:
+                self.observe(o, k, v, "final log")
+                r, i, _ = self.known[o]
+            else:
+                who = self.identify(o, k, v)
+                if who is None:
+                    self.bad(o, "a line that was sent", show(k, v), "final log: unknown record")
+                    continue
+                r, i = who
+                ln = self.line(r, i)
+                if self.base.get(r) is not None and self.base[r] + i != o:
+                    self.bad(o, "run %d line %d at %d" % (r, i, self.base[r] + i), show(k, v),
+                             "final log: record at the wrong offset")
+            seen.append((o, r, i))
+        for (o1, r1, i1), (o2, r2, i2) in zip(seen, seen[1:]):
+            if (r2, i2) <= (r1, i1):
+                self.bad(o2, "a line sent after run %d line %d (offset %d)" % (r1, i1, o1),
+                         "run %d line %d" % (r2, i2), "final log out of input order")
+
+        # Every known durable record is in the log, or accounted for.
+        newest = {}
+        for o, (r, i, _) in self.known.items():
+            k, _ = split_line(self.line(r, i))
+            if k is not None and newest.get(k, -1) < o:
+                newest[k] = o
+        for o, (k, v) in self.final_map.items():
+            if k is not None and newest.get(k, -1) < o:
+                newest[k] = o
+        self.by_retention = self.by_compaction = 0
+        for o in sorted(self.known):
+            if o in self.final_map:
+                continue
+            r, i, src = self.known[o]
+            k, v = split_line(self.line(r, i))
+            if self.active_base is None or o < self.active_base:
+                if o < self.log_start:
+                    self.by_retention += 1
+                    continue
+                if k is not None and (newest.get(k, -1) > o or v == b""):
+                    self.by_compaction += 1
+                    continue
+            self.lost += 1
+            self.bad(o, show(k, v) + " (run %d line %d, %s)" % (r, i, src), "nothing",
+                     "durable record lost")
+
+        # A soak that acknowledged or followed nothing tested nothing.
+        first = len(self.acks.get(0, []))
+        last = len(self.acks.get(self.last_run, []))
+        if self.acked - first - last <= 0:
+            self.bad("-", "killed writer runs that acknowledged records", "none", "soak")
+        if not self.followed:
+            self.bad("-", "followed records", "none", "soak")
+
+        self.check_commits()
+        self.check_maint()
+        self.check_sanitizers()
+
+    def check_commits(self):
+        got = None
+        for ln in read_text(self.p("consumers.json")).splitlines():
+            obj = json.loads(ln)
+            if obj.get("name") == "soak":
+                got = obj.get("offset")
+        if self.committed is not None and got != self.committed:
+            self.bad(self.committed, "consumer soak at %d" % self.committed, "%s" % got, "elog-commit -l")
+        end = self.final_offs[-1] if self.final_offs else -1
+        if got is not None and got > end:
+            self.bad(got, "a committed offset at most %d, the last record" % end, "%d" % got,
+                     "commit beyond the durable end")
+        probe = read_text(self.p("probe")).splitlines()
+        perr = read_text(self.p("probe.err")).strip()
+        for ln in probe:
+            where, off, rc = ln.split()
+            want = "2" if where == "end" else "0"
+            if rc != want:
+                self.bad(off, "elog-commit of offset %s, %s, to exit %s" %
+                         (off, "the durable end" if where == "end" else "the last record", want),
+                         "status %s: %s" % (rc, perr), "commit probe")
+        if len(probe) != 2:
+            self.bad("-", "two commit probes", "%d" % len(probe), "commit probe")
+
+    def check_maint(self):
+        self.compactions = self.retentions = 0
+        for ln in read_text(self.p("m", "runs")).splitlines():
+            n, what, how, rc = ln.split()
+            rc = int(rc)
+            if what == "compact":
+                self.compactions += 1
+                ok = rc == 0 or (how == "crash-at" and rc == 86) or (how == "killed" and rc == 137)
+            else:
+                self.retentions += 1
+                ok = rc == 0
+            if not ok:
+                err = read_text(self.p("m", "%s.%s.err" % (n, what))).strip()
+                self.bad("-", "elog-%s run %s (%s) to succeed" % (what, n, how),
+                         "status %d: %s" % (rc, err), "maintenance")
+
+    def check_sanitizers(self):
+        for sub in ("w", "f", "c", "m", ""):
+            dd = os.path.join(self.d, sub)
+            for name in sorted(os.listdir(dd)):
+                path = os.path.join(dd, name)
+                if not (name.endswith("err") or name == "verify.out") or not os.path.isfile(path):
+                    continue
+                bad = [ln for ln in read_text(path).splitlines() if SANITIZER.search(ln)]
+                if bad:
+                    self.bad("-", "no sanitizer report", bad[0].strip(), os.path.join(sub, name))
+
+    def report(self):
+        for off, exp, found, what in self.violations:
+            print("soak: VIOLATION %s: offset %s: expected %s, found %s" % (what, off, exp, found))
+        print("soak: %d kills, %d acknowledged records, %d followed records, %d compactions, "
+              "%d retention runs, %d lost, %d reused" %
+              (self.killed, self.acked, len(self.followed), self.compactions, self.retentions,
+               self.lost, self.reused))
+        print("soak: (%d consumed in %d batches, %d commits, final commit %s; %d records in the final "
+              "log from %d; %d known durable records gone by retention, %d by compaction)" %
+              (len(self.consumed), len(self.batches), self.commits, self.committed, len(self.final),
+               self.log_start, self.by_retention, self.by_compaction), file=sys.stderr)
+        return 1 if self.violations else 0
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--last-offset":
+        try:
+            recs = parse_dump(read_bytes(argv[2]))
+        except ValueError:
+            recs = []
+        if recs:
+            print(recs[-1][0])
+        return 0
+    args = dict(zip(argv[1::2], argv[2::2]))
+    try:
+        c = Checker(args["--dir"], int(args["--kills"]), int(args["--runs"]))
+    except (KeyError, ValueError):
+        print("usage: soak_check.py --dir T --kills K --runs LAST | --last-offset FILE", file=sys.stderr)
+        return 2
+    c.run()
+    return c.report()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
