@@ -15,7 +15,10 @@
 # Then a last clean writer run, elog-verify, and soak_check.py, which holds
 # every acknowledged or followed record against the bytes sent for it.
 #
-# usage: soak.sh [--kills N] [--seed S] [--keep]
+# usage: soak.sh [--kills N] [--seed S] [--compress] [--keep]
+# --compress creates the log with --compress zstd (a dictionary is trained
+# after the first 1000 values, so kills also land around that); --keep
+# keeps the temporary directory even on success.
 # The programs come from $ELOG_BIN (default: build/ in the repository).
 # Exit 0 when everything holds, 1 on any violation (the temporary directory
 # is then kept and named), 77 when a tool it needs is missing.
@@ -27,9 +30,11 @@ repo=$(cd "$here/../.." && pwd)
 kills=150
 seed=
 keep=0
+create="--segment-bytes 16K"	# settings of the new log; small segments
+				# make many closed ones to compact and retain
 
 usage() {
-	echo "usage: soak.sh [--kills N] [--seed S] [--keep]" >&2
+	echo "usage: soak.sh [--kills N] [--seed S] [--compress] [--keep]" >&2
 	exit 2
 }
 
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
 	--seed=*) seed=${1#*=}; shift ;;
 	--keep) keep=1; shift ;;
+	--compress) create="$create --compress zstd"; shift ;;
 	-h|--help) usage ;;
 	*) usage ;;
 	esac
@@ -67,7 +73,6 @@ LOG=$T/log
 mkdir -p "$T/w" "$T/f" "$T/c" "$T/m"
 echo "soak: seed $seed, $kills kills, in $T" >&2
 
-SEGMENT=16K		# small segments: many closed ones to compact and retain
 RETAIN=384K		# what elog-retain keeps
 KEYS=48			# keyed records use this many keys, so they repeat
 FMT='%o\t%K\t%S\t%k%s\n'	# offset, key and value sizes, then the bytes
@@ -90,7 +95,7 @@ sleep_ms() {
 }
 
 # The lines of writer run $1, at most $2 of them, in bursts with short
-# pauses between them when $3 is 1, so that the writer makes many batches
+# pauses between them when $3 is 1 (after the first $4 lines), so that the writer makes many batches
 # and a kill lands before, during and after their syncs.  Line 0 has no
 # key; after it about half the lines are unkeyed JSON objects, the others
 # are keyed (key|value) with keys that repeat, a few of them tombstones
@@ -99,7 +104,7 @@ sleep_ms() {
 # Each line is written to $T/w/$1.sent and flushed before it goes to the
 # writer, so the file holds at least every line the writer may have read.
 generate() {
-	awk -v run="$1" -v max="$2" -v pause="$3" -v seed="$seed" -v keys="$KEYS" \
+	awk -v run="$1" -v max="$2" -v pause="$3" -v fast="${4:-0}" -v seed="$seed" -v keys="$KEYS" \
 	    -v sent="$T/w/$1.sent" 'BEGIN {
 		srand(seed * 1009 + run)
 		pad = "caf\303\251 na\303\257ve \\\"q\\\" tab\\t \\u00e9 <>&;:,.!?~#$%^*()[]{}-+=_ 0123456789 abcdefghijklmnop"
@@ -123,7 +128,7 @@ generate() {
 				n++
 			}
 			fflush()
-			if (pause)
+			if (pause && n >= fast)
 				system("sleep 0.00" (1 + int(rand() * 4)))
 		}
 	}'
@@ -132,7 +137,7 @@ generate() {
 # Writer run $1: start it, kill it with SIGKILL after $2 ms ("-" for a
 # clean run of $3 lines that ends at EOF).  Offsets go to $T/w/$1.ack.
 writer_run() {
-	local run=$1 ms=$2 max=${3:-1000000} pid rc opts=
+	local run=$1 ms=$2 max=${3:-1000000} pid rc opts='' fast
 	case $((RANDOM % 6)) in
 	0) opts="--linger 3ms" ;;
 	1) opts="--batch 7" ;;
@@ -141,12 +146,16 @@ writer_run() {
 	esac
 	if [ "$ms" = - ]; then
 		generate "$run" "$max" 0 |
-			timeout $HANG "$BIN/elog-append" -p -K '|' --segment-bytes $SEGMENT $opts "$LOG" \
+			timeout $HANG "$BIN/elog-append" -p -K '|' $create $opts "$LOG" \
 			>"$T/w/$run.ack" 2>"$T/w/$run.err"
 		rc=$?
 	else
-		generate "$run" "$max" 1 |
-			"$BIN/elog-append" -p -K '|' --segment-bytes $SEGMENT $opts "$LOG" \
+		# Mostly a slow producer; now and then a fast one, whose lines
+		# make big batches (and, with --compress, train a dictionary).
+		fast=0
+		[ $((RANDOM % 8)) -eq 0 ] && fast=1500
+		generate "$run" "$max" 1 "$fast" |
+			"$BIN/elog-append" -p -K '|' $create $opts "$LOG" \
 			>"$T/w/$run.ack" 2>"$T/w/$run.err" &
 		pid=$!
 		WPID=$pid
