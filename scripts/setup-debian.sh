@@ -14,7 +14,8 @@ packages=(
 	check               # libcheck: the unit tests (tests/unit)
 	bats                # the CLI tests (tests/cli)
 	mandoc              # mandoc -Tlint in make check; reading the man pages
-	jq                  # the demo and the CLI tests filter JSON lines
+	bsdextrautils       # col: the CLI tests compare a rendered SYNOPSIS with --help
+	jq                  # the demo, the CLI tests and examples/ filter JSON lines
 	sqlite3             # benchmarks and examples, side by side with SQLite
 	libsqlite3-dev
 	libzstd-dev         # optional value compression
