@@ -141,8 +141,14 @@ struct seglist {
 	uint64_t *base;   /* sorted ascending */
 	size_t n;
 };
-/* List the segments of the directory dfd. */
+/* List the segments of the log in the directory dfd, leaving out those
+ * that lie wholly below its start (see start.c): retention removed them
+ * from the log, and a crash kept it from unlinking them.  ELOG_VERSION
+ * when the start file is of an unknown version. */
 int seglist_read(int dfd, struct seglist *sl);
+/* The same, and what the start file says in *sv. */
+struct start_view;
+int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv);
 void seglist_free(struct seglist *sl);
 /* Index of the segment holding offset: the greatest base <= offset, or -1. */
 ssize_t seglist_find(const struct seglist *sl, uint64_t offset);
@@ -238,6 +244,39 @@ int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
  * update.  A missing or empty file reads as all zeros. */
 int wm_read(int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
+
+/* ---- start.c: the log's first offset, recorded by retention ---- */
+/* 32 bytes, replaced whole (fs_replace_file):
+ * magic[8] | version u32 | reserved u32 | start u64 |
+ * crc32c u32 (of the first 24 bytes) | reserved u32. */
+#define FN_START      "start"
+#define START_MAGIC   "ELOGSTA\n"
+#define START_VERSION 1u
+#define START_SIZE    32u
+void start_encode(unsigned char *p, uint64_t start);
+/* 0, ELOG_VERSION (a version this code does not know, checksum right), or
+ * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
+int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
+/* Record start durably: temporary file, fsync, rename, directory fsync. */
+int start_write(int dfd, uint64_t start);
+enum {
+	START_NONE,       /* no file: the log starts at 0 */
+	START_OK,         /* in force */
+	START_DAMAGED,    /* ignored; why says what is wrong */
+	START_BEYOND      /* names an offset past the newest segment's base:
+	                   * wrong, and ignored */
+};
+struct start_view {
+	int state;
+	uint64_t start;   /* as recorded (START_OK, START_BEYOND) */
+	size_t hidden;    /* START_OK: how many of the first segments lie
+	                   * wholly below start, removed from the log */
+	const char *why;  /* START_DAMAGED */
+};
+/* Read the start file and apply it to the n ascending segment bases base[]
+ * (the directory's, listed before the file is read).  Returns 0, ELOG_VERSION
+ * or an errno value. */
+int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
 
 /* ---- compress.c: optional zstd values and dictionaries ---- */
 #define CODEC_NONE    0u
@@ -340,7 +379,8 @@ struct maint {
 	int dfd, lockfd, wmfd;
 	struct elog_settings set;
 	struct watermark wm;      /* as read when the list was made */
-	struct seglist sl;        /* every segment on disk, ascending */
+	struct seglist sl;        /* every segment of the log, ascending */
+	struct start_view start;  /* the start file, as sl was listed */
 	size_t nclosed;           /* sl.base[0 .. nclosed) may be changed */
 };
 /* Open DIR as a log, take the maintenance lock (waiting when wait) and list
@@ -354,9 +394,10 @@ int maint_list(struct maint *m);
  * calls _exit(ELOG_MAINT_CRASH_STATUS) instead of running. */
 #define ELOG_MAINT_CRASH_STATUS 86
 void maint_step(void);
-/* Finish or undo what an interrupted run left: temporary files, index files
- * without a segment, and segments whose records a merge already copied into
- * their predecessor.  *fixed counts the files removed. */
+/* Finish or undo what an interrupted run left: temporary files, segments
+ * below the log's start, index files without a segment, and segments whose
+ * records a merge already copied into their predecessor; rewrite a start
+ * file that is ignored.  *fixed counts the files removed or rewritten. */
 int maint_cleanup(struct maint *m, uint64_t *fixed);
 
 /* What a segment holds, from its index and a scan of its tail. */
@@ -370,6 +411,11 @@ struct seg_info {
 int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
 /* Remove segment base: the .log, then the .idx, then fsync the directory. */
 int seg_remove(struct maint *m, uint64_t base);
+/* Make start, a base of a listed segment, the log's first offset: write the
+ * start file, unlink the closed segments below it (.log, then .idx) with no
+ * sync between them, then fsync the directory once, and drop them from
+ * m->sl. */
+int seg_remove_below(struct maint *m, uint64_t start);
 
 /* keyset.c: the newest offset of every key, by a 128-bit SipHash-2-4 of the
  * key under a random key chosen per table (open addressing). */

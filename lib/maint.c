@@ -21,9 +21,14 @@
  *     lands in B and skips every record below that offset;
  *   - an index whose segment is gone (a removal interrupted between the
  *     two unlinks, or a writer rebuilding an index as the segment went).
+ * Retention can leave segments below the log's start (see start.c), which
+ * every listing already leaves out; the next run unlinks them.  A start
+ * file that listings ignore (damaged, or past the newest segment) is
+ * written again to name the first segment, which hides nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +42,10 @@ void maint_step(void)
 	/* Read each time (it is cheap next to the file operation a step is)
 	 * and counted only when set, so a test can fork a child after
 	 * running maintenance itself. */
-	static long steps;
+	static long steps;	/* counted atomically: unlinks run in threads */
 	const char *s = getenv("ELOG_MAINT_CRASH_AT");
-	if (s && *s && ++steps == strtol(s, NULL, 10))
+	if (s && *s && __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) ==
+	               strtol(s, NULL, 10))
 		_exit(ELOG_MAINT_CRASH_STATUS);
 }
 
@@ -68,8 +74,11 @@ int maint_list(struct maint *m)
 	}
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
-	if ((err = seglist_read(m->dfd, &m->sl)) != 0)
+	if ((err = seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
+		if (err == ELOG_VERSION)
+			return errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
 		return errmsg_set(m->msg, err, "listing segments: %s", strerror(err));
+	}
 	if (m->sl.n == 0)
 		return 0;
 	uint64_t limit = m->sl.base[m->sl.n - 1];
@@ -202,28 +211,39 @@ static int unlink_name(struct maint *m, const char *name)
 	return 0;
 }
 
-int seg_remove(struct maint *m, uint64_t base)
+/* Unlink segment base's .log, then its .idx.  The .log goes first: it is
+ * what makes a segment exist for readers and the writer, and an index left
+ * alone by a crash is removed by the next run. */
+static int unlink_segment(struct maint *m, uint64_t base)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
-	/* The .log goes first: it is what makes a segment exist for readers
-	 * and the writer, and an index left alone by a crash is removed by
-	 * the next run.  The directory is synced before anything else
-	 * happens, so removals are durable in the order they were made and a
-	 * crash never leaves a hole in the middle of the log. */
 	seg_name(name, base, SEG_EXT);
 	if ((err = unlink_name(m, name)) != 0)
 		return err;
 	seg_name(name, base, IDX_EXT);
-	if ((err = unlink_name(m, name)) != 0)
-		return err;
+	return unlink_name(m, name);
+}
+
+static int sync_dir(struct maint *m)
+{
 	maint_step();
-	if ((err = fs_fsync_dir(m->dfd)) != 0)
+	int err = fs_fsync_dir(m->dfd);
+	if (err)
 		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
 	return 0;
 }
 
-/* 1 when name is "<20 digits><ext>" with ext one of ours, *base set. */
+int seg_remove(struct maint *m, uint64_t base)
+{
+	/* The directory is synced before anything else happens, so removals
+	 * are durable in the order they were made and a crash never leaves
+	 * a hole in the middle of the log. */
+	int err = unlink_segment(m, base);
+	return err ? err : sync_dir(m);
+}
+
+/* File names, each with the base offset of its segment. */
 struct namelist {
 	char (*v)[NAME_MAX_LOCAL];
 	uint64_t *base;
@@ -249,10 +269,104 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 	return 0;
 }
 
+/* Unlinking files that no listing shows any more (below the log's start),
+ * in any order, so several at a time: unlinking a large file can wait on
+ * the device (a filesystem mounted with discard trims the freed blocks
+ * before unlink returns), and those waits overlap. */
+#define UNLINK_THREADS 8
+
+struct unlinker {
+	struct maint *m;
+	const struct namelist *l;
+	size_t next;              /* the next name to take, atomically */
+	size_t failed;            /* 1 + the first name that failed, or 0 */
+	int err;
+};
+
+static void *unlink_worker(void *arg)
+{
+	struct unlinker *u = arg;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED);
+		if (i >= u->l->n)
+			return NULL;
+		maint_step();
+		if (unlinkat(u->m->dfd, u->l->v[i], 0) < 0 && errno != ENOENT) {
+			size_t none = 0;
+			int e = errno;
+			if (__atomic_compare_exchange_n(&u->failed, &none, i + 1, 0,
+			                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				u->err = e;
+			return NULL;
+		}
+	}
+}
+
+static int unlink_hidden(struct maint *m, const struct namelist *l)
+{
+	struct unlinker u = { m, l, 0, 0, 0 };
+	pthread_t t[UNLINK_THREADS - 1];
+	size_t nt = 0;
+	while (nt < UNLINK_THREADS - 1 && nt + 1 < l->n &&
+	       pthread_create(&t[nt], NULL, unlink_worker, &u) == 0)
+		nt++;
+	unlink_worker(&u);
+	for (size_t i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+	if (u.failed)
+		return errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
+		                  strerror(u.err));
+	return 0;
+}
+
+int seg_remove_below(struct maint *m, uint64_t start)
+{
+	struct namelist l = { 0 };
+	char name[NAME_MAX_LOCAL];
+	size_t k = 0;
+	int err = 0;
+	while (k < m->nclosed && m->sl.base[k] < start)
+		k++;
+	if (k == 0)
+		return 0;
+	for (size_t i = 0; i < k && !err; i++) {
+		seg_name(name, m->sl.base[i], SEG_EXT);
+		if ((err = namelist_add(&l, name, m->sl.base[i])) == 0) {
+			seg_name(name, m->sl.base[i], IDX_EXT);
+			err = namelist_add(&l, name, m->sl.base[i]);
+		}
+	}
+	if (err) {
+		err = errmsg_set(m->msg, err, "%s", strerror(err));
+		goto out;
+	}
+	/* The start first, durably: from then on every listing leaves these
+	 * segments out, so the order in which their unlinks reach the disk
+	 * no longer matters, and one sync at the end makes them all
+	 * durable. */
+	maint_step();
+	if ((err = start_write(m->dfd, start)) != 0) {
+		err = errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+		goto out;
+	}
+	m->start.state = START_OK;
+	m->start.start = start;
+	if ((err = unlink_hidden(m, &l)) != 0)
+		goto out;
+	memmove(m->sl.base, m->sl.base + k, (m->sl.n - k) * sizeof m->sl.base[0]);
+	m->sl.n -= k;
+	m->nclosed -= k;
+	err = sync_dir(m);
+out:
+	free(l.v);
+	free(l.base);
+	return err;
+}
+
 struct strays {
 	struct maint *m;
 	uint64_t limit;
-	struct namelist *tmp, *orphan;
+	struct namelist *tmp, *orphan, *below;
 };
 
 static int stray(const char *name, void *arg)
@@ -263,6 +377,11 @@ static int stray(const char *name, void *arg)
 	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
 	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
 		return namelist_add(st->tmp, name, base);
+	/* A segment not listed, below the first that is, lies below the
+	 * log's start (the writer only ever adds segments above). */
+	if (seg_parse_name(name, SEG_EXT, &base) && m->start.state == START_OK &&
+	    m->sl.n > 0 && base < m->sl.base[0] && base < m->start.start)
+		return namelist_add(st->below, name, base);
 	if (seg_parse_name(name, IDX_EXT, &base) && base < st->limit) {
 		size_t lo = 0, hi = m->sl.n;
 		while (lo < hi) {
@@ -278,12 +397,14 @@ static int stray(const char *name, void *arg)
 	return 0;
 }
 
-/* Collect our temporary files, and index files with no segment below the
- * first segment that is not closed (where the writer never creates one). */
-static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *orphan)
+/* Collect our temporary files, segments below the log's start, and index
+ * files with no segment below the first segment that is not closed (where
+ * the writer never creates one). */
+static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *orphan,
+                      struct namelist *below)
 {
 	struct strays st = { m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0,
-	                     tmp, orphan };
+	                     tmp, orphan, below };
 	return fs_dir_each(m->dfd, stray, &st);
 }
 
@@ -312,13 +433,29 @@ static int check_index(struct maint *m, uint64_t base)
 
 int maint_cleanup(struct maint *m, uint64_t *fixed)
 {
-	struct namelist tmp = { 0 }, orphan = { 0 };
+	struct namelist tmp = { 0 }, orphan = { 0 }, below = { 0 };
 	int err;
 	*fixed = 0;
-	if ((err = find_stray(m, &tmp, &orphan)) != 0) {
+	/* A start file that is damaged, or names an offset past the newest
+	 * segment, is ignored by every listing: the log starts at its first
+	 * segment, which the file is made to say again. */
+	if ((m->start.state == START_DAMAGED || m->start.state == START_BEYOND) &&
+	    m->sl.n > 0) {
+		maint_step();
+		if ((err = start_write(m->dfd, m->sl.base[0])) != 0)
+			return errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+		m->start.state = START_OK;
+		m->start.start = m->sl.base[0];
+		(*fixed)++;
+	}
+	if ((err = find_stray(m, &tmp, &orphan, &below)) != 0) {
 		err = errmsg_set(m->msg, err, "listing the log directory: %s", strerror(err));
 		goto out;
 	}
+	/* The index of a segment below the start is among the orphans. */
+	if ((err = unlink_hidden(m, &below)) != 0)
+		goto out;
+	*fixed += below.n;
 	for (size_t i = 0; i < tmp.n; i++) {
 		if ((err = unlink_name(m, tmp.v[i])) != 0)
 			goto out;
@@ -329,14 +466,8 @@ int maint_cleanup(struct maint *m, uint64_t *fixed)
 			goto out;
 		(*fixed)++;
 	}
-	if (tmp.n + orphan.n > 0) {
-		maint_step();
-		if ((err = fs_fsync_dir(m->dfd)) != 0) {
-			err = errmsg_set(m->msg, err, "fsync of the log directory: %s",
-			                 strerror(err));
-			goto out;
-		}
-	}
+	if (tmp.n + orphan.n + below.n > 0 && (err = sync_dir(m)) != 0)
+		goto out;
 	/* A temporary file may be all that is left of a swap that renamed the
 	 * segment but not yet its index. */
 	for (size_t i = 0; i < tmp.n; i++)
@@ -382,5 +513,7 @@ out:
 	free(tmp.base);
 	free(orphan.v);
 	free(orphan.base);
+	free(below.v);
+	free(below.base);
 	return err;
 }

@@ -1,13 +1,17 @@
 /*
  * retain.c: retention, elog_retain().  Whole closed segments go, oldest
- * first, each by one unlink of its .log (then its index) and a sync of the
- * directory, so that removals reach the disk in order and a crash can never
- * leave a hole in the middle of the log.  The log's first offset is simply
- * the base of its first remaining segment; readers asking for less are told
- * of a gap.
+ * first.  The run decides first how many go, then records the log's new
+ * first offset (the base of the first segment kept) in the start file,
+ * durably, and only then unlinks the segments below it, each .log then its
+ * .idx, with one sync of the directory at the end (seg_remove_below() in
+ * maint.c).  Unlinks reach the disk in no set order, but every listing of
+ * segments leaves out those below the start, so a crash can never leave a
+ * hole in the middle of the log; the next run unlinks what a crash left.
+ * Readers asking for an offset below the start are told of a gap.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,10 +61,15 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	if ((err = log_bytes(m, &total)) != 0)
 		return err;
 
-	for (size_t i = 0; i < m->nclosed; i++) {
+	/* Decide first: nothing changes until the start is written. */
+	struct elog_segment_report *rep = calloc(m->nclosed + 1, sizeof *rep);
+	size_t k = 0;
+	if (!rep)
+		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+	for (; k < m->nclosed; k++) {
 		struct seg_info si;
-		if ((err = seg_info_read(m, m->sl.base[i], &si)) != 0)
-			return err;
+		if ((err = seg_info_read(m, m->sl.base[k], &si)) != 0)
+			goto out;
 		/* An empty segment holds nothing to keep; otherwise the age
 		 * is that of its newest record (ts_ms may lie in the future,
 		 * when the producer's clock was ahead: it stays). */
@@ -69,24 +78,26 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 		int too_big = max_bytes && total > max_bytes;
 		if (!too_old && !too_big)
 			break;
-		if (!o->dry_run && (err = seg_remove(m, si.base)) != 0)
-			return err;
 		total -= si.size < total ? si.size : total;
-		res->segments++;
 		res->bytes += si.size;
-		res->start_after = m->sl.base[i + 1];
-		if (o->each) {
-			struct elog_segment_report rep = { 0 };
-			rep.action = ELOG_SEG_REMOVED;
-			rep.base = si.base;
-			rep.end = m->sl.base[i + 1];
-			rep.bytes_before = si.size;
-			rep.newest_ms = si.newest_ms;
-			o->each(&rep, o->arg);
-		}
+		rep[k].action = ELOG_SEG_REMOVED;
+		rep[k].base = si.base;
+		rep[k].end = m->sl.base[k + 1];	/* a closed segment has a next */
+		rep[k].bytes_before = si.size;
+		rep[k].newest_ms = si.newest_ms;
 	}
+	res->segments = k;
 	res->total_bytes = total;
-	return 0;
+	if (k > 0) {
+		res->start_after = m->sl.base[k];
+		if (!o->dry_run)
+			err = seg_remove_below(m, res->start_after);
+	}
+	for (size_t i = 0; !err && o->each && i < k; i++)
+		o->each(&rep[i], o->arg);
+out:
+	free(rep);
+	return err;
 }
 
 int elog_retain(const char *dir, const struct elog_retain_opts *o,

@@ -1,6 +1,7 @@
 /*
  * segment.c: segment files: their names (the base offset as 20 decimal
- * digits), their 32-byte header, and the sorted list of a log's segments.
+ * digits), their 32-byte header, and the sorted list of a log's segments
+ * (those at or above its start: see start.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,19 +98,34 @@ static int collect_segment(const char *name, void *arg)
 	return 0;
 }
 
-int seglist_read(int dfd, struct seglist *sl)
+int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv)
 {
 	struct collect c = { 0 };
+	struct start_view local;
+	if (!sv)
+		sv = &local;
+	/* The directory first, then the start: retention writes the start
+	 * before it unlinks, so whatever listing we got, the start read
+	 * after it hides every segment that is no longer in it. */
 	int err = fs_dir_each(dfd, collect_segment, &c);
+	if (!err && c.n)
+		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
+	if (!err)
+		err = start_view(dfd, c.v, c.n, sv);
 	if (err) {
 		free(c.v);
 		return err;
 	}
-	if (c.n)
-		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
+	if (sv->hidden)
+		memmove(c.v, c.v + sv->hidden, (c.n - sv->hidden) * sizeof *c.v);
 	sl->base = c.v;
-	sl->n = c.n;
+	sl->n = c.n - sv->hidden;
 	return 0;
+}
+
+int seglist_read(int dfd, struct seglist *sl)
+{
+	return seglist_read_start(dfd, sl, NULL);
 }
 
 void seglist_free(struct seglist *sl)

@@ -2,9 +2,11 @@
  * verify.c: checking a whole log, and repairing what can be repaired
  * without losing anything that can still be read.
  *
- * One pass reads the directory listing, the settings, the watermark, every
- * segment record by record with its index beside it (both in file order, so
- * memory stays bounded whatever the sizes), then checks the watermark
+ * One pass reads the directory listing and the start file (segments below
+ * the start are leftovers of retention, not part of the log), the
+ * settings, the watermark, every segment record by record with its index
+ * beside it (both in file order, so memory stays bounded whatever the
+ * sizes), then checks the watermark
  * against what the segments hold and consumers.json against the watermark.
  * Each problem is reported once, at the first byte where it shows; the
  * records after a damaged one are not guessed at.
@@ -18,7 +20,9 @@
  *
  * Repair takes the writer's LOCK and maint.lock, so nothing else changes
  * the log while it works.  It only ever rebuilds derived data (indexes, the
- * watermark) and cuts the active segment's damaged tail after copying the
+ * watermark, a start file that listings ignore or that falls inside a
+ * segment, rewritten to name the first segment they list, so nothing read
+ * changes) and cuts the active segment's damaged tail after copying the
  * cut bytes aside; a closed segment or a header is never cut, because what
  * follows the damage there may hold acknowledged records that another tool
  * could still recover.
@@ -75,6 +79,8 @@ struct verify {
 	int wm_fix;           /* the watermark disagrees with the data */
 	uint64_t *base, *ibase;
 	size_t n, ni;
+	struct start_view start;
+	int start_fix;        /* --repair writes the start anew, naming base[0] */
 	struct segstate *seg;
 	uint64_t total, done, shown;
 };
@@ -136,7 +142,7 @@ static int is_known(const char *name)
 {
 	static const char *const known[] = {
 		FN_LOCK, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
-		"consumers.lock", "compact.state",
+		"consumers.lock", "compact.state", FN_START,
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(name, known[i]) == 0)
@@ -184,6 +190,58 @@ static int sort_name(const char *name, void *arg)
 	return 0;
 }
 
+/* The start file against the segments: segments below the start are what
+ * an interrupted retention run left (warnings), and are taken out of the
+ * list; a start that readers ignore, or that is not the first segment's
+ * base, is damage. */
+static int check_start(struct verify *v)
+{
+	struct start_view *sv = &v->start;
+	int err = start_view(v->dfd, v->base, v->n, sv);
+	if (err == ELOG_VERSION)
+		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
+	if (err)
+		return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
+	if (sv->state == START_DAMAGED) {
+		v->start_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, ELOG_NOPOS, "%s; ignored: the "
+		       "log is read from its first segment", sv->why);
+	} else if (sv->state == START_BEYOND) {
+		v->start_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
+		       "offset %llu, past the base of its newest segment %llu; ignored",
+		       (unsigned long long)sv->start,
+		       (unsigned long long)v->base[v->n - 1]);
+	}
+	if (sv->state != START_OK || v->n == 0)
+		return 0;
+	for (size_t i = 0; i < sv->hidden; i++) {
+		char name[NAME_MAX_LOCAL];
+		seg_name(name, v->base[i], SEG_EXT);
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+		       "below the log's start %llu: retention removed it and was "
+		       "stopped before unlinking it; readers skip it, and the next "
+		       "elog-retain or elog-compact deletes it and its index",
+		       (unsigned long long)sv->start);
+	}
+	v->n -= sv->hidden;
+	memmove(v->base, v->base + sv->hidden, v->n * sizeof *v->base);
+	if (sv->start < v->base[0])
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
+		       "offset %llu, but its first segment's base is %llu: the "
+		       "segments in between are missing",
+		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
+	else if (sv->start > v->base[0]) {
+		/* Listings keep the segment that holds the start, whole. */
+		v->start_fix = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
+		       "offset %llu, which is not a segment's base: segment %llu "
+		       "holds it and is read whole",
+		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
+	}
+	return 0;
+}
+
 /* Sort the directory into segments, indexes, known files and strays. */
 static int list_dir(struct verify *v)
 {
@@ -205,6 +263,8 @@ static int list_dir(struct verify *v)
 			       "index of a segment that does not exist");
 		}
 	}
+	if ((err = check_start(v)) != 0)
+		return err;
 	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
 	if (!v->seg)
 		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
@@ -913,6 +973,7 @@ static void verify_free(struct verify *v)
 	free(v->base);
 	free(v->ibase);
 	free(v->seg);
+	v->start_fix = 0;
 	v->base = v->ibase = NULL;
 	v->seg = NULL;
 	v->n = v->ni = 0;
@@ -1059,6 +1120,15 @@ static int repair(struct verify *v)
 		close(fd);
 		if (err)
 			return err;
+	}
+	if (v->start_fix && v->n) {
+		/* Listings ignore this start or keep the segment holding it:
+		 * naming the first segment they list changes nothing read. */
+		if ((err = start_write(v->dfd, v->base[0])) != 0)
+			return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
+		report(v, ELOG_PROBLEM_REPAIRED, FN_START, ELOG_NOPOS,
+		       "rewritten: the log starts at offset %llu",
+		       (unsigned long long)v->base[0]);
 	}
 	return v->n ? repair_active(v) : 0;
 }

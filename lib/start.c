@@ -1,0 +1,108 @@
+/*
+ * start.c: the log's first offset, as retention records it in the file
+ * "start" before it unlinks the segments below that offset.
+ *
+ * Unlinks reach the disk in no particular order, so a crash in the middle
+ * of a retention run could leave a hole in the log if the directory were
+ * all there is.  Retention therefore writes the new first offset once,
+ * durably (temporary file, fsync, rename, directory fsync), then unlinks
+ * the segments below it without a sync between them.  Every listing of
+ * segments applies the start: a segment all of whose offsets lie below it
+ * is already gone, whatever the directory still shows, and the next
+ * maintenance run unlinks it for good.
+ *
+ * The file never hides a record that exists unless it is sound: a missing
+ * file means 0, a damaged one, or one naming an offset past the newest
+ * segment's base (retention never removes that segment), is ignored, and
+ * the segment holding the start itself is always listed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void start_encode(unsigned char *p, uint64_t start)
+{
+	memcpy(p, START_MAGIC, 8);
+	put32(p + 8, START_VERSION);
+	put32(p + 12, 0);
+	put64(p + 16, start);
+	put32(p + 24, elog_crc32c(0, p, 24));
+	put32(p + 28, 0);
+}
+
+int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why)
+{
+	const char *w = NULL;
+	if (len != START_SIZE)
+		w = "not 32 bytes long";
+	else if (memcmp(p, START_MAGIC, 8) != 0)
+		w = "bad magic";
+	else if (get32(p + 24) != elog_crc32c(0, p, 24))
+		w = "checksum mismatch";
+	else if (get32(p + 8) != START_VERSION)
+		return ELOG_VERSION;
+	else if (get32(p + 12) != 0 || get32(p + 28) != 0)
+		w = "reserved bytes are not zero";
+	if (why)
+		*why = w;
+	if (w)
+		return ELOG_CORRUPT;
+	*start = get64(p + 16);
+	return 0;
+}
+
+int start_write(int dfd, uint64_t start)
+{
+	unsigned char buf[START_SIZE];
+	start_encode(buf, start);
+	return fs_replace_file(dfd, FN_START, buf, sizeof buf);
+}
+
+int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
+{
+	char *data;
+	size_t len;
+	memset(sv, 0, sizeof *sv);
+	int err = fs_read_small(dfd, FN_START, START_SIZE + 1, &data, &len);
+	switch (err) {
+	case 0:
+		break;
+	case ENOENT:
+		sv->state = START_NONE;
+		return 0;
+	case ELOOP:
+		sv->state = START_DAMAGED;
+		sv->why = "a symbolic link, which elog refuses to follow";
+		return 0;
+	case EINVAL:
+		sv->state = START_DAMAGED;
+		sv->why = "not a regular file";
+		return 0;
+	case EFBIG:
+		sv->state = START_DAMAGED;
+		sv->why = "not 32 bytes long";
+		return 0;
+	default:
+		return err;
+	}
+	err = start_decode((const unsigned char *)data, len, &sv->start, &sv->why);
+	free(data);
+	if (err == ELOG_VERSION)
+		return err;
+	if (err) {
+		sv->state = START_DAMAGED;
+		return 0;
+	}
+	if (n > 0 && sv->start > base[n - 1]) {
+		sv->state = START_BEYOND;
+		return 0;
+	}
+	sv->state = START_OK;
+	/* Segment i holds offsets [base[i], base[i + 1]): it is gone when
+	 * the next one begins at or below the start. */
+	while (sv->hidden + 1 < n && base[sv->hidden + 1] <= sv->start)
+		sv->hidden++;
+	return 0;
+}

@@ -1,0 +1,474 @@
+/*
+ * test_start.c: the log's start (lib/start.c) and what honours it: the
+ * file's bytes and its damage, the segment listing (lib/segment.c), readers,
+ * the writer, verification, and the cleanup by the next maintenance run
+ * (lib/maint.c) after a crash between writing the start and unlinking.
+ */
+#include "unit.h"
+
+#define MAXP 64
+
+/* ---- helpers ---- */
+
+static int open_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	return dfd;
+}
+
+static void put_start(const char *dir, uint64_t start)
+{
+	int dfd = open_dir(dir);
+	ck_assert_int_eq(start_write(dfd, start), 0);
+	close(dfd);
+}
+
+static const char *start_path(const char *dir)
+{
+	static char p[1200];
+	return ut_path(p, sizeof p, dir, FN_START);
+}
+
+/* The listing of dir: its bases in b (up to 16), their number returned. */
+static size_t list(const char *dir, uint64_t *b, struct start_view *sv)
+{
+	struct seglist sl;
+	int dfd = open_dir(dir);
+	ck_assert_int_eq(seglist_read_start(dfd, &sl, sv), 0);
+	size_t n = sl.n;
+	for (size_t i = 0; i < n && i < 16; i++)
+		b[i] = sl.base[i];
+	seglist_free(&sl);
+	close(dfd);
+	return n;
+}
+
+struct seen {
+	size_t n;
+	int kind[MAXP];
+	char file[MAXP][64];
+	char text[MAXP][512];
+};
+
+static void on_problem(void *arg, const struct elog_problem *p)
+{
+	struct seen *s = arg;
+	if (s->n == MAXP)
+		return;
+	s->kind[s->n] = p->kind;
+	snprintf(s->file[s->n], sizeof s->file[0], "%s", p->file);
+	snprintf(s->text[s->n], sizeof s->text[0], "%s", p->text);
+	s->n++;
+}
+
+static struct elog_verify_result verify(const char *dir, unsigned flags, struct seen *s)
+{
+	char msg[ELOG_VERIFY_MSG_MAX];
+	struct elog_verify_result res;
+	struct elog_verify_hooks h = { on_problem, NULL, NULL, s };
+	memset(s, 0, sizeof *s);
+	ck_assert_msg(elog_verify(dir, flags, &h, &res, msg) == 0, "%s", msg);
+	return res;
+}
+
+/* 1 when a problem of kind about file mentions text. */
+static int said(const struct seen *s, int kind, const char *file, const char *text)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0 &&
+		    strstr(s->text[i], text))
+			return 1;
+	return 0;
+}
+
+/* A real log of n records in 4 KiB segments, keyed k<i % 7>, ts 1000 + i;
+ * its segment bases in b, their number returned. */
+static size_t fill(const char *dir, int n, uint64_t *b)
+{
+	elog *w = ut_open_writer(dir, 4096, 512);
+	char key[16], val[64];
+	for (int i = 0; i < n; i++) {
+		struct elog_record r = { 0 };
+		snprintf(key, sizeof key, "k%d", i % 7);
+		snprintf(val, sizeof val, "value %d, some bytes to fill segments", i);
+		r = ut_rec(0, 1000 + i, 0, key, val);
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	struct start_view sv;
+	size_t ns = list(dir, b, &sv);
+	ck_assert_int_eq(sv.state, START_NONE);
+	ck_assert_uint_ge(ns, 6);
+	return ns;
+}
+
+/* Read from offset 0: one gap up to base, then every offset from base to
+ * end without a hole. */
+static void read_from(const char *dir, uint64_t base, uint64_t end)
+{
+	elog_reader *r = ut_open_reader(dir);
+	struct elog_record rec;
+	uint64_t first, last, next = base;
+	int rc;
+	ck_assert_int_eq(elog_reader_seek(r, 0), 0);
+	rc = elog_reader_next(r, &rec);
+	if (base > 0) {
+		ck_assert_int_eq(rc, ELOG_GAP);
+		elog_reader_gap(r, &first, &last);
+		ck_assert_uint_eq(first, 0);
+		ck_assert_uint_eq(last, base - 1);
+		rc = elog_reader_next(r, &rec);
+	}
+	for (; rc == 0; rc = elog_reader_next(r, &rec))
+		ck_assert_uint_eq(rec.offset, next++);
+	ck_assert_int_eq(rc, ELOG_END);
+	ck_assert_uint_eq(next, end);
+	elog_reader_close(r);
+}
+
+/* ---- the file ---- */
+
+START_TEST(bytes_round_trip)
+{
+	unsigned char p[START_SIZE];
+	uint64_t v = 0;
+	const char *why = "x";
+	start_encode(p, 4182917);
+	ck_assert_mem_eq(p, "ELOGSTA\n", 8);
+	ck_assert_uint_eq(get32(p + 8), 1);
+	ck_assert_uint_eq(get32(p + 12), 0);
+	ck_assert_uint_eq(get64(p + 16), 4182917);
+	ck_assert_uint_eq(get32(p + 24), elog_crc32c(0, p, 24));
+	ck_assert_uint_eq(get32(p + 28), 0);
+	ck_assert_int_eq(start_decode(p, sizeof p, &v, &why), 0);
+	ck_assert_uint_eq(v, 4182917);
+	ck_assert_ptr_null(why);
+
+	/* Every flipped bit is caught; the version, under a right
+	 * checksum, is a newer format. */
+	for (size_t i = 0; i < START_SIZE * 8; i++) {
+		unsigned char q[START_SIZE];
+		memcpy(q, p, sizeof q);
+		q[i / 8] ^= (unsigned char)(1u << (i % 8));
+		ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT);
+	}
+	unsigned char q[START_SIZE];
+	memcpy(q, p, sizeof q);
+	put32(q + 8, 2);
+	put32(q + 24, elog_crc32c(0, q, 24));
+	ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_VERSION);
+	memcpy(q, p, sizeof q);
+	put32(q + 28, 1);
+	ck_assert_int_eq(start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT);
+	ck_assert_str_eq(why, "reserved bytes are not zero");
+	ck_assert_int_eq(start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT);
+	ck_assert_str_eq(why, "not 32 bytes long");
+}
+END_TEST
+
+START_TEST(file_round_trip_and_damage)
+{
+	struct start_view sv;
+	uint64_t b[16];
+	for (uint64_t i = 0; i < 4; i++)
+		ut_seg_create(ut_top, i * 10);
+	/* No file: start 0, everything listed. */
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_NONE);
+
+	put_start(ut_top, 20);
+	ck_assert_uint_eq(ut_file_size(start_path(ut_top)), START_SIZE);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 2);
+	ck_assert_int_eq(sv.state, START_OK);
+	ck_assert_uint_eq(sv.start, 20);
+	ck_assert_uint_eq(sv.hidden, 2);
+	ck_assert_uint_eq(b[0], 20);
+	ck_assert_uint_eq(b[1], 30);
+
+	/* Damage of every kind hides nothing. */
+	ut_flip_bit(start_path(ut_top), 17, 0);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_DAMAGED);
+	ck_assert_str_eq(sv.why, "checksum mismatch");
+	ut_truncate(start_path(ut_top), 31);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_DAMAGED);
+	ut_write_file(start_path(ut_top), "0123456789012345678901234567890123456789", 40);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_DAMAGED);
+	unlink(start_path(ut_top));
+	ck_assert_int_eq(symlink("settings", start_path(ut_top)), 0);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_DAMAGED);
+	unlink(start_path(ut_top));
+	ck_assert_int_eq(mkdir(start_path(ut_top), 0777), 0);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_DAMAGED);
+	ck_assert_str_eq(sv.why, "not a regular file");
+	rmdir(start_path(ut_top));
+
+	/* Past the newest segment: wrong, ignored. */
+	put_start(ut_top, 31);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_BEYOND);
+	/* The newest segment's base is a start retention may write. */
+	put_start(ut_top, 30);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 1);
+	ck_assert_uint_eq(b[0], 30);
+	/* Inside a segment: the one holding it stays, whole. */
+	put_start(ut_top, 25);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 2);
+	ck_assert_uint_eq(b[0], 20);
+	ck_assert_uint_eq(sv.hidden, 2);
+	/* Below the first segment: nothing to hide. */
+	put_start(ut_top, 0);
+	ck_assert_uint_eq(list(ut_top, b, &sv), 4);
+	ck_assert_int_eq(sv.state, START_OK);
+
+	/* A newer version refuses the listing, as every file does. */
+	unsigned char q[START_SIZE];
+	start_encode(q, 10);
+	put32(q + 8, 2);
+	put32(q + 24, elog_crc32c(0, q, 24));
+	ut_write_file(start_path(ut_top), q, sizeof q);
+	struct seglist sl;
+	int dfd = open_dir(ut_top);
+	ck_assert_int_eq(seglist_read(dfd, &sl), ELOG_VERSION);
+	close(dfd);
+}
+END_TEST
+
+/* ---- a crash between the start and the unlinks ---- */
+
+START_TEST(readers_writer_and_verify_skip_segments_below_start)
+{
+	uint64_t b[16], got[4];
+	size_t ns = fill(ut_dir, 600, b);
+	uint64_t start = b[2];
+	/* Retention wrote the start, then the machine stopped. */
+	put_start(ut_dir, start);
+
+	read_from(ut_dir, start, 600);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, start);
+	/* By time: the oldest timestamps are below the start. */
+	ck_assert_int_eq(elog_reader_seek_time(r, 0), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, start);
+	ck_assert_int_eq(elog_reader_seek_time(r, 1000 + (int64_t)start + 3), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, start + 3);
+	/* The last N, N larger than what is left. */
+	ck_assert_int_eq(elog_reader_seek_last(r, 1000), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, start);
+	ck_assert_int_eq(elog_reader_seek_last(r, 2), 0);
+	ck_assert_uint_eq(ut_read_offsets(r, got, 4), 2);
+	ck_assert_uint_eq(got[0], 598);
+	elog_reader_close(r);
+
+	/* The writer opens, recovers and appends as before. */
+	elog *w = ut_open_writer(ut_dir, 4096, 512);
+	ck_assert_uint_eq(elog_next_offset(w), 600);
+	ut_append(w, "k", "after");
+	ck_assert_int_eq(elog_close(w), 0);
+	read_from(ut_dir, start, 601);
+
+	/* verify: a warning per segment left below the start, no damage. */
+	struct seen s;
+	struct elog_verify_result res = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_uint_eq(res.warnings, 2);
+	char name[NAME_MAX_LOCAL];
+	seg_name(name, b[0], SEG_EXT);
+	ck_assert(said(&s, ELOG_PROBLEM_WARNING, name, "below the log's start"));
+	struct start_view sv;
+	ck_assert_uint_eq(res.segments, list(ut_dir, b, &sv));
+	ck_assert_uint_ge(res.segments, ns - 2);
+	ck_assert_uint_eq(res.records, 601 - start);
+}
+END_TEST
+
+/* The next maintenance run, retention or compaction, unlinks them. */
+static void cleaned_by(int compaction)
+{
+	uint64_t b[16];
+	fill(ut_dir, 600, b);
+	put_start(ut_dir, b[2]);
+	char msg[ELOG_MAINT_MSG_MAX];
+	uint64_t leftovers;
+	if (compaction) {
+		struct elog_compact_result res;
+		ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
+		leftovers = res.leftovers;
+	} else {
+		struct elog_retain_opts o = { .max_bytes = UINT64_MAX / 2 };
+		struct elog_retain_result res;
+		ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
+		ck_assert_uint_eq(res.segments, 0);
+		ck_assert_uint_eq(res.start_before, b[2]);
+		leftovers = res.leftovers;
+	}
+	ck_assert_uint_eq(leftovers, 4);	/* two .log, two .idx */
+	for (int i = 0; i < 2; i++) {
+		ck_assert(!ut_exists(ut_seg_path(ut_dir, b[i], SEG_EXT)));
+		ck_assert(!ut_exists(ut_seg_path(ut_dir, b[i], IDX_EXT)));
+	}
+	ck_assert(ut_exists(ut_seg_path(ut_dir, b[2], SEG_EXT)));
+	struct seen s;
+	struct elog_verify_result vr = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(vr.damage, 0);
+	ck_assert_uint_eq(vr.warnings, 0);
+	if (!compaction)
+		read_from(ut_dir, b[2], 600);
+}
+
+START_TEST(leftovers_cleaned_by_retention)
+{
+	cleaned_by(0);
+}
+END_TEST
+
+START_TEST(leftovers_cleaned_by_compaction)
+{
+	cleaned_by(1);
+}
+END_TEST
+
+/* ---- verification and repair of the file ---- */
+
+START_TEST(verify_reports_and_repairs_a_bad_start)
+{
+	uint64_t b[16];
+	struct seen s;
+	struct elog_verify_result res;
+	fill(ut_dir, 600, b);
+
+	/* Damaged: reported, ignored, rewritten by --repair. */
+	put_start(ut_dir, b[2]);
+	ut_flip_bit(start_path(ut_dir), 20, 3);
+	res = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert(said(&s, ELOG_PROBLEM_DAMAGE, FN_START, "checksum mismatch"));
+	ck_assert_uint_eq(res.records, 600);	/* nothing hidden */
+	read_from(ut_dir, 0, 600);
+	res = verify(ut_dir, ELOG_VERIFY_REPAIR, &s);
+	ck_assert_uint_eq(res.repaired, 1);
+	ck_assert_uint_eq(res.remaining, 0);
+	res = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(res.damage + res.warnings, 0);
+	read_from(ut_dir, 0, 600);
+
+	/* Past the newest segment. */
+	put_start(ut_dir, 600);
+	res = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert(said(&s, ELOG_PROBLEM_DAMAGE, FN_START, "past the base"));
+	ck_assert_uint_eq(res.records, 600);
+
+	/* Not a segment's base: the segment holding it is read whole. */
+	put_start(ut_dir, b[2] + 1);
+	res = verify(ut_dir, 0, &s);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert_uint_eq(res.warnings, 2);
+	ck_assert(said(&s, ELOG_PROBLEM_DAMAGE, FN_START, "not a segment's base"));
+	read_from(ut_dir, b[2], 600);
+	res = verify(ut_dir, ELOG_VERIFY_REPAIR, &s);
+	ck_assert_uint_eq(res.remaining, 0);
+	read_from(ut_dir, b[2], 600);
+
+	/* Below the first segment: segments are missing. */
+	put_start(ut_dir, b[0]);
+	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, b[0], SEG_EXT)), 0);
+	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, b[1], SEG_EXT)), 0);
+	res = verify(ut_dir, 0, &s);
+	ck_assert(said(&s, ELOG_PROBLEM_DAMAGE, FN_START, "are missing"));
+}
+END_TEST
+
+START_TEST(maintenance_rewrites_an_ignored_start)
+{
+	uint64_t b[16];
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_retain_opts o = { .max_bytes = UINT64_MAX / 2 };
+	struct elog_retain_result res;
+	struct start_view sv;
+	fill(ut_dir, 600, b);
+	put_start(ut_dir, 600);
+	ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
+	ck_assert_uint_eq(res.leftovers, 1);
+	list(ut_dir, b, &sv);
+	ck_assert_int_eq(sv.state, START_OK);
+	ck_assert_uint_eq(sv.start, 0);
+}
+END_TEST
+
+/* A crash at every step of a retention run: no damage and no hole, and the
+ * next run leaves a log that verifies without a warning. */
+START_TEST(crash_at_every_step)
+{
+	uint64_t b[16];
+	char copy[1200], cmd[3600];
+	snprintf(copy, sizeof copy, "%s/copy", ut_top);
+	fill(copy, 600, b);
+	int n;
+	for (n = 1;; n++) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", ut_dir, copy, ut_dir);
+		ck_assert_int_eq(system(cmd), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			char v[16];
+			struct elog_retain_opts o = { .max_bytes = 6 * 1024 };
+			snprintf(v, sizeof v, "%d", n);
+			setenv("ELOG_MAINT_CRASH_AT", v, 1);
+			_exit(elog_retain(ut_dir, &o, NULL, NULL) == 0 ? 0 : 1);
+		}
+		int st = ut_wait_child(pid);
+		struct seen s;
+		struct elog_verify_result vr = verify(ut_dir, 0, &s);
+		ck_assert_uint_eq(vr.damage, 0);
+		uint64_t first[16];
+		struct start_view sv;
+		list(ut_dir, first, &sv);
+		read_from(ut_dir, first[0], 600);
+
+		struct elog_retain_opts o = { .max_bytes = 6 * 1024 };
+		struct elog_retain_result res;
+		char msg[ELOG_MAINT_MSG_MAX];
+		ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
+		vr = verify(ut_dir, 0, &s);
+		ck_assert_msg(vr.damage + vr.warnings == 0, "step %d: %s", n,
+		              s.n ? s.text[0] : "");
+		list(ut_dir, first, &sv);
+		ck_assert_int_eq(sv.state, START_OK);
+		ck_assert_uint_eq(sv.hidden, 0);
+		read_from(ut_dir, first[0], 600);
+		if (st == 0)
+			break;
+		ck_assert_int_eq(st, ELOG_MAINT_CRASH_STATUS);
+	}
+	/* The start, then an unlink per file, then the directory sync. */
+	ck_assert_int_gt(n, 4);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("start");
+	TCase *tc = ut_tcase("start");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, bytes_round_trip);
+	tcase_add_test(tc, file_round_trip_and_damage);
+	tcase_add_test(tc, readers_writer_and_verify_skip_segments_below_start);
+	tcase_add_test(tc, leftovers_cleaned_by_retention);
+	tcase_add_test(tc, leftovers_cleaned_by_compaction);
+	tcase_add_test(tc, verify_reports_and_repairs_a_bad_start);
+	tcase_add_test(tc, maintenance_rewrites_an_ignored_start);
+	tcase_add_test(tc, crash_at_every_step);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
