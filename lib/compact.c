@@ -327,17 +327,24 @@ static int out_commit(struct compactor *c, struct out *w)
 	if (err)
 		return errmsg_set(m->msg, err, "%s: %s", tmp, strerror(err));
 
-	/* The old index goes first: between the renames a reader then finds
-	 * no index rather than one describing the other file. */
+	/* The old index goes first, durably: between the renames a reader
+	 * then finds no index rather than one describing the other file,
+	 * even after a power loss that kept the rename and not the unlink. */
 	seg_name(name, w->base, IDX_EXT);
 	maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
 		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	if ((err = fs_fsync_dir(m->dfd)) != 0)
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
 	seg_name(name, w->base, SEG_EXT);
 	tmp_name(tmp, w->base, SEG_EXT);
 	maint_step();
 	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
 		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	/* And the segment before its index, so the new index never stands
+	 * beside the old segment. */
+	if ((err = fs_fsync_dir(m->dfd)) != 0)
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
 	seg_name(name, w->base, IDX_EXT);
 	tmp_name(tmp, w->base, IDX_EXT);
 	maint_step();

@@ -87,8 +87,10 @@ static int open_log(const char *dir, int *dfd, char *msg)
 }
 
 /* The durable end as published by the writer; a log never written to has
- * no watermark yet and so no durable record. */
-static int durable_end(int dfd, uint64_t *end, char *msg)
+ * no watermark yet and so no durable record.  With sync, the watermark is
+ * made durable too (the writer never syncs it), so that an offset committed
+ * below the end read here stays below the durable end after a power loss. */
+static int durable_end(int dfd, uint64_t *end, int sync, char *msg)
 {
 	struct watermark wm;
 	int fd, rc;
@@ -102,10 +104,10 @@ static int durable_end(int dfd, uint64_t *end, char *msg)
 		}
 		return errmsg_set(msg, rc, FN_WATERMARK ": %s", strerror(rc));
 	}
-	rc = wm_read(fd, &wm);
+	rc = wm_load(dfd, fd, &wm);
+	if (!rc && sync && fdatasync(fd) < 0)
+		rc = errno;
 	close(fd);
-	if (rc == ELOG_CORRUPT)
-		return errmsg_set(msg, rc, FN_WATERMARK ": bad magic or checksum");
 	if (rc)
 		return errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
 	*end = wm.durable_end;
@@ -166,7 +168,7 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 	}
 	/* The watermark is read under the lock only for simplicity; it moves
 	 * up by itself, so any value read after the caller's check is safe. */
-	if ((rc = durable_end(dfd, &end, msg)) || (rc = load_table(dfd, &t, msg)) ||
+	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &t, msg)) ||
 	    (rc = change(&t, arg, end, msg)) || (rc = ctable_format(&t, &text, &len)))
 		goto out;
 	rc = fs_replace_file(dfd, FN_CONSUMERS, text, len);
@@ -252,7 +254,7 @@ static int snapshot(const char *dir, struct ctable *t, uint64_t *end, char *msg)
 	/* The durable end is read first: it only grows, so every offset in
 	 * the table read afterwards was below some durable end we could see,
 	 * and the lag comes out as at least what it was. */
-	rc = durable_end(dfd, end, msg);
+	rc = durable_end(dfd, end, 0, msg);
 	if (!rc)
 		rc = load_table(dfd, t, msg);
 	close(dfd);

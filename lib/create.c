@@ -144,6 +144,10 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 		err = errno;
 	close(segfd);
 	close(idxfd);
+	/* The segment's name is durable before the settings that make the
+	 * directory a log: a log never lacks its first segment. */
+	if (!err)
+		err = fs_fsync_dir(dfd);
 	if (err)
 		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
 	if ((err = settings_store(dfd, &s)) != 0)

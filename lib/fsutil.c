@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -113,6 +114,26 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 		return err;
 	}
 	return fs_fsync_dir(dfd);
+}
+
+int fs_tmp_orphaned(const char *name)
+{
+	/* "<name>.tmp.<pid>.<attempt>", as fs_replace_file() makes them. */
+	const char *t = strstr(name, ".tmp."), *p;
+	while (t && strstr(t + 5, ".tmp."))
+		t = strstr(t + 5, ".tmp.");
+	if (!t || t == name)
+		return 0;
+	p = t + 5;
+	if (strspn(p, "0123456789") == 0)
+		return 0;
+	char *end;
+	long pid = strtol(p, &end, 10);
+	if (*end != '.' || end[1] == '\0' || end[1 + strspn(end + 1, "0123456789")] != '\0')
+		return 0;
+	if (pid <= 0 || pid == (long)getpid())
+		return 0;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
 int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)

@@ -95,6 +95,9 @@ int fs_fsync_dir(int dfd);
 /* Write data to a fresh temporary file in dfd, fsync it, rename it over
  * name and fsync the directory.  The file gets mode 0666 less the umask. */
 int fs_replace_file(int dfd, const char *name, const void *data, size_t len);
+/* 1 when name is a temporary file of fs_replace_file() whose process has
+ * died (killed between creating and renaming it), so it is garbage. */
+int fs_tmp_orphaned(const char *name);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
  * NUL-terminated buffer.  Refuses symlinks (ELOOP). */
 int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
@@ -243,6 +246,11 @@ int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
 /* Read the watermark through fd, retrying a read torn by a concurrent
  * update.  A missing or empty file reads as all zeros. */
 int wm_read(int fd, struct watermark *wm);
+/* wm_read() for those who act on the watermark: a damaged one (a power loss
+ * may garble it: it is never synced) reads as durable up to the newest
+ * segment's base, below which every segment is closed and was synced, and
+ * nothing of the newest segment. */
+int wm_load(int dfd, int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */

@@ -67,11 +67,8 @@ int maint_list(struct maint *m)
 	int err;
 	seglist_free(&m->sl);
 	m->nclosed = 0;
-	if (m->wmfd >= 0 && (err = wm_read(m->wmfd, &m->wm)) != 0) {
-		if (err == ELOG_CORRUPT)
-			return errmsg_set(m->msg, err, "%s: corrupt watermark", FN_WATERMARK);
+	if (m->wmfd >= 0 && (err = wm_load(m->dfd, m->wmfd, &m->wm)) != 0)
 		return errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
-	}
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
 	if ((err = seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {

@@ -72,9 +72,7 @@ static int refresh_watermark(elog_reader *r)
 		}
 	}
 	struct watermark wm;
-	int err = wm_read(r->wmfd, &wm);
-	if (err == ELOG_CORRUPT)
-		return errmsg_set(r->msg, err, "%s: corrupt watermark", FN_WATERMARK);
+	int err = wm_load(r->dfd, r->wmfd, &wm);
 	if (err)
 		return errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
 	/* The durable end never moves backwards for a reader, even when it
@@ -84,19 +82,24 @@ static int refresh_watermark(elog_reader *r)
 	return 0;
 }
 
-/* How far into segment base a reader may read under the watermark. */
-static uint64_t visible_limit(const elog_reader *r, uint64_t base)
+/* How far into segment base, followed on disk by segment next (UINT64_MAX
+ * when none), a reader may read under the watermark.  A segment with a
+ * successor is closed even when the watermark still names it: the writer
+ * synced it before creating the next one, and a watermark that a power loss
+ * left behind may name a segment since rewritten by compaction. */
+static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next)
 {
 	if (base < r->wm.segment_base)
 		return UINT64_MAX;		/* closed: all of it */
-	if (base == r->wm.segment_base)
-		return r->wm.segment_bytes;	/* active: what was synced */
+	if (base == r->wm.segment_base)		/* active: what was synced */
+		return next == UINT64_MAX ? r->wm.segment_bytes : UINT64_MAX;
 	return SEG_HDR;				/* newer than the watermark */
 }
 
-/* Open segment base for reading.  *gone is 1 when it was removed since it
- * was listed, -1 when it is too new to hold anything durable yet. */
-static int open_segment(elog_reader *r, uint64_t base, int *gone)
+/* Open segment base, listed before segment next (UINT64_MAX when it was
+ * the newest), for reading.  *gone is 1 when it was removed since it was
+ * listed, -1 when it is too new to hold anything durable yet. */
+static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -119,11 +122,14 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 		close(fd);
 		return errmsg_set(r->msg, err, "%s: %s", name, strerror(err));
 	}
+	/* A segment with nothing durable in it yet (newer than the
+	 * watermark, or named by it before its first sync) may still lack
+	 * its header, or a power loss may have garbled it: it is simply not
+	 * there to read yet. */
+	int fresh = visible_limit(r, base, next) <= SEG_HDR;
 	if (got < SEG_HDR) {
 		close(fd);
-		/* A segment newer than the watermark holds nothing durable;
-		 * without its header yet, it is simply not there to read. */
-		if (base > r->wm.segment_base) {
+		if (fresh) {
 			*gone = -1;
 			return 0;
 		}
@@ -132,11 +138,15 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	err = seg_header_check(hdr, base);
 	if (err) {
 		close(fd);
+		if (fresh && err == ELOG_CORRUPT) {
+			*gone = -1;
+			return 0;
+		}
 		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
 		    ? "unsupported segment version" : "bad segment header");
 	}
 	close_segment(r);
-	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, visible_limit(r, base))) != 0) {
+	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, visible_limit(r, base, next))) != 0) {
 		close(fd);
 		return errmsg_set(r->msg, err, "%s", strerror(err));
 	}
@@ -147,7 +157,7 @@ static int open_segment(elog_reader *r, uint64_t base, int *gone)
 	r->seg_dev = st.st_dev;
 	r->last = 0;
 	r->have_last = 0;
-	r->next_base = UINT64_MAX;
+	r->next_base = next;
 	r->jumps = 0;
 	ixcache_take(r);
 	return 0;
@@ -231,13 +241,12 @@ static int locate(elog_reader *r)
 		uint64_t next = (size_t)i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX;
 		seglist_free(&sl);
 		int gone;
-		if ((err = open_segment(r, base, &gone)) != 0)
+		if ((err = open_segment(r, base, next, &gone)) != 0)
 			return err;
 		if (gone < 0)
 			return ELOG_END;	/* being created: wait for it */
 		if (gone)
 			continue;	/* removed meanwhile: list again */
-		r->next_base = next;
 		index_jump(r);
 		return 0;
 	}
@@ -255,7 +264,7 @@ static int advance(elog_reader *r)
 	if (err)
 		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
 	ssize_t i = seglist_find(&sl, r->want);
-	uint64_t next_base = 0;
+	uint64_t next_base = 0, after_next = UINT64_MAX;
 	int replaced = 1, have_next = 0;
 	if (i >= 0 && sl.base[i] == r->seg_base) {
 		seg_name(name, r->seg_base, SEG_EXT);
@@ -265,6 +274,8 @@ static int advance(elog_reader *r)
 			have_next = 1;
 			next_base = sl.base[i + 1];
 		}
+		if ((size_t)i + 2 < sl.n)
+			after_next = sl.base[i + 2];
 	}
 	seglist_free(&sl);
 	if (replaced)
@@ -272,7 +283,7 @@ static int advance(elog_reader *r)
 	if (!have_next || r->seg_base >= r->wm.segment_base)
 		return ELOG_END;
 	int gone;
-	if ((err = open_segment(r, next_base, &gone)) != 0)
+	if ((err = open_segment(r, next_base, after_next, &gone)) != 0)
 		return err;
 	if (gone < 0)
 		return ELOG_END;
@@ -332,7 +343,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				follow_drain(r);
 				if ((err = refresh_watermark(r)) != 0)
 					return err;
-				r->sc.limit = visible_limit(r, r->seg_base);
+				r->sc.limit = visible_limit(r, r->seg_base, r->next_base);
 				if (r->wm.durable_end > old_end && ++ends <= 1000)
 					continue;
 				return ELOG_END;
@@ -364,7 +375,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		uint64_t old_limit = r->sc.limit;
 		if ((err = refresh_watermark(r)) != 0)
 			return err;
-		r->sc.limit = visible_limit(r, r->seg_base);
+		r->sc.limit = visible_limit(r, r->seg_base, r->next_base);
 		if (r->sc.limit > old_limit)
 			continue;
 		if ((err = advance(r)) != 0)
@@ -506,7 +517,8 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
 	for (size_t i = 0; i < sl.n; i++) {
 		int gone;
-		if ((err = open_segment(r, sl.base[i], &gone)) != 0)
+		if ((err = open_segment(r, sl.base[i], i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX,
+		                        &gone)) != 0)
 			break;
 		if (gone < 0)
 			break;		/* newer than anything durable */

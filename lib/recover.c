@@ -182,7 +182,7 @@ static int remove_half_created(const char *name, void *arg)
 {
 	struct leftovers *l = arg;
 	uint64_t base;
-	if (!seg_parse_name(name, SEG_EXT SEG_NEW_EXT, &base))
+	if (!seg_parse_name(name, SEG_EXT SEG_NEW_EXT, &base) && !fs_tmp_orphaned(name))
 		return 0;
 	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
 		l->said = 1;
@@ -196,7 +196,9 @@ int recover_leftovers(int dfd, char *msg)
 {
 	/* "<base>.log.new" is a segment the writer was creating (header
 	 * written, not yet renamed) when it stopped.  Under LOCK no one else
-	 * creates one, so any left now is garbage. */
+	 * creates one, so any left now is garbage.  So is the temporary file
+	 * of a replacement (an index rebuilt, consumers.json committed) whose
+	 * process was killed before renaming it. */
 	struct leftovers l = { dfd, 0, 0, msg };
 	int err = fs_dir_each(dfd, remove_half_created, &l);
 	if (err && !l.said)

@@ -44,6 +44,8 @@
 #define CUT_SUFFIX ".cut-"
 
 enum { WM_MISSING, WM_OK, WM_BAD };
+#define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
+                   "opens the log and writes it again)"
 
 /* What checking a segment learned that later checks and repairs need. */
 struct segstate {
@@ -369,14 +371,18 @@ static int read_watermark(struct verify *v)
 	int err = wm_read(fd, &v->wm);
 	close(fd);
 	if (err == ELOG_CORRUPT) {
+		/* It is never synced, so a power loss may garble it; readers
+		 * then take the closed segments as durable, and the next
+		 * writer writes it again. */
 		v->wm_state = WM_BAD;
 		v->wm_fix = 1;
 		if (st.st_size < (off_t)WM_SIZE)
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, (uint64_t)st.st_size,
-			       "truncated: %lld bytes of %u", (long long)st.st_size, WM_SIZE);
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, (uint64_t)st.st_size,
+			       "truncated: %lld bytes of %u%s", (long long)st.st_size, WM_SIZE,
+			       WM_BAD_WHY);
 		else
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 0,
-			       "bad magic or checksum");
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 0,
+			       "bad magic or checksum%s", WM_BAD_WHY);
 		return 0;
 	}
 	if (err)
@@ -629,8 +635,11 @@ static int check_segment(struct verify *v, size_t i)
 	int wm_seg = v->wm_state == WM_OK && v->wm.segment_base == base;
 	uint64_t acked = wm_seg ? v->wm.segment_bytes : 0;
 	/* A segment newer than the one the watermark names was created just
-	 * before a crash or is being created: nothing in it was promised. */
-	int fresh = active && acked == 0 && v->wm_state == WM_OK && base > v->wm.segment_base;
+	 * before a crash or is being created: nothing in it was promised.
+	 * Nor was anything of the newest segment when the watermark is
+	 * missing or unreadable. */
+	int fresh = active && acked == 0 &&
+	            (v->wm_state != WM_OK || base > v->wm.segment_base);
 	uint64_t damage0 = v->res->damage;
 	struct elog_segment_info info = { .base = base, .active = active };
 	char name[NAME_MAX_LOCAL];
@@ -871,6 +880,19 @@ static void check_watermark(struct verify *v)
 		return;
 	}
 	const struct segstate *ss = &v->seg[i];
+	/* A watermark a power loss left behind may name a segment that was
+	 * closed since (and perhaps compacted): its length no longer applies,
+	 * only that nothing durable lay past the next segment's base. */
+	if ((size_t)i + 1 < v->n) {
+		if (wm->durable_end > v->base[i + 1]) {
+			v->wm_fix = 1;
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+			       "durable end %llu is past segment %s, which the next "
+			       "segment follows at %llu", (unsigned long long)wm->durable_end,
+			       name, (unsigned long long)v->base[i + 1]);
+		}
+		return;
+	}
 	/* A damaged record below the durable length was reported already;
 	 * what the watermark says beyond it cannot be checked. */
 	if (!ss->scanned || ss->bad_at < wm->segment_bytes)

@@ -57,6 +57,26 @@ int wm_read(int fd, struct watermark *wm)
 	return rc;
 }
 
+int wm_load(int dfd, int fd, struct watermark *wm)
+{
+	int err = wm_read(fd, wm);
+	if (err != ELOG_CORRUPT)
+		return err;
+	/* The file is never synced, so a power loss may leave it torn,
+	 * zeroed or garbled.  What is known durable then is every closed
+	 * segment (each was synced before the next one was created), and
+	 * nothing of the newest, not even its header. */
+	struct seglist sl;
+	if ((err = seglist_read(dfd, &sl)) != 0)
+		return err;
+	uint64_t base = sl.n ? sl.base[sl.n - 1] : 0;
+	seglist_free(&sl);
+	wm->durable_end = base;
+	wm->segment_base = base;
+	wm->segment_bytes = 0;
+	return 0;
+}
+
 int wm_write(int fd, const struct watermark *wm)
 {
 	unsigned char buf[WM_SIZE];

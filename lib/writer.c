@@ -146,13 +146,18 @@ static void batch_free(struct batch *b)
 }
 
 /* Make the leader's active segment the one based at base: sync the old one
- * (so that closed segments are durable), then create the new one. */
+ * and its index (so that closed segments and their indexes are durable: only
+ * the active segment's index is rebuilt after a crash), then create the new
+ * one. */
 static int roll(elog *w, uint64_t base, uint32_t flags)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
 	seg_name(name, w->seg_base, SEG_EXT);
 	if (fdatasync(w->segfd) < 0)
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+	seg_name(name, w->seg_base, IDX_EXT);
+	if (fdatasync(w->idxfd) < 0)
 		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 	close(w->segfd);
 	close(w->idxfd);
@@ -537,9 +542,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
 		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
-	if ((err = wm_read(w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK,
-		                  err == ELOG_CORRUPT ? "corrupt watermark" : strerror(err));
+	if ((err = wm_load(w->dfd, w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
 
 	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
 		return err;

@@ -99,9 +99,9 @@ START_TEST(garbage_watermark_does_not_spin)
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "garbage garbage garbage "
 	              "garbage garbage garbage", 47);
 	int64_t t0 = ut_now_ms();
-	elog_reader *r;
-	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOG_CORRUPT);
-	ck_assert_ptr_nonnull(strstr(elog_reader_errmsg(r), "watermark"));
+	/* It reads as nothing known durable beyond the closed segments. */
+	elog_reader *r = ut_open_reader(ut_dir);
+	ck_assert_uint_eq(elog_reader_durable_end(r), 0);
 	elog_reader_close(r);
 	ck_assert_int_lt(ut_now_ms() - t0, 2000);
 }

@@ -456,6 +456,36 @@ START_TEST(segment_left_half_created_is_removed)
 }
 END_TEST
 
+/* A process killed inside fs_replace_file() leaves "<name>.tmp.<pid>.<n>":
+ * the next writer removes those of dead processes, and leaves a living
+ * process's alone (it may be about to rename it). */
+START_TEST(temporary_files_of_dead_processes_are_removed)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ut_append(w, NULL, "a");
+	ck_assert_int_eq(elog_close(w), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		_exit(0);
+	ck_assert_int_eq(ut_wait_child(child), 0);
+	char dead[1200], alive[1200], name[128];
+	snprintf(name, sizeof name, "00000000000000000000.idx.tmp.%ld.0", (long)child);
+	ut_path(dead, sizeof dead, ut_dir, name);
+	ut_write_file(dead, "x", 1);
+	snprintf(name, sizeof name, "consumers.json.tmp.%ld.3", (long)getppid());
+	ut_path(alive, sizeof alive, ut_dir, name);
+	ut_write_file(alive, "y", 1);
+	ck_assert_int_eq(fs_tmp_orphaned("x.tmp.1.2.3"), 0);
+	ck_assert_int_eq(fs_tmp_orphaned(".tmp.1.2"), 0);
+	ck_assert_int_eq(fs_tmp_orphaned("settings.tmp.12a.0"), 0);
+	w = ut_open_writer(ut_dir, 0, 0);
+	ck_assert(!ut_exists(dead));
+	ck_assert(ut_exists(alive));
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
 START_TEST(torn_header_with_garbage_after_it_is_repaired)
 {
 	unsigned char b[SEG_HDR + 50];
@@ -487,6 +517,7 @@ int main(void)
 	tcase_add_test(tc, torn_header_of_new_segment_is_repaired);
 	tcase_add_test(tc, zeroed_header_of_new_segment_is_repaired);
 	tcase_add_test(tc, empty_new_segment_is_repaired);
+	tcase_add_test(tc, temporary_files_of_dead_processes_are_removed);
 	tcase_add_test(tc, torn_header_with_garbage_after_it_is_repaired);
 	tcase_add_test(tc, segment_left_half_created_is_removed);
 	suite_add_tcase(s, tc);
