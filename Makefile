@@ -91,9 +91,9 @@ $(B)/elog.pc: elog.pc.in Makefile
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
-check: check-unit check-cli check-man check-examples
+check: check-unit check-cli check-man check-examples check-crash
 else
-check: check-unit check-cli check-man check-examples check-fuzz
+check: check-unit check-cli check-man check-examples check-crash check-fuzz
 endif
 
 # libFuzzer harnesses (clang): a few seconds each on the committed corpus in
@@ -108,6 +108,26 @@ fuzz:
 # development files and the sqlite3 shell.  Not part of `make check`.
 bench: all
 	BENCH_BUILT=1 B=$(B) CC="$(CC)" bench/run.sh --quick
+
+# The crash simulator (tests/crash): power loss at every point of recorded
+# workloads, a failing call at every call site, and the kill -9 soak.
+# `make check` runs the quick version; `make crash` the long one.
+CRASH_SRC  = $(sort $(wildcard tests/crash/*.c))
+CRASH_WRAP = -Wl,--wrap=open,--wrap=openat,--wrap=write,--wrap=pwrite,--wrap=ftruncate \
+	-Wl,--wrap=fsync,--wrap=fdatasync,--wrap=renameat,--wrap=unlinkat,--wrap=dup,--wrap=close
+
+$(B)/tests/crashsim: $(CRASH_SRC) $(wildcard tests/crash/*.h) $(B)/libelog.a
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/crash -o $@ $(CRASH_SRC) \
+		$(B)/libelog.a $(CRASH_WRAP) $(ELOG_LDLIBS)
+
+check-crash: $(B)/tests/crashsim $(PROGS)
+	$(B)/tests/crashsim
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 150
+
+crash: $(B)/tests/crashsim $(PROGS)
+	$(B)/tests/crashsim --long
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000
 
 # The aarch64 CRC-32C code under qemu (skipped where the tools are missing).
 check-cross:
@@ -155,4 +175,4 @@ clean:
 	rm -rf build build-san build-*
 	$(MAKE) -C tests/fuzz clean
 
-.PHONY: all check check-unit check-cli check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: all check check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -1,0 +1,88 @@
+/*
+ * crash.h: what the crash simulator's parts share.
+ *
+ * A workload (workloads.c) drives the library while vfs.c records every
+ * file operation; it notes in the expectations (expect.c) each record it
+ * appended, when each was acknowledged (elog_sync() returned), and each
+ * consumer commit.  power.c then builds the disk states a power loss could
+ * leave at every point of the recording and checks each with expect.c;
+ * faults.c reruns a workload with one call failing at a time.
+ */
+#ifndef CRASH_H
+#define CRASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elog.h"
+#include "vfs.h"
+
+#define NEVER SIZE_MAX
+
+/* Workload properties the checks must allow for. */
+#define W_RETAIN   0x1   /* retention may remove a prefix of the log */
+#define W_COMPACT  0x2   /* compaction may remove records with a newer key */
+#define W_CREATE   0x4   /* the recording begins before the log exists */
+#define W_ZSTD     0x8   /* needs a build with zstd */
+
+struct workload {
+	const char *name;
+	unsigned flags;
+	struct elog_options opt;
+	/* Builds the starting log in dir (not recorded); may be NULL. */
+	void (*setup)(const char *dir, unsigned seed);
+	/* The recorded part. */
+	void (*run)(const char *dir, unsigned seed);
+};
+
+extern const struct workload workloads[];
+extern const size_t nworkloads;
+
+/* ---- expect.c ---- */
+void expect_reset(void);
+/* A record appended at offset (call while its append is not yet synced). */
+void expect_written(uint64_t offset, const struct elog_record *r);
+/* elog_sync() returned 0 for offset: everything up to it is durable. */
+void expect_acked(uint64_t offset);
+/* Records that exist before the recording starts (all durable). */
+void expect_all_durable(void);
+/* A consumer commit about to be made, and its successful return. */
+size_t expect_commit_begin(const char *name, uint64_t offset);
+void expect_commit_done(size_t id);
+uint64_t expect_count(void);
+/* The highest acknowledged offset + 1 by operation k (0: none). */
+uint64_t expect_acked_end(size_t k);
+
+/* Checks the log in dir as a power loss after k recorded operations left
+ * it; visible is the highest durable end any reader could have seen by
+ * then.  Returns the number of violations, each printed with where. */
+unsigned check_state(const struct workload *w, const char *dir, size_t k,
+                     uint64_t visible, const char *where);
+
+/* ---- power.c ---- */
+/* Checks the states a power loss could leave at every point of log (or,
+ * with final_only, only the durable state at its end). */
+struct power_stats {
+	unsigned long points, states, unique, failures;
+};
+int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
+              unsigned seed, unsigned random_per_point, int final_only,
+              struct power_stats *st);
+
+/* ---- faults.c ---- */
+struct fault_stats {
+	unsigned long runs, injected, reported, failures;
+};
+int faults_run(const struct workload *w, const char *base, unsigned seed,
+               struct fault_stats *st);
+
+/* ---- workloads.c ---- */
+extern int wl_faults;
+extern unsigned long wl_errors, wl_violations;
+
+/* ---- util ---- */
+void rm_rf(const char *path);
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+uint64_t rng_next(uint64_t *s);
+
+#endif

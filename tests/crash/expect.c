@@ -1,0 +1,467 @@
+/*
+ * expect.c: what the workload did, and the checks of a log left by a crash
+ * against it.
+ *
+ * The rules (issue 6):
+ * - every acknowledged record is there with the same bytes, unless
+ *   retention (below the log's first record) or compaction (a newer record
+ *   of its key was durable, or it is a tombstone) accounts for it;
+ * - every record read is the one appended at its offset, offsets strictly
+ *   increase, no gap is reported;
+ * - the writer opens the log, and its next offset is at or above every
+ *   durable end a reader could have seen (no offset is reused);
+ * - a reader opened before recovery stops only at the durable end it reads
+ *   (the watermark never points past the data);
+ * - consumers.json parses, and each consumer's offset is one that was
+ *   committed, at least the last acknowledged commit;
+ * - elog_verify() finds no damage, before recovery and after, and after a
+ *   maintenance run the log still reads the same.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crash.h"
+
+struct expected {
+	unsigned char *key, *val;
+	size_t klen, vlen;
+	int64_t ts;
+	uint16_t schema;
+	int written;
+	size_t acked;          /* vfs_now() when acknowledged, or NEVER */
+	uint64_t next_same;    /* next offset with the same key, or UINT64_MAX */
+};
+
+struct commit {
+	char name[16];
+	uint64_t offset;
+	size_t issued, done;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct expected *ex;
+static size_t nex, capex;
+static struct commit *cm;
+static size_t ncm, capcm;
+static int finalized;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t c = *cap ? *cap : 256;
+	while (c < need)
+		c *= 2;
+	unsigned char *n = realloc(p, c * size);
+	if (!n)
+		die("out of memory");
+	memset(n + *cap * size, 0, (c - *cap) * size);
+	*cap = c;
+	return n;
+}
+
+void expect_reset(void)
+{
+	for (size_t i = 0; i < nex; i++) {
+		free(ex[i].key);
+		free(ex[i].val);
+	}
+	if (ex)
+		memset(ex, 0, capex * sizeof *ex);
+	nex = 0;
+	ncm = 0;
+	finalized = 0;
+}
+
+static unsigned char *dup_bytes(const void *p, size_t n)
+{
+	unsigned char *d = malloc(n ? n : 1);
+	if (!d)
+		die("out of memory");
+	if (n)
+		memcpy(d, p, n);
+	return d;
+}
+
+void expect_written(uint64_t offset, const struct elog_record *r)
+{
+	pthread_mutex_lock(&mu);
+	ex = grow(ex, &capex, offset + 1, sizeof *ex);
+	struct expected *e = &ex[offset];
+	if (e->written)
+		die("offset %llu given out twice", (unsigned long long)offset);
+	e->written = 1;
+	e->key = dup_bytes(r->key, r->key_len);
+	e->klen = r->key_len;
+	e->val = dup_bytes(r->value, r->value_len);
+	e->vlen = r->value_len;
+	e->ts = r->ts_ms;
+	e->schema = r->schema;
+	e->acked = NEVER;
+	if (offset + 1 > nex)
+		nex = offset + 1;
+	pthread_mutex_unlock(&mu);
+}
+
+void expect_acked(uint64_t offset)
+{
+	size_t now = vfs_now();
+	pthread_mutex_lock(&mu);
+	if (offset >= nex || !ex[offset].written)
+		die("acknowledged offset %llu was never appended", (unsigned long long)offset);
+	if (ex[offset].acked == NEVER)
+		ex[offset].acked = now;
+	pthread_mutex_unlock(&mu);
+}
+
+void expect_all_durable(void)
+{
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nex; i++)
+		if (ex[i].written && ex[i].acked == NEVER)
+			ex[i].acked = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+size_t expect_commit_begin(const char *name, uint64_t offset)
+{
+	size_t now = vfs_now();
+	pthread_mutex_lock(&mu);
+	cm = grow(cm, &capcm, ncm + 1, sizeof *cm);
+	struct commit *c = &cm[ncm];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	c->offset = offset;
+	c->issued = now;
+	c->done = NEVER;
+	size_t id = ncm++;
+	pthread_mutex_unlock(&mu);
+	return id;
+}
+
+void expect_commit_done(size_t id)
+{
+	size_t now = vfs_now();
+	pthread_mutex_lock(&mu);
+	cm[id].done = now;
+	pthread_mutex_unlock(&mu);
+}
+
+uint64_t expect_count(void)
+{
+	return nex;
+}
+
+uint64_t expect_acked_end(size_t k)
+{
+	uint64_t end = 0;
+	for (size_t i = 0; i < nex; i++)
+		if (ex[i].written && ex[i].acked <= k)
+			end = i + 1;
+	return end;
+}
+
+/* For compaction's excuse: each keyed record's next record of its key. */
+static void finalize(void)
+{
+	if (finalized)
+		return;
+	for (size_t i = 0; i < nex; i++) {
+		ex[i].next_same = UINT64_MAX;
+		if (!ex[i].written || ex[i].klen == 0)
+			continue;
+		for (size_t j = i + 1; j < nex; j++)
+			if (ex[j].written && ex[j].klen == ex[i].klen &&
+			    memcmp(ex[j].key, ex[i].key, ex[i].klen) == 0) {
+				ex[i].next_same = j;
+				break;
+			}
+	}
+	finalized = 1;
+}
+
+/* ---- the checks ---- */
+
+struct ctx {
+	const struct workload *w;
+	const char *dir, *where;
+	size_t k;
+	unsigned fails;
+	uint64_t after_crash;     /* offset of the record appended after
+	                           * recovery, or UINT64_MAX */
+	uint64_t visible;         /* the highest durable end published */
+};
+
+static void fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	c->fails++;
+	fprintf(stderr, "crashsim: %s: %s: ", c->w->name, c->where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char AFTER[] = "written after the crash";
+
+static int same(const struct elog_record *r, const struct expected *e)
+{
+	return r->key_len == e->klen && r->value_len == e->vlen && r->ts_ms == e->ts &&
+	       r->schema == e->schema && (!e->klen || memcmp(r->key, e->key, e->klen) == 0) &&
+	       (!e->vlen || memcmp(r->value, e->val, e->vlen) == 0);
+}
+
+/* Whether compaction, having seen the log durable up to durable, may have
+ * removed offset o: a keyed record with a newer one of its key below that,
+ * or a tombstone. */
+static int compacted(const struct ctx *c, uint64_t o, uint64_t durable)
+{
+	const struct expected *e = &ex[o];
+	return (c->w->flags & W_COMPACT) && e->written && e->klen &&
+	       (e->vlen == 0 || e->next_same < durable);
+}
+
+/* Reads the whole log; marks what it finds in seen (nex + 1 entries).
+ * Returns the first offset read (UINT64_MAX when none), or stops early. */
+static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, int before_recovery)
+{
+	elog_reader *r;
+	struct elog_record rec;
+	uint64_t first = UINT64_MAX, prev = 0;
+	int any = 0, rc = elog_reader_open(&r, c->dir);
+	if (rc != 0) {
+		if (!(rc == ELOG_NOTLOG && before_recovery && (c->w->flags & W_CREATE) &&
+		      expect_acked_end(c->k) == 0))
+			fail(c, "%s: reader_open: %s", stage, elog_strerror(rc));
+		if (rc == 0 || r)
+			elog_reader_close(r);
+		return first;
+	}
+	if ((rc = elog_reader_seek_begin(r)) != 0 && rc != ELOG_END) {
+		fail(c, "%s: seek_begin: %s (%s)", stage, elog_strerror(rc), elog_reader_errmsg(r));
+		elog_reader_close(r);
+		return first;
+	}
+	for (;;) {
+		rc = elog_reader_next(r, &rec);
+		if (rc == ELOG_END)
+			break;
+		if (rc != 0) {
+			fail(c, "%s: reader_next after offset %llu: %s (%s)", stage,
+			     (unsigned long long)prev, elog_strerror(rc), elog_reader_errmsg(r));
+			break;
+		}
+		if (any && rec.offset <= prev) {
+			fail(c, "%s: offset %llu read after %llu", stage,
+			     (unsigned long long)rec.offset, (unsigned long long)prev);
+			break;
+		}
+		if (!any)
+			first = rec.offset;
+		any = 1;
+		prev = rec.offset;
+		if (rec.offset == c->after_crash) {
+			if (rec.value_len != sizeof AFTER - 1 || memcmp(rec.value, AFTER, rec.value_len))
+				fail(c, "%s: offset %llu is not the record written after the crash",
+				     stage, (unsigned long long)rec.offset);
+			continue;
+		}
+		if (rec.offset >= nex || !ex[rec.offset].written) {
+			fail(c, "%s: offset %llu was never appended", stage, (unsigned long long)rec.offset);
+			continue;
+		}
+		if (!same(&rec, &ex[rec.offset]))
+			fail(c, "%s: offset %llu reads different bytes than were appended", stage,
+			     (unsigned long long)rec.offset);
+		if (seen)
+			seen[rec.offset] = 1;
+	}
+	uint64_t pos = elog_reader_position(r), end = elog_reader_durable_end(r);
+	for (uint64_t o = pos; before_recovery && o < end; o++)
+		if (o >= nex || !compacted(c, o, c->visible)) {
+			fail(c, "%s: reading stopped at %llu below the durable end %llu", stage,
+			     (unsigned long long)pos, (unsigned long long)end);
+			break;
+		}
+	elog_reader_close(r);
+	return first;
+}
+
+/* Every acknowledged record must be among those read, unless retention or
+ * compaction accounts for its absence. */
+static void check_present(struct ctx *c, const char *stage, const unsigned char *seen,
+                          uint64_t first, uint64_t durable)
+{
+	unsigned lost = 0;
+	for (size_t o = 0; o < nex; o++) {
+		const struct expected *e = &ex[o];
+		if (!e->written || e->acked > c->k || seen[o])
+			continue;
+		if ((c->w->flags & W_RETAIN) && o < first)
+			continue;
+		if (compacted(c, o, durable))
+			continue;
+		if (lost++ < 3)
+			fail(c, "%s: acknowledged offset %zu is lost", stage, o);
+	}
+	if (lost > 3)
+		fail(c, "%s: %u acknowledged records lost in all", stage, lost);
+}
+
+static void check_consumers(struct ctx *c, uint64_t end)
+{
+	struct elog_consumer *list = NULL;
+	size_t n = 0;
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	int rc = elog_consumer_list(c->dir, &list, &n, msg);
+	if (rc != 0) {
+		fail(c, "consumers: %s", msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int known = 0;
+		uint64_t least = 0;
+		for (size_t j = 0; j < ncm; j++) {
+			if (strcmp(cm[j].name, list[i].name) != 0)
+				continue;
+			if (cm[j].offset == list[i].offset && cm[j].issued <= c->k)
+				known = 1;
+			if (cm[j].done <= c->k && cm[j].offset > least)
+				least = cm[j].offset;
+		}
+		if (!known)
+			fail(c, "consumer %s at %llu: never committed", list[i].name,
+			     (unsigned long long)list[i].offset);
+		if (list[i].offset < least)
+			fail(c, "consumer %s at %llu: below its acknowledged commit %llu", list[i].name,
+			     (unsigned long long)list[i].offset, (unsigned long long)least);
+		if (list[i].offset >= end)
+			fail(c, "consumer %s at %llu: at or beyond the durable end %llu", list[i].name,
+			     (unsigned long long)list[i].offset, (unsigned long long)end);
+	}
+	for (size_t j = 0; j < ncm; j++) {
+		int found = 0;
+		if (cm[j].done > c->k)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			found |= strcmp(cm[j].name, list[i].name) == 0;
+		if (!found) {
+			fail(c, "consumer %s: its acknowledged commit is lost", cm[j].name);
+			break;
+		}
+	}
+	free(list);
+}
+
+/* Whether dir holds files an interrupted maintenance run left: temporary
+ * copies, or segments below the recorded start. */
+static int has_leftovers(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = 0;
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL)
+		found = strstr(de->d_name, ".compact") || strstr(de->d_name, ".tmp") ||
+		        strcmp(de->d_name, "start") == 0;
+	closedir(d);
+	return found;
+}
+
+static void on_problem(void *arg, const struct elog_problem *p)
+{
+	struct ctx *c = arg;
+	if (p->kind == ELOG_PROBLEM_DAMAGE)
+		fail(c, "verify: %s: %s", p->file, p->text);
+}
+
+unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64_t visible,
+                     const char *where)
+{
+	struct ctx c = { w, dir, where, k, 0, UINT64_MAX, visible };
+	unsigned char *seen;
+	uint64_t first, acked_end;
+	elog *wr = NULL;
+	int rc;
+
+	finalize();
+	acked_end = expect_acked_end(k);
+	seen = calloc(nex + 1, 1);
+	if (!seen)
+		die("out of memory");
+
+	/* A reader before the writer recovers anything. */
+	read_all(&c, "reader before recovery", NULL, 1);
+
+	/* elog-verify run before any writer reopens the log (a cron job after
+	 * the power came back) finds nothing to call damage. */
+	struct elog_verify_hooks hooks = { on_problem, NULL, NULL, &c };
+	struct elog_verify_result vr;
+	char msg[ELOG_VERIFY_MSG_MAX];
+	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0 &&
+	    !(rc == ELOG_NOTLOG && (w->flags & W_CREATE) && acked_end == 0))
+		fail(&c, "verify before recovery: %s", msg);
+
+	/* The writer recovers. */
+	struct elog_options opt = w->opt;
+	opt.create = 1;
+	if ((rc = elog_open(&wr, dir, &opt)) != 0) {
+		fail(&c, "elog_open: %s", wr ? elog_errmsg(wr) : elog_strerror(rc));
+		elog_close(wr);
+		free(seen);
+		return c.fails;
+	}
+	uint64_t next = elog_next_offset(wr);
+	if (next < acked_end)
+		fail(&c, "next offset %llu below the acknowledged end %llu",
+		     (unsigned long long)next, (unsigned long long)acked_end);
+	if (next < visible)
+		fail(&c, "next offset %llu below the durable end %llu a reader saw (reused offsets)",
+		     (unsigned long long)next, (unsigned long long)visible);
+
+	first = read_all(&c, "after recovery", seen, 0);
+	check_present(&c, "after recovery", seen, first, visible);
+
+	/* New records continue the log. */
+	struct elog_record rec = { 0, 1, 0, NULL, 0, AFTER, sizeof AFTER - 1 };
+	uint64_t off = 0;
+	if ((rc = elog_append(wr, &rec, &off)) != 0 || (rc = elog_sync(wr, off)) != 0)
+		fail(&c, "append after recovery: %s", elog_errmsg(wr));
+	else if (off != next)
+		fail(&c, "the record after recovery got offset %llu, not %llu",
+		     (unsigned long long)off, (unsigned long long)next);
+	c.after_crash = off;
+	if ((rc = elog_close(wr)) != 0)
+		fail(&c, "elog_close: %s", elog_strerror(rc));
+
+	check_consumers(&c, next + 1);
+
+	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+		fail(&c, "verify: %s", msg);
+
+	/* The next maintenance run cleans up what an interrupted one left,
+	 * and the log reads the same afterwards. */
+	if ((w->flags & (W_COMPACT | W_RETAIN)) && has_leftovers(dir)) {
+		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_result cr;
+		char mmsg[ELOG_MAINT_MSG_MAX];
+		co.grace_ms = 0;
+		if ((rc = elog_compact(dir, &co, &cr, mmsg)) != 0)
+			fail(&c, "compaction after the crash: %s", mmsg);
+		/* It saw every record recovery kept, up to next. */
+		memset(seen, 0, nex + 1);
+		first = read_all(&c, "after compaction", seen, 0);
+		check_present(&c, "after compaction", seen, first, next);
+		if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+			fail(&c, "verify after compaction: %s", msg);
+	}
+	free(seen);
+	return c.fails;
+}

@@ -1,0 +1,107 @@
+/*
+ * faults.c: one failing call at a time.  A workload runs once to count its
+ * calls of each kind (writes, fsyncs, renames, opens, unlinks,
+ * truncations); then once per call and error, with that call failing: EIO,
+ * ENOSPC or EINTR, and for writes also a short write.  After each run:
+ * - a writer whose elog_sync() failed acknowledged nothing afterwards
+ *   (workloads.c counts violations);
+ * - an interrupted or short write was retried, not reported;
+ * - what was synced (every pending write dropped, as after a power loss
+ *   right then, a failed fsync's writes included) and the directory as the
+ *   process left it both pass every check of expect.c: nothing
+ *   acknowledged is lost.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "crash.h"
+
+static const int errs[] = { EIO, ENOSPC, EINTR, 0 };
+
+static const char *err_name(int e)
+{
+	return e == 0 ? "short write" : e == EIO ? "EIO" : e == ENOSPC ? "ENOSPC" : "EINTR";
+}
+
+/* Runs w with the nth call of cls failing with err (cls -1: none). */
+static int one(const struct workload *w, const char *base, unsigned seed, int cls,
+               unsigned long nth, int err, unsigned long calls[FC_N], struct fault_stats *st)
+{
+	char dir[1100], sdir[1100], where[256];
+	struct vfs_log log;
+	int bad = 0;
+
+	snprintf(dir, sizeof dir, "%s/log", base);
+	snprintf(sdir, sizeof sdir, "%s/state", base);
+	rm_rf(dir);
+	expect_reset();
+	if (w->setup)
+		w->setup(dir, seed);
+	else if (mkdir(dir, 0777) < 0)
+		die("%s: cannot create", dir);
+	wl_errors = wl_violations = 0;
+	vfs_record(dir, &log);
+	if (cls >= 0)
+		vfs_fault(cls, nth, err);
+	wl_faults = 1;
+	w->run(dir, seed);
+	wl_faults = 0;
+	int hit = cls >= 0 && vfs_fault_hit();
+	if (calls)
+		for (int c = 0; c < FC_N; c++)
+			calls[c] = vfs_calls(c);
+	vfs_stop();
+
+	if (cls >= 0)
+		snprintf(where, sizeof where, "%s %lu failing with %s", fault_class_name[cls], nth,
+		         err_name(err));
+	else
+		snprintf(where, sizeof where, "no fault");
+	st->runs++;
+	st->injected += hit;
+	st->reported += hit && wl_errors > 0;
+	if (wl_violations) {
+		fprintf(stderr, "crashsim: faults: %s: %s: a failed writer acknowledged records\n",
+		        w->name, where);
+		bad++;
+	}
+	if (wl_errors && (cls < 0 || (cls == FC_WRITE && (err == EINTR || err == 0)))) {
+		fprintf(stderr, "crashsim: faults: %s: %s: %lu errors reported%s\n", w->name, where,
+		        wl_errors, cls < 0 ? "" : " for a write that should have been retried");
+		bad++;
+	}
+	struct power_stats pst = { 0 };
+	char what[300];
+	power_run(w, sdir, &log, seed, 0, 1, &pst);
+	if (pst.failures)
+		fprintf(stderr, "  (the run had %s, then the power was lost)\n", where);
+	bad += (int)pst.failures;
+	uint64_t visible = expect_acked_end(log.nops);
+	for (size_t i = 0; i < log.nops; i++)
+		if (log.ops[i].wm_end > visible)
+			visible = log.ops[i].wm_end;
+	snprintf(what, sizeof what, "%s, the directory as the process left it", where);
+	bad += (int)check_state(w, dir, log.nops, visible, what);
+	vfs_log_free(&log);
+	st->failures += (unsigned long)bad;
+	return bad;
+}
+
+int faults_run(const struct workload *w, const char *base, unsigned seed, struct fault_stats *st)
+{
+	unsigned long calls[FC_N];
+	if (one(w, base, seed, -1, 0, 0, calls, st))
+		return 1;
+	for (int c = 0; c < FC_N; c++)
+		for (unsigned long n = 1; n <= calls[c]; n++)
+			for (size_t e = 0; e < sizeof errs / sizeof errs[0]; e++) {
+				if (errs[e] == 0 && c != FC_WRITE)
+					continue;
+				one(w, base, seed, c, n, errs[e], NULL, st);
+				if (st->failures > 20)
+					return 1;
+			}
+	return st->failures ? 1 : 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * vfs.h: the file-operation recorder of the crash simulator.
+ *
+ * The simulator is linked with -Wl,--wrap for every system call the library
+ * uses to change files (open, openat, write, pwrite, ftruncate, fsync,
+ * fdatasync, renameat, unlinkat, dup, close).  While recording, each call on
+ * the watched log directory is carried out and appended, in the order the
+ * calls happened, to an operation list that names files by inode, not by
+ * name.  From that list the simulator rebuilds what the disk may hold after
+ * a power loss at any point.  The same layer injects errors (faults.c).
+ */
+#ifndef CRASH_VFS_H
+#define CRASH_VFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum op_kind {
+	OP_WRITE,    /* data written to inode at off (len bytes) */
+	OP_TRUNC,    /* inode's size set to off */
+	OP_FSYNC,    /* fsync or fdatasync of inode: its data is durable */
+	OP_LINK,     /* name created for inode (a new file) */
+	OP_RENAME,   /* name2 now names inode; name is gone */
+	OP_UNLINK,   /* name (which named inode) is gone */
+	OP_DIRSYNC,  /* fsync of the directory: its names are durable */
+};
+
+struct op {
+	int kind;
+	int ino;
+	uint64_t off;
+	size_t len;
+	unsigned char *data;     /* OP_WRITE */
+	char *name, *name2;
+	uint64_t wm_end;         /* durable end published by this op (a
+	                          * watermark write), or 0 */
+};
+
+/* A file of the starting directory, taken as durable. */
+struct vfile {
+	char *name;
+	int ino;
+	unsigned char *data;
+	size_t len;
+};
+
+struct vfs_log {
+	struct vfile *start;     /* the directory when recording began */
+	size_t nstart;
+	struct op *ops;
+	size_t nops, cap;
+	int next_ino;
+};
+
+/* Begin recording the calls on directory dir (the exact string the library
+ * will be given), taking its present files as durable. */
+void vfs_record(const char *dir, struct vfs_log *log);
+/* Stop recording; the log stays the caller's. */
+void vfs_stop(void);
+void vfs_log_free(struct vfs_log *log);
+/* The number of operations recorded so far, read under the recorder's lock:
+ * an event noted with this number happened after every one of them. */
+size_t vfs_now(void);
+
+/* Faults: the nth call (1-based, counted from vfs_record) of a class fails
+ * with err, or with err 0 (writes only) is cut short to half its length.
+ * Each class is counted on its own; vfs_calls() tells how many were made. */
+enum fault_class { FC_WRITE, FC_SYNC, FC_RENAME, FC_OPEN, FC_UNLINK, FC_TRUNC, FC_N };
+void vfs_fault(int cls, unsigned long nth, int err);
+unsigned long vfs_calls(int cls);
+/* 1 once the armed fault has been injected. */
+int vfs_fault_hit(void);
+
+extern const char *const fault_class_name[FC_N];
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * workloads.c: what the crash simulator records.  Each appends records it
+ * can recognise, notes them and their acknowledgements in the expectations,
+ * and in fault runs (wl_faults set) keeps going past errors, checking that
+ * a writer which failed refuses everything afterwards.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crash.h"
+
+int wl_faults;                 /* errors are expected: note, do not die */
+unsigned long wl_errors;       /* errors the library reported */
+unsigned long wl_violations;   /* a failed writer accepted work */
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_error(const char *what, int rc, elog *w)
+{
+	if (!wl_faults)
+		die("%s: %s", what, w ? elog_errmsg(w) : elog_strerror(rc));
+	pthread_mutex_lock(&wmu);
+	wl_errors++;
+	pthread_mutex_unlock(&wmu);
+}
+
+/* One writer shared by a workload's threads, and whether it has failed. */
+struct wr {
+	elog *w;
+	int failed;
+	uint64_t acked;        /* highest acknowledged offset + 1 */
+	pthread_mutex_t mu;
+};
+
+struct gen {
+	unsigned thread;
+	uint64_t rs;
+	unsigned keyed_pct, tomb_pct, keys;
+	char key[32];
+	char val[4096];
+};
+
+static void gen_record(struct gen *g, unsigned i, struct elog_record *r)
+{
+	unsigned x = (unsigned)(rng_next(&g->rs) % 100);
+	unsigned pad = (unsigned)(rng_next(&g->rs) % 300);
+	if (x < 4)
+		pad = 1000 + (unsigned)(rng_next(&g->rs) % 2500);
+	memset(r, 0, sizeof *r);
+	r->ts_ms = 1700000000000ll + g->thread * 100000ll + i;
+	r->schema = (uint16_t)(1 + g->thread % 3);
+	if ((unsigned)(rng_next(&g->rs) % 100) < g->keyed_pct) {
+		r->key_len = (size_t)snprintf(g->key, sizeof g->key, "key-%03u",
+		                              (unsigned)(rng_next(&g->rs) % g->keys));
+		r->key = g->key;
+		if ((unsigned)(rng_next(&g->rs) % 100) < g->tomb_pct)
+			return;
+	}
+	int n = snprintf(g->val, sizeof g->val, "{\"t\":%u,\"i\":%u,\"pad\":\"", g->thread, i);
+	memset(g->val + n, 'a' + (char)(i % 26), pad);
+	n += (int)pad;
+	n += snprintf(g->val + n, sizeof g->val - (size_t)n, "\"}");
+	r->value = g->val;
+	r->value_len = (size_t)n;
+}
+
+/* Appends r and, with sync, waits until it is durable.  Returns 0 when
+ * acknowledged. */
+static int put(struct wr *w, struct elog_record *r, int sync)
+{
+	uint64_t off;
+	pthread_mutex_lock(&w->mu);
+	int was_failed = w->failed;
+	pthread_mutex_unlock(&w->mu);
+	int rc = elog_append(w->w, r, &off);
+	if (rc == 0)
+		expect_written(off, r);
+	if (rc == 0 && sync)
+		rc = elog_sync(w->w, off);
+	pthread_mutex_lock(&w->mu);
+	if (rc != 0)
+		w->failed = 1;
+	else if (sync && off + 1 > w->acked)
+		w->acked = off + 1;
+	pthread_mutex_unlock(&w->mu);
+	if (rc == 0 && sync && was_failed) {
+		/* Only a writer that failed in elog_sync must refuse: an
+		 * append refused for its size leaves it working. */
+		pthread_mutex_lock(&wmu);
+		wl_violations++;
+		pthread_mutex_unlock(&wmu);
+		fprintf(stderr, "crashsim: a writer that failed acknowledged offset %llu\n",
+		        (unsigned long long)off);
+	}
+	if (rc == 0 && sync)
+		expect_acked(off);
+	if (rc != 0)
+		note_error("append", rc, w->w);
+	return rc;
+}
+
+static int wr_open(struct wr *w, const char *dir, const struct elog_options *opt)
+{
+	memset(w, 0, sizeof *w);
+	pthread_mutex_init(&w->mu, NULL);
+	int rc = elog_open(&w->w, dir, opt);
+	if (rc != 0) {
+		note_error("elog_open", rc, w->w);
+		elog_close(w->w);
+		w->w = NULL;
+	}
+	return rc;
+}
+
+static void wr_close(struct wr *w)
+{
+	if (!w->w)
+		return;
+	int rc = elog_close(w->w);
+	if (rc != 0)
+		note_error("elog_close", rc, NULL);
+	pthread_mutex_destroy(&w->mu);
+	w->w = NULL;
+}
+
+/* Appends n records, each synced, from several threads. */
+struct appender {
+	struct wr *w;
+	struct gen g;
+	unsigned n;
+	pthread_t t;
+};
+
+static void *append_thread(void *arg)
+{
+	struct appender *a = arg;
+	struct elog_record r;
+	for (unsigned i = 0; i < a->n; i++) {
+		gen_record(&a->g, i, &r);
+		if (put(a->w, &r, 1) != 0 && wl_faults && a->w->failed) {
+			/* Once more, to see it refused. */
+			gen_record(&a->g, i, &r);
+			put(a->w, &r, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void appenders(struct wr *w, unsigned threads, unsigned n, unsigned seed,
+                      unsigned keyed_pct, unsigned tomb_pct, unsigned keys)
+{
+	struct appender a[8];
+	for (unsigned i = 0; i < threads; i++) {
+		a[i] = (struct appender){ w, { i, seed * 7919ull + i + 1, keyed_pct, tomb_pct, keys, "", "" }, n, 0 };
+		if (threads == 1)
+			append_thread(&a[i]);
+		else if (pthread_create(&a[i].t, NULL, append_thread, &a[i]) != 0)
+			die("pthread_create");
+	}
+	for (unsigned i = 0; threads > 1 && i < threads; i++)
+		pthread_join(a[i].t, NULL);
+}
+
+/* ---- the workloads ---- */
+
+#define SEG 4096
+
+/* Creating the log, then appends with group commit from four threads
+ * rolling many small segments. */
+static void run_append(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct wr w;
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	appenders(&w, 4, 40, seed, 30, 10, 8);
+	wr_close(&w);
+}
+
+/* A log that exists, for the workloads that start from one. */
+static void setup_log(const char *dir, unsigned seed, unsigned n)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct wr w;
+	int faults = wl_faults;
+	wl_faults = 0;
+	wr_open(&w, dir, &o);
+	struct gen g = { 9, seed + 1000u, 80, 10, 12, "", "" };
+	struct elog_record r;
+	for (unsigned i = 0; i < n; i++) {
+		gen_record(&g, i, &r);
+		put(&w, &r, i + 1 == n);
+	}
+	wr_close(&w);
+	wl_faults = faults;
+	expect_all_durable();
+}
+
+static void setup_small(const char *dir, unsigned seed)
+{
+	setup_log(dir, seed, 30);
+}
+
+static void setup_big(const char *dir, unsigned seed)
+{
+	setup_log(dir, seed, 260);
+}
+
+/* Appends in one thread while another commits two consumers' progress. */
+struct committer {
+	const char *dir;
+	struct wr *w;
+	unsigned n;
+};
+
+static void *commit_thread(void *arg)
+{
+	struct committer *c = arg;
+	static const char *const names[] = { "alpha", "beta" };
+	uint64_t last[2] = { 0, 0 };
+	for (unsigned i = 0; i < c->n; i++) {
+		pthread_mutex_lock(&c->w->mu);
+		uint64_t acked = c->w->acked;
+		pthread_mutex_unlock(&c->w->mu);
+		unsigned who = i % 2;
+		if (acked == 0 || acked - 1 < last[who])
+			continue;
+		char msg[ELOG_CONSUMER_MSG_MAX];
+		size_t id = expect_commit_begin(names[who], acked - 1);
+		int rc = elog_consumer_commit(c->dir, names[who], acked - 1, msg);
+		if (rc == 0) {
+			expect_commit_done(id);
+			last[who] = acked - 1;
+		} else {
+			note_error("consumer commit", rc, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void run_consumers(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .segment_bytes = SEG };
+	struct wr w;
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	w.acked = expect_count();
+	struct committer c = { dir, &w, 24 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, commit_thread, &c) != 0)
+		die("pthread_create");
+	appenders(&w, 1, 50, seed, 20, 0, 8);
+	pthread_join(t, NULL);
+	wr_close(&w);
+}
+
+/* Compaction and retention while the writer appends keyed records. */
+static void *maint_thread(void *arg)
+{
+	const char *dir = arg;
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result cr;
+	struct elog_retain_opts ro = { 0 };
+	struct elog_retain_result rr;
+	int rc;
+	co.grace_ms = 0;
+	co.wait = 1;
+	ro.max_age_ms = ELOG_RETAIN_OFF;
+	ro.max_bytes = 36 * 1024;
+	ro.wait = 1;
+	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
+		note_error("compaction", rc, NULL);
+	if ((rc = elog_retain(dir, &ro, &rr, msg)) != 0)
+		note_error("retention", rc, NULL);
+	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
+		note_error("compaction", rc, NULL);
+	return NULL;
+}
+
+static void run_maint(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .segment_bytes = SEG };
+	struct wr w;
+	pthread_t t;
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	if (pthread_create(&t, NULL, maint_thread, (void *)dir) != 0)
+		die("pthread_create");
+	appenders(&w, 1, 40, seed, 80, 10, 12);
+	pthread_join(t, NULL);
+	wr_close(&w);
+}
+
+/* Everything in one thread, in a fixed order: what the fault runs use, so
+ * that the nth call of a kind is the same call in every run. */
+static void run_serial(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct wr w;
+	struct gen g = { 0, seed + 1u, 50, 10, 6, "", "" };
+	struct elog_record r;
+	char msg[ELOG_MAINT_MSG_MAX];
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	for (unsigned i = 0; i < 36; i++) {
+		gen_record(&g, i, &r);
+		if (put(&w, &r, i % 3 == 2) != 0 && w.failed) {
+			gen_record(&g, i, &r);
+			put(&w, &r, 1);
+			break;
+		}
+		if (i % 12 == 11 && w.acked) {
+			size_t id = expect_commit_begin("alpha", w.acked - 1);
+			int rc = elog_consumer_commit(dir, "alpha", w.acked - 1, msg);
+			if (rc == 0)
+				expect_commit_done(id);
+			else
+				note_error("consumer commit", rc, NULL);
+		}
+	}
+	maint_thread((void *)dir);
+	wr_close(&w);
+}
+
+/* A compressed log: after its first 1000 values the writer trains a
+ * dictionary, stores it, and starts a segment that uses it. */
+static void run_zstd(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 16 * 1024,
+	                          .compression = ELOG_COMPRESS_ZSTD };
+	struct wr w;
+	struct gen g = { 1, seed + 7u, 30, 5, 20, "", "" };
+	struct elog_record r;
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	for (unsigned i = 0; i < 1100; i++) {
+		gen_record(&g, i, &r);
+		if (r.value_len > 200)
+			r.value_len = 200;
+		if (put(&w, &r, i % 100 == 99 || (i >= 990 && i % 5 == 4)) != 0 && w.failed)
+			break;
+	}
+	wr_close(&w);
+}
+
+const struct workload workloads[] = {
+	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append },
+	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers },
+	{ "maintenance", W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, setup_big, run_maint },
+	{ "serial", W_CREATE | W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, NULL, run_serial },
+	{ "zstd", W_CREATE | W_ZSTD, { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
+	  NULL, run_zstd },
+};
+const size_t nworkloads = sizeof workloads / sizeof workloads[0];
