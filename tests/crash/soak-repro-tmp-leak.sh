@@ -2,9 +2,11 @@
 # soak-repro-tmp-leak.sh: found by soak.sh.  A writer killed while it opens
 # the log (recover.c rebuilds the active segment's index through
 # fs_replace_file) leaves NNN.idx.tmp.PID.N in the log directory.  Nothing
-# removes it: not the next writer, not elog-retain when it deletes that
-# segment, not elog-compact; elog-verify skips such names.  No record is
-# lost, but the files pile up for ever on a log whose writer is killed.
+# removed it: not the next writer, not elog-retain when it deletes that
+# segment, not elog-compact; elog-verify skips such names.  No record was
+# lost, but the files piled up for ever on a log whose writer is killed.
+# Fixed: the next writer removes temporary files whose process is dead
+# (fs_tmp_orphaned; unit test temporary_files_of_dead_processes_are_removed).
 #
 # usage: soak-repro-tmp-leak.sh  (programs from $ELOG_BIN, default build/)
 # Exit 1 when leftover temporary files outlive their segment, 0 otherwise.
