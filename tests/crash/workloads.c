@@ -205,7 +205,7 @@ static void setup_small(const char *dir, unsigned seed)
 
 static void setup_big(const char *dir, unsigned seed)
 {
-	setup_log(dir, seed, 260);
+	setup_log(dir, seed, 180);
 }
 
 /* Appends in one thread while another commits two consumers' progress. */
@@ -269,12 +269,15 @@ static void *maint_thread(void *arg)
 	co.grace_ms = 0;
 	co.wait = 1;
 	ro.max_age_ms = ELOG_RETAIN_OFF;
-	ro.max_bytes = 36 * 1024;
+	ro.max_bytes = 6 * 1024;
 	ro.wait = 1;
 	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
 		note_error("compaction", rc, NULL);
 	if ((rc = elog_retain(dir, &ro, &rr, msg)) != 0)
 		note_error("retention", rc, NULL);
+	else if (getenv("CRASHSIM_DEBUG"))
+		fprintf(stderr, "retention removed %llu segments, %llu bytes left\n",
+		        (unsigned long long)rr.segments, (unsigned long long)rr.total_bytes);
 	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
 		note_error("compaction", rc, NULL);
 	return NULL;
@@ -289,7 +292,7 @@ static void run_maint(const char *dir, unsigned seed)
 		return;
 	if (pthread_create(&t, NULL, maint_thread, (void *)dir) != 0)
 		die("pthread_create");
-	appenders(&w, 1, 40, seed, 80, 10, 12);
+	appenders(&w, 1, 30, seed, 80, 10, 12);
 	pthread_join(t, NULL);
 	wr_close(&w);
 }
