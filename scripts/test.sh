@@ -10,14 +10,14 @@
 # status is 0 only when every step passed.
 #
 # To add a step, write one line in the STEPS list: a name, then the command.
-# Each step has a time limit (ELOG_STEP_TIMEOUT seconds, default 480) so that
+# Each step has a time limit (ELOG_STEP_TIMEOUT seconds, default 600) so that
 # a hung test fails the run instead of eating CI's budget.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 jobs=$(nproc 2>/dev/null || echo 2)
-step_timeout=${ELOG_STEP_TIMEOUT:-480}
+step_timeout=${ELOG_STEP_TIMEOUT:-600}
 
 # name | command (run with bash -c from the repository root)
 STEPS=(
