@@ -77,6 +77,9 @@ int faults_run(const struct workload *w, const char *base, unsigned seed,
                struct fault_stats *st);
 
 /* ---- workloads.c ---- */
+/* A fresh dir holding w's starting log (nothing recorded yet), and fresh
+ * expectations. */
+void workload_prepare(const struct workload *w, const char *dir, unsigned seed);
 extern int wl_faults;
 extern unsigned long wl_errors, wl_violations;
 

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,12 +80,7 @@ static int power(const struct workload *w, const char *base, unsigned seed, unsi
 
 	snprintf(dir, sizeof dir, "%s/log", base);
 	snprintf(sdir, sizeof sdir, "%s/state", base);
-	rm_rf(dir);
-	expect_reset();
-	if (w->setup)
-		w->setup(dir, seed);
-	else if (mkdir(dir, 0777) < 0)
-		die("%s: cannot create", dir);
+	workload_prepare(w, dir, seed);
 	vfs_record(dir, &log);
 	w->run(dir, seed);
 	vfs_stop();

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "crash.h"
 
@@ -35,12 +34,7 @@ static int one(const struct workload *w, const char *base, unsigned seed, int cl
 
 	snprintf(dir, sizeof dir, "%s/log", base);
 	snprintf(sdir, sizeof sdir, "%s/state", base);
-	rm_rf(dir);
-	expect_reset();
-	if (w->setup)
-		w->setup(dir, seed);
-	else if (mkdir(dir, 0777) < 0)
-		die("%s: cannot create", dir);
+	workload_prepare(w, dir, seed);
 	wl_errors = wl_violations = 0;
 	vfs_record(dir, &log);
 	if (cls >= 0)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "crash.h"
 
@@ -347,6 +348,16 @@ static void run_zstd(const char *dir, unsigned seed)
 			break;
 	}
 	wr_close(&w);
+}
+
+void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
+{
+	rm_rf(dir);
+	expect_reset();
+	if (w->setup)
+		w->setup(dir, seed);
+	else if (mkdir(dir, 0777) < 0)
+		die("%s: cannot create", dir);
 }
 
 const struct workload workloads[] = {
