@@ -786,6 +786,29 @@ START_TEST(repeated_seeks_in_one_reader)
 }
 END_TEST
 
+/* A power loss garbled both the watermark and the header of the newest
+ * segment, just created: the closed segments are durable, nothing of the
+ * newest is, and readers stop before it instead of failing. */
+START_TEST(garbled_header_beyond_the_watermark_is_not_there_yet)
+{
+	uint64_t a[] = { 0, 1, 2 };
+	char p[1200];
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 3, 0);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "garbage garbage garbage "
+	              "garbage garbage garbage", 47);
+	unsigned char junk[SEG_HDR];
+	memset(junk, 0xA5, sizeof junk);
+	ut_write_file(ut_seg_path(ut_dir, 3, SEG_EXT), junk, sizeof junk);
+	elog_reader *r = ut_open_reader(ut_dir);
+	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	uint64_t offs[8];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 3);
+	elog_reader_close(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reader");
@@ -816,6 +839,7 @@ int main(void)
 	tcase_add_test(tc, truncated_closed_segment_is_corrupt);
 	tcase_add_test(tc, bad_segment_header_is_corrupt);
 	tcase_add_test(tc, reader_open_errors);
+	tcase_add_test(tc, garbled_header_beyond_the_watermark_is_not_there_yet);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

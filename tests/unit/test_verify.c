@@ -544,6 +544,37 @@ START_TEST(stray_files_are_warnings)
 }
 END_TEST
 
+/* What a power loss leaves before the writer reopens the log is not
+ * damage: a watermark from before the last roll naming a segment that
+ * compaction has since rewritten (it is closed now, its old length no
+ * longer applies), and a newest segment whose header never reached the
+ * disk beside a garbled watermark. */
+START_TEST(power_loss_leftovers_are_not_damage)
+{
+	hand_log();
+	hand_indexes();
+	/* The watermark from when segment 0 was active and longer. */
+	ut_set_wm(ut_dir, 5, 0, seg0_size + 1000);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	/* But not one whose durable end lies past the next segment. */
+	ut_set_wm(ut_dir, 7, 0, seg0_size);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK), 0);
+
+	/* A garbled watermark and a newest segment without its header. */
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "\0\0\0\0", 4);
+	ut_write_file(ut_seg_path(ut_dir, 8, SEG_EXT), "ELOG", 4);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, FN_WATERMARK), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, seg(8, SEG_EXT)), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verify");
@@ -569,6 +600,7 @@ int main(void)
 	tcase_add_test(tc, not_a_log_and_newer_settings);
 	tcase_add_test(tc, consumer_beyond_the_durable_end);
 	tcase_add_test(tc, stray_files_are_warnings);
+	tcase_add_test(tc, power_loss_leftovers_are_not_damage);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
