@@ -808,90 +808,6 @@ START_TEST(threads_append_and_sync)
 }
 END_TEST
 
-/* elog-append's pattern: one thread appends and writes each batch while
- * another syncs the batch before, rolling small segments along the way. */
-struct syncer {
-	elog *w;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t target;	/* sync up to here; 0 = nothing yet */
-	int done, err;
-	uint64_t bad_durable;
-};
-
-static void *sync_loop(void *arg)
-{
-	struct syncer *s = arg;
-	uint64_t synced = 0;
-	pthread_mutex_lock(&s->mu);
-	for (;;) {
-		while (s->target == synced && !s->done)
-			pthread_cond_wait(&s->cv, &s->mu);
-		if (s->target == synced)
-			break;
-		uint64_t t = s->target;
-		pthread_mutex_unlock(&s->mu);
-		int rc = elog_sync(s->w, t - 1);
-		if (rc == 0 && elog_durable_end(s->w) < t && !s->bad_durable)
-			s->bad_durable = t;
-		pthread_mutex_lock(&s->mu);
-		if (rc) {
-			s->err = rc;
-			break;
-		}
-		synced = t;
-	}
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
-}
-
-START_TEST(write_while_another_thread_syncs)
-{
-	elog *w = ut_open_writer(ut_dir, 16384, 256);
-	struct syncer s = { .w = w };
-	pthread_t t;
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	ck_assert_int_eq(pthread_create(&t, NULL, sync_loop, &s), 0);
-	enum { BATCHES = 200, PER_BATCH = 20 };
-	char v[32];
-	for (int b = 0; b < BATCHES; b++) {
-		for (int i = 0; i < PER_BATCH; i++) {
-			snprintf(v, sizeof v, "b%d-%d", b, i);
-			ut_append(w, NULL, v);
-		}
-		ck_assert_int_eq(elog_write(w), 0);
-		pthread_mutex_lock(&s.mu);
-		s.target = elog_next_offset(w);
-		pthread_cond_signal(&s.cv);
-		pthread_mutex_unlock(&s.mu);
-	}
-	pthread_mutex_lock(&s.mu);
-	s.done = 1;
-	pthread_cond_signal(&s.cv);
-	pthread_mutex_unlock(&s.mu);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_msg(s.err == 0, "sync: %d %s", s.err, elog_errmsg(w));
-	ck_assert_msg(s.bad_durable == 0, "sync to %llu returned below it",
-	              (unsigned long long)s.bad_durable);
-	const uint64_t total = BATCHES * PER_BATCH;
-	ck_assert_uint_eq(elog_durable_end(w), total);
-	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, total);
-	ck_assert_int_eq(elog_close(w), 0);
-
-	struct all a = read_all(ut_dir);
-	ck_assert_uint_eq(a.n, total);
-	for (uint64_t o = 0; o < total; o++) {
-		snprintf(v, sizeof v, "b%d-%d", (int)(o / PER_BATCH), (int)(o % PER_BATCH));
-		ck_assert_str_eq(a.val[o], v);
-	}
-	all_free(&a);
-	uint64_t bases[256], records;
-	ck_assert_uint_gt(check_segments(ut_dir, 16384, bases, 256, &records), 2);
-	ck_assert_uint_eq(records, total);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("writer");
@@ -924,7 +840,6 @@ int main(void)
 	tcase_add_test(tc, first_record_larger_than_segment);
 	tcase_add_test(tc, roll_after_reopen);
 	tcase_add_test(tc, threads_append_and_sync);
-	tcase_add_test(tc, write_while_another_thread_syncs);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
