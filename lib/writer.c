@@ -9,10 +9,9 @@
  * every waiter.  elog_sync() runs whichever step its offset still needs, or
  * waits for the thread running it.  Threads that arrive while a flush runs
  * append into a fresh batch and are served by the next one, so one fdatasync
- * covers everyone queued behind it.  elog_write() runs the write step alone,
- * even while a sync runs: a program that writes its next batch while another
- * thread syncs the last one keeps the disk from waiting for the copy into
- * the page cache.
+ * covers everyone queued behind it; and the next batch may be written while
+ * the last one is being synced (elog_write() asks for that early), so the
+ * disk is not left waiting for the copy into the page cache.
  *
  * Segment rolls are decided at append time (so each record's offset and
  * segment are known at once) and carried out by the write step, while no
@@ -287,12 +286,7 @@ static int advance(elog *w, uint64_t offset, int sync)
 		if (w->failed)
 			return ELOG_FAILED;
 		if (w->written.durable_end <= offset) {
-			/* A thread that syncs waits for a running sync, then
-			 * writes what everyone appended meanwhile, as one
-			 * batch for the next sync; elog_write() does not
-			 * wait, so its caller's next batch is written while
-			 * the last is being synced. */
-			if (w->writing || (sync && w->syncing)) {
+			if (w->writing) {
 				pthread_cond_wait(&w->cv, &w->mu);
 				continue;
 			}
