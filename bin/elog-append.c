@@ -196,30 +196,15 @@ static void flusher_stop(struct appender *a)
 	pthread_join(a->flusher, NULL);
 }
 
-/* The writer failed (in a flush it made by itself, or in the flusher's,
- * whose message then says why). */
-static noreturn void writer_failed(struct appender *a, int rc)
-{
-	flusher_idle(a);
-	cli_die_elog(a->dir, rc, elog_errmsg(a->w));
-}
-
 /* End the batch: hand it to the flusher (once it is done with the one
  * before) and start the next. */
 static void drain(struct appender *a);
 
 static void commit(struct appender *a)
 {
-	int rc;
-
 	drain(a);
 	if (a->batch_n == 0)
 		return;
-	/* Write the batch while the flusher may still be syncing the one
-	 * before: the flusher then has only the fdatasync left, and the
-	 * disk does not wait for the copy into the page cache. */
-	if ((rc = elog_write(a->w)) != 0)
-		writer_failed(a, rc);
 	flusher_idle(a);
 	uint64_t *t = a->f_offsets;
 	size_t tcap = a->f_cap;
@@ -343,7 +328,10 @@ static void drain(struct appender *a)
 			input_error(a, "the record is larger than the limit of 16 MiB");
 		input_error(a, "%s", elog_errmsg(a->w));
 	}
-	writer_failed(a, rc);
+	/* The writer failed (in a flush it made by itself, or in the
+	 * flusher's, whose message then says why). */
+	flusher_idle(a);
+	cli_die_elog(a->dir, rc, elog_errmsg(a->w));
 }
 
 /* One record of input, without its delimiter. */

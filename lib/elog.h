@@ -175,13 +175,6 @@ int elog_append_batch(elog *w, struct elog_record *recs, size_t n, size_t *done)
  * failed one: fsync errors are not retryable, so the writer stops. */
 int elog_sync(elog *w, uint64_t offset);
 
-/* Write every record appended so far to the segment files now, without
- * waiting for the fdatasync(2) that makes it durable: a later elog_sync()
- * then has only that left, and a thread may write the next records while
- * another syncs the last ones.  Nothing becomes durable or visible to
- * readers by this call.  Thread-safe.  Errors: as elog_sync(). */
-int elog_write(elog *w);
-
 /* Make every record appended so far durable.  Same errors as elog_sync(). */
 int elog_flush(elog *w);
 

@@ -2,21 +2,17 @@
  * writer.c: the single writer of a log, with group commit.
  *
  * elog_append() encodes a record into the pending batch under a mutex and
- * returns its offset.  A flush has two steps, each run by one thread at a
- * time: the write takes the whole pending batch and writes it with one
- * write(2) per segment it touches; the sync makes everything written so far
- * durable with one fdatasync(2), publishes the new durable end, and wakes
- * every waiter.  elog_sync() runs whichever step its offset still needs, or
- * waits for the thread running it.  Threads that arrive while a flush runs
- * append into a fresh batch and are served by the next one, so one fdatasync
- * covers everyone queued behind it; and the next batch may be written while
- * the last one is being synced (elog_write() asks for that early), so the
- * disk is not left waiting for the copy into the page cache.
+ * returns its offset.  elog_sync() makes a thread the leader if no flush is
+ * running: it takes the whole pending batch, writes it with one write(2) per
+ * segment it touches, makes it durable with one fdatasync(2), publishes the
+ * new durable end, and wakes every waiter.  Threads that arrive while a flush
+ * runs append into a fresh batch and are served by the next leader, so one
+ * fdatasync covers everyone queued behind it.
  *
  * Segment rolls are decided at append time (so each record's offset and
- * segment are known at once) and carried out by the write step, while no
- * sync runs: it syncs the full segment before it creates the next one, so
- * every closed segment is durable.  After any write or sync error the writer refuses all further
+ * segment are known at once) and carried out by the leader: it syncs the
+ * full segment before it creates the next one, so every closed segment is
+ * durable.  After any write or sync error the writer refuses all further
  * work (ELOG_FAILED): after a failed fsync, Linux may have dropped the dirty
  * pages, and retrying would acknowledge data that is not on disk.
  */
@@ -68,8 +64,7 @@ struct elog {
 	struct elog_settings set;
 	size_t batch_bytes;
 
-	/* Owned by the thread running the write step; segfd is also used
-	 * by the sync step, which never runs during a roll. */
+	/* Owned by the leader of a flush (one at a time). */
 	int segfd, idxfd;
 	uint64_t seg_base, seg_size, idx_size;
 
@@ -88,15 +83,13 @@ struct elog {
 	struct training tr;
 	struct idx_builder ib;	/* index entries of the tail segment */
 	struct batch pending, spare;
-	int writing;		/* WRITING or ROLLING while a write runs */
-	int syncing;		/* a sync runs */
+	int flushing;
 	/* Gathering (see gather()): threads now in elog_sync(), how many
 	 * were there when the last flush ended, and how long it took. */
 	unsigned nsync, last_waiters;
 	int gathering;
-	int64_t write_ns, flush_ns;
+	int64_t flush_ns;
 	pthread_cond_t gather;
-	struct watermark written;	/* the end of what is written */
 	uint64_t durable;
 	int failed;		/* the error that stopped the writer, or 0 */
 };
@@ -156,43 +149,42 @@ static void batch_free(struct batch *b)
  * and its index (so that closed segments and their indexes are durable: only
  * the active segment's index is rebuilt after a crash), then create the new
  * one. */
-static int roll(elog *w, uint64_t base, uint32_t flags, char *msg)
+static int roll(elog *w, uint64_t base, uint32_t flags)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
 	seg_name(name, w->seg_base, SEG_EXT);
 	if (fdatasync(w->segfd) < 0)
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 	seg_name(name, w->seg_base, IDX_EXT);
 	if (fdatasync(w->idxfd) < 0)
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 	close(w->segfd);
 	close(w->idxfd);
 	w->segfd = w->idxfd = -1;
 	seg_name(name, base, SEG_EXT);
 	if ((err = seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
 	if ((err = fs_fsync_dir(w->dfd)) != 0)
-		return errmsg_set(msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(w->msg, err, "fsync of the log directory: %s", strerror(err));
 	w->seg_base = base;
 	w->seg_size = SEG_HDR;
 	w->idx_size = IDX_HDR;
 	return 0;
 }
 
-/* The write step: write b (rolling where it says) and set *wm to the end
- * of what is then written.  Runs without the mutex. */
-static int batch_write(elog *w, const struct batch *b, struct watermark *wm, char *msg)
+/* Write b and make it durable.  Runs without the mutex, as the leader. */
+static int batch_write(elog *w, const struct batch *b)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct chunk *c = &b->c[i];
-		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags, msg)) != 0)
+		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags)) != 0)
 			return err;
 		if ((err = fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
 			seg_name(name, w->seg_base, SEG_EXT);
-			return errmsg_set(msg, err, "%s: write at byte %llu: %s", name,
+			return errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
 			                  (unsigned long long)w->seg_size, strerror(err));
 		}
 		w->seg_size += c->len;
@@ -201,28 +193,18 @@ static int batch_write(elog *w, const struct batch *b, struct watermark *wm, cha
 		if (c->ilen) {
 			if ((err = fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
 				seg_name(name, w->seg_base, IDX_EXT);
-				return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+				return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
 			}
 			w->idx_size += c->ilen;
 		}
 	}
-	*wm = (struct watermark){ b->end, w->seg_base, w->seg_size };
-	return 0;
-}
-
-/* The sync step: make everything up to wm durable, then publish wm.  Runs
- * without the mutex, with fd the active segment, which no roll changes
- * meanwhile. */
-static int batch_sync(elog *w, int fd, const struct watermark *wm, char *msg)
-{
-	char name[NAME_MAX_LOCAL];
-	int err;
-	if (fdatasync(fd) < 0) {
-		seg_name(name, wm->segment_base, SEG_EXT);
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+	if (fdatasync(w->segfd) < 0) {
+		seg_name(name, w->seg_base, SEG_EXT);
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 	}
-	if ((err = wm_write(w->wmfd, wm)) != 0)
-		return errmsg_set(msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	struct watermark wm = { b->end, w->seg_base, w->seg_size };
+	if ((err = wm_write(w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
 	return 0;
 }
 
@@ -233,7 +215,7 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Before a write takes the batch, it waits briefly for the threads the
+/* Before a leader takes the batch, it waits briefly for the threads the
  * last flush served to come back with their next record: woken together,
  * the first would otherwise lead a flush of its record alone while the
  * others are still appending, and batches would stay small.  It waits no
@@ -253,102 +235,6 @@ static void gather(elog *w)
 	w->gathering = 0;
 }
 
-enum { WRITING = 1, ROLLING };
-
-/* Whether writing b rolls to a new segment. */
-static int batch_rolls(const elog *w, const struct batch *b)
-{
-	return b->n > 1 || (b->n == 1 && b->c[0].base != w->seg_base);
-}
-
-/* After a step failed: the writer stops, and the thread whose step it was
- * returns err (its message is kept unless an earlier failure's is). */
-static int stop(elog *w, int err, const char *msg)
-{
-	if (!w->failed) {
-		w->failed = err;
-		snprintf(w->msg, sizeof w->msg, "%s", msg);
-	}
-	return err;
-}
-
-/* Run or wait for the steps that make every record up to offset written
- * (sync = 0) or durable (sync = 1).  Called with the mutex held, and
- * offset below next.  Every step ends with a broadcast on cv. */
-static int advance(elog *w, uint64_t offset, int sync)
-{
-	char msg[ERRMSG_MAX];
-	int err;
-
-	for (;;) {
-		if (w->durable > offset || (!sync && w->written.durable_end > offset))
-			return 0;
-		if (w->failed)
-			return ELOG_FAILED;
-		if (w->written.durable_end <= offset) {
-			if (w->writing) {
-				pthread_cond_wait(&w->cv, &w->mu);
-				continue;
-			}
-			/* Write: take everything pending; later appends start
-			 * a new batch that the next write takes.  A roll
-			 * closes the file a sync uses: it waits for the sync
-			 * to end, and keeps the next from starting. */
-			w->writing = WRITING;
-			gather(w);
-			while (w->syncing && batch_rolls(w, &w->pending))
-				pthread_cond_wait(&w->cv, &w->mu);
-			if (w->failed) {
-				w->writing = 0;
-				pthread_cond_broadcast(&w->cv);
-				return ELOG_FAILED;
-			}
-			if (batch_rolls(w, &w->pending))
-				w->writing = ROLLING;
-			struct batch b = w->pending;
-			struct watermark wm;
-			w->pending = w->spare;
-			pthread_mutex_unlock(&w->mu);
-			int64_t t0 = mono_ns();
-			err = batch_write(w, &b, &wm, msg);
-			int64_t t1 = mono_ns();
-			pthread_mutex_lock(&w->mu);
-			w->writing = 0;
-			w->write_ns = t1 - t0;
-			if (!err)
-				w->written = wm;
-			batch_reset(&b);
-			w->spare = b;
-			pthread_cond_broadcast(&w->cv);
-			if (err)
-				return stop(w, err, msg);
-			continue;
-		}
-		if (w->syncing || w->writing == ROLLING) {
-			pthread_cond_wait(&w->cv, &w->mu);
-			continue;
-		}
-		/* Sync: everything written so far, which a write running
-		 * meanwhile may add to (but never into another file). */
-		w->syncing = 1;
-		struct watermark wm = w->written;
-		int fd = w->segfd;
-		pthread_mutex_unlock(&w->mu);
-		int64_t t0 = mono_ns();
-		err = batch_sync(w, fd, &wm, msg);
-		int64_t t1 = mono_ns();
-		pthread_mutex_lock(&w->mu);
-		w->syncing = 0;
-		w->flush_ns = w->write_ns + (t1 - t0);
-		w->last_waiters = w->nsync;
-		if (!err)
-			w->durable = wm.durable_end;
-		pthread_cond_broadcast(&w->cv);
-		if (err)
-			return stop(w, err, msg);
-	}
-}
-
 int elog_sync(elog *w, uint64_t offset)
 {
 	int rc = 0;
@@ -358,19 +244,42 @@ int elog_sync(elog *w, uint64_t offset)
 		pthread_cond_signal(&w->gather);
 	if (offset >= w->next)
 		offset = w->next - 1;	/* nothing later was appended */
-	if (w->next > 0)
-		rc = advance(w, offset, 1);
+	while (w->next > 0 && w->durable <= offset) {
+		if (w->failed) {
+			rc = ELOG_FAILED;
+			break;
+		}
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		/* Lead: take everything pending; later appends start a new
+		 * batch that the next leader will write. */
+		w->flushing = 1;
+		gather(w);
+		struct batch b = w->pending;
+		w->pending = w->spare;
+		pthread_mutex_unlock(&w->mu);
+		int64_t t0 = mono_ns();
+		int err = batch_write(w, &b);
+		int64_t t1 = mono_ns();
+		pthread_mutex_lock(&w->mu);
+		w->flushing = 0;
+		w->flush_ns = t1 - t0;
+		w->last_waiters = w->nsync;
+		if (err)
+			w->failed = err;
+		else
+			w->durable = b.end;
+		batch_reset(&b);
+		w->spare = b;
+		pthread_cond_broadcast(&w->cv);
+		if (err) {
+			rc = err;	/* the leader learns why; others ELOG_FAILED */
+			break;
+		}
+	}
 	w->nsync--;
-	pthread_mutex_unlock(&w->mu);
-	return rc;
-}
-
-int elog_write(elog *w)
-{
-	int rc = 0;
-	pthread_mutex_lock(&w->mu);
-	if (w->next > 0)
-		rc = advance(w, w->next - 1, 0);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
@@ -697,7 +606,6 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	wm = (struct watermark){ w->next, active, rc.size };
 	if ((err = wm_write(w->wmfd, &wm)) != 0)
 		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
-	w->written = wm;
 	w->pending.end = w->spare.end = w->next;
 	return 0;
 }

@@ -296,43 +296,6 @@ START_TEST(append_is_not_durable_until_sync)
 }
 END_TEST
 
-START_TEST(write_is_not_durable_until_sync)
-{
-	elog *w = ut_open_writer(ut_dir, 0, 0);
-	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
-	ck_assert_int_eq(elog_write(w), 0);	/* nothing appended: nothing to do */
-	ck_assert_uint_eq(ut_file_size(seg), SEG_HDR);
-	ut_append(w, "k", "one");
-	ut_append(w, NULL, "two");
-	/* Written to the segment, but neither durable nor visible. */
-	ck_assert_int_eq(elog_write(w), 0);
-	ck_assert_uint_eq(ut_file_size(seg), SEG_HDR + rec_size(1, 3) + rec_size(0, 3));
-	ck_assert_uint_eq(elog_durable_end(w), 0);
-	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, 0);
-	struct all r = read_all(ut_dir);
-	ck_assert_uint_eq(r.n, 0);
-	all_free(&r);
-	/* Written twice: no record is written again. */
-	ck_assert_int_eq(elog_write(w), 0);
-	ut_append(w, NULL, "three");
-	ck_assert_int_eq(elog_write(w), 0);
-	ck_assert_uint_eq(ut_file_size(seg),
-	                  SEG_HDR + rec_size(1, 3) + rec_size(0, 3) + rec_size(0, 5));
-
-	/* The sync has only the fdatasync left, and publishes it all. */
-	ck_assert_int_eq(elog_sync(w, 0), 0);
-	ck_assert_uint_eq(elog_durable_end(w), 3);
-	struct watermark wm = ut_get_wm(ut_dir);
-	ck_assert_uint_eq(wm.durable_end, 3);
-	ck_assert_uint_eq(wm.segment_bytes, ut_file_size(seg));
-	r = read_all(ut_dir);
-	ck_assert_uint_eq(r.n, 3);
-	ck_assert_str_eq(r.val[2], "three");
-	all_free(&r);
-	ck_assert_int_eq(elog_close(w), 0);
-}
-END_TEST
-
 START_TEST(sync_beyond_next_and_on_empty_log)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
@@ -604,30 +567,6 @@ START_TEST(append_batch_on_failed_writer)
 }
 END_TEST
 
-START_TEST(write_rolls_segments)
-{
-	/* Writes that roll, each followed by appends and another write, and
-	 * one sync at the end: the closed segments were synced by the rolls
-	 * and everything reads back. */
-	elog *w = ut_open_writer(ut_dir, 4096, 0);
-	char v[200];
-	memset(v, 'r', sizeof v - 1);
-	v[sizeof v - 1] = '\0';
-	for (int i = 0; i < 100; i++) {
-		ut_append(w, NULL, v);
-		if (i % 7 == 0)
-			ck_assert_int_eq(elog_write(w), 0);
-	}
-	ck_assert_uint_eq(elog_durable_end(w), 0);
-	ck_assert_int_eq(elog_flush(w), 0);
-	ck_assert_uint_eq(elog_durable_end(w), 100);
-	ck_assert_int_eq(elog_close(w), 0);
-	uint64_t bases[64], records;
-	ck_assert_uint_gt(check_segments(ut_dir, 4096, bases, 64, &records), 3);
-	ck_assert_uint_eq(records, 100);
-}
-END_TEST
-
 START_TEST(segments_roll_at_segment_bytes)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -824,7 +763,6 @@ int main(void)
 	tcase_add_test(tc, killed_writer_leaves_no_lock);
 	tcase_add_test(tc, locked_without_pid);
 	tcase_add_test(tc, append_is_not_durable_until_sync);
-	tcase_add_test(tc, write_is_not_durable_until_sync);
 	tcase_add_test(tc, sync_beyond_next_and_on_empty_log);
 	tcase_add_test(tc, close_makes_durable);
 	tcase_add_test(tc, full_buffer_flushes_itself);
@@ -834,7 +772,6 @@ int main(void)
 	tcase_add_test(tc, append_batch_in_order_across_flushes_and_rolls);
 	tcase_add_test(tc, append_batch_stops_at_first_error);
 	tcase_add_test(tc, append_batch_on_failed_writer);
-	tcase_add_test(tc, write_rolls_segments);
 	tcase_add_test(tc, segments_roll_at_segment_bytes);
 	tcase_add_test(tc, record_larger_than_segment_goes_alone);
 	tcase_add_test(tc, first_record_larger_than_segment);
