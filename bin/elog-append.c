@@ -27,10 +27,6 @@ static const char usage_text[] =
 /* The longest timestamp -t reads before the tab. */
 #define TS_FIELD_MAX 64
 
-/* Records parsed but not yet handed to the library: they go in with one
- * elog_append_batch() call, which takes the writer's lock once. */
-#define QUEUE_MAX 256
-
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
@@ -87,13 +83,7 @@ struct appender {
 	const char *dir;
 	elog *w;
 	uint64_t recno;             /* input records read, for messages */
-	/* Records parsed and not yet appended: they point into the input
-	 * buffer, so they are appended before it changes. */
-	struct elog_record queue[QUEUE_MAX];
-	size_t queued;
-	uint64_t queue_recno;       /* the input record number of queue[0] */
-	/* The batch: records taken since the last flush, the queued ones
-	 * included. */
+	/* The batch: records appended since the last flush. */
 	size_t batch_n;
 	uint64_t batch_size;
 	int64_t batch_start;        /* monotonic ms of its first record */
@@ -198,11 +188,8 @@ static void flusher_stop(struct appender *a)
 
 /* End the batch: hand it to the flusher (once it is done with the one
  * before) and start the next. */
-static void drain(struct appender *a);
-
 static void commit(struct appender *a)
 {
-	drain(a);
 	if (a->batch_n == 0)
 		return;
 	flusher_idle(a);
@@ -294,95 +281,67 @@ static const char *take_timestamp(struct appender *a, const char *p, size_t *len
 	return tab + 1;
 }
 
-/* Append the queued records, note their offsets, and stop at the first
- * that cannot be appended, keeping the ones before it. */
-static void drain(struct appender *a)
-{
-	size_t n = a->queued, done;
-	int rc;
-
-	if (n == 0)
-		return;
-	a->queued = 0;
-	rc = elog_append_batch(a->w, a->queue, n, &done);
-	if (done > 0) {
-		if (a->total == 0)
-			a->first_offset = a->queue[0].offset;
-		a->total += done;
-		a->last_offset = a->queue[done - 1].offset;
-	}
-	if (a->cf->print_offsets) {
-		/* The queued records are the last of the batch. */
-		uint64_t *o = a->offsets + (a->batch_n - n);
-
-		for (size_t i = 0; i < done; i++)
-			o[i] = a->queue[i].offset;
-	}
-	if (rc == 0)
-		return;
-	/* The records after the one that failed were never appended. */
-	a->batch_n -= n - done;
-	if (rc == ELOG_TOOBIG || rc == ELOG_INVALID) {
-		a->recno = a->queue_recno + done;
-		if (rc == ELOG_TOOBIG)
-			input_error(a, "the record is larger than the limit of 16 MiB");
-		input_error(a, "%s", elog_errmsg(a->w));
-	}
-	/* The writer failed (in a flush it made by itself, or in the
-	 * flusher's, whose message then says why). */
-	flusher_idle(a);
-	cli_die_elog(a->dir, rc, elog_errmsg(a->w));
-}
-
 /* One record of input, without its delimiter. */
 static void add_record(struct appender *a, const char *p, size_t len)
 {
 	const struct config *cf = a->cf;
-	struct elog_record *rec = &a->queue[a->queued];
+	struct elog_record rec = { .ts_ms = a->arrived_ms, .schema = cf->schema };
+	uint64_t off;
+	int rc;
 
-	*rec = (struct elog_record){ .ts_ms = a->arrived_ms, .schema = cf->schema };
 	a->recno++;
 	if (cf->ts_input)
-		p = take_timestamp(a, p, &len, &rec->ts_ms);
+		p = take_timestamp(a, p, &len, &rec.ts_ms);
 	if (cf->key != NULL) {
-		rec->key = cf->key;
-		rec->key_len = cf->key_len;
+		rec.key = cf->key;
+		rec.key_len = cf->key_len;
 	} else if (cf->key_delim != NULL) {
-		/* One byte, as with -K TAB, is found faster than a string. */
-		const char *d = cf->key_delim_len == 1 ? memchr(p, cf->key_delim[0], len)
-		                : memmem(p, len, cf->key_delim, cf->key_delim_len);
+		const char *d = memmem(p, len, cf->key_delim, cf->key_delim_len);
 
 		/* As with kcat, a line without the delimiter is a value with
 		 * no key. */
 		if (d != NULL) {
-			rec->key = p;
-			rec->key_len = (size_t)(d - p);
-			len -= rec->key_len + cf->key_delim_len;
+			rec.key = p;
+			rec.key_len = (size_t)(d - p);
+			len -= rec.key_len + cf->key_delim_len;
 			p = d + cf->key_delim_len;
-			if (rec->key_len > ELOG_MAX_KEY)
+			if (rec.key_len > ELOG_MAX_KEY)
 				input_error(a, "the key is longer than 65535 bytes");
 		}
 	}
-	rec->value = p;
-	rec->value_len = len;
-	if (a->queued++ == 0)
-		a->queue_recno = a->recno;
+	rec.value = p;
+	rec.value_len = len;
+	rc = elog_append(a->w, &rec, &off);
+	if (rc == ELOG_TOOBIG)
+		input_error(a, "the record is larger than the limit of 16 MiB");
+	if (rc == ELOG_INVALID)
+		input_error(a, "%s", elog_errmsg(a->w));
+	if (rc != 0) {
+		/* The writer failed (in a flush it made by itself, or in the
+		 * flusher's, whose message then says why). */
+		flusher_idle(a);
+		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
+	}
 
+	if (a->total++ == 0)
+		a->first_offset = off;
+	a->last_offset = off;
 	if (a->batch_n == 0)
 		a->batch_start = monotonic_ms();
-	if (cf->print_offsets && a->batch_n == a->offsets_cap) {
-		a->offsets_cap = a->offsets_cap ? 2 * a->offsets_cap : 4096;
-		a->offsets = cli_realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
+	if (cf->print_offsets) {
+		if (a->batch_n == a->offsets_cap) {
+			a->offsets_cap = a->offsets_cap ? 2 * a->offsets_cap : 4096;
+			a->offsets = cli_realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
+		}
+		a->offsets[a->batch_n] = off;
 	}
 	a->batch_n++;
-	a->batch_size += 28 + rec->key_len + rec->value_len;
+	a->batch_size += 28 + rec.key_len + rec.value_len;
 	if (cf->sync)
 		commit_wait(a);
 	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
 	         a->batch_size >= cf->batch_bytes)
 		commit(a);
-	else if (a->queued == QUEUE_MAX)
-		drain(a);
 }
 
 /* Whether stdin has data (or its end) to read within timeout_ms. */
@@ -437,8 +396,6 @@ static void run(struct appender *a)
 			add_record(a, buf + start, (size_t)(end - (buf + start)));
 			start = scanned = (size_t)(end - buf) + 1;
 		}
-		/* The queued records point into buf, which is about to move. */
-		drain(a);
 		scanned = len;
 		if (eof) {
 			if (start < len)

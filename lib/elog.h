@@ -159,15 +159,6 @@ int elog_close(elog *w);
  * a flush the call had to make because the buffer was full. */
 int elog_append(elog *w, struct elog_record *rec, uint64_t *offset);
 
-/* Append recs[0..n-1] in order, as n calls of elog_append() would, but
- * taking the writer's lock once rather than once per record; each
- * recs[i].offset is set.  Stops at the first error: *done (if not NULL)
- * receives how many records were appended, and the error is that of
- * recs[*done], or of a flush the call had to make (then after the record
- * that filled the buffer).  Thread-safe; the records of concurrent calls
- * may interleave.  Errors: as elog_append(). */
-int elog_append_batch(elog *w, struct elog_record *recs, size_t n, size_t *done);
-
 /* Wait until every record up to and including offset is durable, writing and
  * syncing the buffer if no other thread is doing so already.  Thread-safe.
  * Errors: the errno value of the write(2) or fdatasync(2) that failed, for

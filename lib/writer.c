@@ -344,8 +344,7 @@ static void train(elog *w, const void *value, size_t len)
 	t->sizes = NULL;
 }
 
-/* Append one record to the pending batch.  Called with the mutex held. */
-static int append_locked(elog *w, struct elog_record *rec)
+int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 {
 	if (rec->key_len > ELOG_MAX_KEY ||
 	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
@@ -354,16 +353,23 @@ static int append_locked(elog *w, struct elog_record *rec)
 		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	if (w->failed)
+	int err = 0, full;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->failed) {
+		pthread_mutex_unlock(&w->mu);
 		return ELOG_FAILED;
+	}
 	/* In a compressed segment the stored value is a tag byte and the
 	 * value, compressed when that makes it smaller. */
 	struct elog_record stored = *rec;
 	if (w->z) {
 		train(w, rec->value, rec->value_len);
 		if (rec->value_len) {
-			if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len)))
+			if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len))) {
+				pthread_mutex_unlock(&w->mu);
 				return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+			}
 		}
 	}
 	size_t size = rec_size(rec->key_len, rec->value_len + (w->z && rec->value_len));
@@ -375,10 +381,12 @@ static int append_locked(elog *w, struct elog_record *rec)
 		stored.value = w->zbuf;
 		stored.value_len = zenc_value(w->z, SEG_DICT(w->tail_flags), rec->value,
 		                              rec->value_len, w->zbuf);
-		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
+		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len) {
+			pthread_mutex_unlock(&w->mu);
 			return errmsg_set(w->msg, ELOG_TOOBIG,
 			    "record of %zu bytes is larger than the maximum of %u",
 			    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
+		}
 		size = rec_size(stored.key_len, stored.value_len);
 	}
 	struct chunk *c = batch_chunk(&w->pending, w->tail_base, w->tail_flags);
@@ -386,6 +394,7 @@ static int append_locked(elog *w, struct elog_record *rec)
 	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
 		if (c && c->len == 0 && c->ilen == 0)
 			w->pending.n--;	/* drop the chunk just added */
+		pthread_mutex_unlock(&w->mu);
 		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
 	}
 	rec->offset = stored.offset = w->next;
@@ -403,41 +412,15 @@ static int append_locked(elog *w, struct elog_record *rec)
 	w->next++;
 	w->pending.end = w->next;
 	w->pending.bytes += size;
-	return 0;
-}
+	full = w->pending.bytes >= w->batch_bytes;
+	pthread_mutex_unlock(&w->mu);
 
-/* The records are appended under one lock, a few at a time only when the
- * buffer fills and must be written in between. */
-int elog_append_batch(elog *w, struct elog_record *recs, size_t n, size_t *done)
-{
-	size_t i = 0;
-	int err = 0;
-
-	while (i < n && err == 0) {
-		int full = 0;
-		pthread_mutex_lock(&w->mu);
-		while (i < n && !full && (err = append_locked(w, &recs[i])) == 0) {
-			full = w->pending.bytes >= w->batch_bytes;
-			i++;
-		}
-		pthread_mutex_unlock(&w->mu);
-		/* A full buffer is written at once: memory stays bounded,
-		 * and a fast producer gets large batches without asking. */
-		if (full && err == 0)
-			err = elog_sync(w, recs[i - 1].offset);
-	}
-	if (done)
-		*done = i;
-	return err;
-}
-
-int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
-{
-	size_t done;
-	int err = elog_append_batch(w, rec, 1, &done);
-
-	if (done && offset)
+	if (offset)
 		*offset = rec->offset;
+	/* A full buffer is written at once: memory stays bounded, and a
+	 * fast producer gets large batches without asking. */
+	if (full)
+		err = elog_sync(w, rec->offset);
 	return err;
 }
 

@@ -174,17 +174,6 @@ load helpers
 	[ "$output" = "next" ]
 }
 
-@test "append: a record too big is reported before a bad line after it" {
-	# Records go to the library a few at a time: the first error in input
-	# order is the one reported, and only the records before it are kept.
-	local max=$((16 * 1024 * 1024 - 24))
-	run --separate-stderr elog-append -p -t "$LOG" < <(printf '1\ta\n1\t'; head -c $((max + 1)) /dev/zero | tr '\0' y; printf '\nnope\n2\tb\n')
-	[ "$status" -eq 5 ] && [ "$output" = "0" ]
-	[ "$stderr" = "elog-append: $LOG: line 2: the record is larger than the limit of 16 MiB" ]
-	run elog-cat -v "$LOG"
-	[ "$output" = "a" ]
-}
-
 @test "append: a line far beyond the limit is refused without reading all of it" {
 	run --separate-stderr elog-append -p "$LOG" < <(echo a; echo b; head -c $((20 * 1024 * 1024)) /dev/zero)
 	[ "$status" -eq 5 ] && [ "$output" = $'0\n1' ]

@@ -466,107 +466,6 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 	return n;
 }
 
-/* ---- appending many records in one call ---- */
-
-START_TEST(append_batch_in_order_across_flushes_and_rolls)
-{
-	/* A small buffer and small segments: the call flushes and rolls
-	 * in the middle of its records. */
-	struct elog_options o = { .create = 1, .batch_bytes = 4096, .segment_bytes = 16384 };
-	elog *w = open_opt(ut_dir, &o, 0);
-	enum { N = 1000 };
-	static char vals[N][16];
-	static struct elog_record recs[N];
-	for (size_t i = 0; i < N; i++) {
-		snprintf(vals[i], sizeof vals[i], "v%zu", i);
-		recs[i] = ut_rec(99, i % 2 ? ELOG_TS_NOW : (int64_t)i, (uint16_t)i,
-		                 i % 3 ? "key" : NULL, vals[i]);
-	}
-	ut_append(w, NULL, "first");
-	size_t done = 12345;
-	ck_assert_int_eq(elog_append_batch(w, recs, N, &done), 0);
-	ck_assert_uint_eq(done, N);
-	for (size_t i = 0; i < N; i++) {
-		ck_assert_uint_eq(recs[i].offset, i + 1);
-		if (i % 2)
-			ck_assert_int_gt(recs[i].ts_ms, 0);	/* stamped */
-		else
-			ck_assert_int_eq(recs[i].ts_ms, (int64_t)i);
-	}
-	/* The full buffer was made durable along the way, not only at the
-	 * end; an empty call appends nothing. */
-	ck_assert_uint_gt(elog_durable_end(w), 1);
-	ck_assert_int_eq(elog_append_batch(w, recs, 0, &done), 0);
-	ck_assert_uint_eq(done, 0);
-	ck_assert_uint_eq(elog_next_offset(w), N + 1);
-	ck_assert_int_eq(elog_close(w), 0);
-
-	elog_reader *r = ut_open_reader(ut_dir);
-	struct elog_record rec;
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
-	ck_assert_mem_eq(rec.value, "first", 5);
-	for (size_t i = 0; i < N; i++) {
-		ck_assert_int_eq(elog_reader_next(r, &rec), 0);
-		ck_assert_uint_eq(rec.offset, i + 1);
-		ck_assert_int_eq(rec.ts_ms, recs[i].ts_ms);
-		ck_assert_uint_eq(rec.schema, (uint16_t)i);
-		ck_assert_uint_eq(rec.key_len, i % 3 ? 3 : 0);
-		ck_assert_uint_eq(rec.value_len, strlen(vals[i]));
-		ck_assert_mem_eq(rec.value, vals[i], rec.value_len);
-	}
-	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
-	elog_reader_close(r);
-	uint64_t bases[64], records;
-	ck_assert_uint_gt(check_segments(ut_dir, 16384, bases, 64, &records), 2);
-	ck_assert_uint_eq(records, N + 1);
-}
-END_TEST
-
-START_TEST(append_batch_stops_at_first_error)
-{
-	elog *w = ut_open_writer(ut_dir, 0, 0);
-	struct elog_record recs[4] = {
-		ut_rec(0, ELOG_TS_NOW, 0, NULL, "a"),
-		ut_rec(0, ELOG_TS_NOW, 0, "k", "b"),
-		{ 0, ELOG_TS_NOW, 0, NULL, 0, NULL, 5 },	/* invalid */
-		ut_rec(0, ELOG_TS_NOW, 0, NULL, "d"),
-	};
-	size_t done = 99;
-	ck_assert_int_eq(elog_append_batch(w, recs, 4, &done), ELOG_INVALID);
-	ck_assert_uint_eq(done, 2);
-	ck_assert_uint_eq(recs[1].offset, 1);
-	ck_assert_uint_eq(elog_next_offset(w), 2);
-
-	/* A record too big is refused before anything is appended. */
-	struct elog_record big[2] = {
-		{ 0, ELOG_TS_NOW, 0, NULL, 0, "x", ELOG_MAX_RECORD },
-		ut_rec(0, ELOG_TS_NOW, 0, NULL, "e"),
-	};
-	ck_assert_int_eq(elog_append_batch(w, big, 2, &done), ELOG_TOOBIG);
-	ck_assert_uint_eq(done, 0);
-	/* The writer goes on after a refusal; done may be NULL. */
-	ck_assert_int_eq(elog_append_batch(w, recs + 3, 1, NULL), 0);
-	ck_assert_uint_eq(recs[3].offset, 2);
-	ck_assert_int_eq(elog_close(w), 0);
-	struct all a = read_all(ut_dir);
-	ck_assert_uint_eq(a.n, 3);
-	ck_assert_str_eq(a.val[2], "d");
-	all_free(&a);
-}
-END_TEST
-
-START_TEST(append_batch_on_failed_writer)
-{
-	/* A handle whose open failed is a failed writer: nothing is taken. */
-	elog *w = open_opt(ut_dir, NULL, ENOENT);
-	struct elog_record r = ut_rec(0, ELOG_TS_NOW, 0, NULL, "a");
-	size_t done = 7;
-	ck_assert_int_eq(elog_append_batch(w, &r, 1, &done), ELOG_FAILED);
-	ck_assert_uint_eq(done, 0);
-	ck_assert_int_eq(elog_close(w), ELOG_FAILED);
-}
-END_TEST
-
 START_TEST(segments_roll_at_segment_bytes)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -769,9 +668,6 @@ int main(void)
 	tcase_add_test(tc, timestamps_stamped_or_kept);
 	tcase_add_test(tc, too_big_is_refused);
 	tcase_add_test(tc, null_value_is_invalid);
-	tcase_add_test(tc, append_batch_in_order_across_flushes_and_rolls);
-	tcase_add_test(tc, append_batch_stops_at_first_error);
-	tcase_add_test(tc, append_batch_on_failed_writer);
 	tcase_add_test(tc, segments_roll_at_segment_bytes);
 	tcase_add_test(tc, record_larger_than_segment_goes_alone);
 	tcase_add_test(tc, first_record_larger_than_segment);
