@@ -231,7 +231,7 @@ static int compacted(const struct ctx *c, uint64_t o, uint64_t durable)
  * Returns the first offset read (UINT64_MAX when none), or stops early. */
 static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, int before_recovery)
 {
-	elog_reader *r;
+	elog_reader *r = NULL;
 	struct elog_record rec;
 	uint64_t first = UINT64_MAX, prev = 0;
 	int any = 0, rc = elog_reader_open(&r, c->dir);
@@ -239,7 +239,7 @@ static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, 
 		if (!(rc == ELOG_NOTLOG && before_recovery && (c->w->flags & W_CREATE) &&
 		      expect_acked_end(c->k) == 0))
 			fail(c, "%s: reader_open: %s", stage, elog_strerror(rc));
-		if (rc == 0 || r)
+		if (r)
 			elog_reader_close(r);
 		return first;
 	}
