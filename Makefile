@@ -14,7 +14,7 @@ COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC      ?= cc
 AR      ?= ar
 CFLAGS  ?= -O2 -g
-VERSION  = 0.1.0
+VERSION  = 0.2.0
 
 # Our own flags stay separate from the user's CFLAGS.
 ELOG_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread -Ilib \

@@ -417,7 +417,7 @@ static void e_append(elog *w, const void *key, size_t klen, const void *val,
 
 static void e_flush(elog *w)
 {
-	int rc = elog_flush(w);
+	int rc = elog_sync(w);
 	if (rc)
 		die("elog_flush: %s: %s", elog_strerror(rc), elog_errmsg(w));
 }
@@ -907,7 +907,7 @@ static void w_ack1(int big)
 						double a = now();
 						uint64_t off;
 						e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, &off);
-						int rc = elog_sync(w, off);
+						int rc = elog_sync(w);
 						if (rc)
 							die("elog_sync: %s", elog_strerror(rc));
 						lat[i] = now() - a;
@@ -997,7 +997,7 @@ static void *ack_elog(void *arg)
 		double t = now();
 		uint64_t off;
 		e_append(a->w, ckey(a->c, i), KEY_LEN, cval(a->c, i), a->c->size, &off);
-		int rc = elog_sync(a->w, off);
+		int rc = elog_sync(a->w);
 		if (rc)
 			die("elog_sync: %s", elog_strerror(rc));
 		if (a->nlat < LATCAP)

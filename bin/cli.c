@@ -175,9 +175,23 @@ noreturn void cli_exit(int status)
 
 static char out_buf[64 * 1024];
 static size_t out_len;
+static int out_epipe_goes_on;	/* see cli_stdout_optional() */
+static int out_gone;
+
+void cli_stdout_optional(void)
+{
+	out_epipe_goes_on = 1;
+}
+
+int cli_stdout_gone(void)
+{
+	return out_gone;
+}
 
 static void out_drain(const char *p, size_t n)
 {
+	if (out_gone)
+		return;
 	if (out_closed && n > 0) {
 		out_closed = 0;
 		cli_die(EX_IO, "stdout", "%s", cli_strerror(EBADF));
@@ -188,6 +202,10 @@ static void out_drain(const char *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EPIPE && out_epipe_goes_on) {
+				out_gone = 1;
+				return;
+			}
 			if (errno == EPIPE)
 				_exit(EX_OK);
 			out_len = 0;

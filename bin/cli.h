@@ -87,6 +87,11 @@ void cli_puts(const char *s);
 void cli_put_u64(uint64_t v);
 void cli_put_i64(int64_t v);
 void cli_flush(void);
+/* For a program whose output is a report on work it must finish (the
+ * offsets of elog-append -p): when the reader of stdout goes away, output
+ * is dropped from then on, silently, instead of ending the program. */
+void cli_stdout_optional(void);
+int cli_stdout_gone(void);
 
 /* JSON output (json.c). */
 /* 1 when buf holds only well-formed UTF-8 (RFC 3629: no overlong forms,

@@ -1,10 +1,14 @@
 /*
  * elog-append: append the records read from stdin to a log, in batches made
  * durable by one flush each (group commit), and optionally print each
- * record's offset once it is durable.  See elog-append(1).
+ * record's offset once it is durable.  Other writers may append to the same
+ * log at the same time; a batch holds the log's lock only while it is
+ * written.  See elog-append(1).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <poll.h>
@@ -19,6 +23,7 @@
 static const char usage_text[] =
 	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
 	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
+	"                   [--wait duration]\n"
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
@@ -30,7 +35,7 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_VERSION
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_VERSION
 };
 
 static const struct option long_options[] = {
@@ -45,6 +50,7 @@ static const struct option long_options[] = {
 	{ "batch-bytes",    required_argument, NULL, OPT_BATCH_BYTES },
 	{ "linger",         required_argument, NULL, OPT_LINGER },
 	{ "sync",           no_argument,       NULL, OPT_SYNC },
+	{ "wait",           required_argument, NULL, OPT_WAIT },
 	{ "segment-bytes",  required_argument, NULL, OPT_SEGMENT_BYTES },
 	{ "index-interval", required_argument, NULL, OPT_INDEX_INTERVAL },
 	{ "retain-age",     required_argument, NULL, OPT_RETAIN_AGE },
@@ -73,6 +79,98 @@ struct config {
 	struct elog_options create; /* settings for a new log */
 };
 
+/* The offsets of a batch's records, in input order, stored by the library
+ * when the batch is written: blocks that never move once handed out. */
+#define OFFS_BLOCK 4096
+struct offsets {
+	uint64_t **blk;
+	size_t nblk;
+	size_t n;                   /* slots handed out */
+};
+
+/* The next slot, for the record being appended. */
+static uint64_t *offsets_slot(struct offsets *o)
+{
+	size_t b = o->n / OFFS_BLOCK;
+
+	if (b == o->nblk) {
+		o->blk = cli_realloc(o->blk, (b + 1) * sizeof *o->blk);
+		o->blk[b] = cli_realloc(NULL, OFFS_BLOCK * sizeof **o->blk);
+		o->nblk++;
+	}
+	return &o->blk[b][o->n++ % OFFS_BLOCK];
+}
+
+static uint64_t offsets_at(const struct offsets *o, size_t i)
+{
+	return o->blk[i / OFFS_BLOCK][i % OFFS_BLOCK];
+}
+
+static void offsets_free(struct offsets *o)
+{
+	for (size_t i = 0; i < o->nblk; i++)
+		free(o->blk[i]);
+	free(o->blk);
+}
+
+/* SIGTERM, SIGINT and SIGHUP end the input: what was read is appended,
+ * made durable and acknowledged, then the program dies of the signal.  The
+ * handler writes the signal's number to a pipe that the input loop polls
+ * beside stdin, so none is missed between a check and a read(2). */
+static volatile sig_atomic_t stop_signal;
+static int stop_pipe[2] = { -1, -1 };
+
+static void on_stop_signal(int sig)
+{
+	int saved = errno;
+	unsigned char c = (unsigned char)sig;
+
+	if (stop_signal == 0)
+		stop_signal = sig;
+	if (write(stop_pipe[1], &c, 1) < 0) {
+		/* the pipe is full: a signal is already noted */
+	}
+	errno = saved;
+}
+
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+static void stop_signals_catch(void)
+{
+	struct sigaction sa;
+
+	if (pipe(stop_pipe) < 0)
+		cli_die(EX_IO, "pipe", "%s", cli_strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
+		fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK);
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+		sigaction(stop_signals[i], &sa, NULL);
+}
+
+/* After the input is appended: die of the signal that ended it, as a
+ * program that did not catch it would, so the caller sees the usual
+ * status (128 + its number in a shell). */
+static void stop_signals_reraise(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	if (stop_signal == 0)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigaction(stop_signal, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, stop_signal);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(stop_signal);
+}
+
 /* The state of one run: the open log, the batch not yet durable, counts. */
 struct appender {
 	const struct config *cf;
@@ -87,10 +185,9 @@ struct appender {
 	size_t batch_n;
 	uint64_t batch_size;
 	int64_t batch_start;        /* monotonic ms of its first record */
-	uint64_t *offsets;          /* with -p: their offsets, in input order */
-	size_t offsets_cap;
-	/* For -v. */
-	uint64_t total, batches, first_offset, last_offset;
+	struct offsets offsets;     /* with -p or -v: where their offsets go */
+	/* For -v; the offsets under mu. */
+	uint64_t total, batches, batches_done, first_offset, last_offset;
 	/* The flusher thread makes a batch durable and acknowledges it while
 	 * this thread reads and appends the next one, so that parsing input
 	 * overlaps fdatasync.  One batch at a time is in its hands. */
@@ -101,9 +198,8 @@ struct appender {
 	int quit;
 	int failed;                 /* the flush failed: its code and message */
 	char failed_msg[512];
-	uint64_t f_last;            /* the batch handed over: sync up to here, */
-	uint64_t *f_offsets;        /* then print these (with -p) */
-	size_t f_n, f_cap;
+	struct offsets f_offsets;   /* the batch handed over: its offsets */
+	size_t f_n;
 };
 
 static noreturn void usage(void)
@@ -133,15 +229,20 @@ static void *flusher_main(void *arg)
 		pthread_mutex_unlock(&a->mu);
 		/* An offset is printed only after the flush that covers it
 		 * has succeeded: a printed offset is an acknowledgement. */
-		int rc = elog_sync(a->w, a->f_last);
+		int rc = elog_sync(a->w);
 		if (rc == 0 && a->cf->print_offsets) {
 			for (size_t i = 0; i < a->f_n; i++) {
-				cli_put_u64(a->f_offsets[i]);
+				cli_put_u64(offsets_at(&a->f_offsets, i));
 				cli_putc('\n');
 			}
 			cli_flush();
 		}
 		pthread_mutex_lock(&a->mu);
+		if (rc == 0 && a->f_n > 0 && a->f_offsets.n > 0) {
+			if (a->batches_done++ == 0)
+				a->first_offset = offsets_at(&a->f_offsets, 0);
+			a->last_offset = offsets_at(&a->f_offsets, a->f_n - 1);
+		}
 		if (rc != 0 && !a->failed) {
 			a->failed = rc;
 			snprintf(a->failed_msg, sizeof a->failed_msg, "%s", elog_errmsg(a->w));
@@ -155,9 +256,17 @@ static void *flusher_main(void *arg)
 
 static void flusher_start(struct appender *a)
 {
+	sigset_t set, old;
+
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
+	/* The stop signals go to the reading thread, whose poll they wake. */
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+		sigaddset(&set, stop_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
 	int err = pthread_create(&a->flusher, NULL, flusher_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0)
 		cli_die(EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
 }
@@ -193,14 +302,11 @@ static void commit(struct appender *a)
 	if (a->batch_n == 0)
 		return;
 	flusher_idle(a);
-	uint64_t *t = a->f_offsets;
-	size_t tcap = a->f_cap;
+	struct offsets t = a->f_offsets;
 	a->f_offsets = a->offsets;
-	a->f_cap = a->offsets_cap;
 	a->offsets = t;
-	a->offsets_cap = tcap;
+	a->offsets.n = 0;
 	a->f_n = a->batch_n;
-	a->f_last = a->last_offset;
 	pthread_mutex_lock(&a->mu);
 	a->busy = 1;
 	pthread_cond_broadcast(&a->cv);
@@ -286,7 +392,6 @@ static void add_record(struct appender *a, const char *p, size_t len)
 {
 	const struct config *cf = a->cf;
 	struct elog_record rec = { .ts_ms = a->arrived_ms, .schema = cf->schema };
-	uint64_t off;
 	int rc;
 
 	a->recno++;
@@ -311,7 +416,8 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	}
 	rec.value = p;
 	rec.value_len = len;
-	rc = elog_append(a->w, &rec, &off);
+	rc = elog_append(a->w, &rec, cf->print_offsets || cf->verbose
+	                               ? offsets_slot(&a->offsets) : NULL);
 	if (rc == ELOG_TOOBIG)
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	if (rc == ELOG_INVALID)
@@ -323,18 +429,9 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
 	}
 
-	if (a->total++ == 0)
-		a->first_offset = off;
-	a->last_offset = off;
+	a->total++;
 	if (a->batch_n == 0)
 		a->batch_start = monotonic_ms();
-	if (cf->print_offsets) {
-		if (a->batch_n == a->offsets_cap) {
-			a->offsets_cap = a->offsets_cap ? 2 * a->offsets_cap : 4096;
-			a->offsets = cli_realloc(a->offsets, a->offsets_cap * sizeof *a->offsets);
-		}
-		a->offsets[a->batch_n] = off;
-	}
 	a->batch_n++;
 	a->batch_size += 28 + rec.key_len + rec.value_len;
 	if (cf->sync)
@@ -344,16 +441,20 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		commit(a);
 }
 
-/* Whether stdin has data (or its end) to read within timeout_ms. */
+/* Whether stdin has data (or its end) to read within timeout_ms (-1: wait
+ * for it); a stop signal counts as the end of the input. */
 static int input_ready(int timeout_ms)
 {
-	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = STDIN_FILENO, .events = POLLIN },
+		{ .fd = stop_pipe[0], .events = POLLIN },
+	};
 	int n;
 
 	do
-		n = poll(&pfd, 1, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	return n != 0;
+		n = poll(pfd, 2, timeout_ms);
+	while (n < 0 && errno == EINTR && !stop_signal);
+	return n != 0 || stop_signal;
 }
 
 /* Before blocking in read(2), decide whether the batch waits for company:
@@ -418,6 +519,12 @@ static void run(struct appender *a)
 			buf = cli_realloc(buf, cap);
 		}
 		maybe_commit(a);
+		if (!stop_signal)
+			input_ready(-1);
+		if (stop_signal) {
+			eof = 1;
+			continue;
+		}
 		n = read(STDIN_FILENO, buf + len, cap - len);
 		a->arrived_ms = cli_now_ms();
 		if (n < 0) {
@@ -493,6 +600,13 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			cf->batch_records = 1;
 			cf->sync = 1;
 			break;
+		case OPT_WAIT:
+			cf->create.wait_ms = (int64_t)cli_arg_duration("--wait", optarg);
+			/* 0 asks the library for its default; --wait 0 means
+			 * "do not wait", as near as it gets. */
+			if (cf->create.wait_ms == 0)
+				cf->create.wait_ms = 1;
+			break;
 		case OPT_SEGMENT_BYTES:
 			cf->create.segment_bytes = cli_arg_size("--segment-bytes", optarg);
 			break;
@@ -544,6 +658,11 @@ int main(int argc, char *argv[])
 	/* The library flushes by itself when its buffer passes batch_bytes;
 	 * leave that to the batching here unless a record is huge. */
 	cf.create.batch_bytes = cf.batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf.batch_bytes;
+	/* The offsets are a report; the input is the work.  A reader of
+	 * them that goes away (elog-append -p | head -1) does not stop the
+	 * appending of the rest. */
+	cli_stdout_optional();
+	stop_signals_catch();
 	rc = elog_open(&a.w, a.dir, &cf.create);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
@@ -563,7 +682,8 @@ int main(int argc, char *argv[])
 			         (unsigned long long)a.last_offset,
 			         (unsigned long long)a.batches, a.batches == 1 ? "" : "es");
 	}
-	free(a.offsets);
-	free(a.f_offsets);
+	offsets_free(&a.offsets);
+	offsets_free(&a.f_offsets);
+	stop_signals_reraise();
 	return EX_OK;
 }

@@ -4,9 +4,9 @@
  *
  * usage: outbox-relay [-f] database logdir
  *
- * Why no duplicates: a log has one writer at a time, and this relay is it
- * (elog_open() takes the log's LOCK, so a second relay exits at once).  Each
- * record carries the id of its outbox row, and rows are appended in id order,
+ * Why no duplicates: one relay runs at a time per outbox (it holds an
+ * exclusive flock on "<database>.relay-lock", so a second relay exits at
+ * once; other writers may append to the log beside it).  Each record carries the id of its outbox row, and rows are appended in id order,
  * so after opening the writer the last record of the log names the last row
  * that made it into the log.  The relay skips every row up to that one, and
  * only then goes on.  A crash between making records durable and deleting
@@ -25,7 +25,9 @@
  *    own last record (see find_last_relayed()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/file.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,18 @@ int main(int argc, char *argv[])
 	}
 	logdir = argv[optind + 1];
 
+	/* One relay per outbox: two would both append the rows neither has
+	 * deleted yet.  The lock dies with the process. */
+	char lockpath[4096];
+	snprintf(lockpath, sizeof lockpath, "%s.relay-lock", argv[optind]);
+	int lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (lockfd < 0)
+		die(lockpath, strerror(errno));
+	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		fprintf(stderr, "%s: %s: another relay is running\n", prog, lockpath);
+		return 3;
+	}
+
 	rc = elog_open(&w, logdir, &opt);
 	if (rc) {
 		fprintf(stderr, "%s: %s: %s\n", prog, logdir,
@@ -186,7 +200,7 @@ int main(int argc, char *argv[])
 			continue;
 		}
 		/* Durable in the log first; only then may the rows go. */
-		rc = elog_flush(w);
+		rc = elog_sync(w);
 		if (rc)
 			die(logdir, elog_errmsg(w));
 		sqlite3_bind_int64(drop, 1, batch_last);

@@ -363,7 +363,7 @@ static void command(elog *w, char *line)
 	}
 	v = encode(&e, &rec.value_len);
 	rec.value = v;
-	if ((rc = elog_append(w, &rec, &off)) != 0 || (rc = elog_sync(w, off)) != 0)
+	if ((rc = elog_append(w, &rec, &off)) != 0 || (rc = elog_sync(w)) != 0)
 		die("append", elog_errmsg(w));
 	free(v);
 	k = perform(&e);

@@ -20,6 +20,7 @@ static int leftover_of_creation(const char *name)
 	seg_name(seg, 0, SEG_EXT);
 	seg_name(idx, 0, IDX_EXT);
 	return strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
+	       strcmp(name, FN_WRITERS) == 0 ||
 	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
 	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
 	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||

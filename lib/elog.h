@@ -10,25 +10,41 @@
  * key and a value.  Records are stored in segment files named by the offset of
  * their first record; the newest segment is the only one written to.
  *
- * One process at a time may write a log: elog_open() takes an exclusive,
- * non-blocking flock(2) on the file LOCK and fails with ELOG_LOCKED when
- * another process holds it.  Any number of readers, in any process, read the
- * log with no lock at all.
+ * Any number of writer handles, in one process or many, may append to a log
+ * at once (since 0.2).  A handle buffers what is appended to it; writing a
+ * batch takes an exclusive flock(2) on the file LOCK for as long as that one
+ * batch is written and synced, never longer, so a long-running writer that
+ * waits for input never shuts the others out.  A writer that finds LOCK taken
+ * waits for it (elog_options.wait_ms) and fails with ELOG_LOCKED when that
+ * time runs out.  Any number of readers, in any process, read the log with no
+ * lock at all.
  *
- * Durability.  elog_append() copies a record into the writer's buffer and
- * returns its offset at once; the record is *not* durable yet.  elog_sync()
- * waits until a given offset is durable: the buffer is written with one
- * write(2) and made durable with one fdatasync(2), and every thread waiting at
- * that moment is served by that one call (group commit).  After each
- * fdatasync the writer publishes the durable end of the log in the file
- * "watermark"; readers never return a record at or above it.  So a record a
- * reader has seen can never vanish or change after a crash or a power loss.
+ * Offsets.  A record's offset is fixed when its batch is written, under the
+ * lock: offsets are dense and increase in log order across all writers, and
+ * one batch's records are contiguous.  elog_append() therefore cannot return
+ * the offset; it stores it through the pointer it was given once the batch is
+ * written, before the elog_sync() that covers the record returns.
+ * Timestamps stamped at append (ELOG_TS_NOW) can be out of order across
+ * writers, by about the time a batch waits.
  *
- * Recovery.  Opening a log for writing scans the newest segment, checks every
- * record's CRC and cuts the file at the first incomplete or damaged record.
- * If that cut would fall below the published durable end, acknowledged data
- * has been damaged: elog_open() refuses with ELOG_CORRUPT and a message naming
- * the file and byte position instead of dropping it.
+ * Durability.  elog_append() copies a record into the handle's buffer; the
+ * record is *not* durable yet.  elog_sync() waits until every record
+ * appended through the handle before the call is durable: the buffer is
+ * written with one write(2) and made durable with one fdatasync(2), and every
+ * thread waiting at that moment is served by that one call (group commit).
+ * After each fdatasync the writer publishes the durable end of the log in the
+ * file "watermark"; readers never return a record at or above it.  So a
+ * record a reader has seen can never vanish or change after a crash or a
+ * power loss.
+ *
+ * Recovery.  A writer that opens the log, or takes LOCK after another writer
+ * died in the middle of a batch, or after a reboot, scans the newest segment,
+ * checks every record's CRC and cuts the file at the first incomplete or
+ * damaged record.  If that cut would fall below the published durable end,
+ * acknowledged data has been damaged: the writer refuses with ELOG_CORRUPT
+ * and a message naming the file and byte position instead of dropping it.
+ * When the log is as the last writer left it, opening it reads a few small
+ * files and writes nothing.
  *
  * Caveats.  Local filesystems only, as for SQLite: flock(2) and fdatasync(2)
  * are not to be trusted over NFS or SMB, and elog_open() refuses a log on a
@@ -53,13 +69,13 @@
 extern "C" {
 #endif
 
-#define ELOG_VERSION_STRING "0.1.0"
+#define ELOG_VERSION_STRING "0.2.0"
 
 /* Library codes: negative, so they never collide with errno values. */
 #define ELOG_END      (-1)  /* no more durable records right now */
 #define ELOG_GAP      (-2)  /* records the reader expected were removed by
                              * retention; see elog_reader_gap() */
-#define ELOG_LOCKED   (-3)  /* another process is writing this log */
+#define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT  (-4)  /* damaged data, named in the handle's message */
 #define ELOG_NOTLOG   (-5)  /* the directory is not an elog log */
 #define ELOG_VERSION  (-6)  /* a file of a newer or unknown format version */
@@ -85,7 +101,7 @@ extern "C" {
 #define ELOG_TS_NOW INT64_MIN
 
 struct elog_record {
-	uint64_t offset;     /* set by elog_append() and by readers */
+	uint64_t offset;     /* set by readers (elog_append() ignores it) */
 	int64_t ts_ms;       /* milliseconds since the epoch, or ELOG_TS_NOW */
 	uint16_t schema;     /* the application's payload format id; 0 = none */
 	const void *key;     /* NULL or key_len bytes; key_len 0 = unkeyed */
@@ -113,6 +129,9 @@ struct elog_options {
 	                           * log's first 1000 values) */
 	size_t batch_bytes;       /* buffered bytes that make elog_append() flush
 	                           * by itself; default 1 MiB */
+	int64_t wait_ms;          /* how long to wait for another writer's batch
+	                           * (LOCK) before failing with ELOG_LOCKED;
+	                           * default (0) 10000; -1 waits for ever */
 };
 
 /* Settings of a log as stored in its directory. */
@@ -141,8 +160,10 @@ int elog_have_zstd(void);
  */
 
 /* Open DIR for writing (and create it with opt->create).  opt may be NULL.
- * Takes LOCK, recovers the active segment, publishes the durable end.
- * Errors: ELOG_LOCKED (the message names the holder's pid), ELOG_NOTLOG,
+ * Takes LOCK for a moment to find the log's tail (recovering it when a
+ * writer died mid-batch or the machine restarted), then releases it.
+ * Errors: ELOG_LOCKED (waited opt->wait_ms; the message names the last
+ * holder's pid), ELOG_NOTLOG,
  * ELOG_VERSION, ELOG_CORRUPT, ELOG_NETFS, ELOG_INVALID, errno values.  On
  * failure *w is still set when a handle could be made, so that elog_errmsg()
  * can tell why; pass it to elog_close() all the same. */
@@ -153,26 +174,33 @@ int elog_open(elog **w, const char *dir, const struct elog_options *opt);
  * (or never opened).  elog_close(NULL) is a no-op. */
 int elog_close(elog *w);
 
-/* Append one record; *offset (if not NULL) receives its offset.  The record is
- * buffered, not yet durable: call elog_sync() before acknowledging it.
- * Thread-safe.  Errors: ELOG_TOOBIG, ELOG_INVALID, ELOG_FAILED, and errors of
- * a flush the call had to make because the buffer was full. */
-int elog_append(elog *w, struct elog_record *rec, uint64_t *offset);
+/* Append one record (rec->offset is ignored; ts_ms ELOG_TS_NOW is stamped
+ * now).  The record is buffered, not yet durable: call elog_sync() before
+ * acknowledging it.  When offset is not NULL, the record's offset is stored
+ * there when its batch is written, which is before the elog_sync() (or
+ * elog_close()) that covers it returns; until then *offset must stay valid
+ * and the caller must not read it.  Thread-safe.  Errors: ELOG_TOOBIG,
+ * ELOG_INVALID, ELOG_FAILED, and errors of a flush the call had to make
+ * because the buffer was full (then *offset of this record may be set). */
+int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset);
 
-/* Wait until every record up to and including offset is durable, writing and
- * syncing the buffer if no other thread is doing so already.  Thread-safe.
- * Errors: the errno value of the write(2) or fdatasync(2) that failed, for
- * the call that ran it; ELOG_FAILED for every call after (or waiting on) a
- * failed one: fsync errors are not retryable, so the writer stops. */
-int elog_sync(elog *w, uint64_t offset);
+/* Wait until every record appended through w before the call is durable
+ * (and its offset stored), writing and syncing the buffer if no other
+ * thread is doing so already.  Thread-safe.  Errors: ELOG_LOCKED (LOCK
+ * stayed taken by another writer for wait_ms: this batch was not written),
+ * ELOG_CORRUPT (another writer left the log damaged), the errno value of the
+ * write(2) or fdatasync(2) that failed, for the call that ran it; ELOG_FAILED
+ * for every call after (or waiting on) a failed one: fsync errors are not
+ * retryable, so the handle stops and the records it had not written are
+ * not appended.  Open a new handle to go on. */
+int elog_sync(elog *w);
 
-/* Make every record appended so far durable.  Same errors as elog_sync(). */
-int elog_flush(elog *w);
-
-/* The offset the next appended record will get. */
+/* The offset the next record would get if no other writer wrote first: the
+ * log's end as this handle last saw it, plus the records it holds. */
 uint64_t elog_next_offset(elog *w);
 
-/* The durable end: every record below it is durable. */
+/* The durable end as this handle last saw it, when it opened or wrote its
+ * last batch: every record below it is durable. */
 uint64_t elog_durable_end(elog *w);
 
 /* The settings stored with the log. */
@@ -405,12 +433,15 @@ struct elog_verify_result {
 };
 
 #define ELOG_VERIFY_MSG_MAX 512
+/* How long a repair waits for the writers' LOCK (held per batch). */
+#define ELOG_VERIFY_WAIT_MS 10000
 
 /* Check the log DIR, reporting through hooks (which may be NULL) and
  * summing up in *res.  Returns 0 when the check ran to the end, whatever
  * it found.  Errors when it could not: ELOG_NOTLOG (no settings file),
  * ELOG_VERSION (settings of a newer format), ELOG_LOCKED (with
- * ELOG_VERIFY_REPAIR: a writer or a maintenance program runs), errno values
+ * ELOG_VERIFY_REPAIR: a maintenance program runs, or a writer held LOCK
+ * for longer than ELOG_VERIFY_WAIT_MS), errno values
  * (a file that cannot be opened or read, e.g. EACCES).  msg, when not NULL,
  * receives a message with context (ELOG_VERIFY_MSG_MAX bytes). */
 int elog_verify(const char *dir, unsigned flags,

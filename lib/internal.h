@@ -14,6 +14,7 @@
 
 /* File names inside a log directory. */
 #define FN_LOCK      "LOCK"
+#define FN_WRITERS   "writers"    /* each open writer holds a shared flock */
 #define FN_SETTINGS  "settings"
 #define FN_WATERMARK "watermark"
 #define FN_MAINT     "maint.lock"
@@ -116,6 +117,33 @@ int fs_is_netfs(int fd);
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
 int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+/* Open (creating) the lock file name in dfd, refusing a symbolic link. */
+int lock_open(int dfd, const char *name, int *fdp, char *msg);
+/* The writers' batch lock on LOCK (fd open read-write): take it, waiting
+ * up to wait_ms (-1: for ever) and taking turns with other waiters;
+ * ELOG_LOCKED when the time runs out. */
+int lock_acquire(int fd, int64_t wait_ms, char *msg);
+void lock_release(int fd);
+/* What LOCK says about the log's tail, written by the holder of the batch
+ * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
+#define LOCK_STATE_LEN 107
+struct lock_state {
+	int valid;                /* the file held a state with a right crc */
+	uint64_t gen;             /* bumped by every change to the log's tail */
+	unsigned busy;            /* 1 while a holder changes it: a holder that
+	                           * died left it so */
+	unsigned pid;             /* the last holder */
+	unsigned char boot[16];   /* the boot it was written in */
+};
+void lock_state_encode(char *p, const struct lock_state *ls);
+int lock_state_decode(const char *p, size_t len, struct lock_state *ls);
+/* A missing, short or damaged state reads as !valid. */
+int lock_state_read(int fd, struct lock_state *ls);
+/* Write ls; with trunc, also cut the file to its length (when it held
+ * something else before). */
+int lock_state_write(int fd, const struct lock_state *ls, int trunc);
+/* This boot's id (Linux); 0 when it cannot be known. */
+int lock_boot_id(unsigned char id[16]);
 
 /* ---- record.c: encode, decode and check one record ---- */
 size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,7 +30,7 @@ static long lock_holder(int fd)
 	return (end != buf && pid > 0) ? pid : 0;
 }
 
-int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
+int lock_open(int dfd, const char *name, int *fdp, char *msg)
 {
 	int fd = fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
 	if (fd < 0) {
@@ -38,6 +39,15 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 			return errmsg_set(msg, e, "%s: refusing to follow a symbolic link", name);
 		return errmsg_set(msg, e, "%s: %s", name, strerror(e));
 	}
+	*fdp = fd;
+	return 0;
+}
+
+int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
+{
+	int fd, err = lock_open(dfd, name, &fd, msg);
+	if (err)
+		return err;
 	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
 		int e = errno;
 		if (e == EINTR)
@@ -56,7 +66,7 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 	if (record_pid) {
 		char buf[32];
 		int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-		int err = ftruncate(fd, 0) < 0 ? errno : fs_pwrite_all(fd, buf, (size_t)n, 0);
+		err = ftruncate(fd, 0) < 0 ? errno : fs_pwrite_all(fd, buf, (size_t)n, 0);
 		if (err) {
 			close(fd);
 			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
@@ -64,4 +74,200 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 	}
 	*fdp = fd;
 	return 0;
+}
+
+/*
+ * The writers' batch lock.
+ *
+ * Any number of writer handles, in one process or many, append to a log;
+ * each holds the exclusive flock on LOCK only while it writes and syncs one
+ * batch.  The file's content tells the next holder whether the log moved
+ * since it last wrote (see struct lock_state in internal.h and elog(5)).
+ *
+ * flock(2) has no timeout, so a writer that finds the lock taken polls it
+ * with a short, growing sleep until its deadline.  Polling alone would let
+ * a writer that releases and retakes the lock at once (a busy pipeline)
+ * starve the others, who only look every few hundred microseconds; so a
+ * waiter announces itself with an open-file-description read lock on byte
+ * LOCK_WAIT_BYTE of the file, and a writer that sees such an announcement
+ * waits its turn among them instead of cutting in.  OFD locks and flock
+ * locks are independent of each other on Linux.
+ */
+#define LOCK_WAIT_BYTE 0
+#define LOCK_POLL_FIRST_US 20
+#define LOCK_POLL_MAX_US   200
+
+static int waiters_announce(int fd, short type)
+{
+#ifdef F_OFD_SETLK
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
+	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
+	return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+	(void)fd; (void)type;
+	return 0;
+#endif
+}
+
+/* 1 when another handle announced that it waits for the lock. */
+static int waiters_present(int fd)
+{
+#ifdef F_OFD_GETLK
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+static int64_t lock_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int lock_acquire(int fd, int64_t wait_ms, char *msg)
+{
+	if (!waiters_present(fd)) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+	}
+	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
+	int64_t sleep_us = LOCK_POLL_FIRST_US;
+	int announced = waiters_announce(fd, F_RDLCK) == 0;
+	int err = 0;
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+			break;
+		}
+		int64_t now = lock_mono_us();
+		if (now >= deadline) {
+			struct lock_state ls;
+			lock_state_read(fd, &ls);
+			if (ls.valid && ls.pid)
+				err = errmsg_set(msg, ELOG_LOCKED,
+				    "timed out after %lld ms waiting for another writer "
+				    "(pid %u holds or last held LOCK)", (long long)wait_ms, ls.pid);
+			else
+				err = errmsg_set(msg, ELOG_LOCKED,
+				    "timed out after %lld ms waiting for LOCK, held by "
+				    "another process", (long long)wait_ms);
+			break;
+		}
+		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
+		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
+		nanosleep(&ts, NULL);
+		if (sleep_us < LOCK_POLL_MAX_US)
+			sleep_us *= 2;
+	}
+	if (announced)
+		waiters_announce(fd, F_UNLCK);
+	return err;
+}
+
+void lock_release(int fd)
+{
+	flock(fd, LOCK_UN);
+}
+
+/* The boot id, so that a state written before a reboot (or a power loss,
+ * which may have kept any part of it) is never taken for the log's. */
+int lock_boot_id(unsigned char id[16])
+{
+	char text[64];
+	size_t got;
+	memset(id, 0, 16);
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int err = fs_pread_full(fd, text, sizeof text - 1, 0, &got);
+	close(fd);
+	if (err)
+		return 0;
+	text[got] = '\0';
+	size_t n = 0;
+	for (const char *p = text; *p && n < 32; p++) {
+		int v = *p >= '0' && *p <= '9' ? *p - '0'
+		      : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (v < 0)
+			continue;
+		id[n / 2] |= (unsigned char)(n % 2 ? v : v << 4);
+		n++;
+	}
+	return n == 32;
+}
+
+/* LOCK_STATE_LEN bytes of text, e.g.
+ * "ELOGLCK1 gen=00000000000000000042 busy=0 pid=0000012345 boot=<32 hex> crc=1a2b3c4d\n" */
+#define LOCK_STATE_FMT "ELOGLCK1 gen=%020llu busy=%u pid=%010u boot=%s crc="
+
+void lock_state_encode(char *p, const struct lock_state *ls)
+{
+	char boot[33];
+	for (int i = 0; i < 16; i++)
+		snprintf(boot + 2 * i, 3, "%02x", ls->boot[i]);
+	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT,
+	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->pid, boot);
+	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n",
+	         elog_crc32c(0, p, (size_t)n));
+}
+
+int lock_state_decode(const char *p, size_t len, struct lock_state *ls)
+{
+	unsigned long long gen;
+	unsigned busy, pid, crc;
+	char boot[33];
+	memset(ls, 0, sizeof *ls);
+	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n' ||
+	    memcmp(p, "ELOGLCK1 ", 9) != 0)
+		return ELOG_CORRUPT;
+	char text[LOCK_STATE_LEN + 1];
+	memcpy(text, p, len);
+	text[len] = '\0';
+	if (sscanf(text, "ELOGLCK1 gen=%20llu busy=%1u pid=%10u boot=%32[0-9a-f] crc=%8x",
+	           &gen, &busy, &pid, boot, &crc) != 5 || strlen(boot) != 32)
+		return ELOG_CORRUPT;
+	if (crc != elog_crc32c(0, p, LOCK_STATE_LEN - 9))
+		return ELOG_CORRUPT;
+	ls->gen = gen;
+	ls->busy = busy;
+	ls->pid = pid;
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+		sscanf(boot + 2 * i, "%2x", &v);
+		ls->boot[i] = (unsigned char)v;
+	}
+	ls->valid = 1;
+	return 0;
+}
+
+int lock_state_read(int fd, struct lock_state *ls)
+{
+	char buf[LOCK_STATE_LEN + 1];
+	size_t got;
+	memset(ls, 0, sizeof *ls);
+	int err = fs_pread_full(fd, buf, sizeof buf, 0, &got);
+	if (err)
+		return err;
+	if (lock_state_decode(buf, got, ls) != 0)
+		memset(ls, 0, sizeof *ls);	/* anything else: not ours to trust */
+	return 0;
+}
+
+int lock_state_write(int fd, const struct lock_state *ls, int trunc)
+{
+	char buf[LOCK_STATE_LEN + 1];
+	lock_state_encode(buf, ls);
+	int err = fs_pwrite_all(fd, buf, LOCK_STATE_LEN, 0);
+	if (!err && trunc && ftruncate(fd, LOCK_STATE_LEN) < 0)
+		err = errno;
+	return err;
 }

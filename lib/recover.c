@@ -27,6 +27,24 @@ static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
 	return 0;
 }
 
+/* 1 when base's index file holds exactly the entries of ix and no more. */
+static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct index *ix)
+{
+	struct index disk;
+	int intact, same = 0;
+	if (idx_load(dfd, base, seg_len, &disk, &intact) != 0)
+		return 0;
+	if (intact && disk.n == ix->n) {
+		same = 1;
+		for (size_t i = 0; i < ix->n && same; i++)
+			same = disk.e[i].offset == ix->e[i].offset &&
+			       disk.e[i].pos == ix->e[i].pos &&
+			       disk.e[i].ts_max == ix->e[i].ts_max;
+	}
+	idx_free(&disk);
+	return same;
+}
+
 int recover_active(int dfd, const struct watermark *wm, uint64_t base,
                    uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
 {
@@ -115,11 +133,21 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	rc->size = at;
 	rc->next = next;
 
-	/* Whatever survived is made durable now, before it is published. */
-	if (fdatasync(fd) < 0)
+	/* Whatever survived is made durable now, before it is published.
+	 * Bytes up to the watermark's were synced before it was written;
+	 * only a cut or bytes past them need it. */
+	if ((rc->cut || at > acked) && fdatasync(fd) < 0)
 		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 
-	/* The active index is rebuilt from this scan: cheaper than checking. */
+	/* The active index is rebuilt from this scan unless the file on disk
+	 * already says exactly that: a valid index is never rewritten. */
+	seg_name(name, base, IDX_EXT);
+	if (index_matches(dfd, base, at, &rc->ix)) {
+		if ((rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
+			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+		rc->idx_size = IDX_HDR + rc->ix.n * IDX_ENTRY;
+		return 0;
+	}
 	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
 	unsigned char *buf = malloc(len);
 	if (!buf)
@@ -127,7 +155,6 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	idx_header_encode(buf);
 	for (size_t i = 0; i < rc->ix.n; i++)
 		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
-	seg_name(name, base, IDX_EXT);
 	err = fs_replace_file(dfd, name, buf, len);
 	free(buf);
 	if (!err && (rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)

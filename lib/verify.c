@@ -143,7 +143,7 @@ static int cmp_u64(const void *a, const void *b)
 static int is_known(const char *name)
 {
 	static const char *const known[] = {
-		FN_LOCK, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
+		FN_LOCK, FN_WRITERS, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
 		"consumers.lock", "compact.state", FN_START,
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
@@ -285,7 +285,7 @@ static int list_dir(struct verify *v)
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_MAINT, FN_CONSUMERS, "consumers.lock",
+		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, "consumers.lock",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -1185,8 +1185,16 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 			    : errmsg_set(v.msg, errno, "%s: %s", FN_SETTINGS, strerror(errno));
 			goto out;
 		}
-		if ((err = lock_take(v.dfd, FN_LOCK, 0, 1, &lockfd, v.msg)) != 0)
+		/* Writers hold LOCK for one batch at a time: wait for it as a
+		 * writer does.  Emptying their state makes every writer find
+		 * the tail anew after the repair. */
+		if ((err = lock_open(v.dfd, FN_LOCK, &lockfd, v.msg)) != 0 ||
+		    (err = lock_acquire(lockfd, ELOG_VERIFY_WAIT_MS, v.msg)) != 0)
 			goto out;
+		if (ftruncate(lockfd, 0) < 0) {
+			err = errmsg_set(v.msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+			goto out;
+		}
 		if ((err = lock_take(v.dfd, FN_MAINT, 0, 1, &maintfd, v.msg)) != 0) {
 			if (err == ELOG_LOCKED)
 				errmsg_set(v.msg, err, "%s: a maintenance program "

@@ -1,18 +1,31 @@
 /*
- * writer.c: the single writer of a log, with group commit.
+ * writer.c: a writer handle of a log, with group commit.  Any number of
+ * handles, in one process or many, append to one log.
  *
- * elog_append() encodes a record into the pending batch under a mutex and
- * returns its offset.  elog_sync() makes a thread the leader if no flush is
- * running: it takes the whole pending batch, writes it with one write(2) per
- * segment it touches, makes it durable with one fdatasync(2), publishes the
- * new durable end, and wakes every waiter.  Threads that arrive while a flush
- * runs append into a fresh batch and are served by the next leader, so one
- * fdatasync covers everyone queued behind it.
+ * elog_append() encodes a record into the handle's pending batch under a
+ * mutex, laid out as if the log's tail were where this handle expects it:
+ * offset, segment, position and index entries.  elog_sync() makes a thread
+ * the leader if no flush of this handle is running: it takes the whole
+ * pending batch, takes the log's batch lock (the flock on LOCK, see lock.c),
+ * checks that the log's tail is where the batch was laid out from, writes it
+ * with one write(2) per segment it touches, makes it durable with one
+ * fdatasync(2), publishes the new durable end in the watermark, releases the
+ * lock and wakes every waiter, telling each appended record its offset.
+ * Threads that arrive while a flush runs append into a fresh batch and are
+ * served by the next leader, so one fdatasync covers everyone queued.
  *
- * Segment rolls are decided at append time (so each record's offset and
- * segment are known at once) and carried out by the leader: it syncs the
- * full segment before it creates the next one, so every closed segment is
- * durable.  After any write or sync error the writer refuses all further
+ * When another writer wrote, rolled or trained a dictionary since this
+ * handle's last batch (LOCK's generation moved), the handle reloads the
+ * tail from the watermark and lays the batch out again from there (new
+ * offsets, crcs, positions; values encoded anew when the segment's
+ * dictionary differs).  When a holder died mid-batch (LOCK says busy), or
+ * LOCK's state is from another boot or unreadable, the tail is recovered
+ * as on open after a crash (recover.c): cut at the first bad record, never
+ * below the durable end.
+ *
+ * Segment rolls are carried out by the leader: it syncs the full segment
+ * and its index before it creates the next one, so every closed segment is
+ * durable.  After any write or sync error the handle refuses all further
  * work (ELOG_FAILED): after a failed fsync, Linux may have dropped the dirty
  * pages, and retrying would acknowledge data that is not on disk.
  */
@@ -22,11 +35,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* Where the next record goes: its offset, its segment, that segment's size
+ * and header flags, and the index entries' builder for it. */
+struct tail {
+	uint64_t next;
+	uint64_t base;
+	uint64_t size;
+	uint32_t flags;
+	struct idx_builder ib;
+};
 
 /* The bytes of one batch that go to one segment. */
 struct chunk {
@@ -41,8 +65,13 @@ struct chunk {
 struct batch {
 	struct chunk *c;
 	size_t n, cap;
-	uint64_t end;		/* offset after the batch's last record */
+	struct tail start;	/* the tail it is laid out from */
+	struct tail end;	/* the tail after its last record */
 	size_t bytes;
+	uint64_t **out;		/* where each record's offset goes, or NULL */
+	size_t nrec, outcap;
+	size_t split;		/* the record whose sample completed the
+				 * training set, or SIZE_MAX */
 };
 
 /* Values sampled from a compressed log's first records to train its
@@ -55,42 +84,52 @@ struct training {
 	size_t *sizes;
 	size_t len;
 	unsigned n;
-	int done;		/* trained, or given up */
+	int ready;		/* enough samples: the next leader trains */
+	int done;		/* trained, adopted another's, or given up */
 };
+
+/* How long a writer waits for another's batch by default. */
+#define DEFAULT_WAIT_MS 10000
 
 struct elog {
 	char msg[ERRMSG_MAX];
-	int dfd, lockfd, wmfd;
+	int dfd, lockfd, wmfd, writersfd;
 	struct elog_settings set;
 	size_t batch_bytes;
+	int64_t wait_ms;
+	unsigned char boot[16];
+	int have_boot;
 
-	/* Owned by the leader of a flush (one at a time). */
+	/* Owned by the leader of a flush (one at a time), touched on disk
+	 * only with the batch lock held. */
 	int segfd, idxfd;
-	uint64_t seg_base, seg_size, idx_size;
+	uint64_t seg_base, seg_size, idx_size;	/* the open segment */
+	struct tail disk;	/* the log's tail as this handle last saw it */
+	uint64_t gen;		/* LOCK's generation then */
+	int known;		/* disk and gen are valid */
+	struct zdec *zd;	/* to lay compressed values out again */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu. */
-	uint64_t next;		/* offset of the next record appended */
-	uint64_t tail_base;	/* segment the next record goes to */
-	uint64_t tail_size;	/* that segment's size once pending is written */
-	uint32_t tail_flags;	/* that segment's codec and dictionary */
+	struct tail tail;	/* where the next record appended goes */
 	struct zenc *z;		/* zstd state, when the log compresses */
-	uint32_t dict_id;	/* dictionary for new segments, 0 = none */
-	uint32_t dict_next;	/* id for a newly trained one: never reused */
+	uint32_t dict_id;	/* the dictionary z holds, 0 = none */
+	uint32_t dict_new;	/* the dictionary of segments it starts */
 	unsigned char *zbuf;	/* one encoded value */
 	size_t zcap;
 	struct training tr;
-	struct idx_builder ib;	/* index entries of the tail segment */
 	struct batch pending, spare;
 	int flushing;
+	uint64_t appended;	/* records appended through this handle */
+	uint64_t written;	/* of those, the ones durable */
 	/* Gathering (see gather()): threads now in elog_sync(), how many
 	 * were there when the last flush ended, and how long it took. */
 	unsigned nsync, last_waiters;
 	int gathering;
 	int64_t flush_ns;
 	pthread_cond_t gather;
-	uint64_t durable;
+	uint64_t durable;	/* the log's durable end after our last batch */
 	int failed;		/* the error that stopped the writer, or 0 */
 };
 
@@ -109,7 +148,7 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 	return 0;
 }
 
-/* The chunk of pending for segment base, added if needed. */
+/* The chunk of b for segment base, added if needed. */
 static struct chunk *batch_chunk(struct batch *b, uint64_t base, uint32_t flags)
 {
 	if (b->n > 0 && b->c[b->n - 1].base == base)
@@ -130,10 +169,13 @@ static struct chunk *batch_chunk(struct batch *b, uint64_t base, uint32_t flags)
 	return c;
 }
 
-static void batch_reset(struct batch *b)
+static void batch_reset(struct batch *b, const struct tail *t)
 {
 	b->n = 0;
 	b->bytes = 0;
+	b->nrec = 0;
+	b->split = SIZE_MAX;
+	b->start = b->end = *t;
 }
 
 static void batch_free(struct batch *b)
@@ -143,11 +185,395 @@ static void batch_free(struct batch *b)
 		free(b->c[i].idx);
 	}
 	free(b->c);
+	free(b->out);
 }
 
-/* Make the leader's active segment the one based at base: sync the old one
- * and its index (so that closed segments and their indexes are durable: only
- * the active segment's index is rebuilt after a crash), then create the new
+static int same_tail(const struct tail *a, const struct tail *b)
+{
+	return a->next == b->next && a->base == b->base && a->size == b->size &&
+	       a->flags == b->flags;
+}
+
+/* Start a new segment at t's next offset (a roll, or a new dictionary). */
+static void tail_new_segment(struct tail *t, uint32_t flags)
+{
+	t->base = t->next;
+	t->size = SEG_HDR;
+	t->flags = flags;
+	memset(&t->ib, 0, sizeof t->ib);
+}
+
+/* Make z hold the dictionary a segment's flags name, so that the values
+ * encoded for it decode with it.  Called with the mutex held. */
+static int use_dict(elog *w, uint32_t id)
+{
+	if (id == 0 || id == w->dict_id)
+		return 0;
+	unsigned char *d;
+	size_t len;
+	int err = dict_load(w->dfd, id, &d, &len, w->msg);
+	if (err)
+		return err;
+	err = zenc_set_dict(w->z, id, d, len);
+	free(d);
+	if (err)
+		return errmsg_set(w->msg, err, "dictionary %u: %s", id, elog_strerror(err));
+	w->dict_id = id;
+	return 0;
+}
+
+/* Lay one record out at the end of b, from b's end tail: roll when it
+ * would overfill a segment holding any, encode its value for the
+ * segment's codec, add an index entry when one is due.  new_flags are the
+ * header flags of a segment it starts.  Called with the mutex held. */
+static int place(elog *w, struct batch *b, const struct elog_record *rec,
+                 uint32_t new_flags, uint64_t *out)
+{
+	struct tail *t = &b->end;
+	int codec = SEG_CODEC(new_flags) == CODEC_ZSTD;
+	size_t size = rec_size(rec->key_len, rec->value_len + (codec && rec->value_len));
+	int err;
+
+	/* A record larger than a whole segment gets one of its own. */
+	if (t->size > SEG_HDR && t->size + size > w->set.segment_bytes)
+		tail_new_segment(t, new_flags);
+	struct elog_record stored = *rec;
+	stored.offset = t->next;
+	if (SEG_CODEC(t->flags) == CODEC_ZSTD && rec->value_len) {
+		if (!w->z)
+			return errmsg_set(w->msg, ELOG_UNSUPPORTED,
+			    "segment %020llu is compressed with zstd, but this build has "
+			    "no zstd support", (unsigned long long)t->base);
+		if ((err = use_dict(w, SEG_DICT(t->flags))) != 0)
+			return err;
+		if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len)))
+			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+		stored.value = w->zbuf;
+		stored.value_len = zenc_value(w->z, SEG_DICT(t->flags), rec->value,
+		                              rec->value_len, w->zbuf);
+		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
+			return errmsg_set(w->msg, ELOG_TOOBIG,
+			    "record of %zu bytes is larger than the maximum of %u",
+			    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
+	}
+	size = rec_size(stored.key_len, stored.value_len);
+	struct chunk *c = batch_chunk(b, t->base, t->flags);
+	if (!c || grow(&c->data, &c->cap, c->len + size) ||
+	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
+		if (c && c->len == 0 && c->ilen == 0)
+			b->n--;	/* drop the chunk just added */
+		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+	}
+	if (b->nrec == b->outcap) {
+		size_t cap = b->outcap ? 2 * b->outcap : 1024;
+		uint64_t **no = realloc(b->out, cap * sizeof *no);
+		if (!no) {
+			if (c->len == 0 && c->ilen == 0)
+				b->n--;
+			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+		}
+		b->out = no;
+		b->outcap = cap;
+	}
+	rec_encode(c->data + c->len, &stored);
+	struct idx_entry e;
+	if (idx_builder_add(&t->ib, stored.offset, stored.ts_ms, t->size,
+	                    w->set.index_interval, &e)) {
+		idx_entry_encode(c->idx + c->ilen, &e);
+		c->ilen += IDX_ENTRY;
+	}
+	c->len += size;
+	t->size += size;
+	t->next++;
+	b->bytes += size;
+	b->out[b->nrec++] = out;
+	return 0;
+}
+
+/* The header flags of a segment this handle starts. */
+static uint32_t new_segment_flags(const elog *w)
+{
+	return SEG_FLAGS(w->set.compression == ELOG_COMPRESS_ZSTD ? CODEC_ZSTD : CODEC_NONE,
+	                 w->dict_new);
+}
+
+/* Lay b out again from the tail t: the log moved since it was laid out.
+ * Each record keeps its key, value, time and schema, and gets the offset,
+ * position and encoding it has now; the record at index split (if any)
+ * starts a new segment, and segments started before it get pre_flags.
+ * Called with the mutex held. */
+static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split,
+                    uint32_t pre_flags)
+{
+	struct batch nb = { 0 };
+	int err = 0;
+	size_t k = 0;
+	int split_done = 0;
+	batch_reset(&nb, t);
+	for (size_t i = 0; i < b->n && !err; i++) {
+		const struct chunk *c = &b->c[i];
+		for (size_t pos = 0; pos < c->len && !err; k++) {
+			struct elog_record rec;
+			size_t size;
+			if ((err = rec_decode(c->data + pos, c->len - pos, &rec, &size)) != 0) {
+				err = errmsg_set(w->msg, EIO, "internal error: a pending record "
+				                 "does not decode");
+				break;
+			}
+			pos += size;
+			if (SEG_CODEC(c->flags) == CODEC_ZSTD && rec.value_len) {
+				const void *v = NULL;
+				size_t vlen = 0;
+				if (!w->zd && !(w->zd = zdec_new())) {
+					err = errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+					break;
+				}
+				if ((err = zdec_value(w->zd, w->dfd, SEG_DICT(c->flags),
+				                      rec.value, rec.value_len,
+				                      &v, &vlen, w->msg)) != 0)
+					break;
+				/* place() encodes into zbuf; the decoded value lives
+				 * in zd's buffer until the next zdec_value(). */
+				rec.value = v;
+				rec.value_len = vlen;
+			}
+			/* (A segment that has no record keeps the ones that
+			 * come before the split: its header is on disk.) */
+			if (!err && k >= split && !split_done && nb.end.size > SEG_HDR) {
+				tail_new_segment(&nb.end, new_segment_flags(w));
+				split_done = 1;
+			}
+			if (!err)
+				err = place(w, &nb, &rec, k >= split ? new_segment_flags(w)
+				                                     : pre_flags, b->out[k]);
+		}
+	}
+	if (err) {
+		batch_free(&nb);
+		return err;
+	}
+	/* Keep b's buffers for reuse: swap contents. */
+	struct batch old = *b;
+	*b = nb;
+	batch_free(&old);
+	return 0;
+}
+
+/* ---- the log's tail, under the batch lock ---- */
+
+static void close_segment(elog *w)
+{
+	if (w->segfd >= 0)
+		close(w->segfd);
+	if (w->idxfd >= 0)
+		close(w->idxfd);
+	w->segfd = w->idxfd = -1;
+}
+
+/* The tail of a log whose last batch ended cleanly: the watermark says where
+ * it is.  Reads what it needs: the watermark, the active segment's header
+ * and size, its index's last entry and the records after it.  ELOG_CORRUPT
+ * (with no message) when what it finds does not agree: then recover. */
+static int tail_reload(elog *w)
+{
+	struct watermark wm;
+	struct stat st;
+	unsigned char hdr[SEG_HDR > IDX_ENTRY ? SEG_HDR : IDX_ENTRY];
+	char name[NAME_MAX_LOCAL];
+	size_t got;
+	int err;
+
+	if ((err = wm_read(w->wmfd, &wm)) != 0)
+		return err == ELOG_CORRUPT ? err : errmsg_set(w->msg, err, "%s: %s",
+		                                              FN_WATERMARK, strerror(err));
+	if (wm.segment_bytes < SEG_HDR)
+		return ELOG_CORRUPT;
+	if (w->segfd < 0 || wm.segment_base != w->seg_base) {
+		close_segment(w);
+		seg_name(name, wm.segment_base, SEG_EXT);
+		if ((w->segfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+			return ELOG_CORRUPT;
+		seg_name(name, wm.segment_base, IDX_EXT);
+		if ((w->idxfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+			return ELOG_CORRUPT;
+		w->seg_base = wm.segment_base;
+	}
+	if (fstat(w->segfd, &st) < 0 || (uint64_t)st.st_size != wm.segment_bytes)
+		return ELOG_CORRUPT;
+	if (fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 || got != SEG_HDR ||
+	    seg_header_check(hdr, wm.segment_base) != 0)
+		return ELOG_CORRUPT;
+	struct tail t = { wm.durable_end, wm.segment_base, wm.segment_bytes,
+	                  seg_header_flags(hdr), { 0 } };
+	if (fstat(w->idxfd, &st) < 0 || st.st_size < IDX_HDR ||
+	    ((uint64_t)st.st_size - IDX_HDR) % IDX_ENTRY != 0)
+		return ELOG_CORRUPT;
+	uint64_t idx_size = (uint64_t)st.st_size;
+	if (idx_size > IDX_HDR) {
+		/* The builder goes on from the last entry: its position, and the
+		 * greatest time through the records after it. */
+		if (fs_pread_full(w->idxfd, hdr, IDX_ENTRY, (off_t)(idx_size - IDX_ENTRY),
+		                  &got) != 0 || got != IDX_ENTRY ||
+		    get32(hdr + 20) != elog_crc32c(0, hdr, 20))
+			return ELOG_CORRUPT;
+		uint64_t pos = get32(hdr + 16), entry_offset = get64(hdr);
+		t.ib.any = 1;
+		t.ib.last_pos = pos;
+		t.ib.ts_max = (int64_t)get64(hdr + 8);
+		/* The records from the last entry on: the first must be the
+		 * one it names, the last the one before the durable end, and
+		 * none may be due an entry of its own (else entries are
+		 * missing: the index was cut). */
+		struct scan s;
+		struct elog_record rec;
+		struct idx_entry e;
+		uint64_t at, last = 0;
+		int any = 0, wrong = 0;
+		if (pos < SEG_HDR || pos >= t.size)
+			return ELOG_CORRUPT;
+		if ((err = scan_init(&s, w->segfd, t.base, pos, t.size)) != 0)
+			return errmsg_set(w->msg, err, "%s", strerror(err));
+		while (!wrong && (err = scan_next(&s, &rec, &at)) == 0) {
+			wrong = any ? rec.offset <= last
+			            : rec.offset != entry_offset || rec.ts_ms > t.ib.ts_max;
+			wrong |= idx_builder_add(&t.ib, rec.offset, rec.ts_ms, at,
+			                         w->set.index_interval, &e);
+			last = rec.offset;
+			any = 1;
+		}
+		scan_free(&s);
+		if (wrong || err != ELOG_END || !any || last + 1 != t.next)
+			return ELOG_CORRUPT;
+	} else if (t.size > SEG_HDR || t.base != t.next) {
+		return ELOG_CORRUPT;
+	}
+	w->seg_size = t.size;
+	w->idx_size = idx_size;
+	w->disk = t;
+	w->durable = t.next;
+	return 0;
+}
+
+/* The tail after a crash: recover the active segment as on open. */
+static int tail_recover(elog *w)
+{
+	struct watermark wm;
+	struct seglist sl = { 0 };
+	struct recovery rc;
+	int err;
+
+	close_segment(w);
+	if ((err = wm_load(w->dfd, w->wmfd, &wm)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
+		return err;
+	if ((err = seglist_read(w->dfd, &sl)) != 0)
+		return errmsg_set(w->msg, err, "listing segments: %s", strerror(err));
+	if (sl.n == 0) {
+		seglist_free(&sl);
+		return errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
+		    wm.durable_end ? ", but the watermark says records are durable" : "");
+	}
+	uint64_t active = sl.base[sl.n - 1];
+	/* Closed segments and their indexes were synced before the next
+	 * segment was made; the one a crash may have caught at its roll is
+	 * the newest closed one. */
+	struct seglist last = { sl.n > 1 ? &sl.base[sl.n - 2] : NULL, sl.n > 1 ? 2 : 0 };
+	err = recover_indexes(w->dfd, &last, w->set.index_interval, w->msg);
+	seglist_free(&sl);
+	if (err)
+		return err;
+	err = recover_active(w->dfd, &wm, active, w->set.index_interval,
+	                     new_segment_flags(w), &rc, w->msg);
+	if (err) {
+		if (rc.segfd >= 0)
+			close(rc.segfd);
+		if (rc.idxfd >= 0)
+			close(rc.idxfd);
+		recovery_free(&rc);
+		return err;
+	}
+	w->segfd = rc.segfd;
+	w->idxfd = rc.idxfd;
+	w->seg_base = active;
+	w->seg_size = rc.size;
+	w->idx_size = rc.idx_size;
+	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
+	w->durable = rc.next;
+	recovery_free(&rc);
+
+	struct watermark now = { rc.next, active, rc.size };
+	if (memcmp(&now, &wm, sizeof now) != 0 && (err = wm_write(w->wmfd, &now)) != 0)
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+	return 0;
+}
+
+/* A compressed log's tail segment may use a dictionary newer than this
+ * handle's (another writer trained it): new segments use it too, and this
+ * handle samples no more. */
+static void adopt_dict(elog *w)
+{
+	if (w->z && SEG_DICT(w->disk.flags) > w->dict_new) {
+		w->dict_new = SEG_DICT(w->disk.flags);
+		w->tr.done = 1;
+	}
+}
+
+static int state_write(elog *w, uint64_t gen, unsigned busy, int trunc)
+{
+	struct lock_state ls = { 1, gen, busy, (unsigned)getpid(), { 0 } };
+	memcpy(ls.boot, w->boot, sizeof ls.boot);
+	int err = lock_state_write(w->lockfd, &ls, trunc);
+	if (err)
+		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, strerror(err));
+	return 0;
+}
+
+/* With the batch lock held: make w->disk the log's tail.  *moved says
+ * whether it changed since this handle last looked. */
+static int tail_sync(elog *w, int *moved)
+{
+	struct lock_state ls;
+	int err = lock_state_read(w->lockfd, &ls);
+	if (err)
+		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, strerror(err));
+	/* A state from this boot can be trusted; without a boot id, only one
+	 * written since this handle first found the tail. */
+	int clean = ls.valid && !ls.busy &&
+	            (w->have_boot ? memcmp(ls.boot, w->boot, sizeof ls.boot) == 0 : w->known);
+	*moved = 1;
+	if (clean && w->known && ls.gen == w->gen) {
+		*moved = 0;
+		return 0;
+	}
+	w->known = 0;
+	if (clean && (err = tail_reload(w)) == 0) {
+		w->gen = ls.gen;
+		w->known = 1;
+		adopt_dict(w);
+		return 0;
+	}
+	if (clean && err != ELOG_CORRUPT)
+		return err;
+	/* A holder died mid-batch, the state is from another boot (a crash
+	 * or power loss may have kept any part of what was written), or it
+	 * is not one this code wrote: recover, and say the tail is known. */
+	if ((err = tail_recover(w)) != 0)
+		return err;
+	uint64_t gen = ls.valid ? ls.gen + 1 : 1;
+	if ((err = state_write(w, gen, 0, !ls.valid)) != 0)
+		return err;
+	w->gen = gen;
+	w->known = 1;
+	adopt_dict(w);
+	return 0;
+}
+
+/* ---- writing a batch ---- */
+
+/* Make the open segment the one based at base: sync the old one and its
+ * index (so that closed segments and their indexes are durable: only the
+ * active segment's index is rebuilt after a crash), then create the new
  * one. */
 static int roll(elog *w, uint64_t base, uint32_t flags)
 {
@@ -159,9 +585,7 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 	seg_name(name, w->seg_base, IDX_EXT);
 	if (fdatasync(w->idxfd) < 0)
 		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
-	close(w->segfd);
-	close(w->idxfd);
-	w->segfd = w->idxfd = -1;
+	close_segment(w);
 	seg_name(name, base, SEG_EXT);
 	if ((err = seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
 		return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
@@ -173,7 +597,7 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 	return 0;
 }
 
-/* Write b and make it durable.  Runs without the mutex, as the leader. */
+/* Write b and make it durable, with the batch lock held. */
 static int batch_write(elog *w, const struct batch *b)
 {
 	char name[NAME_MAX_LOCAL];
@@ -202,10 +626,143 @@ static int batch_write(elog *w, const struct batch *b)
 		seg_name(name, w->seg_base, SEG_EXT);
 		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
 	}
-	struct watermark wm = { b->end, w->seg_base, w->seg_size };
+	struct watermark wm = { b->end.next, w->seg_base, w->seg_size };
 	if ((err = wm_write(w->wmfd, &wm)) != 0)
 		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
 	return 0;
+}
+
+/* The highest dictionary id any segment header names: a new dictionary
+ * must never take the id of one that is referenced, even if its file is
+ * gone, or old records would decompress into garbage.  Reads every
+ * header, once in the life of a log. */
+static uint32_t dict_referenced(elog *w)
+{
+	struct seglist sl = { 0 };
+	uint32_t max = SEG_DICT(w->disk.flags);
+	if (seglist_read(w->dfd, &sl) != 0)
+		return max;
+	for (size_t i = 0; i < sl.n; i++) {
+		char name[NAME_MAX_LOCAL];
+		unsigned char hdr[SEG_HDR];
+		size_t got;
+		seg_name(name, sl.base[i], SEG_EXT);
+		int fd = fs_openat(w->dfd, name, O_RDONLY, 0);
+		if (fd < 0)
+			continue;
+		if (fs_pread_full(fd, hdr, SEG_HDR, 0, &got) == 0 && got == SEG_HDR &&
+		    seg_header_check(hdr, sl.base[i]) == 0 &&
+		    SEG_DICT(seg_header_flags(hdr)) > max)
+			max = SEG_DICT(seg_header_flags(hdr));
+		close(fd);
+	}
+	seglist_free(&sl);
+	return max;
+}
+
+/* A compressed log's first values are sampled; with enough of them, the
+ * leader trains a dictionary, under the batch lock so that no two writers
+ * make one with the same id, stores it durably, and starts a segment that
+ * uses it.  A writer that finds a newer dictionary than its own (another
+ * writer trained one) uses that instead.  A failed training is not an
+ * error: the log goes on without one.  Called with the mutex held. */
+static void train(elog *w)
+{
+	struct training *t = &w->tr;
+	uint32_t latest = 0;
+	t->done = 1;
+	if (dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
+		if (use_dict(w, latest) == 0)
+			w->dict_new = latest;
+	} else {
+		unsigned char *dict = malloc(DICT_BYTES);
+		size_t dlen;
+		uint32_t id = latest + 1, ref = dict_referenced(w);
+		if (ref >= id)
+			id = ref + 1;
+		if (dict && zenc_train(t->buf, t->sizes, t->n, dict, DICT_BYTES, &dlen) == 0 &&
+		    dict_store(w->dfd, id, dict, dlen) == 0 &&
+		    zenc_set_dict(w->z, id, dict, dlen) == 0)
+			w->dict_id = w->dict_new = id;
+		free(dict);
+	}
+	free(t->buf);
+	free(t->sizes);
+	t->buf = NULL;
+	t->sizes = NULL;
+}
+
+/* Keep a sample of a compressed log's first values.  Called with the
+ * mutex held. */
+static void sample(elog *w, const void *value, size_t len)
+{
+	struct training *t = &w->tr;
+	if (t->done || t->ready || len == 0)
+		return;
+	if (!t->buf && (!(t->buf = malloc(TRAIN_BYTES)) ||
+	                !(t->sizes = malloc(TRAIN_SAMPLES * sizeof *t->sizes)))) {
+		t->done = 1;
+		return;
+	}
+	if (len <= TRAIN_BYTES - t->len) {
+		memcpy(t->buf + t->len, value, len);
+		t->len += len;
+		t->sizes[t->n++] = len;
+	}
+	if (t->n >= TRAIN_SAMPLES || t->len >= TRAIN_BYTES / 2)
+		t->ready = 1;
+}
+
+/* The leader's work on batch b, with the mutex held on entry and exit:
+ * take the batch lock, find the tail, lay b out again if the log moved,
+ * write, sync, publish, release. */
+static int flush_batch(elog *w, struct batch *b)
+{
+	int err, moved;
+	pthread_mutex_unlock(&w->mu);
+	err = lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	pthread_mutex_lock(&w->mu);
+	if (err)
+		return err;
+	if ((err = tail_sync(w, &moved)) != 0)
+		goto out;
+	uint32_t dict_before = w->dict_new;
+	if (w->tr.ready && !w->tr.done)
+		train(w);
+	if (w->dict_new != dict_before) {
+		/* The new dictionary starts with a new segment at once: with
+		 * the record that completed the samples, or this batch's
+		 * first when that one was written before. */
+		if ((err = relayout(w, b, &w->disk, b->split == SIZE_MAX ? 0 : b->split,
+		                    SEG_FLAGS(CODEC_ZSTD, dict_before))) != 0)
+			goto out;
+	} else if (!same_tail(&b->start, &w->disk) &&
+	           (err = relayout(w, b, &w->disk, SIZE_MAX, new_segment_flags(w))) != 0) {
+		goto out;
+	}
+	/* The layout is final: tell each record its offset now, so that a
+	 * caller whose sync fails can still tell which records it wrote. */
+	for (size_t i = 0; i < b->nrec; i++)
+		if (b->out[i])
+			*b->out[i] = b->start.next + i;
+	uint64_t gen = w->gen + 1;
+	pthread_mutex_unlock(&w->mu);
+	err = state_write(w, gen, 1, 0);
+	if (!err)
+		err = batch_write(w, b);
+	if (!err)
+		err = state_write(w, gen, 0, 0);
+	pthread_mutex_lock(&w->mu);
+	if (!err) {
+		w->gen = gen;
+		w->disk = b->end;
+		w->durable = b->end.next;
+	} else {
+		w->known = 0;
+	}
+out:
+	lock_release(w->lockfd);
+	return err;
 }
 
 static int64_t mono_ns(void)
@@ -235,16 +792,15 @@ static void gather(elog *w)
 	w->gathering = 0;
 }
 
-int elog_sync(elog *w, uint64_t offset)
+/* Wait until the first `target` records appended through w are durable,
+ * leading flushes as needed.  Called with the mutex held. */
+static int sync_to(elog *w, uint64_t target)
 {
 	int rc = 0;
-	pthread_mutex_lock(&w->mu);
 	w->nsync++;
 	if (w->gathering)
 		pthread_cond_signal(&w->gather);
-	if (offset >= w->next)
-		offset = w->next - 1;	/* nothing later was appended */
-	while (w->next > 0 && w->durable <= offset) {
+	while (w->written < target) {
 		if (w->failed) {
 			rc = ELOG_FAILED;
 			break;
@@ -259,19 +815,27 @@ int elog_sync(elog *w, uint64_t offset)
 		gather(w);
 		struct batch b = w->pending;
 		w->pending = w->spare;
-		pthread_mutex_unlock(&w->mu);
+		batch_reset(&w->pending, &b.end);
 		int64_t t0 = mono_ns();
-		int err = batch_write(w, &b);
+		int err = flush_batch(w, &b);
 		int64_t t1 = mono_ns();
-		pthread_mutex_lock(&w->mu);
 		w->flushing = 0;
 		w->flush_ns = t1 - t0;
 		w->last_waiters = w->nsync;
+		if (!err) {
+			w->written += b.nrec;
+			/* Records appended meanwhile were laid out from where
+			 * this batch was expected to end; when it ended
+			 * elsewhere, lay them out from the truth now, so that
+			 * the ones appended next follow them there. */
+			if (!same_tail(&w->pending.start, &w->disk))
+				err = relayout(w, &w->pending, &w->disk, SIZE_MAX,
+				               new_segment_flags(w));
+		}
 		if (err)
 			w->failed = err;
-		else
-			w->durable = b.end;
-		batch_reset(&b);
+		w->tail = w->pending.nrec ? w->pending.end : w->pending.start;
+		batch_reset(&b, &w->disk);
 		w->spare = b;
 		pthread_cond_broadcast(&w->cv);
 		if (err) {
@@ -280,71 +844,18 @@ int elog_sync(elog *w, uint64_t offset)
 		}
 	}
 	w->nsync--;
+	return rc;
+}
+
+int elog_sync(elog *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int rc = sync_to(w, w->appended);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
 
-int elog_flush(elog *w)
-{
-	pthread_mutex_lock(&w->mu);
-	uint64_t next = w->next;
-	pthread_mutex_unlock(&w->mu);
-	return next ? elog_sync(w, next - 1) : 0;
-}
-
-/* Start the segment for the next record: at a roll, or when a dictionary
- * has just been made.  Called with the mutex held. */
-static void start_segment(elog *w)
-{
-	w->tail_base = w->next;
-	w->tail_size = SEG_HDR;
-	w->tail_flags = SEG_FLAGS(SEG_CODEC(w->tail_flags), w->dict_id);
-	memset(&w->ib, 0, sizeof w->ib);
-}
-
-/* Keep a sample of a compressed log's first values; with enough of them,
- * train a dictionary, store it durably, and start a segment that uses it.
- * A failed training is not an error: the log goes on without one.  Called
- * with the mutex held; it runs once in the life of a log. */
-static void train(elog *w, const void *value, size_t len)
-{
-	struct training *t = &w->tr;
-	if (t->done || len == 0)
-		return;
-	if (!t->buf && (!(t->buf = malloc(TRAIN_BYTES)) ||
-	                !(t->sizes = malloc(TRAIN_SAMPLES * sizeof *t->sizes)))) {
-		t->done = 1;
-		return;
-	}
-	if (len <= TRAIN_BYTES - t->len) {
-		memcpy(t->buf + t->len, value, len);
-		t->len += len;
-		t->sizes[t->n++] = len;
-	}
-	if (t->n < TRAIN_SAMPLES && t->len < TRAIN_BYTES / 2)
-		return;
-	t->done = 1;
-	unsigned char *dict = malloc(DICT_BYTES);
-	size_t dlen;
-	uint32_t id = w->dict_next;
-	if (dict && zenc_train(t->buf, t->sizes, t->n, dict, DICT_BYTES, &dlen) == 0 &&
-	    dict_store(w->dfd, id, dict, dlen) == 0 &&
-	    zenc_set_dict(w->z, id, dict, dlen) == 0) {
-		w->dict_id = id;
-		w->dict_next = id + 1;
-		/* An empty tail segment already has its header on disk; the
-		 * dictionary then starts with the next segment instead. */
-		if (w->tail_size > SEG_HDR)
-			start_segment(w);
-	}
-	free(dict);
-	free(t->buf);
-	free(t->sizes);
-	t->buf = NULL;
-	t->sizes = NULL;
-}
-
-int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
+int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 {
 	if (rec->key_len > ELOG_MAX_KEY ||
 	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
@@ -353,81 +864,39 @@ int elog_append(elog *w, struct elog_record *rec, uint64_t *offset)
 		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	int err = 0, full;
+	int err;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->failed) {
 		pthread_mutex_unlock(&w->mu);
 		return ELOG_FAILED;
 	}
-	/* In a compressed segment the stored value is a tag byte and the
-	 * value, compressed when that makes it smaller. */
-	struct elog_record stored = *rec;
-	if (w->z) {
-		train(w, rec->value, rec->value_len);
-		if (rec->value_len) {
-			if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len))) {
-				pthread_mutex_unlock(&w->mu);
-				return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-			}
-		}
+	struct elog_record r = *rec;
+	if (r.ts_ms == ELOG_TS_NOW)
+		r.ts_ms = fs_now_ms();
+	if (w->z && !w->tr.ready) {
+		sample(w, r.value, r.value_len);
+		if (w->tr.ready)
+			w->pending.split = w->pending.nrec;
 	}
-	size_t size = rec_size(rec->key_len, rec->value_len + (w->z && rec->value_len));
-	/* Roll before a record that would overfill a segment holding any;
-	 * a record larger than a whole segment gets one of its own. */
-	if (w->tail_size > SEG_HDR && w->tail_size + size > w->set.segment_bytes)
-		start_segment(w);
-	if (SEG_CODEC(w->tail_flags) == CODEC_ZSTD && rec->value_len) {
-		stored.value = w->zbuf;
-		stored.value_len = zenc_value(w->z, SEG_DICT(w->tail_flags), rec->value,
-		                              rec->value_len, w->zbuf);
-		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len) {
-			pthread_mutex_unlock(&w->mu);
-			return errmsg_set(w->msg, ELOG_TOOBIG,
-			    "record of %zu bytes is larger than the maximum of %u",
-			    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
-		}
-		size = rec_size(stored.key_len, stored.value_len);
-	}
-	struct chunk *c = batch_chunk(&w->pending, w->tail_base, w->tail_flags);
-	if (!c || grow(&c->data, &c->cap, c->len + size) ||
-	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
-		if (c && c->len == 0 && c->ilen == 0)
-			w->pending.n--;	/* drop the chunk just added */
+	if ((err = place(w, &w->pending, &r, new_segment_flags(w), offset)) != 0) {
 		pthread_mutex_unlock(&w->mu);
-		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return err;
 	}
-	rec->offset = stored.offset = w->next;
-	if (rec->ts_ms == ELOG_TS_NOW)
-		rec->ts_ms = stored.ts_ms = fs_now_ms();
-	rec_encode(c->data + c->len, &stored);
-	struct idx_entry e;
-	if (idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->tail_size,
-	                    w->set.index_interval, &e)) {
-		idx_entry_encode(c->idx + c->ilen, &e);
-		c->ilen += IDX_ENTRY;
-	}
-	c->len += size;
-	w->tail_size += size;
-	w->next++;
-	w->pending.end = w->next;
-	w->pending.bytes += size;
-	full = w->pending.bytes >= w->batch_bytes;
-	pthread_mutex_unlock(&w->mu);
-
-	if (offset)
-		*offset = rec->offset;
+	w->tail = w->pending.end;
+	w->appended++;
 	/* A full buffer is written at once: memory stays bounded, and a
 	 * fast producer gets large batches without asking. */
-	if (full)
-		err = elog_sync(w, rec->offset);
+	if (w->pending.bytes >= w->batch_bytes)
+		err = sync_to(w, w->appended);
+	pthread_mutex_unlock(&w->mu);
 	return err;
 }
 
 uint64_t elog_next_offset(elog *w)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->next;
+	uint64_t v = w->tail.next;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
@@ -452,65 +921,36 @@ const char *elog_errmsg(elog *w)
 	return w->msg[0] ? w->msg : "no error";
 }
 
-/* The highest dictionary id any segment header names: a new dictionary
- * must never take the id of one that is referenced, even if its file is
- * gone, or old records would decompress into garbage. */
-static uint32_t dict_referenced(elog *w, const struct seglist *sl)
-{
-	uint32_t max = 0;
-	for (size_t i = 0; i < sl->n; i++) {
-		char name[NAME_MAX_LOCAL];
-		unsigned char hdr[SEG_HDR];
-		size_t got;
-		seg_name(name, sl->base[i], SEG_EXT);
-		int fd = fs_openat(w->dfd, name, O_RDONLY, 0);
-		if (fd < 0)
-			continue;
-		if (fs_pread_full(fd, hdr, SEG_HDR, 0, &got) == 0 && got == SEG_HDR &&
-		    seg_header_check(hdr, sl->base[i]) == 0 &&
-		    SEG_DICT(seg_header_flags(hdr)) > max)
-			max = SEG_DICT(seg_header_flags(hdr));
-		close(fd);
-	}
-	return max;
-}
-
 /* Make the zstd state for a compressed log, with its newest dictionary. */
-static int open_compression(elog *w, const struct seglist *sl)
+static int open_compression(elog *w)
 {
 	if (!elog_have_zstd())
 		return errmsg_set(w->msg, ELOG_UNSUPPORTED,
 		    "the log is compressed with zstd, but this build has no zstd support");
 	if (!(w->z = zenc_new(w->set.compression_level)))
 		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-	int err = dict_latest(w->dfd, &w->dict_id);
-	if (err)
-		return errmsg_set(w->msg, err, "listing dictionaries: %s", strerror(err));
-	if (w->dict_id) {
-		unsigned char *d;
-		size_t len;
-		if ((err = dict_load(w->dfd, w->dict_id, &d, &len, w->msg)) != 0)
-			return err;
-		err = zenc_set_dict(w->z, w->dict_id, d, len);
-		free(d);
-		if (err)
-			return errmsg_set(w->msg, err, "dictionary %u: %s", w->dict_id,
-			                  elog_strerror(err));
-		w->tr.done = 1;
-	}
 	if (w->set.no_dictionary)
 		w->tr.done = 1;
-	uint32_t ref = dict_referenced(w, sl);
-	w->dict_next = (ref > w->dict_id ? ref : w->dict_id) + 1;
 	return 0;
+}
+
+/* Create the log in dfd under the batch lock, unless another writer has
+ * meanwhile. */
+static int create_log(elog *w, const struct elog_options *opt)
+{
+	int err = lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	if (err)
+		return err;
+	err = settings_load(w->dfd, &w->set, w->msg);
+	if (err == ELOG_NOTLOG && (err = log_create(w->dfd, opt, w->msg)) == 0)
+		err = settings_load(w->dfd, &w->set, w->msg);
+	lock_release(w->lockfd);
+	return err;
 }
 
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
-	struct watermark wm;
-	struct seglist sl = { 0 };
-	struct recovery rc;
-	int err;
+	int err, moved;
 
 	if (opt && opt->create && mkdir(dir, 0777) < 0 && errno != EEXIST)
 		return errmsg_set(w->msg, errno, "%s", strerror(errno));
@@ -523,73 +963,74 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	/* A directory that is not a log is refused before LOCK is made in
 	 * it, so that a mistaken path is left as it was found. */
 	err = settings_load(w->dfd, &w->set, w->msg);
-	if (err == ELOG_NOTLOG && opt && opt->create)
-		err = log_check_fresh(w->dfd, w->msg);
-	if (err)
+	int fresh = err == ELOG_NOTLOG && opt && opt->create;
+	if (fresh && (err = log_check_fresh(w->dfd, w->msg)) != 0)
 		return err;
-	if ((err = lock_take(w->dfd, FN_LOCK, 0, 1, &w->lockfd, w->msg)) != 0)
+	if (err && !fresh)
+		return err;
+	if ((err = lock_open(w->dfd, FN_LOCK, &w->lockfd, w->msg)) != 0)
+		return err;
+	if (fresh && (err = create_log(w, opt)) != 0)
 		return err;
 
-	err = settings_load(w->dfd, &w->set, w->msg);
-	if (err == ELOG_NOTLOG && opt && opt->create) {
-		if ((err = log_create(w->dfd, opt, w->msg)) != 0)
-			return err;
-		err = settings_load(w->dfd, &w->set, w->msg);
-	}
-	if (err)
-		return err;
+	/* Every open handle holds a shared lock on "writers", so that an
+	 * operator can see which processes have the log open for writing
+	 * (elog-cat -L).  It is a report only: without it, writing goes on. */
+	w->writersfd = fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+	if (w->writersfd >= 0)
+		flock(w->writersfd, LOCK_SH | LOCK_NB);
 
 	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
 		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
-	if ((err = wm_load(w->dfd, w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
-
-	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
+	if (w->set.compression == ELOG_COMPRESS_ZSTD && (err = open_compression(w)) != 0)
 		return err;
-	if ((err = seglist_read(w->dfd, &sl)) != 0)
-		return errmsg_set(w->msg, err, "listing segments: %s", strerror(err));
-	if (sl.n == 0) {
-		seglist_free(&sl);
-		return errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
-		    wm.durable_end ? ", but the watermark says records are durable" : "");
-	}
-	uint64_t active = sl.base[sl.n - 1];
-	uint32_t codec = CODEC_NONE;
-	if (w->set.compression == ELOG_COMPRESS_ZSTD) {
-		if ((err = open_compression(w, &sl)) != 0) {
-			seglist_free(&sl);
-			return err;
+
+	/* Find the tail now, so that a damaged log is refused at open. */
+	if ((err = lock_acquire(w->lockfd, w->wait_ms, w->msg)) != 0)
+		return err;
+	err = tail_sync(w, &moved);
+	if (!err && w->z) {
+		/* New segments use the newest dictionary, which may be newer
+		 * than the tail segment's (stored by a writer that stopped
+		 * before its next segment).  Ids are given in order, so look
+		 * for the ones after the tail's instead of listing. */
+		uint32_t id = w->dict_new;
+		char name[NAME_MAX_LOCAL];
+		struct stat st;
+		for (;;) {
+			dict_name(name, id + 1);
+			if (fstatat(w->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				break;
+			id++;
 		}
-		codec = CODEC_ZSTD;
+		if (id) {
+			w->dict_new = id;
+			w->tr.done = 1;
+		}
+		/* The tail segment's dictionary is gone (deleted by hand): its
+		 * records stay unreadable, but writing goes on in a segment of
+		 * its own, and a new dictionary gets a new id. */
+		dict_name(name, SEG_DICT(w->disk.flags));
+		if (SEG_DICT(w->disk.flags) &&
+		    fstatat(w->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+			if (w->dict_new == SEG_DICT(w->disk.flags)) {
+				w->dict_new = 0;
+				w->tr.done = w->set.no_dictionary;
+			}
+			if (w->disk.size > SEG_HDR)
+				tail_new_segment(&w->disk, new_segment_flags(w));
+		}
+		/* Load the dictionary now: a damaged one is refused at open. */
+		if (w->dict_new)
+			err = use_dict(w, w->dict_new);
 	}
-	err = recover_indexes(w->dfd, &sl, w->set.index_interval, w->msg);
-	seglist_free(&sl);
+	lock_release(w->lockfd);
 	if (err)
 		return err;
-	if ((err = recover_active(w->dfd, &wm, active, w->set.index_interval,
-	                          SEG_FLAGS(codec, w->dict_id), &rc, w->msg)) != 0) {
-		if (rc.segfd >= 0)
-			close(rc.segfd);
-		if (rc.idxfd >= 0)
-			close(rc.idxfd);
-		recovery_free(&rc);
-		return err;
-	}
-	w->segfd = rc.segfd;
-	w->idxfd = rc.idxfd;
-	w->seg_base = w->tail_base = active;
-	w->seg_size = w->tail_size = rc.size;
-	w->idx_size = rc.idx_size;
-	w->ib = rc.ib;
-	w->tail_flags = rc.flags;
-	w->next = w->durable = rc.next;
-	recovery_free(&rc);
-
-	wm = (struct watermark){ w->next, active, rc.size };
-	if ((err = wm_write(w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
-	w->pending.end = w->spare.end = w->next;
+	w->tail = w->disk;
+	batch_reset(&w->pending, &w->disk);
+	batch_reset(&w->spare, &w->disk);
 	return 0;
 }
 
@@ -599,8 +1040,10 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	*wp = w;
 	if (!w)
 		return ENOMEM;
-	w->dfd = w->lockfd = w->wmfd = w->segfd = w->idxfd = -1;
+	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
+	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
+	w->have_boot = lock_boot_id(w->boot);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
@@ -620,14 +1063,15 @@ int elog_close(elog *w)
 		return 0;
 	/* A writer that failed (or never opened) has nothing it could still
 	 * make durable; saying so keeps a caller from assuming otherwise. */
-	int err = w->failed ? ELOG_FAILED : elog_flush(w);
-	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->dfd, w->lockfd };
+	int err = w->failed ? ELOG_FAILED : elog_sync(w);
+	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	batch_free(&w->pending);
 	batch_free(&w->spare);
 	zenc_free(w->z);
+	zdec_free(w->zd);
 	free(w->zbuf);
 	free(w->tr.buf);
 	free(w->tr.sizes);

@@ -21,6 +21,7 @@ packages=(
 	libzstd-dev         # optional value compression
 	clang               # fuzzers
 	libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang
+	strace              # a CLI test counts the syncs of a one-shot append
 )
 
 missing=()

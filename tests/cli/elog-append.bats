@@ -295,7 +295,7 @@ producer() {
 	[ ! -e "$LOG/settings" ]
 }
 
-@test "append: a second writer exits at once with status 3, naming the holder" {
+@test "append: a second writer appends while a long-running one waits for input" {
 	# The first writer reads a fifo that this shell keeps open for writing
 	# (read-write, so that opening it does not wait for the reader).
 	mkfifo "$T/in"
@@ -304,15 +304,33 @@ producer() {
 	local holder=${BG_PIDS##* }
 	echo first >&4
 	wait_lines "$T/out" 1
-	run --separate-stderr elog-append "$LOG" < <(echo second)
-	[ "$status" -eq 3 ] && [ "$output" = "" ]
-	[ "$stderr" = "elog-append: $LOG: locked by another writer (pid $holder)" ]
+	run --separate-stderr elog-append -p "$LOG" < <(echo second)
+	[ "$status" -eq 0 ] && [ "$output" = 1 ] && [ "$stderr" = "" ]
 	echo third >&4
 	exec 4>&-
 	wait "$holder"
 	BG_PIDS=
-	[ "$(cat "$T/out")" = $'0\n1' ] && [ ! -s "$T/err" ]
-	[ "$(elog-cat -v "$LOG")" = $'first\nthird' ]
+	[ "$(cat "$T/out")" = $'0\n2' ] && [ ! -s "$T/err" ]
+	[ "$(elog-cat -v "$LOG")" = $'first\nsecond\nthird' ]
+}
+
+@test "append: a writer waits --wait for another's batch, then exits 3 and appends nothing" {
+	echo zero | elog-append "$LOG"
+	# LOCK held for longer than the writer waits: as by a writer stuck
+	# in a batch on a dead disk.
+	flock -n -o "$LOG/LOCK" sleep 30 &
+	local pid=$!
+	sleep 0.3
+	run --separate-stderr elog-append -p --wait 200ms "$LOG" < <(printf 'a\nb\n')
+	kill "$pid"
+	[ "$status" -eq 3 ] && [ "$output" = "" ]
+	[[ "$stderr" =~ ^elog-append:\ $LOG:\ timed\ out\ after\ 200\ ms\ waiting\ for ]]
+	[ "$(elog-cat -v "$LOG")" = zero ]
+	# Held for less than the wait: the writer goes on.
+	flock -n "$LOG/LOCK" sleep 0.5 &
+	sleep 0.2
+	run --separate-stderr elog-append -p --wait 10s "$LOG" < <(echo c)
+	[ "$status" -eq 0 ] && [ "$output" = 1 ]
 }
 
 @test "append: the parent directory must exist" {
@@ -397,7 +415,7 @@ producer() {
 
 @test "append: --help prints the man page's synopsis, --version the version" {
 	run --separate-stderr elog-append --version
-	[ "$status" -eq 0 ] && [ "$output" = "elog-append (elog) 0.1.0" ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ] && [ "$output" = "elog-append (elog) 0.2.0" ] && [ "$stderr" = "" ]
 	run --separate-stderr elog-append --help
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [[ "$output" == "usage: elog-append "* ]]
 	[ "$(elog-append -h)" = "$output" ]

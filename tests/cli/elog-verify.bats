@@ -207,13 +207,21 @@ flip() {
 	cmp "$L/$S1" "$T/before"
 }
 
-@test "--repair refuses while a writer holds the lock" {
-	flock -n "$L/LOCK" sleep 30 &
+@test "--repair waits for a writer's batch, and gives up after 10 s" {
+	# LOCK held for a moment, as a writer holds it for one batch.
+	flock -n -o "$L/LOCK" sleep 1 &
+	PID=$!
+	sleep 0.3
+	run "$B/elog-verify" --repair "$L"
+	[ "$status" -eq 0 ]
+	wait "$PID"
+	# Held for longer than a repair waits.
+	flock -n -o "$L/LOCK" sleep 30 &
 	PID=$!
 	sleep 0.3
 	run "$B/elog-verify" --repair "$L"
 	[ "$status" -eq 3 ]
-	[[ "$output" =~ ^elog-verify:\ $L:\ locked\ by\ another ]]
+	[[ "$output" =~ ^elog-verify:\ $L:\ timed\ out\ after\ 10000\ ms\ waiting\ for ]]
 }
 
 @test "a damaged watermark is a warning, and --repair rewrites it" {

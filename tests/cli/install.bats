@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 		return 2;
 	if ((e = elog_open(&w, argv[1], &opt)) == 0 &&
 	    (e = elog_append(w, &rec, &off)) == 0)
-		e = elog_sync(w, off);
+		e = elog_sync(w);
 	if (e)
 		fprintf(stderr, "hello: %s\n", w ? elog_errmsg(w) : elog_strerror(e));
 	elog_close(w);
@@ -65,11 +65,11 @@ build_and_run_hello() {
 	cc $san -o "$T/hello" "$T/hello.c" $flags
 	run "$T/hello" "$T/events"
 	[ "$status" -eq 0 ] && [ "$output" = '0 {"type":"login"}
-0.1.0' ]
+0.2.0' ]
 	run "$T/hello" "$T/events"
 	[ "$status" -eq 0 ] && [ "$output" = '0 {"type":"login"}
 1 {"type":"login"}
-0.1.0' ]
+0.2.0' ]
 }
 
 # Every file that make install should have put under ROOT.
@@ -77,7 +77,7 @@ check_layout() {
 	local root=$1 p s
 	for p in $PROGRAMS; do
 		[ -x "$root/bin/$p" ] && [ -f "$root/bin/$p" ]
-		[ "$("$root/bin/$p" --version)" = "$p (elog) 0.1.0" ]
+		[ "$("$root/bin/$p" --version)" = "$p (elog) 0.2.0" ]
 		[ -f "$root/share/man/man1/$p.1" ]
 		[ -f "$root/share/bash-completion/completions/$p" ]
 	done
@@ -110,7 +110,7 @@ check_layout() {
 	# pkg-config puts the sysroot before the .pc file's paths.
 	export PKG_CONFIG_PATH=$d/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d
 	export PKG_CONFIG_LIBDIR=$d/usr/lib/pkgconfig
-	[ "$(pkg-config --modversion elog)" = 0.1.0 ]
+	[ "$(pkg-config --modversion elog)" = 0.2.0 ]
 	[[ " $(pkg-config --cflags elog) " == *" -I$d/usr/include "* ]]
 	[[ " $(pkg-config --libs elog) " == *" -L$d/usr/lib "*"-lelog "* ]]
 	build_and_run_hello
@@ -125,7 +125,7 @@ check_layout() {
 	check_layout "$p"
 	grep -qx "prefix=$p" "$p/lib/pkgconfig/elog.pc"
 	export PKG_CONFIG_PATH=$p/lib/pkgconfig
-	[ "$(pkg-config --modversion elog)" = 0.1.0 ]
+	[ "$(pkg-config --modversion elog)" = 0.2.0 ]
 	build_and_run_hello
 	# The installed programs read what the installed library wrote.
 	run "$p/bin/elog-cat" -F '%o %s\n' "$T/events"

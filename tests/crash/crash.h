@@ -57,7 +57,7 @@ uint64_t expect_acked_end(size_t k);
  * it; visible is the highest durable end any reader could have seen by
  * then.  Returns the number of violations, each printed with where. */
 unsigned check_state(const struct workload *w, const char *dir, size_t k,
-                     uint64_t visible, const char *where);
+                     uint64_t visible, const char *where, int reboot);
 
 /* ---- power.c ---- */
 /* Checks the states a power loss could leave at every point of log (or,

@@ -383,7 +383,7 @@ static void on_problem(void *arg, const struct elog_problem *p)
 }
 
 unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64_t visible,
-                     const char *where)
+                     const char *where, int reboot)
 {
 	struct ctx c = { w, dir, where, k, 0, UINT64_MAX, visible };
 	unsigned char *seen;
@@ -391,6 +391,8 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	elog *wr = NULL;
 	int rc;
 
+	if (reboot)
+		vfs_reboot();
 	finalize();
 	acked_end = expect_acked_end(k);
 	seen = calloc(nex + 1, 1);
@@ -432,7 +434,7 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	/* New records continue the log. */
 	struct elog_record rec = { 0, 1, 0, NULL, 0, AFTER, sizeof AFTER - 1 };
 	uint64_t off = 0;
-	if ((rc = elog_append(wr, &rec, &off)) != 0 || (rc = elog_sync(wr, off)) != 0)
+	if ((rc = elog_append(wr, &rec, &off)) != 0 || (rc = elog_sync(wr)) != 0)
 		fail(&c, "append after recovery: %s", elog_errmsg(wr));
 	else if (off != next)
 		fail(&c, "the record after recovery got offset %llu, not %llu",

@@ -77,7 +77,7 @@ static int one(const struct workload *w, const char *base, unsigned seed, int cl
 		if (log.ops[i].wm_end > visible)
 			visible = log.ops[i].wm_end;
 	snprintf(what, sizeof what, "%s, the directory as the process left it", where);
-	bad += (int)check_state(w, dir, log.nops, visible, what);
+	bad += (int)check_state(w, dir, log.nops, visible, what, 0);
 	vfs_log_free(&log);
 	st->failures += (unsigned long)bad;
 	return bad;

@@ -338,7 +338,7 @@ static void state(struct run *r, const struct choice *cw, const unsigned char *c
 			write_file(r->dir, names[i].name, &img[i]);
 		snprintf(where, sizeof where, "crash after %zu of %zu operations (%zu writes, %zu names pending), %s",
 		         r->k, log->nops, m->npw, m->npd, what);
-		unsigned f = check_state(r->w, r->dir, r->k, r->visible, where);
+		unsigned f = check_state(r->w, r->dir, r->k, r->visible, where, 1);
 		if (f && !r->st->failures) {
 			/* The first failing state, as it was, for a look. */
 			char keep[1200];

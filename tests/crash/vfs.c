@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -274,6 +275,29 @@ static void track(int fd, int kind, int ino)
 	}
 }
 
+/* The boot id the library reads, so that a state checked after a power
+ * loss is seen by a writer that booted since (see vfs_reboot()). */
+static unsigned long boot_number;
+
+void vfs_reboot(void)
+{
+	boot_number++;
+}
+
+static int open_boot_id(void)
+{
+	char text[64];
+	int fd = memfd_create("boot_id", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int n = snprintf(text, sizeof text, "c0ffee00-0000-4000-8000-%012lx\n", boot_number);
+	if (write(fd, text, (size_t)n) != n || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int __wrap_open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -283,6 +307,8 @@ int __wrap_open(const char *path, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 	}
+	if (strcmp(path, "/proc/sys/kernel/random/boot_id") == 0)
+		return open_boot_id();
 	if (!active)
 		return __real_open(path, flags, mode);
 	pthread_mutex_lock(&mu);

@@ -67,6 +67,9 @@ size_t vfs_now(void);
  * Each class is counted on its own; vfs_calls() tells how many were made. */
 enum fault_class { FC_WRITE, FC_SYNC, FC_RENAME, FC_OPEN, FC_UNLINK, FC_TRUNC, FC_N };
 void vfs_fault(int cls, unsigned long nth, int err);
+/* A new boot: the library's writers read another boot id from now on, as
+ * after the power came back. */
+void vfs_reboot(void);
 unsigned long vfs_calls(int cls);
 /* 1 once the armed fault has been injected. */
 int vfs_fault_hit(void);

@@ -27,12 +27,66 @@ static void note_error(const char *what, int rc, elog *w)
 }
 
 /* One writer shared by a workload's threads, and whether it has failed. */
+/* A record appended but not yet synced: its offset is stored by the
+ * library when its batch is written (elog_append(3)). */
+struct pend {
+	struct pend *next;
+	uint64_t off;          /* UINT64_MAX until written */
+	int owned;             /* its putter still reads off: keep it */
+	struct elog_record r;
+	char *key, *val;
+};
+
 struct wr {
 	elog *w;
 	int failed;
 	uint64_t acked;        /* highest acknowledged offset + 1 */
 	pthread_mutex_t mu;
+	struct pend *pend;     /* appended, offsets not yet known to us */
 };
+
+static struct pend *pend_new(struct wr *w, const struct elog_record *r)
+{
+	struct pend *p = calloc(1, sizeof *p);
+	if (!p || !(p->key = malloc(r->key_len + 1)) || !(p->val = malloc(r->value_len + 1))) {
+		fprintf(stderr, "crashsim: out of memory\n");
+		exit(2);
+	}
+	memcpy(p->key, r->key, r->key_len);
+	memcpy(p->val, r->value, r->value_len);
+	p->r = *r;
+	p->r.key = p->key;
+	p->r.value = p->val;
+	p->off = UINT64_MAX;
+	p->owned = 1;
+	pthread_mutex_lock(&w->mu);
+	p->next = w->pend;
+	w->pend = p;
+	pthread_mutex_unlock(&w->mu);
+	return p;
+}
+
+/* Tell the checker what each written record holds: after a sync, and at
+ * the end, every record whose batch was written has its offset. */
+static void pend_settle(struct wr *w, int all)
+{
+	pthread_mutex_lock(&w->mu);
+	struct pend **pp = &w->pend;
+	while (*pp) {
+		struct pend *p = *pp;
+		if ((p->off == UINT64_MAX || p->owned) && !all) {
+			pp = &p->next;
+			continue;
+		}
+		if (p->off != UINT64_MAX)
+			expect_written(p->off, &p->r);
+		*pp = p->next;
+		free(p->key);
+		free(p->val);
+		free(p);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
 
 struct gen {
 	unsigned thread;
@@ -70,15 +124,21 @@ static void gen_record(struct gen *g, unsigned i, struct elog_record *r)
  * acknowledged. */
 static int put(struct wr *w, struct elog_record *r, int sync)
 {
-	uint64_t off;
+	uint64_t off = UINT64_MAX;
 	pthread_mutex_lock(&w->mu);
 	int was_failed = w->failed;
 	pthread_mutex_unlock(&w->mu);
-	int rc = elog_append(w->w, r, &off);
-	if (rc == 0)
-		expect_written(off, r);
+	struct pend *p = pend_new(w, r);
+	int rc = elog_append(w->w, r, &p->off);
 	if (rc == 0 && sync)
-		rc = elog_sync(w->w, off);
+		rc = elog_sync(w->w);
+	pthread_mutex_lock(&w->mu);
+	if (rc == 0 && sync)
+		off = p->off;
+	p->owned = 0;
+	pthread_mutex_unlock(&w->mu);
+	if (rc == 0 && sync)
+		pend_settle(w, 0);
 	pthread_mutex_lock(&w->mu);
 	if (rc != 0)
 		w->failed = 1;
@@ -110,6 +170,7 @@ static int wr_open(struct wr *w, const char *dir, const struct elog_options *opt
 		note_error("elog_open", rc, w->w);
 		elog_close(w->w);
 		w->w = NULL;
+		pend_settle(w, 1);
 	}
 	return rc;
 }
@@ -121,6 +182,7 @@ static void wr_close(struct wr *w)
 	int rc = elog_close(w->w);
 	if (rc != 0)
 		note_error("elog_close", rc, NULL);
+	pend_settle(w, 1);
 	pthread_mutex_destroy(&w->mu);
 	w->w = NULL;
 }

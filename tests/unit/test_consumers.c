@@ -636,7 +636,7 @@ START_TEST(seek_resumes_after_committed_offset)
 		                          .value_len = (size_t)snprintf(v, sizeof v, "%d", i) };
 		ck_assert_int_eq(elog_append(w, &in, NULL), 0);
 	}
-	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_sync(w), 0);
 	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
 
 	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);

@@ -391,6 +391,7 @@ static uint64_t make_rolled_log(const void *hdr, size_t hdr_len)
 static void torn_header_repaired(const void *hdr, size_t hdr_len)
 {
 	uint64_t next = make_rolled_log(hdr, hdr_len);
+	ut_crashed(ut_dir);
 	elog *w = must_open();
 	const char *p = ut_seg_path(ut_dir, next, SEG_EXT);
 	char path[1200];
@@ -447,6 +448,7 @@ START_TEST(segment_left_half_created_is_removed)
 	seg_header_encode(hdr, 1);
 	snprintf(q, sizeof q, "%s%s", ut_seg_path(ut_dir, 1, SEG_EXT), SEG_NEW_EXT);
 	ut_write_file(q, hdr, SEG_HDR);
+	ut_crashed(ut_dir);
 	w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert(!ut_exists(q));
 	ck_assert(!ut_exists(ut_seg_path(ut_dir, 1, SEG_EXT)));
@@ -479,6 +481,7 @@ START_TEST(temporary_files_of_dead_processes_are_removed)
 	ck_assert_int_eq(fs_tmp_orphaned("x.tmp.1.2.3"), 0);
 	ck_assert_int_eq(fs_tmp_orphaned(".tmp.1.2"), 0);
 	ck_assert_int_eq(fs_tmp_orphaned("settings.tmp.12a.0"), 0);
+	ut_crashed(ut_dir);
 	w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert(!ut_exists(dead));
 	ck_assert(ut_exists(alive));

@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# Many writers at once: one-shot and long-running elog-append processes on
+# one log; stop signals; a reader of the offsets that goes away; the cost
+# of a one-shot append into a healthy log.
+
+load helpers
+
+# Wait until the fifo open on fd 4 holds no unread byte: the writer reading
+# it has read(2) everything written so far.  At most 60 s.
+fifo_drained() {
+	python3 -c '
+import fcntl, struct, sys, termios, time
+for _ in range(6000):
+    n = struct.unpack("i", fcntl.ioctl(4, termios.FIONREAD, b"\0\0\0\0"))[0]
+    if n == 0:
+        sys.exit(0)
+    time.sleep(0.01)
+sys.exit(1)'
+}
+
+# One shell loop: $2 runs of elog-append -p, each of a single line or a
+# batch of up to 20, every line unique; "offset line" pairs go to $3.
+writer_loop() {
+	local id=$1 runs=$2 out=$3 i n k
+	for ((i = 0; i < runs; i++)); do
+		n=$(( (i * 7 + id) % 4 == 0 ? 1 + (i * 13 + id) % 20 : 1 ))
+		for ((k = 0; k < n; k++)); do
+			echo "w$id-$i-$k"
+		done > "$T/in.$id"
+		elog-append -p "$LOG" < "$T/in.$id" > "$T/off.$id" || {
+			echo "loop $id run $i: status $?" >> "$T/failed"
+			return 1
+		}
+		paste -d' ' "$T/off.$id" "$T/in.$id" >> "$out"
+	done
+}
+
+@test "many writers: 8 loops and a lingering writer, dense unique offsets, nothing lost" {
+	echo start | elog-append --segment-bytes 16K "$LOG"
+	echo "0 start" > "$T/pairs.base"
+	# The long-running writer, fed slowly, holding batches open.
+	mkfifo "$T/slow"
+	exec 4<>"$T/slow"
+	background elog-append -p --linger 300ms "$LOG" <"$T/slow" >"$T/slow.off" 4>&-
+	local slow=${BG_PIDS##* }
+	for i in 1 2 3 4 5 6 7 8; do
+		writer_loop "$i" 25 "$T/pairs.$i" &
+		pids="${pids:-} $!"
+	done
+	for i in $(seq 1 30); do
+		echo "slow-$i" >&4
+		echo "slow-$i" >> "$T/slow.in"
+		sleep 0.05
+	done
+	for p in $pids; do
+		wait "$p" || true
+	done
+	exec 4>&-
+	wait "$slow"
+	BG_PIDS=
+	[ ! -e "$T/failed" ] || { cat "$T/failed"; false; }
+	paste -d' ' "$T/slow.off" "$T/slow.in" > "$T/pairs.slow"
+	cat "$T"/pairs.* | sort -n > "$T/acked"
+	local total
+	total=$(wc -l < "$T/acked")
+	[ "$total" -gt 300 ]
+	# Offsets are 0..N-1, each once, and each holds the line it was
+	# printed for.
+	cut -d' ' -f1 "$T/acked" | cmp - <(seq 0 $((total - 1)))
+	elog-cat -F '%o %s\n' "$LOG" | cmp - "$T/acked"
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+}
+
+@test "many writers: SIGTERM, SIGINT and SIGHUP append what was read, then die of the signal" {
+	for sig in TERM INT HUP; do
+		rm -rf "$LOG"
+		mkfifo "$T/in.$sig"
+		exec 4<>"$T/in.$sig"
+		elog-append -p --linger 60s "$LOG" <"$T/in.$sig" >"$T/out" 4>&- &
+		local pid=$!
+		printf 'one\ntwo\nthree-no-newline' >&4
+		fifo_drained
+		kill -s "$sig" "$pid"
+		local status=0
+		wait "$pid" || status=$?
+		exec 4>&-
+		[ "$status" -eq $((128 + $(kill -l "$sig"))) ]
+		[ "$(cat "$T/out")" = $'0\n1\n2' ]
+		[ "$(elog-cat -v "$LOG")" = $'one\ntwo\nthree-no-newline' ]
+	done
+}
+
+@test "many writers: a reader of -p that goes away does not stop the appending" {
+	run bash -c "seq 1 100000 | elog-append -p '$LOG' | head -1; echo \"status \${PIPESTATUS[1]}\""
+	[ "$output" = $'0\nstatus 0' ]
+	[ "$(elog-cat -v "$LOG" | wc -l)" -eq 100000 ]
+	[ "$(elog-cat -v -n 1 "$LOG")" = 100000 ]
+}
+
+@test "many writers: one line into a healthy log costs one fdatasync, no fsync, no rename" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	printf 'a\nb\n' | elog-append --segment-bytes 4K "$LOG"
+	echo c | elog-append "$LOG"
+	echo d | strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2,ftruncate \
+		-o "$T/trace" elog-append "$LOG"
+	grep -c fdatasync "$T/trace" | grep -qx 1
+	! grep -E 'fsync\(|rename|ftruncate' "$T/trace"
+	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc\nd' ]
+	# A tail past the durable end (a writer killed mid-batch) is still
+	# recovered: cut, and synced.
+	printf 'torn' >> "$LOG/00000000000000000000.log"
+	: > "$LOG/LOCK"
+	echo e | strace -f -qq -e trace=fdatasync,ftruncate -o "$T/trace2" elog-append "$LOG"
+	grep -q ftruncate "$T/trace2"
+	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc\nd\ne' ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+}
