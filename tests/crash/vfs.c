@@ -355,7 +355,13 @@ int __wrap_openat(int dfd, const char *name, int flags, ...)
 	}
 	fd = __real_openat(dfd, name, flags, mode);
 	err = errno;
-	if (fd >= 0 && rec) {
+	if (fd >= 0 && rec && strcmp(name, "LOCK") == 0) {
+		/* LOCK's content is the writers' state of the tail, which a
+		 * writer trusts only within the boot that wrote it: after a
+		 * power loss it is never read as such, so its writes make no
+		 * disk state of their own.  Carried out, not recorded. */
+		track(fd, FD_NONE, 0);
+	} else if (fd >= 0 && rec) {
 		struct stat st;
 		struct name_ent *e = name_find(name);
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {

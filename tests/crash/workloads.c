@@ -412,6 +412,35 @@ static void run_zstd(const char *dir, unsigned seed)
 	wr_close(&w);
 }
 
+/* Several writer handles on one log (each its own open file description of
+ * LOCK, so they contend for the batch lock as processes do), two threads
+ * each, appending and syncing across many segment rolls: every handle finds
+ * the tail the others left, and lays its batches out again. */
+#define HANDLES 3
+static void run_writers(const char *dir, unsigned seed)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct wr w[HANDLES];
+	struct appender a[HANDLES][2];
+	int open[HANDLES];
+	for (unsigned h = 0; h < HANDLES; h++)
+		open[h] = wr_open(&w[h], dir, &o) == 0;
+	for (unsigned h = 0; h < HANDLES; h++)
+		for (unsigned t = 0; t < 2 && open[h]; t++) {
+			unsigned id = h * 2 + t;
+			a[h][t] = (struct appender){ &w[h], { id, seed * 7919ull + id + 1, 30, 10, 8,
+			                                      "", "" }, 25, 0 };
+			if (pthread_create(&a[h][t].t, NULL, append_thread, &a[h][t]) != 0)
+				die("pthread_create");
+		}
+	for (unsigned h = 0; h < HANDLES; h++)
+		for (unsigned t = 0; t < 2 && open[h]; t++)
+			pthread_join(a[h][t].t, NULL);
+	for (unsigned h = 0; h < HANDLES; h++)
+		if (open[h])
+			wr_close(&w[h]);
+}
+
 void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
 {
 	rm_rf(dir);
@@ -424,6 +453,7 @@ void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
 
 const struct workload workloads[] = {
 	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append },
+	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers },
 	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers },
 	{ "maintenance", W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, setup_big, run_maint },
 	{ "serial", W_CREATE | W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, NULL, run_serial },
