@@ -1,10 +1,11 @@
 /*
- * lock.c: the advisory locks of a log directory.  The writer holds an
- * exclusive flock(2) on LOCK for as long as it runs and writes its pid into
- * the file so that a second writer can name it; maintenance programs hold
- * maint.lock instead, so they never stop the application's writer.
- * flock locks belong to the open file description and vanish with the
- * process, so a crashed writer never leaves a stale lock behind.
+ * lock.c: the advisory locks of a log directory.  Writers hold an exclusive
+ * flock(2) on LOCK while they write one batch, and leave the state of the
+ * log's tail in it (below); maintenance programs hold maint.lock instead,
+ * so they never stop the application's writers, and write their pid into
+ * it so that a second run can name the first.  flock locks belong to the
+ * open file description and vanish with the process, so a crashed process
+ * never leaves a stale lock behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,22 +132,27 @@ static int64_t lock_mono_us(void)
 
 int lock_acquire(int fd, int64_t wait_ms, char *msg)
 {
-	if (!waiters_present(fd)) {
+	/* Others waiting: let one of them have the lock first (they look at
+	 * least every LOCK_POLL_MAX_US), then wait among them. */
+	int yield = waiters_present(fd);
+	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
 	}
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
-	int64_t sleep_us = LOCK_POLL_FIRST_US;
+	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
 	int announced = waiters_announce(fd, F_RDLCK) == 0;
 	int err = 0;
-	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
-			break;
+	for (int first = 1;; first = 0) {
+		if (!(first && yield)) {
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				break;
+			if (errno != EWOULDBLOCK && errno != EINTR) {
+				err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+				break;
+			}
 		}
 		int64_t now = lock_mono_us();
 		if (now >= deadline) {

@@ -260,6 +260,58 @@ START_TEST(handles_take_turns_with_dense_offsets)
 }
 END_TEST
 
+/* A handle that writes batch after batch, without a pause, does not shut
+ * out another that waits for the lock: a writer that has just written lets
+ * the announced waiters go first. */
+struct hammer {
+	elog *w;
+	volatile int stop;
+	unsigned long batches;
+	int err;
+};
+
+static void *hammer_work(void *arg)
+{
+	struct hammer *h = arg;
+	while (!h->stop && !h->err) {
+		struct elog_record r = ut_rec(0, ELOG_TS_NOW, 0, NULL, "hammer");
+		h->err = elog_append(h->w, &r, NULL);
+		if (!h->err)
+			h->err = elog_sync(h->w);
+		h->batches++;
+	}
+	return NULL;
+}
+
+START_TEST(a_busy_writer_does_not_shut_out_a_waiting_one)
+{
+	struct elog_options o = { .create = 1, .wait_ms = 20000 };
+	struct hammer h = { open_opt(ut_dir, &o, 0), 0, 0, 0 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, hammer_work, &h), 0);
+	elog *w = open_opt(ut_dir, &o, 0);
+	for (int i = 0; i < 20; i++) {
+		struct elog_record r = ut_rec(0, ELOG_TS_NOW, 0, NULL, "waiter");
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+		int rc = elog_sync(w);
+		ck_assert_msg(rc == 0, "sync %d: %d %s", i, rc, elog_errmsg(w));
+	}
+	h.stop = 1;
+	pthread_join(t, NULL);
+	ck_assert_int_eq(h.err, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_int_eq(elog_close(h.w), 0);
+	struct all a = read_all(ut_dir);
+	size_t waiter = 0;
+	for (size_t k = 0; k < a.n; k++) {
+		ck_assert_uint_eq(a.off[k], k);
+		waiter += strcmp(a.val[k], "waiter") == 0;
+	}
+	ck_assert_uint_eq(waiter, 20);
+	all_free(&a);
+}
+END_TEST
+
 /* A handle that last wrote before another handle rolled segments finds
  * the new tail and appends there, with the next offset. */
 START_TEST(handle_follows_another_handles_rolls)
@@ -892,6 +944,7 @@ int main(void)
 	tcase_add_test(tc, second_writer_in_another_process_appends_too);
 	tcase_add_test(tc, handles_take_turns_with_dense_offsets);
 	tcase_add_test(tc, handle_follows_another_handles_rolls);
+	tcase_add_test(tc, a_busy_writer_does_not_shut_out_a_waiting_one);
 	tcase_add_test(tc, writer_dead_mid_batch_is_recovered_by_the_next);
 	tcase_add_test(tc, state_of_another_boot_means_recovery);
 	tcase_add_test(tc, compressed_log_with_two_handles);
