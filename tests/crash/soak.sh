@@ -208,6 +208,9 @@ lane_loop() {
 		writer_run "$run" "$ms" "" "$lane"
 		run=$((run + writers))
 	done
+	# The generators still winding down after their writers were killed
+	# (each dies of SIGPIPE at its next flush).
+	wait 2>/dev/null
 }
 
 # The follower: elog-cat -f from where the last one stopped, stopped with
