@@ -2,9 +2,16 @@
 # soak.sh: the kill -9 soak.  One log directory on a real disk, and at the
 # same time:
 #
-#  - a writer, elog-append -p -K '|', fed by a generator of distinct lines
-#    (each names its run and line number), killed with SIGKILL after a
-#    random few milliseconds and started again, --kills times;
+#  - --writers concurrent writer lanes (4 by default): in each, a writer,
+#    elog-append -p -K '|', fed by a generator of distinct lines (each
+#    names its run and line number), killed with SIGKILL after a random few
+#    to few hundred milliseconds and started again; --kills killed runs in
+#    all.  Lane L
+#    of N does runs L, L+N, L+2N, ... up to --kills, so run numbers are
+#    unique across lanes; the writers of different lanes interleave their
+#    batches in the log (each holds LOCK only while it writes and syncs
+#    one batch), and one killed mid-batch leaves bytes past the durable end
+#    for the next writer to take the lock to cut;
 #  - a follower, elog-cat -f, printing every record it sees to a file, and
 #    itself stopped (SIGTERM or SIGKILL) and resumed now and then;
 #  - a consumer that reads batches as elog-cat -g soak and commits them
@@ -12,10 +19,16 @@
 #  - a maintenance loop running elog-compact --grace 0s (some runs crashed
 #    on purpose, some killed) and elog-retain --max-bytes.
 #
-# Then a last clean writer run, elog-verify, and soak_check.py, which holds
-# every acknowledged or followed record against the bytes sent for it.
+# Run 0, clean, creates the log before anything else starts; when every
+# lane is done, a last clean writer run (--kills + 1) alone, elog-verify,
+# and soak_check.py, which holds every acknowledged or followed record
+# against the bytes sent for it: none lost, none duplicated, no offset
+# acknowledged twice or holding another line.
 #
-# usage: soak.sh [--kills N] [--seed S] [--compress] [--keep]
+# usage: soak.sh [--kills N] [--writers N] [--seed S] [--compress] [--keep]
+# --writers 1 runs one writer at a time, as before 0.2 (soak_check.py then
+# also holds each run's offsets to be consecutive and above the run
+# before's).
 # --compress creates the log with --compress zstd (a dictionary is trained
 # after the first 1000 values, so kills also land around that); --keep
 # keeps the temporary directory even on success.
@@ -28,13 +41,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 kills=150
+writers=4
 seed=
 keep=0
 create="--segment-bytes 16K"	# settings of the new log; small segments
 				# make many closed ones to compact and retain
 
 usage() {
-	echo "usage: soak.sh [--kills N] [--seed S] [--compress] [--keep]" >&2
+	echo "usage: soak.sh [--kills N] [--writers N] [--seed S] [--compress] [--keep]" >&2
 	exit 2
 }
 
@@ -42,6 +56,8 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kills) [ $# -ge 2 ] || usage; kills=$2; shift 2 ;;
 	--kills=*) kills=${1#*=}; shift ;;
+	--writers) [ $# -ge 2 ] || usage; writers=$2; shift 2 ;;
+	--writers=*) writers=${1#*=}; shift ;;
 	--seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
 	--seed=*) seed=${1#*=}; shift ;;
 	--keep) keep=1; shift ;;
@@ -51,6 +67,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $kills in ''|*[!0-9]*) usage ;; esac
+case $writers in ''|*[!0-9]*|0|0*) usage ;; esac
 [ -n "$seed" ] || seed=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
 case $seed in ''|*[!0-9]*) usage ;; esac
 
@@ -71,7 +88,7 @@ done
 T=$(mktemp -d "${TMPDIR:-/tmp}/elog-soak.XXXXXX") || exit 1
 LOG=$T/log
 mkdir -p "$T/w" "$T/f" "$T/c" "$T/m"
-echo "soak: seed $seed, $kills kills, in $T" >&2
+echo "soak: seed $seed, $kills kills, $writers writer lanes, in $T" >&2
 
 RETAIN=384K		# what elog-retain keeps
 KEYS=48			# keyed records use this many keys, so they repeat
@@ -81,12 +98,15 @@ FMT='%o\t%K\t%S\t%k%s\n'	# offset, key and value sizes, then the bytes
 HANG=120
 
 BG=			# the background loops, for the trap
-WPID=			# the writer being run
+LANES=			# the writer lanes, for the trap
 cleanup_bg() {
-	local p
+	local p f
 	touch "$T/stop" "$T/stop-follow" 2>/dev/null
-	for p in $BG $WPID; do kill -KILL "$p" 2>/dev/null; done
-	if [ -s "$T/f/pid" ]; then kill -KILL "$(cat "$T/f/pid")" 2>/dev/null; fi
+	for p in $LANES $BG; do kill -KILL "$p" 2>/dev/null; done
+	# Each lane names the writer it runs in w/laneL.pid.
+	for f in "$T"/w/lane*.pid "$T/f/pid"; do
+		if [ -s "$f" ]; then kill -KILL "$(cat "$f")" 2>/dev/null; fi
+	done
 }
 trap 'cleanup_bg; echo "soak: interrupted, seed $seed, kept $T" >&2; exit 1' INT TERM HUP
 
@@ -136,8 +156,9 @@ generate() {
 
 # Writer run $1: start it, kill it with SIGKILL after $2 ms ("-" for a
 # clean run of $3 lines that ends at EOF).  Offsets go to $T/w/$1.ack.
+# $4, the lane, names the file that holds the pid of a killed run's writer.
 writer_run() {
-	local run=$1 ms=$2 max=${3:-1000000} pid rc opts='' fast
+	local run=$1 ms=$2 max=${3:-1000000} lane=${4:-0} pid rc opts='' fast
 	case $((RANDOM % 6)) in
 	0) opts="--linger 3ms" ;;
 	1) opts="--batch 7" ;;
@@ -158,13 +179,38 @@ writer_run() {
 			"$BIN/elog-append" -p -K '|' $create $opts "$LOG" \
 			>"$T/w/$run.ack" 2>"$T/w/$run.err" &
 		pid=$!
-		WPID=$pid
+		echo "$pid" >"$T/w/lane$lane.pid"
 		sleep_ms "$ms"
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		rc=$?
+		: >"$T/w/lane$lane.pid"
 	fi
-	echo "$run $rc $ms $opts" >>"$T/w/runs"
+	# One short write with O_APPEND: lanes add their lines whole.
+	echo "$run $rc $ms $lane $opts" >>"$T/w/runs"
+}
+
+# Writer lane $1 of $writers: runs $1, $1 + $writers, ... up to --kills,
+# one after the other, each killed after 3 to 100 ms (while it opens the
+# log, recovers, writes its first batches).  With more than one lane, half
+# the runs live 100 to 400 ms instead: the lanes share one LOCK and one
+# fsync after another, so a writer makes fewer batches a second than alone,
+# and these make most of the acknowledged records and the interleaving.
+lane_loop() {
+	local lane=$1 run=$1 ms
+	RANDOM=$((seed * 17 + lane))
+	while [ "$run" -le "$kills" ]; do
+		if [ "$writers" -gt 1 ] && [ $((RANDOM % 2)) -eq 0 ]; then
+			ms=$((100 + RANDOM % 301))
+		else
+			ms=$((3 + RANDOM % 98))
+		fi
+		writer_run "$run" "$ms" "" "$lane"
+		run=$((run + writers))
+	done
+	# The generators still winding down after their writers were killed
+	# (each dies of SIGPIPE at its next flush).
+	wait 2>/dev/null
 }
 
 # The follower: elog-cat -f from where the last one stopped, stopped with
@@ -290,7 +336,8 @@ start=$SECONDS
 RANDOM=$seed
 
 # Run 0, a clean one, creates the log; the background loops start once it
-# exists.  Runs 1 to --kills are killed; run --kills + 1 is the last, clean.
+# exists.  Runs 1 to --kills are killed, in the lanes at once; run
+# --kills + 1 is the last, clean, alone.
 writer_run 0 - 50
 
 follow_loop 3>&- &
@@ -300,11 +347,14 @@ BG="$BG $!"
 maint_loop 3>&- &
 BG="$BG $!"
 
-run=0
-while [ "$run" -lt "$kills" ]; do
-	run=$((run + 1))
-	writer_run $run $((3 + RANDOM % 98))
+lane=0
+while [ "$lane" -lt "$writers" ]; do
+	lane=$((lane + 1))
+	lane_loop "$lane" 3>&- &
+	LANES="$LANES $!"
 done
+for p in $LANES; do wait "$p"; done
+LANES=
 
 # Stop the consumer and the maintenance; a last clean writer run.
 touch "$T/stop"
@@ -346,12 +396,12 @@ fi
 wait 2>/dev/null
 elapsed=$((SECONDS - start))
 
-python3 "$here/soak_check.py" --dir "$T" --kills "$kills" --runs "$final"
+python3 "$here/soak_check.py" --dir "$T" --kills "$kills" --runs "$final" --writers "$writers"
 status=$?
 if [ "$status" -eq 0 ]; then
 	echo "soak: seed $seed, ${elapsed}s" >&2
 	[ "$keep" -eq 1 ] || rm -rf "$T"
 	exit 0
 fi
-echo "soak: FAILED with seed $seed (rerun: $0 --kills $kills --seed $seed); kept $T" >&2
+echo "soak: FAILED with seed $seed (rerun: $0 --kills $kills --writers $writers --seed $seed); kept $T" >&2
 exit 1

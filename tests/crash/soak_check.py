@@ -1,21 +1,31 @@
 #!/usr/bin/env python3
 """soak_check.py: judge what soak.sh left in its directory.
 
-  soak_check.py --dir T --kills K --runs LAST   check everything, print the
-                                                 summary or the violations
-  soak_check.py --last-offset FILE               the offset of the last whole
-                                                 record in a follower's output
+  soak_check.py --dir T --kills K --runs LAST [--writers N]
+                                   check everything, print the summary or
+                                   the violations
+  soak_check.py --last-offset FILE the offset of the last whole record in a
+                                   follower's output
 
 The truth is what the generator sent: w/R.sent holds the lines of writer run
 R (a superset of what the writer read), w/R.ack the offsets it printed, the
-j-th for the j-th line.  A line is "key|value", or a value alone.  Every
-offset that was acknowledged, or printed by the follower or the consumer, is
-"known durable": the final log must hold it with exactly the bytes sent,
-unless compaction (a newer record of its key is known, or it is a tombstone,
-removed at once with --grace 0s) or retention (it is below the log's first
-segment) accounts for its absence.  Records the log holds that nobody
-acknowledged must still be lines that were sent, at the offset their run's
-numbering gives them.
+j-th for the j-th line.  A line is "key|value", or a value alone.  Runs were
+made by --writers concurrent lanes, so the runs' records interleave in the
+log: a run's offsets increase in its input order, but they need not be
+consecutive, and one run's need not all lie above an earlier run's.
+
+Every offset that was acknowledged, or printed by the follower or the
+consumer, is "known durable": the final log must hold it with exactly the
+bytes sent, unless compaction (a newer record of its key is known, or it is
+a tombstone, removed at once with --grace 0s) or retention (it is below the
+log's first segment) accounts for its absence.  No offset may be
+acknowledged twice, and no sent line may show up at two offsets.  A record
+seen anywhere (final log, follower, consumer) must be a line some run sent:
+a value names its run and line; a tombstone, whose value is empty, is the
+line acknowledged at its offset, or else one of the tombstones of its key
+that were sent and never acknowledged (at most one offset each).  The
+offsets of one run's records, wherever seen, increase with its line
+numbers.
 """
 
 import base64
@@ -103,13 +113,15 @@ def show(key, value):
 
 
 class Checker:
-    def __init__(self, d, kills, last_run):
+    def __init__(self, d, kills, last_run, writers=1):
         self.d = d
         self.kills = kills
         self.last_run = last_run
+        self.writers = writers
         self.violations = []
         self.lost = 0
         self.reused = 0
+        self.duplicated = 0
 
     def bad(self, offset, expected, found, what):
         if isinstance(found, str) and found.startswith("status 124"):
@@ -124,16 +136,20 @@ class Checker:
     def load_writers(self):
         self.sent = {}
         self.acks = {}
-        self.base = {}       # run -> offset of its line 0
         self.known = {}      # offset -> (run, line, source)
+        self.placed = {}     # (run, line) -> offset, for lines that name themselves
+        self.tombs = {}      # key -> [(run, line)] of tombstones sent, never acknowledged
+        self.tomb_at = {}    # offset -> (run, line) given to an unacknowledged tombstone
+        self.tomb_used = {}  # key -> how many of tombs[key] tomb_at has given out
         self.killed = 0
         self.acked = 0
+        self.interleaved = 0  # runs whose acknowledged offsets have gaps
         owner = {}
         runs = {}
+        last_acked = -1
         for ln in read_text(self.p("w", "runs")).splitlines():
             f = ln.split()
             runs[int(f[0])] = int(f[1])
-        prev = -1
         for r in range(0, self.last_run + 1):
             if r not in runs:
                 self.bad("-", "writer run %d" % r, "no record of it", "writer")
@@ -163,24 +179,40 @@ class Checker:
                 self.bad(acks[len(self.sent[r])], "no offset: run %d sent %d lines" % (r, len(self.sent[r])),
                          "%d offsets printed" % len(acks), "writer")
                 acks = acks[:len(self.sent[r])]
+            # Other writers' batches may come between two of this run's
+            # batches, so its offsets only have to increase.
+            prev = -1
             for j, o in enumerate(acks):
+                if o <= prev:
+                    self.bad(o, "an offset above %d (run %d line %d)" % (prev, r, j - 1),
+                             "%d (run %d line %d)" % (o, r, j), "acknowledged offsets of one run not increasing")
+                prev = max(prev, o)
                 if o in owner:
                     self.reused += 1
                     self.bad(o, "acknowledged once (run %d line %d)" % owner[o],
                              "acknowledged again by run %d line %d" % (r, j), "reused offset")
                     continue
                 owner[o] = (r, j)
-                if o <= prev:
-                    self.bad(o, "an offset above %d" % prev, "%d (run %d line %d)" % (o, r, j),
-                             "acknowledged offsets not increasing")
-                if j > 0 and o != acks[0] + j:
-                    self.bad(o, "%d (run %d starts at %d, line %d)" % (acks[0] + j, r, acks[0], j),
-                             "%d" % o, "offsets of one run not consecutive")
-                prev = max(prev, o)
                 self.known[o] = (r, j, "acknowledged by run %d" % r)
+                if IDENT.match(split_line(self.sent[r][j])[1]):
+                    self.placed[(r, j)] = o
                 self.acked += 1
-            if acks:
-                self.base[r] = acks[0]
+            if acks and acks[-1] - acks[0] != len(acks) - 1:
+                self.interleaved += 1
+                if self.writers == 1:
+                    self.bad(acks[-1], "%d (run %d starts at %d, %d offsets)" %
+                             (acks[0] + len(acks) - 1, r, acks[0], len(acks)), "%d" % acks[-1],
+                             "offsets of one run not consecutive with one writer lane")
+            if self.writers == 1 and acks:
+                # One lane: the runs wrote one after the other.
+                if acks[0] <= last_acked:
+                    self.bad(acks[0], "run %d to start above %d, where the run before ended" % (r, last_acked),
+                             "%d" % acks[0], "acknowledged offsets not increasing with one writer lane")
+                last_acked = max(last_acked, acks[-1])
+            for i in range(len(acks), len(self.sent[r])):
+                k, v = split_line(self.sent[r][i])
+                if k is not None and v == b"":
+                    self.tombs.setdefault(k, []).append((r, i))
 
     def line(self, r, i):
         s = self.sent.get(r)
@@ -190,10 +222,14 @@ class Checker:
 
     # -- telling which sent line a record is -------------------------------
 
-    def identify(self, off, key, value):
+    def identify(self, off, key, value, what):
         """(run, line) of the sent line that a record with these bytes at
-        this offset is, or None.  Values name their run and line; a
-        tombstone is placed by its run's first offset."""
+        this offset is, or None.  Values name their run and line.  A
+        tombstone (an empty value) names nothing; the acknowledged ones
+        are known by their offset before this is asked.  Any other is
+        taken for one of the tombstones of its key that some run sent and
+        never acknowledged (its writer was killed after the write, before
+        it printed): each of them may be at one offset at most."""
         m = IDENT.match(value)
         if m:
             r, i = int(m.group(1)), int(m.group(2))
@@ -202,40 +238,49 @@ class Checker:
                 return None
             return r, i
         if key is not None and value == b"":
-            # The run whose first offset is the highest at or below off.
-            k = bisect.bisect_right(self.base_offs, off) - 1
-            if k < 0:
+            who = self.tomb_at.get(off)
+            if who is not None:
+                return who if split_line(self.line(*who))[0] == key else None
+            cands = self.tombs.get(key, [])
+            if not cands:
                 return None
-            r = self.base_runs[k]
-            ln = self.line(r, off - self.base[r])
-            if ln is not None and split_line(ln) == (key, value):
-                return r, off - self.base[r]
+            used = self.tomb_used.get(key, 0)
+            if used >= len(cands):
+                self.duplicated += 1
+                self.bad(off, "at most %d offsets for the %d unacknowledged tombstones of %s, at %s" %
+                         (len(cands), len(cands), show(key, b""),
+                          sorted(o for o, w in self.tomb_at.items() if w in cands)),
+                         "one more", what + ": tombstone duplicated")
+                who = cands[-1]
+            else:
+                who = cands[used]
+                self.tomb_used[key] = used + 1
+            self.tomb_at[off] = who
+            return who
         return None
 
-    def learn_bases(self, observations):
-        """Runs that acknowledged nothing get their first offset from the
-        records of theirs that were seen anywhere."""
-        for off, key, value, what in observations:
-            m = IDENT.match(value)
-            if not m:
-                continue
-            r, i = int(m.group(1)), int(m.group(2))
-            ln = self.line(r, i)
-            if ln is None or split_line(ln) != (key, value):
-                continue
-            b = off - i
-            if r not in self.base:
-                self.base[r] = b
-            elif self.base[r] != b:
-                self.bad(off, "run %d line %d at offset %d" % (r, i, self.base[r] + i),
-                         show(key, value), what + ": record at the wrong offset")
-        runs = sorted(self.base)
-        self.base_runs = runs
-        self.base_offs = [self.base[r] for r in runs]
-        for a, b in zip(runs, runs[1:]):
-            if self.base[b] <= self.base[a]:
-                self.bad(self.base[b], "run %d to start above run %d (%d)" % (b, a, self.base[a]),
-                         "it starts at %d" % self.base[b], "runs out of order")
+    def place(self, r, i, off, what):
+        """Line i of run r was seen at off: it must be at no other."""
+        was = self.placed.get((r, i))
+        if was is None:
+            self.placed[(r, i)] = off
+        elif was != off:
+            self.duplicated += 1
+            self.bad(off, "run %d line %d once, at %d (%s)" % (r, i, was, self.known.get(was, (0, 0, "?"))[2]),
+                     "again at %d" % off, what + ": record duplicated")
+
+    def check_run_order(self):
+        """The records of one run, wherever seen, are at offsets that
+        increase with their line numbers (elog-append keeps input order)."""
+        per_run = {}
+        for (r, i), o in self.placed.items():
+            per_run.setdefault(r, []).append((i, o))
+        for r, lines in sorted(per_run.items()):
+            lines.sort()
+            for (i1, o1), (i2, o2) in zip(lines, lines[1:]):
+                if o2 <= o1:
+                    self.bad(o2, "run %d line %d above its line %d (offset %d)" % (r, i2, i1, o1),
+                             "%d" % o2, "records of one run out of input order")
 
     def observe(self, off, key, value, what):
         """A record seen at off with these bytes by `what`: it must be the
@@ -246,7 +291,7 @@ class Checker:
             ln = self.line(r, i)
             ek, ev = split_line(ln)
             if (ek, ev) != (key, value):
-                who = self.identify(off, key, value)
+                who = self.identify(off, key, value, what)
                 if who is not None:
                     self.reused += 1
                     kind = "offset reused for run %d line %d" % who
@@ -256,10 +301,12 @@ class Checker:
                 self.bad(off, show(ek, ev) + " (run %d line %d, %s)" % (r, i, src),
                          show(key, value), what + ": " + kind)
             return
-        who = self.identify(off, key, value)
+        who = self.identify(off, key, value, what)
         if who is None:
             self.bad(off, "a line that was sent", show(key, value), what + ": unknown record")
             return
+        if off not in self.tomb_at:
+            self.place(who[0], who[1], off, what)
         self.known[off] = (who[0], who[1], what)
 
     # -- the final log -----------------------------------------------------
@@ -416,8 +463,10 @@ class Checker:
                 # or by the run and line an embedded JSON value names.
                 v = obj.get("value")
                 r, i = -1, -1
+                named = False
                 if isinstance(v, dict) and isinstance(v.get("r"), int) and isinstance(v.get("i"), int):
                     r, i = v["r"], v["i"]
+                    named = True
                 else:
                     try:
                         if "key_b64" in obj:
@@ -430,15 +479,22 @@ class Checker:
                             vb = base64.b64decode(obj["value_b64"])
                         else:
                             vb = v.encode("utf-8")
-                        who = self.identify(o, kb, vb)
+                        who = self.identify(o, kb, vb, what)
                     except (AttributeError, ValueError):
                         who = None
                     if who is not None:
                         r, i = who
                 ln = self.line(r, i)
-                if ln is None or (r in self.base and self.base[r] + i != o):
+                if ln is None:
                     self.bad(o, "a line that was sent", repr(json.dumps(obj)[:160]), what + ": unknown record")
                     continue
+                k, v = split_line(ln)
+                if not self.json_matches(obj, k, v):
+                    self.bad(o, "a line that was sent", repr(json.dumps(obj)[:160]),
+                             what + ": unknown record (it names run %d line %d, whose bytes differ)" % (r, i))
+                    continue
+                if named:
+                    self.place(r, i, o, what)
                 exp = (r, i, what)
                 self.known[o] = exp
             r, i, src = exp
@@ -458,9 +514,6 @@ class Checker:
         self.load_follower()
         self.load_consumer()
 
-        obs = [(o, k, v, "final log") for o, k, v in self.final] + self.followed
-        self.learn_bases(obs)
-
         # What the follower printed, then what the log holds, against the
         # lines sent.  Followed records join the known durable ones.
         for o, k, v, what in self.followed:
@@ -470,26 +523,11 @@ class Checker:
         if self.final_offs and last < self.final_offs[-1]:
             self.bad(self.final_offs[-1], "followed", "the follower stopped at %d" % last, "follower")
 
-        seen = []
+        # What the log holds: what is known must be there with its bytes,
+        # the rest must be lines that were sent, each at one offset.
         for o, k, v in self.final:
-            if o in self.known:
-                self.observe(o, k, v, "final log")
-                r, i, _ = self.known[o]
-            else:
-                who = self.identify(o, k, v)
-                if who is None:
-                    self.bad(o, "a line that was sent", show(k, v), "final log: unknown record")
-                    continue
-                r, i = who
-                ln = self.line(r, i)
-                if self.base.get(r) is not None and self.base[r] + i != o:
-                    self.bad(o, "run %d line %d at %d" % (r, i, self.base[r] + i), show(k, v),
-                             "final log: record at the wrong offset")
-            seen.append((o, r, i))
-        for (o1, r1, i1), (o2, r2, i2) in zip(seen, seen[1:]):
-            if (r2, i2) <= (r1, i1):
-                self.bad(o2, "a line sent after run %d line %d (offset %d)" % (r1, i1, o1),
-                         "run %d line %d" % (r2, i2), "final log out of input order")
+            self.observe(o, k, v, "final log")
+        self.check_run_order()
 
         # Every known durable record is in the log, or accounted for.
         newest = {}
@@ -524,6 +562,8 @@ class Checker:
             self.bad("-", "killed writer runs that acknowledged records", "none", "soak")
         if not self.followed:
             self.bad("-", "followed records", "none", "soak")
+        if self.writers > 1 and self.kills >= 10 * self.writers and self.interleaved == 0:
+            self.bad("-", "a run whose batches other writers' came between", "none", "soak")
 
         self.check_commits()
         self.check_maint()
@@ -583,14 +623,15 @@ class Checker:
     def report(self):
         for off, exp, found, what in self.violations:
             print("soak: VIOLATION %s: offset %s: expected %s, found %s" % (what, off, exp, found))
-        print("soak: %d kills, %d acknowledged records, %d followed records, %d compactions, "
-              "%d retention runs, %d lost, %d reused" %
-              (self.killed, self.acked, len(self.followed), self.compactions, self.retentions,
-               self.lost, self.reused))
+        print("soak: %d kills, %d writer lane%s, %d acknowledged records, %d followed records, "
+              "%d compactions, %d retention runs, %d duplicated, %d lost, %d reused" %
+              (self.killed, self.writers, "" if self.writers == 1 else "s", self.acked, len(self.followed), self.compactions,
+               self.retentions, self.duplicated, self.lost, self.reused))
         print("soak: (%d consumed in %d batches, %d commits, final commit %s; %d records in the final "
-              "log from %d; %d known durable records gone by retention, %d by compaction)" %
+              "log from %d; %d known durable records gone by retention, %d by compaction; "
+              "%d runs interleaved with other writers)" %
               (len(self.consumed), len(self.batches), self.commits, self.committed, len(self.final),
-               self.log_start, self.by_retention, self.by_compaction), file=sys.stderr)
+               self.log_start, self.by_retention, self.by_compaction, self.interleaved), file=sys.stderr)
         # Not a violation: temporary files of killed processes, for
         # segments retention has deleted (see soak-repro-tmp-leak.sh).
         try:
@@ -615,9 +656,11 @@ def main(argv):
         return 0
     args = dict(zip(argv[1::2], argv[2::2]))
     try:
-        c = Checker(args["--dir"], int(args["--kills"]), int(args["--runs"]))
+        c = Checker(args["--dir"], int(args["--kills"]), int(args["--runs"]),
+                    int(args.get("--writers", "1")))
     except (KeyError, ValueError):
-        print("usage: soak_check.py --dir T --kills K --runs LAST | --last-offset FILE", file=sys.stderr)
+        print("usage: soak_check.py --dir T --kills K --runs LAST [--writers N] | --last-offset FILE",
+              file=sys.stderr)
         return 2
     c.run()
     return c.report()
