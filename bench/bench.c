@@ -2046,7 +2046,7 @@ static void w_multi(void)
 				} else if (which == 1 || which == 2) {
 					mw_fresh(NULL, raw, NULL);
 					job.target = raw;
-					what = which == 1 ? "raw O_APPEND" : "raw, 1 process";
+					what = which == 1 ? "raw O_APPEND" : "raw (alone)";
 					rate = which == 1 ? &rr[x][run] : &r1[x][run];
 					procs = which == 1 ? n : 1;
 				} else {
