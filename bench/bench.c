@@ -1944,6 +1944,7 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
  * open in this process. */
 static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp)
 {
+	long sum = 0, mn = LONG_MAX, mx = 0;
 	struct proc_slot *slots = mmap(NULL, (size_t)n * sizeof *slots,
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED)
@@ -1974,7 +1975,6 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 	}
 	if (failed)
 		die("a writer process failed");
-	long sum = 0, mn = LONG_MAX, mx = 0;
 	double end = job->start;
 	for (int k = 0; k < n; k++) {
 		sum += slots[k].acks;
@@ -1988,6 +1988,15 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 	munmap(slots, (size_t)n * sizeof *slots);
 	*minp = mn;
 	*maxp = mx;
+	if (job->kind == MW_ELOG) {	/* every acknowledged record is there */
+		elog_reader *r;
+		if (elog_reader_open(&r, job->target) != 0 || elog_reader_seek_end(r) != 0)
+			die("%s: cannot read the log back", job->target);
+		if (elog_reader_position(r) != (uint64_t)sum)
+			die("%s: %d writers acknowledged %ld records, the log ends at %llu",
+			    job->target, n, sum, (unsigned long long)elog_reader_position(r));
+		elog_reader_close(r);
+	}
 	return end > job->start ? (double)sum / (end - job->start) : NAN;
 }
 
