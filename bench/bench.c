@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -1817,6 +1819,468 @@ static void w_zstd(void)
 	free(dir);
 }
 
+/* ---- many writers and one-shot writers (issues 13 and 18) ------------ */
+
+/* Sizes of these rows: seconds per phase of the many-writer rows, spawns
+ * per run of the one-shot row, seconds per phase of 4 one-shot loops. */
+struct many_sizes {
+	double secs;
+	int oneshots;
+	double loop_secs;
+	long log_n;
+};
+
+static struct many_sizes many_sizes(void)
+{
+	if (strcmp(S.name, "quick") == 0)
+		return (struct many_sizes){ 1.0, 30, 1.0, 100000 };
+	if (strcmp(S.name, "full") == 0)
+		return (struct many_sizes){ 5.0, 100, 3.0, 1000000 };
+	return (struct many_sizes){ 0.3, 5, 0.3, 2000 };	/* --scale */
+}
+
+/* What one process of a many-writer phase did, in memory shared with the
+ * bench. */
+struct proc_slot {
+	long acks, busy;
+	double end;
+};
+
+enum mw_kind { MW_ELOG, MW_RAW, MW_SQLITE };
+
+struct mw_job {
+	enum mw_kind kind;
+	const char *target;	/* log directory, file or database */
+	const struct corpus *c;
+	long per;		/* records per sync / transaction */
+	double start, deadline;
+};
+
+static void sleep_until(double t)
+{
+	double d;
+	while ((d = t - now()) > 0) {
+		struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One process of a many-writer phase: open its own handle, wait for the
+ * common start, then append and sync (or write + fdatasync, or commit)
+ * job->per records at a time until the deadline. */
+static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
+{
+	const struct corpus *c = job->c;
+	long i = k * 1000003L, per = job->per;
+	elog *w = NULL;
+	int fd = -1;
+	sqlite3 *d = NULL;
+	sqlite3_stmt *st = NULL;
+	if (job->kind == MW_ELOG) {
+		w = e_open(job->target, 0, ELOG_COMPRESS_NONE, 0);
+	} else if (job->kind == MW_RAW) {
+		fd = open(job->target, O_WRONLY | O_APPEND);
+		if (fd < 0)
+			die("%s: %s", job->target, strerror(errno));
+	} else {
+		d = sq_open(job->target);
+		st = sq_insert_stmt(d);
+	}
+	sleep_until(job->start);
+	while (now() < job->deadline) {
+		if (job->kind == MW_ELOG) {
+			uint64_t off;
+			for (long j = 0; j < per; j++, i++)
+				e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size,
+				         per == 1 ? &off : NULL);
+			int rc = elog_sync(w);
+			if (rc)
+				die("elog_sync: %s: %s", elog_strerror(rc), elog_errmsg(w));
+			slot->acks += per;
+		} else if (job->kind == MW_RAW) {
+			if (write(fd, cval(c, i), c->size) != (ssize_t)c->size ||
+			    fdatasync(fd) < 0)
+				die("%s: %s", job->target, strerror(errno));
+			i++;
+			slot->acks++;
+		} else if (per == 1) {
+			int rc = sq_insert(st, -1, ckey(c, i), KEY_LEN, cval(c, i), c->size);
+			i++;
+			if (rc == SQLITE_DONE)
+				slot->acks++;
+			else if (rc == SQLITE_BUSY)
+				slot->busy++;
+			else
+				sq_check(rc, d, "insert");
+		} else {
+			/* IMMEDIATE: wait for the write lock (busy_timeout)
+			 * before the transaction, not fail at its first INSERT. */
+			if (sqlite3_exec(d, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+				slot->busy++;
+				continue;
+			}
+			for (long j = 0; j < per; j++, i++)
+				sq_check(sq_insert(st, -1, ckey(c, i), KEY_LEN, cval(c, i),
+				                   c->size), d, "insert");
+			sq_exec(d, "COMMIT");
+			slot->acks += per;
+		}
+	}
+	slot->end = now();
+	if (w)
+		e_close(w);
+	if (fd >= 0)
+		close(fd);
+	if (d) {
+		sqlite3_finalize(st);
+		sqlite3_close(d);
+	}
+}
+
+/* Fork n processes running job->kind (each with its own handle) from a
+ * common start for secs seconds; the aggregate rate (records acknowledged
+ * per second from the start to the last one's end), and the fewest and the
+ * most records one process had acknowledged.  No SQLite connection may be
+ * open in this process. */
+static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp)
+{
+	long sum = 0, mn = LONG_MAX, mx = 0;
+	struct proc_slot *slots = mmap(NULL, (size_t)n * sizeof *slots,
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	memset(slots, 0, (size_t)n * sizeof *slots);
+	pid_t pids[16];
+	/* Room for the forks and for opening the handles. */
+	job->start = now() + 0.1 + 0.02 * n;
+	job->deadline = job->start + secs;
+	fflush(NULL);
+	for (int k = 0; k < n; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			die("fork: %s", strerror(errno));
+		if (pids[k] == 0) {
+			alarm((unsigned)secs + 60);	/* bound the child too */
+			signal(SIGALRM, SIG_DFL);
+			mw_body(job, k, &slots[k]);
+			_exit(0);
+		}
+	}
+	int failed = 0;
+	for (int k = 0; k < n; k++) {
+		int status;
+		if (waitpid(pids[k], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	if (failed)
+		die("a writer process failed");
+	double end = job->start;
+	for (int k = 0; k < n; k++) {
+		sum += slots[k].acks;
+		if (slots[k].acks < mn)
+			mn = slots[k].acks;
+		if (slots[k].acks > mx)
+			mx = slots[k].acks;
+		if (slots[k].end > end)
+			end = slots[k].end;
+	}
+	munmap(slots, (size_t)n * sizeof *slots);
+	*minp = mn;
+	*maxp = mx;
+	if (job->kind == MW_ELOG) {	/* every acknowledged record is there */
+		elog_reader *r;
+		if (elog_reader_open(&r, job->target) != 0 || elog_reader_seek_end(r) != 0)
+			die("%s: cannot read the log back", job->target);
+		if (elog_reader_position(r) != (uint64_t)sum)
+			die("%s: %d writers acknowledged %ld records, the log ends at %llu",
+			    job->target, n, sum, (unsigned long long)elog_reader_position(r));
+		elog_reader_close(r);
+	}
+	return end > job->start ? (double)sum / (end - job->start) : NAN;
+}
+
+/* Fresh targets for one phase: an empty log, an empty file, an empty
+ * table (made here, so that the processes only open them). */
+static void mw_fresh(const char *dir, const char *raw, const char *db)
+{
+	if (dir) {
+		rm_rf(dir);
+		e_close(e_open(dir, 0, ELOG_COMPRESS_NONE, 0));
+	}
+	if (raw) {
+		int fd = open(raw, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || fsync(fd) < 0)
+			die("%s: %s", raw, strerror(errno));
+		close(fd);
+	}
+	if (db) {
+		sq_unlink(db);
+		sqlite3_close(sq_open(db));
+	}
+}
+
+/* Issue 13: N processes, each with its own elog handle on one log, each
+ * appending and syncing one 100 B record at a time; against N processes
+ * doing write + fdatasync of the same bytes on one file opened O_APPEND,
+ * against one process doing so alone, and against N SQLite connections in
+ * N processes committing a row per transaction.  The phases take turns. */
+static void w_multi(void)
+{
+	struct many_sizes ms = many_sizes();
+	const struct corpus *c = corpus(0);
+	char *dir = path("multi.elog"), *raw = path("multi.raw"), *db = path("multi.db");
+	static const int ns[2] = { 4, 8 };
+	double er[2][16], rr[2][16], sr[2][16], r1[2][16], ef[2][16], sf[2][16];
+	long mn, mx;
+	progress("many writers: 4 and 8 processes, %.1f s per phase x %d runs",
+	         ms.secs, S.runs);
+	for (int run = 0; run < S.runs; run++) {
+		struct mw_job job = { .c = c, .per = 1 };
+		for (int x = 0; x < 2; x++) {
+			int n = ns[x];
+			/* The four phases take turns, each run starting one
+			 * further on, so that none always follows another. */
+			for (int turn = 0; turn < 4; turn++) {
+				int which = (turn + run + x) % 4;
+				const char *what;
+				double *rate;
+				int procs = n;
+				job.kind = which == 0 ? MW_ELOG : which == 3 ? MW_SQLITE : MW_RAW;
+				if (which == 0) {
+					mw_fresh(dir, NULL, NULL);
+					job.target = dir;
+					what = "elog";
+					rate = &er[x][run];
+				} else if (which == 1 || which == 2) {
+					mw_fresh(NULL, raw, NULL);
+					job.target = raw;
+					what = which == 1 ? "raw O_APPEND" : "raw (alone)";
+					rate = which == 1 ? &rr[x][run] : &r1[x][run];
+					procs = which == 1 ? n : 1;
+				} else {
+					mw_fresh(NULL, NULL, db);
+					job.target = db;
+					what = "SQLite";
+					rate = &sr[x][run];
+				}
+				*rate = mw_phase(&job, procs, ms.secs, &mn, &mx);
+				if (which == 0)
+					ef[x][run] = mx ? (double)mn / (double)mx : NAN;
+				if (which == 3)
+					sf[x][run] = mx ? (double)mn / (double)mx : NAN;
+				progress("  run %d, %d %s writers: %.0f acks/s, per writer %ld..%ld",
+				         run + 1, procs, what, *rate, mn, mx);
+			}
+			progress("  run %d, %d writers: elog / raw O_APPEND %.2fx, / raw 1 process"
+			         " %.2fx, / SQLite %.2fx", run + 1, n, er[x][run] / rr[x][run],
+			         er[x][run] / r1[x][run], er[x][run] / sr[x][run]);
+		}
+	}
+	rm_rf(dir);
+	unlink(raw);
+	sq_unlink(db);
+	for (int x = 0; x < 2; x++) {
+		int n = ns[x];
+		char wl[64], id[32], ref[32];
+		double rate = median(er[x], S.runs);
+		snprintf(wl, sizeof wl, "many writers: %d procs, ack/rec, 100 B", n);
+		snprintf(id, sizeof id, "multi%d_100", n);
+		snprintf(ref, sizeof ref, "raw %d procs O_APPEND", n);
+		row(id, wl, "acks/s", rate, ref, median(rr[x], S.runs), G_RATIO_GE, 0.9);
+		snprintf(id, sizeof id, "multi%d_100_raw1", n);
+		row(id, "  against 1 raw write+fdatasync loop", "acks/s", rate,
+		    "raw 1 process", median(r1[x], S.runs), G_NONE, 0);
+		snprintf(id, sizeof id, "multi%d_100_sqlite", n);
+		snprintf(ref, sizeof ref, "SQLite %d procs", n);
+		snprintf(wl, sizeof wl, "  against SQLite, %d procs, txn/row", n);
+		row(id, wl, "acks/s", rate, ref, median(sr[x], S.runs), G_RATIO_GE, 1);
+		snprintf(id, sizeof id, "multi%d_100_fair", n);
+		row(id, "  fairness: min/max acks per process", "min/max",
+		    median(ef[x], S.runs), "SQLite min/max", median(sf[x], S.runs), G_NONE, 0);
+	}
+	free(dir);
+	free(raw);
+	free(db);
+}
+
+/* Issue 13: 4 processes each appending batches of 1000 x 100 B and syncing
+ * each batch, against 4 SQLite processes committing 1000 rows per
+ * transaction. */
+static void w_multi_batch(void)
+{
+	struct many_sizes ms = many_sizes();
+	const struct corpus *c = corpus(0);
+	char *dir = path("multib.elog"), *db = path("multib.db");
+	double er[16], sr[16], ef[16], sf[16];
+	long mn, mx;
+	progress("many writers, batches of 1000: 4 processes, %.1f s per phase x %d runs",
+	         ms.secs, S.runs);
+	for (int run = 0; run < S.runs; run++) {
+		struct mw_job job = { .c = c, .per = 1000 };
+		for (int turn = 0; turn < 2; turn++) {
+			if ((turn == 0) == (run % 2 == 0)) {
+				mw_fresh(dir, NULL, NULL);
+				job.kind = MW_ELOG;
+				job.target = dir;
+				er[run] = mw_phase(&job, 4, ms.secs, &mn, &mx);
+				ef[run] = mx ? (double)mn / (double)mx : NAN;
+			} else {
+				mw_fresh(NULL, NULL, db);
+				job.kind = MW_SQLITE;
+				job.target = db;
+				sr[run] = mw_phase(&job, 4, ms.secs, &mn, &mx);
+				sf[run] = mx ? (double)mn / (double)mx : NAN;
+			}
+		}
+		progress("  run %d: elog %.0f rec/s, SQLite %.0f rec/s, %.2fx", run + 1,
+		         er[run], sr[run], er[run] / sr[run]);
+	}
+	rm_rf(dir);
+	sq_unlink(db);
+	row("multib4_100", "many writers: 4 procs, fsync/1000, 100 B", "rec/s",
+	    median(er, S.runs), "SQLite 4 procs", median(sr, S.runs), G_NONE, 0);
+	row("multib4_100_fair", "  fairness: min/max records per process", "min/max",
+	    median(ef, S.runs), "SQLite min/max", median(sf, S.runs), G_NONE, 0);
+	free(dir);
+	free(db);
+}
+
+/* One one-shot writer process: `echo x | elog-append LOG`, or the sqlite3
+ * shell inserting one row into the WAL database. */
+static void oneshot_spawn(int sqlite, const char *log, const char *db,
+                          const char *xfile, double *secs)
+{
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s/elog-append", bindir);
+	char *ae[] = { prog, (char *)log, NULL };
+	char *as[] = { (char *)sqlite3_cli, "-cmd", ".timeout 10000",
+	    "-cmd", "pragma synchronous=full", (char *)db,
+	    "INSERT INTO log(ts, schema, key, value)"
+	    " VALUES(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0, NULL, 'x')",
+	    NULL };
+	spawn(sqlite ? as : ae, sqlite ? NULL : xfile, NULL, secs);
+}
+
+/* 4 processes each running one-shot writers one after the other for secs
+ * seconds; the per-process times go to t[k * cap ...], their counts to
+ * n[k]. */
+static double oneshot_loops(int sqlite, const char *log, const char *db,
+                            const char *xfile, double secs, double *t, long cap, long *n)
+{
+	long *shared = mmap(NULL, 4 * (size_t)cap * sizeof *t + 4 * sizeof *n,
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	long *cnt = shared;
+	double *tim = (double *)(shared + 4);
+	memset(cnt, 0, 4 * sizeof *cnt);
+	double start = now() + 0.1, deadline = start + secs;
+	pid_t pids[4];
+	fflush(NULL);
+	for (int k = 0; k < 4; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			die("fork: %s", strerror(errno));
+		if (pids[k] == 0) {
+			alarm((unsigned)secs + 60);
+			sleep_until(start);
+			while (now() < deadline && cnt[k] < cap) {
+				oneshot_spawn(sqlite, log, db, xfile, &tim[k * cap + cnt[k]]);
+				cnt[k]++;
+			}
+			_exit(0);
+		}
+	}
+	int failed = 0;
+	for (int k = 0; k < 4; k++) {
+		int status;
+		if (waitpid(pids[k], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	if (failed)
+		die("a one-shot loop failed");
+	double elapsed = now() - start;
+	memcpy(n, cnt, 4 * sizeof *n);
+	memcpy(t, tim, 4 * (size_t)cap * sizeof *t);
+	munmap(shared, 4 * (size_t)cap * sizeof *t + 4 * sizeof *n);
+	return elapsed;
+}
+
+/* Issue 18: a new process appending one record to an existing healthy log,
+ * against the sqlite3 shell inserting one row into an existing WAL
+ * database with synchronous=full; one at a time, then 4 loops at once. */
+static void w_oneshot(void)
+{
+	if (!runnable(sqlite3_cli)) {
+		row_na("oneshot", "one-shot writer: echo x | elog-append",
+		       "n/a (no sqlite3 command-line shell: --sqlite3 PATH)");
+		return;
+	}
+	struct many_sizes ms = many_sizes();
+	const struct corpus *c = corpus(0);
+	char *dir = path("oneshot.elog"), *db = path("oneshot.db"), *xfile = path("x.txt");
+	FILE *f = fopen(xfile, "w");
+	if (!f || fputs("x\n", f) < 0 || fclose(f) != 0)
+		die("%s: write failed", xfile);
+	progress("one-shot writers: logs of %ld x 100 B, %d spawns x %d runs,"
+	         " then 4 loops of %.1f s", ms.log_n, ms.oneshots, S.runs, ms.loop_secs);
+	build_elog(dir, c, ms.log_n, 0, 0);
+	build_sqlite(db, c, ms.log_n, 0);
+	int k1 = ms.oneshots;
+	double *et = xmalloc((size_t)k1 * sizeof *et), *st = xmalloc((size_t)k1 * sizeof *st);
+	long cap = 100000;
+	double *lt = xmalloc(4 * (size_t)cap * sizeof *lt), *all = xmalloc(4 * (size_t)cap * sizeof *all);
+	double em[16], sm[16], e4[16], s4[16], ea[16], sa[16];
+	for (int run = 0; run < S.runs; run++) {
+		for (int i = 0; i < k1; i++) {
+			if ((i + run) % 2 == 0) {
+				oneshot_spawn(0, dir, db, xfile, &et[i]);
+				oneshot_spawn(1, dir, db, xfile, &st[i]);
+			} else {
+				oneshot_spawn(1, dir, db, xfile, &st[i]);
+				oneshot_spawn(0, dir, db, xfile, &et[i]);
+			}
+		}
+		em[run] = median(et, k1) * 1e3;
+		sm[run] = median(st, k1) * 1e3;
+		for (int turn = 0; turn < 2; turn++) {
+			int sqlite = (turn == 0) != (run % 2 == 0);
+			long n[4], m = 0;
+			double el = oneshot_loops(sqlite, dir, db, xfile, ms.loop_secs,
+			                          lt, cap, n);
+			for (int k = 0; k < 4; k++)
+				for (long j = 0; j < n[k]; j++)
+					all[m++] = lt[(size_t)k * cap + j];
+			double p = median(all, (int)m) * 1e3;
+			/* aggregate: one-shot writers completed per second */
+			double agg = (double)m / el;
+			*(sqlite ? &s4[run] : &e4[run]) = p;
+			*(sqlite ? &sa[run] : &ea[run]) = agg;
+		}
+		progress("  run %d: one %.2f / %.2f ms (%.2fx); 4 loops %.2f / %.2f ms (%.2fx),"
+		         " %.0f / %.0f per s (elog / sqlite3)", run + 1, em[run], sm[run],
+		         em[run] / sm[run], e4[run], s4[run], e4[run] / s4[run], ea[run], sa[run]);
+	}
+	row("oneshot", "one-shot writer: echo x | elog-append", "ms", median(em, S.runs),
+	    "sqlite3 CLI insert", median(sm, S.runs), G_RATIO_LE, 0.35);
+	row("oneshot4", "  4 at once: time per process", "ms", median(e4, S.runs),
+	    "4 sqlite3 CLI loops", median(s4, S.runs), G_NONE, 0);
+	row("oneshot4_rate", "  4 at once: aggregate", "proc/s", median(ea, S.runs),
+	    "4 sqlite3 CLI loops", median(sa, S.runs), G_NONE, 0);
+	rm_rf(dir);
+	sq_unlink(db);
+	unlink(xfile);
+	free(et);
+	free(st);
+	free(lt);
+	free(all);
+	free(dir);
+	free(db);
+	free(xfile);
+}
+
 /* ---- main ----------------------------------------------------------- */
 
 static void usage(void)
@@ -1824,7 +2288,8 @@ static void usage(void)
 	fputs("usage: bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]\n"
 	      "             [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]\n"
 	      "LIST: append,append_prog,ack1,ack8,read,cat,seek,spawn,retain,\n"
-	      "      compact,follow,recovery,memory,disk,zstd\n", stderr);
+	      "      compact,follow,recovery,memory,disk,zstd,\n"
+	      "      multi,multi_batch,oneshot\n", stderr);
 	exit(2);
 }
 
@@ -1914,6 +2379,12 @@ int main(int argc, char **argv)
 		if (selected("ack8"))
 			w_ack8(big);
 	}
+	if (selected("multi"))
+		w_multi();
+	if (selected("multi_batch"))
+		w_multi_batch();
+	if (selected("oneshot"))
+		w_oneshot();
 	for (int big = 0; big < 2; big++) {
 		if (selected("read"))
 			w_read(big);
