@@ -7,7 +7,9 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "elog.h"
@@ -99,10 +101,24 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len);
  * died (killed between creating and renaming it), so it is garbage. */
 int fs_tmp_orphaned(const char *name);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
- * NUL-terminated buffer.  Refuses symlinks (ELOOP). */
+ * NUL-terminated buffer.  Refuses what fs_openat() refuses. */
 int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
-/* Open a file in dfd, refusing to follow a symlink. */
+/* Open a file in dfd as openat(2) does, refusing what a log directory
+ * must never hold: a symbolic link (ELOOP), anything but a regular file
+ * (FS_ENOTREG: never opened at all, so a FIFO cannot block and a device
+ * cannot act), and, when opening for writing, a file with more than one
+ * hard link (FS_ELINKED).  A file it creates while running as root gets
+ * the directory's owner and group. */
 int fs_openat(int dfd, const char *name, int flags, mode_t mode);
+/* The errno values of those refusals: real ones no call made here can
+ * otherwise return, so that the value travels as any errno does; their
+ * text comes from fs_strerror(). */
+#define FS_ENOTREG  EMEDIUMTYPE
+#define FS_ELINKED  EMLINK
+/* strerror(3), knowing the two codes above.  Every message of the library
+ * names an errno value through it (hence the macro below). */
+char *fs_strerror(int err);
+#define strerror(err) fs_strerror(err)
 int64_t fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */

@@ -76,7 +76,7 @@ int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
 		sv->state = START_DAMAGED;
 		sv->why = "a symbolic link, which elog refuses to follow";
 		return 0;
-	case EINVAL:
+	case FS_ENOTREG:
 		sv->state = START_DAMAGED;
 		sv->why = "not a regular file";
 		return 0;

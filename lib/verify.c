@@ -281,11 +281,13 @@ static int list_dir(struct verify *v)
 }
 
 /* LOCK and the other small files must be plain files: elog opens them with
- * O_NOFOLLOW, so a symbolic link makes the programs fail. */
+ * O_NOFOLLOW, so a symbolic link makes the programs fail, and refuses to
+ * write a file with a second hard link (it may lie outside the log). */
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_MAINT, FN_CONSUMERS, "consumers.lock",
+		FN_LOCK, FN_MAINT, FN_CONSUMERS, "consumers.lock", FN_WATERMARK,
+		FN_START, FN_COMPACT_STATE,
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -294,9 +296,14 @@ static void check_plain_files(struct verify *v)
 		if (S_ISLNK(st.st_mode))
 			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
-		else if (!S_ISREG(st.st_mode))
+		else if (!S_ISREG(st.st_mode) && strcmp(names[i], FN_WATERMARK) != 0 &&
+		         strcmp(names[i], FN_START) != 0)
 			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
 			       "not a regular file");
+		else if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
+			       "has %lu hard links: elog refuses to write it",
+			       (unsigned long)st.st_nlink);
 	}
 }
 
@@ -315,7 +322,7 @@ static int check_settings(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "a symbolic link, which elog refuses to follow");
 		return 0;
-	case EINVAL:
+	case FS_ENOTREG:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
 		return 0;
 	case EFBIG:
@@ -353,6 +360,12 @@ static int read_watermark(struct verify *v)
 			v->wm_fix = 1;
 			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
+			return 0;
+		}
+		if (e == FS_ENOTREG) {
+			v->wm_state = WM_BAD;
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
+			       "not a regular file");
 			return 0;
 		}
 		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
@@ -507,6 +520,8 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == ELOOP)
 			report(v, ic->kind, ic->name, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
+		else if (e == FS_ENOTREG)
+			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
 			return errmsg_set(v->msg, e, "%s: %s", ic->name, strerror(e));
 		return 0;
@@ -656,10 +671,10 @@ static int check_segment(struct verify *v, size_t i)
 		int e = errno;
 		if (e == ENOENT)	/* removed by retention since listed */
 			return 0;
-		if (e != ELOOP)
+		if (e != ELOOP && e != FS_ENOTREG)
 			return errmsg_set(v->msg, e, "%s: %s", name, strerror(e));
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
-		       "a symbolic link, which elog refuses to follow");
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, e == ELOOP ?
+		       "a symbolic link, which elog refuses to follow" : "not a regular file");
 		goto done;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -924,7 +939,7 @@ static void check_consumers(struct verify *v)
 	size_t len;
 	struct ctable t = { 0 };
 	int err = fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
-	if (err == ENOENT || err == ELOOP || err == EINVAL)
+	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
 		return;	/* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,

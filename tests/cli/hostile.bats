@@ -270,3 +270,78 @@ mount_tmpfs() {
 	run "$B/elog-verify" "$L"
 	[[ "$output" =~ $FIRST:\ byte\ 32:\ corrupt\ record:\ length\ 4294967295\ out\ of\ range ]]
 }
+
+# Every program that opens the file: a one-line error naming it within
+# the time limit, never a hang (a FIFO blocks open(2) until a writer comes).
+@test "a FIFO in place of any log file is refused, never waited on" {
+	"$B/elog-commit" "$L" app 3
+	for f in settings watermark start "$FIRST" 00000000000000000000.idx \
+	         consumers.json compact.state LOCK maint.lock consumers.lock; do
+		rm -rf "$T/c"
+		cp -a "$L" "$T/c"
+		rm -f "$T/c/$f"
+		mkfifo "$T/c/$f"
+		# elog-verify names it, whatever it is.
+		run timeout 10 "$B/elog-verify" "$T/c"
+		echo "$f: verify: $status: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"$f"*"not a regular file"* ]]
+		for p in "elog-cat" "elog-verify" "elog-retain --max-bytes 8K" \
+		         "elog-compact" "elog-commit" "elog-append"; do
+			case $p in
+			elog-commit) args="$T/c app 4" ;;
+			elog-cat) args="-c 1 -F %o $T/c" ;;
+			*) args="$T/c" ;;
+			esac
+			run timeout 10 $B/$p $args </dev/null
+			echo "$f: $p: status $status: $output"
+			[ "$status" -lt 124 ]
+			[ "$p" = elog-verify ] || [ "${#lines[@]}" -le 1 ]
+			if [ "$status" -ne 0 ] && [ "$p" != elog-verify ]; then
+				[[ "$output" == *"$f: not a regular file" ]]
+			fi
+		done
+	done
+}
+
+@test "the programs that need a FIFO'd file name it" {
+	mkfifo "$T/fifo"
+	rm "$L/watermark" && mkfifo "$L/watermark"
+	for p in elog-cat elog-retain elog-compact; do
+		run timeout 10 "$B/$p" "$L"
+		[ "$status" -eq 5 ]
+		[ "$output" = "$p: $L: watermark: not a regular file" ]
+	done
+	run timeout 10 "$B/elog-append" "$L" <<<"x"
+	[ "$status" -eq 5 ]
+	[ "$output" = "elog-append: $L: watermark: not a regular file" ]
+}
+
+# A user who can write the directory plants a hard link to a file elsewhere
+# under a name the programs write: they refuse, and the file keeps its bytes.
+@test "hard links to files elsewhere are never written through" {
+	"$B/elog-commit" "$L" app 3
+	echo precious > "$T/target"
+	for f in LOCK watermark maint.lock consumers.lock "$ACTIVE"; do
+		rm -rf "$T/c"
+		cp -a "$L" "$T/c"
+		rm -f "$T/c/$f"
+		ln "$T/target" "$T/c/$f"
+		case $f in
+		maint.lock) run timeout 10 "$B/elog-retain" --max-bytes 8K "$T/c" ;;
+		consumers.lock) run timeout 10 "$B/elog-commit" "$T/c" app 4 ;;
+		*) run timeout 10 "$B/elog-append" "$T/c" <<<"x" ;;
+		esac
+		echo "$f: $status: $output"
+		[ "$status" -eq 5 ]
+		[[ "$output" == *": $T/c: $f: has more than one hard link, refusing to write it" ]]
+		[ "$(cat "$T/target")" = precious ]
+		run timeout 10 "$B/elog-verify" "$T/c"
+		[ "$status" -eq 1 ]
+	done
+	# Reading through a hard link is harmless: a cp -al snapshot reads.
+	cp -al "$L" "$T/snap"
+	run "$B/elog-cat" -v "$T/snap"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(seq 1 500)" ]
+}
