@@ -20,6 +20,7 @@
 #define FN_WATERMARK "watermark"
 #define FN_MAINT     "maint.lock"
 #define FN_CONSUMERS "consumers.json"
+#define FN_CONSUMERS_LOCK "consumers.lock"
 #define SEG_EXT     ".log"
 #define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
@@ -270,7 +271,7 @@ int wm_load(int dfd, int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */
-/* 32 bytes, replaced whole (fs_replace_file):
+/* 32 bytes, made with the log, replaced whole (in place on a full disk):
  * magic[8] | version u32 | reserved u32 | start u64 |
  * crc32c u32 (of the first 24 bytes) | reserved u32. */
 #define FN_START      "start"
@@ -281,7 +282,8 @@ void start_encode(unsigned char *p, uint64_t start);
 /* 0, ELOG_VERSION (a version this code does not know, checksum right), or
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
 int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
-/* Record start durably: temporary file, fsync, rename, directory fsync. */
+/* Record start durably: by fs_replace_file(), or on a full disk (ENOSPC,
+ * EDQUOT) in place with pwrite and fdatasync when the file is there. */
 int start_write(int dfd, uint64_t start);
 enum {
 	START_NONE,       /* no file: the log starts at 0 */
@@ -384,6 +386,11 @@ size_t settings_format(const struct elog_settings *s, char *buf);
 int settings_load(int dfd, struct elog_settings *s, char *msg);
 int settings_store(int dfd, const struct elog_settings *s);
 int settings_new_id(char id[33]);
+/* 0 when every creation option given in opt (non-zero) agrees with the
+ * stored settings s, else ELOG_INVALID with a message naming the first
+ * that does not. */
+int settings_check_options(const struct elog_settings *s,
+                           const struct elog_options *opt, char *msg);
 
 /* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
 /*

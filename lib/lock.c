@@ -31,7 +31,14 @@ static long lock_holder(int fd)
 
 int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
 {
-	int fd = fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
+	int fd = fs_openat(dfd, name, O_RDWR | O_CREAT, 0666), writable = 1;
+	/* flock(2) needs no write access: a lock file someone else owns
+	 * (root's cron made it before elog gave such files the directory's
+	 * owner) is locked read-only, without the pid. */
+	if (fd < 0 && errno == EACCES) {
+		fd = fs_openat(dfd, name, O_RDONLY, 0);
+		writable = 0;
+	}
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
@@ -53,10 +60,14 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 		close(fd);
 		return errmsg_set(msg, e, "%s: %s", name, strerror(e));
 	}
-	if (record_pid) {
+	if (record_pid && writable) {
 		char buf[32];
 		int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
 		int err = ftruncate(fd, 0) < 0 ? errno : fs_pwrite_all(fd, buf, (size_t)n, 0);
+		/* The pid only names the holder in messages: a full disk
+		 * must not keep retention from freeing space. */
+		if (err == ENOSPC || err == EDQUOT)
+			err = 0;
 		if (err) {
 			close(fd);
 			return errmsg_set(msg, err, "%s: %s", name, strerror(err));

@@ -168,8 +168,31 @@ static int sort_name(const char *name, void *arg)
 {
 	struct verify *v = arg;
 	uint64_t b;
-	if (is_known(name))
+	if (is_known(name)) {
+		/* Every dictionary is checked, used or not: the writer of a
+		 * compressed log loads the newest when it opens the log. */
+		if (strncmp(name, DICT_PREFIX, sizeof DICT_PREFIX - 1) == 0) {
+			char msg[ERRMSG_MAX];
+			unsigned char *d;
+			size_t len;
+			unsigned long id = strtoul(name + sizeof DICT_PREFIX - 1, NULL, 10);
+			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
+			        : dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
+			if (err == 0)
+				free(d);
+			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
+				       "dictionary id out of range");
+			else if (err == ELOG_CORRUPT)
+				/* dict_load()'s message begins with the name. */
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
+				       msg + strlen(name) + 2);
+			else
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
+				       strerror(err));
+		}
 		return 0;
+	}
 	if (seg_parse_name(name, SEG_EXT, &b))
 		return push(&v->base, &v->n, b);
 	if (seg_parse_name(name, IDX_EXT, &b))
@@ -658,6 +681,7 @@ static int check_segment(struct verify *v, size_t i)
 	uint64_t damage0 = v->res->damage;
 	struct elog_segment_info info = { .base = base, .active = active };
 	char name[NAME_MAX_LOCAL];
+	struct zdec *zd = NULL;	/* for a compressed segment's values */
 	struct stat st;
 	int err = 0, scan_ok;
 
@@ -688,6 +712,39 @@ static int check_segment(struct verify *v, size_t i)
 	ss->size = info.bytes = (uint64_t)st.st_size;
 	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
 		goto out;
+
+	/* A compressed segment's values are decoded, every one, so that a
+	 * log that verifies clean reads to its end: the dictionary its
+	 * header names must load, and every value must be raw or a zstd
+	 * frame that decompresses. */
+	unsigned char hdr[SEG_HDR];
+	size_t hgot;
+	uint32_t flags = fs_pread_full(fd, hdr, SEG_HDR, 0, &hgot) == 0 &&
+	                 hgot == SEG_HDR ? seg_header_flags(hdr) : 0;
+	int bad_values = 0;
+	if (SEG_CODEC(flags) == CODEC_ZSTD) {
+		char zmsg[ERRMSG_MAX];
+		unsigned char *d;
+		size_t dlen;
+		int zerr = SEG_DICT(flags) ? dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg)
+		                          : 0;
+		if (zerr == 0 && SEG_DICT(flags))
+			free(d);
+		if (zerr) {
+			report(v, ELOG_PROBLEM_DAMAGE, name, 12, "its values need dictionary "
+			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
+			       zmsg : strerror(zerr));
+			bad_values = 1;	/* one report for the segment */
+		}
+		if (!elog_have_zstd()) {
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
+			       "zstd: this build has no zstd support and cannot check "
+			       "its values");
+		} else if (!(zd = zdec_new())) {
+			err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+			goto out;
+		}
+	}
 
 	struct idxcheck *ic = malloc(sizeof *ic);
 	struct scan s;
@@ -738,6 +795,23 @@ static int check_segment(struct verify *v, size_t i)
 		info.records++;
 		if (rec.ts_ms > ts_max)
 			ts_max = rec.ts_ms;
+		if (zd && !bad_values) {
+			char zmsg[ERRMSG_MAX];
+			const void *out;
+			size_t outlen;
+			int zerr = zdec_value(zd, v->dfd, SEG_DICT(flags), rec.value,
+			                      rec.value_len, &out, &outlen, zmsg);
+			if (zerr == ELOG_CORRUPT) {
+				bad_values = 1;
+				report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_HDR + rec.key_len,
+				       "value of offset %llu cannot be decoded: %s",
+				       (unsigned long long)rec.offset, zmsg);
+			} else if (zerr) {
+				err = errmsg_set(v->msg, zerr, "%s: %s", name, zerr > 0 ?
+				                 strerror(zerr) : zmsg);
+				break;
+			}
+		}
 		if (wm_seg && end <= v->wm.segment_bytes) {
 			ss->wm_next = rec.offset + 1;
 			ss->wm_boundary = end == v->wm.segment_bytes;
@@ -810,6 +884,7 @@ idx_out:
 		close(ic->fd);
 	free(ic);
 out:
+	zdec_free(zd);
 	close(fd);
 done:
 	if (err)

@@ -536,7 +536,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 			return err;
 		err = settings_load(w->dfd, &w->set, w->msg);
 	}
-	if (err)
+	if (err || (err = settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
 	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
