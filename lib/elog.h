@@ -365,8 +365,11 @@ const char *elog_consumer_strerror(int code);
  * offsets strictly increasing and inside their segment's range (at least
  * its base, below the next segment's base), segment headers and names,
  * index entries (checksum, order, pointing at the start of the record with
- * their offset, none missing), the watermark against the data, the settings
- * and consumers.json.  Without ELOG_VERIFY_REPAIR it changes nothing and
+ * their offset, none missing), every value of a compressed segment decoded
+ * and every dictionary loaded (so that a log that verifies clean reads to
+ * its end), the watermark against the data, the settings and
+ * consumers.json, and that the log's files are regular files, none of
+ * those written with a second hard link.  Without ELOG_VERIFY_REPAIR it changes nothing and
  * takes no lock, so it may run while the writer appends: bytes past the
  * durable end of the active segment may be a write in progress and are
  * never called damage.
