@@ -453,3 +453,29 @@ as_owner() {
 	as_owner "$B/elog-retain" --max-bytes 8K "$U"
 	as_owner "$B/elog-compact" "$U"
 }
+
+@test "a full disk without a free inode: retention rewrites start in place" {
+	# Few inodes, so that taking the last ones is quick.
+	mount_tmpfs 2M,nr_inodes=200
+	fill_disk
+	# Take every inode left, so that not even an empty file can be made.
+	mkdir "$MNT/inodes"
+	(cd "$MNT/inodes" && seq 1 300 | xargs touch 2>/dev/null) || true
+	run touch "$MNT/log/probe"
+	[ "$status" -ne 0 ]
+	last=$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")
+	run timeout 20 "$B/elog-retain" --max-bytes 512K "$MNT/log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(du -sk "$MNT/log" | cut -f1)" -le 700 ]
+	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+	first=$("$B/elog-cat" -F '%o\n' -c 1 "$MNT/log")
+	[ "$first" -gt 0 ]
+	# The start file is still there, and says so: rewritten in place.
+	[ "$(od -An -tu8 -j16 -N8 "$MNT/log/start" | tr -d ' ')" = "$first" ]
+	rm -rf "$MNT/inodes"
+	echo after | "$B/elog-append" "$MNT/log"
+	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
+}
