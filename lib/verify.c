@@ -709,6 +709,11 @@ static int check_segment(struct verify *v, size_t i)
 		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
 		goto out;
 	}
+	/* The writer refuses to write through a second link; readers and
+	 * maintenance, which never write into a closed segment, do not mind. */
+	if (active && st.st_nlink > 1)
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "has %lu hard links: "
+		       "the writer refuses to write it", (unsigned long)st.st_nlink);
 	ss->size = info.bytes = (uint64_t)st.st_size;
 	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
 		goto out;

@@ -338,6 +338,7 @@ mount_tmpfs() {
 		[ "$(cat "$T/target")" = precious ]
 		run timeout 10 "$B/elog-verify" "$T/c"
 		[ "$status" -eq 1 ]
+		[[ "$output" == *"$f: has 2 hard links"* ]]
 	done
 	# Reading through a hard link is harmless: a cp -al snapshot reads.
 	cp -al "$L" "$T/snap"

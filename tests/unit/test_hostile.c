@@ -302,6 +302,41 @@ START_TEST(hard_linked_files_are_not_written)
 }
 END_TEST
 
+/* Run as root in a directory another user owns, every file the library
+ * creates is that user's; one that was there keeps its owner. */
+START_TEST(files_root_creates_belong_to_the_directory_owner)
+{
+	if (geteuid() != 0)
+		return;	/* needs root: nothing to check otherwise */
+	ck_assert_int_eq(mkdir(ut_dir, 0755), 0);
+	ck_assert_int_eq(chown(ut_dir, 65534, 65534), 0);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	int fd = fs_openat(dfd, "made", O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = fs_openat(dfd, "excl", O_RDWR | O_CREAT | O_EXCL, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(fs_replace_file(dfd, "replaced", "x", 1), 0);
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "roots"), "y", 1);
+	fd = fs_openat(dfd, "roots", O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	close(dfd);
+	static const char *const mine[] = { "made", "excl", "replaced" };
+	struct stat st;
+	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+		ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, mine[i]), &st), 0);
+		ck_assert_msg(st.st_uid == 65534 && st.st_gid == 65534, "%s: %u:%u",
+		              mine[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+	}
+	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, "roots"), &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostile");
@@ -317,6 +352,7 @@ int main(void)
 	tcase_add_test(tc, temporary_names_are_created_exclusively);
 	tcase_add_test(tc, fifos_are_refused_without_blocking);
 	tcase_add_test(tc, hard_linked_files_are_not_written);
+	tcase_add_test(tc, files_root_creates_belong_to_the_directory_owner);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
