@@ -11,9 +11,10 @@
 
 static const char usage_text[] =
 	"usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
+	"       elog-retain --set key=value ... dir\n"
 	"       elog-retain -h | --help | --version\n";
 
-enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_VERSION };
+enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "max-age",   required_argument, NULL, OPT_MAX_AGE },
@@ -21,6 +22,7 @@ static const struct option long_options[] = {
 	{ "dry-run",   no_argument,       NULL, 'n' },
 	{ "verbose",   no_argument,       NULL, 'v' },
 	{ "wait",      no_argument,       NULL, OPT_WAIT },
+	{ "set",       required_argument, NULL, OPT_SET },
 	{ "help",      no_argument,       NULL, 'h' },
 	{ "version",   no_argument,       NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -57,11 +59,61 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	cli_putc('\n');
 }
 
+/* --set KEY=VALUE: a setting of the log, named and written as the
+ * elog-append option that gives it at creation; "none" turns a retention
+ * limit or compression off. */
+static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		cli_usage_error("--set: expected key=value, not '%s'", arg);
+	size_t kn = (size_t)(eq - arg);
+	const char *v = eq + 1;
+	int none = strcmp(v, "none") == 0;
+#define KEY(k) (kn == sizeof(k) - 1 && strncmp(arg, k, kn) == 0)
+	if (KEY("segment-bytes")) {
+		o->segment_bytes = cli_arg_size("--set segment-bytes", v);
+		*fields |= ELOG_SET_SEGMENT_BYTES;
+	} else if (KEY("index-interval")) {
+		o->index_interval = (uint32_t)cli_arg_u64("--set index-interval", v, 1,
+		                                          UINT32_MAX);
+		*fields |= ELOG_SET_INDEX_INTERVAL;
+	} else if (KEY("retain-age")) {
+		o->retain_ms = none ? 0 : cli_arg_duration("--set retain-age", v);
+		*fields |= ELOG_SET_RETAIN_MS;
+	} else if (KEY("retain-bytes")) {
+		o->retain_bytes = none ? 0 : cli_arg_size("--set retain-bytes", v);
+		*fields |= ELOG_SET_RETAIN_BYTES;
+	} else if (KEY("compress")) {
+		o->compression = ELOG_COMPRESS_NONE;
+		o->compression_level = 0;
+		if (strncmp(v, "zstd", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
+			o->compression = ELOG_COMPRESS_ZSTD;
+			if (v[4] == ':')
+				o->compression_level = (int)cli_arg_u64("--set compress",
+				                                        v + 5, 1, 19);
+		} else if (!none) {
+			cli_usage_error("--set compress: 'none' or 'zstd[:level]', not '%s'", v);
+		}
+		*fields |= ELOG_SET_COMPRESSION;
+	} else if (KEY("dictionary")) {
+		if (strcmp(v, "auto") != 0 && !none)
+			cli_usage_error("--set dictionary: 'auto' or 'none', not '%s'", v);
+		o->no_dictionary = none;
+		*fields |= ELOG_SET_DICTIONARY;
+	} else {
+		cli_usage_error("--set: unknown setting '%.*s'", (int)kn, arg);
+	}
+#undef KEY
+}
+
 int main(int argc, char *argv[])
 {
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_options set = { 0 };
+	unsigned fields = 0;
 	int verbose = 0, c;
 
 	cli_init(argv[0]);
@@ -87,6 +139,9 @@ int main(int argc, char *argv[])
 		case OPT_WAIT:
 			o.wait = 1;
 			break;
+		case OPT_SET:
+			parse_set(&set, &fields, optarg);
+			break;
 		case 'h':
 			usage();
 		case OPT_VERSION:
@@ -99,6 +154,16 @@ int main(int argc, char *argv[])
 	argv += optind;
 	const char *dir = cli_dir_operand(argc, argv);
 
+	/* Changing the settings is all a --set run does. */
+	if (fields) {
+		if (o.max_age_ms || o.max_bytes || o.dry_run)
+			cli_usage_error("--set: cannot be combined with --max-age, "
+			                "--max-bytes or --dry-run");
+		int rc = elog_settings_update(dir, &set, fields, msg);
+		if (rc)
+			cli_die_elog(dir, rc, msg);
+		cli_exit(EX_OK);
+	}
 	if (o.dry_run || verbose) {
 		o.each = print_segment;
 		o.arg = o.dry_run ? "would remove" : "removed";

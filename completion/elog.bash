@@ -37,8 +37,8 @@ _elog_flags_compact='--grace --min-lag -n --dry-run -v --verbose --wait
 _elog_args_compact='--grace --min-lag'
 
 _elog_flags_retain='--max-age --max-bytes -n --dry-run -v --verbose --wait
-	-h --help --version'
-_elog_args_retain='--max-age --max-bytes'
+	--set -h --help --version'
+_elog_args_retain='--max-age --max-bytes --set'
 
 _elog_flags_verify='-l --list -q --quiet --json --repair -h --help --version'
 _elog_args_verify=''

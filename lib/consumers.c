@@ -17,7 +17,6 @@
 
 #include "consumers_json.h"
 
-#define FN_CONSUMERS_LOCK "consumers.lock"
 
 _Static_assert(ELOG_CONSUMER_MSG_MAX == ERRMSG_MAX,
                "the public message size is the internal one");
@@ -153,6 +152,11 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 	if ((rc = open_log(dir, &dfd, msg)))
 		return rc;
 	lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	/* Only flock(2) is done with it, which needs no write access: one
+	 * made by another user (root, before elog gave the files it creates
+	 * the directory's owner) still serves. */
+	if (lfd < 0 && errno == EACCES)
+		lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
 	if (lfd < 0) {
 		rc = errno;
 		rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", strerror(rc));

@@ -2,6 +2,8 @@
  * create.c: making a new log in a directory.  The settings file is written
  * last: its presence is what makes a directory a log, so a crash part-way
  * through creation leaves a directory that the next creation simply redoes.
+ * Besides its first segment, a log is born with its lock files and its
+ * start file (see log_create()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,9 @@ static int leftover_of_creation(const char *name)
 	seg_name(idx, 0, IDX_EXT);
 	return strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
 	       strcmp(name, FN_WRITERS) == 0 ||
+	       strcmp(name, FN_MAINT) == 0 || strcmp(name, FN_CONSUMERS_LOCK) == 0 ||
+	       strcmp(name, FN_START) == 0 ||
+	       strncmp(name, FN_START ".tmp.", sizeof FN_START + 4) == 0 ||
 	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
 	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
 	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||
@@ -151,6 +156,19 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 		err = fs_fsync_dir(dfd);
 	if (err)
 		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
+	/* The lock files and the start exist from the first: on a full
+	 * disk, retention can then take its lock and record the log's new
+	 * start in place, needing no new file, and a run as root creates
+	 * nothing the owner cannot open. */
+	const char *const locks[] = { FN_MAINT, FN_CONSUMERS_LOCK };
+	for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
+		int fd = fs_openat(dfd, locks[i], O_RDWR | O_CREAT, 0666);
+		if (fd < 0)
+			return errmsg_set(msg, errno, "%s: %s", locks[i], strerror(errno));
+		close(fd);
+	}
+	if ((err = start_write(dfd, 0)) != 0)
+		return errmsg_set(msg, err, "%s: %s", FN_START, strerror(err));
 	if ((err = settings_store(dfd, &s)) != 0)
 		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
 	return 0;

@@ -111,8 +111,10 @@ struct elog_record {
 };
 
 /* Settings of a log.  The ones marked "creation" are stored with the log when
- * it is created and are read back from it afterwards; values given when
- * opening an existing log are ignored for them.  Zero means the default. */
+ * it is created and are read back from it afterwards; a value given when
+ * opening an existing log must agree with the stored one, else elog_open()
+ * fails with ELOG_INVALID (elog_settings_update() changes them).  Zero means
+ * the default (when creating) or the log's own (when opening). */
 struct elog_options {
 	int create;               /* create the directory and log if missing
 	                           * (the parent directory must exist) */
@@ -271,6 +273,29 @@ const char *elog_reader_errmsg(const elog_reader *r);
 /* Read the settings stored in DIR without opening a writer or reader. */
 int elog_settings_read(const char *dir, struct elog_settings *s);
 
+/* Change settings of the existing log DIR: each field named in fields
+ * (ELOG_SET_*) takes its value from opt, zero included (retain_ms 0: no
+ * age limit; compression ELOG_COMPRESS_NONE with compression_level 0: no
+ * age limit; compression_level 0: the default zstd level).  The codec
+ * itself stays what the log was made with (every segment records its own,
+ * and a writer continues that of the segment it appends to): asking for
+ * another is ELOG_INVALID; the zstd level may change.  The settings file
+ * is replaced atomically under the maintenance lock (waiting for it).
+ * Writers read the settings when they open the log: one that is running
+ * keeps the old ones until it is reopened.  Retention reads its policy at
+ * each run.  Errors: ELOG_INVALID (a value out of range, with the message),
+ * ELOG_UNSUPPORTED (zstd in a build without it), ELOG_NOTLOG, errno
+ * values.  msg, when not NULL, needs ELOG_MAINT_MSG_MAX bytes. */
+#define ELOG_SET_SEGMENT_BYTES  0x01u
+#define ELOG_SET_INDEX_INTERVAL 0x02u
+#define ELOG_SET_RETAIN_MS      0x04u
+#define ELOG_SET_RETAIN_BYTES   0x08u
+#define ELOG_SET_COMPRESSION    0x10u  /* compression_level (compression must
+                                        * be the log's own) */
+#define ELOG_SET_DICTIONARY     0x20u  /* no_dictionary */
+int elog_settings_update(const char *dir, const struct elog_options *opt,
+                         unsigned fields, char *msg);
+
 /* ==== CONSUMERS (lib/consumers.c) ======================================= */
 /*
  * A named consumer remembers the offset of the last record it processed, its
@@ -368,8 +393,11 @@ const char *elog_consumer_strerror(int code);
  * offsets strictly increasing and inside their segment's range (at least
  * its base, below the next segment's base), segment headers and names,
  * index entries (checksum, order, pointing at the start of the record with
- * their offset, none missing), the watermark against the data, the settings
- * and consumers.json.  Without ELOG_VERIFY_REPAIR it changes nothing and
+ * their offset, none missing), every value of a compressed segment decoded
+ * and every dictionary loaded (so that a log that verifies clean reads to
+ * its end), the watermark against the data, the settings and
+ * consumers.json, and that the log's files are regular files, none of
+ * those written with a second hard link.  Without ELOG_VERIFY_REPAIR it changes nothing and
  * takes no lock, so it may run while the writer appends: bytes past the
  * durable end of the active segment may be a write in progress and are
  * never called damage.

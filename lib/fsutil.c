@@ -84,9 +84,93 @@ int fs_fsync_dir(int dfd)
 	return 0;
 }
 
+char *fs_strerror(int err)
+{
+	if (err == FS_ENOTREG)
+		return (char *)"not a regular file";
+	if (err == FS_ELINKED)
+		return (char *)"has more than one hard link, refusing to write it";
+	return (strerror)(err);
+}
+
+/* Give a file this process just created in dfd the directory's owner and
+ * group, when running as root: a root cron job on a log an application
+ * user owns must never leave behind a file that user cannot open.  Best
+ * effort: where root may not chown (a user namespace), the file keeps
+ * root's ownership, as it would have without this. */
+static void give_to_dir_owner(int dfd, int fd)
+{
+	struct stat d;
+	if (fstat(dfd, &d) == 0 && d.st_uid != 0)
+		(void)!fchown(fd, d.st_uid, d.st_gid);
+}
+
 int fs_openat(int dfd, const char *name, int flags, mode_t mode)
 {
-	return openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+	struct stat st;
+	int fd, created = 0, e;
+	int as_root = (flags & O_CREAT) && geteuid() == 0;
+
+	flags |= O_CLOEXEC | O_NOFOLLOW;
+	/* Look before opening: open(2) of a FIFO blocks until someone opens
+	 * the other end, and opening or closing a device may act (a tape
+	 * rewinds).  O_NONBLOCK covers a file swapped in between. */
+	if (!((flags & O_CREAT) && (flags & O_EXCL)) &&
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			errno = ELOOP;
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			errno = FS_ENOTREG;
+			return -1;
+		}
+	}
+	if (as_root && !(flags & O_EXCL)) {
+		/* Root must know whether it made the file: try to make it,
+		 * and open the one there when there is one. */
+		for (int attempt = 0;; attempt++) {
+			fd = openat(dfd, name, flags | O_EXCL | O_NONBLOCK, mode);
+			if (fd >= 0) {
+				created = 1;
+				break;
+			}
+			if (errno != EEXIST || attempt > 100)
+				return -1;
+			fd = openat(dfd, name, (flags & ~O_CREAT) | O_NONBLOCK, mode);
+			if (fd >= 0 || errno != ENOENT)
+				break;
+		}
+	} else {
+		fd = openat(dfd, name, flags | O_NONBLOCK, mode);
+		created = fd >= 0 && (flags & O_CREAT) && (flags & O_EXCL);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = FS_ENOTREG;
+		goto fail;
+	}
+	/* A second name may lie outside the log (a hard link planted by
+	 * whoever can write the directory): writing through it would
+	 * change a file elsewhere, with the rights of whoever runs us. */
+	if (st.st_nlink > 1 && (flags & O_ACCMODE) != O_RDONLY) {
+		errno = FS_ELINKED;
+		goto fail;
+	}
+	if (!(flags & O_NONBLOCK) &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		goto fail;
+	if (created && as_root)
+		give_to_dir_owner(dfd, fd);
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
 }
 
 int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
@@ -146,10 +230,6 @@ int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *le
 		int e = errno;
 		close(fd);
 		return e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return EINVAL;
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);

@@ -7,7 +7,9 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "elog.h"
@@ -19,6 +21,7 @@
 #define FN_WATERMARK "watermark"
 #define FN_MAINT     "maint.lock"
 #define FN_CONSUMERS "consumers.json"
+#define FN_CONSUMERS_LOCK "consumers.lock"
 #define SEG_EXT     ".log"
 #define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
@@ -100,10 +103,24 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len);
  * died (killed between creating and renaming it), so it is garbage. */
 int fs_tmp_orphaned(const char *name);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
- * NUL-terminated buffer.  Refuses symlinks (ELOOP). */
+ * NUL-terminated buffer.  Refuses what fs_openat() refuses. */
 int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
-/* Open a file in dfd, refusing to follow a symlink. */
+/* Open a file in dfd as openat(2) does, refusing what a log directory
+ * must never hold: a symbolic link (ELOOP), anything but a regular file
+ * (FS_ENOTREG: never opened at all, so a FIFO cannot block and a device
+ * cannot act), and, when opening for writing, a file with more than one
+ * hard link (FS_ELINKED).  A file it creates while running as root gets
+ * the directory's owner and group. */
 int fs_openat(int dfd, const char *name, int flags, mode_t mode);
+/* The errno values of those refusals: real ones no call made here can
+ * otherwise return, so that the value travels as any errno does; their
+ * text comes from fs_strerror(). */
+#define FS_ENOTREG  EMEDIUMTYPE
+#define FS_ELINKED  EMLINK
+/* strerror(3), knowing the two codes above.  Every message of the library
+ * names an errno value through it (hence the macro below). */
+char *fs_strerror(int err);
+#define strerror(err) fs_strerror(err)
 int64_t fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */
@@ -282,7 +299,7 @@ int wm_load(int dfd, int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */
-/* 32 bytes, replaced whole (fs_replace_file):
+/* 32 bytes, made with the log, replaced whole (in place on a full disk):
  * magic[8] | version u32 | reserved u32 | start u64 |
  * crc32c u32 (of the first 24 bytes) | reserved u32. */
 #define FN_START      "start"
@@ -293,7 +310,8 @@ void start_encode(unsigned char *p, uint64_t start);
 /* 0, ELOG_VERSION (a version this code does not know, checksum right), or
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
 int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
-/* Record start durably: temporary file, fsync, rename, directory fsync. */
+/* Record start durably: by fs_replace_file(), or on a full disk (ENOSPC,
+ * EDQUOT) in place with pwrite and fdatasync when the file is there. */
 int start_write(int dfd, uint64_t start);
 enum {
 	START_NONE,       /* no file: the log starts at 0 */
@@ -396,6 +414,11 @@ size_t settings_format(const struct elog_settings *s, char *buf);
 int settings_load(int dfd, struct elog_settings *s, char *msg);
 int settings_store(int dfd, const struct elog_settings *s);
 int settings_new_id(char id[33]);
+/* 0 when every creation option given in opt (non-zero) agrees with the
+ * stored settings s, else ELOG_INVALID with a message naming the first
+ * that does not. */
+int settings_check_options(const struct elog_settings *s,
+                           const struct elog_options *opt, char *msg);
 
 /* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
 /*

@@ -31,9 +31,19 @@ static long lock_holder(int fd)
 	return (end != buf && pid > 0) ? pid : 0;
 }
 
-int lock_open(int dfd, const char *name, int *fdp, char *msg)
+/* Open (creating) the lock file name.  flock(2) needs no write access: when
+ * readonly_ok, a lock file someone else owns (root's cron made it before
+ * elog gave such files the directory's owner) is opened read-only, and
+ * *writable says so. */
+static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp,
+                          int *writable, char *msg)
 {
 	int fd = fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
+	*writable = 1;
+	if (fd < 0 && errno == EACCES && readonly_ok) {
+		fd = fs_openat(dfd, name, O_RDONLY, 0);
+		*writable = 0;
+	}
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
@@ -44,9 +54,15 @@ int lock_open(int dfd, const char *name, int *fdp, char *msg)
 	return 0;
 }
 
+int lock_open(int dfd, const char *name, int *fdp, char *msg)
+{
+	int writable;
+	return open_lock_file(dfd, name, 0, fdp, &writable, msg);
+}
+
 int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
 {
-	int fd, err = lock_open(dfd, name, &fd, msg);
+	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
 		return err;
 	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
@@ -64,10 +80,14 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 		close(fd);
 		return errmsg_set(msg, e, "%s: %s", name, strerror(e));
 	}
-	if (record_pid) {
+	if (record_pid && writable) {
 		char buf[32];
 		int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
 		err = ftruncate(fd, 0) < 0 ? errno : fs_pwrite_all(fd, buf, (size_t)n, 0);
+		/* The pid only names the holder in messages: a full disk
+		 * must not keep retention from freeing space. */
+		if (err == ENOSPC || err == EDQUOT)
+			err = 0;
 		if (err) {
 			close(fd);
 			return errmsg_set(msg, err, "%s: %s", name, strerror(err));

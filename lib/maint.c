@@ -342,7 +342,39 @@ int seg_remove_below(struct maint *m, uint64_t start)
 	 * no longer matters, and one sync at the end makes them all
 	 * durable. */
 	maint_step();
-	if ((err = start_write(m->dfd, start)) != 0) {
+	if ((err = start_write(m->dfd, start)) == ENOSPC || err == EDQUOT) {
+		/* A full disk, and no start file to rewrite in place (a log
+		 * made by an older version): the segments go one at a time,
+		 * oldest first, each unlink synced before the next, which
+		 * never leaves a hole either.  This is how such a box gets
+		 * its space back.  A start file that could not be rewritten
+		 * goes first: it would claim the log began below its first
+		 * segment.  (Everything below it is unlinked and synced, by
+		 * maint_cleanup().) */
+		size_t i = 0;
+		maint_step();
+		err = unlinkat(m->dfd, FN_START, 0) < 0 && errno != ENOENT ? errno : 0;
+		if (err)
+			err = errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+		else
+			err = sync_dir(m);
+		if (!err)
+			m->start.state = START_NONE;
+		while (i < k && !err)
+			err = seg_remove(m, m->sl.base[i++]);
+		memmove(m->sl.base, m->sl.base + i, (m->sl.n - i) * sizeof m->sl.base[0]);
+		m->sl.n -= i;
+		m->nclosed -= i;
+		/* With room made, the log gets its start file after all, so
+		 * that the next run rewrites it in place; failing that, the
+		 * log is right without one. */
+		if (!err && start_write(m->dfd, start) == 0) {
+			m->start.state = START_OK;
+			m->start.start = start;
+		}
+		goto out;
+	}
+	if (err) {
 		err = errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
 		goto out;
 	}

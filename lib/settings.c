@@ -16,12 +16,18 @@
  *
  * Unknown keys are ignored so that a later version can add some; a format
  * number other than 1 is refused.
+ *
+ * Creation options given again when an existing log is opened must agree
+ * with what is stored (settings_check_options()); the settings change only
+ * through elog_settings_update(), which replaces the file under the
+ * maintenance lock.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -184,6 +190,103 @@ int elog_settings_read(const char *dir, struct elog_settings *s)
 	if (dfd < 0)
 		return errno;
 	int err = settings_load(dfd, s, msg);
+	close(dfd);
+	return err;
+}
+
+/* The hint every refusal of a creation option ends with. */
+#define SET_HINT "; change the log's settings with elog-retain --set"
+
+int settings_check_options(const struct elog_settings *s,
+                           const struct elog_options *opt, char *msg)
+{
+	if (!opt)
+		return 0;
+	/* Only what was given is compared: zero means "the log's". */
+	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
+		return errmsg_set(msg, ELOG_INVALID, "the log's segment size is %llu "
+		    "bytes, not %llu" SET_HINT, (unsigned long long)s->segment_bytes,
+		    (unsigned long long)opt->segment_bytes);
+	if (opt->index_interval && opt->index_interval != s->index_interval)
+		return errmsg_set(msg, ELOG_INVALID, "the log's index interval is %u "
+		    "bytes, not %u" SET_HINT, s->index_interval, opt->index_interval);
+	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
+		return errmsg_set(msg, ELOG_INVALID, "the log's retention age is %llu ms, "
+		    "not %llu" SET_HINT, (unsigned long long)s->retain_ms,
+		    (unsigned long long)opt->retain_ms);
+	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
+		return errmsg_set(msg, ELOG_INVALID, "the log's retention size is %llu "
+		    "bytes, not %llu" SET_HINT, (unsigned long long)s->retain_bytes,
+		    (unsigned long long)opt->retain_bytes);
+	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
+		return errmsg_set(msg, ELOG_INVALID, "the log is not compressed" SET_HINT);
+	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
+	    opt->compression_level != s->compression_level)
+		return errmsg_set(msg, ELOG_INVALID, "the log's zstd level is %d, not %d"
+		    SET_HINT, s->compression_level, opt->compression_level);
+	if (opt->no_dictionary && !s->no_dictionary)
+		return errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
+	return 0;
+}
+
+int elog_settings_update(const char *dir, const struct elog_options *opt,
+                         unsigned fields, char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct elog_settings s, chk;
+	int lockfd = -1, err;
+
+	if (!msg)
+		msg = local;
+	msg[0] = '\0';
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errmsg_set(msg, errno, "%s", strerror(errno));
+	/* The maintenance lock keeps two updates from losing one another. */
+	if ((err = settings_load(dfd, &s, msg)) != 0 ||
+	    (err = lock_take(dfd, FN_MAINT, 1, 1, &lockfd, msg)) != 0 ||
+	    (err = settings_load(dfd, &s, msg)) != 0)
+		goto out;
+	if (fields & ELOG_SET_SEGMENT_BYTES)
+		s.segment_bytes = opt->segment_bytes;
+	if (fields & ELOG_SET_INDEX_INTERVAL)
+		s.index_interval = opt->index_interval;
+	if (fields & ELOG_SET_RETAIN_MS)
+		s.retain_ms = opt->retain_ms;
+	if (fields & ELOG_SET_RETAIN_BYTES)
+		s.retain_bytes = opt->retain_bytes;
+	if (fields & ELOG_SET_COMPRESSION) {
+		/* Each segment records its codec and a writer continues the
+		 * codec of the segment it appends to, so the codec stays what
+		 * the log was made with; the level may change. */
+		if (opt->compression != s.compression) {
+			err = errmsg_set(msg, ELOG_INVALID, "the log is %s, and the "
+			    "compression of an existing log cannot be turned %s; only "
+			    "its zstd level can change", s.compression ==
+			    ELOG_COMPRESS_ZSTD ? "compressed with zstd" : "not compressed",
+			    s.compression == ELOG_COMPRESS_ZSTD ? "off" : "on");
+			goto out;
+		}
+		s.compression_level = opt->compression_level;
+	}
+	if (fields & ELOG_SET_DICTIONARY)
+		s.no_dictionary = opt->no_dictionary != 0;
+	/* The rules of creation, defaults included (a zstd level of 0 is
+	 * the default level). */
+	struct elog_options o = {
+		.segment_bytes = s.segment_bytes, .index_interval = s.index_interval,
+		.retain_ms = s.retain_ms, .retain_bytes = s.retain_bytes,
+		.compression = s.compression, .compression_level = s.compression_level,
+		.no_dictionary = s.no_dictionary,
+	};
+	if ((err = opt_check(&o, &chk, msg)) != 0)
+		goto out;
+	s.compression_level = chk.compression_level;
+	if ((err = settings_store(dfd, &s)) != 0)
+		err = errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+out:
+	if (lockfd >= 0)
+		close(lockfd);
 	close(dfd);
 	return err;
 }

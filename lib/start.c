@@ -5,8 +5,9 @@
  * Unlinks reach the disk in no particular order, so a crash in the middle
  * of a retention run could leave a hole in the log if the directory were
  * all there is.  Retention therefore writes the new first offset once,
- * durably (temporary file, fsync, rename, directory fsync), then unlinks
- * the segments below it without a sync between them.  Every listing of
+ * durably (temporary file, fsync, rename, directory fsync; in place when
+ * the disk is full), then unlinks the segments below it without a sync
+ * between them.  The file is made with the log, saying 0.  Every listing of
  * segments applies the start: a segment all of whose offsets lie below it
  * is already gone, whatever the directory still shows, and the next
  * maintenance run unlinks it for good.
@@ -17,8 +18,11 @@
  * the segment holding the start itself is always listed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -56,8 +60,32 @@ int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char
 int start_write(int dfd, uint64_t start)
 {
 	unsigned char buf[START_SIZE];
+	struct stat st;
 	start_encode(buf, start);
-	return fs_replace_file(dfd, FN_START, buf, sizeof buf);
+	int err = fs_replace_file(dfd, FN_START, buf, sizeof buf);
+	if (err != ENOSPC && err != EDQUOT)
+		return err;
+	/* A full disk has no room for a new file, but the file made with
+	 * the log can be rewritten in place: its 32 bytes lie within one
+	 * sector.  Should a crash tear them anyway, the checksum fails and
+	 * the file is ignored, which loses nothing: nothing below the new
+	 * start is unlinked before this write is synced, and everything
+	 * below the old start was unlinked, and the directory synced,
+	 * before it began.  Elsewhere the file is replaced whole, so that it
+	 * is never seen torn. */
+	int fd = fs_openat(dfd, FN_START, O_RDWR, 0);
+	if (fd < 0)
+		return err;
+	if (fstat(fd, &st) < 0 || st.st_size != START_SIZE) {
+		close(fd);
+		return err;
+	}
+	err = fs_pwrite_all(fd, buf, sizeof buf, 0);
+	if (!err && fdatasync(fd) < 0)
+		err = errno;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	return err;
 }
 
 int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
@@ -76,7 +104,7 @@ int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
 		sv->state = START_DAMAGED;
 		sv->why = "a symbolic link, which elog refuses to follow";
 		return 0;
-	case EINVAL:
+	case FS_ENOTREG:
 		sv->state = START_DAMAGED;
 		sv->why = "not a regular file";
 		return 0;

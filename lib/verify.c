@@ -168,8 +168,31 @@ static int sort_name(const char *name, void *arg)
 {
 	struct verify *v = arg;
 	uint64_t b;
-	if (is_known(name))
+	if (is_known(name)) {
+		/* Every dictionary is checked, used or not: the writer of a
+		 * compressed log loads the newest when it opens the log. */
+		if (strncmp(name, DICT_PREFIX, sizeof DICT_PREFIX - 1) == 0) {
+			char msg[ERRMSG_MAX];
+			unsigned char *d;
+			size_t len;
+			unsigned long id = strtoul(name + sizeof DICT_PREFIX - 1, NULL, 10);
+			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
+			        : dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
+			if (err == 0)
+				free(d);
+			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
+				       "dictionary id out of range");
+			else if (err == ELOG_CORRUPT)
+				/* dict_load()'s message begins with the name. */
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
+				       msg + strlen(name) + 2);
+			else
+				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
+				       strerror(err));
+		}
 		return 0;
+	}
 	if (seg_parse_name(name, SEG_EXT, &b))
 		return push(&v->base, &v->n, b);
 	if (seg_parse_name(name, IDX_EXT, &b))
@@ -281,11 +304,13 @@ static int list_dir(struct verify *v)
 }
 
 /* LOCK and the other small files must be plain files: elog opens them with
- * O_NOFOLLOW, so a symbolic link makes the programs fail. */
+ * O_NOFOLLOW, so a symbolic link makes the programs fail, and refuses to
+ * write a file with a second hard link (it may lie outside the log). */
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, "consumers.lock",
+		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, "consumers.lock", FN_WATERMARK,
+		FN_START, FN_COMPACT_STATE,
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -294,9 +319,14 @@ static void check_plain_files(struct verify *v)
 		if (S_ISLNK(st.st_mode))
 			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
-		else if (!S_ISREG(st.st_mode))
+		else if (!S_ISREG(st.st_mode) && strcmp(names[i], FN_WATERMARK) != 0 &&
+		         strcmp(names[i], FN_START) != 0)
 			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
 			       "not a regular file");
+		else if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
+			       "has %lu hard links: elog refuses to write it",
+			       (unsigned long)st.st_nlink);
 	}
 }
 
@@ -315,7 +345,7 @@ static int check_settings(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "a symbolic link, which elog refuses to follow");
 		return 0;
-	case EINVAL:
+	case FS_ENOTREG:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
 		return 0;
 	case EFBIG:
@@ -353,6 +383,12 @@ static int read_watermark(struct verify *v)
 			v->wm_fix = 1;
 			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
+			return 0;
+		}
+		if (e == FS_ENOTREG) {
+			v->wm_state = WM_BAD;
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
+			       "not a regular file");
 			return 0;
 		}
 		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
@@ -507,6 +543,8 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == ELOOP)
 			report(v, ic->kind, ic->name, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
+		else if (e == FS_ENOTREG)
+			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
 			return errmsg_set(v->msg, e, "%s: %s", ic->name, strerror(e));
 		return 0;
@@ -643,6 +681,7 @@ static int check_segment(struct verify *v, size_t i)
 	uint64_t damage0 = v->res->damage;
 	struct elog_segment_info info = { .base = base, .active = active };
 	char name[NAME_MAX_LOCAL];
+	struct zdec *zd = NULL;	/* for a compressed segment's values */
 	struct stat st;
 	int err = 0, scan_ok;
 
@@ -656,10 +695,10 @@ static int check_segment(struct verify *v, size_t i)
 		int e = errno;
 		if (e == ENOENT)	/* removed by retention since listed */
 			return 0;
-		if (e != ELOOP)
+		if (e != ELOOP && e != FS_ENOTREG)
 			return errmsg_set(v->msg, e, "%s: %s", name, strerror(e));
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
-		       "a symbolic link, which elog refuses to follow");
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, e == ELOOP ?
+		       "a symbolic link, which elog refuses to follow" : "not a regular file");
 		goto done;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -670,9 +709,47 @@ static int check_segment(struct verify *v, size_t i)
 		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
 		goto out;
 	}
+	/* The writer refuses to write through a second link; readers and
+	 * maintenance, which never write into a closed segment, do not mind. */
+	if (active && st.st_nlink > 1)
+		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "has %lu hard links: "
+		       "the writer refuses to write it", (unsigned long)st.st_nlink);
 	ss->size = info.bytes = (uint64_t)st.st_size;
 	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
 		goto out;
+
+	/* A compressed segment's values are decoded, every one, so that a
+	 * log that verifies clean reads to its end: the dictionary its
+	 * header names must load, and every value must be raw or a zstd
+	 * frame that decompresses. */
+	unsigned char hdr[SEG_HDR];
+	size_t hgot;
+	uint32_t flags = fs_pread_full(fd, hdr, SEG_HDR, 0, &hgot) == 0 &&
+	                 hgot == SEG_HDR ? seg_header_flags(hdr) : 0;
+	int bad_values = 0;
+	if (SEG_CODEC(flags) == CODEC_ZSTD) {
+		char zmsg[ERRMSG_MAX];
+		unsigned char *d;
+		size_t dlen;
+		int zerr = SEG_DICT(flags) ? dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg)
+		                          : 0;
+		if (zerr == 0 && SEG_DICT(flags))
+			free(d);
+		if (zerr) {
+			report(v, ELOG_PROBLEM_DAMAGE, name, 12, "its values need dictionary "
+			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
+			       zmsg : strerror(zerr));
+			bad_values = 1;	/* one report for the segment */
+		}
+		if (!elog_have_zstd()) {
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
+			       "zstd: this build has no zstd support and cannot check "
+			       "its values");
+		} else if (!(zd = zdec_new())) {
+			err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+			goto out;
+		}
+	}
 
 	struct idxcheck *ic = malloc(sizeof *ic);
 	struct scan s;
@@ -723,6 +800,23 @@ static int check_segment(struct verify *v, size_t i)
 		info.records++;
 		if (rec.ts_ms > ts_max)
 			ts_max = rec.ts_ms;
+		if (zd && !bad_values) {
+			char zmsg[ERRMSG_MAX];
+			const void *out;
+			size_t outlen;
+			int zerr = zdec_value(zd, v->dfd, SEG_DICT(flags), rec.value,
+			                      rec.value_len, &out, &outlen, zmsg);
+			if (zerr == ELOG_CORRUPT) {
+				bad_values = 1;
+				report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_HDR + rec.key_len,
+				       "value of offset %llu cannot be decoded: %s",
+				       (unsigned long long)rec.offset, zmsg);
+			} else if (zerr) {
+				err = errmsg_set(v->msg, zerr, "%s: %s", name, zerr > 0 ?
+				                 strerror(zerr) : zmsg);
+				break;
+			}
+		}
 		if (wm_seg && end <= v->wm.segment_bytes) {
 			ss->wm_next = rec.offset + 1;
 			ss->wm_boundary = end == v->wm.segment_bytes;
@@ -795,6 +889,7 @@ idx_out:
 		close(ic->fd);
 	free(ic);
 out:
+	zdec_free(zd);
 	close(fd);
 done:
 	if (err)
@@ -924,7 +1019,7 @@ static void check_consumers(struct verify *v)
 	size_t len;
 	struct ctable t = { 0 };
 	int err = fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
-	if (err == ENOENT || err == ELOOP || err == EINVAL)
+	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
 		return;	/* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,

@@ -973,6 +973,11 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if (fresh && (err = create_log(w, opt)) != 0)
 		return err;
 
+	/* Options for a new log that this one does not have are refused:
+	 * ignoring them would leave the caller believing they hold. */
+	if ((err = settings_check_options(&w->set, opt, w->msg)) != 0)
+		return err;
+
 	/* Every open handle holds a shared lock on "writers", so that an
 	 * operator can see which processes have the log open for writing
 	 * (elog-cat -L).  It is a report only: without it, writing goes on. */

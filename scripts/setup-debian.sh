@@ -19,6 +19,7 @@ packages=(
 	sqlite3             # benchmarks and examples, side by side with SQLite
 	libsqlite3-dev
 	libzstd-dev         # optional value compression
+	python3-zstandard   # tests/format: the Python reader of compressed logs
 	clang               # fuzzers
 	libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang
 	strace              # a CLI test counts the syncs of a one-shot append

@@ -3,8 +3,10 @@
 #
 #   scripts/test.sh
 #
-# Installs missing packages (scripts/setup-debian.sh), then runs the steps
-# below in order and stops at the first that fails.  It ends with a summary
+# Installs missing packages (scripts/setup-debian.sh), then runs every step
+# below in order, whether or not the ones before it passed, so that one run
+# reports every failure (make runs with -k for the same reason: a failing
+# target does not keep the others from running).  It ends with a summary
 # of the steps and, as the last line, the number of tests that passed and
 # failed, added up from the Check and bats output of every step.  The exit
 # status is 0 only when every step passed.
@@ -23,11 +25,11 @@ step_timeout=${ELOG_STEP_TIMEOUT:-600}
 STEPS=(
 	"setup|scripts/setup-debian.sh"
 	"build|make -j$jobs all"
-	"check|make check"
+	"check|make -k check"
 	"build-sanitize|make -j$jobs all SANITIZE=1"
-	"check-sanitize|make check SANITIZE=1"
+	"check-sanitize|make -k check SANITIZE=1"
 	"build-nozstd|make -j$jobs all HAVE_ZSTD=0"
-	"check-nozstd|make check-unit check-cli HAVE_ZSTD=0"
+	"check-nozstd|make -k check-unit check-cli HAVE_ZSTD=0"
 	"check-cross|make check-cross"
 )
 
@@ -93,11 +95,14 @@ for entry in "${STEPS[@]}"; do
 		else
 			results+=("FAIL  $name: exit status $rc (${dt}s)")
 		fi
-		echo "test.sh: step '$name' failed; the steps after it were not run" >&2
-		summary
-		exit 1
+		echo "test.sh: step '$name' failed; going on with the next" >&2
 	fi
 done
 
+if [ "$failed" -gt 0 ]; then
+	echo "test.sh: ${failed} of $((passed + failed)) steps failed" >&2
+	summary
+	exit 1
+fi
 echo "test.sh: all ${passed} steps passed"
 summary

@@ -124,3 +124,41 @@ events() {
 	wait_lines "$T/out" 1
 	[ "$(cat "$T/out")" = '{"late":true}' ]
 }
+
+@test "compress: --compress on an existing log must match it; --set changes the level" {
+	have_zstd || skip "built without zstd"
+	events 100 | elog-append "$T/plain"
+	run elog-append --compress zstd "$T/plain" </dev/null
+	[ "$status" -eq 2 ]
+	[ "$output" = "elog-append: $T/plain: the log is not compressed; change the log's settings with elog-retain --set" ]
+	events 100 | elog-append --compress zstd "$T/z"
+	events 10 | elog-append --compress zstd "$T/z"
+	run elog-append --compress zstd:9 "$T/z" </dev/null
+	[ "$status" -eq 2 ]
+	[ "$output" = "elog-append: $T/z: the log's zstd level is 3, not 9; change the log's settings with elog-retain --set" ]
+	elog-retain --set compress=zstd:9 "$T/z"
+	grep -qx 'compression_level 9' "$T/z/settings"
+	events 10 | elog-append --compress zstd:9 "$T/z"
+	run elog-retain --set compress=none "$T/z"
+	[ "$status" -eq 2 ]
+	[ "$(elog-cat -v "$T/z" | wc -l)" -eq 120 ]
+	elog-verify "$T/z"
+}
+
+@test "compress: elog-verify reports a missing or damaged dictionary, as elog-cat fails on it" {
+	have_zstd || skip "built without zstd"
+	events 3000 | elog-append --compress zstd "$T/z"
+	[ -f "$T/z/dict.1" ]
+	elog-verify "$T/z"
+	mv "$T/z/dict.1" "$T/dict.1"
+	run elog-cat "$T/z"
+	[ "$status" -eq 4 ]
+	run elog-verify "$T/z"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *".log: byte 12: its values need dictionary 1: dict.1: dictionary missing"* ]]
+	head -c 100 "$T/dict.1" > "$T/z/dict.1"
+	run elog-verify "$T/z"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "dict.1: damaged dictionary" ]]
+}

@@ -167,3 +167,40 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	run "$B/elog-retain" --version
 	[ "$status" -eq 0 ] && [[ "$output" =~ ^elog-retain\ \(elog\)\  ]]
 }
+
+@test "retain --set changes the stored policy; the next run applies it" {
+	fill
+	n=$(segments)
+	run "$B/elog-retain" "$L"
+	[ "$status" -eq 2 ]
+	"$B/elog-retain" --set retain-bytes=16K "$L"
+	grep -qx 'retain_bytes 16384' "$L/settings"
+	"$B/elog-retain" "$L"
+	[ "$(segments)" -lt "$n" ]
+	"$B/elog-retain" --set retain-bytes=none --set retain-age=7d --set segment-bytes=8K "$L"
+	grep -qx 'retain_bytes 0' "$L/settings"
+	grep -qx 'retain_ms 604800000' "$L/settings"
+	grep -qx 'segment_bytes 8192' "$L/settings"
+	# A writer opened now rolls at the new size.
+	seq 1 3000 | "$B/elog-append" "$L"
+	run "$B/elog-verify" -l "$L"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ \ 8[01][0-9][0-9]\ .*closed ]]
+}
+
+@test "retain --set: bad keys and values are usage errors, nothing changes" {
+	fill
+	cp "$L/settings" "$T/before"
+	run "$B/elog-retain" --set bogus=1 "$L"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-retain: --set: unknown setting 'bogus'" ]
+	run "$B/elog-retain" --set segment-bytes=1K "$L"
+	[ "$status" -eq 2 ]
+	[ "$output" = "elog-retain: $L: segment size must be between 4096 and 1073741824 bytes" ]
+	run "$B/elog-retain" --set compress=zstd "$L"
+	[ "$status" -eq 2 ]
+	[ "$output" = "elog-retain: $L: the log is not compressed, and the compression of an existing log cannot be turned on; only its zstd level can change" ]
+	run "$B/elog-retain" --set retain-bytes=1M --max-bytes 1M "$L"
+	[ "$status" -eq 2 ]
+	cmp "$T/before" "$L/settings"
+}

@@ -9,6 +9,25 @@ setup() {
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-format.XXXXXX")
 	LOG=$T/log
 	READ_LOG=$BATS_TEST_DIRNAME/../format/read_log.py
+	# The example of elog(5), as printed: the literal display after "An
+	# independent reader in Python", with mdoc's \e turned back into \.
+	EXAMPLE=$T/example.py
+	awk '/^An independent reader in Python/ { on = 1 }
+		on && /^\.Bd -literal/ { inside = 1; next }
+		inside && /^\.Ed/ { exit }
+		inside { gsub(/\\e/, "\\"); print }' \
+		"$BATS_TEST_DIRNAME/../../man/elog.5" >"$EXAMPLE"
+	# Compressed values need the zstandard module: the Python on PATH may
+	# lack it where the system's has it (python3-zstandard).
+	PY=python3
+	if ! python3 -c 'import zstandard' 2>/dev/null &&
+	   /usr/bin/python3 -c 'import zstandard' 2>/dev/null; then
+		PY=/usr/bin/python3
+	fi
+}
+
+have_zstandard() {
+	"$PY" -c 'import zstandard' 2>/dev/null
 }
 
 teardown() {
@@ -34,11 +53,14 @@ assert at == len(raw), "bytes left over"
 ' "$T/meta" "$T/raw"
 }
 
-# Compare both readers on $1; fails with a diff when they disagree.
+# Compare the readers on $1: read_log.py, the example of elog(5) and
+# elog-cat; fails with a diff when they disagree.
 same_records() {
-	python3 "$READ_LOG" "$1" >"$T/python" &&
+	"$PY" "$READ_LOG" "$1" >"$T/python" &&
+	"$PY" "$EXAMPLE" "$1" >"$T/example" &&
 	cat_as_hex "$1" >"$T/elog-cat" &&
-	diff -u "$T/python" "$T/elog-cat"
+	diff -u "$T/python" "$T/elog-cat" &&
+	diff -u "$T/example" "$T/elog-cat"
 }
 
 @test "read_log.py knows the CRC-32C check value" {
@@ -128,4 +150,124 @@ out.write(b"key\x00with\x00nuls=\x80\x81\x82\n")
 	run "$ELOG_BIN/elog-cat" "$LOG"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"00000000000000000000.log"*"byte 65"* ]]
+}
+
+@test "the example of elog(5) is there to be run" {
+	[ "$(wc -l <"$EXAMPLE")" -gt 50 ]
+	"$PY" -m py_compile "$EXAMPLE"
+}
+
+# Write a watermark: durable_end, segment_base, segment_bytes.
+put_watermark() {
+	python3 - "$LOG/watermark" "$@" <<'PY'
+import struct, sys
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 & -(c & 1))
+    return c ^ 0xFFFFFFFF
+b = b"ELOGWMK\n" + struct.pack("<3Q", *map(int, sys.argv[2:5]))
+open(sys.argv[1], "wb").write(b + struct.pack("<II", crc32c(b), 0))
+PY
+}
+
+@test "a segment the watermark names that has a successor is read whole" {
+	seq 1 300 | "$ELOG_BIN/elog-append" --segment-bytes 4K "$LOG"
+	# A watermark left from before the writer rolled, naming segment 0
+	# with a length short of its end (as after a power loss).
+	put_watermark 300 0 100
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# All of segment 0, not the 100 bytes; the segments after the one
+	# the watermark names hold nothing durable as far as it says.
+	second=$(ls "$LOG" | grep '\.log$' | sed -n 2p)
+	[ "$(wc -l <"$T/python")" -eq "$((10#${second%.log}))" ]
+}
+
+@test "segments below the start file are not read, as a crashed retention left them" {
+	seq 1 600 | "$ELOG_BIN/elog-append" --segment-bytes 4K "$LOG"
+	cp "$LOG/00000000000000000000.log" "$T/first"
+	"$ELOG_BIN/elog-retain" --max-bytes 12K "$LOG"
+	[ ! -e "$LOG/00000000000000000000.log" ]
+	# The unlink that a crash kept from reaching the disk.
+	cp "$T/first" "$LOG/00000000000000000000.log"
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(head -n 1 "$T/python" | cut -d' ' -f1)" -gt 0 ]
+	[ "$(tail -n 1 "$T/python" | cut -d' ' -f1)" -eq 599 ]
+}
+
+@test "a missing, empty or garbled watermark reads as elog-cat reads it" {
+	seq 1 300 | "$ELOG_BIN/elog-append" --segment-bytes 4K "$LOG"
+	head -c 40 /dev/urandom >"$LOG/watermark"
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The closed segments, nothing of the newest.
+	[ "$(wc -l <"$T/python")" -gt 0 ] && [ "$(wc -l <"$T/python")" -lt 300 ]
+	: >"$LOG/watermark"
+	run same_records "$LOG"
+	[ "$status" -eq 0 ] && [ ! -s "$T/python" ]
+	rm "$LOG/watermark"
+	run same_records "$LOG"
+	[ "$status" -eq 0 ] && [ ! -s "$T/python" ]
+}
+
+@test "an active segment shorter than the watermark says reads to what is there" {
+	seq 1 300 | "$ELOG_BIN/elog-append" --segment-bytes 4K "$LOG"
+	seg=$(ls "$LOG"/*.log | tail -n 1)
+	# Cut at a record boundary: the first three records of the segment.
+	python3 - "$seg" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+pos = 32
+for _ in range(3):
+    pos += 4 + struct.unpack_from("<I", b, pos)[0]
+open(sys.argv[1], "wb").write(b[:pos])
+PY
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$T/python")" -lt 300 ]
+	run "$ELOG_BIN/elog-verify" "$LOG"
+	[ "$status" -eq 1 ]
+}
+
+@test "a directory without settings is no log to any reader" {
+	seq 1 3 | "$ELOG_BIN/elog-append" "$LOG"
+	rm "$LOG/settings"
+	run "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -eq 3 ]
+	run "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 1 ] && [ "$output" = "not an elog directory (no settings file)" ]
+	run "$ELOG_BIN/elog-cat" "$LOG"
+	[ "$status" -eq 5 ]
+}
+
+@test "compressed logs, with and without a dictionary, read the same by all readers" {
+	"$ELOG_BIN/elog-append" --compress zstd "$T/probe" </dev/null 2>/dev/null ||
+		skip "elog built without zstd"
+	have_zstandard || skip "no zstandard module for Python (python3-zstandard)"
+	awk 'BEGIN { for (i = 0; i < 3000; i++)
+		printf "k%d={\"sensor\":\"gw-%03d\",\"reading\":%d,\"status\":\"ok\"}\n",
+			i % 50, i % 97, i * 7 }' >"$T/in"
+	"$ELOG_BIN/elog-append" -K = --compress zstd --segment-bytes 16K "$LOG" <"$T/in"
+	[ -f "$LOG/dict.1" ]
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$T/python")" -eq 3000 ]
+	"$ELOG_BIN/elog-append" -K = --compress zstd --no-dictionary "$T/nodict" <"$T/in"
+	run same_records "$T/nodict"
+	[ "$status" -eq 0 ]
+	# After compaction and retention too.
+	"$ELOG_BIN/elog-compact" --grace 0s "$LOG"
+	"$ELOG_BIN/elog-retain" --max-bytes 32K "$LOG"
+	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
 }

@@ -272,3 +272,213 @@ mount_tmpfs() {
 	run "$B/elog-verify" "$L"
 	[[ "$output" =~ $FIRST:\ byte\ 32:\ corrupt\ record:\ length\ 4294967295\ out\ of\ range ]]
 }
+
+# Every program that opens the file: a one-line error naming it within
+# the time limit, never a hang (a FIFO blocks open(2) until a writer comes).
+@test "a FIFO in place of any log file is refused, never waited on" {
+	"$B/elog-commit" "$L" app 3
+	for f in settings watermark start "$FIRST" 00000000000000000000.idx \
+	         consumers.json compact.state LOCK maint.lock consumers.lock; do
+		rm -rf "$T/c"
+		cp -a "$L" "$T/c"
+		rm -f "$T/c/$f"
+		mkfifo "$T/c/$f"
+		# elog-verify names it, whatever it is.
+		run timeout 10 "$B/elog-verify" "$T/c"
+		echo "$f: verify: $status: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"$f"*"not a regular file"* ]]
+		for p in "elog-cat" "elog-verify" "elog-retain --max-bytes 8K" \
+		         "elog-compact" "elog-commit" "elog-append"; do
+			case $p in
+			elog-commit) args="$T/c app 4" ;;
+			elog-cat) args="-c 1 -F %o $T/c" ;;
+			*) args="$T/c" ;;
+			esac
+			run timeout 10 $B/$p $args </dev/null
+			echo "$f: $p: status $status: $output"
+			[ "$status" -lt 124 ]
+			[ "$p" = elog-verify ] || [ "${#lines[@]}" -le 1 ]
+			if [ "$status" -ne 0 ] && [ "$p" != elog-verify ]; then
+				[[ "$output" == *"$f: not a regular file" ]]
+			fi
+		done
+	done
+}
+
+@test "the programs that need a FIFO'd file name it" {
+	mkfifo "$T/fifo"
+	rm "$L/watermark" && mkfifo "$L/watermark"
+	for p in elog-cat elog-retain elog-compact; do
+		run timeout 10 "$B/$p" "$L"
+		[ "$status" -eq 5 ]
+		[ "$output" = "$p: $L: watermark: not a regular file" ]
+	done
+	run timeout 10 "$B/elog-append" "$L" <<<"x"
+	[ "$status" -eq 5 ]
+	[ "$output" = "elog-append: $L: watermark: not a regular file" ]
+}
+
+# A user who can write the directory plants a hard link to a file elsewhere
+# under a name the programs write: they refuse, and the file keeps its bytes.
+@test "hard links to files elsewhere are never written through" {
+	"$B/elog-commit" "$L" app 3
+	echo precious > "$T/target"
+	for f in LOCK watermark maint.lock consumers.lock "$ACTIVE"; do
+		rm -rf "$T/c"
+		cp -a "$L" "$T/c"
+		rm -f "$T/c/$f"
+		ln "$T/target" "$T/c/$f"
+		case $f in
+		maint.lock) run timeout 10 "$B/elog-retain" --max-bytes 8K "$T/c" ;;
+		consumers.lock) run timeout 10 "$B/elog-commit" "$T/c" app 4 ;;
+		*) run timeout 10 "$B/elog-append" "$T/c" <<<"x" ;;
+		esac
+		echo "$f: $status: $output"
+		[ "$status" -eq 5 ]
+		[[ "$output" == *": $T/c: $f: has more than one hard link, refusing to write it" ]]
+		[ "$(cat "$T/target")" = precious ]
+		run timeout 10 "$B/elog-verify" "$T/c"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"$f: has 2 hard links"* ]]
+	done
+	# Reading through a hard link is harmless: a cp -al snapshot reads.
+	cp -al "$L" "$T/snap"
+	run "$B/elog-cat" -v "$T/snap"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(seq 1 500)" ]
+}
+
+# Fill a small filesystem with one log: the writer stops with ENOSPC.
+fill_disk() {
+	run bash -c "yes 0123456789012345678901234567890123456789 | head -n 100000 |
+		'$B/elog-append' --batch 100 --segment-bytes 65536 '$MNT/log'"
+	[ "$status" -eq 5 ]
+	[[ "$output" =~ [Nn]o\ space\ left\ on\ device$ ]]
+}
+
+@test "a full disk: retention frees space, and the writer appends again" {
+	mount_tmpfs 2M
+	fill_disk
+	last=$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")
+	run timeout 20 "$B/elog-retain" --max-bytes 512K "$MNT/log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(du -sk "$MNT/log" | cut -f1)" -le 700 ]
+	# Nothing but the oldest segments went: the newest record is there.
+	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
+	echo after | "$B/elog-append" "$MNT/log"
+	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
+	"$B/elog-commit" "$MNT/log" app $((last + 1))
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+}
+
+@test "a full disk: retention frees a log made without start and lock files" {
+	mount_tmpfs 2M
+	fill_disk
+	# As a log made by an older elog: no start file, no lock files.
+	rm -f "$MNT/log/start" "$MNT/log/maint.lock" "$MNT/log/consumers.lock"
+	# Fill what the removal freed.
+	head -c 2M /dev/zero > "$MNT/filler" 2>/dev/null || true
+	last=$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")
+	run timeout 20 "$B/elog-retain" --max-bytes 512K "$MNT/log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(du -sk "$MNT/log" | cut -f1)" -le 700 ]
+	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
+	rm "$MNT/filler"
+	echo after | "$B/elog-append" "$MNT/log"
+	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+}
+
+# Run a program as the unprivileged user who owns the log.
+as_owner() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+@test "root's maintenance on a user's log leaves nothing that locks the user out" {
+	command -v setpriv >/dev/null || skip "setpriv(1) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as root and as another user"
+	chmod 755 "$T"
+	mkdir "$T/u"
+	chown 65534:65534 "$T/u"
+	# Compressed when the build can, so that root's writer trains and
+	# stores a dictionary.
+	z=
+	"$B/elog-append" --help 2>&1 | grep -q zstd && z="--compress zstd"
+	seq 1 300 | as_owner "$B/elog-append" $z --segment-bytes 4096 "$T/u/log"
+	U=$T/u/log
+	# As a log made by an older elog, which had no lock files from the
+	# start: root's run is the one that creates them.
+	rm -f "$U/maint.lock" "$U/consumers.lock" "$U/start"
+	seq 1 1500 | sed 's/^\(.*\)$/k\1:a value that compresses well \1/' |
+		"$B/elog-append" -K : "$U"
+	seq 1 200 | sed 's/^/k/; s/$/:/' | "$B/elog-append" -K : "$U"
+	"$B/elog-commit" "$U" rootapp 3
+	"$B/elog-compact" --grace 0s "$U"
+	"$B/elog-retain" --max-bytes 8K "$U"
+	"$B/elog-verify" "$U"
+	echo x | "$B/elog-append" "$U"
+	# Every file in the log belongs to its owner.
+	run find "$U" ! -user 65534 -print
+	echo "$output"
+	[ -z "$output" ]
+	run find "$U" ! -group 65534 -print
+	[ -z "$output" ]
+	# And the owner's own programs work.
+	echo y | as_owner "$B/elog-append" "$U"
+	as_owner "$B/elog-commit" "$U" app 5
+	as_owner "$B/elog-commit" "$U" rootapp 6
+	as_owner "$B/elog-compact" --grace 0s "$U"
+	as_owner "$B/elog-retain" --max-bytes 8K "$U"
+	run as_owner "$B/elog-verify" "$U"
+	[ "$status" -eq 0 ]
+	[ "$(as_owner "$B/elog-cat" -v -n 1 "$U")" = y ]
+}
+
+@test "lock files root made before are still usable by the log's owner" {
+	command -v setpriv >/dev/null || skip "setpriv(1) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as root and as another user"
+	chmod 755 "$T"
+	mkdir "$T/u"
+	chown 65534:65534 "$T/u"
+	seq 1 300 | as_owner "$B/elog-append" --segment-bytes 4096 "$T/u/log"
+	U=$T/u/log
+	# What an older elog run as root left: root's 0644 lock files.
+	for f in maint.lock consumers.lock; do
+		rm -f "$U/$f"
+		install -m 644 -o 0 -g 0 /dev/null "$U/$f"
+	done
+	as_owner "$B/elog-commit" "$U" app 5
+	as_owner "$B/elog-retain" --max-bytes 8K "$U"
+	as_owner "$B/elog-compact" "$U"
+}
+
+@test "a full disk without a free inode: retention rewrites start in place" {
+	# Few inodes, so that taking the last ones is quick.
+	mount_tmpfs 2M,nr_inodes=200
+	fill_disk
+	# Take every inode left, so that not even an empty file can be made.
+	mkdir "$MNT/inodes"
+	(cd "$MNT/inodes" && seq 1 300 | xargs touch 2>/dev/null) || true
+	run touch "$MNT/log/probe"
+	[ "$status" -ne 0 ]
+	last=$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")
+	run timeout 20 "$B/elog-retain" --max-bytes 512K "$MNT/log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(du -sk "$MNT/log" | cut -f1)" -le 700 ]
+	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
+	run "$B/elog-verify" "$MNT/log"
+	[ "$status" -eq 0 ]
+	first=$("$B/elog-cat" -F '%o\n' -c 1 "$MNT/log")
+	[ "$first" -gt 0 ]
+	# The start file is still there, and says so: rewritten in place.
+	[ "$(od -An -tu8 -j16 -N8 "$MNT/log/start" | tr -d ' ')" = "$first" ]
+	rm -rf "$MNT/inodes"
+	echo after | "$B/elog-append" "$MNT/log"
+	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
+}

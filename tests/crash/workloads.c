@@ -52,10 +52,12 @@ static struct pend *pend_new(struct wr *w, const struct elog_record *r)
 		fprintf(stderr, "crashsim: out of memory\n");
 		exit(2);
 	}
-	memcpy(p->key, r->key, r->key_len);
-	memcpy(p->val, r->value, r->value_len);
+	if (r->key_len)
+		memcpy(p->key, r->key, r->key_len);
+	if (r->value_len)
+		memcpy(p->val, r->value, r->value_len);
 	p->r = *r;
-	p->r.key = p->key;
+	p->r.key = r->key ? p->key : NULL;
 	p->r.value = p->val;
 	p->off = UINT64_MAX;
 	p->owned = 1;

@@ -13,9 +13,12 @@ Prints one line per durable record, in offset order:
 
 KEY and VALUE in lowercase hex, "-" when empty.  Exit status: 0 success,
 1 damaged data (the message names the file and byte position), 2 usage,
-3 a segment this reader does not decode (compressed values).
+3 what this reader cannot read: a compressed value when Python has no
+zstandard module (Debian: python3-zstandard), a newer format, or a
+directory that is not a log.
 """
 
+import bisect
 import os
 import re
 import struct
@@ -55,37 +58,101 @@ class Unsupported(Exception):
     pass
 
 
-def read_watermark(path):
-    """(durable_end, segment_base, segment_bytes); zeros when missing."""
+def read_file(directory, name):
+    """A whole file of the log, or None when it does not exist."""
+    try:
+        with open(os.path.join(directory, name), "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def sound(b, magic, n):
+    """A watermark (n 40) or start file (n 32): length, magic and crc."""
+    return (len(b) == n and b[0:8] == magic
+            and struct.unpack_from("<I", b, n - 8)[0] == crc32c(b[0:n - 8]))
+
+
+def read_watermark(directory):
+    """(durable_end, segment_base, segment_bytes), or None when garbled.
+
+    Missing or empty: all zeros, nothing is durable yet.  A bad magic or
+    crc is first taken for a rewrite in progress and read again; one that
+    stays bad (a power loss garbled it: it is never synced) is None."""
     for _ in range(100):
-        try:
-            with open(path, "rb") as f:
-                b = f.read(40)
-        except FileNotFoundError:
-            return 0, 0, 0
+        b = (read_file(directory, "watermark") or b"")[0:40]
         if len(b) == 0:
             return 0, 0, 0
-        if (len(b) == 40 and b[0:8] == b"ELOGWMK\n"
-                and struct.unpack_from("<I", b, 32)[0] == crc32c(b[0:32])):
+        if sound(b, b"ELOGWMK\n", 40):
             return struct.unpack_from("<QQQ", b, 8)
-        time.sleep(0.01)  # a rewrite in progress: read again
-    raise Damage("watermark: bad magic or crc")
+        time.sleep(0.001)
+    return None
 
 
-def read_segment(path, name, base, limit):
-    """Yield (offset, ts, schema, key, value) from the first limit bytes."""
-    with open(path, "rb") as f:
-        data = f.read() if limit is None else f.read(limit)
+def list_segments(directory):
+    """Sorted segment bases, less those wholly below a sound start file."""
+    bases = sorted(int(n[0:20]) for n in os.listdir(directory)
+                   if re.fullmatch(r"[0-9]{20}\.log", n))
+    st = read_file(directory, "start") or b""
+    if sound(st, b"ELOGSTA\n", 32):
+        if struct.unpack_from("<I", st, 8)[0] != 1:
+            raise Unsupported("start: unsupported version")
+        (first,) = struct.unpack_from("<Q", st, 16)
+        if (st[12:16] == bytes(4) and st[28:32] == bytes(4)
+                and bases and first <= bases[-1]):
+            while len(bases) > 1 and bases[1] <= first:
+                del bases[0]
+    return bases
+
+
+class Values:
+    """Stored values of compressed segments, decoded (elog(5),
+    "Compression"), with the log's dictionaries loaded once each."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.dicts = {}
+
+    def decode(self, name, pos, stored, dict_id):
+        if len(stored) == 0 or stored[0] == 0:
+            return stored[1:]
+        if stored[0] != 1:
+            raise Damage("%s: record at byte %d: unknown value encoding %d"
+                         % (name, pos, stored[0]))
+        try:
+            import zstandard
+        except ImportError:
+            raise Unsupported("%s: compressed values need the zstandard module" % name)
+        if dict_id and dict_id not in self.dicts:
+            fname = "dict.%d" % dict_id
+            d = read_file(self.directory, fname)
+            if d is None:
+                raise Damage("%s: record at byte %d: %s: dictionary missing"
+                             % (name, pos, fname))
+            if (len(d) < 24 or d[0:8] != b"ELOGDICT" or struct.unpack_from("<4I", d, 8)
+                    != (1, dict_id, len(d) - 24, crc32c(d[24:]))):
+                raise Damage("%s: record at byte %d: %s: damaged dictionary"
+                             % (name, pos, fname))
+            self.dicts[dict_id] = zstandard.ZstdCompressionDict(d[24:])
+        try:
+            z = zstandard.ZstdDecompressor(dict_data=self.dicts.get(dict_id))
+            return z.decompress(b"\x28\xb5\x2f\xfd" + stored[1:],
+                                max_output_size=MAX_RECORD)
+        except zstandard.ZstdError as e:
+            raise Damage("%s: record at byte %d: bad zstd frame (%s)" % (name, pos, e))
+
+
+def read_segment(data, name, base, values):
+    """Yield (pos, offset, ts, schema, key, value) from the bytes given."""
     if len(data) < 32:
         raise Damage("%s: truncated header" % name)
     magic, version, flags, hbase, hcrc = struct.unpack_from("<8sIIQI", data, 0)
     if magic != b"ELOGSEG\n" or hcrc != crc32c(data[0:24]) or hbase != base:
         raise Damage("%s: bad segment header" % name)
+    # Bytes 28-31 are reserved: readers do not look at them.
     codec, dictionary = flags & 0xFF, flags >> 8
     if version != 1 or codec > 1 or (codec == 0 and dictionary != 0):
         raise Unsupported("%s: a segment format this reader does not know" % name)
-    if codec != 0:
-        raise Unsupported("%s: compressed values are not decoded here" % name)
     pos = 32
     while pos < len(data):
         if len(data) - pos < 4:
@@ -100,32 +167,57 @@ def read_segment(path, name, base, limit):
             raise Damage("%s: corrupt record at byte %d" % (name, pos))
         key = data[pos + 28:pos + 28 + key_len]
         value = data[pos + 28 + key_len:pos + 4 + length]
+        if codec == 1:
+            value = values.decode(name, pos, value, dictionary)
         yield pos, offset, ts, schema, key, value
         pos += 4 + length
 
 
 def read_log(directory, out):
-    end, active, active_bytes = read_watermark(os.path.join(directory, "watermark"))
-    segments = []
-    for name in os.listdir(directory):
-        m = re.fullmatch(r"([0-9]{20})\.log", name)
-        if m:
-            segments.append((int(m.group(1)), name))
-    segments.sort()
-    last = None
-    for base, name in segments:
-        if base > active:
-            break  # made after the watermark was read: nothing durable
-        limit = active_bytes if base == active else None
-        for pos, offset, ts, schema, key, value in read_segment(
-                os.path.join(directory, name), name, base, limit):
+    """elog(5), "Reading a log", step by step."""
+    if read_file(directory, "settings") is None:
+        raise Unsupported("not an elog directory (no settings file)")
+    wm = read_watermark(directory)
+    bases = list_segments(directory)
+    if wm is None:
+        # Garbled: every closed segment is durable (each was synced before
+        # the next was made), nothing of the newest.
+        newest = bases[-1] if bases else 0
+        wm = (newest, newest, 0)
+    end, active, active_bytes = wm
+    values = Values(directory)
+    want = 0  # the offset after the last record returned
+    i = 0
+    while i < len(bases) and bases[i] <= active:
+        base = bases[i]
+        name = "%020d.log" % base
+        data = read_file(directory, name)
+        if data is None:
+            # Removed by retention or merged into the segment before it
+            # since the listing: list again and go on from the segment
+            # that holds the next offset wanted.
+            bases = list_segments(directory)
+            i = max(bisect.bisect_right(bases, want) - 1, 0)
+            continue
+        if base == active and i + 1 == len(bases):
+            # The active segment: only what the watermark says was synced
+            # (a segment it names that has a successor is read whole).
+            if active_bytes <= 32:
+                break
+            data = data[0:active_bytes]
+        prev = None
+        for pos, offset, ts, schema, key, value in read_segment(data, name, base, values):
+            if offset < base or (prev is not None and offset <= prev):
+                raise Damage("%s: offset %d out of order at byte %d" % (name, offset, pos))
             if offset >= end:
                 return
-            if offset < base or (last is not None and offset <= last):
-                raise Damage("%s: offset %d out of order at byte %d" % (name, offset, pos))
-            last = offset
+            prev = offset
+            if offset < want:
+                continue  # a copy left by an interrupted merge
+            want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
+        i += 1
 
 
 def main(argv):

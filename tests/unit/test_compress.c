@@ -404,11 +404,13 @@ START_TEST(uncompressed_log_stays_uncompressed)
 	elog *w = ut_open_writer(ut_dir, 4096, 0);
 	ut_append(w, "k", "{\"a\":1}");
 	ck_assert_int_eq(elog_close(w), 0);
-	/* Asking for compression when opening an existing log changes
-	 * nothing: it is a creation setting. */
+	/* Asking for compression when opening an existing log is refused:
+	 * it is a creation setting, and the log has another. */
 	struct elog_options o = { 0 };
 	o.compression = ELOG_COMPRESS_ZSTD;
-	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), ELOG_INVALID);
+	elog_close(w);
+	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
 	ck_assert_int_eq(elog_settings_of(w)->compression, ELOG_COMPRESS_NONE);
 	for (int i = 0; i < 200; i++)
 		ut_append(w, "k", "{\"a\":1,\"b\":\"some padding to fill segments\"}");

@@ -222,6 +222,121 @@ START_TEST(temporary_names_are_created_exclusively)
 }
 END_TEST
 
+/* A FIFO in place of each file a program opens: every call returns at once
+ * with FS_ENOTREG (or treats the file as damaged), never blocks. */
+START_TEST(fifos_are_refused_without_blocking)
+{
+	static const char *const names[] = {
+		FN_SETTINGS, FN_WATERMARK, "00000000000000000000.log", FN_LOCK,
+	};
+	alarm(20);	/* a blocked open fails the test instead of hanging */
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		ut_rm_rf(ut_dir);
+		elog *w = ut_open_writer(ut_dir, 4096, 64);
+		ut_append(w, NULL, "x");
+		elog_close(w);
+		char p[1200];
+		ut_path(p, sizeof p, ut_dir, names[i]);
+		ck_assert_int_eq(unlink(p), 0);
+		ck_assert_int_eq(mkfifo(p, 0666), 0);
+		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), FS_ENOTREG);
+		char want[128];
+		snprintf(want, sizeof want, "%s: not a regular file", names[i]);
+		ck_assert_str_eq(elog_errmsg(w), want);
+		elog_close(w);
+	}
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	errno = 0;
+	ck_assert_int_eq(fs_openat(dfd, FN_LOCK, O_RDONLY, 0), -1);
+	ck_assert_int_eq(errno, FS_ENOTREG);
+	ck_assert_int_eq(fs_openat(dfd, FN_LOCK, O_WRONLY | O_CREAT, 0666), -1);
+	ck_assert_int_eq(errno, FS_ENOTREG);
+	char *data;
+	size_t len;
+	ck_assert_int_eq(fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG);
+	close(dfd);
+	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
+	alarm(0);
+}
+END_TEST
+
+/* A second hard link to a file the log writes: opening it for writing is
+ * refused, and the other name keeps its bytes.  Reading is allowed (a
+ * hard-link snapshot of a log, as cp -al makes, stays readable). */
+START_TEST(hard_linked_files_are_not_written)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ut_append(w, NULL, "x");
+	elog_close(w);
+	char target[1200], p[1200], msg[ERRMSG_MAX];
+	ut_path(target, sizeof target, ut_top, "target");
+	ut_write_file(target, "precious\n", 9);
+	static const char *const names[] = { FN_LOCK, FN_WATERMARK };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		ut_path(p, sizeof p, ut_dir, names[i]);
+		unlink(p);
+		ck_assert_int_eq(link(target, p), 0);
+		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), FS_ELINKED);
+		char want[128];
+		snprintf(want, sizeof want, "%s: has more than one hard link, refusing "
+		         "to write it", names[i]);
+		ck_assert_str_eq(elog_errmsg(w), want);
+		elog_close(w);
+		target_intact(target);
+		unlink(p);
+	}
+	ut_path(p, sizeof p, ut_dir, FN_MAINT);
+	unlink(p);
+	ck_assert_int_eq(link(target, p), 0);
+	struct elog_retain_opts ro = { .max_bytes = 1 };
+	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, msg), FS_ELINKED);
+	ck_assert_str_eq(msg, "maint.lock: has more than one hard link, refusing to write it");
+	target_intact(target);
+	/* Read-only opens take a linked file. */
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	close(dfd);
+}
+END_TEST
+
+/* Run as root in a directory another user owns, every file the library
+ * creates is that user's; one that was there keeps its owner. */
+START_TEST(files_root_creates_belong_to_the_directory_owner)
+{
+	if (geteuid() != 0)
+		return;	/* needs root: nothing to check otherwise */
+	ck_assert_int_eq(mkdir(ut_dir, 0755), 0);
+	ck_assert_int_eq(chown(ut_dir, 65534, 65534), 0);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	int fd = fs_openat(dfd, "made", O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = fs_openat(dfd, "excl", O_RDWR | O_CREAT | O_EXCL, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(fs_replace_file(dfd, "replaced", "x", 1), 0);
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "roots"), "y", 1);
+	fd = fs_openat(dfd, "roots", O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	close(dfd);
+	static const char *const mine[] = { "made", "excl", "replaced" };
+	struct stat st;
+	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+		ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, mine[i]), &st), 0);
+		ck_assert_msg(st.st_uid == 65534 && st.st_gid == 65534, "%s: %u:%u",
+		              mine[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+	}
+	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, "roots"), &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostile");
@@ -235,6 +350,9 @@ int main(void)
 	tcase_add_test(tc, symlinked_files_are_refused);
 	tcase_add_test(tc, files_respect_the_umask);
 	tcase_add_test(tc, temporary_names_are_created_exclusively);
+	tcase_add_test(tc, fifos_are_refused_without_blocking);
+	tcase_add_test(tc, hard_linked_files_are_not_written);
+	tcase_add_test(tc, files_root_creates_belong_to_the_directory_owner);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -262,6 +262,80 @@ START_TEST(new_ids_differ)
 }
 END_TEST
 
+/* Creation options given for an existing log: the same values are fine,
+ * a different one is refused with a message naming it. */
+START_TEST(options_checked_against_an_existing_log)
+{
+	struct elog_settings st;
+	char msg[ERRMSG_MAX];
+	struct elog_options o = { 0 };
+	memset(&st, 0, sizeof st);
+	st.segment_bytes = 65536;
+	st.index_interval = 4096;
+	st.retain_bytes = 1u << 20;
+	ck_assert_int_eq(settings_check_options(&st, NULL, msg), 0);
+	ck_assert_int_eq(settings_check_options(&st, &o, msg), 0);
+	o.segment_bytes = 65536;
+	o.retain_bytes = 1u << 20;
+	ck_assert_int_eq(settings_check_options(&st, &o, msg), 0);
+	o.retain_bytes = 2u << 20;
+	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "the log's retention size is 1048576 bytes, not 2097152; "
+	                 "change the log's settings with elog-retain --set");
+	o.retain_bytes = 0;
+	o.compression = ELOG_COMPRESS_ZSTD;
+	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "the log is not compressed; change the log's settings "
+	                 "with elog-retain --set");
+	o.compression = 0;
+	o.segment_bytes = 4096;
+	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+}
+END_TEST
+
+START_TEST(update_changes_what_is_named_only)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	struct elog_settings before, after;
+	ck_assert_int_eq(elog_settings_read(ut_dir, &before), 0);
+	char msg[ERRMSG_MAX];
+	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192,
+	                          .retain_ms = 5 };
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES |
+	                                      ELOG_SET_SEGMENT_BYTES, msg), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_uint_eq(after.retain_bytes, 1u << 20);
+	ck_assert_uint_eq(after.segment_bytes, 8192);
+	ck_assert_uint_eq(after.retain_ms, before.retain_ms);
+	ck_assert_str_eq(after.id, before.id);
+	ck_assert_int_eq(after.created_ms, before.created_ms);
+	/* Zero is a value: no size limit any more. */
+	o.retain_bytes = 0;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, msg), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_uint_eq(after.retain_bytes, 0);
+	/* Out of range, or another codec: refused, nothing changed. */
+	o.segment_bytes = 100;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, msg),
+	                 ELOG_INVALID);
+	o.compression = ELOG_COMPRESS_ZSTD;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg),
+	                 ELOG_INVALID);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_uint_eq(after.segment_bytes, 8192);
+	ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
+	/* An existing writer now opens with the stored values only. */
+	struct elog_options given = { .segment_bytes = 4096 };
+	ck_assert_int_eq(elog_open(&w, ut_dir, &given), ELOG_INVALID);
+	elog_close(w);
+	given.segment_bytes = 8192;
+	ck_assert_int_eq(elog_open(&w, ut_dir, &given), 0);
+	ck_assert_uint_eq(elog_settings_of(w)->segment_bytes, 8192);
+	elog_close(w);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("settings");
@@ -284,6 +358,8 @@ int main(void)
 	tcase_add_test(tc, load_refuses_symlink);
 	tcase_add_test(tc, store_then_read);
 	tcase_add_test(tc, new_ids_differ);
+	tcase_add_test(tc, options_checked_against_an_existing_log);
+	tcase_add_test(tc, update_changes_what_is_named_only);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

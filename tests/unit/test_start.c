@@ -98,7 +98,10 @@ static size_t fill(const char *dir, int n, uint64_t *b)
 	ck_assert_int_eq(elog_close(w), 0);
 	struct start_view sv;
 	size_t ns = list(dir, b, &sv);
-	ck_assert_int_eq(sv.state, START_NONE);
+	/* A log is made with its start file, saying 0. */
+	ck_assert_int_eq(sv.state, START_OK);
+	ck_assert_uint_eq(sv.start, 0);
+	ck_assert_uint_eq(sv.hidden, 0);
 	ck_assert_uint_ge(ns, 6);
 	return ns;
 }
@@ -456,6 +459,26 @@ START_TEST(crash_at_every_step)
 }
 END_TEST
 
+/* A log is born with its start file and lock files, so that retention on a
+ * full disk needs no new file (the start is then rewritten in place). */
+START_TEST(created_with_the_log)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 512);
+	ck_assert_int_eq(elog_close(w), 0);
+	char p[1200];
+	static const char *const names[] = { FN_START, FN_MAINT, FN_CONSUMERS_LOCK };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, names[i])),
+		              "%s missing", names[i]);
+	ck_assert_uint_eq(ut_file_size(start_path(ut_dir)), START_SIZE);
+	struct start_view sv;
+	uint64_t b[4];
+	ck_assert_uint_eq(list(ut_dir, b, &sv), 1);
+	ck_assert_int_eq(sv.state, START_OK);
+	ck_assert_uint_eq(sv.start, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("start");
@@ -469,6 +492,7 @@ int main(void)
 	tcase_add_test(tc, verify_reports_and_repairs_a_bad_start);
 	tcase_add_test(tc, maintenance_rewrites_an_ignored_start);
 	tcase_add_test(tc, crash_at_every_step);
+	tcase_add_test(tc, created_with_the_log);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

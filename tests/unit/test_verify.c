@@ -591,6 +591,103 @@ START_TEST(power_loss_leftovers_are_not_damage)
 }
 END_TEST
 
+#ifdef ELOG_HAVE_ZSTD
+/* A compressed log of n values in one segment, without a dictionary. */
+static void compressed_log(int n)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 1u << 20,
+	                          .compression = ELOG_COMPRESS_ZSTD, .no_dictionary = 1 };
+	elog *w;
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	for (int i = 0; i < n; i++) {
+		char v[128];
+		snprintf(v, sizeof v, "value %d value value value value value value value", i);
+		ut_append(w, NULL, v);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+}
+
+/* Set the first byte of the first record's value (its tag) to tag, and
+ * with garble its next four bytes to 0xff, with the record's CRC made
+ * right again. */
+static void retag_first_value(unsigned char tag, int garble)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	size_t len;
+	unsigned char *b = ut_read_file(p, &len);
+	unsigned char *r = b + SEG_HDR;
+	uint32_t rlen = get32(r);
+	r[REC_HDR + get16(r + 26)] = tag;
+	if (garble)
+		memset(r + REC_HDR + get16(r + 26) + 1, 0xff, 4);
+	put32(r + 4, elog_crc32c(0, r + 8, rlen - 4));
+	ut_write_file(p, b, len);
+	free(b);
+}
+
+/* What elog-cat would fail on, elog-verify must report: a value that does
+ * not decode makes the log damaged, though every CRC is right. */
+START_TEST(undecodable_values_are_damage)
+{
+	static const struct { unsigned char tag; int garble; const char *why; } cases[] = {
+		{ 7, 0, "unknown value encoding 7" },
+		{ TAG_ZSTD, 1, "zstd" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ut_rm_rf(ut_dir);
+		compressed_log(20);
+		struct seen s;
+		struct elog_verify_result res;
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_uint_eq(res.damage, 0);
+		retag_first_value(cases[i].tag, cases[i].garble);
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_uint_eq(res.damage, 1);
+		int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+		ck_assert_int_ge(k, 0);
+		ck_assert_msg(strstr(s.text[k], "value of offset 0 cannot be decoded") &&
+		              strstr(s.text[k], cases[i].why), "%s", s.text[k]);
+		/* And indeed a reader cannot read it. */
+		elog_reader *r = ut_open_reader(ut_dir);
+		struct elog_record rec;
+		ck_assert_int_ne(elog_reader_next(r, &rec), 0);
+		elog_reader_close(r);
+	}
+}
+END_TEST
+
+/* A segment naming a dictionary that is missing or damaged is damage, and
+ * so is any damaged dictionary file. */
+START_TEST(dictionaries_are_checked)
+{
+	compressed_log(5);
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	/* Make the segment name dictionary 1. */
+	size_t len;
+	unsigned char *b = ut_read_file(p, &len);
+	seg_header_encode_flags(b, 0, SEG_FLAGS(CODEC_ZSTD, 1));
+	ut_write_file(p, b, len);
+	free(b);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "its values need dictionary 1: dict.1: dictionary missing");
+	/* A damaged dictionary file, used or not. */
+	ut_write_file(ut_path(p, sizeof p, ut_dir, "dict.2"), "ELOGDICTgarbage", 15);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 2);
+	k = find(&s, ELOG_PROBLEM_DAMAGE, "dict.2");
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "damaged dictionary");
+}
+END_TEST
+#endif
+
 int main(void)
 {
 	Suite *s = suite_create("verify");
@@ -617,6 +714,10 @@ int main(void)
 	tcase_add_test(tc, consumer_beyond_the_durable_end);
 	tcase_add_test(tc, stray_files_are_warnings);
 	tcase_add_test(tc, power_loss_leftovers_are_not_damage);
+#ifdef ELOG_HAVE_ZSTD
+	tcase_add_test(tc, undecodable_values_are_damage);
+	tcase_add_test(tc, dictionaries_are_checked);
+#endif
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

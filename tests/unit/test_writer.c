@@ -93,8 +93,11 @@ START_TEST(reopen_keeps_settings_and_offsets)
 		ck_assert_uint_eq(ut_append(w, NULL, "x"), (uint64_t)i);
 	ck_assert_int_eq(elog_close(w), 0);
 
-	/* Creation settings given again are ignored for an existing log. */
+	/* Creation settings given again must be the log's own. */
 	struct elog_options o = { .create = 1, .segment_bytes = 65536, .index_interval = 4096 };
+	elog_close(open_opt(ut_dir, &o, ELOG_INVALID));
+	o.segment_bytes = 8192;
+	o.index_interval = 128;
 	w = open_opt(ut_dir, &o, 0);
 	ck_assert_uint_eq(elog_settings_of(w)->segment_bytes, 8192);
 	ck_assert_uint_eq(elog_settings_of(w)->index_interval, 128);
