@@ -276,10 +276,10 @@ int elog_settings_read(const char *dir, struct elog_settings *s);
 /* Change settings of the existing log DIR: each field named in fields
  * (ELOG_SET_*) takes its value from opt, zero included (retain_ms 0: no
  * age limit; compression ELOG_COMPRESS_NONE with compression_level 0: no
- * age limit; compression_level 0: the default zstd level).  The codec
- * itself stays what the log was made with (every segment records its own,
- * and a writer continues that of the segment it appends to): asking for
- * another is ELOG_INVALID; the zstd level may change.  The settings file
+ * age limit; compression_level 0: the default zstd level).  A new codec
+ * applies from the next segment a writer starts: every segment records its
+ * own, and a writer continues that of the segment it appends to, so old
+ * segments read as they are.  The settings file
  * is replaced atomically under the maintenance lock (waiting for it).
  * Writers read the settings when they open the log: one that is running
  * keeps the old ones until it is reopened.  Retention reads its policy at
@@ -290,8 +290,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s);
 #define ELOG_SET_INDEX_INTERVAL 0x02u
 #define ELOG_SET_RETAIN_MS      0x04u
 #define ELOG_SET_RETAIN_BYTES   0x08u
-#define ELOG_SET_COMPRESSION    0x10u  /* compression_level (compression must
-                                        * be the log's own) */
+#define ELOG_SET_COMPRESSION    0x10u  /* compression and compression_level */
 #define ELOG_SET_DICTIONARY     0x20u  /* no_dictionary */
 int elog_settings_update(const char *dir, const struct elog_options *opt,
                          unsigned fields, char *msg);

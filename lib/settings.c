@@ -256,17 +256,11 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 	if (fields & ELOG_SET_RETAIN_BYTES)
 		s.retain_bytes = opt->retain_bytes;
 	if (fields & ELOG_SET_COMPRESSION) {
-		/* Each segment records its codec and a writer continues the
-		 * codec of the segment it appends to, so the codec stays what
-		 * the log was made with; the level may change. */
-		if (opt->compression != s.compression) {
-			err = errmsg_set(msg, ELOG_INVALID, "the log is %s, and the "
-			    "compression of an existing log cannot be turned %s; only "
-			    "its zstd level can change", s.compression ==
-			    ELOG_COMPRESS_ZSTD ? "compressed with zstd" : "not compressed",
-			    s.compression == ELOG_COMPRESS_ZSTD ? "off" : "on");
-			goto out;
-		}
+		/* Each segment records its codec: a writer continues that of
+		 * the segment it appends to, and starts new segments with the
+		 * settings' codec, so a change applies from the next segment
+		 * on and old segments read as they are. */
+		s.compression = opt->compression;
 		s.compression_level = opt->compression_level;
 	}
 	if (fields & ELOG_SET_DICTIONARY)

@@ -240,6 +240,10 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	struct elog_record stored = *rec;
 	stored.offset = t->next;
 	if (SEG_CODEC(t->flags) == CODEC_ZSTD && rec->value_len) {
+		/* A zstd segment of a log whose settings no longer compress
+		 * (elog-retain --set compress=none): its records stay zstd. */
+		if (!w->z && elog_have_zstd() && !(w->z = zenc_new(DEFAULT_ZSTD_LEVEL)))
+			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
 		if (!w->z)
 			return errmsg_set(w->msg, ELOG_UNSUPPORTED,
 			    "segment %020llu is compressed with zstd, but this build has "
@@ -874,7 +878,7 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
 		r.ts_ms = fs_now_ms();
-	if (w->z && !w->tr.ready) {
+	if (w->z && !w->tr.ready && w->set.compression == ELOG_COMPRESS_ZSTD) {
 		sample(w, r.value, r.value_len);
 		if (w->tr.ready)
 			w->pending.split = w->pending.nrec;

@@ -139,10 +139,37 @@ events() {
 	elog-retain --set compress=zstd:9 "$T/z"
 	grep -qx 'compression_level 9' "$T/z/settings"
 	events 10 | elog-append --compress zstd:9 "$T/z"
-	run elog-retain --set compress=none "$T/z"
-	[ "$status" -eq 2 ]
 	[ "$(elog-cat -v "$T/z" | wc -l)" -eq 120 ]
 	elog-verify "$T/z"
+}
+
+@test "compress: --set compress turns compression on and off from the next segment" {
+	have_zstd || skip "built without zstd"
+	# Segments of 4 KiB: each batch of events rolls several.
+	events 100 | elog-append --segment-bytes 4K "$T/l"
+	codecs() {
+		local f
+		for f in "$T"/l/*.log; do
+			# Byte 12 of a segment's header: its codec (elog(5)).
+			od -An -tu1 -j12 -N1 "$f" | tr -d ' '
+		done | sort -u | tr '\n' ' '
+	}
+	[ "$(codecs)" = "0 " ]
+	elog-retain --set compress=zstd "$T/l"
+	grep -qx 'compression zstd' "$T/l/settings"
+	events 1500 | elog-append "$T/l"
+	[ "$(codecs)" = "0 1 " ]
+	ls "$T/l"/dict.1
+	elog-retain --set compress=none "$T/l"
+	events 100 | elog-append "$T/l"
+	# The newest segment is uncompressed again; the zstd ones read as before.
+	local newest
+	newest=$(ls "$T"/l/*.log | tail -1)
+	[ "$(od -An -tu1 -j12 -N1 "$newest" | tr -d ' ')" = 0 ]
+	[ "$(elog-cat -v "$T/l" | wc -l)" -eq 1700 ]
+	diff <(elog-cat -v "$T/l") <(events 100; events 1500; events 100)
+	run elog-verify "$T/l"
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
 }
 
 @test "compress: elog-verify reports a missing or damaged dictionary, as elog-cat fails on it" {
