@@ -17,13 +17,14 @@ static const char usage_text[] =
 	"usage: elog-cat [-f] [-F format | -v]\n"
 	"                [-o position | -n count | --since time | -g name]\n"
 	"                [-c count] [-k key] [--until time] [--strict] dir\n"
+	"       elog-cat -L [--json] dir\n"
 	"       elog-cat -h | --help | --version\n";
 
 /* How long a follower sleeps at most before it looks again by itself, in
  * case a wake-up from the library were ever missed. */
 #define FOLLOW_TIMEOUT_MS 1000
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_VERSION };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "format",  required_argument, NULL, 'F' },
@@ -37,6 +38,8 @@ static const struct option long_options[] = {
 	{ "since",   required_argument, NULL, OPT_SINCE },
 	{ "until",   required_argument, NULL, OPT_UNTIL },
 	{ "strict",  no_argument,       NULL, OPT_STRICT },
+	{ "list",    no_argument,       NULL, 'L' },
+	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
 	{ "version", no_argument,       NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -73,6 +76,9 @@ struct config {
 	size_t key_len;
 	int follow;
 	int strict;
+	int summary;               /* -L */
+	int json;                  /* --json, with -L */
+	int reading;               /* an option about reading records was given */
 };
 
 /* Set by SIGINT and SIGTERM while following. */
@@ -382,7 +388,9 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fLh", long_options, NULL)) != -1) {
+		if (c != 'L' && c != OPT_JSON)
+			cf->reading = 1;
 		switch (c) {
 		case 'F':
 			if (cf->out == OUT_VALUES)
@@ -436,6 +444,12 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 		case OPT_STRICT:
 			cf->strict = 1;
 			break;
+		case 'L':
+			cf->summary = 1;
+			break;
+		case OPT_JSON:
+			cf->json = 1;
+			break;
 		case 'h':
 			usage();
 		case OPT_VERSION:
@@ -444,6 +458,10 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			cli_bad_option(c, argv);
 		}
 	}
+	if (cf->summary && cf->reading)
+		cli_usage_error("-L reads no records: it takes only --json");
+	if (cf->json && !cf->summary)
+		cli_usage_error("--json goes with -L (records are JSON by default)");
 }
 
 int main(int argc, char *argv[])
@@ -458,6 +476,8 @@ int main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	dir = cli_dir_operand(argc, argv);
+	if (cf.summary)
+		cli_summary(dir, cf.json);
 
 	rc = elog_reader_open(&r, dir);
 	if (rc != 0)

@@ -340,3 +340,38 @@ int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
 	snprintf(buf + n, CLI_TIME_MAX - n, ".%03dZ", (int)frac);
 	return 0;
 }
+
+void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX])
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, CLI_SIZE_MAX, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, CLI_SIZE_MAX, "%.1f %s", v, unit[u]);
+}
+
+void cli_format_duration(uint64_t ms, char buf[CLI_DURATION_MAX])
+{
+	static const struct { const char *name; uint64_t ms; } unit[] = {
+		{ "w", 7 * 86400000ull }, { "d", 86400000ull }, { "h", 3600000ull },
+		{ "m", 60000ull }, { "s", 1000ull },
+	};
+
+	/* The largest unit that gives a whole number, so that what is printed
+	 * parses back to the same duration. */
+	for (size_t i = 0; i < sizeof unit / sizeof unit[0]; i++)
+		if (ms != 0 && ms % unit[i].ms == 0) {
+			snprintf(buf, CLI_DURATION_MAX, "%llu%s",
+			         (unsigned long long)(ms / unit[i].ms), unit[i].name);
+			return;
+		}
+	snprintf(buf, CLI_DURATION_MAX, "%llums", (unsigned long long)ms);
+}

@@ -48,6 +48,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -291,8 +292,14 @@ struct elog_consumer {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
 	uint64_t offset;       /* the last record processed */
 	int64_t committed_ms;  /* when it was committed, ms since the epoch */
-	uint64_t lag;          /* offsets from it to the last durable record:
-	                        * durable_end - 1 - offset (0 when caught up) */
+	uint64_t lag;          /* offsets it has still to read: from its next
+	                        * one (offset + 1, or the log's start when
+	                        * retention removed that) to the last durable
+	                        * record (0 when caught up) */
+	uint64_t lost;         /* offsets after offset that retention removed
+	                        * before the consumer read them: start - offset
+	                        * - 1 when the log starts above offset + 1,
+	                        * else 0 */
 };
 
 /* 0 when name is a valid consumer name, else ELOG_BADNAME. */
@@ -550,6 +557,63 @@ struct elog_compact_result {
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg);
 /* ==== end of MAINTENANCE ================================================ */
+
+/* ==== SUMMARY (lib/summary.c) =========================================== */
+/*
+ * elog_summary_read() gives one look at a log, as elog-cat -L prints it.
+ * It takes no lock and never scans the log: it lists the directory, reads
+ * the settings, the watermark and the first record, and scans at most the
+ * last megabyte of records before the durable end; so it answers in about
+ * the same time on a log of any size, while writers and maintenance run.
+ */
+struct elog_summary {
+	struct elog_settings settings;
+	uint64_t start;          /* the first segment's base (0 when none) */
+	uint64_t durable_end;    /* every record below it is durable */
+	int have_first, have_last;  /* a durable record was found */
+	uint64_t first, last;    /* offsets of the first and last durable record */
+	uint64_t records;        /* last - first + 1, the offsets in the log:
+	                          * the number of records while offsets are
+	                          * dense, and an upper bound once compaction
+	                          * has removed records (records_exact 0) */
+	int records_exact;       /* 1: no compaction ever ran on the log */
+	int64_t oldest_ms;       /* ts_ms of the first record */
+	int64_t newest_ms;       /* the greatest ts_ms in the newest segment
+	                          * holding durable records (the last record's
+	                          * when the writer stamps times) */
+	uint64_t segments;
+	uint64_t active_base;    /* the newest segment */
+	uint64_t log_bytes;      /* the segment files' sizes */
+	uint64_t dir_bytes;      /* every regular file's size... */
+	uint64_t disk_bytes;     /* ...and the blocks they take, in bytes */
+	/* Compression, from the records read at the end of the log: their
+	 * size as stored and with their values uncompressed (both counted as
+	 * whole records).  sample_unknown: some could not be decoded here. */
+	uint64_t sample_stored, sample_raw;
+	int sample_unknown;
+	/* Processes, from /proc/locks (Linux): holders of the lock on the
+	 * file "writers" (every open writer), of LOCK (the one writing a
+	 * batch now, 0 for none) and of maint.lock (a retention or
+	 * compaction run, 0 for none).  writers_known is 0 when /proc/locks
+	 * could not be read; the pid lists are then empty. */
+	int writers_known;
+	pid_t *writers;          /* malloc'ed; see elog_summary_free() */
+	size_t nwriters;
+	pid_t batch_pid, maint_pid;
+	/* When retention and compaction last finished a run (not a dry run),
+	 * INT64_MIN for never (or before this version kept it). */
+	int64_t retain_last_ms, compact_last_ms;
+	int damaged;             /* a record or header it read was damaged
+	                          * (elog-verify tells more) */
+};
+
+/* Fill *s for the log DIR; free it with elog_summary_free().  Errors:
+ * ELOG_NOTLOG, ELOG_VERSION, ELOG_CORRUPT (settings), errno values.  msg,
+ * when not NULL, receives a message with context (ELOG_MAINT_MSG_MAX
+ * bytes). */
+int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);
+void elog_summary_free(struct elog_summary *s);
+/* ==== end of SUMMARY ==================================================== */
 
 #ifdef __cplusplus
 }

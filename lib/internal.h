@@ -18,6 +18,9 @@
 #define FN_WATERMARK "watermark"
 #define FN_MAINT     "maint.lock"
 #define FN_CONSUMERS "consumers.json"
+#define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
+#define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
+#define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
 #define SEG_EXT     ".log"
 #define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
@@ -116,6 +119,18 @@ int fs_is_netfs(int fd);
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
 int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+
+/* ---- holders.c ---- */
+/* The pids holding a lock on name in dfd, from /proc/locks, in a malloc'ed
+ * array (*n 0 and *pids NULL when none, or when the file does not exist).
+ * An errno value when /proc/locks cannot be read (not Linux, no /proc). */
+int lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
+
+/* ---- lastrun.c: when maintenance last ran ---- */
+/* Record ms in the file name, ignoring failure (the mark is information). */
+void lastrun_mark(int dfd, const char *name, int64_t ms);
+/* The time recorded in name, INT64_MIN when there is none. */
+int64_t lastrun_read(int dfd, const char *name);
 
 /* ---- record.c: encode, decode and check one record ---- */
 size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
