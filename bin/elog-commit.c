@@ -123,6 +123,8 @@ static noreturn void list(const char *dir, int json)
 			cli_put_u64(c[i].offset);
 			cli_puts(",\"lag\":");
 			cli_put_u64(c[i].lag);
+			cli_puts(",\"lost\":");
+			cli_put_u64(c[i].lost);
 			cli_puts(",\"committed_ms\":");
 			cli_put_i64(c[i].committed_ms);
 			cli_puts("}\n");
@@ -137,6 +139,11 @@ static noreturn void list(const char *dir, int json)
 		cli_put_u64(c[i].lag);
 		cli_putc(' ');
 		cli_puts(when);
+		if (c[i].lost) {
+			cli_puts(" LOST ");
+			cli_put_u64(c[i].lost);
+			cli_puts(" to retention");
+		}
 		cli_putc('\n');
 	}
 	free(c);
