@@ -343,12 +343,14 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 			uint64_t first, last;
 
 			elog_reader_gap(r, &first, &last);
+			const char *why = elog_reader_gap_cause(r) == ELOG_GAP_DAMAGE
+			        ? "lost to damage (see elog-verify --salvage)"
+			        : "removed by retention";
 			if (first == last)
-				cli_warn(dir, "offset %llu was removed by retention",
-				         (unsigned long long)first);
+				cli_warn(dir, "offset %llu was %s", (unsigned long long)first, why);
 			else
-				cli_warn(dir, "offsets %llu-%llu were removed by retention",
-				         (unsigned long long)first, (unsigned long long)last);
+				cli_warn(dir, "offsets %llu-%llu were %s",
+				         (unsigned long long)first, (unsigned long long)last, why);
 			if (cf->strict)
 				return EX_NO;
 		} else if (rc == ELOG_END) {

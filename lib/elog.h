@@ -222,6 +222,14 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec);
 /* After ELOG_GAP: the removed range, first and last offset inclusive. */
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 
+/* After ELOG_GAP: why the records are gone.  ELOG_GAP_RETENTION: removed
+ * by retention (below the log's start).  ELOG_GAP_DAMAGE: lost to damage
+ * that elog_salvage() moved aside (listed in the file "salvaged"); some
+ * of those offsets may have held no record. */
+#define ELOG_GAP_RETENTION 1
+#define ELOG_GAP_DAMAGE    2
+int elog_reader_gap_cause(const elog_reader *r);
+
 /* The offset the next record returned will have at least. */
 uint64_t elog_reader_position(const elog_reader *r);
 
@@ -423,6 +431,34 @@ struct elog_verify_result {
 int elog_verify(const char *dir, unsigned flags,
                 const struct elog_verify_hooks *hooks,
                 struct elog_verify_result *res, char *msg);
+
+/* Salvage (lib/salvage.c): the way past damage in a closed segment, which
+ * elog_verify() reports but never cuts.  Every closed segment is read
+ * whole; each one holding a record that does not check is rewritten with
+ * every record that does (found again after the damage by trying each
+ * byte position), the damaged bytes are copied to
+ * "<segment>.log.cut-<ms>" beside it, and the offsets that lay in them
+ * are recorded in the file "salvaged", so that readers report them as a
+ * gap (ELOG_GAP, elog_reader_gap_cause() ELOG_GAP_DAMAGE) instead of
+ * skipping them.  Takes the maintenance lock (ELOG_LOCKED when another
+ * maintenance run holds it); the writer may run.  A segment whose header
+ * is damaged is not salvaged (ELOG_CORRUPT): the header says how values
+ * are stored. */
+struct elog_salvage_report {
+	const char *segment;      /* the segment's file name */
+	const char *aside;        /* where the damaged bytes were copied */
+	uint64_t pos, bytes;      /* the damaged bytes in the old file */
+	int lost;                 /* 1 when offsets lay in them: */
+	uint64_t first, last;     /* the offsets that may have been lost */
+};
+typedef void elog_salvage_fn(const struct elog_salvage_report *rep, void *arg);
+struct elog_salvage_result {
+	uint64_t segments;        /* segments rewritten */
+	uint64_t ranges;          /* damaged ranges moved aside */
+	uint64_t bytes;           /* their bytes */
+};
+int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
+                 struct elog_salvage_result *res, char *msg);
 /* ==== end of VERIFY ===================================================== */
 
 /* ==== MAINTENANCE (lib/retain.c, lib/compact.c, lib/maint.c) ========== */

@@ -21,6 +21,7 @@
 #define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
 #define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
 #define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
+#define FN_SALVAGED  "salvaged"  /* offsets lost to damage (holes.c) */
 #define SEG_EXT     ".log"
 #define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
@@ -125,6 +126,24 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
  * array (*n 0 and *pids NULL when none, or when the file does not exist).
  * An errno value when /proc/locks cannot be read (not Linux, no /proc). */
 int lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
+
+/* ---- holes.c: the ranges of offsets salvage lost ---- */
+struct hole {
+	uint64_t first, last;   /* inclusive */
+	int64_t ms;             /* when the salvage ran */
+};
+struct holes {
+	struct hole *v;         /* ascending, not overlapping */
+	size_t n;
+};
+/* Read FN_SALVAGED (none: zero ranges).  ELOG_CORRUPT, errno values. */
+int holes_load(int dfd, struct holes *h);
+void holes_free(struct holes *h);
+/* Add a range and replace the file. */
+int holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
+/* 1 and the part of the first range that meets [from, to], else 0. */
+int holes_find(const struct holes *h, uint64_t from, uint64_t to,
+               uint64_t *first, uint64_t *last);
 
 /* ---- lastrun.c: when maintenance last ran ---- */
 /* Record ms in the file name, ignoring failure (the mark is information). */

@@ -145,7 +145,7 @@ static int is_known(const char *name)
 	static const char *const known[] = {
 		FN_LOCK, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
 		"consumers.lock", "compact.state", FN_START,
-		FN_RETAIN_LAST, FN_COMPACT_LAST,
+		FN_RETAIN_LAST, FN_COMPACT_LAST, FN_SALVAGED,
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(name, known[i]) == 0)
