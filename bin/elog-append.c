@@ -22,7 +22,27 @@ static const char usage_text[] =
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
-	"       elog-append -h | --help | --version\n";
+	"       elog-append -h | --help | --version\n"
+	"\n"
+	"  -0, --null                 records end with NUL, not newline\n"
+	"  -K, --key-delimiter delim  split each record into key and value at delim\n"
+	"  -k, --key key              give every record this key\n"
+	"  -s, --schema schema        give every record this schema id (0-65535)\n"
+	"  -t, --timestamp            each record starts with its time and a tab\n"
+	"  -p, --print-offsets        print each record's offset once it is durable\n"
+	"  -v, --verbose              report batches on standard error\n"
+	"  --batch n                  write a batch at n records\n"
+	"  --batch-bytes size         write a batch at this many bytes\n"
+	"  --linger duration          write a batch this long after its first record\n"
+	"  --sync                     make every record durable on its own\n"
+	"  --segment-bytes size       new log: roll segments at this size\n"
+	"  --index-interval size      new log: bytes between index entries\n"
+	"  --retain-age duration      new log: retention policy by age\n"
+	"  --retain-bytes size        new log: retention policy by size\n"
+	"  --compress zstd[:level]    new log: compress values with zstd\n"
+	"  --no-dictionary            new log: never train a zstd dictionary\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* The longest timestamp -t reads before the tab. */
 #define TS_FIELD_MAX 64

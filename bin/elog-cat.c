@@ -18,7 +18,23 @@ static const char usage_text[] =
 	"                [-o position | -n count | --since time | -g name]\n"
 	"                [-c count] [-k key] [--until time] [--strict] dir\n"
 	"       elog-cat -L [--json] dir\n"
-	"       elog-cat -h | --help | --version\n";
+	"       elog-cat -h | --help | --version\n"
+	"\n"
+	"  -f, --follow               after the end, wait for new records\n"
+	"  -F, --format format        print records in this format (%o %k %s %T ...)\n"
+	"  -v, --values               print values only, one per line\n"
+	"  -o, --offset position      start at beginning, end, offset N, or -N\n"
+	"  -n, --last count           start count records before the end\n"
+	"  --since time               start at the first record at or after time\n"
+	"  -g, --group name           start after consumer name's committed offset\n"
+	"  -c, --count count          stop after count records\n"
+	"  -k, --key key              print only the records with this key\n"
+	"  --until time               stop at the first record after time\n"
+	"  --strict                   a gap in the offsets is an error\n"
+	"  -L, --list                 print a summary of the log instead\n"
+	"  --json                     with -L: the summary as JSON\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* How long a follower sleeps at most before it looks again by itself, in
  * case a wake-up from the library were ever missed. */

@@ -18,7 +18,16 @@ static const char usage_text[] =
 	"       elog-commit -l [--json] dir\n"
 	"       elog-commit -d name dir\n"
 	"       elog-commit --log-id dir\n"
-	"       elog-commit -h | --help | --version\n";
+	"       elog-commit -h | --help | --version\n"
+	"\n"
+	"  -T, --tee                  copy each input line to stdout once committed\n"
+	"  -e, --every duration       commit from stdin at most this often\n"
+	"  -l, --list                 list the consumers\n"
+	"  --json                     with -l: JSON lines\n"
+	"  -d, --delete name          forget consumer name\n"
+	"  --log-id                   print the log's id\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* Without --every, the latest offset is committed at most once a second:
  * a crash replays at most about a second of records, and a fast pipeline

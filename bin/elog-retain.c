@@ -11,7 +11,15 @@
 
 static const char usage_text[] =
 	"usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
-	"       elog-retain -h | --help | --version\n";
+	"       elog-retain -h | --help | --version\n"
+	"\n"
+	"  -n, --dry-run              print what would go, remove nothing\n"
+	"  -v, --verbose              print each segment removed\n"
+	"  --max-age duration         remove segments whose newest record is older\n"
+	"  --max-bytes size           remove the oldest segments while larger\n"
+	"  --wait                     wait for another maintenance run to finish\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_VERSION };
 

@@ -20,7 +20,15 @@
 static const char usage_text[] =
 	"usage: elog-verify [-q] [--json] [--repair [--salvage]] dir\n"
 	"       elog-verify -l [--json] dir\n"
-	"       elog-verify -h | --help | --version\n";
+	"       elog-verify -h | --help | --version\n"
+	"\n"
+	"  -q, --quiet                no summary line on standard error\n"
+	"  --json                     problems (or with -l, segments) as JSON lines\n"
+	"  --repair                   repair what can be repaired without loss\n"
+	"  --salvage                  with --repair: get past damaged closed segments\n"
+	"  -l, --list                 list the segments\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* Progress is shown only for a log at least this large, on a terminal. */
 #define PROGRESS_MIN_BYTES (256ull << 20)
