@@ -238,7 +238,6 @@ static int locate(elog_reader *r)
 			/* Everything below the first segment was removed. */
 			r->gap_first = r->want;
 			r->gap_last = sl.base[0] - 1;
-			r->gap_cause = ELOG_GAP_RETENTION;
 			r->gap_pending = 1;
 			r->want = sl.base[0];
 			i = 0;
@@ -318,6 +317,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 	for (int ends = 0;;) {
 		if (r->gap_pending) {
 			r->gap_pending = 0;
+			r->gap_cause = ELOG_GAP_RETENTION;
 			return ELOG_GAP;
 		}
 		int err;
