@@ -619,12 +619,12 @@ void elog_reader_close(elog_reader *r)
 		if (r->ixc[i].size)
 			idx_free(&r->ixc[i].ix);
 	follow_close(r);
-	holes_free(&r->holes);
 	zdec_free(r->z);
 	if (r->wmfd >= 0)
 		close(r->wmfd);
 	if (r->dfd >= 0)
 		close(r->dfd);
 	free(r->dir);
+	holes_free(&r->holes);
 	free(r);
 }
