@@ -65,7 +65,8 @@ static const struct option long_options[] = {
 enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };
 
 /* One piece of a -F format: literal text or a field of the record. */
-enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA };
+enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_TS_RFC3339, P_VALUE_SIZE,
+             P_KEY_SIZE, P_SCHEMA };
 
 struct format {
 	struct fpiece {
@@ -97,7 +98,7 @@ struct config {
 	int reading;               /* an option about reading records was given */
 };
 
-/* Set by SIGINT and SIGTERM while following. */
+/* Set by SIGINT and SIGTERM while following: the signal's number. */
 static volatile sig_atomic_t stop_requested;
 
 static noreturn void usage(void)
@@ -121,9 +122,10 @@ static void add_piece(struct format *f, enum piece kind, size_t from, size_t len
  * per character. */
 static void compile_format(struct format *f, const char *s)
 {
-	static const char fields[] = "okTSKcs";
+	static const char fields[] = "okTRSKcs";
 	static const enum piece kinds[] = {
-		P_OFFSET, P_KEY, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA, P_VALUE
+		P_OFFSET, P_KEY, P_TS, P_TS_RFC3339, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA,
+		P_VALUE
 	};
 	size_t tlen = 0, n = strlen(s);
 
@@ -162,6 +164,21 @@ static void compile_format(struct format *f, const char *s)
 	}
 }
 
+/* %R: the time in RFC 3339 UTC with milliseconds, or @MS for a year
+ * outside 0000..9999, which RFC 3339 cannot write; both read back with
+ * --since. */
+static void put_rfc3339(int64_t ms)
+{
+	char buf[CLI_TIME_MAX];
+
+	if (cli_format_time(ms, buf) == 0) {
+		cli_puts(buf);
+	} else {
+		cli_putc('@');
+		cli_put_i64(ms);
+	}
+}
+
 static void print_format(const struct format *f, const struct elog_record *rec)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -173,6 +190,7 @@ static void print_format(const struct format *f, const struct elog_record *rec)
 		case P_KEY: cli_write(rec->key, rec->key_len); break;
 		case P_VALUE: cli_write(rec->value, rec->value_len); break;
 		case P_TS: cli_put_i64(rec->ts_ms); break;
+		case P_TS_RFC3339: put_rfc3339(rec->ts_ms); break;
 		case P_VALUE_SIZE: cli_put_u64(rec->value_len); break;
 		case P_KEY_SIZE: cli_put_u64(rec->key_len); break;
 		case P_SCHEMA: cli_put_u64(rec->schema); break;
@@ -258,13 +276,25 @@ static void print_record(const struct config *cf, const struct elog_record *rec)
 
 static void on_stop_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
-/* While following, SIGINT and SIGTERM end the program cleanly (status 0,
- * stdout flushed).  SA_RESETHAND makes a second signal kill it, should a
- * write to a stalled reader keep it from noticing the first. */
+/* After a stop signal: flush what was printed, then die of the signal, as
+ * tail -f does, so that the shell and a script's wait see a program ended
+ * by SIGINT or SIGTERM (status 130 or 143), not one that finished. */
+static noreturn void stop_now(void)
+{
+	int sig = (int)stop_requested;
+
+	cli_flush();
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* While following, SIGINT and SIGTERM end the program with stdout flushed
+ * (stop_now()).  SA_RESETHAND makes a second signal kill it at once,
+ * should a write to a stalled reader keep it from noticing the first. */
 static void catch_stop_signals(void)
 {
 	struct sigaction sa;
@@ -307,14 +337,88 @@ static void wait_for_records(elog_reader *r, const char *dir)
 		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
 			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
 	}
-	if (stdout_gone(&p[1]) || stop_requested)
+	if (stop_requested)
+		stop_now();
+	if (stdout_gone(&p[1]))
 		cli_exit(EX_OK);
+}
+
+static int key_matches(const struct config *cf, const struct elog_record *rec)
+{
+	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
+}
+
+/* Read from the reader's position up to (not including) offset end,
+ * counting the records with the key; with skip, stop at the record after
+ * skip of them, leaving *at its offset.  Gaps pass silently: the real read
+ * reports them. */
+static int count_key(elog_reader *r, const struct config *cf, uint64_t end,
+                     uint64_t skip, uint64_t *count, uint64_t *at)
+{
+	struct elog_record rec;
+	int rc;
+
+	*count = 0;
+	*at = end;
+	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
+		if (rc == ELOG_GAP)
+			continue;
+		if (rec.offset >= end)
+			break;
+		if (!key_matches(cf, &rec))
+			continue;
+		if (*count == skip) {
+			*at = rec.offset;
+			return 0;
+		}
+		(*count)++;
+	}
+	return rc == 0 || rc == ELOG_END ? 0 : rc;
+}
+
+/* -n N with -k KEY: the last N records with the key, found by reading
+ * back from the end over a window that doubles until it holds N of them
+ * (or reaches the start), so that the cost is that of the records between
+ * the Nth last one and the end. */
+static int seek_last_of_key(elog_reader *r, const struct config *cf)
+{
+	uint64_t n = cf->start_arg, end, span = n ? n : 1, count, at;
+	int rc;
+
+	if ((rc = elog_reader_seek_end(r)) != 0)
+		return rc;
+	end = elog_reader_position(r);
+	if (n == 0)
+		return 0;
+	for (;;) {
+		if ((rc = elog_reader_seek_last(r, span)) != 0)
+			return rc;
+		uint64_t from = elog_reader_position(r);
+		if ((rc = count_key(r, cf, end, UINT64_MAX, &count, &at)) != 0)
+			return rc;
+		/* At the start of the log when the window holds fewer records
+		 * than asked for: there is nothing before it. */
+		int at_start = end - from < span;
+		if (count >= n || at_start || span > UINT64_MAX / 2) {
+			if ((rc = elog_reader_seek(r, from)) != 0)
+				return rc;
+			if ((rc = count_key(r, cf, end, count > n ? count - n : 0, &count, &at)) != 0)
+				return rc;
+			return elog_reader_seek(r, at);
+		}
+		span *= 2;
+	}
 }
 
 static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
 
+	if (cf->start == START_LAST && cf->key != NULL) {
+		if ((rc = seek_last_of_key(r, cf)) != 0)
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		return;
+	}
 	switch (cf->start) {
 	case START_BEGIN: rc = elog_reader_seek_begin(r); break;
 	case START_END: rc = elog_reader_seek_end(r); break;
@@ -338,20 +442,20 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 {
 	struct elog_record rec;
 	uint64_t printed = 0;
-	int rc;
+	int rc, matched = 0;
 
 	if (cf->count_set && cf->count == 0)
 		return EX_OK;
 	for (;;) {
 		if (stop_requested)
-			return EX_OK;
+			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
 			if (cf->until_set && rec.ts_ms > cf->until)
-				return EX_OK;
-			if (cf->key != NULL && (rec.key_len != cf->key_len ||
-			                        memcmp(rec.key, cf->key, cf->key_len) != 0))
+				return cf->key != NULL && !matched ? EX_NO : EX_OK;
+			if (cf->key != NULL && !key_matches(cf, &rec))
 				continue;
+			matched = 1;
 			print_record(cf, &rec);
 			if (cf->count_set && ++printed == cf->count)
 				return EX_OK;
@@ -370,8 +474,10 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 			if (cf->strict)
 				return EX_NO;
 		} else if (rc == ELOG_END) {
+			/* As grep: a key that no record had is a negative
+			 * answer. */
 			if (!cf->follow)
-				return EX_OK;
+				return cf->key != NULL && !matched ? EX_NO : EX_OK;
 			wait_for_records(r, dir);
 		} else {
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));

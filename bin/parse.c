@@ -56,14 +56,19 @@ static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
 }
 
 /* A duration is one or more NUMBER UNIT pairs ("90s", "1h30m"), so that no
- * bare number is ever read in a unit the user did not mean.  The total must
- * fit in an int64_t of milliseconds, because times are signed. */
+ * bare number is ever read in a unit the user did not mean; but a bare "0"
+ * is the same in every unit.  The total must fit in an int64_t of
+ * milliseconds, because times are signed. */
 int cli_parse_duration(const char *s, uint64_t *ms)
 {
 	uint64_t total = 0;
 
 	if (*s == '\0')
 		return -1;
+	if (strcmp(s, "0") == 0) {
+		*ms = 0;
+		return 0;
+	}
 	while (*s != '\0') {
 		uint64_t n, unit, part;
 
@@ -92,7 +97,8 @@ int cli_parse_duration(const char *s, uint64_t *ms)
 }
 
 /* Sizes are whole bytes with an optional binary unit (K M G T, either case),
- * which may be followed by "B" or "iB": 64M, 64MB and 64MiB are the same. */
+ * which may be followed by "B" or "iB" (either case): 64M, 64MB, 64mb and
+ * 64MiB are the same. */
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t n, mult = 1;
@@ -106,9 +112,9 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	case 't': case 'T': mult = 1ull << 40; s++; break;
 	default: break;
 	}
-	if (mult > 1 && s[0] == 'i' && s[1] == 'B')
+	if (mult > 1 && (s[0] == 'i' || s[0] == 'I') && (s[1] == 'B' || s[1] == 'b'))
 		s += 2;
-	else if (s[0] == 'B')
+	else if (s[0] == 'B' || s[0] == 'b')
 		s++;
 	if (*s != '\0')
 		return -1;
@@ -260,6 +266,17 @@ int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms)
 		*ms = neg ? -(int64_t)v : (int64_t)v;
 		return 0;
 	}
+	/* Digits alone are epoch milliseconds, as elog-cat prints them in
+	 * "ts" and elog-append -t reads them.  With a minus sign they would
+	 * be a time before 1970 to elog-append -t, but here they are far
+	 * likelier a relative time without its unit: that stays an error,
+	 * and @-N says the former. */
+	if (cli_parse_u64(s, &v) == 0) {
+		if (v > (uint64_t)INT64_MAX)
+			return -1;
+		*ms = (int64_t)v;
+		return 0;
+	}
 	if (s[0] == '-') {
 		if (cli_parse_duration(s + 1, &v) < 0 ||
 		    now_ms < INT64_MIN + (int64_t)v)
@@ -317,9 +334,18 @@ int64_t cli_arg_time(const char *opt, const char *arg)
 {
 	int64_t v;
 
-	if (cli_parse_time(arg, cli_now_ms(), &v) < 0)
-		cli_usage_error("%s: invalid time '%s'", opt, arg);
-	return v;
+	uint64_t d;
+
+	if (cli_parse_time(arg, cli_now_ms(), &v) == 0)
+		return v;
+	/* "1h" for "an hour ago" is the likeliest slip of all. */
+	if (cli_parse_duration(arg, &d) == 0)
+		cli_usage_error("%s: invalid time '%s' (did you mean -%s?)", opt, arg, arg);
+	if (arg[0] == '-' && cli_parse_u64(arg + 1, &d) == 0)
+		cli_usage_error("%s: invalid time '%s' (a relative time needs a unit, "
+		                "as in %sh; @%s is milliseconds before the epoch)", opt, arg,
+		                arg, arg);
+	cli_usage_error("%s: invalid time '%s'", opt, arg);
 }
 
 int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])

@@ -122,17 +122,17 @@ follower_exits_with() {
 	[ "$(cat "$T/out")" = $'2\n4' ]
 }
 
-@test "follow: SIGTERM and SIGINT end it with status 0 and flushed output" {
+@test "follow: SIGTERM and SIGINT end it as tail -f, killed by the signal, output flushed" {
 	seq 1 3 | elog-append "$LOG"
 	follow -f -v
 	wait_lines "$T/out" 3
 	kill -TERM "$FOLLOWER"
-	follower_exits_with 0
+	follower_exits_with 143
 	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
 	follow -f -v
 	wait_lines "$T/out" 3
 	kill -INT "$FOLLOWER"
-	follower_exits_with 0
+	follower_exits_with 130
 	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
 }
 
