@@ -75,6 +75,13 @@ void cli_format_duration(uint64_t ms, char buf[CLI_DURATION_MAX]);
 uint64_t cli_arg_u64(const char *opt, const char *arg, uint64_t min, uint64_t max);
 uint64_t cli_arg_size(const char *opt, const char *arg);
 uint64_t cli_arg_duration(const char *opt, const char *arg);
+/* A size within [min, max], the limits named in the units the user wrote
+ * ("--segment-bytes: 1K is out of range (4K to 1G)"). */
+uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint64_t max);
+/* A limit (of retention) that must be more than 0: leaving the option out
+ * is how to say "no limit". */
+uint64_t cli_arg_limit_duration(const char *opt, const char *arg);
+uint64_t cli_arg_limit_size(const char *opt, const char *arg);
 int64_t cli_arg_time(const char *opt, const char *arg);
 /* getopt_long() returned '?' or ':' (the optstring must start with ':'):
  * report the unknown option or missing argument as a usage error. */

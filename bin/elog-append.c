@@ -514,21 +514,19 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			cf->sync = 1;
 			break;
 		case OPT_SEGMENT_BYTES:
-			cf->create.segment_bytes = cli_arg_size("--segment-bytes", optarg);
+			cf->create.segment_bytes = cli_arg_size_range("--segment-bytes", optarg,
+			        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
 			break;
 		case OPT_INDEX_INTERVAL: {
-			uint64_t v = cli_arg_size("--index-interval", optarg);
-
-			if (v > UINT32_MAX)
-				cli_usage_error("--index-interval: '%s' is too large", optarg);
-			cf->create.index_interval = (uint32_t)v;
+			cf->create.index_interval = (uint32_t)cli_arg_size_range("--index-interval",
+			        optarg, ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
 			break;
 		}
 		case OPT_RETAIN_AGE:
-			cf->create.retain_ms = cli_arg_duration("--retain-age", optarg);
+			cf->create.retain_ms = cli_arg_limit_duration("--retain-age", optarg);
 			break;
 		case OPT_RETAIN_BYTES:
-			cf->create.retain_bytes = cli_arg_size("--retain-bytes", optarg);
+			cf->create.retain_bytes = cli_arg_limit_size("--retain-bytes", optarg);
 			break;
 		case OPT_COMPRESS:
 			parse_compress(&cf->create, optarg);

@@ -77,14 +77,10 @@ int main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			o.max_age_ms = cli_arg_duration("--max-age", optarg);
-			if (o.max_age_ms == 0)
-				cli_usage_error("--max-age: must be more than 0");
+			o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			o.max_bytes = cli_arg_size("--max-bytes", optarg);
-			if (o.max_bytes == 0)
-				cli_usage_error("--max-bytes: must be more than 0");
+			o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
 			break;
 		case 'n':
 			o.dry_run = 1;

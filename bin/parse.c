@@ -313,6 +313,53 @@ uint64_t cli_arg_size(const char *opt, const char *arg)
 	return v;
 }
 
+/* bytes with the largest binary unit that divides it: "4K", "1G", "100". */
+static void size_exact(uint64_t v, char buf[32])
+{
+	static const char unit[] = "KMGTPE";
+	int u = -1;
+
+	while (v != 0 && v % 1024 == 0 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, 32, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, 32, "%llu%c", (unsigned long long)v, unit[u]);
+}
+
+uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	char lo[32], hi[32];
+	uint64_t v = cli_arg_size(opt, arg);
+
+	if (v < min || v > max) {
+		size_exact(min, lo);
+		size_exact(max, hi);
+		cli_usage_error("%s: %s is out of range (%s to %s)", opt, arg, lo, hi);
+	}
+	return v;
+}
+
+uint64_t cli_arg_limit_size(const char *opt, const char *arg)
+{
+	uint64_t v = cli_arg_size(opt, arg);
+
+	if (v == 0)
+		cli_usage_error("%s: must be more than 0", opt);
+	return v;
+}
+
+uint64_t cli_arg_limit_duration(const char *opt, const char *arg)
+{
+	uint64_t v = cli_arg_duration(opt, arg);
+
+	if (v == 0)
+		cli_usage_error("%s: must be more than 0", opt);
+	return v;
+}
+
 uint64_t cli_arg_duration(const char *opt, const char *arg)
 {
 	uint64_t v;

@@ -95,6 +95,12 @@ struct elog_record {
 	size_t value_len;
 };
 
+/* The limits of the creation settings below, in bytes. */
+#define ELOG_SEGMENT_BYTES_MIN  (4ull << 10)
+#define ELOG_SEGMENT_BYTES_MAX  (1ull << 30)
+#define ELOG_INDEX_INTERVAL_MIN 64u
+#define ELOG_INDEX_INTERVAL_MAX (1u << 24)
+
 /* Settings of a log.  The ones marked "creation" are stored with the log when
  * it is created and are read back from it afterwards; values given when
  * opening an existing log are ignored for them.  Zero means the default. */

@@ -59,11 +59,11 @@
 #define SETTINGS_MAX    4096u    /* a larger settings file is corrupt */
 
 #define DEFAULT_SEGMENT_BYTES  (64ull << 20)
-#define MIN_SEGMENT_BYTES      (4ull << 10)
-#define MAX_SEGMENT_BYTES      (1ull << 30)
+#define MIN_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MIN
+#define MAX_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MAX
 #define DEFAULT_INDEX_INTERVAL 4096u
-#define MIN_INDEX_INTERVAL     64u
-#define MAX_INDEX_INTERVAL     (1u << 24)
+#define MIN_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MIN
+#define MAX_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MAX
 #define DEFAULT_BATCH_BYTES    (1u << 20)
 
 /* ---- little-endian encoding (le.h would be a junk drawer of one line) ---- */

@@ -163,6 +163,19 @@ static int ends_with(const char *name, const char *suffix)
 	return n >= k && strcmp(name + n - k, suffix) == 0;
 }
 
+/* Count a record into what -l lists of a segment. */
+static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
+{
+	if (si->records == 0 || rec->ts_ms < si->ts_min)
+		si->ts_min = rec->ts_ms;
+	if (si->records == 0 || rec->ts_ms > si->ts_max)
+		si->ts_max = rec->ts_ms;
+	if (si->records == 0)
+		si->first = rec->offset;
+	si->last = rec->offset;
+	si->records++;
+}
+
 /* Sort one name of the directory into segments, indexes, known files and
  * strays. */
 static int sort_name(const char *name, void *arg)
@@ -643,6 +656,7 @@ static int check_segment(struct verify *v, size_t i)
 	            (v->wm_state != WM_OK || base > v->wm.segment_base);
 	uint64_t damage0 = v->res->damage;
 	struct elog_segment_info info = { .base = base, .active = active };
+	struct elog_segment_info durable = { 0 };
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
 	int err = 0, scan_ok;
@@ -722,6 +736,8 @@ static int check_segment(struct verify *v, size_t i)
 			info.first = rec.offset;
 		info.last = rec.offset;
 		info.records++;
+		if (!active || end <= acked)
+			tally_durable(&durable, &rec);
 		if (rec.ts_ms > ts_max)
 			ts_max = rec.ts_ms;
 		if (wm_seg && end <= v->wm.segment_bytes) {
@@ -800,6 +816,13 @@ out:
 done:
 	if (err)
 		return err;
+	/* What is listed and counted is what readers may read: nothing past
+	 * the durable end, which may be a write in progress. */
+	info.records = durable.records;
+	info.first = durable.first;
+	info.last = durable.last;
+	info.ts_min = durable.ts_min;
+	info.ts_max = durable.ts_max;
 	info.damaged = ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
