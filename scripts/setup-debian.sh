@@ -19,6 +19,8 @@ packages=(
 	sqlite3             # benchmarks and examples, side by side with SQLite
 	libsqlite3-dev
 	libzstd-dev         # optional value compression
+	kcat                # examples/: the hand-off to Kafka (test-kafka.sh)
+	librdkafka-dev      # examples/kafka-mock: librdkafka's mock Kafka cluster
 	clang               # fuzzers
 	libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang
 )
