@@ -279,14 +279,19 @@ static void on_stop_signal(int sig)
 	stop_requested = sig;
 }
 
-/* After a stop signal: flush what was printed, then die of the signal, as
- * tail -f does, so that the shell and a script's wait see a program ended
- * by SIGINT or SIGTERM (status 130 or 143), not one that finished. */
+/* After a stop signal: flush what was printed, then end.  SIGINT, the
+ * interrupt from a terminal, kills it as it kills tail -f, so that the
+ * shell and a script's wait see an interrupted program (status 130), and
+ * a script run from the terminal stops too.  SIGTERM, the request of a
+ * supervisor or of kill(1) to stop following, ends it with status 0, the
+ * work done. */
 static noreturn void stop_now(void)
 {
 	int sig = (int)stop_requested;
 
 	cli_flush();
+	if (sig != SIGINT)
+		cli_exit(EX_OK);
 	signal(sig, SIG_DFL);
 	raise(sig);
 	_exit(128 + sig);

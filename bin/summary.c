@@ -109,7 +109,7 @@ static void print_json(const char *dir, const struct elog_summary *s,
                        const struct elog_consumer *c, size_t n)
 {
 	j_open('{');
-	j_str("dir", dir);
+	j_str("dir", cli_utf8_valid(dir, strlen(dir)) ? dir : NULL);
 	j_str("id", s->settings.id);
 	j_time("created", s->settings.created_ms);
 	if (s->records) {

@@ -52,6 +52,10 @@ static int line_holder(const char *line, dev_t dev, ino_t ino, pid_t *pid)
 		return 0;
 	if (maj != major(dev) || mi != minor(dev) || inode != (unsigned long long)ino)
 		return 0;
+	/* An open file description lock has no owner pid (-1); a holder in
+	 * a pid namespace we cannot see shows as 0. */
+	if (p <= 0)
+		return 0;
 	*pid = (pid_t)p;
 	return 1;
 }
