@@ -98,7 +98,7 @@ struct config {
 	int reading;               /* an option about reading records was given */
 };
 
-/* Set by SIGINT and SIGTERM while following: the signal's number. */
+/* Set by SIGINT and SIGTERM while following. */
 static volatile sig_atomic_t stop_requested;
 
 static noreturn void usage(void)
@@ -274,6 +274,73 @@ static void print_record(const struct config *cf, const struct elog_record *rec)
 	}
 }
 
+static int key_matches(const struct config *cf, const struct elog_record *rec)
+{
+	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
+}
+
+/* Read from the reader's position up to (not including) offset end,
+ * counting the records with the key; with skip, stop at the record after
+ * skip of them, leaving *at its offset.  Gaps pass silently: the real read
+ * reports them. */
+static int count_key(elog_reader *r, const struct config *cf, uint64_t end,
+                     uint64_t skip, uint64_t *count, uint64_t *at)
+{
+	struct elog_record rec;
+	int rc;
+
+	*count = 0;
+	*at = end;
+	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
+		if (rc == ELOG_GAP)
+			continue;
+		if (rec.offset >= end)
+			break;
+		if (!key_matches(cf, &rec))
+			continue;
+		if (*count == skip) {
+			*at = rec.offset;
+			return 0;
+		}
+		(*count)++;
+	}
+	return rc == 0 || rc == ELOG_END ? 0 : rc;
+}
+
+/* -n N with -k KEY: the last N records with the key, found by reading
+ * back from the end over a window that doubles until it holds N of them
+ * (or reaches the start), so that the cost is that of the records between
+ * the Nth last one and the end. */
+static int seek_last_of_key(elog_reader *r, const struct config *cf)
+{
+	uint64_t n = cf->start_arg, end, span = n ? n : 1, count, at;
+	int rc;
+
+	if ((rc = elog_reader_seek_end(r)) != 0)
+		return rc;
+	end = elog_reader_position(r);
+	if (n == 0)
+		return 0;
+	for (;;) {
+		if ((rc = elog_reader_seek_last(r, span)) != 0)
+			return rc;
+		uint64_t from = elog_reader_position(r);
+		if ((rc = count_key(r, cf, end, UINT64_MAX, &count, &at)) != 0)
+			return rc;
+		/* At the start of the log when the window holds fewer records
+		 * than asked for: there is nothing before it. */
+		int at_start = end - from < span;
+		if (count >= n || at_start || span > UINT64_MAX / 2) {
+			if ((rc = elog_reader_seek(r, from)) != 0)
+				return rc;
+			if ((rc = count_key(r, cf, end, count > n ? count - n : 0, &count, &at)) != 0)
+				return rc;
+			return elog_reader_seek(r, at);
+		}
+		span *= 2;
+	}
+}
+
 static void on_stop_signal(int sig)
 {
 	stop_requested = sig;
@@ -346,73 +413,6 @@ static void wait_for_records(elog_reader *r, const char *dir)
 		stop_now();
 	if (stdout_gone(&p[1]))
 		cli_exit(EX_OK);
-}
-
-static int key_matches(const struct config *cf, const struct elog_record *rec)
-{
-	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
-}
-
-/* Read from the reader's position up to (not including) offset end,
- * counting the records with the key; with skip, stop at the record after
- * skip of them, leaving *at its offset.  Gaps pass silently: the real read
- * reports them. */
-static int count_key(elog_reader *r, const struct config *cf, uint64_t end,
-                     uint64_t skip, uint64_t *count, uint64_t *at)
-{
-	struct elog_record rec;
-	int rc;
-
-	*count = 0;
-	*at = end;
-	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
-		if (rc == ELOG_GAP)
-			continue;
-		if (rec.offset >= end)
-			break;
-		if (!key_matches(cf, &rec))
-			continue;
-		if (*count == skip) {
-			*at = rec.offset;
-			return 0;
-		}
-		(*count)++;
-	}
-	return rc == 0 || rc == ELOG_END ? 0 : rc;
-}
-
-/* -n N with -k KEY: the last N records with the key, found by reading
- * back from the end over a window that doubles until it holds N of them
- * (or reaches the start), so that the cost is that of the records between
- * the Nth last one and the end. */
-static int seek_last_of_key(elog_reader *r, const struct config *cf)
-{
-	uint64_t n = cf->start_arg, end, span = n ? n : 1, count, at;
-	int rc;
-
-	if ((rc = elog_reader_seek_end(r)) != 0)
-		return rc;
-	end = elog_reader_position(r);
-	if (n == 0)
-		return 0;
-	for (;;) {
-		if ((rc = elog_reader_seek_last(r, span)) != 0)
-			return rc;
-		uint64_t from = elog_reader_position(r);
-		if ((rc = count_key(r, cf, end, UINT64_MAX, &count, &at)) != 0)
-			return rc;
-		/* At the start of the log when the window holds fewer records
-		 * than asked for: there is nothing before it. */
-		int at_start = end - from < span;
-		if (count >= n || at_start || span > UINT64_MAX / 2) {
-			if ((rc = elog_reader_seek(r, from)) != 0)
-				return rc;
-			if ((rc = count_key(r, cf, end, count > n ? count - n : 0, &count, &at)) != 0)
-				return rc;
-			return elog_reader_seek(r, at);
-		}
-		span *= 2;
-	}
 }
 
 static void position(elog_reader *r, const char *dir, const struct config *cf)
