@@ -98,6 +98,9 @@ struct config {
 	int reading;               /* an option about reading records was given */
 };
 
+/* Set when a record had the key of -k. */
+static int key_matched;
+
 /* Set by SIGINT and SIGTERM while following. */
 static volatile sig_atomic_t stop_requested;
 
@@ -447,7 +450,7 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 {
 	struct elog_record rec;
 	uint64_t printed = 0;
-	int rc, matched = 0;
+	int rc;
 
 	if (cf->count_set && cf->count == 0)
 		return EX_OK;
@@ -457,10 +460,10 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
 			if (cf->until_set && rec.ts_ms > cf->until)
-				return cf->key != NULL && !matched ? EX_NO : EX_OK;
+				return EX_OK;
 			if (cf->key != NULL && !key_matches(cf, &rec))
 				continue;
-			matched = 1;
+			key_matched = 1;
 			print_record(cf, &rec);
 			if (cf->count_set && ++printed == cf->count)
 				return EX_OK;
@@ -479,10 +482,8 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 			if (cf->strict)
 				return EX_NO;
 		} else if (rc == ELOG_END) {
-			/* As grep: a key that no record had is a negative
-			 * answer. */
 			if (!cf->follow)
-				return cf->key != NULL && !matched ? EX_NO : EX_OK;
+				return EX_OK;
 			wait_for_records(r, dir);
 		} else {
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
@@ -619,5 +620,9 @@ int main(int argc, char *argv[])
 	elog_reader_close(r);
 	free(cf.fmt.pieces);
 	free(cf.fmt.text);
+	/* As grep: a key that no record had is a negative answer. */
+	if (rc == EX_OK && cf.key != NULL && !key_matched && !cf.follow &&
+	    !(cf.count_set && cf.count == 0))
+		rc = EX_NO;
 	return rc;
 }
