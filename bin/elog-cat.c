@@ -98,11 +98,11 @@ struct config {
 	int reading;               /* an option about reading records was given */
 };
 
-/* Set when a record had the key of -k. */
-static int key_matched;
-
 /* Set by SIGINT and SIGTERM while following. */
 static volatile sig_atomic_t stop_requested;
+
+/* Set when a record had the key of -k. */
+static int key_matched;
 
 static noreturn void usage(void)
 {
