@@ -18,15 +18,17 @@
 #define FN_WATERMARK "watermark"
 #define FN_MAINT     "maint.lock"
 #define FN_CONSUMERS "consumers.json"
-#define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
-#define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
-#define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
-#define FN_SALVAGED  "salvaged"  /* offsets lost to damage (holes.c) */
 #define SEG_EXT     ".log"
 #define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
 #define IDX_EXT     ".idx"
 #define SEG_NAME_LEN 20          /* decimal digits of a base offset */
 #define NAME_MAX_LOCAL 64        /* room for any file name we build */
+
+/* Files of the summary and of salvage. */
+#define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
+#define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
+#define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
+#define FN_SALVAGED  "salvaged"  /* offsets lost to damage (holes.c) */
 
 /* Segment header: 32 bytes at the start of every .log file. */
 #define SEG_MAGIC     "ELOGSEG\n"
