@@ -989,6 +989,22 @@ static void check_consumers(struct verify *v)
 	ctable_free(&t);
 }
 
+/* The offsets salvage lost, which readers report as gaps: a file they
+ * cannot read makes them report none, so it is damage. */
+static void check_salvaged(struct verify *v)
+{
+	struct holes h = { 0 };
+	int err = holes_load(v->dfd, &h);
+
+	if (err == ELOG_CORRUPT)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
+		       "malformed: readers report no gap for the offsets that "
+		       "salvage lost (format in elog(5))");
+	else if (err)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", strerror(err));
+	holes_free(&h);
+}
+
 /* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
 static int check_all(struct verify *v)
 {
@@ -1011,6 +1027,7 @@ static int check_all(struct verify *v)
 	}
 	check_watermark(v);
 	check_consumers(v);
+	check_salvaged(v);
 	return 0;
 }
 

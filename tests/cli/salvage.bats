@@ -104,6 +104,14 @@ pos() { echo $((32 + $1 * 66)); }
 	[ "$stderr" = "elog-verify: $LOG: $SEG0: the segment header is damaged; salvage needs it to know how values are stored" ]
 }
 
+@test "salvage: a malformed salvaged file is damage, since readers would report no gap" {
+	fill
+	printf 'elog-salvaged 1\n9 3 1\n' >"$LOG/salvaged"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "salvaged: malformed: readers report no gap for the offsets that salvage lost (format in elog(5))" ]
+}
+
 @test "salvage: --salvage goes with --repair" {
 	fill
 	run --separate-stderr elog-verify --salvage "$LOG"
