@@ -62,12 +62,26 @@ int64_t cli_now_ms(void);                            /* wall clock */
  * when the year is outside 0..9999. */
 #define CLI_TIME_MAX 32
 int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX]);
+/* bytes for people: "512 B", "1.5 KiB", "95.4 MiB" (one decimal). */
+#define CLI_SIZE_MAX 32
+void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX]);
+/* ms as a duration that cli_parse_duration() reads back: "7d", "90m",
+ * "1500ms". */
+#define CLI_DURATION_MAX 32
+void cli_format_duration(uint64_t ms, char buf[CLI_DURATION_MAX]);
 
 /* Option arguments: the parsers above, stopping with a usage error that
  * names the option (opt, e.g. "--since") and quotes the argument. */
 uint64_t cli_arg_u64(const char *opt, const char *arg, uint64_t min, uint64_t max);
 uint64_t cli_arg_size(const char *opt, const char *arg);
 uint64_t cli_arg_duration(const char *opt, const char *arg);
+/* A size within [min, max], the limits named in the units the user wrote
+ * ("--segment-bytes: 1K is out of range (4K to 1G)"). */
+uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint64_t max);
+/* A limit (of retention) that must be more than 0: leaving the option out
+ * is how to say "no limit". */
+uint64_t cli_arg_limit_duration(const char *opt, const char *arg);
+uint64_t cli_arg_limit_size(const char *opt, const char *arg);
 int64_t cli_arg_time(const char *opt, const char *arg);
 /* getopt_long() returned '?' or ':' (the optstring must start with ':'):
  * report the unknown option or missing argument as a usage error. */
@@ -109,5 +123,9 @@ void cli_base64(const void *buf, size_t len);
  * holding the compact copy.  0 on success, -1 when it is not such a text. */
 int cli_json_compact(const void *in, size_t len, char *out, const char **res,
                      size_t *res_len);
+
+/* elog-cat -L (summary.c): print the summary of the log dir, for people
+ * or (json) as one JSON object, and exit. */
+noreturn void cli_summary(const char *dir, int json);
 
 #endif

@@ -27,7 +27,28 @@ static const char usage_text[] =
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
-	"       elog-append -h | --help | --version\n";
+	"       elog-append -h | --help | --version\n"
+	"\n"
+	"  -0, --null                 records end with NUL, not newline\n"
+	"  -K, --key-delimiter delim  split each record into key and value at delim\n"
+	"  -k, --key key              give every record this key\n"
+	"  -s, --schema schema        give every record this schema id (0-65535)\n"
+	"  -t, --timestamp            each record starts with its time and a tab\n"
+	"  -p, --print-offsets        print each record's offset once it is durable\n"
+	"  -v, --verbose              report batches on standard error\n"
+	"  --batch n                  write a batch at n records\n"
+	"  --batch-bytes size         write a batch at this many bytes\n"
+	"  --linger duration          write a batch this long after its first record\n"
+	"  --sync                     make every record durable on its own\n"
+	"  --wait duration            wait at most this for another writer (10s)\n"
+	"  --segment-bytes size       new log: roll segments at this size\n"
+	"  --index-interval size      new log: bytes between index entries\n"
+	"  --retain-age duration      new log: retention policy by age\n"
+	"  --retain-bytes size        new log: retention policy by size\n"
+	"  --compress zstd[:level]    new log: compress values with zstd\n"
+	"  --no-dictionary            new log: never train a zstd dictionary\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* The longest timestamp -t reads before the tab. */
 #define TS_FIELD_MAX 64
@@ -608,21 +629,19 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 				cf->create.wait_ms = 1;
 			break;
 		case OPT_SEGMENT_BYTES:
-			cf->create.segment_bytes = cli_arg_size("--segment-bytes", optarg);
+			cf->create.segment_bytes = cli_arg_size_range("--segment-bytes", optarg,
+			        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
 			break;
 		case OPT_INDEX_INTERVAL: {
-			uint64_t v = cli_arg_size("--index-interval", optarg);
-
-			if (v > UINT32_MAX)
-				cli_usage_error("--index-interval: '%s' is too large", optarg);
-			cf->create.index_interval = (uint32_t)v;
+			cf->create.index_interval = (uint32_t)cli_arg_size_range("--index-interval",
+			        optarg, ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
 			break;
 		}
 		case OPT_RETAIN_AGE:
-			cf->create.retain_ms = cli_arg_duration("--retain-age", optarg);
+			cf->create.retain_ms = cli_arg_limit_duration("--retain-age", optarg);
 			break;
 		case OPT_RETAIN_BYTES:
-			cf->create.retain_bytes = cli_arg_size("--retain-bytes", optarg);
+			cf->create.retain_bytes = cli_arg_limit_size("--retain-bytes", optarg);
 			break;
 		case OPT_COMPRESS:
 			parse_compress(&cf->create, optarg);

@@ -17,13 +17,30 @@ static const char usage_text[] =
 	"usage: elog-cat [-f] [-F format | -v]\n"
 	"                [-o position | -n count | --since time | -g name]\n"
 	"                [-c count] [-k key] [--until time] [--strict] dir\n"
-	"       elog-cat -h | --help | --version\n";
+	"       elog-cat -L [--json] dir\n"
+	"       elog-cat -h | --help | --version\n"
+	"\n"
+	"  -f, --follow               after the end, wait for new records\n"
+	"  -F, --format format        print records in this format (%o %k %s %T ...)\n"
+	"  -v, --values               print values only, one per line\n"
+	"  -o, --offset position      start at beginning, end, offset N, or -N\n"
+	"  -n, --last count           start count records before the end\n"
+	"  --since time               start at the first record at or after time\n"
+	"  -g, --group name           start after consumer name's committed offset\n"
+	"  -c, --count count          stop after count records\n"
+	"  -k, --key key              print only the records with this key\n"
+	"  --until time               stop at the first record after time\n"
+	"  --strict                   a gap in the offsets is an error\n"
+	"  -L, --list                 print a summary of the log instead\n"
+	"  --json                     with -L: the summary as JSON\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* How long a follower sleeps at most before it looks again by itself, in
  * case a wake-up from the library were ever missed. */
 #define FOLLOW_TIMEOUT_MS 1000
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_VERSION };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "format",  required_argument, NULL, 'F' },
@@ -37,6 +54,8 @@ static const struct option long_options[] = {
 	{ "since",   required_argument, NULL, OPT_SINCE },
 	{ "until",   required_argument, NULL, OPT_UNTIL },
 	{ "strict",  no_argument,       NULL, OPT_STRICT },
+	{ "list",    no_argument,       NULL, 'L' },
+	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
 	{ "version", no_argument,       NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -46,7 +65,8 @@ static const struct option long_options[] = {
 enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };
 
 /* One piece of a -F format: literal text or a field of the record. */
-enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA };
+enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_TS_RFC3339, P_VALUE_SIZE,
+             P_KEY_SIZE, P_SCHEMA };
 
 struct format {
 	struct fpiece {
@@ -73,10 +93,16 @@ struct config {
 	size_t key_len;
 	int follow;
 	int strict;
+	int summary;               /* -L */
+	int json;                  /* --json, with -L */
+	int reading;               /* an option about reading records was given */
 };
 
 /* Set by SIGINT and SIGTERM while following. */
 static volatile sig_atomic_t stop_requested;
+
+/* Set when a record had the key of -k. */
+static int key_matched;
 
 static noreturn void usage(void)
 {
@@ -99,9 +125,10 @@ static void add_piece(struct format *f, enum piece kind, size_t from, size_t len
  * per character. */
 static void compile_format(struct format *f, const char *s)
 {
-	static const char fields[] = "okTSKcs";
+	static const char fields[] = "okTRSKcs";
 	static const enum piece kinds[] = {
-		P_OFFSET, P_KEY, P_TS, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA, P_VALUE
+		P_OFFSET, P_KEY, P_TS, P_TS_RFC3339, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA,
+		P_VALUE
 	};
 	size_t tlen = 0, n = strlen(s);
 
@@ -140,6 +167,21 @@ static void compile_format(struct format *f, const char *s)
 	}
 }
 
+/* %R: the time in RFC 3339 UTC with milliseconds, or @MS for a year
+ * outside 0000..9999, which RFC 3339 cannot write; both read back with
+ * --since. */
+static void put_rfc3339(int64_t ms)
+{
+	char buf[CLI_TIME_MAX];
+
+	if (cli_format_time(ms, buf) == 0) {
+		cli_puts(buf);
+	} else {
+		cli_putc('@');
+		cli_put_i64(ms);
+	}
+}
+
 static void print_format(const struct format *f, const struct elog_record *rec)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -151,6 +193,7 @@ static void print_format(const struct format *f, const struct elog_record *rec)
 		case P_KEY: cli_write(rec->key, rec->key_len); break;
 		case P_VALUE: cli_write(rec->value, rec->value_len); break;
 		case P_TS: cli_put_i64(rec->ts_ms); break;
+		case P_TS_RFC3339: put_rfc3339(rec->ts_ms); break;
 		case P_VALUE_SIZE: cli_put_u64(rec->value_len); break;
 		case P_KEY_SIZE: cli_put_u64(rec->key_len); break;
 		case P_SCHEMA: cli_put_u64(rec->schema); break;
@@ -234,15 +277,99 @@ static void print_record(const struct config *cf, const struct elog_record *rec)
 	}
 }
 
-static void on_stop_signal(int sig)
+static int key_matches(const struct config *cf, const struct elog_record *rec)
 {
-	(void)sig;
-	stop_requested = 1;
+	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
 }
 
-/* While following, SIGINT and SIGTERM end the program cleanly (status 0,
- * stdout flushed).  SA_RESETHAND makes a second signal kill it, should a
- * write to a stalled reader keep it from noticing the first. */
+/* Read from the reader's position up to (not including) offset end,
+ * counting the records with the key; with skip, stop at the record after
+ * skip of them, leaving *at its offset.  Gaps pass silently: the real read
+ * reports them. */
+static int count_key(elog_reader *r, const struct config *cf, uint64_t end,
+                     uint64_t skip, uint64_t *count, uint64_t *at)
+{
+	struct elog_record rec;
+	int rc;
+
+	*count = 0;
+	*at = end;
+	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
+		if (rc == ELOG_GAP)
+			continue;
+		if (rec.offset >= end)
+			break;
+		if (!key_matches(cf, &rec))
+			continue;
+		if (*count == skip) {
+			*at = rec.offset;
+			return 0;
+		}
+		(*count)++;
+	}
+	return rc == 0 || rc == ELOG_END ? 0 : rc;
+}
+
+/* -n N with -k KEY: the last N records with the key, found by reading
+ * back from the end over a window that doubles until it holds N of them
+ * (or reaches the start), so that the cost is that of the records between
+ * the Nth last one and the end. */
+static int seek_last_of_key(elog_reader *r, const struct config *cf)
+{
+	uint64_t n = cf->start_arg, end, span = n ? n : 1, count, at;
+	int rc;
+
+	if ((rc = elog_reader_seek_end(r)) != 0)
+		return rc;
+	end = elog_reader_position(r);
+	if (n == 0)
+		return 0;
+	for (;;) {
+		if ((rc = elog_reader_seek_last(r, span)) != 0)
+			return rc;
+		uint64_t from = elog_reader_position(r);
+		if ((rc = count_key(r, cf, end, UINT64_MAX, &count, &at)) != 0)
+			return rc;
+		/* At the start of the log when the window holds fewer records
+		 * than asked for: there is nothing before it. */
+		int at_start = end - from < span;
+		if (count >= n || at_start || span > UINT64_MAX / 2) {
+			if ((rc = elog_reader_seek(r, from)) != 0)
+				return rc;
+			if ((rc = count_key(r, cf, end, count > n ? count - n : 0, &count, &at)) != 0)
+				return rc;
+			return elog_reader_seek(r, at);
+		}
+		span *= 2;
+	}
+}
+
+static void on_stop_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+/* After a stop signal: flush what was printed, then end.  SIGINT, the
+ * interrupt from a terminal, kills it as it kills tail -f, so that the
+ * shell and a script's wait see an interrupted program (status 130), and
+ * a script run from the terminal stops too.  SIGTERM, the request of a
+ * supervisor or of kill(1) to stop following, ends it with status 0, the
+ * work done. */
+static noreturn void stop_now(void)
+{
+	int sig = (int)stop_requested;
+
+	cli_flush();
+	if (sig != SIGINT)
+		cli_exit(EX_OK);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* While following, SIGINT and SIGTERM end the program with stdout flushed
+ * (stop_now()).  SA_RESETHAND makes a second signal kill it at once,
+ * should a write to a stalled reader keep it from noticing the first. */
 static void catch_stop_signals(void)
 {
 	struct sigaction sa;
@@ -285,7 +412,9 @@ static void wait_for_records(elog_reader *r, const char *dir)
 		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
 			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
 	}
-	if (stdout_gone(&p[1]) || stop_requested)
+	if (stop_requested)
+		stop_now();
+	if (stdout_gone(&p[1]))
 		cli_exit(EX_OK);
 }
 
@@ -293,6 +422,11 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
 
+	if (cf->start == START_LAST && cf->key != NULL) {
+		if ((rc = seek_last_of_key(r, cf)) != 0)
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		return;
+	}
 	switch (cf->start) {
 	case START_BEGIN: rc = elog_reader_seek_begin(r); break;
 	case START_END: rc = elog_reader_seek_end(r); break;
@@ -322,14 +456,14 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 		return EX_OK;
 	for (;;) {
 		if (stop_requested)
-			return EX_OK;
+			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
 			if (cf->until_set && rec.ts_ms > cf->until)
 				return EX_OK;
-			if (cf->key != NULL && (rec.key_len != cf->key_len ||
-			                        memcmp(rec.key, cf->key, cf->key_len) != 0))
+			if (cf->key != NULL && !key_matches(cf, &rec))
 				continue;
+			key_matched = 1;
 			print_record(cf, &rec);
 			if (cf->count_set && ++printed == cf->count)
 				return EX_OK;
@@ -337,12 +471,14 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 			uint64_t first, last;
 
 			elog_reader_gap(r, &first, &last);
+			const char *why = elog_reader_gap_cause(r) == ELOG_GAP_DAMAGE
+			        ? "lost to damage (see elog-verify --salvage)"
+			        : "removed by retention";
 			if (first == last)
-				cli_warn(dir, "offset %llu was removed by retention",
-				         (unsigned long long)first);
+				cli_warn(dir, "offset %llu was %s", (unsigned long long)first, why);
 			else
-				cli_warn(dir, "offsets %llu-%llu were removed by retention",
-				         (unsigned long long)first, (unsigned long long)last);
+				cli_warn(dir, "offsets %llu-%llu were %s",
+				         (unsigned long long)first, (unsigned long long)last, why);
 			if (cf->strict)
 				return EX_NO;
 		} else if (rc == ELOG_END) {
@@ -382,7 +518,9 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fLh", long_options, NULL)) != -1) {
+		if (c != 'L' && c != OPT_JSON)
+			cf->reading = 1;
 		switch (c) {
 		case 'F':
 			if (cf->out == OUT_VALUES)
@@ -436,6 +574,12 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 		case OPT_STRICT:
 			cf->strict = 1;
 			break;
+		case 'L':
+			cf->summary = 1;
+			break;
+		case OPT_JSON:
+			cf->json = 1;
+			break;
 		case 'h':
 			usage();
 		case OPT_VERSION:
@@ -444,6 +588,10 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			cli_bad_option(c, argv);
 		}
 	}
+	if (cf->summary && cf->reading)
+		cli_usage_error("-L reads no records: it takes only --json");
+	if (cf->json && !cf->summary)
+		cli_usage_error("--json goes with -L (records are JSON by default)");
 }
 
 int main(int argc, char *argv[])
@@ -458,6 +606,8 @@ int main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	dir = cli_dir_operand(argc, argv);
+	if (cf.summary)
+		cli_summary(dir, cf.json);
 
 	rc = elog_reader_open(&r, dir);
 	if (rc != 0)
@@ -470,5 +620,9 @@ int main(int argc, char *argv[])
 	elog_reader_close(r);
 	free(cf.fmt.pieces);
 	free(cf.fmt.text);
+	/* As grep: a key that no record had is a negative answer. */
+	if (rc == EX_OK && cf.key != NULL && !key_matched && !cf.follow &&
+	    !(cf.count_set && cf.count == 0))
+		rc = EX_NO;
 	return rc;
 }

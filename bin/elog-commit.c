@@ -18,7 +18,16 @@ static const char usage_text[] =
 	"       elog-commit -l [--json] dir\n"
 	"       elog-commit -d name dir\n"
 	"       elog-commit --log-id dir\n"
-	"       elog-commit -h | --help | --version\n";
+	"       elog-commit -h | --help | --version\n"
+	"\n"
+	"  -T, --tee                  copy each input line to stdout once committed\n"
+	"  -e, --every duration       commit from stdin at most this often\n"
+	"  -l, --list                 list the consumers\n"
+	"  --json                     with -l: JSON lines\n"
+	"  -d, --delete name          forget consumer name\n"
+	"  --log-id                   print the log's id\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* Without --every, the latest offset is committed at most once a second:
  * a crash replays at most about a second of records, and a fast pipeline
@@ -123,6 +132,8 @@ static noreturn void list(const char *dir, int json)
 			cli_put_u64(c[i].offset);
 			cli_puts(",\"lag\":");
 			cli_put_u64(c[i].lag);
+			cli_puts(",\"lost\":");
+			cli_put_u64(c[i].lost);
 			cli_puts(",\"committed_ms\":");
 			cli_put_i64(c[i].committed_ms);
 			cli_puts("}\n");
@@ -137,6 +148,11 @@ static noreturn void list(const char *dir, int json)
 		cli_put_u64(c[i].lag);
 		cli_putc(' ');
 		cli_puts(when);
+		if (c[i].lost) {
+			cli_puts(" LOST ");
+			cli_put_u64(c[i].lost);
+			cli_puts(" to retention");
+		}
 		cli_putc('\n');
 	}
 	free(c);

@@ -9,7 +9,15 @@
 
 static const char usage_text[] =
 	"usage: elog-compact [-nv] [--grace duration] [--min-lag duration] [--wait] dir\n"
-	"       elog-compact -h | --help | --version\n";
+	"       elog-compact -h | --help | --version\n"
+	"\n"
+	"  -n, --dry-run              report what would change, change nothing\n"
+	"  -v, --verbose              report each segment rewritten\n"
+	"  --grace duration           keep tombstones this long (default 24h)\n"
+	"  --min-lag duration         leave records younger than this alone\n"
+	"  --wait                     wait for another maintenance run to finish\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT, OPT_VERSION };
 

@@ -12,7 +12,16 @@
 static const char usage_text[] =
 	"usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
 	"       elog-retain --set key=value ... dir\n"
-	"       elog-retain -h | --help | --version\n";
+	"       elog-retain -h | --help | --version\n"
+	"\n"
+	"  -n, --dry-run              print what would go, remove nothing\n"
+	"  -v, --verbose              print each segment removed\n"
+	"  --max-age duration         remove segments whose newest record is older\n"
+	"  --max-bytes size           remove the oldest segments while larger\n"
+	"  --wait                     wait for another maintenance run to finish\n"
+	"  --set key=value            change a setting of the log (see the man page)\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET, OPT_VERSION };
 
@@ -121,14 +130,10 @@ int main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			o.max_age_ms = cli_arg_duration("--max-age", optarg);
-			if (o.max_age_ms == 0)
-				cli_usage_error("--max-age: must be more than 0");
+			o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			o.max_bytes = cli_arg_size("--max-bytes", optarg);
-			if (o.max_bytes == 0)
-				cli_usage_error("--max-bytes: must be more than 0");
+			o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
 			break;
 		case 'n':
 			o.dry_run = 1;

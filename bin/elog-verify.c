@@ -18,20 +18,29 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-verify [-q] [--json] [--repair] dir\n"
+	"usage: elog-verify [-q] [--json] [--repair [--salvage]] dir\n"
 	"       elog-verify -l [--json] dir\n"
-	"       elog-verify -h | --help | --version\n";
+	"       elog-verify -h | --help | --version\n"
+	"\n"
+	"  -q, --quiet                no summary line on standard error\n"
+	"  --json                     problems (or with -l, segments) as JSON lines\n"
+	"  --repair                   repair what can be repaired without loss\n"
+	"  --salvage                  with --repair: get past damaged closed segments\n"
+	"  -l, --list                 list the segments\n"
+	"  -h, --help                 print this help and exit\n"
+	"  --version                  print the version and exit\n";
 
 /* Progress is shown only for a log at least this large, on a terminal. */
 #define PROGRESS_MIN_BYTES (256ull << 20)
 
-enum { OPT_JSON = 256, OPT_REPAIR, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "list",    no_argument, NULL, 'l' },
 	{ "quiet",   no_argument, NULL, 'q' },
 	{ "json",    no_argument, NULL, OPT_JSON },
 	{ "repair",  no_argument, NULL, OPT_REPAIR },
+	{ "salvage", no_argument, NULL, OPT_SALVAGE },
 	{ "help",    no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -195,9 +204,26 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	r->progress_shown = 1;
 }
 
+/* Each damaged range salvage moved aside, reported as a repair. */
+static void on_salvage(const struct elog_salvage_report *rep, void *arg)
+{
+	char text[512];
+	struct elog_problem p = { ELOG_PROBLEM_REPAIRED, rep->segment, rep->pos, text };
+
+	if (rep->lost)
+		snprintf(text, sizeof text, "salvaged: %" PRIu64 " damaged bytes moved to %s; "
+		         "offsets %" PRIu64 "-%" PRIu64 " may be lost, and readers report "
+		         "them as a gap", rep->bytes, rep->aside, rep->first, rep->last);
+	else
+		snprintf(text, sizeof text, "salvaged: %" PRIu64 " damaged bytes moved to %s; "
+		         "no record lost", rep->bytes, rep->aside);
+	on_problem(arg, &p);
+}
+
 int main(int argc, char *argv[])
 {
 	struct run r = { 0 };
+	int salvage = 0;
 	struct elog_verify_result res;
 	unsigned flags = 0;
 	char msg[ELOG_VERIFY_MSG_MAX];
@@ -219,6 +245,9 @@ int main(int argc, char *argv[])
 		case OPT_REPAIR:
 			flags |= ELOG_VERIFY_REPAIR;
 			break;
+		case OPT_SALVAGE:
+			salvage = 1;
+			break;
 		case 'h':
 			usage();
 		case OPT_VERSION:
@@ -235,10 +264,16 @@ int main(int argc, char *argv[])
 	if (r.list && r.quiet)
 		cli_usage_error("-l and -q cannot be used together");
 
+	if (salvage && !(flags & ELOG_VERIFY_REPAIR))
+		cli_usage_error("--salvage goes with --repair");
+
 	struct elog_verify_hooks hooks = {
 		on_problem, on_segment, isatty(STDERR_FILENO) ? on_progress : NULL, &r
 	};
-	int err = elog_verify(r.dir, flags, &hooks, &res, msg);
+	int err = salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
+	if (err)
+		cli_die_elog(r.dir, err, msg);
+	err = elog_verify(r.dir, flags, &hooks, &res, msg);
 	clear_progress(&r);
 	if (err)
 		cli_die_elog(r.dir, err, msg);

@@ -56,14 +56,19 @@ static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
 }
 
 /* A duration is one or more NUMBER UNIT pairs ("90s", "1h30m"), so that no
- * bare number is ever read in a unit the user did not mean.  The total must
- * fit in an int64_t of milliseconds, because times are signed. */
+ * bare number is ever read in a unit the user did not mean; but a bare "0"
+ * is the same in every unit.  The total must fit in an int64_t of
+ * milliseconds, because times are signed. */
 int cli_parse_duration(const char *s, uint64_t *ms)
 {
 	uint64_t total = 0;
 
 	if (*s == '\0')
 		return -1;
+	if (strcmp(s, "0") == 0) {
+		*ms = 0;
+		return 0;
+	}
 	while (*s != '\0') {
 		uint64_t n, unit, part;
 
@@ -92,7 +97,8 @@ int cli_parse_duration(const char *s, uint64_t *ms)
 }
 
 /* Sizes are whole bytes with an optional binary unit (K M G T, either case),
- * which may be followed by "B" or "iB": 64M, 64MB and 64MiB are the same. */
+ * which may be followed by "B" or "iB" (either case): 64M, 64MB, 64mb and
+ * 64MiB are the same. */
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t n, mult = 1;
@@ -106,9 +112,9 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	case 't': case 'T': mult = 1ull << 40; s++; break;
 	default: break;
 	}
-	if (mult > 1 && s[0] == 'i' && s[1] == 'B')
+	if (mult > 1 && (s[0] == 'i' || s[0] == 'I') && (s[1] == 'B' || s[1] == 'b'))
 		s += 2;
-	else if (s[0] == 'B')
+	else if (s[0] == 'B' || s[0] == 'b')
 		s++;
 	if (*s != '\0')
 		return -1;
@@ -260,6 +266,17 @@ int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms)
 		*ms = neg ? -(int64_t)v : (int64_t)v;
 		return 0;
 	}
+	/* Digits alone are epoch milliseconds, as elog-cat prints them in
+	 * "ts" and elog-append -t reads them.  With a minus sign they would
+	 * be a time before 1970 to elog-append -t, but here they are far
+	 * likelier a relative time without its unit: that stays an error,
+	 * and @-N says the former. */
+	if (cli_parse_u64(s, &v) == 0) {
+		if (v > (uint64_t)INT64_MAX)
+			return -1;
+		*ms = (int64_t)v;
+		return 0;
+	}
 	if (s[0] == '-') {
 		if (cli_parse_duration(s + 1, &v) < 0 ||
 		    now_ms < INT64_MIN + (int64_t)v)
@@ -296,6 +313,53 @@ uint64_t cli_arg_size(const char *opt, const char *arg)
 	return v;
 }
 
+/* bytes with the largest binary unit that divides it: "4K", "1G", "100". */
+static void size_exact(uint64_t v, char buf[32])
+{
+	static const char unit[] = "KMGTPE";
+	int u = -1;
+
+	while (v != 0 && v % 1024 == 0 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, 32, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, 32, "%llu%c", (unsigned long long)v, unit[u]);
+}
+
+uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	char lo[32], hi[32];
+	uint64_t v = cli_arg_size(opt, arg);
+
+	if (v < min || v > max) {
+		size_exact(min, lo);
+		size_exact(max, hi);
+		cli_usage_error("%s: %s is out of range (%s to %s)", opt, arg, lo, hi);
+	}
+	return v;
+}
+
+uint64_t cli_arg_limit_size(const char *opt, const char *arg)
+{
+	uint64_t v = cli_arg_size(opt, arg);
+
+	if (v == 0)
+		cli_usage_error("%s: must be more than 0", opt);
+	return v;
+}
+
+uint64_t cli_arg_limit_duration(const char *opt, const char *arg)
+{
+	uint64_t v = cli_arg_duration(opt, arg);
+
+	if (v == 0)
+		cli_usage_error("%s: must be more than 0", opt);
+	return v;
+}
+
 uint64_t cli_arg_duration(const char *opt, const char *arg)
 {
 	uint64_t v;
@@ -317,9 +381,18 @@ int64_t cli_arg_time(const char *opt, const char *arg)
 {
 	int64_t v;
 
-	if (cli_parse_time(arg, cli_now_ms(), &v) < 0)
-		cli_usage_error("%s: invalid time '%s'", opt, arg);
-	return v;
+	uint64_t d;
+
+	if (cli_parse_time(arg, cli_now_ms(), &v) == 0)
+		return v;
+	/* "1h" for "an hour ago" is the likeliest slip of all. */
+	if (cli_parse_duration(arg, &d) == 0)
+		cli_usage_error("%s: invalid time '%s' (did you mean -%s?)", opt, arg, arg);
+	if (arg[0] == '-' && cli_parse_u64(arg + 1, &d) == 0)
+		cli_usage_error("%s: invalid time '%s' (a relative time needs a unit, "
+		                "as in %sh; @%s is milliseconds before the epoch)", opt, arg,
+		                arg, arg);
+	cli_usage_error("%s: invalid time '%s'", opt, arg);
 }
 
 int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
@@ -339,4 +412,39 @@ int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
 		return -1;
 	snprintf(buf + n, CLI_TIME_MAX - n, ".%03dZ", (int)frac);
 	return 0;
+}
+
+void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX])
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, CLI_SIZE_MAX, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, CLI_SIZE_MAX, "%.1f %s", v, unit[u]);
+}
+
+void cli_format_duration(uint64_t ms, char buf[CLI_DURATION_MAX])
+{
+	static const struct { const char *name; uint64_t ms; } unit[] = {
+		{ "w", 7 * 86400000ull }, { "d", 86400000ull }, { "h", 3600000ull },
+		{ "m", 60000ull }, { "s", 1000ull },
+	};
+
+	/* The largest unit that gives a whole number, so that what is printed
+	 * parses back to the same duration. */
+	for (size_t i = 0; i < sizeof unit / sizeof unit[0]; i++)
+		if (ms != 0 && ms % unit[i].ms == 0) {
+			snprintf(buf, CLI_DURATION_MAX, "%llu%s",
+			         (unsigned long long)(ms / unit[i].ms), unit[i].name);
+			return;
+		}
+	snprintf(buf, CLI_DURATION_MAX, "%llums", (unsigned long long)ms);
 }

@@ -24,6 +24,7 @@ _elog_args_append='-K --key-delimiter -k --key -s --schema --batch
 
 _elog_flags_cat='-F --format -v --values -o --offset -n --last --since
 	-g --group -c --count --until -f --follow -k --key --strict
+	-L --list --json
 	-h --help --version'
 _elog_args_cat='-F --format -o --offset -n --last --since -g --group
 	-c --count --until -k --key'
@@ -40,7 +41,8 @@ _elog_flags_retain='--max-age --max-bytes -n --dry-run -v --verbose --wait
 	--set -h --help --version'
 _elog_args_retain='--max-age --max-bytes --set'
 
-_elog_flags_verify='-l --list -q --quiet --json --repair -h --help --version'
+_elog_flags_verify='-l --list -q --quiet --json --repair --salvage -h --help
+	--version'
 _elog_args_verify=''
 
 # _elog_in WORD LIST: whether WORD is one of the words of LIST.

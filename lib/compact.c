@@ -740,6 +740,8 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	int err = maint_open(&m, dir, o->wait, msg);
 	if (!err)
 		err = compact(&c);
+	if (!err && !o->dry_run)
+		lastrun_mark(m.dfd, FN_COMPACT_LAST, c.now);
 	maint_close(&m);
 	keyset_free(&c.ks);
 	free(c.old.v);

@@ -132,9 +132,17 @@ static int load_table(int dfd, struct ctable *t, char *msg)
 	return rc;
 }
 
-static void set_lag(struct elog_consumer *c, uint64_t end)
+/* The lag counts what the consumer can still read: from its next offset,
+ * or from the log's start when retention removed that (lost counts those
+ * removed), to the last durable record. */
+static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start)
 {
-	c->lag = end > c->offset + 1 ? end - 1 - c->offset : 0;
+	uint64_t next = c->offset + 1;
+
+	c->lost = start > next ? start - next : 0;
+	if (start > next)
+		next = start;
+	c->lag = end > next ? end - next : 0;
 }
 
 /* Run change on the table under the lock and store the result. */
@@ -248,8 +256,23 @@ int elog_consumer_delete(const char *dir, const char *name, char *msg)
 	return modify(dir, do_delete, name, msg);
 }
 
-/* Load the table and the durable end without taking the lock. */
-static int snapshot(const char *dir, struct ctable *t, uint64_t *end, char *msg)
+/* The log's first offset: the first segment's base, after retention. */
+static int log_start(int dfd, uint64_t *start, char *msg)
+{
+	struct seglist sl;
+	int rc = seglist_read(dfd, &sl);
+
+	if (rc)
+		return errmsg_set(msg, rc, "listing segments: %s", elog_strerror(rc));
+	*start = sl.n ? sl.base[0] : 0;
+	seglist_free(&sl);
+	return 0;
+}
+
+/* Load the table, the durable end and the log's start without taking the
+ * lock. */
+static int snapshot(const char *dir, struct ctable *t, uint64_t *end,
+                    uint64_t *start, char *msg)
 {
 	int dfd, rc;
 
@@ -261,6 +284,10 @@ static int snapshot(const char *dir, struct ctable *t, uint64_t *end, char *msg)
 	rc = durable_end(dfd, end, 0, msg);
 	if (!rc)
 		rc = load_table(dfd, t, msg);
+	/* The start, read last, only grows too: what it says was lost was
+	 * lost. */
+	if (!rc)
+		rc = log_start(dfd, start, msg);
 	close(dfd);
 	return rc;
 }
@@ -270,19 +297,20 @@ static int get_entry(const char *dir, const char *name,
                      struct elog_consumer *c, uint64_t *end, char *msg)
 {
 	struct ctable t = { 0 };
+	uint64_t start;
 	ssize_t i;
 	int rc;
 
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	if ((rc = snapshot(dir, &t, end, msg)))
+	if ((rc = snapshot(dir, &t, end, &start, msg)))
 		return rc;
 	i = ctable_find(&t, name);
 	if (i < 0) {
 		rc = errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
 	} else {
 		*c = t.v[i];
-		set_lag(c, *end);
+		set_lag(c, *end, start);
 	}
 	ctable_free(&t);
 	return rc;
@@ -305,7 +333,7 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 {
 	char local[ERRMSG_MAX];
 	struct ctable t = { 0 };
-	uint64_t end;
+	uint64_t end, start;
 	int rc;
 
 	if (!msg)
@@ -313,10 +341,10 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 	msg[0] = 0;
 	*list = NULL;
 	*n = 0;
-	if ((rc = snapshot(dir, &t, &end, msg)))
+	if ((rc = snapshot(dir, &t, &end, &start, msg)))
 		return rc;
 	for (size_t i = 0; i < t.n; i++)
-		set_lag(&t.v[i], end);
+		set_lag(&t.v[i], end, start);
 	*list = t.v;
 	*n = t.n;
 	return 0;

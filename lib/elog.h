@@ -64,6 +64,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +110,12 @@ struct elog_record {
 	const void *value;   /* value_len bytes; empty + keyed = tombstone */
 	size_t value_len;
 };
+
+/* The limits of the creation settings below, in bytes. */
+#define ELOG_SEGMENT_BYTES_MIN  (4ull << 10)
+#define ELOG_SEGMENT_BYTES_MAX  (1ull << 30)
+#define ELOG_INDEX_INTERVAL_MIN 64u
+#define ELOG_INDEX_INTERVAL_MAX (1u << 24)
 
 /* Settings of a log.  The ones marked "creation" are stored with the log when
  * it is created and are read back from it afterwards; a value given when
@@ -251,6 +258,14 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec);
 /* After ELOG_GAP: the removed range, first and last offset inclusive. */
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 
+/* After ELOG_GAP: why the records are gone.  ELOG_GAP_RETENTION: removed
+ * by retention (below the log's start).  ELOG_GAP_DAMAGE: lost to damage
+ * that elog_salvage() moved aside (listed in the file "salvaged"); some
+ * of those offsets may have held no record. */
+#define ELOG_GAP_RETENTION 1
+#define ELOG_GAP_DAMAGE    2
+int elog_reader_gap_cause(const elog_reader *r);
+
 /* The offset the next record returned will have at least. */
 uint64_t elog_reader_position(const elog_reader *r);
 
@@ -343,8 +358,14 @@ struct elog_consumer {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
 	uint64_t offset;       /* the last record processed */
 	int64_t committed_ms;  /* when it was committed, ms since the epoch */
-	uint64_t lag;          /* offsets from it to the last durable record:
-	                        * durable_end - 1 - offset (0 when caught up) */
+	uint64_t lag;          /* offsets it has still to read: from its next
+	                        * one (offset + 1, or the log's start when
+	                        * retention removed that) to the last durable
+	                        * record (0 when caught up) */
+	uint64_t lost;         /* offsets after offset that retention removed
+	                        * before the consumer read them: start - offset
+	                        * - 1 when the log starts above offset + 1,
+	                        * else 0 */
 };
 
 /* 0 when name is a valid consumer name, else ELOG_BADNAME. */
@@ -474,6 +495,34 @@ struct elog_verify_result {
 int elog_verify(const char *dir, unsigned flags,
                 const struct elog_verify_hooks *hooks,
                 struct elog_verify_result *res, char *msg);
+
+/* Salvage (lib/salvage.c): the way past damage in a closed segment, which
+ * elog_verify() reports but never cuts.  Every closed segment is read
+ * whole; each one holding a record that does not check is rewritten with
+ * every record that does (found again after the damage by trying each
+ * byte position), the damaged bytes are copied to
+ * "<segment>.log.cut-<ms>" beside it, and the offsets that lay in them
+ * are recorded in the file "salvaged", so that readers report them as a
+ * gap (ELOG_GAP, elog_reader_gap_cause() ELOG_GAP_DAMAGE) instead of
+ * skipping them.  Takes the maintenance lock (ELOG_LOCKED when another
+ * maintenance run holds it); the writer may run.  A segment whose header
+ * is damaged is not salvaged (ELOG_CORRUPT): the header says how values
+ * are stored. */
+struct elog_salvage_report {
+	const char *segment;      /* the segment's file name */
+	const char *aside;        /* where the damaged bytes were copied */
+	uint64_t pos, bytes;      /* the damaged bytes in the old file */
+	int lost;                 /* 1 when offsets lay in them: */
+	uint64_t first, last;     /* the offsets that may have been lost */
+};
+typedef void elog_salvage_fn(const struct elog_salvage_report *rep, void *arg);
+struct elog_salvage_result {
+	uint64_t segments;        /* segments rewritten */
+	uint64_t ranges;          /* damaged ranges moved aside */
+	uint64_t bytes;           /* their bytes */
+};
+int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
+                 struct elog_salvage_result *res, char *msg);
 /* ==== end of VERIFY ===================================================== */
 
 /* ==== MAINTENANCE (lib/retain.c, lib/compact.c, lib/maint.c) ========== */
@@ -608,6 +657,63 @@ struct elog_compact_result {
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg);
 /* ==== end of MAINTENANCE ================================================ */
+
+/* ==== SUMMARY (lib/summary.c) =========================================== */
+/*
+ * elog_summary_read() gives one look at a log, as elog-cat -L prints it.
+ * It takes no lock and never scans the log: it lists the directory, reads
+ * the settings, the watermark and the first record, and scans at most the
+ * last megabyte of records before the durable end; so it answers in about
+ * the same time on a log of any size, while writers and maintenance run.
+ */
+struct elog_summary {
+	struct elog_settings settings;
+	uint64_t start;          /* the first segment's base (0 when none) */
+	uint64_t durable_end;    /* every record below it is durable */
+	int have_first, have_last;  /* a durable record was found */
+	uint64_t first, last;    /* offsets of the first and last durable record */
+	uint64_t records;        /* last - first + 1, the offsets in the log:
+	                          * the number of records while offsets are
+	                          * dense, and an upper bound once compaction
+	                          * has removed records (records_exact 0) */
+	int records_exact;       /* 1: no compaction ever ran on the log */
+	int64_t oldest_ms;       /* ts_ms of the first record */
+	int64_t newest_ms;       /* the greatest ts_ms in the newest segment
+	                          * holding durable records (the last record's
+	                          * when the writer stamps times) */
+	uint64_t segments;
+	uint64_t active_base;    /* the newest segment */
+	uint64_t log_bytes;      /* the segment files' sizes */
+	uint64_t dir_bytes;      /* every regular file's size... */
+	uint64_t disk_bytes;     /* ...and the blocks they take, in bytes */
+	/* Compression, from the records read at the end of the log: their
+	 * size as stored and with their values uncompressed (both counted as
+	 * whole records).  sample_unknown: some could not be decoded here. */
+	uint64_t sample_stored, sample_raw;
+	int sample_unknown;
+	/* Processes, from /proc/locks (Linux): holders of the lock on the
+	 * file "writers" (every open writer), of LOCK (the one writing a
+	 * batch now, 0 for none) and of maint.lock (a retention or
+	 * compaction run, 0 for none).  writers_known is 0 when /proc/locks
+	 * could not be read; the pid lists are then empty. */
+	int writers_known;
+	pid_t *writers;          /* malloc'ed; see elog_summary_free() */
+	size_t nwriters;
+	pid_t batch_pid, maint_pid;
+	/* When retention and compaction last finished a run (not a dry run),
+	 * INT64_MIN for never (or before this version kept it). */
+	int64_t retain_last_ms, compact_last_ms;
+	int damaged;             /* a record or header it read was damaged
+	                          * (elog-verify tells more) */
+};
+
+/* Fill *s for the log DIR; free it with elog_summary_free().  Errors:
+ * ELOG_NOTLOG, ELOG_VERSION, ELOG_CORRUPT (settings), errno values.  msg,
+ * when not NULL, receives a message with context (ELOG_MAINT_MSG_MAX
+ * bytes). */
+int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);
+void elog_summary_free(struct elog_summary *s);
+/* ==== end of SUMMARY ==================================================== */
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,12 @@
 #define SEG_NAME_LEN 20          /* decimal digits of a base offset */
 #define NAME_MAX_LOCAL 64        /* room for any file name we build */
 
+/* Files of the summary and of salvage. */
+#define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
+#define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
+#define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
+#define FN_SALVAGED  "salvaged"  /* offsets lost to damage (holes.c) */
+
 /* Segment header: 32 bytes at the start of every .log file. */
 #define SEG_MAGIC     "ELOGSEG\n"
 #define SEG_VERSION   1u
@@ -59,11 +65,11 @@
 #define SETTINGS_MAX    4096u    /* a larger settings file is corrupt */
 
 #define DEFAULT_SEGMENT_BYTES  (64ull << 20)
-#define MIN_SEGMENT_BYTES      (4ull << 10)
-#define MAX_SEGMENT_BYTES      (1ull << 30)
+#define MIN_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MIN
+#define MAX_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MAX
 #define DEFAULT_INDEX_INTERVAL 4096u
-#define MIN_INDEX_INTERVAL     64u
-#define MAX_INDEX_INTERVAL     (1u << 24)
+#define MIN_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MIN
+#define MAX_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MAX
 #define DEFAULT_BATCH_BYTES    (1u << 20)
 
 /* ---- little-endian encoding (le.h would be a junk drawer of one line) ---- */
@@ -161,6 +167,36 @@ int lock_state_read(int fd, struct lock_state *ls);
 int lock_state_write(int fd, const struct lock_state *ls, int trunc);
 /* This boot's id (Linux); 0 when it cannot be known. */
 int lock_boot_id(unsigned char id[16]);
+
+/* ---- holders.c ---- */
+/* The pids holding a lock on name in dfd, from /proc/locks, in a malloc'ed
+ * array (*n 0 and *pids NULL when none, or when the file does not exist).
+ * An errno value when /proc/locks cannot be read (not Linux, no /proc). */
+int lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
+
+/* ---- holes.c: the ranges of offsets salvage lost ---- */
+struct hole {
+	uint64_t first, last;   /* inclusive */
+	int64_t ms;             /* when the salvage ran */
+};
+struct holes {
+	struct hole *v;         /* ascending, not overlapping */
+	size_t n;
+};
+/* Read FN_SALVAGED (none: zero ranges).  ELOG_CORRUPT, errno values. */
+int holes_load(int dfd, struct holes *h);
+void holes_free(struct holes *h);
+/* Add a range and replace the file. */
+int holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
+/* 1 and the part of the first range that meets [from, to], else 0. */
+int holes_find(const struct holes *h, uint64_t from, uint64_t to,
+               uint64_t *first, uint64_t *last);
+
+/* ---- lastrun.c: when maintenance last ran ---- */
+/* Record ms in the file name, ignoring failure (the mark is information). */
+void lastrun_mark(int dfd, const char *name, int64_t ms);
+/* The time recorded in name, INT64_MIN when there is none. */
+int64_t lastrun_read(int dfd, const char *name);
 
 /* ---- record.c: encode, decode and check one record ---- */
 size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */

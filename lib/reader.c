@@ -219,6 +219,11 @@ use:;
  * Returns 0 with a segment open, ELOG_END when there is none, or an error. */
 static int locate(elog_reader *r)
 {
+	/* Segments change under a reader only by maintenance, and salvage
+	 * is maintenance: a fresh look at its ranges here keeps up with it.
+	 * A damaged file is elog-verify's to report. */
+	if (holes_load(r->dfd, &r->holes) != 0)
+		holes_free(&r->holes);
 	for (int attempt = 0; attempt < 100; attempt++) {
 		struct seglist sl;
 		int err = seglist_read(r->dfd, &sl);
@@ -312,6 +317,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 	for (int ends = 0;;) {
 		if (r->gap_pending) {
 			r->gap_pending = 0;
+			r->gap_cause = ELOG_GAP_RETENTION;
 			return ELOG_GAP;
 		}
 		int err;
@@ -347,6 +353,16 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				if (r->wm.durable_end > old_end && ++ends <= 1000)
 					continue;
 				return ELOG_END;
+			}
+			if (rec->offset > r->want && r->holes.n &&
+			    holes_find(&r->holes, r->want, rec->offset - 1,
+			               &r->gap_first, &r->gap_last)) {
+				/* Offsets salvage lost lie before this record:
+				 * say so, and read it again next time. */
+				scan_seek(&r->sc, at);
+				r->gap_cause = ELOG_GAP_DAMAGE;
+				r->want = r->gap_last + 1;
+				return ELOG_GAP;
 			}
 			r->last = rec->offset;
 			r->have_last = 1;
@@ -387,6 +403,11 @@ void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last)
 {
 	*first = r->gap_first;
 	*last = r->gap_last;
+}
+
+int elog_reader_gap_cause(const elog_reader *r)
+{
+	return r->gap_cause;
 }
 
 uint64_t elog_reader_position(const elog_reader *r)
@@ -604,5 +625,6 @@ void elog_reader_close(elog_reader *r)
 	if (r->dfd >= 0)
 		close(r->dfd);
 	free(r->dir);
+	holes_free(&r->holes);
 	free(r);
 }

@@ -41,6 +41,8 @@ struct elog_reader {
 
 	int gap_pending;
 	uint64_t gap_first, gap_last;
+	int gap_cause;		/* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
+	struct holes holes;	/* the file "salvaged", as last loaded */
 
 	int ino_fd;		/* inotify instance, or -1 */
 	int wd_wm, wd_dir;	/* its watches, or -1 */

@@ -119,6 +119,8 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
 	int err = maint_open(&m, dir, o->wait, msg);
 	if (!err)
 		err = retain(&m, o, res);
+	if (!err && !o->dry_run)
+		lastrun_mark(m.dfd, FN_RETAIN_LAST, fs_now_ms());
 	maint_close(&m);
 	return err;
 }

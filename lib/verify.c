@@ -145,6 +145,7 @@ static int is_known(const char *name)
 	static const char *const known[] = {
 		FN_LOCK, FN_WRITERS, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
 		"consumers.lock", "compact.state", FN_START,
+		FN_RETAIN_LAST, FN_COMPACT_LAST, FN_SALVAGED,
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(name, known[i]) == 0)
@@ -160,6 +161,19 @@ static int ends_with(const char *name, const char *suffix)
 {
 	size_t n = strlen(name), k = strlen(suffix);
 	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* Count a record into what -l lists of a segment. */
+static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
+{
+	if (si->records == 0 || rec->ts_ms < si->ts_min)
+		si->ts_min = rec->ts_ms;
+	if (si->records == 0 || rec->ts_ms > si->ts_max)
+		si->ts_max = rec->ts_ms;
+	if (si->records == 0)
+		si->first = rec->offset;
+	si->last = rec->offset;
+	si->records++;
 }
 
 /* Sort one name of the directory into segments, indexes, known files and
@@ -680,6 +694,7 @@ static int check_segment(struct verify *v, size_t i)
 	            (v->wm_state != WM_OK || base > v->wm.segment_base);
 	uint64_t damage0 = v->res->damage;
 	struct elog_segment_info info = { .base = base, .active = active };
+	struct elog_segment_info durable = { 0 };
 	char name[NAME_MAX_LOCAL];
 	struct zdec *zd = NULL;	/* for a compressed segment's values */
 	struct stat st;
@@ -798,6 +813,8 @@ static int check_segment(struct verify *v, size_t i)
 			info.first = rec.offset;
 		info.last = rec.offset;
 		info.records++;
+		if (!active || end <= acked)
+			tally_durable(&durable, &rec);
 		if (rec.ts_ms > ts_max)
 			ts_max = rec.ts_ms;
 		if (zd && !bad_values) {
@@ -894,6 +911,13 @@ out:
 done:
 	if (err)
 		return err;
+	/* What is listed and counted is what readers may read: nothing past
+	 * the durable end, which may be a write in progress. */
+	info.records = durable.records;
+	info.first = durable.first;
+	info.last = durable.last;
+	info.ts_min = durable.ts_min;
+	info.ts_max = durable.ts_max;
 	info.damaged = ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
@@ -1060,6 +1084,22 @@ static void check_consumers(struct verify *v)
 	ctable_free(&t);
 }
 
+/* The offsets salvage lost, which readers report as gaps: a file they
+ * cannot read makes them report none, so it is damage. */
+static void check_salvaged(struct verify *v)
+{
+	struct holes h = { 0 };
+	int err = holes_load(v->dfd, &h);
+
+	if (err == ELOG_CORRUPT)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
+		       "malformed: readers report no gap for the offsets that "
+		       "salvage lost (format in elog(5))");
+	else if (err)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", strerror(err));
+	holes_free(&h);
+}
+
 /* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
 static int check_all(struct verify *v)
 {
@@ -1082,6 +1122,7 @@ static int check_all(struct verify *v)
 	}
 	check_watermark(v);
 	check_consumers(v);
+	check_salvaged(v);
 	return 0;
 }
 

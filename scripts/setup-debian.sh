@@ -16,6 +16,8 @@ packages=(
 	mandoc              # mandoc -Tlint in make check; reading the man pages
 	bsdextrautils       # col: the CLI tests compare a rendered SYNOPSIS with --help
 	jq                  # the demo, the CLI tests and examples/ filter JSON lines
+	kcat                # examples/: the hand-off to Kafka (test-kafka.sh)
+	librdkafka-dev      # examples/kafka-mock: librdkafka's mock Kafka cluster
 	sqlite3             # benchmarks and examples, side by side with SQLite
 	libsqlite3-dev
 	libzstd-dev         # optional value compression

@@ -122,7 +122,7 @@ follower_exits_with() {
 	[ "$(cat "$T/out")" = $'2\n4' ]
 }
 
-@test "follow: SIGTERM and SIGINT end it with status 0 and flushed output" {
+@test "follow: SIGTERM ends it with status 0, SIGINT kills it as tail -f; output flushed" {
 	seq 1 3 | elog-append "$LOG"
 	follow -f -v
 	wait_lines "$T/out" 3
@@ -132,7 +132,12 @@ follower_exits_with() {
 	follow -f -v
 	wait_lines "$T/out" 3
 	kill -INT "$FOLLOWER"
-	follower_exits_with 0
+	follower_exits_with 130
+	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
+	# As with tail -f, an interrupted pipeline in a script is seen as
+	# interrupted: bash reports the status of a process killed by SIGINT.
+	run bash -c 'elog-cat -f -v "$1" & p=$!; sleep 0.5; kill -INT $p; wait $p' _ "$LOG"
+	[ "$status" -eq 130 ] && [ "$output" = $'1\n2\n3' ]
 	[ "$(cat "$T/out")" = $'1\n2\n3' ] && [ ! -s "$T/err" ]
 }
 

@@ -165,9 +165,47 @@ value_of() {
 	[ "$(elog-cat --last 1 -F '%o' "$LOG")" = "4" ]
 	[ "$(elog-cat -n 0 -F '%o' "$LOG")" = "" ]
 	[ "$(elog-cat -n 100 -F '%o' "$LOG")" = "01234" ]
-	# -k filters the last N records; it does not look further back.
-	[ "$(elog-cat -n 2 -k a -F '%o' "$LOG")" = "" ]
-	[ "$(elog-cat -n 3 -k a -F '%o' "$LOG")" = "2" ]
+	# With -k, the last N records of that key, however far back.
+	[ "$(elog-cat -n 1 -k a -F '%o' "$LOG")" = "2" ]
+	[ "$(elog-cat -n 2 -k a -F '%o' "$LOG")" = "02" ]
+	[ "$(elog-cat -n 3 -k a -F '%o' "$LOG")" = "02" ]
+	[ "$(elog-cat -n 1 -k '' -F '%o' "$LOG")" = "3" ]
+	[ "$(elog-cat -n 0 -k a -F '%o' "$LOG")" = "" ]
+}
+
+@test "cat: -n N -k KEY reads back only as far as the Nth last record of the key" {
+	# 5000 records in 4 KiB segments; key "rare" only at offsets 10, 20
+	# and 4990.
+	awk 'BEGIN { for (i = 0; i < 5000; i++)
+		printf "%s:%06d padding padding\n", (i == 10 || i == 20 || i == 4990) ? "rare" : "common", i }' |
+		elog-append -K : --segment-bytes 4K "$LOG"
+	[ "$(elog-cat -n 2 -k rare -F '%o ' "$LOG")" = "20 4990 " ]
+	[ "$(elog-cat -n 5 -k rare -F '%o ' "$LOG")" = "10 20 4990 " ]
+	[ "$(elog-cat -n 2 -k common -F '%o ' "$LOG")" = "4998 4999 " ]
+	[ "$(elog-cat -n 1 -k rare -c 1 -F '%s' "$LOG")" = "004990 padding padding" ]
+}
+
+@test "cat: -F %R prints the timestamp in RFC 3339, which --since reads back" {
+	five
+	[ "$(elog-cat -F '%R %T\n' -c 2 "$LOG")" = $'1970-01-01T00:00:01.000Z 1000\n1970-01-01T00:00:02.000Z 2000' ]
+	[ "$(elog-cat --since "$(elog-cat -o 3 -c 1 -F %R "$LOG")" -F %o "$LOG")" = 34 ]
+	# Out of RFC 3339's years: epoch milliseconds after an @.
+	printf '%s\t%s\n' 253402300800000 late | elog-append -t "$LOG"
+	[ "$(elog-cat -o 5 -F %R "$LOG")" = "@253402300800000" ]
+	[ "$(elog-cat --since @253402300800000 -F %o "$LOG")" = 5 ]
+}
+
+@test "cat: --since and --until take the ts elog-cat prints, and hint at a missing minus" {
+	five
+	ts=$(elog-cat -o 2 -c 1 "$LOG" | jq .ts)
+	[ "$ts" = 3000 ]
+	[ "$(elog-cat --since "$ts" -F %o "$LOG")" = 234 ]
+	[ "$(elog-cat --until "$ts" -F %o "$LOG")" = 012 ]
+	usage_error elog-cat "--since: invalid time '1h' (did you mean -1h?)" --since 1h "$LOG"
+	usage_error elog-cat "--until: invalid time '2d12h' (did you mean -2d12h?)" --until 2d12h "$LOG"
+	# What elog-append -t reads, elog-cat --since reads.
+	printf '%s\t%s\n' 2026-11-29T03:00:00.250Z x | elog-append -t "$LOG"
+	[ "$(elog-cat --since 2026-11-29T03:00:00.250Z -F %T "$LOG")" = 1795921200250 ]
 }
 
 @test "cat: -n across segments" {
@@ -190,8 +228,11 @@ value_of() {
 	five
 	[ "$(elog-cat -k a -F '%o' "$LOG")" = "02" ]
 	[ "$(elog-cat --key b -F '%o' "$LOG")" = "14" ]
+	# As grep: a key no record has is a negative answer, status 1.
 	run --separate-stderr elog-cat -k nope "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	[ "$status" -eq 1 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	run --separate-stderr elog-cat -k a --until 1970-01-01T00:00:00.500Z "$LOG"
+	[ "$status" -eq 1 ] && [ "$output" = "" ]
 	[ "$(elog-cat -k '' -F '%o' "$LOG")" = "3" ]
 	printf 'ab:1\n' | elog-append -K : "$LOG"
 	[ "$(elog-cat -k a -F '%o' "$LOG")" = "02" ]
@@ -330,7 +371,7 @@ value_of() {
 	usage_error elog-cat "--since: invalid time 'soon'" --since soon "$LOG"
 	usage_error elog-cat "--until: invalid time '2026-02-29'" --until 2026-02-29 "$LOG"
 	usage_error elog-cat "--until: invalid time '2026-11-29T03:60:00Z'" --until 2026-11-29T03:60:00Z "$LOG"
-	usage_error elog-cat "--since: invalid time '-2'" --since -2 "$LOG"
+	usage_error elog-cat "--since: invalid time '-2' (a relative time needs a unit, as in -2h; @-2 is milliseconds before the epoch)" --since -2 "$LOG"
 	usage_error elog-cat "--since: invalid time '@x'" --since @x "$LOG"
 	usage_error elog-cat "--since: invalid time '@9223372036854775808'" --since @9223372036854775808 "$LOG"
 	usage_error elog-cat "--since: invalid time '26-11-29'" --since 26-11-29 "$LOG"

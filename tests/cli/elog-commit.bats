@@ -353,7 +353,7 @@ committed_is() {
 	"$B/elog-commit" "$L" uplink 3
 	run "$B/elog-commit" -l --json "$L"
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^\{\"name\":\"uplink\",\"offset\":3,\"lag\":6,\"committed_ms\":[0-9]{13}\}$ ]]
+	[[ "$output" =~ ^\{\"name\":\"uplink\",\"offset\":3,\"lag\":6,\"lost\":0,\"committed_ms\":[0-9]{13}\}$ ]]
 }
 
 @test "the lag grows as records become durable" {

@@ -28,7 +28,7 @@ flip() {
 @test "--help prints the synopsis of the man page on stdout" {
 	run "$B/elog-verify" --help
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "usage: elog-verify [-q] [--json] [--repair] dir" ]
+	[ "${lines[0]}" = "usage: elog-verify [-q] [--json] [--repair [--salvage]] dir" ]
 	[ "${lines[1]}" = "       elog-verify -l [--json] dir" ]
 	[ "${lines[2]}" = "       elog-verify -h | --help | --version" ]
 }

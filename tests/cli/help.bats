@@ -14,7 +14,7 @@ TOP=$BATS_TEST_DIRNAME/../..
 	command -v mandoc >/dev/null || skip "mandoc is not installed"
 	local p usage man
 	for p in $PROGRAMS; do
-		usage=$("$p" --help | flags_of_text)
+		usage=$(help_usage "$p" | flags_of_text)
 		man=$(MANWIDTH=80 mandoc -T ascii "$TOP/man/$p.1" | col -b |
 			sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | flags_of_text)
 		[ -n "$usage" ] || { echo "$p: no flags in --help" >&2; return 1; }
@@ -55,11 +55,35 @@ TOP=$BATS_TEST_DIRNAME/../..
 @test "help: --help names each option of the man page's list by its first name" {
 	local p usage doc
 	for p in $PROGRAMS; do
-		usage=$("$p" --help | flags_of_text | grep -vx -- --help)
+		usage=$(help_usage "$p" | flags_of_text | grep -vx -- --help)
 		doc=$(flags_of_options "$TOP/man/$p.1" first)
 		[ "$usage" = "$doc" ] || {
 			echo "$p: --help (<) and the option list (>) differ:" >&2
 			diff <(echo "$usage") <(echo "$doc") >&2
+			return 1
+		}
+	done
+}
+
+@test "help: --help lists each option of the man page's list on one line" {
+	local p opts doc n
+	for p in $PROGRAMS; do
+		opts=$(help_options "$p")
+		doc=$(flags_of_options "$TOP/man/$p.1")
+		# Every line starts with the option, its names and argument.
+		[ -z "$(echo "$opts" | grep -v '^  -')" ] || {
+			echo "$p: a line of --help's options is not an option:" >&2
+			echo "$opts" | grep -v '^  -' >&2
+			return 1
+		}
+		[ "$(echo "$opts" | cut -c1-29 | flags_of_text)" = "$doc" ] || {
+			echo "$p: --help's options (<) and the man page's list (>) differ:" >&2
+			diff <(echo "$opts" | cut -c1-29 | flags_of_text) <(echo "$doc") >&2
+			return 1
+		}
+		n=$(grep -c '^\.It Fl ' "$TOP/man/$p.1")
+		[ "$(echo "$opts" | wc -l)" -eq "$n" ] || {
+			echo "$p: $(echo "$opts" | wc -l) option lines in --help, $n in the man page" >&2
 			return 1
 		}
 	done

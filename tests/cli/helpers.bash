@@ -96,6 +96,17 @@ synopsis_words() {
 		sed 's/^ //; s/ $//'
 }
 
+# The usage part of a program's --help: the lines before the first empty
+# one (the options follow it, one per line).
+help_usage() {
+	"$1" --help | sed '/^$/,$d'
+}
+
+# The option lines of a program's --help: those after the first empty one.
+help_options() {
+	"$1" --help | sed '1,/^$/d'
+}
+
 usage_words() {
-	"$1" --help | sed '1s/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+	help_usage "$1" | sed '1s/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
 }

@@ -1,0 +1,340 @@
+/*
+ * summary.c: elog-cat -L, one look at a log in the manner of kcat -L:
+ * offsets, records, sizes, times, writers, maintenance, compression and
+ * consumers, for people or as one JSON object (--json).  The figures come
+ * from elog_summary_read() and elog_consumer_list(), which take no lock;
+ * elog-cat(1) says what each one means.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "cli.h"
+
+/* ---- JSON: members separated by commas as they come ---- */
+
+static int comma;
+
+static void j_open(char c)
+{
+	cli_putc(c);
+	comma = 0;
+}
+
+static void j_close(char c)
+{
+	cli_putc(c);
+	comma = 1;
+}
+
+static void j_key(const char *k)
+{
+	if (comma)
+		cli_putc(',');
+	comma = 1;
+	if (k != NULL) {
+		cli_json_string(k, strlen(k));
+		cli_putc(':');
+	}
+}
+
+static void j_u64(const char *k, uint64_t v)
+{
+	j_key(k);
+	cli_put_u64(v);
+}
+
+static void j_i64(const char *k, int64_t v)
+{
+	j_key(k);
+	cli_put_i64(v);
+}
+
+static void j_str(const char *k, const char *v)
+{
+	j_key(k);
+	if (v == NULL)
+		cli_puts("null");
+	else
+		cli_json_string(v, strlen(v));
+}
+
+static void j_bool(const char *k, int v)
+{
+	j_key(k);
+	cli_puts(v ? "true" : "false");
+}
+
+/* A time as two members: NAME_ms (epoch ms) and NAME (RFC 3339), both
+ * null when unknown. */
+static void j_time(const char *k, int64_t ms)
+{
+	char key[64], when[CLI_TIME_MAX];
+	int known = ms != INT64_MIN && cli_format_time(ms, when) == 0;
+
+	snprintf(key, sizeof key, "%s_ms", k);
+	if (known)
+		j_i64(key, ms);
+	else
+		j_str(key, NULL);
+	j_str(k, known ? when : NULL);
+}
+
+static void j_pid(const char *k, pid_t pid)
+{
+	if (pid > 0)
+		j_i64(k, pid);
+	else
+		j_str(k, NULL);
+}
+
+/* ---- figures shared by both forms ---- */
+
+/* Stored size over raw size of the sample, or 0 when unknown. */
+static double ratio(const struct elog_summary *s)
+{
+	if (s->settings.compression != ELOG_COMPRESS_ZSTD || s->sample_unknown ||
+	    s->sample_stored == 0)
+		return 0;
+	return (double)s->sample_raw / (double)s->sample_stored;
+}
+
+static const char *codec(const struct elog_summary *s)
+{
+	return s->settings.compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none";
+}
+
+static void print_json(const char *dir, const struct elog_summary *s,
+                       const struct elog_consumer *c, size_t n)
+{
+	j_open('{');
+	j_str("dir", cli_utf8_valid(dir, strlen(dir)) ? dir : NULL);
+	j_str("id", s->settings.id);
+	j_time("created", s->settings.created_ms);
+	if (s->records) {
+		j_u64("first", s->first);
+		j_u64("last", s->last);
+	} else {
+		j_str("first", NULL);
+		j_str("last", NULL);
+	}
+	j_u64("records", s->records);
+	j_bool("records_exact", s->records_exact);
+	j_u64("durable_end", s->durable_end);
+	j_u64("start", s->start);
+	j_u64("segments", s->segments);
+	j_u64("active_segment", s->active_base);
+	j_u64("segment_bytes", s->settings.segment_bytes);
+	j_u64("log_bytes", s->log_bytes);
+	j_u64("dir_bytes", s->dir_bytes);
+	j_u64("disk_bytes", s->disk_bytes);
+	j_time("oldest", s->records ? s->oldest_ms : INT64_MIN);
+	j_time("newest", s->records ? s->newest_ms : INT64_MIN);
+	j_key("writers");
+	if (!s->writers_known) {
+		cli_puts("null");
+	} else {
+		j_open('[');
+		for (size_t i = 0; i < s->nwriters; i++)
+			j_i64(NULL, s->writers[i]);
+		j_close(']');
+	}
+	j_pid("writing_pid", s->batch_pid);
+	j_pid("maintenance_pid", s->maint_pid);
+	j_key("retention");
+	j_open('{');
+	if (s->settings.retain_ms)
+		j_u64("max_age_ms", s->settings.retain_ms);
+	else
+		j_str("max_age_ms", NULL);
+	if (s->settings.retain_bytes)
+		j_u64("max_bytes", s->settings.retain_bytes);
+	else
+		j_str("max_bytes", NULL);
+	j_time("last_run", s->retain_last_ms);
+	j_close('}');
+	j_key("compaction");
+	j_open('{');
+	j_time("last_run", s->compact_last_ms);
+	j_close('}');
+	j_key("compression");
+	j_open('{');
+	j_str("codec", codec(s));
+	if (s->settings.compression == ELOG_COMPRESS_ZSTD)
+		j_i64("level", s->settings.compression_level);
+	else
+		j_str("level", NULL);
+	j_key("ratio");
+	if (ratio(s) > 0) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "%.2f", ratio(s));
+		cli_puts(buf);
+	} else {
+		cli_puts("null");
+	}
+	j_u64("sample_bytes", s->sample_stored);
+	j_close('}');
+	j_bool("damaged", s->damaged);
+	j_key("consumers");
+	j_open('[');
+	for (size_t i = 0; i < n; i++) {
+		j_key(NULL);
+		j_open('{');
+		j_str("name", c[i].name);
+		j_u64("offset", c[i].offset);
+		j_u64("lag", c[i].lag);
+		j_u64("lost", c[i].lost);
+		j_time("committed", c[i].committed_ms);
+		j_close('}');
+	}
+	j_close(']');
+	j_close('}');
+	cli_putc('\n');
+}
+
+/* ---- for people ---- */
+
+static void line(const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line(const char *label, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	cli_puts("  ");
+	cli_puts(label);
+	for (size_t i = strlen(label); i < 13; i++)
+		cli_putc(' ');
+	cli_puts(buf);
+	cli_putc('\n');
+}
+
+static const char *when(int64_t ms, char buf[CLI_TIME_MAX + 24])
+{
+	char t[CLI_TIME_MAX];
+
+	if (ms == INT64_MIN)
+		return "never";
+	if (cli_format_time(ms, t) < 0)
+		snprintf(buf, CLI_TIME_MAX + 24, "@%lld", (long long)ms);
+	else
+		snprintf(buf, CLI_TIME_MAX + 24, "%s (@%lld)", t, (long long)ms);
+	return buf;
+}
+
+static void print_pids(const char *label, const pid_t *p, size_t n)
+{
+	char buf[256] = "none";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && len < sizeof buf - 24; i++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%ld",
+		                        i ? " " : "", (long)p[i]);
+	line(label, "%s", buf);
+}
+
+static void print_text(const char *dir, const struct elog_summary *s,
+                       const struct elog_consumer *c, size_t n)
+{
+	char a[CLI_SIZE_MAX], b[CLI_SIZE_MAX], d[CLI_SIZE_MAX];
+	char t[CLI_TIME_MAX + 24], age[CLI_DURATION_MAX];
+
+	cli_puts("log ");
+	cli_puts(dir);
+	cli_puts(" (id ");
+	cli_puts(s->settings.id);
+	cli_puts(")\n");
+	if (s->records)
+		line("offsets", "%llu..%llu, %s%llu records%s",
+		     (unsigned long long)s->first, (unsigned long long)s->last,
+		     s->records_exact ? "" : "at most ", (unsigned long long)s->records,
+		     s->records_exact ? "" : " (compacted)");
+	else
+		line("offsets", "none, 0 records");
+	line("durable end", "%llu", (unsigned long long)s->durable_end);
+	cli_format_size(s->log_bytes, a);
+	cli_format_size(s->dir_bytes, b);
+	cli_format_size(s->disk_bytes, d);
+	line("size", "%s in segments, %s in all files, %s on disk", a, b, d);
+	cli_format_size(s->settings.segment_bytes, a);
+	line("segments", "%llu, active %020llu, rolled at %s",
+	     (unsigned long long)s->segments, (unsigned long long)s->active_base, a);
+	line("oldest", "%s", s->records ? when(s->oldest_ms, t) : "-");
+	line("newest", "%s", s->records ? when(s->newest_ms, t) : "-");
+	if (s->writers_known)
+		print_pids("writers", s->writers, s->nwriters);
+	else
+		line("writers", "unknown (no /proc/locks)");
+	if (s->batch_pid > 0)
+		line("writing now", "%ld", (long)s->batch_pid);
+	if (s->maint_pid > 0)
+		line("maintenance", "running, pid %ld", (long)s->maint_pid);
+	if (s->settings.retain_ms && s->settings.retain_bytes) {
+		cli_format_duration(s->settings.retain_ms, age);
+		cli_format_size(s->settings.retain_bytes, a);
+		line("retention", "max age %s, max size %s", age, a);
+	} else if (s->settings.retain_ms) {
+		cli_format_duration(s->settings.retain_ms, age);
+		line("retention", "max age %s", age);
+	} else if (s->settings.retain_bytes) {
+		cli_format_size(s->settings.retain_bytes, a);
+		line("retention", "max size %s", a);
+	} else {
+		line("retention", "no stored policy");
+	}
+	line("  last run", "%s", when(s->retain_last_ms, t));
+	line("compaction", "last run %s", when(s->compact_last_ms, t));
+	if (s->settings.compression == ELOG_COMPRESS_ZSTD && ratio(s) > 0)
+		line("compression", "zstd level %d, ratio %.2f (newest records)",
+		     s->settings.compression_level, ratio(s));
+	else if (s->settings.compression == ELOG_COMPRESS_ZSTD)
+		line("compression", "zstd level %d, ratio unknown",
+		     s->settings.compression_level);
+	else
+		line("compression", "none");
+	if (s->damaged)
+		line("damage", "found in what was read: run elog-verify");
+	line("consumers", "%zu", n);
+	for (size_t i = 0; i < n; i++) {
+		char lost[64] = "";
+		if (c[i].lost)
+			snprintf(lost, sizeof lost, ", LOST %llu to retention",
+			         (unsigned long long)c[i].lost);
+		cli_puts("    ");
+		cli_puts(c[i].name);
+		cli_puts(": offset ");
+		cli_put_u64(c[i].offset);
+		cli_puts(", lag ");
+		cli_put_u64(c[i].lag);
+		cli_puts(lost);
+		cli_puts(", committed ");
+		cli_puts(when(c[i].committed_ms, t));
+		cli_putc('\n');
+	}
+}
+
+noreturn void cli_summary(const char *dir, int json)
+{
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_summary s;
+	struct elog_consumer *c;
+	size_t n;
+	int rc;
+
+	if ((rc = elog_summary_read(dir, &s, msg)) != 0)
+		cli_die_elog(dir, rc, msg);
+	if ((rc = elog_consumer_list(dir, &c, &n, msg)) != 0)
+		cli_die_elog(dir, rc, msg);
+	if (json)
+		print_json(dir, &s, c, n);
+	else
+		print_text(dir, &s, c, n);
+	free(c);
+	elog_summary_free(&s);
+	cli_exit(EX_OK);
+}

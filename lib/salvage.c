@@ -1,0 +1,219 @@
+/*
+ * salvage.c: elog_salvage(), the way past a damaged closed segment
+ * (elog-verify --repair --salvage).
+ *
+ * A closed segment is never cut by an ordinary repair: its records were
+ * acknowledged, and cutting at the first bad byte would throw away every
+ * good record after it.  Salvage reads the segment whole and keeps every
+ * record that checks (CRC, length, an offset inside the segment's range
+ * and above the record before it); where a record does not check, it
+ * looks for the next one byte by byte, the way a reader of a damaged tape
+ * would, and moves the bytes in between aside.  Then, in this order, each
+ * step durable before the next:
+ *
+ *   1. the damaged bytes go to "<segment>.log.cut-<ms>" beside it;
+ *   2. the offsets between the last good record before them and the first
+ *      good one after (or the next segment's base) are added to the file
+ *      "salvaged" (holes.c), so that readers report them as a gap;
+ *   3. the good records are written to a new file renamed over the
+ *      segment, and its index is rebuilt.
+ *
+ * A crash between steps leaves the damaged segment as it was, so the
+ * next salvage does it again; a range recorded twice is merged.  Some of
+ * the offsets of a range may have held no record (compaction holes): the
+ * gap says "may have been lost", never less than what was.
+ *
+ * It runs under the maintenance lock (as retention and compaction do) and
+ * touches closed segments only, so the writer may be running.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct salvager {
+	struct maint *m;
+	elog_salvage_fn *each;
+	void *arg;
+	int64_t now;
+	struct elog_salvage_result *res;
+};
+
+/* Whether a good record starts at p: it decodes, and its offset lies in
+ * [lo, next_base). */
+static int good_at(const unsigned char *p, size_t avail, uint64_t lo,
+                   uint64_t next_base, struct elog_record *rec, size_t *size)
+{
+	return rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
+	       rec->offset < next_base;
+}
+
+static int grow(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+{
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap : 4096;
+		while (c < *len + n)
+			c *= 2;
+		unsigned char *nb = realloc(*buf, c);
+		if (!nb)
+			return ENOMEM;
+		*buf = nb;
+		*cap = c;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+struct damage {
+	uint64_t pos, bytes;      /* in the old file */
+	uint64_t first, last;     /* offsets lost */
+};
+
+/* Salvage segment base, whose successor starts at next_base. */
+static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
+{
+	struct maint *m = v->m;
+	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
+	unsigned char *data = NULL, *keep = NULL, *lost = NULL;
+	size_t size = 0, klen = 0, kcap = 0, llen = 0, lcap = 0, nd = 0;
+	struct damage *d = NULL;
+	struct stat st;
+	int err = 0;
+
+	seg_name(name, base, SEG_EXT);
+	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		err = errno;
+	else if (!(data = malloc((size_t)st.st_size + 1)))
+		err = ENOMEM;
+	else
+		err = fs_pread_full(fd, data, (size_t)st.st_size, 0, &size);
+	if (err) {
+		close(fd);
+		free(data);
+		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+	}
+	close(fd);
+	if (size < SEG_HDR || seg_header_check(data, base) != 0) {
+		free(data);
+		return errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged; "
+		                  "salvage needs it to know how values are stored", name);
+	}
+
+	uint64_t lo = base;	/* the next good record's offset is at least this */
+	size_t pos = SEG_HDR;
+	err = grow(&keep, &klen, &kcap, data, SEG_HDR);
+	while (!err && pos < size) {
+		struct elog_record rec;
+		size_t rs;
+		if (good_at(data + pos, size - pos, lo, next_base, &rec, &rs)) {
+			err = grow(&keep, &klen, &kcap, data + pos, rs);
+			lo = rec.offset + 1;
+			pos += rs;
+			continue;
+		}
+		size_t q = pos + 1;
+		while (q + REC_PREFIX <= size && !good_at(data + q, size - q, lo, next_base, &rec, &rs))
+			q++;
+		int found = q + REC_PREFIX <= size;
+		if (!found)
+			q = size;
+		struct damage *nd2 = realloc(d, (nd + 1) * sizeof *d);
+		if (!nd2) {
+			err = ENOMEM;
+			break;
+		}
+		d = nd2;
+		d[nd++] = (struct damage){ pos, q - pos, lo, found ? rec.offset - 1 : next_base - 1 };
+		err = grow(&lost, &llen, &lcap, data + pos, q - pos);
+		pos = q;
+	}
+	free(data);
+	if (err) {
+		err = errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		goto out;
+	}
+	if (nd == 0)
+		goto out;	/* nothing wrong here */
+
+	/* 1: the damaged bytes, aside. */
+	snprintf(aside, sizeof aside, "%s.cut-%lld", name, (long long)v->now);
+	maint_step();
+	if ((err = fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
+		err = errmsg_set(m->msg, err, "%s: %s", aside, strerror(err));
+		goto out;
+	}
+	/* 2: the ranges, for readers.  An empty range (damage between two
+	 * records with consecutive offsets, e.g. garbage appended after the
+	 * last record of a full segment) loses no offset. */
+	for (size_t i = 0; i < nd; i++) {
+		if (d[i].first > d[i].last)
+			continue;
+		maint_step();
+		if ((err = holes_add(m->dfd, d[i].first, d[i].last, v->now)) != 0) {
+			err = errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+			goto out;
+		}
+	}
+	/* 3: the good records, in place of the segment, and a new index. */
+	maint_step();
+	if ((err = fs_replace_file(m->dfd, name, keep, klen)) != 0) {
+		err = errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		goto out;
+	}
+	fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	if (fd < 0) {
+		err = errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		goto out;
+	}
+	maint_step();
+	err = idx_rebuild(m->dfd, fd, base, klen, m->set.index_interval, NULL, m->msg);
+	close(fd);
+	if (err)
+		goto out;
+	v->res->segments++;
+	for (size_t i = 0; i < nd; i++) {
+		struct elog_salvage_report rep = {
+			.segment = name, .aside = aside, .pos = d[i].pos, .bytes = d[i].bytes,
+			.lost = d[i].first <= d[i].last, .first = d[i].first, .last = d[i].last,
+		};
+		v->res->ranges++;
+		v->res->bytes += d[i].bytes;
+		if (v->each)
+			v->each(&rep, v->arg);
+	}
+out:
+	free(keep);
+	free(lost);
+	free(d);
+	return err;
+}
+
+int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
+                 struct elog_salvage_result *res, char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct elog_salvage_result dummy;
+	struct maint m;
+
+	if (!msg)
+		msg = local;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof *res);
+	msg[0] = '\0';
+	int err = maint_open(&m, dir, 0, msg);
+	struct salvager v = { &m, each, arg, fs_now_ms(), res };
+	for (size_t i = 0; !err && i < m.nclosed; i++)
+		err = salvage_one(&v, m.sl.base[i], m.sl.base[i + 1]);
+	maint_close(&m);
+	return err;
+}

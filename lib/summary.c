@@ -1,0 +1,315 @@
+/*
+ * summary.c: one look at a log (elog_summary_read()), for elog-cat -L.
+ *
+ * It must answer at once on a log of any size while writers append and
+ * maintenance runs, so it takes no lock and never scans the log: it lists
+ * the directory, reads the settings and the watermark, reads the first
+ * record of the first segment, and in the newest segment holding durable
+ * records loads the sparse index and scans at most SAMPLE_BYTES of records
+ * before the durable end.  Everything else is derived (see elog_summary in
+ * elog.h for what each figure means exactly).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Bytes of records at the end of the log read for the newest timestamp and
+ * the compression ratio. */
+#define SAMPLE_BYTES (1u << 20)
+
+struct sum {
+	struct elog_summary *s;
+	char *msg;
+	int dfd;
+	struct watermark wm;
+	struct seglist sl;
+};
+
+/* Bytes of segment base that readers may read: all of a closed segment,
+ * what the watermark vouches for of the one it names, nothing of a newer
+ * one. */
+static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
+{
+	if (base > u->wm.segment_base)
+		return 0;
+	if (base == u->wm.segment_base && u->wm.segment_bytes < size)
+		return u->wm.segment_bytes;
+	return size;
+}
+
+/* Open segment base for reading: its fd, header flags and durable length
+ * (0 when it has nothing durable or is gone). */
+static int seg_open(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
+                    uint64_t *limit)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	size_t got;
+	int err;
+
+	*fd = -1;
+	*limit = 0;
+	seg_name(name, base, SEG_EXT);
+	int f = fs_openat(u->dfd, name, O_RDONLY, 0);
+	if (f < 0)
+		return errno == ENOENT ? 0 : errmsg_set(u->msg, errno, "%s: %s", name,
+		                                        strerror(errno));
+	err = fstat(f, &st) < 0 ? errno : fs_pread_full(f, hdr, SEG_HDR, 0, &got);
+	if (err) {
+		close(f);
+		return errmsg_set(u->msg, err, "%s: %s", name, strerror(err));
+	}
+	if (got < SEG_HDR || seg_header_check(hdr, base) != 0) {
+		/* Damage is elog-verify's to report; a summary goes on. */
+		u->s->damaged = 1;
+		close(f);
+		return 0;
+	}
+	*flags = seg_header_flags(hdr);
+	*limit = durable_bytes(u, base, (uint64_t)st.st_size);
+	*fd = f;
+	return 0;
+}
+
+/* The first durable record of the log. */
+static int find_first(struct sum *u)
+{
+	for (size_t i = 0; i < u->sl.n; i++) {
+		struct scan sc;
+		struct elog_record rec;
+		uint64_t at, limit;
+		uint32_t flags;
+		int fd, err = seg_open(u, u->sl.base[i], &fd, &flags, &limit);
+		if (err)
+			return err;
+		if (fd < 0)
+			continue;
+		if ((err = scan_init(&sc, fd, u->sl.base[i], SEG_HDR, limit)) != 0) {
+			close(fd);
+			return errmsg_set(u->msg, err, "%s", strerror(err));
+		}
+		err = scan_next(&sc, &rec, &at);
+		scan_free(&sc);
+		close(fd);
+		if (err == 0) {
+			/* Above the durable end: nothing durable at all. */
+			if (rec.offset < u->wm.durable_end) {
+				u->s->first = rec.offset;
+				u->s->oldest_ms = rec.ts_ms;
+				u->s->have_first = 1;
+			}
+			return 0;
+		}
+		if (err == ELOG_CORRUPT)
+			u->s->damaged = 1;
+		else if (err != ELOG_END)
+			return errmsg_set(u->msg, err, "%s", strerror(err));
+	}
+	return 0;
+}
+
+/* Where to start scanning the tail of a segment: the index entry at least
+ * SAMPLE_BYTES before limit whose record is really there, else the first
+ * record.  *ts_max is the newest timestamp before that point. */
+static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
+                           uint64_t limit, int64_t *ts_max)
+{
+	struct index ix;
+	struct elog_record rec;
+	uint64_t at, from = SEG_HDR;
+	int intact;
+
+	*ts_max = INT64_MIN;
+	if (idx_load(u->dfd, base, limit, &ix, &intact) != 0)
+		return from;
+	size_t k = ix.n;
+	while (k > 0 && ix.e[k - 1].pos + (uint64_t)SAMPLE_BYTES > limit)
+		k--;
+	/* k entries lie SAMPLE_BYTES or more before the end: start at the
+	 * last of them, or at the first entry when none does. */
+	size_t pick = k > 0 ? k - 1 : 0;
+	if (ix.n > 0) {
+		scan_seek(sc, ix.e[pick].pos);
+		if (scan_next(sc, &rec, &at) == 0 && rec.offset == ix.e[pick].offset) {
+			from = ix.e[pick].pos;
+			/* ts_max counts every record from the segment's
+			 * start through the entry's own. */
+			*ts_max = ix.e[pick].ts_max;
+		}
+	}
+	idx_free(&ix);
+	return from;
+}
+
+/* Account a sample record's stored and raw sizes. */
+static void sample(struct sum *u, struct zdec **z, uint32_t flags,
+                   const struct elog_record *rec)
+{
+	size_t raw = rec->value_len;
+
+	if (SEG_CODEC(flags) == CODEC_ZSTD) {
+		char why[ERRMSG_MAX];
+		const void *out;
+		if (!*z && elog_have_zstd())
+			*z = zdec_new();
+		if (!*z || zdec_value(*z, u->dfd, SEG_DICT(flags), rec->value,
+		                      rec->value_len, &out, &raw, why) != 0) {
+			u->s->sample_unknown = 1;
+			return;
+		}
+	}
+	u->s->sample_stored += rec_size(rec->key_len, rec->value_len);
+	u->s->sample_raw += rec_size(rec->key_len, raw);
+}
+
+/* The last durable record, the newest timestamp of its segment, and the
+ * compression sample, from the newest segment holding durable records. */
+static int find_last(struct sum *u)
+{
+	struct zdec *z = NULL;
+	int err = 0;
+
+	for (size_t i = u->sl.n; i-- > 0 && !u->s->have_last;) {
+		struct scan sc;
+		struct elog_record rec;
+		uint64_t at, limit, base = u->sl.base[i];
+		uint32_t flags;
+		int64_t newest;
+		int fd;
+		if ((err = seg_open(u, base, &fd, &flags, &limit)) != 0)
+			break;
+		if (fd < 0)
+			continue;
+		if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+			close(fd);
+			err = errmsg_set(u->msg, err, "%s", strerror(err));
+			break;
+		}
+		scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
+		while ((err = scan_next(&sc, &rec, &at)) == 0 && rec.offset < u->wm.durable_end) {
+			u->s->have_last = 1;
+			u->s->last = rec.offset;
+			if (rec.ts_ms > newest)
+				newest = rec.ts_ms;
+			sample(u, &z, flags, &rec);
+		}
+		if (err == ELOG_CORRUPT)
+			u->s->damaged = 1;
+		err = err > 0 ? errmsg_set(u->msg, err, "%s", strerror(err)) : 0;
+		u->s->newest_ms = newest;
+		scan_free(&sc);
+		close(fd);
+		if (err)
+			break;
+	}
+	zdec_free(z);
+	return err;
+}
+
+/* Sizes of the directory's files: every regular file, and the segments of
+ * the log (those at or above its start). */
+static int add_size(const char *name, void *arg)
+{
+	struct sum *u = arg;
+	struct stat st;
+	uint64_t base;
+
+	if (fstatat(u->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;	/* gone meanwhile, or not ours to count */
+	u->s->dir_bytes += (uint64_t)st.st_size;
+	u->s->disk_bytes += (uint64_t)st.st_blocks * 512;
+	if (seg_parse_name(name, SEG_EXT, &base) && u->sl.n && base >= u->sl.base[0])
+		u->s->log_bytes += (uint64_t)st.st_size;
+	return 0;
+}
+
+static void holders(struct sum *u)
+{
+	pid_t *p;
+	size_t n;
+
+	u->s->writers_known = lock_holders(u->dfd, FN_WRITERS, &u->s->writers,
+	                                   &u->s->nwriters) == 0;
+	if (lock_holders(u->dfd, FN_LOCK, &p, &n) == 0 && n > 0)
+		u->s->batch_pid = p[0];
+	free(p);
+	if (lock_holders(u->dfd, FN_MAINT, &p, &n) == 0 && n > 0)
+		u->s->maint_pid = p[0];
+	free(p);
+}
+
+static int summarize(struct sum *u)
+{
+	struct elog_summary *s = u->s;
+	struct start_view sv;
+	struct stat st;
+	int err;
+
+	if ((err = settings_load(u->dfd, &s->settings, u->msg)) != 0)
+		return err;
+	int wfd = fs_openat(u->dfd, FN_WATERMARK, O_RDONLY, 0);
+	if (wfd < 0 && errno != ENOENT)
+		return errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+	if (wfd >= 0) {
+		err = wm_load(u->dfd, wfd, &u->wm);
+		close(wfd);
+		if (err)
+			return errmsg_set(u->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	}
+	s->durable_end = u->wm.durable_end;
+	if ((err = seglist_read_start(u->dfd, &u->sl, &sv)) != 0)
+		return errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
+	s->segments = u->sl.n;
+	s->start = u->sl.n ? u->sl.base[0] : 0;
+	s->active_base = u->sl.n ? u->sl.base[u->sl.n - 1] : 0;
+	if ((err = fs_dir_each(u->dfd, add_size, u)) != 0)
+		return errmsg_set(u->msg, err, "reading the directory: %s", strerror(err));
+	if ((err = find_first(u)) != 0 || (err = find_last(u)) != 0)
+		return err;
+	if (s->have_first && s->have_last && s->last >= s->first)
+		s->records = s->last - s->first + 1;
+	s->retain_last_ms = lastrun_read(u->dfd, FN_RETAIN_LAST);
+	s->compact_last_ms = lastrun_read(u->dfd, FN_COMPACT_LAST);
+	/* Offsets are dense until compaction removes records; a log that
+	 * was compacted by an older elog shows it by its compact.state. */
+	s->records_exact = s->compact_last_ms == INT64_MIN &&
+	                   fstatat(u->dfd, FN_COMPACT_STATE, &st, AT_SYMLINK_NOFOLLOW) < 0;
+	holders(u);
+	return 0;
+}
+
+int elog_summary_read(const char *dir, struct elog_summary *s, char *msg)
+{
+	char local[ERRMSG_MAX];
+	struct sum u;
+
+	memset(s, 0, sizeof *s);
+	memset(&u, 0, sizeof u);
+	s->oldest_ms = s->newest_ms = INT64_MIN;
+	s->retain_last_ms = s->compact_last_ms = INT64_MIN;
+	u.s = s;
+	u.msg = msg ? msg : local;
+	u.msg[0] = '\0';
+	u.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (u.dfd < 0)
+		return errmsg_set(u.msg, errno, "%s", strerror(errno));
+	int err = summarize(&u);
+	seglist_free(&u.sl);
+	close(u.dfd);
+	if (err)
+		elog_summary_free(s);
+	return err;
+}
+
+void elog_summary_free(struct elog_summary *s)
+{
+	free(s->writers);
+	s->writers = NULL;
+	s->nwriters = 0;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# elog-verify --repair --salvage: the way past damage in a closed segment.
+# Every record that checks is kept, the damaged bytes are moved aside, the
+# offsets lost are reported to readers as a gap, and the log verifies
+# clean afterwards.  ELOG_BIN is the build directory.
+
+load helpers
+
+SEG0=00000000000000000000.log
+
+# 300 records of 38 bytes of value, in 4 KiB segments (61 per segment).
+fill() {
+	awk 'BEGIN { for (i = 0; i < 300; i++)
+		printf "record number %06d with some padding\n", i }' |
+		elog-append --segment-bytes 4K "$LOG"
+}
+
+# The byte position of offset N's record in segment 0 (records are 66
+# bytes each after the 32-byte header).
+pos() { echo $((32 + $1 * 66)); }
+
+@test "salvage: flipped bytes in a closed segment" {
+	fill
+	printf '\377\377\377' | dd of="$LOG/$SEG0" bs=1 seek=$(($(pos 7) + 20)) conv=notrunc 2>/dev/null
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 4 ] && [ "${#lines[@]}" -eq 7 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	run --separate-stderr elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^$SEG0:\ byte\ $(pos 7):\ repaired:\ salvaged:\ 66\ damaged\ bytes\ moved\ to\ $SEG0\.cut-[0-9]+\;\ offsets\ 7-7\ may\ be\ lost,\ and\ readers\ report\ them\ as\ a\ gap$ ]]
+	aside=$(ls "$LOG" | grep "^$SEG0\.cut-")
+	[ "$(wc -c <"$LOG/$aside")" -eq 66 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run --separate-stderr elog-cat -F '%o\n' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "elog-cat: $LOG: offset 7 was lost to damage (see elog-verify --salvage)" ]
+	[ "${#lines[@]}" -eq 299 ]
+	[ "${lines[6]}" = 6 ] && [ "${lines[7]}" = 8 ]
+	[ "$(printf '%s\n' "${lines[@]}" | sort -n | uniq | wc -l)" -eq 299 ]
+	[ "$(head -1 "$LOG/salvaged")" = "elog-salvaged 1" ]
+	[[ "$(sed -n 2p "$LOG/salvaged")" =~ ^7\ 7\ [0-9]+$ ]]
+}
+
+@test "salvage: a zeroed range across several records" {
+	fill
+	dd if=/dev/zero of="$LOG/$SEG0" bs=1 seek=$(($(pos 10) + 5)) count=300 conv=notrunc 2>/dev/null
+	run elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"offsets 10-14 may be lost"* ]]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run --separate-stderr elog-cat -F '%o\n' "$LOG"
+	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 295 ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 10-14 were lost to damage (see elog-verify --salvage)" ]
+	# --strict makes the gap an error, as for retention.
+	run --separate-stderr elog-cat --strict -F '%o\n' "$LOG"
+	[ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 10 ]
+}
+
+@test "salvage: a truncated closed segment" {
+	fill
+	truncate -s $(($(pos 50) + 30)) "$LOG/$SEG0"
+	run elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"byte $(pos 50): repaired: salvaged: 30 damaged bytes"*"offsets 50-60 may be lost"* ]]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run --separate-stderr elog-cat -F '%o\n' "$LOG"
+	[ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 289 ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 50-60 were lost to damage (see elog-verify --salvage)" ]
+}
+
+@test "salvage: a consumer stuck at the damage goes on past it, told of the gap" {
+	fill
+	elog-commit "$LOG" uplink 5
+	dd if=/dev/zero of="$LOG/$SEG0" bs=1 seek=$(pos 7) count=66 conv=notrunc 2>/dev/null
+	run --separate-stderr elog-cat -g uplink -c 3 -F '%o\n' "$LOG"
+	[ "$status" -eq 4 ] && [ "${lines[0]}" = 6 ]
+	elog-verify --repair --salvage "$LOG" >/dev/null
+	run --separate-stderr elog-cat -g uplink -c 3 -F '%o\n' "$LOG"
+	[ "$status" -eq 0 ] && [ "${lines[*]}" = "6 8 9" ]
+	[ "$stderr" = "elog-cat: $LOG: offset 7 was lost to damage (see elog-verify --salvage)" ]
+	# Reading from a position inside the range reports it too.
+	run --separate-stderr elog-cat -o 7 -c 1 -F '%o\n' "$LOG"
+	[ "$output" = 8 ] && [ "$stderr" = "elog-cat: $LOG: offset 7 was lost to damage (see elog-verify --salvage)" ]
+}
+
+@test "salvage: a sound log is left alone, and a second salvage changes nothing" {
+	fill
+	before=$(cat "$LOG"/*.log | cksum)
+	run elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$(cat "$LOG"/*.log | cksum)" = "$before" ]
+	[ ! -e "$LOG/salvaged" ]
+}
+
+@test "salvage: a damaged segment header is not salvaged" {
+	fill
+	printf 'X' | dd of="$LOG/$SEG0" bs=1 seek=0 conv=notrunc 2>/dev/null
+	run --separate-stderr elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 4 ]
+	[ "$stderr" = "elog-verify: $LOG: $SEG0: the segment header is damaged; salvage needs it to know how values are stored" ]
+}
+
+@test "salvage: a malformed salvaged file is damage, since readers would report no gap" {
+	fill
+	printf 'elog-salvaged 1\n9 3 1\n' >"$LOG/salvaged"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "salvaged: malformed: readers report no gap for the offsets that salvage lost (format in elog(5))" ]
+}
+
+@test "salvage: --salvage goes with --repair" {
+	fill
+	run --separate-stderr elog-verify --salvage "$LOG"
+	[ "$status" -eq 2 ] && [ "${stderr%%$'\n'*}" = "elog-verify: --salvage goes with --repair" ]
+}

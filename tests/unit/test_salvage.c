@@ -1,0 +1,146 @@
+/*
+ * test_salvage.c: elog_salvage() (lib/salvage.c) on closed segments damaged
+ * by hand, the file "salvaged" (lib/holes.c), and the gap readers report
+ * for its ranges (lib/reader.c).
+ */
+#include "unit.h"
+
+#define TS0 1764385200000LL
+
+/* Segment 0 holds offsets 0..9, closed; segment 10 holds 10..11. */
+static void two_segments(void)
+{
+	uint64_t a[10], b[2] = { 10, 11 };
+	for (int i = 0; i < 10; i++)
+		a[i] = (uint64_t)i;
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 10, TS0);
+	ut_seg_create(ut_dir, 10);
+	uint64_t size = ut_seg_fill(ut_dir, 10, b, 2, TS0);
+	ut_set_wm(ut_dir, 12, 10, size);
+}
+
+/* Record i of segment 0 starts here: every record is the same size. */
+static uint64_t rec_pos(int i)
+{
+	return SEG_HDR + (uint64_t)i * rec_size(0, 2);
+}
+
+static void read_all(uint64_t *offs, size_t *n, uint64_t *gf, uint64_t *gl, int *cause)
+{
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	int rc;
+	*n = 0;
+	*cause = 0;
+	while ((rc = elog_reader_next(r, &rec)) != ELOG_END) {
+		if (rc == ELOG_GAP) {
+			elog_reader_gap(r, gf, gl);
+			*cause = elog_reader_gap_cause(r);
+			continue;
+		}
+		ck_assert_int_eq(rc, 0);
+		offs[(*n)++] = rec.offset;
+	}
+	elog_reader_close(r);
+}
+
+START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
+{
+	struct elog_salvage_result res;
+	uint64_t offs[32], gf = 0, gl = 0;
+	size_t n;
+	int cause;
+	char msg[ERRMSG_MAX];
+
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(3) + 10, 2);
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(4) + 10, 2);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, msg), 0);
+	ck_assert_uint_eq(res.segments, 1);
+	ck_assert_uint_eq(res.ranges, 1);
+	ck_assert_uint_eq(res.bytes, 2 * rec_size(0, 2));
+	read_all(offs, &n, &gf, &gl, &cause);
+	ck_assert_uint_eq(n, 10);
+	ck_assert_uint_eq(offs[2], 2);
+	ck_assert_uint_eq(offs[3], 5);
+	ck_assert_uint_eq(gf, 3);
+	ck_assert_uint_eq(gl, 4);
+	ck_assert_int_eq(cause, ELOG_GAP_DAMAGE);
+
+	struct elog_verify_result vr;
+	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_uint_eq(vr.damage, 0);
+}
+END_TEST
+
+START_TEST(salvage_of_a_sound_log_changes_nothing)
+{
+	struct elog_salvage_result res;
+	two_segments();
+	size_t before_len, after_len;
+	unsigned char *before = ut_read_file(ut_seg_path(ut_dir, 0, SEG_EXT), &before_len);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, NULL), 0);
+	ck_assert_uint_eq(res.segments, 0);
+	unsigned char *after = ut_read_file(ut_seg_path(ut_dir, 0, SEG_EXT), &after_len);
+	ck_assert_uint_eq(before_len, after_len);
+	ck_assert(memcmp(before, after, before_len) == 0);
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(the_active_segment_is_not_salvaged)
+{
+	struct elog_salvage_result res;
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 10, SEG_EXT), SEG_HDR + 10, 1);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, NULL), 0);
+	ck_assert_uint_eq(res.segments, 0);
+}
+END_TEST
+
+START_TEST(holes_merge_and_find)
+{
+	struct holes h = { 0 };
+	uint64_t a, b;
+
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(holes_load(dfd, &h), 0);
+	ck_assert_uint_eq(h.n, 0);
+	ck_assert_int_eq(holes_add(dfd, 20, 29, TS0), 0);
+	ck_assert_int_eq(holes_add(dfd, 5, 7, TS0), 0);
+	ck_assert_int_eq(holes_add(dfd, 25, 34, TS0), 0);
+	ck_assert_int_eq(holes_load(dfd, &h), 0);
+	ck_assert_uint_eq(h.n, 2);
+	ck_assert_uint_eq(h.v[0].first, 5);
+	ck_assert_uint_eq(h.v[1].first, 20);
+	ck_assert_uint_eq(h.v[1].last, 34);
+	ck_assert_int_eq(holes_find(&h, 0, 4, &a, &b), 0);
+	ck_assert_int_eq(holes_find(&h, 6, 40, &a, &b), 1);
+	ck_assert_uint_eq(a, 6);
+	ck_assert_uint_eq(b, 7);
+	ck_assert_int_eq(holes_find(&h, 8, 22, &a, &b), 1);
+	ck_assert_uint_eq(a, 20);
+	ck_assert_uint_eq(b, 22);
+	holes_free(&h);
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SALVAGED), "elog-salvaged 1\n9 3 1\n", 22);
+	ck_assert_int_eq(holes_load(dfd, &h), ELOG_CORRUPT);
+	close(dfd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("salvage");
+	TCase *tc = ut_tcase("salvage");
+	tcase_add_test(tc, salvage_keeps_every_good_record_and_readers_see_the_gap);
+	tcase_add_test(tc, salvage_of_a_sound_log_changes_nothing);
+	tcase_add_test(tc, the_active_segment_is_not_salvaged);
+	tcase_add_test(tc, holes_merge_and_find);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}

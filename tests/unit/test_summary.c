@@ -1,0 +1,233 @@
+/*
+ * test_summary.c: elog_summary_read() (lib/summary.c) on logs made by hand,
+ * the lock holders read from /proc/locks (lib/holders.c), the marks of the
+ * last maintenance runs (lib/lastrun.c), and the records a consumer lost to
+ * retention (lib/consumers.c).
+ */
+#include <sys/file.h>
+
+#include "unit.h"
+
+#define TS0 1764385200000LL
+
+static int open_dir(void)
+{
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	return dfd;
+}
+
+/* Segment 0 holds offsets 0..9, segment 10 offsets 10..14, of which the
+ * watermark vouches for 10..12 only. */
+static void two_segments(void)
+{
+	uint64_t a[10], b[5];
+	for (int i = 0; i < 10; i++)
+		a[i] = (uint64_t)i;
+	for (int i = 0; i < 5; i++)
+		b[i] = 10 + (uint64_t)i;
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 10, TS0);
+	ut_seg_create(ut_dir, 10);
+	ut_seg_fill(ut_dir, 10, b, 3, TS0);
+	uint64_t durable = ut_file_size(ut_seg_path(ut_dir, 10, SEG_EXT));
+	ut_seg_fill(ut_dir, 10, b + 3, 2, TS0);
+	ut_set_wm(ut_dir, 13, 10, durable);
+}
+
+START_TEST(offsets_records_and_times_stop_at_the_durable_end)
+{
+	struct elog_summary s;
+	char msg[ELOG_MAINT_MSG_MAX];
+
+	two_segments();
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), 0);
+	ck_assert(s.have_first && s.have_last);
+	ck_assert_uint_eq(s.first, 0);
+	ck_assert_uint_eq(s.last, 12);
+	ck_assert_uint_eq(s.records, 13);
+	ck_assert_int_eq(s.records_exact, 1);
+	ck_assert_uint_eq(s.durable_end, 13);
+	ck_assert_uint_eq(s.segments, 2);
+	ck_assert_uint_eq(s.active_base, 10);
+	ck_assert_int_eq(s.oldest_ms, TS0);
+	ck_assert_int_eq(s.newest_ms, TS0 + 12);
+	ck_assert_uint_eq(s.log_bytes, ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)) +
+	                               ut_file_size(ut_seg_path(ut_dir, 10, SEG_EXT)));
+	ck_assert_int_eq(s.damaged, 0);
+	ck_assert_int_eq(s.retain_last_ms, INT64_MIN);
+	ck_assert_int_eq(s.compact_last_ms, INT64_MIN);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(nothing_durable_in_the_active_segment)
+{
+	struct elog_summary s;
+
+	two_segments();
+	ut_set_wm(ut_dir, 10, 10, SEG_HDR);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_uint_eq(s.last, 9);
+	ck_assert_uint_eq(s.records, 10);
+	ck_assert_int_eq(s.newest_ms, TS0 + 9);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(the_start_file_hides_segments_below_it)
+{
+	struct elog_summary s;
+
+	two_segments();
+	int dfd = open_dir();
+	ck_assert_int_eq(start_write(dfd, 10), 0);
+	close(dfd);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_uint_eq(s.start, 10);
+	ck_assert_uint_eq(s.first, 10);
+	ck_assert_uint_eq(s.records, 3);
+	ck_assert_uint_eq(s.segments, 1);
+	ck_assert_int_eq(s.oldest_ms, TS0 + 10);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(a_damaged_first_record_is_reported_not_fatal)
+{
+	struct elog_summary s;
+
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), SEG_HDR + 12, 0);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_int_eq(s.damaged, 1);
+	ck_assert_uint_eq(s.first, 10);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(not_a_log)
+{
+	struct elog_summary s;
+	char msg[ELOG_MAINT_MSG_MAX];
+
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), ELOG_NOTLOG);
+	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
+}
+END_TEST
+
+START_TEST(lock_holders_from_proc_locks)
+{
+	char p[1200];
+	pid_t *pids;
+	size_t n;
+
+	if (access("/proc/locks", R_OK) != 0)
+		return;
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	int dfd = open_dir();
+	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	int fd = open(ut_path(p, sizeof p, ut_dir, FN_WRITERS), O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(pids[0], getpid());
+	free(pids);
+	/* Another file of the same directory is not confused with it. */
+	ck_assert_int_eq(lock_holders(dfd, ".", &pids, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	close(fd);
+	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(lastrun_round_trip)
+{
+	char p[1200];
+
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	int dfd = open_dir();
+	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
+	lastrun_mark(dfd, FN_RETAIN_LAST, TS0);
+	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), TS0);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), "12x\n", 4);
+	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(retain_and_compact_mark_their_runs)
+{
+	struct elog_retain_opts ro = { 0 };
+	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_summary s;
+
+	two_segments();
+	ro.max_bytes = 1;
+	ro.dry_run = 1;
+	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, NULL), 0);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_int_eq(s.retain_last_ms, INT64_MIN);
+	elog_summary_free(&s);
+	ro.dry_run = 0;
+	co.now_ms = TS0 + 5;
+	ck_assert_int_eq(elog_compact(ut_dir, &co, NULL, NULL), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, NULL), 0);
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_int_ge(s.retain_last_ms, ut_now_ms() - 60000);
+	ck_assert_int_eq(s.compact_last_ms, TS0 + 5);
+	ck_assert_int_eq(s.records_exact, 0);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(consumer_lost_to_retention)
+{
+	struct elog_consumer c;
+
+	two_segments();
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "slow", 3, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "edge", 8, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "slow", &c, NULL), 0);
+	ck_assert_uint_eq(c.lost, 0);
+	ck_assert_uint_eq(c.lag, 9);
+	int dfd = open_dir();
+	ck_assert_int_eq(start_write(dfd, 10), 0);
+	close(dfd);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "slow", &c, NULL), 0);
+	ck_assert_uint_eq(c.lost, 6);	/* offsets 4..9 */
+	ck_assert_uint_eq(c.lag, 3);	/* 10..12 */
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "edge", &c, NULL), 0);
+	ck_assert_uint_eq(c.lost, 1);	/* offset 9 */
+	ck_assert_uint_eq(c.lag, 3);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "edge", 9, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "edge", &c, NULL), 0);
+	ck_assert_uint_eq(c.lost, 0);
+	ck_assert_uint_eq(c.lag, 3);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("summary");
+	TCase *tc = ut_tcase("summary");
+	tcase_add_test(tc, offsets_records_and_times_stop_at_the_durable_end);
+	tcase_add_test(tc, nothing_durable_in_the_active_segment);
+	tcase_add_test(tc, the_start_file_hides_segments_below_it);
+	tcase_add_test(tc, a_damaged_first_record_is_reported_not_fatal);
+	tcase_add_test(tc, not_a_log);
+	tcase_add_test(tc, lock_holders_from_proc_locks);
+	tcase_add_test(tc, lastrun_round_trip);
+	tcase_add_test(tc, retain_and_compact_mark_their_runs);
+	tcase_add_test(tc, consumer_lost_to_retention);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
