@@ -215,79 +215,110 @@ use:;
 		jump_to_entry(r, &r->ix.e[k]);
 }
 
+/* List the segments afresh into r->segs. */
+static int list_segments(elog_reader *r)
+{
+	seglist_free(&r->segs);
+	r->segs_valid = 0;
+	int err = seglist_read(r->dfd, &r->segs);
+	if (err)
+		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	r->segs_valid = 1;
+	r->lists++;
+	return 0;
+}
+
 /* Open the segment that holds want (or the first after it), or note a gap.
- * Returns 0 with a segment open, ELOG_END when there is none, or an error. */
+ * Returns 0 with a segment open, ELOG_END when there is none, or an error.
+ * It trusts the cached list until that names a segment that is gone. */
 static int locate(elog_reader *r)
 {
 	for (int attempt = 0; attempt < 100; attempt++) {
-		struct seglist sl;
-		int err = seglist_read(r->dfd, &sl);
-		if (err)
-			return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-		if (sl.n == 0) {
-			seglist_free(&sl);
+		int err;
+		if (!r->segs_valid && (err = list_segments(r)) != 0)
+			return err;
+		const struct seglist *sl = &r->segs;
+		if (sl->n == 0) {
+			r->segs_valid = 0;	/* a writer may create one */
 			return ELOG_END;
 		}
-		ssize_t i = seglist_find(&sl, r->want);
+		ssize_t i = seglist_find(sl, r->want);
 		if (i < 0) {
-			/* Everything below the first segment was removed. */
-			r->gap_first = r->want;
-			r->gap_last = sl.base[0] - 1;
+			/* Everything below the first segment was removed.  A
+			 * second pass (the first segment went too) widens the
+			 * gap already noted. */
+			if (!r->gap_pending)
+				r->gap_first = r->want;
+			r->gap_last = sl->base[0] - 1;
 			r->gap_pending = 1;
-			r->want = sl.base[0];
+			r->want = sl->base[0];
 			i = 0;
 		}
-		uint64_t base = sl.base[i];
-		uint64_t next = (size_t)i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX;
-		seglist_free(&sl);
+		uint64_t base = sl->base[i];
+		uint64_t next = (size_t)i + 1 < sl->n ? sl->base[i + 1] : UINT64_MAX;
 		int gone;
 		if ((err = open_segment(r, base, next, &gone)) != 0)
 			return err;
 		if (gone < 0)
 			return ELOG_END;	/* being created: wait for it */
-		if (gone)
-			continue;	/* removed meanwhile: list again */
+		if (gone) {
+			r->segs_valid = 0;	/* removed since listed: list again */
+			continue;
+		}
 		index_jump(r);
 		return 0;
 	}
 	return errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
 }
 
+/* Where the open segment stands in the cached list: its index, or -1. */
+static ssize_t cached_position(const elog_reader *r)
+{
+	if (!r->segs_valid)
+		return -1;
+	ssize_t i = seglist_find(&r->segs, r->seg_base);
+	return i >= 0 && r->segs.base[i] == r->seg_base ? i : -1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
- * 0 when a (new) segment is open, ELOG_END when want is past the end. */
+ * 0 when a (new) segment is open, ELOG_END when want is past the end.
+ * A follower comes here after every batch: that costs one stat, and a
+ * listing only when the writer has rolled past the newest segment listed. */
 static int advance(elog_reader *r)
 {
-	struct seglist sl;
 	struct stat st;
 	char name[NAME_MAX_LOCAL];
-	int err = seglist_read(r->dfd, &sl);
-	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-	ssize_t i = seglist_find(&sl, r->want);
-	uint64_t next_base = 0, after_next = UINT64_MAX;
-	int replaced = 1, have_next = 0;
-	if (i >= 0 && sl.base[i] == r->seg_base) {
-		seg_name(name, r->seg_base, SEG_EXT);
-		replaced = fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		           st.st_ino != r->seg_ino || st.st_dev != r->seg_dev;
-		if ((size_t)i + 1 < sl.n) {
-			have_next = 1;
-			next_base = sl.base[i + 1];
-		}
-		if ((size_t)i + 2 < sl.n)
-			after_next = sl.base[i + 2];
-	}
-	seglist_free(&sl);
-	if (replaced)
+	int err;
+	seg_name(name, r->seg_base, SEG_EXT);
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
 		return locate(r);	/* compacted, removed or merged */
-	if (!have_next || r->seg_base >= r->wm.segment_base)
+	ssize_t i = cached_position(r);
+	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
+		/* Not listed, or the writer has moved on past the list. */
+		if ((err = list_segments(r)) != 0)
+			return err;
+		if ((i = cached_position(r)) < 0)
+			return locate(r);
+	}
+	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base)
 		return ELOG_END;
+	if (seglist_find(&r->segs, r->want) > i)
+		return locate(r);	/* want lies in a later segment */
+	/* The last records of this segment went by compaction: on to the
+	 * next one. */
+	uint64_t next_base = r->segs.base[i + 1];
+	uint64_t after_next = (size_t)i + 2 < r->segs.n ? r->segs.base[i + 2] : UINT64_MAX;
 	int gone;
 	if ((err = open_segment(r, next_base, after_next, &gone)) != 0)
 		return err;
 	if (gone < 0)
 		return ELOG_END;
-	return gone ? locate(r) : 0;
+	if (gone) {
+		r->segs_valid = 0;
+		return locate(r);
+	}
+	return 0;
 }
 
 /* Replace the stored value of a record from a compressed segment by the
@@ -435,14 +466,13 @@ int elog_reader_seek(elog_reader *r, uint64_t offset)
 	return 0;
 }
 
+/* The first segment's base, from a fresh listing (0 when there is none). */
 static int first_base(elog_reader *r, uint64_t *base)
 {
-	struct seglist sl;
-	int err = seglist_read(r->dfd, &sl);
+	int err = list_segments(r);
 	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-	*base = sl.n ? sl.base[0] : 0;
-	seglist_free(&sl);
+		return err;
+	*base = r->segs.n ? r->segs.base[0] : 0;
 	return 0;
 }
 
@@ -509,12 +539,12 @@ int elog_reader_seek_last(elog_reader *r, uint64_t n)
 
 int elog_reader_seek_time(elog_reader *r, int64_t ts)
 {
-	struct seglist sl;
 	int err = refresh_watermark(r);
 	if (err)
 		return err;
-	if ((err = seglist_read(r->dfd, &sl)) != 0)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	if ((err = list_segments(r)) != 0)
+		return err;
+	const struct seglist sl = r->segs;	/* nothing below lists again */
 	for (size_t i = 0; i < sl.n; i++) {
 		int gone;
 		if ((err = open_segment(r, sl.base[i], i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX,
@@ -543,10 +573,8 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		while ((err = scan_next(&r->sc, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
-			if (rec.ts_ms >= ts) {
-				seglist_free(&sl);
+			if (rec.ts_ms >= ts)
 				return elog_reader_seek(r, rec.offset);
-			}
 		}
 		if (err == ELOG_CORRUPT) {
 			char name[NAME_MAX_LOCAL];
@@ -561,7 +589,6 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		}
 		err = 0;
 	}
-	seglist_free(&sl);
 	if (err)
 		return err;
 	return elog_reader_seek(r, r->wm.durable_end);
@@ -598,6 +625,7 @@ void elog_reader_close(elog_reader *r)
 		if (r->ixc[i].size)
 			idx_free(&r->ixc[i].ix);
 	follow_close(r);
+	seglist_free(&r->segs);
 	zdec_free(r->z);
 	if (r->wmfd >= 0)
 		close(r->wmfd);

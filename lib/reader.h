@@ -39,6 +39,14 @@ struct elog_reader {
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
 
+	/* The segments as last listed.  Reading goes from one to the next
+	 * by this list; it is listed again only when it proves stale: a
+	 * segment in it is gone (retention, a merge), the one open was
+	 * replaced (compaction), or the writer has rolled past its newest. */
+	struct seglist segs;
+	int segs_valid;
+	unsigned long lists;	/* listings made, for tests */
+
 	int gap_pending;
 	uint64_t gap_first, gap_last;
 
