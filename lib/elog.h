@@ -514,9 +514,9 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
  * key.  Afterwards, adjacent closed segments whose records fit together in
  * the log's segment size are merged into the first of them.
  *
- * Memory: 24 bytes per slot of a hash table of the distinct keys (grown by
- * a quarter when 4/5 full, so 30 to 38 bytes per key), plus 16 bytes per
- * tombstone kept.
+ * Memory: 24 bytes per slot of a hash table of the distinct keys, in 256
+ * shards each grown alone by a quarter when 4/5 full, so 30 to 38 bytes per
+ * key, also at the peak while growing, plus 16 bytes per tombstone kept.
  * Keys are told apart by a 127-bit SipHash-2-4 under a key drawn at random
  * for each run: two different keys collide with probability below
  * n^2 / 2^128 for n distinct keys (2^-64 for four billion keys), and no

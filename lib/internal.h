@@ -427,9 +427,15 @@ int seg_remove_below(struct maint *m, uint64_t start);
 
 /* keyset.c: the newest offset of every key, by a 128-bit SipHash-2-4 of the
  * key under a random key chosen per table (open addressing). */
+#define KEYSET_SHARD_BITS 8
+#define KEYSET_SHARDS (1u << KEYSET_SHARD_BITS)
 struct keyset {
-	struct keyslot *slot;
-	size_t cap, n;            /* cap is a power of two */
+	struct keyshard {         /* grown one at a time */
+		struct keyslot *slot;
+		size_t cap, n;
+	} *shard;                 /* KEYSET_SHARDS of them */
+	size_t cap, n;            /* slots and keys in all shards */
+	size_t peak;              /* most slot bytes held at once */
 	uint64_t k0, k1;          /* the SipHash key */
 };
 void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
