@@ -11,7 +11,8 @@
  * Each problem is reported once, at the first byte where it shows; the
  * records after a damaged one are not guessed at.
  *
- * Without a lock the log may be written meanwhile, so nothing past the
+ * A check shares maint.lock, so compaction and retention are never seen
+ * half way.  The writer may write meanwhile, so nothing past the
  * durable end of the active segment is called damage: it may be a write in
  * progress, and after a crash it is what the writer's recovery cuts anyway.
  * The active segment's index is rebuilt by every writer that opens the log,
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1155,6 +1157,42 @@ static int repair(struct verify *v)
 	return v->n ? repair_active(v) : 0;
 }
 
+/* Checking shares maint.lock with other checks, so that compaction and
+ * retention (which hold it exclusive) are never caught half way and taken
+ * for damage: a check waits for a running maintenance, and maintenance
+ * waits for running checks.  A log where maintenance never ran gets its
+ * empty maint.lock here, owned like the directory; a lock file that cannot
+ * be opened or made (it is reported as such, or the directory is not
+ * ours to write) leaves the check unlocked. */
+static int share_maint_lock(int dfd)
+{
+	struct stat st;
+	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0 && errno == ENOENT) {
+		fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
+		if (fd >= 0 && geteuid() == 0 && fstat(dfd, &st) == 0 &&
+		    fchown(fd, st.st_uid, st.st_gid) < 0) {
+			close(fd);
+			unlinkat(dfd, FN_MAINT, 0);
+			return -1;
+		}
+		if (fd < 0 && errno == EEXIST)
+			fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (flock(fd, LOCK_SH) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
 int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
                 struct elog_verify_result *res, char *msg)
 {
@@ -1193,6 +1231,8 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 				           "(elog-compact or elog-retain) is running", FN_MAINT);
 			goto out;
 		}
+	} else {
+		maintfd = share_maint_lock(v.dfd);
 	}
 	if ((err = check_all(&v)) != 0)
 		goto out;

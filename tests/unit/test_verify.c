@@ -475,6 +475,69 @@ START_TEST(repair_refused_while_a_writer_runs)
 }
 END_TEST
 
+/* Compaction and retention run (in a child) while verify is half way through a log: it
+ * waits for verify, which reports no damage (it used to report the
+ * segments removed under it as missing). */
+static pid_t retain_child;
+static int retain_done_early;
+static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
+{
+	on_segment(arg, i);
+	if (((struct seen *)arg)->segments != 1)
+		return;
+	retain_child = fork();
+	ck_assert_int_ge(retain_child, 0);
+	if (retain_child == 0) {
+		char msg[ELOG_MAINT_MSG_MAX];
+		/* A separate program would not share verify's lock. */
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		struct elog_compact_opts c = ELOG_COMPACT_OPTS_INIT;
+		struct elog_retain_opts o = { 0 };
+		c.grace_ms = 0;
+		o.max_bytes = 8192;
+		_exit(elog_compact(ut_dir, &c, NULL, msg) == 0 &&
+		      elog_retain(ut_dir, &o, NULL, msg) == 0 ? 0 : 1);
+	}
+	for (int t = 0; t < 100 && !retain_done_early; t++) {
+		int st;
+		if (waitpid(retain_child, &st, WNOHANG) == retain_child)
+			retain_done_early = 1;
+		else
+			usleep(10000);
+	}
+}
+
+START_TEST(verify_beside_retention_sees_no_damage)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 256);
+	char key[16];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof key, "k%d", i % 7);
+		ut_append(w, i % 5 ? key : NULL, "some value of a record, long enough");
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	struct seen s;
+	struct elog_verify_result res;
+	char msg[ELOG_VERIFY_MSG_MAX];
+	struct elog_verify_hooks h = { on_problem, retain_mid_verify, NULL, &s };
+	memset(&s, 0, sizeof s);
+	retain_done_early = 0;
+	ck_assert_int_eq(elog_verify(ut_dir, 0, &h, &res, msg), 0);
+	ck_assert_msg(res.damage == 0, "%llu: %s: %s", (unsigned long long)res.damage,
+	              s.file[0], s.text[0]);
+	ck_assert(!retain_done_early);	/* it waited for verify */
+	ck_assert_int_eq(ut_wait_child(retain_child), 0);
+	/* And it did its work once verify was done. */
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	close(dfd);
+	ck_assert_uint_lt(sl.n, res.segments);
+	seglist_free(&sl);
+}
+END_TEST
+
 START_TEST(fresh_segment_with_a_bad_header_is_a_warning)
 {
 	hand_log();
@@ -601,6 +664,7 @@ int main(void)
 	tcase_add_test(tc, consumer_beyond_the_durable_end);
 	tcase_add_test(tc, stray_files_are_warnings);
 	tcase_add_test(tc, power_loss_leftovers_are_not_damage);
+	tcase_add_test(tc, verify_beside_retention_sees_no_damage);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
