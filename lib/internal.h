@@ -401,8 +401,6 @@ int maint_list(struct maint *m);
  * environment variable ELOG_MAINT_CRASH_AT=N, the Nth step of the process
  * calls _exit(ELOG_MAINT_CRASH_STATUS) instead of running. */
 #define ELOG_MAINT_CRASH_STATUS 86
-/* And with ELOG_MAINT_STOP_AT=N, the Nth step stops the process (SIGSTOP)
- * until it is continued. */
 void maint_step(void);
 /* Finish or undo what an interrupted run left: temporary files, segments
  * below the log's start, index files without a segment, and segments whose

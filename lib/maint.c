@@ -30,7 +30,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,13 +48,6 @@ void maint_step(void)
 	if (s && *s && __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) ==
 	               strtol(s, NULL, 10))
 		_exit(ELOG_MAINT_CRASH_STATUS);
-	/* ELOG_MAINT_STOP_AT=N: stop (SIGSTOP) before step N, holding the
-	 * lock, so that a test can look at the log while a run is at work. */
-	static long stops;
-	s = getenv("ELOG_MAINT_STOP_AT");
-	if (s && *s && __atomic_add_fetch(&stops, 1, __ATOMIC_RELAXED) ==
-	               strtol(s, NULL, 10))
-		raise(SIGSTOP);
 }
 
 /* The pid recorded in maint.lock by the run holding it, or 0. */
