@@ -389,6 +389,10 @@ static int stray(const char *name, void *arg)
 	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
 	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
 		return namelist_add(st->tmp, name, base);
+	/* The temporary file of a process killed before it renamed it (a
+	 * cut tail kept by elog-verify --repair, a commit, an index). */
+	if (fs_tmp_orphaned(name))
+		return namelist_add(st->orphan, name, 0);
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
 	if (seg_parse_name(name, SEG_EXT, &base) && m->start.state == START_OK &&

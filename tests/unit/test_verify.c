@@ -438,6 +438,77 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 }
 END_TEST
 
+/* An active segment whose tail past the durable end is a 100 GB sparse
+ * file: the repair cuts it all, keeps at most a segment's size of it (4096
+ * bytes here) with its holes, and copies nothing from further on. */
+START_TEST(repair_of_a_huge_sparse_tail_keeps_one_segment_size)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 5, SEG_EXT));
+	unsigned char junk[100];
+	memset(junk, 0xa5, sizeof junk);
+	ut_write_at(p, seg5_size, junk, sizeof junk);
+	ut_write_at(p, seg5_size + 2000, junk, sizeof junk);
+	ut_write_at(p, 50ull << 30, junk, sizeof junk);
+	ut_truncate(p, 100ull << 30);
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	int k = find(&s, ELOG_PROBLEM_REPAIRED, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], seg5_size);
+	ck_assert_uint_eq(ut_file_size(p), seg5_size);
+	const char *kept = strstr(s.text[k], " in ");
+	ck_assert_ptr_nonnull(kept);
+	char name[256], kp[1200];
+	ck_assert_int_eq(sscanf(kept + 4, "%255s", name), 1);
+	size_t klen;
+	unsigned char *cut = ut_read_file(ut_path(kp, sizeof kp, ut_dir, name), &klen);
+	ck_assert_uint_eq(klen, 4096);
+	ck_assert_int_eq(memcmp(cut, junk, sizeof junk), 0);
+	ck_assert_int_eq(memcmp(cut + 2000, junk, sizeof junk), 0);
+	for (size_t i = sizeof junk; i < 2000; i++)
+		ck_assert_uint_eq(cut[i], 0);
+	free(cut);
+	struct stat st;
+	ck_assert_int_eq(stat(kp, &st), 0);
+	ck_assert_uint_le((uint64_t)st.st_blocks * 512, 4096);
+}
+END_TEST
+
+/* A repair killed while it wrote the copy of a cut tail leaves a
+ * temporary file; the next repair removes it, and so does maintenance. */
+START_TEST(stale_copy_of_a_killed_repair_is_removed)
+{
+	pid_t dead = fork();
+	ck_assert_int_ge(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	ck_assert_int_eq(ut_wait_child(dead), 0);
+	char tmp[256], p[1200];
+	hand_log();
+	hand_indexes();
+	snprintf(tmp, sizeof tmp, "%s.cut-1700000000000.tmp.%ld.0", seg(5, SEG_EXT), (long)dead);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, tmp), "partial", 7);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, tmp), 0);
+	ck_assert(!ut_exists(p));
+
+	ut_write_file(p, "partial", 7);
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_retain_opts o = { 0 };
+	o.max_bytes = 1ull << 40;
+	ck_assert_msg(elog_retain(ut_dir, &o, NULL, msg) == 0, "%s", msg);
+	ck_assert(!ut_exists(p));
+}
+END_TEST
+
 START_TEST(repair_leaves_a_closed_segment_alone)
 {
 	hand_log();
@@ -665,6 +736,8 @@ int main(void)
 	tcase_add_test(tc, stray_files_are_warnings);
 	tcase_add_test(tc, power_loss_leftovers_are_not_damage);
 	tcase_add_test(tc, verify_beside_retention_sees_no_damage);
+	tcase_add_test(tc, repair_of_a_huge_sparse_tail_keeps_one_segment_size);
+	tcase_add_test(tc, stale_copy_of_a_killed_repair_is_removed);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
