@@ -75,6 +75,11 @@ static inline uint32_t get32(const unsigned char *p)
 static inline uint64_t get64(const unsigned char *p)
 { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+/* ---- timestamp.c ---- */
+/* 1 when retention may believe ts_ms: from ELOG_TS_FLOOR_MS to
+ * ELOG_TS_SKEW_DEFAULT_MS past now_ms. */
+int ts_plausible(int64_t ts_ms, int64_t now_ms);
+
 /* ---- crc32c.c ---- */
 uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */

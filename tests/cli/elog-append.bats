@@ -404,3 +404,14 @@ producer() {
 	command -v mandoc >/dev/null || skip "mandoc is not installed"
 	[ "$(usage_words elog-append)" = "$(synopsis_words "$BATS_TEST_DIRNAME/../../man/elog-append.1")" ]
 }
+
+@test "append: -t refuses a timestamp more than --max-skew (1h) ahead of the clock" {
+	local now=$(( $(date +%s) * 1000 ))
+	run -5 elog-append -t "$LOG" < <(printf '%s\tlater\n' $((now + 2 * 3600000)))
+	[ "$output" = "elog-append: $LOG: line 1: timestamp $((now + 2 * 3600000)) lies more than --max-skew ahead of the clock" ]
+	run -0 elog-append -t --max-skew 3h "$LOG" < <(printf '%s\tlater\n' $((now + 2 * 3600000)))
+	# The past, even 1970, is taken as it is; so is a little skew.
+	run -0 elog-append -t "$LOG" < <(printf '5000\told\n%s\tsoon\n' $((now + 60000)))
+	run -0 elog-cat -F '%s\n' "$LOG"
+	[ "$output" = $'later\nold\nsoon' ]
+}
