@@ -146,7 +146,12 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		    ? "unsupported segment version" : "bad segment header");
 	}
 	close_segment(r);
-	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, visible_limit(r, base, next))) != 0) {
+	/* A closed segment never grows (compaction makes a new file): its
+	 * size is its end, and reading it needs no look past that. */
+	uint64_t limit = visible_limit(r, base, next);
+	if (limit == UINT64_MAX)
+		limit = (uint64_t)st.st_size;
+	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, limit)) != 0) {
 		close(fd);
 		return errmsg_set(r->msg, err, "%s", strerror(err));
 	}
@@ -282,17 +287,15 @@ static ssize_t cached_position(const elog_reader *r)
 
 /* At the end of the open segment: go on to where want now lives.  Returns
  * 0 when a (new) segment is open, ELOG_END when want is past the end.
- * A follower comes here after every batch: that costs one stat, and a
+ * A follower comes here after every batch: that costs nothing, and a
  * listing only when the writer has rolled past the newest segment listed. */
 static int advance(elog_reader *r)
 {
-	struct stat st;
-	char name[NAME_MAX_LOCAL];
 	int err;
-	seg_name(name, r->seg_base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
-		return locate(r);	/* compacted, removed or merged */
+	/* Whether the open file was since compacted or removed does not
+	 * matter here: it held every record up to its end that its
+	 * replacement holds, and the next segment is looked up by the list,
+	 * which is made again when a segment in it is gone. */
 	ssize_t i = cached_position(r);
 	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
 		/* Not listed, or the writer has moved on past the list. */
@@ -402,6 +405,14 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		/* The end of what we may read here: has the writer moved on? */
 		if (++ends > 1000)	/* segments churning under us */
 			return ELOG_END;
+		if (r->seg_base < r->wm.segment_base && r->next_base != UINT64_MAX) {
+			/* A closed segment: the writer had moved past it when
+			 * the watermark was read, so that need not be read
+			 * again until the segment it names. */
+			if ((err = advance(r)) != 0)
+				return err;
+			continue;
+		}
 		follow_drain(r);
 		uint64_t old_limit = r->sc.limit;
 		if ((err = refresh_watermark(r)) != 0)
