@@ -70,6 +70,15 @@ void follow_drain(elog_reader *r)
 			 * it is made again on the next wait. */
 			if (ev->wd == r->wd_wm && (ev->mask & IN_IGNORED))
 				r->wd_wm = -1;
+			/* A segment the writer created: added to the list, so
+			 * that a roll costs no listing of the directory. */
+			uint64_t base;
+			if (ev->wd == r->wd_dir && ev->len > 0 &&
+			    (ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
+			    seg_parse_name(ev->name, SEG_EXT, &base))
+				reader_segment_created(r, base);
+			if (ev->mask & IN_Q_OVERFLOW)
+				reader_segments_stale(r);
 			p += sizeof *ev + ev->len;
 		}
 	}

@@ -233,6 +233,34 @@ static int list_segments(elog_reader *r)
 	return 0;
 }
 
+void reader_segments_stale(elog_reader *r)
+{
+	r->segs_valid = 0;
+}
+
+void reader_segment_created(elog_reader *r, uint64_t base)
+{
+	struct seglist *sl = &r->segs;
+	if (!r->segs_valid)
+		return;
+	if (sl->n > 0 && base <= sl->base[sl->n - 1]) {
+		/* Compaction renaming a segment into place is no news; a
+		 * segment new below the newest is, and the list is made
+		 * again when next needed. */
+		ssize_t i = seglist_find(sl, base);
+		if (i < 0 || sl->base[i] != base)
+			r->segs_valid = 0;
+		return;
+	}
+	uint64_t *nb = realloc(sl->base, (sl->n + 1) * sizeof *nb);
+	if (!nb) {
+		r->segs_valid = 0;
+		return;
+	}
+	nb[sl->n++] = base;
+	sl->base = nb;
+}
+
 /* Open the segment that holds want (or the first after it), or note a gap.
  * Returns 0 with a segment open, ELOG_END when there is none, or an error.
  * It trusts the cached list until that names a segment that is gone. */
@@ -297,6 +325,12 @@ static int advance(elog_reader *r)
 	 * replacement holds, and the next segment is looked up by the list,
 	 * which is made again when a segment in it is gone. */
 	ssize_t i = cached_position(r);
+	if (i >= 0 && (size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base) {
+		/* The writer rolled: a follower may have the new segment's
+		 * event still queued. */
+		follow_drain(r);
+		i = cached_position(r);
+	}
 	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
 		/* Not listed, or the writer has moved on past the list. */
 		if ((err = list_segments(r)) != 0)

@@ -55,6 +55,11 @@ struct elog_reader {
 	int follow_ready;
 };
 
+/* reader.c: the directory gained segment base (an inotify event). */
+void reader_segment_created(elog_reader *r, uint64_t base);
+/* reader.c: the directory changed in ways the events do not say. */
+void reader_segments_stale(elog_reader *r);
+
 /* follow.c */
 void follow_drain(elog_reader *r);
 void follow_close(elog_reader *r);
