@@ -176,6 +176,11 @@ struct scan {
 };
 int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
 void scan_free(struct scan *s);
+/* Read up to want bytes (at most the buffer) from the file's start into
+ * the buffer, the header among them, in one pread; the scan goes on from
+ * its position.  *got is what there was: fewer than asked when the file
+ * ends there (local file systems only read short at the end). */
+int scan_read_head(struct scan *s, size_t want, size_t *got);
 /* Move to pos, dropping buffered bytes unless pos is inside them. */
 void scan_seek(struct scan *s, uint64_t pos);
 /* Next record: 0 (rec points into the scan buffer, *at its position),

@@ -25,8 +25,27 @@
 #include "internal.h"
 #include "reader.h"
 
+/* The open segment's file (inode and device), asked of the system only
+ * when an index is kept or a seek wants it: reading on needs no fstat. */
+static int seg_identify(elog_reader *r)
+{
+	struct stat st;
+	if (!r->seg_id_known) {
+		if (r->segfd < 0 || fstat(r->segfd, &st) < 0)
+			return -1;
+		r->seg_ino = st.st_ino;
+		r->seg_dev = st.st_dev;
+		r->seg_id_known = 1;
+	}
+	return 0;
+}
+
 static void close_segment(elog_reader *r)
 {
+	if (r->ix_size && seg_identify(r) < 0) {
+		idx_free(&r->ix);	/* cannot tell its file: not kept */
+		r->ix_size = 0;
+	}
 	if (r->segfd >= 0) {
 		close(r->segfd);
 		scan_free(&r->sc);
@@ -51,8 +70,8 @@ static void ixcache_take(elog_reader *r)
 {
 	for (int i = 0; i < 4; i++) {
 		struct ixcache *c = &r->ixc[i];
-		if (c->size && c->base == r->seg_base && c->ino == r->seg_ino &&
-		    c->dev == r->seg_dev) {
+		if (c->size && c->base == r->seg_base && seg_identify(r) == 0 &&
+		    c->ino == r->seg_ino && c->dev == r->seg_dev) {
 			r->ix = c->ix;
 			r->ix_size = c->size;
 			c->size = 0;
@@ -102,8 +121,8 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
 static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
 	struct stat st;
+	struct scan sc;
 	size_t got;
 	int err;
 
@@ -117,8 +136,18 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		}
 		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
 	}
-	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || fstat(fd, &st) < 0) {
-		err = err ? err : errno;
+	/* One read brings the header and, for a small segment, all of it:
+	 * a read that comes back short found the end of the file. */
+	uint64_t limit = visible_limit(r, base, next);
+	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
+	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+		close(fd);
+		return errmsg_set(r->msg, err, "%s", strerror(err));
+	}
+	if (want > sc.cap)
+		want = sc.cap;
+	if ((err = scan_read_head(&sc, want, &got)) != 0) {
+		scan_free(&sc);
 		close(fd);
 		return errmsg_set(r->msg, err, "%s: %s", name, strerror(err));
 	}
@@ -126,40 +155,35 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	 * watermark, or named by it before its first sync) may still lack
 	 * its header, or a power loss may have garbled it: it is simply not
 	 * there to read yet. */
-	int fresh = visible_limit(r, base, next) <= SEG_HDR;
-	if (got < SEG_HDR) {
-		close(fd);
-		if (fresh) {
-			*gone = -1;
-			return 0;
-		}
-		return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
-	}
-	err = seg_header_check(hdr, base);
+	int fresh = limit <= SEG_HDR;
+	err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(sc.buf, base);
 	if (err) {
+		scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
 			*gone = -1;
 			return 0;
 		}
+		if (got < SEG_HDR)
+			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
 		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
 		    ? "unsupported segment version" : "bad segment header");
 	}
-	close_segment(r);
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
-	uint64_t limit = visible_limit(r, base, next);
-	if (limit == UINT64_MAX)
-		limit = (uint64_t)st.st_size;
-	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, limit)) != 0) {
-		close(fd);
-		return errmsg_set(r->msg, err, "%s", strerror(err));
+	if (limit == UINT64_MAX) {
+		if (got < want)
+			sc.limit = got;
+		else if (fstat(fd, &st) == 0)
+			sc.limit = (uint64_t)st.st_size;
 	}
+	uint32_t flags = seg_header_flags(sc.buf);
+	close_segment(r);
+	r->sc = sc;
 	r->segfd = fd;
 	r->seg_base = base;
-	r->seg_flags = seg_header_flags(hdr);
-	r->seg_ino = st.st_ino;
-	r->seg_dev = st.st_dev;
+	r->seg_flags = flags;
+	r->seg_id_known = 0;
 	r->last = 0;
 	r->have_last = 0;
 	r->next_base = next;
@@ -491,7 +515,7 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	if (r->segfd < 0 || offset < r->seg_base || offset >= r->next_base)
 		return 0;
 	seg_name(name, r->seg_base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	if (seg_identify(r) < 0 || fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
 		return 0;
 	r->want = offset;

@@ -19,8 +19,9 @@ struct elog_reader {
 	uint64_t seg_base;
 	uint32_t seg_flags;	/* codec and dictionary of the open segment */
 	struct zdec *z;		/* zstd state, made when first needed */
-	ino_t seg_ino;
+	ino_t seg_ino;		/* its file, once seg_identify() asked */
 	dev_t seg_dev;
+	int seg_id_known;
 	struct scan sc;
 	uint64_t next_base;	/* the next segment's base when this one was
 				 * opened, UINT64_MAX when unknown or none */
