@@ -2,10 +2,17 @@
  * reader.c: reading a log, in any process, with no lock.
  *
  * A reader's position is an offset (want), never a byte position: to find
- * it, the reader lists the segments, picks the one whose base is the
+ * it, the reader picks from its list of segments the one whose base is the
  * greatest at or below want, uses that segment's index to jump close, and
  * scans forward to the first record at or above want.  Compaction holes are
  * skipped silently; offsets removed by retention are reported as a gap.
+ *
+ * The list is made once and kept: going from a segment to the next costs
+ * an open, a read and a close, whatever the number of segments.  It is
+ * made again only when it proves stale: a segment in it is gone (retention,
+ * a merge: then a gap is reported as ever), or the writer has rolled past
+ * its newest segment.  A follower learns of new segments from its inotify
+ * watch of the directory instead, so it never lists it again at all.
  *
  * It never returns a record the writer has not made durable: the active
  * segment is read only up to the byte length published in the watermark,
