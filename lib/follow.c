@@ -39,6 +39,9 @@ static int follow_setup(elog_reader *r)
 			return 1;	/* out of instances: poll instead */
 		r->wd_dir = inotify_add_watch(r->ino_fd, r->dir,
 		    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
+		/* From now on new segments come as events; one made since
+		 * the reader's list and before the watch would not. */
+		reader_segments_stale(r);
 		fresh = 1;
 	}
 	if (r->ino_fd >= 0 && r->wd_wm < 0) {

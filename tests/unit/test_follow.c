@@ -361,6 +361,33 @@ START_TEST(follower_learns_new_segments_without_listing)
 }
 END_TEST
 
+/* A segment made after the reader's list but before its watch gets no
+ * event: the list is made again once the watch is there, so the follower
+ * never jumps from the segment it read to one made after the watch. */
+START_TEST(segment_made_before_the_watch_is_not_skipped)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	uint64_t offs[400];
+	for (int i = 0; i < 10; i++)
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 10);
+	for (int i = 0; i < 60; i++)	/* one roll, unwatched */
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader_fd(r);		/* the watch */
+	for (int i = 0; i < 120; i++)	/* more rolls, watched */
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 180);
+	for (int i = 0; i < 180; i++)
+		ck_assert_uint_eq(offs[i], 10 + (uint64_t)i);
+	ck_assert_int_eq(elog_close(w), 0);
+	elog_reader_close(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("follow");
@@ -374,6 +401,7 @@ int main(void)
 	tcase_add_test(tc, follow_across_writer_restarts);
 	tcase_add_test(tc, follow_across_writer_crash);
 	tcase_add_test(tc, follower_learns_new_segments_without_listing);
+	tcase_add_test(tc, segment_made_before_the_watch_is_not_skipped);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
