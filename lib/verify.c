@@ -1215,14 +1215,18 @@ static int repair(struct verify *v)
  * retention (which hold it exclusive) are never caught half way and taken
  * for damage: a check waits for a running maintenance, and maintenance
  * waits for running checks.  A log where maintenance never ran gets its
- * empty maint.lock here, owned like the directory; a lock file that cannot
+ * empty maint.lock here, owned like the directory (not a directory that is
+ * not yet a whole log: it has no settings); a lock file that cannot
  * be opened or made (it is reported as such, or the directory is not
  * ours to write) leaves the check unlocked. */
 static int share_maint_lock(int dfd)
 {
 	struct stat st;
 	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
-	if (fd < 0 && errno == ENOENT) {
+	/* Only in a whole log: a directory being made a log must hold
+	 * nothing but what its creation makes. */
+	if (fd < 0 && errno == ENOENT &&
+	    fstatat(dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0 && geteuid() == 0 && fstat(dfd, &st) == 0 &&
 		    fchown(fd, st.st_uid, st.st_gid) < 0) {
