@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "elog.h"
+#include "internal.h"	/* the format, for build_direct() */
 
 #define KEY_LEN 16
 #define NVALS   65536u		/* distinct values pregenerated per size */
@@ -78,6 +79,13 @@ static const struct sizes FULL = {
 };
 
 static struct sizes S;
+
+/* Sizes of the issue 15 rows (the same in quick and full modes). */
+static struct {
+	long segread_n;		/* records read in 4 KiB vs 64 MiB segments */
+	long follow_batches;	/* one-record batches followed per run */
+	long rss_keys;		/* distinct keys for compaction's peak RSS */
+} SS = { 1000000, 300, 3000000 };
 static const char *workdir = ".";
 static const char *bindir = "build";
 static const char *sqlite3_cli = "sqlite3";
@@ -2281,6 +2289,333 @@ static void w_oneshot(void)
 	free(xfile);
 }
 
+/* ---- issue 15: cost that does not grow with the number of segments --- */
+
+/* The rows below need logs of tens of thousands of segments.  The writer
+ * syncs every segment it closes (as it must), which makes such a log cost
+ * minutes to build; these are written here directly in the documented
+ * format (elog(5)), with their indexes, and no sync: what is timed is
+ * reading and following them, not building them. */
+
+/* A log at dir of n records of corpus c in segments of seg_bytes; keys
+ * "user-%011ld" numbered i when distinct_keys, else the corpus's keys;
+ * values of vlen bytes (at most the corpus's). */
+static void build_direct(const char *dir, const struct corpus *c, long n,
+                         uint64_t seg_bytes, int distinct_keys, size_t vlen)
+{
+	rm_rf(dir);
+	e_close(e_open(dir, seg_bytes, ELOG_COMPRESS_NONE, 0));	/* settings */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		die("%s: %s", dir, strerror(errno));
+	size_t cap = seg_bytes + (64u << 10);
+	unsigned char *seg = xmalloc(cap), *ix = xmalloc(cap / 4 + IDX_HDR);
+	size_t len = 0, ixlen = 0;
+	uint64_t base = 0;
+	struct idx_builder ib;
+	char key[32], name[NAME_MAX_LOCAL];
+	int64_t ts = wall_ms() - n;
+	for (long i = 0; i <= n; i++) {
+		size_t size = i < n ? rec_size(KEY_LEN, vlen) : 0;
+		if (i == n || len == 0 || len + size > seg_bytes) {
+			if (len) {	/* write the segment just filled */
+				seg_name(name, base, SEG_EXT);
+				int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+				if (fd < 0 || write(fd, seg, len) != (ssize_t)len)
+					die("%s: %s", name, strerror(errno));
+				close(fd);
+				seg_name(name, base, IDX_EXT);
+				fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+				if (fd < 0 || write(fd, ix, ixlen) != (ssize_t)ixlen)
+					die("%s: %s", name, strerror(errno));
+				close(fd);
+			}
+			if (i == n)
+				break;
+			base = (uint64_t)i;
+			seg_header_encode(seg, base);
+			len = SEG_HDR;
+			idx_header_encode(ix);
+			ixlen = IDX_HDR;
+			memset(&ib, 0, sizeof ib);
+		}
+		struct elog_record r = { 0 };
+		if (distinct_keys) {
+			snprintf(key, sizeof key, "user-%011ld", i);
+			r.key = key;
+		} else {
+			r.key = ckey(c, i);
+		}
+		r.offset = (uint64_t)i;
+		r.ts_ms = ts + i;
+		r.key_len = KEY_LEN;
+		r.value = cval(c, i);
+		r.value_len = vlen;
+		rec_encode(seg + len, &r);
+		struct idx_entry e;
+		if (idx_builder_add(&ib, r.offset, r.ts_ms, len, DEFAULT_INDEX_INTERVAL, &e)) {
+			idx_entry_encode(ix + ixlen, &e);
+			ixlen += IDX_ENTRY;
+		}
+		len += size;
+	}
+	struct watermark wm = { (uint64_t)n, base, len };
+	unsigned char wb[WM_SIZE];
+	wm_encode(wb, &wm);
+	int fd = openat(dfd, FN_WATERMARK, O_WRONLY);
+	if (fd < 0 || pwrite(fd, wb, WM_SIZE, 0) != WM_SIZE)
+		die("%s/watermark: %s", dir, strerror(errno));
+	close(fd);
+	close(dfd);
+	free(seg);
+	free(ix);
+}
+
+/* Full read of the same records in 4 KiB segments and in 64 MiB ones. */
+static void w_segments(void)
+{
+	const struct corpus *c = corpus(0);
+	long n = SS.segread_n;
+	char *small = path("segs-4k.elog"), *large = path("segs-64m.elog");
+	progress("segments: %ld x 100 B in 4 KiB and in 64 MiB segments x %d runs", n, S.runs);
+	build_direct(small, c, n, 4096, 0, c->size);
+	build_direct(large, c, n, 64u << 20, 0, c->size);
+	double es[16], el[16], cs[16], cl[16];
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s/elog-cat", bindir);
+	int have_cat = access(prog, X_OK) == 0;
+	read_elog(small, n);	/* warm both */
+	read_elog(large, n);
+	for (int run = 0; run < S.runs; run++) {
+		es[run] = read_elog(small, n);
+		el[run] = read_elog(large, n);
+		if (have_cat) {		/* elog-cat to /dev/null, as a user reads */
+			char *a[] = { prog, small, NULL }, *b[] = { prog, large, NULL };
+			spawn(a, NULL, NULL, &cs[run]);
+			spawn(b, NULL, NULL, &cl[run]);
+			cs[run] = (double)n / cs[run];
+			cl[run] = (double)n / cl[run];
+		}
+	}
+	char wl[64];
+	if (have_cat) {
+		snprintf(wl, sizeof wl, "elog-cat %ldk x 100 B: 4 KiB vs 64 MiB segs", n / 1000);
+		row("segments_cat", wl, "rec/s", median(cs, S.runs), "64 MiB segments",
+		    median(cl, S.runs), G_RATIO_GE, 0.5);
+	}
+	snprintf(wl, sizeof wl, "  library read, same logs (%ld segments)",
+	         (long)(n * (long)rec_size(KEY_LEN, c->size) / 4064));
+	row("segments_read", wl, "rec/s", median(es, S.runs), "64 MiB segments",
+	    median(el, S.runs), G_NONE, 0);
+	rm_rf(small);
+	rm_rf(large);
+	free(small);
+	free(large);
+}
+
+/* A follower thread's CPU per batch: it waits in elog_reader_wait() and
+ * reads each one-record batch as the writer (another thread) makes it
+ * durable; the writer waits for it before the next batch. */
+struct segfollow {
+	const char *dir;
+	long batches;
+	volatile long seen;
+	double cpu;
+};
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *segfollow_run(void *arg)
+{
+	struct segfollow *f = arg;
+	elog_reader *r;
+	struct elog_record rec;
+	int rc = elog_reader_open(&r, f->dir);
+	if (rc)
+		die("elog_reader_open: %s", elog_strerror(rc));
+	if ((rc = elog_reader_seek_end(r)) != 0)
+		die("elog_reader_seek_end: %s", elog_strerror(rc));
+	/* Timed from the first batch on: opening the log and finding its
+	 * end are done once, not per batch. */
+	double t0 = 0;
+	while (f->seen < f->batches) {
+		while ((rc = elog_reader_next(r, &rec)) == 0)
+			if (__atomic_add_fetch(&f->seen, 1, __ATOMIC_RELEASE) == 1)
+				t0 = thread_cpu();
+		if (rc != ELOG_END)
+			die("elog_reader_next: %s", elog_reader_errmsg(r));
+		if (f->seen >= f->batches)
+			break;
+		rc = elog_reader_wait(r, 1000);
+		if (rc && rc != ELOG_TIMEOUT)
+			die("elog_reader_wait: %s", elog_strerror(rc));
+	}
+	f->cpu = thread_cpu() - t0;
+	elog_reader_close(r);
+	return NULL;
+}
+
+static double follow_cpu_per_batch(const char *dir, long batches)
+{
+	const struct corpus *c = corpus(0);
+	elog *w = e_open(dir, 0, ELOG_COMPRESS_NONE, 0);
+	struct segfollow f = { dir, batches, 0, 0 };
+	pthread_t t;
+	pthread_create(&t, NULL, segfollow_run, &f);
+	sleep_ms(50);	/* let it open and reach the end */
+	for (long i = 0; i < batches; i++) {
+		e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
+		e_flush(w);
+		while (__atomic_load_n(&f.seen, __ATOMIC_ACQUIRE) <= i)
+			sleep_ms(0.05);
+	}
+	pthread_join(t, NULL);
+	e_close(w);
+	return f.cpu / (double)(batches - 1) * 1e6;
+}
+
+static void w_follow_segments(void)
+{
+	const struct corpus *c = corpus(0);
+	/* 4 KiB segments hold 28 records of 100 B. */
+	long n = 20000L * 28;
+	char *many = path("follow-20k.elog"), *few = path("follow-20.elog");
+	progress("follower CPU: 20,000 segments vs 20, %ld batches x %d runs",
+	         SS.follow_batches, S.runs);
+	build_direct(many, c, n, 4096, 0, c->size);
+	build_direct(few, c, n, ((uint64_t)n * rec_size(KEY_LEN, c->size) / 20 + 4095) & ~4095ull,
+	             0, c->size);
+	double m[16], f[16];
+	for (int run = 0; run < S.runs; run++) {
+		m[run] = follow_cpu_per_batch(many, SS.follow_batches);
+		f[run] = follow_cpu_per_batch(few, SS.follow_batches);
+	}
+	row("follow_segments", "follower CPU per batch: 20k segs vs 20", "us",
+	    median(m, S.runs), "20 segments", median(f, S.runs), G_RATIO_LE, 1.5);
+	rm_rf(many);
+	rm_rf(few);
+	free(many);
+	free(few);
+}
+
+/* Compaction's peak RSS per distinct key: elog-compact over 3M records of
+ * 3M distinct keys, less its peak over a log of a thousand keys. */
+static void w_compact_rss(void)
+{
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s/elog-compact", bindir);
+	if (access(prog, X_OK) != 0) {
+		row_na("compact_rss", "compaction peak RSS per key", "n/a (elog-compact not built)");
+		return;
+	}
+	const struct corpus *c = corpus(0);
+	long keys = SS.rss_keys;
+	char *big = path("rss-keys.elog"), *tiny = path("rss-base.elog");
+	progress("compaction RSS: %ld distinct keys x %d runs", keys, S.runs);
+	build_direct(big, c, keys, 64u << 20, 1, 16);
+	build_direct(tiny, c, 1000, 64u << 20, 1, 16);
+	double bpk[16];
+	for (int run = 0; run < S.runs; run++) {
+		char *a[] = { prog, big, NULL }, *b[] = { prog, tiny, NULL };
+		long peak = peak_rss(a), base = peak_rss(b);
+		bpk[run] = (double)(peak - base) * 1024.0 / (double)keys;
+	}
+	char wl[64];
+	snprintf(wl, sizeof wl, "compaction peak RSS per key, %.1fM keys", keys / 1e6);
+	row("compact_rss", wl, "B/key", median(bpk, S.runs), "", NAN, G_ELOG_LE, 40);
+	rm_rf(big);
+	rm_rf(tiny);
+	free(big);
+	free(tiny);
+}
+
+/* --long: the size a user plans for.  long_n x 100 B appended through the
+ * library (batches of 10,000), read in full, seeked, then half removed by
+ * elog-retain and compacted by elog-compact; the programs' peak RSS. */
+static long long_n = 100000000L;
+
+static void w_long(void)
+{
+	const struct corpus *c = corpus(0);
+	char *dir = path("long.elog");
+	long n = long_n;
+	char wl[80], prog[4096];
+	progress("long: %ld x 100 B", n);
+	rm_rf(dir);
+	elog *w = e_open(dir, 0, ELOG_COMPRESS_NONE, 0);
+	double t0 = now();
+	for (long i = 0; i < n; i++) {
+		e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
+		if ((i + 1) % 10000 == 0)
+			e_flush(w);
+	}
+	e_close(w);
+	double t = now() - t0;
+	uint64_t bytes = dir_bytes(dir, ".log");
+	snprintf(wl, sizeof wl, "long: append %.1fM x 100 B (%.1f GiB)", n / 1e6,
+	         (double)bytes / MIB / 1024);
+	row("long_append", wl, "rec/s", (double)n / t, "", NAN, G_NONE, 0);
+
+	t0 = now();
+	double rate = read_elog(dir, n);
+	(void)t0;
+	row("long_read", "  long: full read (library)", "rec/s", rate, "", NAN, G_NONE, 0);
+
+	snprintf(prog, sizeof prog, "%s/elog-cat", bindir);
+	char *cat[] = { prog, "-v", dir, NULL };
+	row("long_cat_rss", "  long: elog-cat -v peak RSS", "MiB",
+	    (double)peak_rss(cat) / 1024, "", NAN, G_NONE, 0);
+
+	elog_reader *r;
+	struct elog_record rec;
+	if (elog_reader_open(&r, dir) != 0)
+		die("elog_reader_open %s", dir);
+	long seeks = 10000;
+	double *lat = xmalloc((size_t)seeks * sizeof *lat);
+	for (long i = 0; i < seeks; i++) {
+		uint64_t off = mix((uint64_t)i) % (uint64_t)n;
+		double s0 = now();
+		if (elog_reader_seek(r, off) != 0 || elog_reader_next(r, &rec) != 0 ||
+		    rec.offset != off)
+			die("seek %llu failed", (unsigned long long)off);
+		lat[i] = (now() - s0) * 1e6;
+	}
+	elog_reader_close(r);
+	sort_doubles(lat, seeks);
+	row("long_seek_p50", "  long: seek p50 (random, one reader)", "us",
+	    quantile(lat, seeks, 0.5), "", NAN, G_NONE, 0);
+	row("long_seek_p99", "  long: seek p99", "us", quantile(lat, seeks, 0.99), "", NAN,
+	    G_NONE, 0);
+	free(lat);
+
+	snprintf(prog, sizeof prog, "%s/elog-retain", bindir);
+	char max[32];
+	snprintf(max, sizeof max, "%llu", (unsigned long long)(bytes / 2));
+	char *ret[] = { prog, "--max-bytes", max, dir, NULL };
+	t0 = now();
+	long rss = peak_rss(ret);
+	row("long_retain", "  long: elog-retain, oldest half", "s", now() - t0, "", NAN,
+	    G_NONE, 0);
+	row("long_retain_rss", "  long: elog-retain peak RSS", "MiB", (double)rss / 1024, "",
+	    NAN, G_NONE, 0);
+
+	snprintf(prog, sizeof prog, "%s/elog-compact", bindir);
+	char *cmp[] = { prog, dir, NULL };
+	t0 = now();
+	rss = peak_rss(cmp);
+	row("long_compact", "  long: elog-compact, 100k keys", "s", now() - t0, "", NAN,
+	    G_NONE, 0);
+	row("long_compact_rss", "  long: elog-compact peak RSS", "MiB", (double)rss / 1024,
+	    "", NAN, G_NONE, 0);
+	rm_rf(dir);
+	free(dir);
+}
+
 /* ---- main ----------------------------------------------------------- */
 
 static void usage(void)
@@ -2288,8 +2623,10 @@ static void usage(void)
 	fputs("usage: bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]\n"
 	      "             [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]\n"
 	      "LIST: append,append_prog,ack1,ack8,read,cat,seek,spawn,retain,\n"
-	      "      compact,follow,recovery,memory,disk,zstd,\n"
-	      "      multi,multi_batch,oneshot\n", stderr);
+	      "      compact,follow,recovery,memory,disk,zstd,segments,\n"
+	      "      follow_segments,compact_rss,multi,multi_batch,oneshot\n"
+	      "       bench --long [--long-records N] [--dir DIR] [--bin DIR] [--json FILE|-]\n",
+	      stderr);
 	exit(2);
 }
 
@@ -2306,9 +2643,11 @@ int main(int argc, char **argv)
 		{ "sqlite3", required_argument, NULL, 's' },
 		{ "scale", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "long", no_argument, NULL, 'L' },
+		{ "long-records", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, runs = 0;
+	int c, runs = 0, long_mode = 0;
 	double scale = 1;
 	if (argc >= 4 && strcmp(argv[1], "--rss-child") == 0)
 		return rss_child(argv + 2);
@@ -2325,6 +2664,8 @@ int main(int argc, char **argv)
 		case 'o': only = optarg; break;
 		case 's': sqlite3_cli = optarg; break;
 		case 'x': scale = atof(optarg); break;
+		case 'L': long_mode = 1; break;
+		case 'N': long_n = atol(optarg); break;
 		default: usage();
 		}
 	}
@@ -2353,7 +2694,12 @@ int main(int argc, char **argv)
 		S.follow_n = (int)(S.follow_n * scale) + 10;
 		S.recovery_bytes = (uint64_t)((double)S.recovery_bytes * scale) + (1u << 20);
 		S.zstd_n = (long)(S.zstd_n * scale) + 2000;
+		SS.segread_n = (long)(SS.segread_n * scale) + 1000;
+		SS.follow_batches = (long)(SS.follow_batches * scale) + 10;
+		SS.rss_keys = (long)(SS.rss_keys * scale) + 1000;
 	}
+	if (long_n < 10000)
+		die("--long-records: at least 10000");
 	if (json)
 		jsonf = strcmp(json, "-") == 0 ? stdout : fopen(json, "w");
 	if (json && !jsonf)
@@ -2363,6 +2709,18 @@ int main(int argc, char **argv)
 	alarm(strcmp(S.name, "quick") == 0 ? 1500 : 3600);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (long_mode) {	/* one run of the long workload, nothing else */
+		printf("elog %s: the long run, %ld records of 100 B, in %s\n\n", elog_version(),
+		       long_n, workdir);
+		header();
+		double t0 = now();
+		alarm(0);
+		w_long();
+		printf("\n%.0f s\n", now() - t0);
+		if (jsonf && jsonf != stdout)
+			fclose(jsonf);
+		return 0;
+	}
 	printf("elog %s against SQLite %s: %s sizes, medians of %d runs, in %s\n",
 	       elog_version(), sqlite3_libversion(), S.name, S.runs, workdir);
 	printf("ratio = elog / reference; targets from issue 7 (and issue 8 for zstd)\n\n");
@@ -2410,6 +2768,12 @@ int main(int argc, char **argv)
 			w_disk(big);
 	if (selected("zstd"))
 		w_zstd();
+	if (selected("segments"))
+		w_segments();
+	if (selected("follow_segments"))
+		w_follow_segments();
+	if (selected("compact_rss"))
+		w_compact_rss();
 
 	/* Leave nothing behind. */
 	for (int big = 0; big < 2; big++) {

@@ -3,6 +3,7 @@
 # SQLite, with its data on the repository's disk, and clean up after.
 #
 #   bench/run.sh [--quick | --full] [bench options...]
+#   bench/run.sh --long [--long-records N]     (100M records by default)
 #
 # B names the build directory (default: build); the library and programs are
 # built there first with `make B=$B`, unless BENCH_BUILT=1 says that the
@@ -35,9 +36,14 @@ case " $* " in
 *" --json "*) ;;
 *) json="--json $B/bench.jsonl" ;;
 esac
-# The suite bounds itself (alarm), and timeout bounds it once more.
+# The suite bounds itself (alarm), and timeout bounds it once more; the
+# long run of --long is bounded by timeout alone.
+limit=75m
+case " $* " in
+*" --long "*) limit=12h ;;
+esac
 # shellcheck disable=SC2086
-timeout 75m "$B/bench" --dir "$work" --bin "$B" $json "$@"
+timeout $limit "$B/bench" --dir "$work" --bin "$B" $json "$@"
 status=$?
 [ -n "$json" ] && echo "JSON lines: $B/bench.jsonl"
 exit $status

@@ -23,7 +23,7 @@
 static const char usage_text[] =
 	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
 	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
-	"                   [--wait duration]\n"
+	"                   [--wait duration] [--max-skew duration]\n"
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
@@ -56,7 +56,7 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_VERSION
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_VERSION, OPT_MAX_SKEW
 };
 
 static const struct option long_options[] = {
@@ -65,6 +65,7 @@ static const struct option long_options[] = {
 	{ "key",            required_argument, NULL, 'k' },
 	{ "schema",         required_argument, NULL, 's' },
 	{ "timestamp",      no_argument,       NULL, 't' },
+	{ "max-skew",       required_argument, NULL, OPT_MAX_SKEW },
 	{ "print-offsets",  no_argument,       NULL, 'p' },
 	{ "verbose",        no_argument,       NULL, 'v' },
 	{ "batch",          required_argument, NULL, OPT_BATCH },
@@ -91,6 +92,7 @@ struct config {
 	size_t key_len;
 	uint16_t schema;            /* -s */
 	int ts_input;               /* -t */
+	uint64_t max_skew_ms;       /* --max-skew */
 	int print_offsets;          /* -p */
 	int verbose;                /* -v */
 	int sync;                   /* --sync */
@@ -418,6 +420,9 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	a->recno++;
 	if (cf->ts_input)
 		p = take_timestamp(a, p, &len, &rec.ts_ms);
+	if (cf->ts_input && elog_ts_future(rec.ts_ms, cli_now_ms(), cf->max_skew_ms))
+		input_error(a, "timestamp %lld lies more than --max-skew ahead of the clock",
+		            (long long)rec.ts_ms);
 	if (cf->key != NULL) {
 		rec.key = cf->key;
 		rec.key_len = cf->key_len;
@@ -600,6 +605,9 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 		case 't':
 			cf->ts_input = 1;
 			break;
+		case OPT_MAX_SKEW:
+			cf->max_skew_ms = cli_arg_duration("--max-skew", optarg);
+			break;
 		case 'p':
 			cf->print_offsets = 1;
 			break;
@@ -663,7 +671,8 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 
 int main(int argc, char *argv[])
 {
-	struct config cf = { .delim = '\n', .batch_bytes = 1 << 20 };
+	struct config cf = { .delim = '\n', .batch_bytes = 1 << 20,
+	                     .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
 	struct appender a = { .cf = &cf };
 	int rc;
 

@@ -4,17 +4,19 @@
  * as they become durable.  See elog-cat(1).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-cat [-f] [-F format | -v]\n"
+	"usage: elog-cat [-f | --follow=name] [-F format | -v]\n"
 	"                [-o position | -n count | --since time | -g name]\n"
 	"                [-c count] [-k key] [--until time] [--strict] dir\n"
 	"       elog-cat -L [--json] dir\n"
@@ -50,7 +52,7 @@ static const struct option long_options[] = {
 	{ "count",   required_argument, NULL, 'c' },
 	{ "key",     required_argument, NULL, 'k' },
 	{ "group",   required_argument, NULL, 'g' },
-	{ "follow",  no_argument,       NULL, 'f' },
+	{ "follow",  optional_argument, NULL, 'f' },
 	{ "since",   required_argument, NULL, OPT_SINCE },
 	{ "until",   required_argument, NULL, OPT_UNTIL },
 	{ "strict",  no_argument,       NULL, OPT_STRICT },
@@ -92,11 +94,22 @@ struct config {
 	const char *key;
 	size_t key_len;
 	int follow;
+	int follow_name;           /* --follow=name: a new log of the name */
 	int strict;
 	int summary;               /* -L */
 	int json;                  /* --json, with -L */
 	int reading;               /* an option about reading records was given */
 };
+
+/* The log directory being read, as it was when opened, and a descriptor
+ * of it: a follower notices when it is removed (its link count drops to
+ * zero, even if a new directory of the name reuses its inode number) or
+ * the name comes to mean another directory. */
+static struct stat log_st;
+static int log_fd = -1;
+
+/* How often a follower by name looks for a log that is not there. */
+#define REOPEN_MS 250
 
 /* Set by SIGINT and SIGTERM while following. */
 static volatile sig_atomic_t stop_requested;
@@ -418,6 +431,64 @@ static void wait_for_records(elog_reader *r, const char *dir)
 		cli_exit(EX_OK);
 }
 
+/* NULL when dir still names the directory being read, else what became
+ * of it. */
+static const char *log_moved(const char *dir)
+{
+	struct stat st, self;
+
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT ? "the log was deleted" : NULL;
+	if (st.st_ino != log_st.st_ino || st.st_dev != log_st.st_dev ||
+	    (fstat(log_fd, &self) == 0 && self.st_nlink == 0))
+		return "the log was replaced by another directory";
+	return NULL;
+}
+
+/* Open the log dir, with --follow=name waiting for it to exist (it may be
+ * made later, or be being made).  Sleeps until then, ending quietly as
+ * wait_for_records() does. */
+static elog_reader *open_log(const char *dir, const struct config *cf)
+{
+	struct pollfd out = { .fd = STDOUT_FILENO, .events = 0 };
+	elog_reader *r = NULL;
+	int rc;
+
+	while ((rc = elog_reader_open(&r, dir)) != 0) {
+		if (!cf->follow_name || (rc != ENOENT && rc != ELOG_NOTLOG))
+			cli_die_elog(dir, rc, r != NULL ? elog_reader_errmsg(r) : NULL);
+		elog_reader_close(r);
+		r = NULL;
+		if (poll(&out, 1, REOPEN_MS) < 0 && errno != EINTR)
+			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
+		if (stdout_gone(&out) || stop_requested)
+			cli_exit(EX_OK);
+	}
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (log_fd < 0 || fstat(log_fd, &log_st) < 0)
+		cli_die(EX_IO, dir, "%s", cli_strerror(errno));
+	return r;
+}
+
+/* The log being followed was deleted or replaced (why): an error, or with
+ * --follow=name, on to the new log of the name, from its beginning. */
+static void reopen(elog_reader **r, const char *dir, const struct config *cf,
+                   const char *why)
+{
+	int rc;
+
+	cli_flush();
+	if (!cf->follow_name)
+		cli_die(EX_IO, dir, "%s", why);
+	cli_warn(dir, "%s; following the new log of that name", why);
+	elog_reader_close(*r);
+	*r = open_log(dir, cf);
+	if ((rc = elog_reader_seek_begin(*r)) != 0)
+		cli_die_elog(dir, rc, elog_reader_errmsg(*r));
+}
+
 static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
@@ -446,10 +517,12 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
 }
 
-static int cat(elog_reader *r, const char *dir, const struct config *cf)
+static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 {
+	elog_reader *r = *rp;
 	struct elog_record rec;
 	uint64_t printed = 0;
+	const char *moved;
 	int rc;
 
 	if (cf->count_set && cf->count == 0)
@@ -484,7 +557,16 @@ static int cat(elog_reader *r, const char *dir, const struct config *cf)
 		} else if (rc == ELOG_END) {
 			if (!cf->follow)
 				return EX_OK;
+			if ((moved = log_moved(dir)) != NULL) {
+				reopen(rp, dir, cf, moved);
+				r = *rp;
+				continue;
+			}
 			wait_for_records(r, dir);
+		} else if (cf->follow && (moved = log_moved(dir)) != NULL) {
+			/* Reading a log as it is deleted may fail. */
+			reopen(rp, dir, cf, moved);
+			r = *rp;
 		} else {
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		}
@@ -570,6 +652,13 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 			break;
 		case 'f':
 			cf->follow = 1;
+			if (optarg == NULL || strcmp(optarg, "descriptor") == 0)
+				cf->follow_name = 0;
+			else if (strcmp(optarg, "name") == 0)
+				cf->follow_name = 1;
+			else
+				cli_usage_error("--follow: expected 'name' or 'descriptor', "
+				                "not '%s'", optarg);
 			break;
 		case OPT_STRICT:
 			cf->strict = 1;
@@ -609,13 +698,11 @@ int main(int argc, char *argv[])
 	if (cf.summary)
 		cli_summary(dir, cf.json);
 
-	rc = elog_reader_open(&r, dir);
-	if (rc != 0)
-		cli_die_elog(dir, rc, r != NULL ? elog_reader_errmsg(r) : NULL);
-	position(r, dir, &cf);
 	if (cf.follow)
 		catch_stop_signals();
-	rc = cat(r, dir, &cf);
+	r = open_log(dir, &cf);
+	position(r, dir, &cf);
+	rc = cat(&r, dir, &cf);
 	cli_flush();
 	elog_reader_close(r);
 	free(cf.fmt.pieces);

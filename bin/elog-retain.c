@@ -3,6 +3,7 @@
  * log's total size, while the writer may be running.  See elog-retain(1).
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -116,6 +117,40 @@ static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
 #undef KEY
 }
 
+/* With -v or -n: the first closed segment kept under the age limit, and
+ * why, so that one can tell what holds retention back. */
+static void print_kept(const struct elog_retain_result *res)
+{
+	char newest[32], judged[32], name[32];
+
+	if (res->kept_why == ELOG_KEPT_NONE)
+		return;
+	if (cli_format_time(res->kept_newest_ms, newest) < 0)
+		strcpy(newest, "-");
+	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)res->kept_base);
+	cli_puts("kept ");
+	cli_puts(name);
+	cli_puts(" offsets ");
+	cli_put_u64(res->kept_base);
+	cli_putc('-');
+	cli_put_u64(res->kept_end - 1);
+	cli_puts(" newest ");
+	cli_puts(newest);
+	if (res->kept_why == ELOG_KEPT_YOUNG) {
+		cli_puts(": younger than the age limit\n");
+		return;
+	}
+	cli_puts(": its newest timestamp is not plausible (in the future or before 2000)");
+	if (res->kept_judged_ms == INT64_MIN ||
+	    cli_format_time(res->kept_judged_ms, judged) < 0) {
+		cli_puts(" and no later closed segment has one that is\n");
+		return;
+	}
+	cli_puts("; judged by a later segment's ");
+	cli_puts(judged);
+	cli_puts(", younger than the age limit\n");
+}
+
 int main(int argc, char *argv[])
 {
 	struct elog_retain_opts o = { 0 };
@@ -176,5 +211,7 @@ int main(int argc, char *argv[])
 	int rc = elog_retain(dir, &o, &res, msg);
 	if (rc)
 		cli_die_elog(dir, rc, msg);
+	if (o.dry_run || verbose)
+		print_kept(&res);
 	cli_exit(EX_OK);
 }

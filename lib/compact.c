@@ -437,8 +437,15 @@ static int collect_keys(struct compactor *c)
 			if (c->cut == UINT64_MAX && rec.ts_ms > young)
 				c->cut = rec.offset;
 			if (rec.key_len && (err = keyset_put(&c->ks, rec.key, rec.key_len,
-			                        rec.offset, rec.value_len == 0)) != 0)
-				break;
+			                        rec.offset, rec.value_len == 0)) != 0) {
+				/* Out of memory is the key table's, not the
+				 * segment's: say how big it had grown. */
+				scan_free(&s);
+				close(fd);
+				return errmsg_set(m->msg, err, "the key table, holding %zu keys "
+				                  "in %zu bytes, cannot grow: %s", c->ks.n,
+				                  keyset_memory(&c->ks), elog_strerror(err));
+			}
 		}
 		if (err == 0 || err == ELOG_END)
 			err = 0;

@@ -100,6 +100,13 @@ extern "C" {
 
 /* Give this as a record's ts_ms to have the writer stamp the time of append. */
 #define ELOG_TS_NOW INT64_MIN
+/* Timestamps elog believes (see elog_retain()): none before 2000-01-01,
+ * none more than a skew (an hour by default) ahead of the clock. */
+#define ELOG_TS_FLOOR_MS 946684800000LL
+#define ELOG_TS_SKEW_DEFAULT_MS (3600ull * 1000)
+/* 1 when ts_ms lies more than max_skew_ms after now_ms: elog-append refuses
+ * such a timestamp given with its input. */
+int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms);
 
 struct elog_record {
 	uint64_t offset;     /* set by readers (elog_append() ignores it) */
@@ -585,7 +592,17 @@ typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
  * and the first segment that must stay stops the run, so retention never
  * makes a hole in the middle of the log.  Each limit is taken from the
  * options, or else from the policy stored with the log at creation
- * (elog_options.retain_ms and retain_bytes). */
+ * (elog_options.retain_ms and retain_bytes).
+ *
+ * The age of a segment is that of its newest record, when that timestamp is
+ * plausible: from ELOG_TS_FLOOR_MS (2000) to ELOG_TS_SKEW_DEFAULT_MS ahead
+ * of the clock.  A segment whose newest timestamp is not (a producer's
+ * clock far ahead, a box whose clock said 1970) is judged by the next
+ * closed segment whose is: written after it, that one is no older.  So one
+ * record stamped in the future does not stop age retention for good, and
+ * records stamped in 1970 live as long as those written after them.  When
+ * there is no such later segment, it stays.  The result names the first
+ * closed segment kept and why (kept_*). */
 #define ELOG_RETAIN_OFF UINT64_MAX   /* a limit that is not applied */
 struct elog_retain_opts {
 	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
@@ -604,7 +621,19 @@ struct elog_retain_result {
 	uint64_t start_after;  /* ...and after it */
 	uint64_t total_bytes;  /* the .log bytes left */
 	uint64_t leftovers;    /* files of interrupted runs removed */
+	/* With an age limit, the first closed segment kept, and why: */
+	int kept_why;          /* ELOG_KEPT_* */
+	uint64_t kept_base, kept_end;
+	int64_t kept_newest_ms;  /* its newest record's ts_ms */
+	int64_t kept_judged_ms;  /* the timestamp it was judged by: its own
+	                          * newest, or a later segment's */
 };
+#define ELOG_KEPT_NONE      0  /* no age limit, or no closed segment kept */
+#define ELOG_KEPT_YOUNG     1  /* its newest record is within the limit */
+#define ELOG_KEPT_UNTRUSTED 2  /* its newest timestamp is not plausible, and
+                                * the next plausible one is within the limit
+                                * (kept_judged_ms) or there is none
+                                * (kept_judged_ms INT64_MIN) */
 /* Apply retention to the log DIR.  With neither a limit in o (or o NULL) nor
  * a stored policy: ELOG_INVALID ("no retention policy"). */
 int elog_retain(const char *dir, const struct elog_retain_opts *o,
@@ -621,9 +650,9 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
  * key.  Afterwards, adjacent closed segments whose records fit together in
  * the log's segment size are merged into the first of them.
  *
- * Memory: 24 bytes per slot of a hash table of the distinct keys (grown by
- * a quarter when 4/5 full, so 30 to 38 bytes per key), plus 16 bytes per
- * tombstone kept.
+ * Memory: 24 bytes per slot of a hash table of the distinct keys, in 256
+ * shards each grown alone by a quarter when 4/5 full, so 30 to 38 bytes per
+ * key, also at the peak while growing, plus 16 bytes per tombstone kept.
  * Keys are told apart by a 127-bit SipHash-2-4 under a key drawn at random
  * for each run: two different keys collide with probability below
  * n^2 / 2^128 for n distinct keys (2^-64 for four billion keys), and no

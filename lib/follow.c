@@ -39,6 +39,9 @@ static int follow_setup(elog_reader *r)
 			return 1;	/* out of instances: poll instead */
 		r->wd_dir = inotify_add_watch(r->ino_fd, r->dir,
 		    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
+		/* From now on new segments come as events; one made since
+		 * the reader's list and before the watch would not. */
+		reader_segments_stale(r);
 		fresh = 1;
 	}
 	if (r->ino_fd >= 0 && r->wd_wm < 0) {
@@ -70,6 +73,15 @@ void follow_drain(elog_reader *r)
 			 * it is made again on the next wait. */
 			if (ev->wd == r->wd_wm && (ev->mask & IN_IGNORED))
 				r->wd_wm = -1;
+			/* A segment the writer created: added to the list, so
+			 * that a roll costs no listing of the directory. */
+			uint64_t base;
+			if (ev->wd == r->wd_dir && ev->len > 0 &&
+			    (ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
+			    seg_parse_name(ev->name, SEG_EXT, &base))
+				reader_segment_created(r, base);
+			if (ev->mask & IN_Q_OVERFLOW)
+				reader_segments_stale(r);
 			p += sizeof *ev + ev->len;
 		}
 	}

@@ -85,6 +85,11 @@ static inline uint32_t get32(const unsigned char *p)
 static inline uint64_t get64(const unsigned char *p)
 { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+/* ---- timestamp.c ---- */
+/* 1 when retention may believe ts_ms: from ELOG_TS_FLOOR_MS to
+ * ELOG_TS_SKEW_DEFAULT_MS past now_ms. */
+int ts_plausible(int64_t ts_ms, int64_t now_ms);
+
 /* ---- crc32c.c ---- */
 uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
@@ -252,6 +257,11 @@ struct scan {
 };
 int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
 void scan_free(struct scan *s);
+/* Read up to want bytes (at most the buffer) from the file's start into
+ * the buffer, the header among them, in one pread; the scan goes on from
+ * its position.  *got is what there was: fewer than asked when the file
+ * ends there (local file systems only read short at the end). */
+int scan_read_head(struct scan *s, size_t want, size_t *got);
 /* Move to pos, dropping buffered bytes unless pos is inside them. */
 void scan_seek(struct scan *s, uint64_t pos);
 /* Next record: 0 (rec points into the scan buffer, *at its position),
@@ -514,9 +524,15 @@ int seg_remove_below(struct maint *m, uint64_t start);
 
 /* keyset.c: the newest offset of every key, by a 128-bit SipHash-2-4 of the
  * key under a random key chosen per table (open addressing). */
+#define KEYSET_SHARD_BITS 8
+#define KEYSET_SHARDS (1u << KEYSET_SHARD_BITS)
 struct keyset {
-	struct keyslot *slot;
-	size_t cap, n;            /* cap is a power of two */
+	struct keyshard {         /* grown one at a time */
+		struct keyslot *slot;
+		size_t cap, n;
+	} *shard;                 /* KEYSET_SHARDS of them */
+	size_t cap, n;            /* slots and keys in all shards */
+	size_t peak;              /* most slot bytes held at once */
 	uint64_t k0, k1;          /* the SipHash key */
 };
 void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,

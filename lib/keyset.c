@@ -9,13 +9,19 @@
  * n distinct keys the chance that any two share a hash is below
  * n^2 / 2^128.  A collision would make compaction treat two keys as one.
  *
- * Open addressing with linear probing, grown by a quarter when four fifths
- * full.
+ * The table is split by the hash's top bits into KEYSET_SHARDS shards, each
+ * its own open-addressing table with linear probing, grown by a quarter
+ * when four fifths full.  A shard grows alone, so growing holds two copies
+ * of one shard, never of the whole table: the peak stays within the 30 to
+ * 38 bytes per key of the steady state (plus a shard's worth).  A large
+ * shard is mapped on its own, so that what is freed goes back to the
+ * system at once rather than staying in the heap.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -83,26 +89,60 @@ static int random_key(uint64_t *k0, uint64_t *k1)
 	return 0;
 }
 
+/* Slot arrays of at least this many bytes are mapped, not malloc'ed. */
+#define MAP_MIN (64u << 10)
+#define SHARD_CAP0 16u	/* slots of a new shard */
+
+static struct keyslot *slots_new(size_t cap)
+{
+	size_t bytes = cap * sizeof(struct keyslot);
+	if (bytes < MAP_MIN)
+		return calloc(cap, sizeof(struct keyslot));
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void slots_free(struct keyslot *slot, size_t cap)
+{
+	size_t bytes = cap * sizeof(struct keyslot);
+	if (!slot)
+		return;
+	if (bytes < MAP_MIN)
+		free(slot);
+	else
+		munmap(slot, bytes);
+}
+
 int keyset_init(struct keyset *ks)
 {
 	memset(ks, 0, sizeof *ks);
 	int err = random_key(&ks->k0, &ks->k1);
 	if (err)
 		return err;
-	ks->cap = 1024;
-	ks->slot = calloc(ks->cap, sizeof *ks->slot);
-	return ks->slot ? 0 : ENOMEM;
+	ks->shard = calloc(KEYSET_SHARDS, sizeof *ks->shard);
+	if (!ks->shard)
+		return ENOMEM;
+	for (size_t i = 0; i < KEYSET_SHARDS; i++) {
+		ks->shard[i].cap = SHARD_CAP0;
+		if (!(ks->shard[i].slot = slots_new(SHARD_CAP0)))
+			return ENOMEM;
+		ks->cap += SHARD_CAP0;
+	}
+	return 0;
 }
 
 void keyset_free(struct keyset *ks)
 {
-	free(ks->slot);
+	if (ks->shard)
+		for (size_t i = 0; i < KEYSET_SHARDS; i++)
+			slots_free(ks->shard[i].slot, ks->shard[i].cap);
+	free(ks->shard);
 	memset(ks, 0, sizeof *ks);
 }
 
 size_t keyset_memory(const struct keyset *ks)
 {
-	return ks->cap * sizeof *ks->slot;
+	return ks->cap * sizeof(struct keyslot) + KEYSET_SHARDS * sizeof *ks->shard;
 }
 
 static void hash_key(const struct keyset *ks, const void *key, size_t len,
@@ -131,19 +171,30 @@ static struct keyslot *probe(struct keyslot *slot, size_t cap, uint64_t h0, uint
 /* Grown by a quarter when four fifths full: 30 to 38 bytes per key
  * (24-byte slots at 80% to 64% load), where doubling at three quarters
  * took 32 to 64. */
-static int grow(struct keyset *ks)
+static int grow(struct keyset *ks, struct keyshard *sh)
 {
-	size_t cap = ks->cap + ks->cap / 4;
-	struct keyslot *ns = calloc(cap, sizeof *ns);
+	size_t cap = sh->cap + sh->cap / 4;
+	struct keyslot *ns = slots_new(cap);
 	if (!ns)
 		return ENOMEM;
-	for (size_t i = 0; i < ks->cap; i++)
-		if (ks->slot[i].h0)
-			*probe(ns, cap, ks->slot[i].h0, ks->slot[i].h1) = ks->slot[i];
-	free(ks->slot);
-	ks->slot = ns;
-	ks->cap = cap;
+	for (size_t i = 0; i < sh->cap; i++)
+		if (sh->slot[i].h0)
+			*probe(ns, cap, sh->slot[i].h0, sh->slot[i].h1) = sh->slot[i];
+	size_t held = (ks->cap + cap) * sizeof *ns;	/* both copies of sh */
+	if (held > ks->peak)
+		ks->peak = held;
+	slots_free(sh->slot, sh->cap);
+	ks->cap += cap - sh->cap;
+	sh->slot = ns;
+	sh->cap = cap;
 	return 0;
+}
+
+/* The shard of a hash: its top bits (the bottom one marks a used slot,
+ * and the home slot in a shard comes from h1). */
+static struct keyshard *shard_of(const struct keyset *ks, uint64_t h0)
+{
+	return &ks->shard[h0 >> (64 - KEYSET_SHARD_BITS)];
 }
 
 int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
@@ -152,16 +203,18 @@ int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
 	uint64_t h0, h1;
 	if (offset > UINT64_MAX >> 1)
 		return ELOG_INVALID;
-	if ((ks->n + 1) * 5 > ks->cap * 4) {
-		int err = grow(ks);
+	hash_key(ks, key, len, &h0, &h1);
+	struct keyshard *sh = shard_of(ks, h0);
+	if ((sh->n + 1) * 5 > sh->cap * 4) {
+		int err = grow(ks, sh);
 		if (err)
 			return err;
 	}
-	hash_key(ks, key, len, &h0, &h1);
-	struct keyslot *s = probe(ks->slot, ks->cap, h0, h1);
+	struct keyslot *s = probe(sh->slot, sh->cap, h0, h1);
 	if (s->h0 == 0) {
 		s->h0 = h0;
 		s->h1 = h1;
+		sh->n++;
 		ks->n++;
 	}
 	s->word = offset << 1 | (tombstone ? 1 : 0);
@@ -173,7 +226,8 @@ int keyset_get(const struct keyset *ks, const void *key, size_t len,
 {
 	uint64_t h0, h1;
 	hash_key(ks, key, len, &h0, &h1);
-	const struct keyslot *s = probe(ks->slot, ks->cap, h0, h1);
+	const struct keyshard *sh = shard_of(ks, h0);
+	const struct keyslot *s = probe(sh->slot, sh->cap, h0, h1);
 	if (s->h0 == 0)
 		return 0;
 	*offset = s->word >> 1;

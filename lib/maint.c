@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,6 +87,18 @@ int maint_list(struct maint *m)
 	return 0;
 }
 
+/* 1 when maint.lock is held shared only: by elog-verify checks, which a
+ * maintenance run waits for even without wait (they end by themselves). */
+static int only_checks_hold(int dfd)
+{
+	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0), shared;
+	if (fd < 0)
+		return 0;
+	shared = flock(fd, LOCK_SH | LOCK_NB) == 0;
+	close(fd);
+	return shared;
+}
+
 int maint_open(struct maint *m, const char *dir, int wait, char *msg)
 {
 	int err;
@@ -101,6 +114,8 @@ int maint_open(struct maint *m, const char *dir, int wait, char *msg)
 		return errmsg_set(msg, ELOG_NETFS,
 		    "on a network filesystem, where locks and fsync cannot be trusted");
 	err = lock_take(m->dfd, FN_MAINT, wait, 1, &m->lockfd, msg);
+	if (err == ELOG_LOCKED && !wait && only_checks_hold(m->dfd))
+		err = lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED) {
 		long pid = maint_holder(m->dfd);
 		if (pid)
@@ -406,6 +421,10 @@ static int stray(const char *name, void *arg)
 	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
 	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
 		return namelist_add(st->tmp, name, base);
+	/* The temporary file of a process killed before it renamed it (a
+	 * cut tail kept by elog-verify --repair, a commit, an index). */
+	if (fs_tmp_orphaned(name))
+		return namelist_add(st->orphan, name, 0);
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
 	if (seg_parse_name(name, SEG_EXT, &base) && m->start.state == START_OK &&

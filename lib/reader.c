@@ -2,10 +2,17 @@
  * reader.c: reading a log, in any process, with no lock.
  *
  * A reader's position is an offset (want), never a byte position: to find
- * it, the reader lists the segments, picks the one whose base is the
+ * it, the reader picks from its list of segments the one whose base is the
  * greatest at or below want, uses that segment's index to jump close, and
  * scans forward to the first record at or above want.  Compaction holes are
  * skipped silently; offsets removed by retention are reported as a gap.
+ *
+ * The list is made once and kept: going from a segment to the next costs
+ * an open, a read and a close, whatever the number of segments.  It is
+ * made again only when it proves stale: a segment in it is gone (retention,
+ * a merge: then a gap is reported as ever), or the writer has rolled past
+ * its newest segment.  A follower learns of new segments from its inotify
+ * watch of the directory instead, so it never lists it again at all.
  *
  * It never returns a record the writer has not made durable: the active
  * segment is read only up to the byte length published in the watermark,
@@ -25,8 +32,27 @@
 #include "internal.h"
 #include "reader.h"
 
+/* The open segment's file (inode and device), asked of the system only
+ * when an index is kept or a seek wants it: reading on needs no fstat. */
+static int seg_identify(elog_reader *r)
+{
+	struct stat st;
+	if (!r->seg_id_known) {
+		if (r->segfd < 0 || fstat(r->segfd, &st) < 0)
+			return -1;
+		r->seg_ino = st.st_ino;
+		r->seg_dev = st.st_dev;
+		r->seg_id_known = 1;
+	}
+	return 0;
+}
+
 static void close_segment(elog_reader *r)
 {
+	if (r->ix_size && seg_identify(r) < 0) {
+		idx_free(&r->ix);	/* cannot tell its file: not kept */
+		r->ix_size = 0;
+	}
 	if (r->segfd >= 0) {
 		close(r->segfd);
 		scan_free(&r->sc);
@@ -51,8 +77,8 @@ static void ixcache_take(elog_reader *r)
 {
 	for (int i = 0; i < 4; i++) {
 		struct ixcache *c = &r->ixc[i];
-		if (c->size && c->base == r->seg_base && c->ino == r->seg_ino &&
-		    c->dev == r->seg_dev) {
+		if (c->size && c->base == r->seg_base && seg_identify(r) == 0 &&
+		    c->ino == r->seg_ino && c->dev == r->seg_dev) {
 			r->ix = c->ix;
 			r->ix_size = c->size;
 			c->size = 0;
@@ -102,8 +128,8 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
 static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
 	struct stat st;
+	struct scan sc;
 	size_t got;
 	int err;
 
@@ -117,8 +143,18 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		}
 		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
 	}
-	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || fstat(fd, &st) < 0) {
-		err = err ? err : errno;
+	/* One read brings the header and, for a small segment, all of it:
+	 * a read that comes back short found the end of the file. */
+	uint64_t limit = visible_limit(r, base, next);
+	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
+	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+		close(fd);
+		return errmsg_set(r->msg, err, "%s", strerror(err));
+	}
+	if (want > sc.cap)
+		want = sc.cap;
+	if ((err = scan_read_head(&sc, want, &got)) != 0) {
+		scan_free(&sc);
 		close(fd);
 		return errmsg_set(r->msg, err, "%s: %s", name, strerror(err));
 	}
@@ -126,35 +162,35 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	 * watermark, or named by it before its first sync) may still lack
 	 * its header, or a power loss may have garbled it: it is simply not
 	 * there to read yet. */
-	int fresh = visible_limit(r, base, next) <= SEG_HDR;
-	if (got < SEG_HDR) {
-		close(fd);
-		if (fresh) {
-			*gone = -1;
-			return 0;
-		}
-		return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
-	}
-	err = seg_header_check(hdr, base);
+	int fresh = limit <= SEG_HDR;
+	err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(sc.buf, base);
 	if (err) {
+		scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
 			*gone = -1;
 			return 0;
 		}
+		if (got < SEG_HDR)
+			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
 		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
 		    ? "unsupported segment version" : "bad segment header");
 	}
-	close_segment(r);
-	if ((err = scan_init(&r->sc, fd, base, SEG_HDR, visible_limit(r, base, next))) != 0) {
-		close(fd);
-		return errmsg_set(r->msg, err, "%s", strerror(err));
+	/* A closed segment never grows (compaction makes a new file): its
+	 * size is its end, and reading it needs no look past that. */
+	if (limit == UINT64_MAX) {
+		if (got < want)
+			sc.limit = got;
+		else if (fstat(fd, &st) == 0)
+			sc.limit = (uint64_t)st.st_size;
 	}
+	uint32_t flags = seg_header_flags(sc.buf);
+	close_segment(r);
+	r->sc = sc;
 	r->segfd = fd;
 	r->seg_base = base;
-	r->seg_flags = seg_header_flags(hdr);
-	r->seg_ino = st.st_ino;
-	r->seg_dev = st.st_dev;
+	r->seg_flags = flags;
+	r->seg_id_known = 0;
 	r->last = 0;
 	r->have_last = 0;
 	r->next_base = next;
@@ -215,8 +251,50 @@ use:;
 		jump_to_entry(r, &r->ix.e[k]);
 }
 
+/* List the segments afresh into r->segs. */
+static int list_segments(elog_reader *r)
+{
+	seglist_free(&r->segs);
+	r->segs_valid = 0;
+	int err = seglist_read(r->dfd, &r->segs);
+	if (err)
+		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	r->segs_valid = 1;
+	r->lists++;
+	return 0;
+}
+
+void reader_segments_stale(elog_reader *r)
+{
+	r->segs_valid = 0;
+}
+
+void reader_segment_created(elog_reader *r, uint64_t base)
+{
+	struct seglist *sl = &r->segs;
+	if (!r->segs_valid)
+		return;
+	if (sl->n > 0 && base <= sl->base[sl->n - 1]) {
+		/* Compaction renaming a segment into place is no news; a
+		 * segment new below the newest is, and the list is made
+		 * again when next needed. */
+		ssize_t i = seglist_find(sl, base);
+		if (i < 0 || sl->base[i] != base)
+			r->segs_valid = 0;
+		return;
+	}
+	uint64_t *nb = realloc(sl->base, (sl->n + 1) * sizeof *nb);
+	if (!nb) {
+		r->segs_valid = 0;
+		return;
+	}
+	nb[sl->n++] = base;
+	sl->base = nb;
+}
+
 /* Open the segment that holds want (or the first after it), or note a gap.
- * Returns 0 with a segment open, ELOG_END when there is none, or an error. */
+ * Returns 0 with a segment open, ELOG_END when there is none, or an error.
+ * It trusts the cached list until that names a segment that is gone. */
 static int locate(elog_reader *r)
 {
 	/* Segments change under a reader only by maintenance, and salvage
@@ -225,74 +303,95 @@ static int locate(elog_reader *r)
 	if (holes_load(r->dfd, &r->holes) != 0)
 		holes_free(&r->holes);
 	for (int attempt = 0; attempt < 100; attempt++) {
-		struct seglist sl;
-		int err = seglist_read(r->dfd, &sl);
-		if (err)
-			return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-		if (sl.n == 0) {
-			seglist_free(&sl);
+		int err;
+		if (!r->segs_valid && (err = list_segments(r)) != 0)
+			return err;
+		const struct seglist *sl = &r->segs;
+		if (sl->n == 0) {
+			r->segs_valid = 0;	/* a writer may create one */
 			return ELOG_END;
 		}
-		ssize_t i = seglist_find(&sl, r->want);
+		ssize_t i = seglist_find(sl, r->want);
 		if (i < 0) {
-			/* Everything below the first segment was removed. */
-			r->gap_first = r->want;
-			r->gap_last = sl.base[0] - 1;
+			/* Everything below the first segment was removed.  A
+			 * second pass (the first segment went too) widens the
+			 * gap already noted. */
+			if (!r->gap_pending)
+				r->gap_first = r->want;
+			r->gap_last = sl->base[0] - 1;
 			r->gap_pending = 1;
-			r->want = sl.base[0];
+			r->want = sl->base[0];
 			i = 0;
 		}
-		uint64_t base = sl.base[i];
-		uint64_t next = (size_t)i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX;
-		seglist_free(&sl);
+		uint64_t base = sl->base[i];
+		uint64_t next = (size_t)i + 1 < sl->n ? sl->base[i + 1] : UINT64_MAX;
 		int gone;
 		if ((err = open_segment(r, base, next, &gone)) != 0)
 			return err;
 		if (gone < 0)
 			return ELOG_END;	/* being created: wait for it */
-		if (gone)
-			continue;	/* removed meanwhile: list again */
+		if (gone) {
+			r->segs_valid = 0;	/* removed since listed: list again */
+			continue;
+		}
 		index_jump(r);
 		return 0;
 	}
 	return errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
 }
 
+/* Where the open segment stands in the cached list: its index, or -1. */
+static ssize_t cached_position(const elog_reader *r)
+{
+	if (!r->segs_valid)
+		return -1;
+	ssize_t i = seglist_find(&r->segs, r->seg_base);
+	return i >= 0 && r->segs.base[i] == r->seg_base ? i : -1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
- * 0 when a (new) segment is open, ELOG_END when want is past the end. */
+ * 0 when a (new) segment is open, ELOG_END when want is past the end.
+ * A follower comes here after every batch: that costs nothing, and a
+ * listing only when the writer has rolled past the newest segment listed. */
 static int advance(elog_reader *r)
 {
-	struct seglist sl;
-	struct stat st;
-	char name[NAME_MAX_LOCAL];
-	int err = seglist_read(r->dfd, &sl);
-	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-	ssize_t i = seglist_find(&sl, r->want);
-	uint64_t next_base = 0, after_next = UINT64_MAX;
-	int replaced = 1, have_next = 0;
-	if (i >= 0 && sl.base[i] == r->seg_base) {
-		seg_name(name, r->seg_base, SEG_EXT);
-		replaced = fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		           st.st_ino != r->seg_ino || st.st_dev != r->seg_dev;
-		if ((size_t)i + 1 < sl.n) {
-			have_next = 1;
-			next_base = sl.base[i + 1];
-		}
-		if ((size_t)i + 2 < sl.n)
-			after_next = sl.base[i + 2];
+	int err;
+	/* Whether the open file was since compacted or removed does not
+	 * matter here: it held every record up to its end that its
+	 * replacement holds, and the next segment is looked up by the list,
+	 * which is made again when a segment in it is gone. */
+	ssize_t i = cached_position(r);
+	if (i >= 0 && (size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base) {
+		/* The writer rolled: a follower may have the new segment's
+		 * event still queued. */
+		follow_drain(r);
+		i = cached_position(r);
 	}
-	seglist_free(&sl);
-	if (replaced)
-		return locate(r);	/* compacted, removed or merged */
-	if (!have_next || r->seg_base >= r->wm.segment_base)
+	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
+		/* Not listed, or the writer has moved on past the list. */
+		if ((err = list_segments(r)) != 0)
+			return err;
+		if ((i = cached_position(r)) < 0)
+			return locate(r);
+	}
+	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base)
 		return ELOG_END;
+	if (seglist_find(&r->segs, r->want) > i)
+		return locate(r);	/* want lies in a later segment */
+	/* The last records of this segment went by compaction: on to the
+	 * next one. */
+	uint64_t next_base = r->segs.base[i + 1];
+	uint64_t after_next = (size_t)i + 2 < r->segs.n ? r->segs.base[i + 2] : UINT64_MAX;
 	int gone;
 	if ((err = open_segment(r, next_base, after_next, &gone)) != 0)
 		return err;
 	if (gone < 0)
 		return ELOG_END;
-	return gone ? locate(r) : 0;
+	if (gone) {
+		r->segs_valid = 0;
+		return locate(r);
+	}
+	return 0;
 }
 
 /* Replace the stored value of a record from a compressed segment by the
@@ -387,6 +486,14 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		/* The end of what we may read here: has the writer moved on? */
 		if (++ends > 1000)	/* segments churning under us */
 			return ELOG_END;
+		if (r->seg_base < r->wm.segment_base && r->next_base != UINT64_MAX) {
+			/* A closed segment: the writer had moved past it when
+			 * the watermark was read, so that need not be read
+			 * again until the segment it names. */
+			if ((err = advance(r)) != 0)
+				return err;
+			continue;
+		}
 		follow_drain(r);
 		uint64_t old_limit = r->sc.limit;
 		if ((err = refresh_watermark(r)) != 0)
@@ -436,7 +543,7 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	if (r->segfd < 0 || offset < r->seg_base || offset >= r->next_base)
 		return 0;
 	seg_name(name, r->seg_base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	if (seg_identify(r) < 0 || fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
 		return 0;
 	r->want = offset;
@@ -456,14 +563,13 @@ int elog_reader_seek(elog_reader *r, uint64_t offset)
 	return 0;
 }
 
+/* The first segment's base, from a fresh listing (0 when there is none). */
 static int first_base(elog_reader *r, uint64_t *base)
 {
-	struct seglist sl;
-	int err = seglist_read(r->dfd, &sl);
+	int err = list_segments(r);
 	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
-	*base = sl.n ? sl.base[0] : 0;
-	seglist_free(&sl);
+		return err;
+	*base = r->segs.n ? r->segs.base[0] : 0;
 	return 0;
 }
 
@@ -530,12 +636,12 @@ int elog_reader_seek_last(elog_reader *r, uint64_t n)
 
 int elog_reader_seek_time(elog_reader *r, int64_t ts)
 {
-	struct seglist sl;
 	int err = refresh_watermark(r);
 	if (err)
 		return err;
-	if ((err = seglist_read(r->dfd, &sl)) != 0)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+	if ((err = list_segments(r)) != 0)
+		return err;
+	const struct seglist sl = r->segs;	/* nothing below lists again */
 	for (size_t i = 0; i < sl.n; i++) {
 		int gone;
 		if ((err = open_segment(r, sl.base[i], i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX,
@@ -564,10 +670,8 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		while ((err = scan_next(&r->sc, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
-			if (rec.ts_ms >= ts) {
-				seglist_free(&sl);
+			if (rec.ts_ms >= ts)
 				return elog_reader_seek(r, rec.offset);
-			}
 		}
 		if (err == ELOG_CORRUPT) {
 			char name[NAME_MAX_LOCAL];
@@ -582,7 +686,6 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		}
 		err = 0;
 	}
-	seglist_free(&sl);
 	if (err)
 		return err;
 	return elog_reader_seek(r, r->wm.durable_end);
@@ -619,6 +722,7 @@ void elog_reader_close(elog_reader *r)
 		if (r->ixc[i].size)
 			idx_free(&r->ixc[i].ix);
 	follow_close(r);
+	seglist_free(&r->segs);
 	zdec_free(r->z);
 	if (r->wmfd >= 0)
 		close(r->wmfd);

@@ -19,8 +19,9 @@ struct elog_reader {
 	uint64_t seg_base;
 	uint32_t seg_flags;	/* codec and dictionary of the open segment */
 	struct zdec *z;		/* zstd state, made when first needed */
-	ino_t seg_ino;
+	ino_t seg_ino;		/* its file, once seg_identify() asked */
 	dev_t seg_dev;
+	int seg_id_known;
 	struct scan sc;
 	uint64_t next_base;	/* the next segment's base when this one was
 				 * opened, UINT64_MAX when unknown or none */
@@ -39,6 +40,14 @@ struct elog_reader {
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
 
+	/* The segments as last listed.  Reading goes from one to the next
+	 * by this list; it is listed again only when it proves stale: a
+	 * segment in it is gone (retention, a merge), the one open was
+	 * replaced (compaction), or the writer has rolled past its newest. */
+	struct seglist segs;
+	int segs_valid;
+	unsigned long lists;	/* listings made, for tests */
+
 	int gap_pending;
 	uint64_t gap_first, gap_last;
 	int gap_cause;		/* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
@@ -48,6 +57,11 @@ struct elog_reader {
 	int wd_wm, wd_dir;	/* its watches, or -1 */
 	int follow_ready;
 };
+
+/* reader.c: the directory gained segment base (an inotify event). */
+void reader_segment_created(elog_reader *r, uint64_t base);
+/* reader.c: the directory changed in ways the events do not say. */
+void reader_segments_stale(elog_reader *r);
 
 /* follow.c */
 void follow_drain(elog_reader *r);

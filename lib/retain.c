@@ -43,6 +43,47 @@ static int log_bytes(struct maint *m, uint64_t *total)
 	return 0;
 }
 
+/* The closed segments' seg_info, read once each as needed. */
+struct infos {
+	struct maint *m;
+	struct seg_info *si;
+	unsigned char *have;
+};
+
+static int info(struct infos *in, size_t k, const struct seg_info **out)
+{
+	int err;
+	if (!in->have[k]) {
+		if ((err = seg_info_read(in->m, in->m->sl.base[k], &in->si[k])) != 0)
+			return err;
+		in->have[k] = 1;
+	}
+	*out = &in->si[k];
+	return 0;
+}
+
+/* The timestamp closed segment k is judged by for age: its newest record's
+ * when plausible, else that of the next closed segment with a plausible
+ * newest timestamp (written later, it is no older), else INT64_MIN (none:
+ * it stays).  *own is 1 when it is its own. */
+static int judged_ms(struct infos *in, size_t k, int64_t now, int64_t *ms, int *own)
+{
+	const struct seg_info *si;
+	int err;
+	*own = 1;
+	for (size_t j = k; j < in->m->nclosed; j++) {
+		if ((err = info(in, j, &si)) != 0)
+			return err;
+		if (!si->empty && ts_plausible(si->newest_ms, now)) {
+			*ms = si->newest_ms;
+			return 0;
+		}
+		*own = 0;
+	}
+	*ms = INT64_MIN;
+	return 0;
+}
+
 static int retain(struct maint *m, const struct elog_retain_opts *o,
                   struct elog_retain_result *res)
 {
@@ -63,28 +104,44 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 
 	/* Decide first: nothing changes until the start is written. */
 	struct elog_segment_report *rep = calloc(m->nclosed + 1, sizeof *rep);
+	struct infos in = { m, calloc(m->nclosed + 1, sizeof *in.si),
+	                    calloc(m->nclosed + 1, 1) };
 	size_t k = 0;
-	if (!rep)
-		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+	if (!rep || !in.si || !in.have) {
+		err = errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
 	for (; k < m->nclosed; k++) {
-		struct seg_info si;
-		if ((err = seg_info_read(m, m->sl.base[k], &si)) != 0)
+		const struct seg_info *si;
+		int64_t judged = INT64_MIN;
+		int own = 1;
+		if ((err = info(&in, k, &si)) != 0)
 			goto out;
 		/* An empty segment holds nothing to keep; otherwise the age
-		 * is that of its newest record (ts_ms may lie in the future,
-		 * when the producer's clock was ahead: it stays). */
-		int too_old = max_age && (si.empty ||
-		    (si.newest_ms < now && (uint64_t)(now - si.newest_ms) > max_age));
+		 * is that of the timestamp it is judged by (judged_ms()). */
+		if (max_age && !si->empty &&
+		    (err = judged_ms(&in, k, now, &judged, &own)) != 0)
+			goto out;
+		int too_old = max_age && (si->empty || (judged != INT64_MIN &&
+		    judged < now && (uint64_t)(now - judged) > max_age));
 		int too_big = max_bytes && total > max_bytes;
-		if (!too_old && !too_big)
+		if (!too_old && !too_big) {
+			if (max_age) {
+				res->kept_why = own ? ELOG_KEPT_YOUNG : ELOG_KEPT_UNTRUSTED;
+				res->kept_base = si->base;
+				res->kept_end = m->sl.base[k + 1];
+				res->kept_newest_ms = si->newest_ms;
+				res->kept_judged_ms = judged;
+			}
 			break;
-		total -= si.size < total ? si.size : total;
-		res->bytes += si.size;
+		}
+		total -= si->size < total ? si->size : total;
+		res->bytes += si->size;
 		rep[k].action = ELOG_SEG_REMOVED;
-		rep[k].base = si.base;
+		rep[k].base = si->base;
 		rep[k].end = m->sl.base[k + 1];	/* a closed segment has a next */
-		rep[k].bytes_before = si.size;
-		rep[k].newest_ms = si.newest_ms;
+		rep[k].bytes_before = si->size;
+		rep[k].newest_ms = si->newest_ms;
 	}
 	res->segments = k;
 	res->total_bytes = total;
@@ -97,6 +154,8 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 		o->each(&rep[i], o->arg);
 out:
 	free(rep);
+	free(in.si);
+	free(in.have);
 	return err;
 }
 

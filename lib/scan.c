@@ -30,6 +30,23 @@ int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limi
 	return 0;
 }
 
+int scan_read_head(struct scan *s, size_t want, size_t *got)
+{
+	if (want > s->cap)
+		want = s->cap;
+	/* One read: on a local file system a regular file reads short only
+	 * at its end. */
+	ssize_t n;
+	while ((n = pread(s->fd, s->buf, want, 0)) < 0)
+		if (errno != EINTR)
+			return errno;
+	*got = (size_t)n;
+	s->buf_pos = 0;
+	s->len = *got;
+	s->off = s->pos < *got ? (size_t)s->pos : *got;
+	return 0;
+}
+
 void scan_free(struct scan *s)
 {
 	free(s->buf);

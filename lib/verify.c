@@ -11,7 +11,8 @@
  * Each problem is reported once, at the first byte where it shows; the
  * records after a damaged one are not guessed at.
  *
- * Without a lock the log may be written meanwhile, so nothing past the
+ * A check shares maint.lock, so compaction and retention are never seen
+ * half way.  The writer may write meanwhile, so nothing past the
  * durable end of the active segment is called damage: it may be a write in
  * progress, and after a crash it is what the writer's recovery cuts anyway.
  * The active segment's index is rebuilt by every writer that opens the log,
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1139,44 +1141,74 @@ static void verify_free(struct verify *v)
 
 /* ---- repair ---- */
 
-/* Copy bytes [from, size) of segment fd to a new file beside it, synced,
- * so that cutting them loses nothing. */
+/* Copy bytes [from, end) of segment fd to a new file beside it, synced,
+ * so that cutting them loses nothing.  Holes are skipped (the copy has
+ * them too), and the copy is written under a temporary name and renamed:
+ * a repair killed half way leaves "<kept>.tmp.<pid>.0", which the next
+ * repair or writer removes. */
 static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
-                     uint64_t size, char *kept, size_t kept_size)
+                     uint64_t end, char *kept, size_t kept_size)
 {
+	char tmp[NAME_MAX_LOCAL + 64];
+	struct stat st;
 	int out = -1, err = 0;
 	int64_t now = fs_now_ms();
-	for (int attempt = 0; out < 0; attempt++) {
+	for (int attempt = 0;; attempt++) {
 		if (attempt == 0)
 			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld", name, (long long)now);
 		else
 			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld-%d", name,
 			         (long long)now, attempt);
-		out = fs_openat(v->dfd, kept, O_WRONLY | O_CREAT | O_EXCL, 0666);
-		if (out < 0 && (errno != EEXIST || attempt > 100))
-			return errmsg_set(v->msg, errno, "%s: %s", kept, strerror(errno));
+		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			break;
+		if (attempt > 100)
+			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, strerror(EEXIST));
 	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.0", kept, (long)getpid());
+	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
+	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (out < 0)
+		return errmsg_set(v->msg, errno, "%s: %s", tmp, strerror(errno));
 	unsigned char *buf = malloc(1u << 16);
 	if (!buf)
 		err = ENOMEM;
-	for (uint64_t at = from; !err && at < size;) {
-		size_t want = size - at > (1u << 16) ? (1u << 16) : (size_t)(size - at), got;
-		if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
+	for (uint64_t at = from; !err && at < end;) {
+		/* The next stretch of data and where it ends; a file system
+		 * that cannot tell is copied as if it were all data. */
+		off_t data = lseek(fd, (off_t)at, SEEK_DATA), hole;
+		if (data < 0 && errno == ENXIO)
+			break;			/* nothing but a hole to the end */
+		if (data < 0)
+			data = (off_t)at;
+		if ((uint64_t)data >= end)
 			break;
-		if (got == 0)
-			break;
-		err = fs_write_all(out, buf, got);
-		at += got;
+		hole = lseek(fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		for (at = (uint64_t)data; !err && at < stop;) {
+			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at), got;
+			if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
+				break;
+			if (got == 0) {
+				at = end;	/* the file ends here */
+				break;
+			}
+			err = fs_pwrite_all(out, buf, got, (off_t)(at - from));
+			at += got;
+		}
 	}
 	free(buf);
+	if (!err && ftruncate(out, (off_t)(end - from)) < 0)	/* a hole at its end */
+		err = errno;
 	if (!err && fsync(out) < 0)
 		err = errno;
 	if (close(out) < 0 && !err)
 		err = errno;
+	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
+		err = errno;
 	if (!err)
 		err = fs_fsync_dir(v->dfd);
 	if (err) {
-		unlinkat(v->dfd, kept, 0);
+		unlinkat(v->dfd, tmp, 0);
 		return errmsg_set(v->msg, err, "%s: %s", kept, strerror(err));
 	}
 	return 0;
@@ -1208,15 +1240,26 @@ static int repair_active(struct verify *v)
 	if (fd < 0)
 		return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
 	if (ss->bad_at != UINT64_MAX) {
-		if ((err = keep_tail(v, fd, name, ss->bad_at, ss->size, kept, sizeof kept)) != 0)
+		/* No record of the log lies more than a segment's size past
+		 * the damage: what is further is cut without a copy. */
+		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;
+		uint64_t keep_end = ss->size - ss->bad_at > cap ? ss->bad_at + cap : ss->size;
+		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
 			goto out;
 		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
 			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
 			goto out;
 		}
-		report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
-		       "cut %llu bytes from here on, kept in %s",
-		       (unsigned long long)(ss->size - ss->bad_at), kept);
+		if (keep_end < ss->size)
+			report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
+			       "cut %llu bytes from here on, kept the first %llu in %s "
+			       "(no record lies further past the damage than a segment's size)",
+			       (unsigned long long)(ss->size - ss->bad_at),
+			       (unsigned long long)(keep_end - ss->bad_at), kept);
+		else
+			report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
+			       "cut %llu bytes from here on, kept in %s",
+			       (unsigned long long)(ss->size - ss->bad_at), kept);
 		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
 		    v->wm.segment_bytes > ss->bad_at)
 			v->wm_fix = 1;
@@ -1262,9 +1305,22 @@ out:
 	return err;
 }
 
+/* Remove the temporary file of a process that died before renaming it
+ * (a repair killed while it kept a cut tail, an index rebuild, a commit). */
+static int drop_stale_tmp(const char *name, void *arg)
+{
+	struct verify *v = arg;
+	if (fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
+		report(v, ELOG_PROBLEM_REPAIRED, name, ELOG_NOPOS,
+		       "removed: the temporary file of a process that died");
+	return 0;
+}
+
 static int repair(struct verify *v)
 {
-	int err;
+	int err = fs_dir_each(v->dfd, drop_stale_tmp, v);
+	if (err)
+		return errmsg_set(v->msg, err, "listing the log directory: %s", strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
 		char name[NAME_MAX_LOCAL];
@@ -1289,6 +1345,46 @@ static int repair(struct verify *v)
 		       (unsigned long long)v->base[0]);
 	}
 	return v->n ? repair_active(v) : 0;
+}
+
+/* Checking shares maint.lock with other checks, so that compaction and
+ * retention (which hold it exclusive) are never caught half way and taken
+ * for damage: a check waits for a running maintenance, and maintenance
+ * waits for running checks.  A log where maintenance never ran gets its
+ * empty maint.lock here, owned like the directory (not a directory that is
+ * not yet a whole log: it has no settings); a lock file that cannot
+ * be opened or made (it is reported as such, or the directory is not
+ * ours to write) leaves the check unlocked. */
+static int share_maint_lock(int dfd)
+{
+	struct stat st;
+	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	/* Only in a whole log: a directory being made a log must hold
+	 * nothing but what its creation makes. */
+	if (fd < 0 && errno == ENOENT &&
+	    fstatat(dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
+		if (fd >= 0 && geteuid() == 0 && fstat(dfd, &st) == 0 &&
+		    fchown(fd, st.st_uid, st.st_gid) < 0) {
+			close(fd);
+			unlinkat(dfd, FN_MAINT, 0);
+			return -1;
+		}
+		if (fd < 0 && errno == EEXIST)
+			fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (flock(fd, LOCK_SH) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	return fd;
 }
 
 int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
@@ -1337,6 +1433,8 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 				           "(elog-compact or elog-retain) is running", FN_MAINT);
 			goto out;
 		}
+	} else {
+		maintfd = share_maint_lock(v.dfd);
 	}
 	if ((err = check_all(&v)) != 0)
 		goto out;

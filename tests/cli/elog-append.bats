@@ -445,3 +445,14 @@ producer() {
 	elog-append --retain-bytes 1M "$LOG" <<<"5"
 	[ "$(elog-cat -v "$LOG")" = "$(seq 1 5)" ]
 }
+
+@test "append: -t refuses a timestamp more than --max-skew (1h) ahead of the clock" {
+	local now=$(( $(date +%s) * 1000 ))
+	run -5 elog-append -t "$LOG" < <(printf '%s\tlater\n' $((now + 2 * 3600000)))
+	[ "$output" = "elog-append: $LOG: line 1: timestamp $((now + 2 * 3600000)) lies more than --max-skew ahead of the clock" ]
+	run -0 elog-append -t --max-skew 3h "$LOG" < <(printf '%s\tlater\n' $((now + 2 * 3600000)))
+	# The past, even 1970, is taken as it is; so is a little skew.
+	run -0 elog-append -t "$LOG" < <(printf '5000\told\n%s\tsoon\n' $((now + 60000)))
+	run -0 elog-cat -F '%s\n' "$LOG"
+	[ "$output" = $'later\nold\nsoon' ]
+}

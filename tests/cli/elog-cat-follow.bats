@@ -172,3 +172,72 @@ follower_exits_with() {
 	[ ! -s "$T/out" ]
 	[ "$(cat "$T/err")" = "elog-cat: $LOG: offsets 0-$((second - 1)) were removed by retention" ]
 }
+
+@test "follow: a deleted log ends -f with an error, not a wait on deleted files" {
+	seq 1 3 | elog-append "$LOG"
+	follow -f -v
+	wait_lines "$T/out" 3
+	rm -rf "$LOG"
+	follower_exits_with 5
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was deleted" ]
+	[ "$(cat "$T/out")" = $'1\n2\n3' ]
+}
+
+@test "follow: a log replaced by another of the same name ends -f with an error" {
+	seq 1 3 | elog-append "$LOG"
+	follow -f -v
+	wait_lines "$T/out" 3
+	seq 7 8 | elog-append "$T/new"
+	mv "$LOG" "$T/old"
+	mv "$T/new" "$LOG"
+	follower_exits_with 5
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was replaced by another directory" ]
+	[ "$(cat "$T/out")" = $'1\n2\n3' ]
+}
+
+@test "follow: --follow=name goes on with the new log that replaces a deleted one" {
+	seq 1 3 | elog-append "$LOG"
+	follow --follow=name -v
+	wait_lines "$T/out" 3
+	rm -rf "$LOG"
+	wait_lines "$T/err" 1
+	seq 10 11 | elog-append "$LOG"
+	wait_lines "$T/out" 5
+	# And the same when one is moved in place of the other.
+	seq 20 21 | elog-append "$T/new"
+	mv "$LOG" "$T/old"
+	mv "$T/new" "$LOG"
+	wait_lines "$T/err" 2
+	wait_lines "$T/out" 7
+	echo 22 | elog-append "$LOG"
+	wait_lines "$T/out" 8
+	[ "$(cat "$T/out")" = "$(printf '%s\n' 1 2 3 10 11 20 21 22)" ]
+	grep -q "the log was deleted; following the new log of that name" "$T/err"
+	grep -q "the log was replaced by another directory; following the new log" "$T/err"
+	kill -0 "$FOLLOWER"
+}
+
+@test "follow: --follow=name waits for a log that does not exist yet" {
+	follow --follow=name -v
+	sleep 0.3
+	kill -0 "$FOLLOWER"
+	seq 1 2 | elog-append "$LOG"
+	wait_lines "$T/out" 2
+	[ "$(cat "$T/out")" = $'1\n2' ]
+	kill -TERM "$FOLLOWER"
+	follower_exits_with 0
+	[ ! -s "$T/err" ]
+}
+
+@test "follow: without --follow=name, a log that does not exist is an error" {
+	run -5 timeout 10 elog-cat -f "$LOG"
+	[[ "$output" == "elog-cat: $LOG: "* ]]
+}
+
+@test "follow: --follow takes name or descriptor only" {
+	run -2 timeout 10 elog-cat --follow=path "$LOG"
+	[[ "$output" == *"--follow: expected 'name' or 'descriptor', not 'path'"* ]]
+	seq 1 2 | elog-append "$LOG"
+	run -0 timeout 10 elog-cat --follow=descriptor -c 2 -v "$LOG"
+	[ "$output" = $'1\n2' ]
+}

@@ -204,3 +204,62 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	[ "$status" -eq 2 ]
 	cmp "$T/before" "$L/settings"
 }
+
+# $2 records stamped $1 (epoch ms), in 4 KiB segments; flags after to
+# elog-append.
+stamped() {
+	local ts=$1 n=$2
+	shift 2
+	awk -v ts="$ts" -v n="$n" -v from="$(cat "$T/count" 2>/dev/null || echo 0)" \
+		'BEGIN { for (i = 0; i < n; i++)
+			printf "%.0f\trecord number %06d padding\n", ts, from + i }' |
+		"$B/elog-append" -t --segment-bytes 4K "$@" "$L"
+	echo $(( $(cat "$T/count" 2>/dev/null || echo 0) + n )) >"$T/count"
+}
+
+now_ms() { echo $(( $(date +%s) * 1000 )); }
+
+@test "retain: one segment stamped years ahead does not stop age retention" {
+	local now
+	now=$(now_ms)
+	stamped $((now + 10 * 365 * 86400000)) 300 --max-skew 1000w
+	stamped $((now - 10 * 86400000)) 300
+	stamped "$now" 5
+	run "$B/elog-retain" -v --max-age 7d "$L"
+	[ "$status" -eq 0 ]
+	# Every segment of the future records went, judged by those after.
+	local first
+	first=$("$B/elog-cat" -c 1 -F '%o' "$L")
+	[ "$first" -ge 300 ]
+	[[ "${lines[0]}" == "removed 00000000000000000000.log offsets 0-"* ]]
+	# Every closed segment went: none is named as kept.
+	[ "$(printf '%s\n' "${lines[@]}" | grep -vc '^removed ')" = 0 ]
+}
+
+@test "retain: records stamped while the clock said 1970 live as long as those after them" {
+	local now
+	now=$(now_ms)
+	stamped 5000 300
+	stamped $((now - 3600000)) 300
+	stamped "$now" 5
+	run "$B/elog-retain" -v --max-age 1d "$L"
+	[ "$status" -eq 0 ]
+	[ "$("$B/elog-cat" -c 1 -F '%o' "$L")" = 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "kept 00000000000000000000.log offsets 0-"*" newest 1970-01-01T00:00:05.000Z: its newest timestamp is not plausible (in the future or before 2000); judged by a later segment's "*", younger than the age limit" ]]
+	# Once the records after them are too old, they go too.
+	run "$B/elog-retain" --max-age 30m "$L"
+	[ "$status" -eq 0 ]
+	[ "$("$B/elog-cat" -c 1 -F '%o' "$L")" -ge 300 ]
+}
+
+@test "retain: a segment stamped ahead with nothing believable after it stays, and -n says why" {
+	local now
+	now=$(now_ms)
+	stamped $((now - 10 * 86400000)) 300
+	stamped $((now + 10 * 365 * 86400000)) 300 --max-skew 1000w
+	run "$B/elog-retain" -n --max-age 7d "$L"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "would remove 00000000000000000000.log"* ]]
+	[[ "${lines[-1]}" == "kept "*": its newest timestamp is not plausible (in the future or before 2000) and no later closed segment has one that is" ]]
+}

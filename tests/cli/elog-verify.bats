@@ -278,8 +278,40 @@ flip() {
 }
 
 @test "-l writes times before 1970 and far off as RFC 3339 with a positive fraction, else @MS" {
-	printf -- '-1500\tx\n253402300800000\ty\n' | "$B/elog-append" -t "$T/t"
+	printf -- '-1500\tx\n253402300800000\ty\n' |
+		"$B/elog-append" -t --max-skew 1000000w "$T/t"
 	run "$B/elog-verify" -l "$T/t"
 	[ "$status" -eq 0 ]
 	[ "$output" = "00000000000000000000.log 0 1 2 90 1969-12-31T23:59:58.500Z @253402300800000 active" ]
+}
+
+@test "verify beside compaction and retention reports no damage that is only maintenance at work" {
+	M=$T/maint
+	# Keyed records over few keys, so that every compaction rewrites.
+	for i in $(seq 1 600); do echo "k$((i % 7)):value $i padded out a little"; done |
+		"$B/elog-append" -K : --segment-bytes 4096 "$M"
+	# Maintenance in a loop, with a writer adding more, until told to stop.
+	(
+		i=0
+		while [ ! -e "$T/stop" ]; do
+			i=$((i + 1))
+			for j in $(seq 1 40); do echo "k$((j % 7)):more $i $j padding padding"; done |
+				"$B/elog-append" -K : "$M" || exit 1
+			"$B/elog-compact" --wait --grace 0s "$M" >/dev/null || exit 2
+			"$B/elog-retain" --wait --max-bytes 16K "$M" >/dev/null || exit 3
+		done
+	) 3>&- &
+	PID=$!
+	local n
+	for n in $(seq 1 40); do
+		run "$B/elog-verify" "$M"
+		if [ "$status" -ne 0 ]; then
+			echo "run $n: status $status: $output" >&2
+			touch "$T/stop"
+			false
+		fi
+	done
+	touch "$T/stop"
+	wait "$PID"
+	PID=
 }

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "unit.h"
+#include "reader.h"
 
 #define GENEROUS_MS 5000
 
@@ -333,6 +334,68 @@ START_TEST(follow_across_writer_crash)
 }
 END_TEST
 
+/* A follower learns of the segments the writer creates from its inotify
+ * watch: across rolls it never lists the directory again (a listing costs
+ * as much as the log has segments). */
+START_TEST(follower_learns_new_segments_without_listing)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 300; i++)
+		ut_append(w, NULL, "a record of the log before the follower came");
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	elog_reader_fd(r);	/* the watches are made */
+	uint64_t offs[400];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 300);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	size_t before = sl.n;
+	seglist_free(&sl);
+	unsigned long lists = r->lists;
+	for (int batch = 0; batch < 300; batch++) {
+		ut_append(w, NULL, "one record a batch, rolling every few dozen");
+		ck_assert_int_eq(elog_flush(w), 0);
+		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
+		ck_assert_uint_eq(offs[0], 300 + (uint64_t)batch);
+	}
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_ge(sl.n, before + 5);
+	seglist_free(&sl);
+	close(dfd);
+	ck_assert_uint_eq(r->lists, lists);
+	ck_assert_int_eq(elog_close(w), 0);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A segment made after the reader's list but before its watch gets no
+ * event: the list is made again once the watch is there, so the follower
+ * never jumps from the segment it read to one made after the watch. */
+START_TEST(segment_made_before_the_watch_is_not_skipped)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	uint64_t offs[400];
+	for (int i = 0; i < 10; i++)
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 10);
+	for (int i = 0; i < 60; i++)	/* one roll, unwatched */
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	elog_reader_fd(r);		/* the watch */
+	for (int i = 0; i < 120; i++)	/* more rolls, watched */
+		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
+	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 180);
+	for (int i = 0; i < 180; i++)
+		ck_assert_uint_eq(offs[i], 10 + (uint64_t)i);
+	ck_assert_int_eq(elog_close(w), 0);
+	elog_reader_close(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("follow");
@@ -345,6 +408,8 @@ int main(void)
 	tcase_add_test(tc, follow_across_segment_rolls);
 	tcase_add_test(tc, follow_across_writer_restarts);
 	tcase_add_test(tc, follow_across_writer_crash);
+	tcase_add_test(tc, follower_learns_new_segments_without_listing);
+	tcase_add_test(tc, segment_made_before_the_watch_is_not_skipped);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -5,6 +5,7 @@
  * durable end, also with the writer in another process; reporting damage.
  */
 #include "unit.h"
+#include "reader.h"
 
 /* ---- logs made by hand ---- */
 
@@ -639,6 +640,107 @@ START_TEST(retention_of_segment_being_read)
 }
 END_TEST
 
+/* ---- many segments: the list is read once ---- */
+
+/* The bases of the log's segments, listed now. */
+static struct seglist list_now(void)
+{
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	close(dfd);
+	return sl;
+}
+
+/* Reading a log of many segments from end to end lists the directory
+ * once, not once per segment (which made a full read quadratic). */
+START_TEST(full_read_lists_segments_once)
+{
+	make_log(3000, NULL);
+	struct seglist sl = list_now();
+	ck_assert_uint_ge(sl.n, 30);
+	seglist_free(&sl);
+	elog_reader *r = ut_open_reader(ut_dir);
+	unsigned long before = r->lists;
+	uint64_t offs[3000];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 3000), 3000);
+	for (uint64_t i = 0; i < 3000; i++)
+		ck_assert_uint_eq(offs[i], i);
+	ck_assert_uint_le(r->lists - before, 1);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A follower at the end of a long log does not list the directory after
+ * each batch: only when the writer rolls to a new segment. */
+START_TEST(follower_lists_only_on_rolls)
+{
+	make_log(2000, NULL);
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_reader *r = ut_open_reader(ut_dir);
+	uint64_t offs[2000];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 2000), 2000);
+	struct seglist sl = list_now();
+	size_t segs_before = sl.n;
+	seglist_free(&sl);
+	unsigned long lists = r->lists;
+	for (int batch = 0; batch < 200; batch++) {
+		ut_append(w, NULL, "one small record");
+		ck_assert_int_eq(elog_flush(w), 0);
+		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
+		ck_assert_uint_eq(offs[0], 2000 + (uint64_t)batch);
+	}
+	sl = list_now();
+	size_t rolls = sl.n - segs_before;
+	seglist_free(&sl);
+	ck_assert_uint_le(r->lists - lists, rolls + 1);
+	ck_assert_int_eq(elog_close(w), 0);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Retention removing the segments after the one being read, and then that
+ * one too: the reader, going by the list it made earlier, finds them gone,
+ * lists again and reports the whole gap once. */
+START_TEST(retention_ahead_of_reader_is_gap)
+{
+	make_log(600, NULL);
+	struct seglist sl = list_now();
+	ck_assert_uint_ge(sl.n, 5);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 0);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_eq(unlink(ut_seg_path(ut_dir, sl.base[i], SEG_EXT)), 0);
+		unlink(ut_seg_path(ut_dir, sl.base[i], IDX_EXT));
+	}
+	uint64_t next = 1, a = 0, b = 0;
+	int gaps = 0, rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
+		if (rc == ELOG_GAP) {
+			elog_reader_gap(r, &a, &b);
+			gaps++;
+			continue;
+		}
+		if (rec.offset != next) {	/* only across the gap */
+			ck_assert_uint_eq(gaps, 1);
+			ck_assert_uint_eq(a, next);
+			ck_assert_uint_eq(b, rec.offset - 1);
+		}
+		next = rec.offset + 1;
+	}
+	ck_assert_int_eq(rc, ELOG_END);
+	ck_assert_uint_eq(gaps, 1);
+	/* The open segment was read to its end; the next three went. */
+	ck_assert_uint_eq(a, sl.base[1]);
+	ck_assert_uint_eq(b, sl.base[4] - 1);
+	ck_assert_uint_eq(next, 600);
+	seglist_free(&sl);
+	elog_reader_close(r);
+}
+END_TEST
+
 /* ---- damage ---- */
 
 /* Byte position of record i of make_log()'s first segment. */
@@ -835,6 +937,9 @@ int main(void)
 	tcase_add_test(tc, seek_below_first_segment_is_gap);
 	tcase_add_test(tc, retention_after_open_is_gap);
 	tcase_add_test(tc, retention_of_segment_being_read);
+	tcase_add_test(tc, full_read_lists_segments_once);
+	tcase_add_test(tc, follower_lists_only_on_rolls);
+	tcase_add_test(tc, retention_ahead_of_reader_is_gap);
 	tcase_add_test(tc, flipped_bit_in_closed_segment_is_corrupt);
 	tcase_add_test(tc, truncated_closed_segment_is_corrupt);
 	tcase_add_test(tc, bad_segment_header_is_corrupt);

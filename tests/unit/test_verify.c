@@ -438,6 +438,77 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 }
 END_TEST
 
+/* An active segment whose tail past the durable end is a 100 GB sparse
+ * file: the repair cuts it all, keeps at most a segment's size of it (4096
+ * bytes here) with its holes, and copies nothing from further on. */
+START_TEST(repair_of_a_huge_sparse_tail_keeps_one_segment_size)
+{
+	hand_log();
+	hand_indexes();
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 5, SEG_EXT));
+	unsigned char junk[100];
+	memset(junk, 0xa5, sizeof junk);
+	ut_write_at(p, seg5_size, junk, sizeof junk);
+	ut_write_at(p, seg5_size + 2000, junk, sizeof junk);
+	ut_write_at(p, 50ull << 30, junk, sizeof junk);
+	ut_truncate(p, 100ull << 30);
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	int k = find(&s, ELOG_PROBLEM_REPAIRED, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], seg5_size);
+	ck_assert_uint_eq(ut_file_size(p), seg5_size);
+	const char *kept = strstr(s.text[k], " in ");
+	ck_assert_ptr_nonnull(kept);
+	char name[256], kp[1200];
+	ck_assert_int_eq(sscanf(kept + 4, "%255s", name), 1);
+	size_t klen;
+	unsigned char *cut = ut_read_file(ut_path(kp, sizeof kp, ut_dir, name), &klen);
+	ck_assert_uint_eq(klen, 4096);
+	ck_assert_int_eq(memcmp(cut, junk, sizeof junk), 0);
+	ck_assert_int_eq(memcmp(cut + 2000, junk, sizeof junk), 0);
+	for (size_t i = sizeof junk; i < 2000; i++)
+		ck_assert_uint_eq(cut[i], 0);
+	free(cut);
+	struct stat st;
+	ck_assert_int_eq(stat(kp, &st), 0);
+	ck_assert_uint_le((uint64_t)st.st_blocks * 512, 4096);
+}
+END_TEST
+
+/* A repair killed while it wrote the copy of a cut tail leaves a
+ * temporary file; the next repair removes it, and so does maintenance. */
+START_TEST(stale_copy_of_a_killed_repair_is_removed)
+{
+	pid_t dead = fork();
+	ck_assert_int_ge(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	ck_assert_int_eq(ut_wait_child(dead), 0);
+	char tmp[256], p[1200];
+	hand_log();
+	hand_indexes();
+	snprintf(tmp, sizeof tmp, "%s.cut-1700000000000.tmp.%ld.0", seg(5, SEG_EXT), (long)dead);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, tmp), "partial", 7);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, tmp), 0);
+	ck_assert(!ut_exists(p));
+
+	ut_write_file(p, "partial", 7);
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_retain_opts o = { 0 };
+	o.max_bytes = 1ull << 40;
+	ck_assert_msg(elog_retain(ut_dir, &o, NULL, msg) == 0, "%s", msg);
+	ck_assert(!ut_exists(p));
+}
+END_TEST
+
 START_TEST(repair_leaves_a_closed_segment_alone)
 {
 	hand_log();
@@ -488,6 +559,69 @@ START_TEST(repair_runs_beside_an_open_writer)
 	ck_assert_int_eq(elog_close(w), 0);
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
 	ck_assert_uint_eq(res.damage, 0);
+}
+END_TEST
+
+/* Compaction and retention run (in a child) while verify is half way through a log: it
+ * waits for verify, which reports no damage (it used to report the
+ * segments removed under it as missing). */
+static pid_t retain_child;
+static int retain_done_early;
+static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
+{
+	on_segment(arg, i);
+	if (((struct seen *)arg)->segments != 1)
+		return;
+	retain_child = fork();
+	ck_assert_int_ge(retain_child, 0);
+	if (retain_child == 0) {
+		char msg[ELOG_MAINT_MSG_MAX];
+		/* A separate program would not share verify's lock. */
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		struct elog_compact_opts c = ELOG_COMPACT_OPTS_INIT;
+		struct elog_retain_opts o = { 0 };
+		c.grace_ms = 0;
+		o.max_bytes = 8192;
+		_exit(elog_compact(ut_dir, &c, NULL, msg) == 0 &&
+		      elog_retain(ut_dir, &o, NULL, msg) == 0 ? 0 : 1);
+	}
+	for (int t = 0; t < 100 && !retain_done_early; t++) {
+		int st;
+		if (waitpid(retain_child, &st, WNOHANG) == retain_child)
+			retain_done_early = 1;
+		else
+			usleep(10000);
+	}
+}
+
+START_TEST(verify_beside_retention_sees_no_damage)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 256);
+	char key[16];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof key, "k%d", i % 7);
+		ut_append(w, i % 5 ? key : NULL, "some value of a record, long enough");
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	struct seen s;
+	struct elog_verify_result res;
+	char msg[ELOG_VERIFY_MSG_MAX];
+	struct elog_verify_hooks h = { on_problem, retain_mid_verify, NULL, &s };
+	memset(&s, 0, sizeof s);
+	retain_done_early = 0;
+	ck_assert_int_eq(elog_verify(ut_dir, 0, &h, &res, msg), 0);
+	ck_assert_msg(res.damage == 0, "%llu: %s: %s", (unsigned long long)res.damage,
+	              s.file[0], s.text[0]);
+	ck_assert(!retain_done_early);	/* it waited for verify */
+	ck_assert_int_eq(ut_wait_child(retain_child), 0);
+	/* And it did its work once verify was done. */
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	close(dfd);
+	ck_assert_uint_lt(sl.n, res.segments);
+	seglist_free(&sl);
 }
 END_TEST
 
@@ -718,6 +852,9 @@ int main(void)
 	tcase_add_test(tc, undecodable_values_are_damage);
 	tcase_add_test(tc, dictionaries_are_checked);
 #endif
+	tcase_add_test(tc, verify_beside_retention_sees_no_damage);
+	tcase_add_test(tc, repair_of_a_huge_sparse_tail_keeps_one_segment_size);
+	tcase_add_test(tc, stale_copy_of_a_killed_repair_is_removed);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
