@@ -429,7 +429,7 @@ static void e_flush(elog *w)
 {
 	int rc = elog_sync(w);
 	if (rc)
-		die("elog_flush: %s: %s", elog_strerror(rc), elog_errmsg(w));
+		die("elog_sync: %s: %s", elog_strerror(rc), elog_errmsg(w));
 }
 
 static void e_close(elog *w)
@@ -724,7 +724,7 @@ static void ensure_read(int big)
 
 /* ---- workloads ------------------------------------------------------ */
 
-/* Batched append: elog_append x1000 then elog_flush; SQLite: one
+/* Batched append: elog_append x1000 then elog_sync; SQLite: one
  * transaction per 1000 rows. */
 static void w_append(int big)
 {

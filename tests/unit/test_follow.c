@@ -342,7 +342,7 @@ START_TEST(follower_learns_new_segments_without_listing)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	for (int i = 0; i < 300; i++)
 		ut_append(w, NULL, "a record of the log before the follower came");
-	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_sync(w), 0);
 	elog_reader *r = ut_open_reader(ut_dir);
 	elog_reader_fd(r);	/* the watches are made */
 	uint64_t offs[400];
@@ -355,7 +355,7 @@ START_TEST(follower_learns_new_segments_without_listing)
 	unsigned long lists = r->lists;
 	for (int batch = 0; batch < 300; batch++) {
 		ut_append(w, NULL, "one record a batch, rolling every few dozen");
-		ck_assert_int_eq(elog_flush(w), 0);
+		ck_assert_int_eq(elog_sync(w), 0);
 		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
 		ck_assert_uint_eq(offs[0], 300 + (uint64_t)batch);
 	}
@@ -378,16 +378,16 @@ START_TEST(segment_made_before_the_watch_is_not_skipped)
 	uint64_t offs[400];
 	for (int i = 0; i < 10; i++)
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_sync(w), 0);
 	elog_reader *r = ut_open_reader(ut_dir);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 10);
 	for (int i = 0; i < 60; i++)	/* one roll, unwatched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_sync(w), 0);
 	elog_reader_fd(r);		/* the watch */
 	for (int i = 0; i < 120; i++)	/* more rolls, watched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_flush(w), 0);
+	ck_assert_int_eq(elog_sync(w), 0);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 180);
 	for (int i = 0; i < 180; i++)
 		ck_assert_uint_eq(offs[i], 10 + (uint64_t)i);

@@ -686,7 +686,7 @@ START_TEST(follower_lists_only_on_rolls)
 	unsigned long lists = r->lists;
 	for (int batch = 0; batch < 200; batch++) {
 		ut_append(w, NULL, "one small record");
-		ck_assert_int_eq(elog_flush(w), 0);
+		ck_assert_int_eq(elog_sync(w), 0);
 		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
 		ck_assert_uint_eq(offs[0], 2000 + (uint64_t)batch);
 	}
