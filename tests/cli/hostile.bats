@@ -408,7 +408,7 @@ as_owner() {
 	# Compressed when the build can, so that root's writer trains and
 	# stores a dictionary.
 	z=
-	"$B/elog-append" --help 2>&1 | grep -q zstd && z="--compress zstd"
+	"$B/elog-append" --compress zstd "$T/probe" </dev/null 2>/dev/null && z="--compress zstd"
 	seq 1 300 | as_owner "$B/elog-append" $z --segment-bytes 4096 "$T/u/log"
 	U=$T/u/log
 	# As a log made by an older elog, which had no lock files from the
