@@ -34,6 +34,7 @@ static const char usage_text[] =
 	"  -k, --key key              give every record this key\n"
 	"  -s, --schema schema        give every record this schema id (0-65535)\n"
 	"  -t, --timestamp            each record starts with its time and a tab\n"
+	"  --max-skew duration        refuse -t times further ahead than this (1h)\n"
 	"  -p, --print-offsets        print each record's offset once it is durable\n"
 	"  -v, --verbose              report batches on standard error\n"
 	"  --batch n                  write a batch at n records\n"

@@ -23,6 +23,7 @@ static const char usage_text[] =
 	"       elog-cat -h | --help | --version\n"
 	"\n"
 	"  -f, --follow               after the end, wait for new records\n"
+	"  --follow=name              follow the name: a new log of it, or one to come\n"
 	"  -F, --format format        print records in this format (%o %k %s %T ...)\n"
 	"  -v, --values               print values only, one per line\n"
 	"  -o, --offset position      start at beginning, end, offset N, or -N\n"

@@ -190,7 +190,7 @@ value_of() {
 	[ "$(elog-cat -F '%R %T\n' -c 2 "$LOG")" = $'1970-01-01T00:00:01.000Z 1000\n1970-01-01T00:00:02.000Z 2000' ]
 	[ "$(elog-cat --since "$(elog-cat -o 3 -c 1 -F %R "$LOG")" -F %o "$LOG")" = 34 ]
 	# Out of RFC 3339's years: epoch milliseconds after an @.
-	printf '%s\t%s\n' 253402300800000 late | elog-append -t "$LOG"
+	printf '%s\t%s\n' 253402300800000 late | elog-append -t --max-skew 500000w "$LOG"
 	[ "$(elog-cat -o 5 -F %R "$LOG")" = "@253402300800000" ]
 	[ "$(elog-cat --since @253402300800000 -F %o "$LOG")" = 5 ]
 }
