@@ -102,7 +102,7 @@ writer_loop() {
 	command -v strace >/dev/null || skip "strace is not installed"
 	printf 'a\nb\n' | elog-append --segment-bytes 4K "$LOG"
 	echo c | elog-append "$LOG"
-	echo d | strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2,ftruncate \
+	echo d | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2,ftruncate \
 		-o "$T/trace" elog-append "$LOG"
 	grep -c fdatasync "$T/trace" | grep -qx 1
 	! grep -E 'fsync\(|rename|ftruncate' "$T/trace"
@@ -111,7 +111,7 @@ writer_loop() {
 	# recovered: cut, and synced.
 	printf 'torn' >> "$LOG/00000000000000000000.log"
 	: > "$LOG/LOCK"
-	echo e | strace -f -qq -e trace=fdatasync,ftruncate -o "$T/trace2" elog-append "$LOG"
+	echo e | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=fdatasync,ftruncate -o "$T/trace2" elog-append "$LOG"
 	grep -q ftruncate "$T/trace2"
 	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc\nd\ne' ]
 	run elog-verify "$LOG"
