@@ -278,12 +278,14 @@ int lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 int lock_state_read(int fd, struct lock_state *ls)
 {
 	char buf[LOCK_STATE_LEN + 1];
-	size_t got;
+	ssize_t got;
 	memset(ls, 0, sizeof *ls);
-	int err = fs_pread_full(fd, buf, sizeof buf, 0, &got);
-	if (err)
-		return err;
-	if (lock_state_decode(buf, got, ls) != 0)
+	/* One pread: a state is LOCK_STATE_LEN bytes, and a longer or
+	 * shorter file is not one (this runs for every batch). */
+	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
+		if (errno != EINTR)
+			return errno;
+	if (lock_state_decode(buf, (size_t)got, ls) != 0)
 		memset(ls, 0, sizeof *ls);	/* anything else: not ours to trust */
 	return 0;
 }

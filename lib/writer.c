@@ -112,7 +112,6 @@ struct elog {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu. */
-	struct tail tail;	/* where the next record appended goes */
 	struct zenc *z;		/* zstd state, when the log compresses */
 	uint32_t dict_id;	/* the dictionary z holds, 0 = none */
 	uint32_t dict_new;	/* the dictionary of segments it starts */
@@ -838,7 +837,6 @@ static int sync_to(elog *w, uint64_t target)
 		}
 		if (err)
 			w->failed = err;
-		w->tail = w->pending.nrec ? w->pending.end : w->pending.start;
 		batch_reset(&b, &w->disk);
 		w->spare = b;
 		pthread_cond_broadcast(&w->cv);
@@ -887,7 +885,6 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 		pthread_mutex_unlock(&w->mu);
 		return err;
 	}
-	w->tail = w->pending.end;
 	w->appended++;
 	/* A full buffer is written at once: memory stays bounded, and a
 	 * fast producer gets large batches without asking. */
@@ -900,7 +897,7 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 uint64_t elog_next_offset(elog *w)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->tail.next;
+	uint64_t v = w->pending.end.next;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
@@ -1037,7 +1034,6 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	lock_release(w->lockfd);
 	if (err)
 		return err;
-	w->tail = w->disk;
 	batch_reset(&w->pending, &w->disk);
 	batch_reset(&w->spare, &w->disk);
 	return 0;
