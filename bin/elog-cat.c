@@ -443,7 +443,23 @@ static const char *log_moved(const char *dir)
 	if (st.st_ino != log_st.st_ino || st.st_dev != log_st.st_dev ||
 	    (fstat(log_fd, &self) == 0 && self.st_nlink == 0))
 		return "the log was replaced by another directory";
+	/* Nothing but deleting the log removes its settings: an rm -rf
+	 * that has not reached the directory itself yet. */
+	if (faccessat(log_fd, "settings", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return "the log was deleted";
 	return NULL;
+}
+
+/* log_moved() after a read failed while following: a deletion in progress
+ * may have removed the file the reader needed before the ones that tell,
+ * so look again for a moment before calling the failure what it is. */
+static const char *log_moved_after_failure(const char *dir)
+{
+	const char *why = NULL;
+
+	for (int i = 0; i < 50 && (why = log_moved(dir)) == NULL; i++)
+		poll(NULL, 0, 20);
+	return why;
 }
 
 /* Open the log dir, with --follow=name waiting for it to exist (it may be
@@ -541,6 +557,10 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			print_record(cf, &rec);
 			if (cf->count_set && ++printed == cf->count)
 				return EX_OK;
+		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {
+			/* Not retention: the log is going away under us. */
+			reopen(rp, dir, cf, moved);
+			r = *rp;
 		} else if (rc == ELOG_GAP) {
 			uint64_t first, last;
 
@@ -564,7 +584,7 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 				continue;
 			}
 			wait_for_records(r, dir);
-		} else if (cf->follow && (moved = log_moved(dir)) != NULL) {
+		} else if (cf->follow && (moved = log_moved_after_failure(dir)) != NULL) {
 			/* Reading a log as it is deleted may fail. */
 			reopen(rp, dir, cf, moved);
 			r = *rp;
