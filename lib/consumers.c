@@ -18,9 +18,6 @@
 #include "consumers_json.h"
 
 
-_Static_assert(ELOG_CONSUMER_MSG_MAX == ERRMSG_MAX,
-               "the public message size is the internal one");
-
 int elog_consumer_name_check(const char *name)
 {
 	size_t n;
@@ -38,21 +35,10 @@ int elog_consumer_name_check(const char *name)
 	return 0;
 }
 
+/* TRANSITIONAL: removed with its last callers. */
 const char *elog_consumer_strerror(int code)
 {
-	switch (code) {
-	case ELOG_BADNAME:
-		return "invalid consumer name (1 to 64 of A-Z a-z 0-9 . _ -, "
-		       "not starting with . or -)";
-	case ELOG_NOCONSUMER:
-		return "no such consumer";
-	case ELOG_BEYOND:
-		return "offset at or above the durable end of the log";
-	case ELOG_TOOMANY:
-		return "too many consumers";
-	default:
-		return NULL;
-	}
+	return code <= ELOG_BADNAME && code >= ELOG_TOOMANY ? elog_strerror(code) : NULL;
 }
 
 static int bad_name(char *msg, const char *name)
@@ -62,7 +48,7 @@ static int bad_name(char *msg, const char *name)
 	return errmsg_set(msg, ELOG_BADNAME, "consumer name \"%.*s%s\": %s",
 	                  ELOG_CONSUMER_NAME_MAX, name ? name : "",
 	                  name && strlen(name) > ELOG_CONSUMER_NAME_MAX ? "..." : "",
-	                  elog_consumer_strerror(ELOG_BADNAME));
+	                  elog_strerror(ELOG_BADNAME));
 }
 
 /* Open the log directory and make sure it is a log. */

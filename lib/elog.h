@@ -79,7 +79,8 @@ extern "C" {
 #define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT  (-4)  /* damaged data, named in the handle's message */
 #define ELOG_NOTLOG   (-5)  /* the directory is not an elog log */
-#define ELOG_VERSION  (-6)  /* a file of a newer or unknown format version */
+#define ELOG_BADVERSION (-6) /* a file of a newer or unknown format version */
+#define ELOG_VERSION ELOG_BADVERSION	/* TRANSITIONAL */
 #define ELOG_TOOBIG   (-7)  /* a record larger than ELOG_MAX_RECORD */
 #define ELOG_FAILED   (-8)  /* the writer hit an I/O error earlier and
                              * refuses further work; reopen the log */
@@ -88,6 +89,9 @@ extern "C" {
 #define ELOG_TIMEOUT  (-11) /* elog_reader_wait() timed out */
 #define ELOG_UNSUPPORTED (-12) /* the log needs a feature this build lacks
                              * (zstd) */
+
+/* Room for a message with context, for functions given a caller's buffer. */
+#define ELOG_MSG_MAX 512
 
 /* Value compression, chosen when a log is created. */
 #define ELOG_COMPRESS_NONE 0
@@ -359,7 +363,7 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 
 #define ELOG_CONSUMER_NAME_MAX 64
 #define ELOG_CONSUMERS_MAX     4096
-#define ELOG_CONSUMER_MSG_MAX  512
+#define ELOG_CONSUMER_MSG_MAX ELOG_MSG_MAX	/* TRANSITIONAL */
 
 struct elog_consumer {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
@@ -487,7 +491,7 @@ struct elog_verify_result {
 	uint64_t segments, records, bytes;
 };
 
-#define ELOG_VERIFY_MSG_MAX 512
+#define ELOG_VERIFY_MSG_MAX ELOG_MSG_MAX	/* TRANSITIONAL */
 /* How long a repair waits for the writers' LOCK (held per batch). */
 #define ELOG_VERIFY_WAIT_MS 10000
 
@@ -558,7 +562,7 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
  * segment: the log is left as it was), ELOG_NETFS, ELOG_INVALID, errno
  * values.
  */
-#define ELOG_MAINT_MSG_MAX 512
+#define ELOG_MAINT_MSG_MAX ELOG_MSG_MAX	/* TRANSITIONAL */
 
 /* What happened to one segment, reported through elog_segment_fn. */
 #define ELOG_SEG_REMOVED   1  /* retention: its file and index were unlinked */

@@ -1,7 +1,9 @@
 /*
  * errors.c: the one error contract.  Functions return 0, a positive errno
- * value or a negative ELOG_* code; elog_strerror() names any of them, and
- * errmsg_set() fills a handle's message with the context of the failure.
+ * value or a negative ELOG_* code; elog_strerror() names every one of them
+ * (the texts of the library's own codes live here and nowhere else), and
+ * errmsg_set() writes a message with the context of a failure into an
+ * ELOG_MSG_MAX buffer: a handle's, or the caller's.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,18 +19,24 @@ const char *elog_strerror(int code)
 	case ELOG_LOCKED: return "locked by another writer";
 	case ELOG_CORRUPT: return "corrupt data";
 	case ELOG_NOTLOG: return "not an elog directory";
-	case ELOG_VERSION: return "unsupported format version";
+	case ELOG_BADVERSION: return "unsupported format version";
 	case ELOG_TOOBIG: return "record too large";
 	case ELOG_FAILED: return "writer failed earlier and refuses further writes";
 	case ELOG_NETFS: return "log is on a network filesystem";
 	case ELOG_INVALID: return "invalid argument";
 	case ELOG_TIMEOUT: return "timed out";
 	case ELOG_UNSUPPORTED: return "this build has no zstd support";
+	case ELOG_BADNAME:
+		return "invalid consumer name (1 to 64 of A-Z a-z 0-9 . _ -, "
+		       "not starting with . or -)";
+	case ELOG_NOCONSUMER: return "no such consumer";
+	case ELOG_BEYOND: return "offset at or above the durable end of the log";
+	case ELOG_TOOMANY: return "too many consumers";
+	/* The errno values fs_openat() gives its refusals (internal.h). */
+	case FS_ENOTREG: return "not a regular file";
+	case FS_ELINKED: return "has more than one hard link, refusing to write it";
 	}
-	if (code > 0)
-		return strerror(code);
-	const char *s = elog_consumer_strerror(code);
-	return s ? s : "unknown error";
+	return code > 0 ? (strerror)(code) : "unknown error";
 }
 
 const char *elog_version(void)
@@ -40,7 +48,7 @@ int errmsg_set(char *buf, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, ERRMSG_MAX, fmt, ap);
+	vsnprintf(buf, ELOG_MSG_MAX, fmt, ap);
 	va_end(ap);
 	return code;
 }

@@ -84,15 +84,6 @@ int fs_fsync_dir(int dfd)
 	return 0;
 }
 
-char *fs_strerror(int err)
-{
-	if (err == FS_ENOTREG)
-		return (char *)"not a regular file";
-	if (err == FS_ELINKED)
-		return (char *)"has more than one hard link, refusing to write it";
-	return (strerror)(err);
-}
-
 /* Give a file this process just created in dfd the directory's owner and
  * group, when running as root: a root cron job on a log an application
  * user owns must never leave behind a file that user cannot open.  Best

@@ -94,10 +94,10 @@ int ts_plausible(int64_t ts_ms, int64_t now_ms);
 uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
 
-/* ---- errmsg.c: per-handle messages ---- */
-#define ERRMSG_MAX 512
-/* Format a message into buf and return code, so error paths read
- * "return errmsg_set(...)". */
+/* ---- errors.c: messages ---- */
+#define ERRMSG_MAX ELOG_MSG_MAX	/* TRANSITIONAL */
+/* Format a message into buf (ELOG_MSG_MAX bytes: a handle's or a caller's)
+ * and return code, so error paths read "return errmsg_set(...)". */
 int errmsg_set(char *buf, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -125,13 +125,10 @@ int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *le
 int fs_openat(int dfd, const char *name, int flags, mode_t mode);
 /* The errno values of those refusals: real ones no call made here can
  * otherwise return, so that the value travels as any errno does; their
- * text comes from fs_strerror(). */
+ * text comes from elog_strerror(), as that of every other code. */
 #define FS_ENOTREG  EMEDIUMTYPE
 #define FS_ELINKED  EMLINK
-/* strerror(3), knowing the two codes above.  Every message of the library
- * names an errno value through it (hence the macro below). */
-char *fs_strerror(int err);
-#define strerror(err) fs_strerror(err)
+#define strerror(err) elog_strerror(err)	/* TRANSITIONAL */
 int64_t fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */
