@@ -74,10 +74,25 @@ $(B)/bin/%.o: bin/%.c lib/elog.h $(wildcard bin/*.h)
 $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(ELOG_LDLIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a
+# A maintenance run made to crash at a chosen step (tests/crash/maint_fault.h):
+# the library's maint_step() is replaced at link time, in the unit tests and
+# in a test-only build of elog-compact.  maint_step() has an object of its
+# own (lib/maintstep.c) because --wrap redirects calls between objects only.
+MAINT_FAULT_OBJ = $(B)/tests/maint_fault.o
+MAINT_FAULT     = $(MAINT_FAULT_OBJ) -Wl,--wrap=maint_step
+
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a $(MAINT_FAULT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
-		$(B)/libelog.a $(CHECK_LIBS) $(ELOG_LDLIBS)
+		$(B)/libelog.a $(MAINT_FAULT) $(CHECK_LIBS) $(ELOG_LDLIBS)
+
+$(MAINT_FAULT_OBJ): tests/crash/maint_fault.c tests/crash/maint_fault.h
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.a $(MAINT_FAULT_OBJ)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
+		$(MAINT_FAULT) $(ELOG_LDLIBS)
 
 # elog.pc names the install's directories, so `make install` writes it
 # again with the PREFIX it is given.
@@ -112,7 +127,7 @@ bench: all
 # The crash simulator (tests/crash): power loss at every point of recorded
 # workloads, a failing call at every call site, and the kill -9 soak.
 # `make check` runs the quick version; `make crash` the long one.
-CRASH_SRC  = $(sort $(wildcard tests/crash/*.c))
+CRASH_SRC  = $(filter-out tests/crash/maint_fault.c,$(sort $(wildcard tests/crash/*.c)))
 CRASH_WRAP = -Wl,--wrap=open,--wrap=openat,--wrap=write,--wrap=pwrite,--wrap=ftruncate \
 	-Wl,--wrap=fsync,--wrap=fdatasync,--wrap=renameat,--wrap=unlinkat,--wrap=dup,--wrap=close
 
@@ -121,11 +136,11 @@ $(B)/tests/crashsim: $(CRASH_SRC) $(wildcard tests/crash/*.h) $(B)/libelog.a
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/crash -o $@ $(CRASH_SRC) \
 		$(B)/libelog.a $(CRASH_WRAP) $(ELOG_LDLIBS)
 
-check-crash: $(B)/tests/crashsim $(PROGS)
+check-crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim
 	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 150
 
-crash: $(B)/tests/crashsim $(PROGS)
+crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim --long
 	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000
 
@@ -144,11 +159,13 @@ check-examples: examples
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
 
-check-cli: $(PROGS)
+check-cli: $(PROGS) $(B)/tests/elog-compact-faulty
 	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli tests/live
 
+# mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
 check-man:
 	mandoc -Tlint -Wwarning $(MANS)
+	tests/man/api-check.sh lib/elog.h man/elog.3
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR)

@@ -491,10 +491,8 @@ int maint_open(struct maint *m, const char *dir, int wait, char *msg);
 void maint_close(struct maint *m);
 /* List the segments again and decide which are closed. */
 int maint_list(struct maint *m);
-/* A step that changes files.  Test-only fault injection: with the
- * environment variable ELOG_MAINT_CRASH_AT=N, the Nth step of the process
- * calls _exit(ELOG_MAINT_CRASH_STATUS) instead of running. */
-#define ELOG_MAINT_CRASH_STATUS 86
+/* Called before each step of maintenance that changes a file; does nothing
+ * (maintstep.c: tests replace it at link time to crash at a given step). */
 void maint_step(void);
 /* Finish or undo what an interrupted run left: temporary files, segments
  * below the log's start, index files without a segment, and segments whose

@@ -38,18 +38,6 @@
 
 #include "internal.h"
 
-void maint_step(void)
-{
-	/* Read each time (it is cheap next to the file operation a step is)
-	 * and counted only when set, so a test can fork a child after
-	 * running maintenance itself. */
-	static long steps;	/* counted atomically: unlinks run in threads */
-	const char *s = getenv("ELOG_MAINT_CRASH_AT");
-	if (s && *s && __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) ==
-	               strtol(s, NULL, 10))
-		_exit(ELOG_MAINT_CRASH_STATUS);
-}
-
 /* The pid recorded in maint.lock by the run holding it, or 0. */
 static long maint_holder(int dfd)
 {

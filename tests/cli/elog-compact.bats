@@ -89,7 +89,8 @@ newest() {
 @test "compact: leftovers of an interrupted run are removed" {
 	fill
 	for n in 3 9 14; do
-		run env ELOG_MAINT_CRASH_AT=$n "$B/elog-compact" "$L"
+		# The test build that crashes at the n-th step (tests/crash/maint_fault.h).
+		run env ELOG_MAINT_CRASH_AT=$n "$B/tests/elog-compact-faulty" "$L"
 		[ "$status" -eq 86 ]
 	done
 	: > "$L/00000000000000000072.log.compact"
@@ -97,6 +98,12 @@ newest() {
 	[ "$status" -eq 0 ]
 	[ "$(ls "$L" | grep -c compact\$)" -eq 0 ]
 	run "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+}
+
+@test "compact: the installed program never crashes on purpose" {
+	fill
+	run env ELOG_MAINT_CRASH_AT=1 "$B/elog-compact" "$L"
 	[ "$status" -eq 0 ]
 }
 

@@ -72,7 +72,8 @@ case $writers in ''|*[!0-9]*|0|0*) usage ;; esac
 case $seed in ''|*[!0-9]*) usage ;; esac
 
 BIN=${ELOG_BIN:-$repo/build}
-for p in elog-append elog-cat elog-commit elog-compact elog-retain elog-verify; do
+for p in elog-append elog-cat elog-commit elog-compact elog-retain elog-verify \
+	tests/elog-compact-faulty; do
 	if [ ! -x "$BIN/$p" ]; then
 		echo "soak: skipped: $BIN/$p is missing (set ELOG_BIN)" >&2
 		exit 77
@@ -299,8 +300,9 @@ consume_loop() {
 }
 
 # Maintenance, as cron would run it but often: elog-compact, sometimes
-# made to crash at its n-th change (ELOG_MAINT_CRASH_AT) or killed with
-# SIGKILL after a few ms, then elog-retain.
+# made to crash at its n-th change (ELOG_MAINT_CRASH_AT, which only the
+# test build elog-compact-faulty obeys: tests/crash/maint_fault.h) or
+# killed with SIGKILL after a few ms, then elog-retain.
 maint_loop() {
 	RANDOM=$((seed + 1))
 	local n=0 rc how pid
@@ -309,7 +311,7 @@ maint_loop() {
 		n=$((n + 1))
 		case $((RANDOM % 5)) in
 		0)	how=crash-at
-			ELOG_MAINT_CRASH_AT=$((1 + RANDOM % 8)) timeout $HANG "$BIN/elog-compact" --wait --grace 0s -v "$LOG" \
+			ELOG_MAINT_CRASH_AT=$((1 + RANDOM % 8)) timeout $HANG "$BIN/tests/elog-compact-faulty" --wait --grace 0s -v "$LOG" \
 				>"$T/m/$n.compact" 2>"$T/m/$n.compact.err"
 			rc=$? ;;
 		1)	how=killed

@@ -5,7 +5,8 @@
  * read back through a reader: every key's newest record must be there,
  * every unkeyed record, nothing twice, offsets strictly increasing.  The
  * crash test interrupts compaction at every step in a child process
- * (ELOG_MAINT_CRASH_AT) and checks the log after each.
+ * (ELOG_MAINT_CRASH_AT, tests/crash/maint_fault.h) and checks the log after
+ * each.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "../crash/maint_fault.h"
 #include "internal.h"
 
 static char dir[256];
@@ -554,13 +556,13 @@ static int crash_at(const char *path, int n, int64_t now)
 		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 		o.now_ms = now;
 		snprintf(v, sizeof v, "%d", n);
-		setenv("ELOG_MAINT_CRASH_AT", v, 1);
+		setenv(MAINT_CRASH_ENV, v, 1);
 		_exit(elog_compact(path, &o, NULL, NULL) == 0 ? 0 : 1);
 	}
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
-	if (WEXITSTATUS(st) == ELOG_MAINT_CRASH_STATUS)
+	if (WEXITSTATUS(st) == MAINT_CRASH_STATUS)
 		return 1;
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	return 0;

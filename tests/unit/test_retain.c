@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "../crash/maint_fault.h"
 #include "internal.h"
 
 static char dir[256];
@@ -256,7 +257,7 @@ START_TEST(crash_at_every_step)
 			char v[16];
 			struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
 			snprintf(v, sizeof v, "%d", n);
-			setenv("ELOG_MAINT_CRASH_AT", v, 1);
+			setenv(MAINT_CRASH_ENV, v, 1);
 			_exit(elog_retain(dir, &o, NULL, NULL) == 0 ? 0 : 1);
 		}
 		int st;
@@ -270,7 +271,7 @@ START_TEST(crash_at_every_step)
 		ck_assert_uint_le(res.total_bytes, 200 * 1024);
 		if (WEXITSTATUS(st) == 0)
 			break;
-		ck_assert_int_eq(WEXITSTATUS(st), ELOG_MAINT_CRASH_STATUS);
+		ck_assert_int_eq(WEXITSTATUS(st), MAINT_CRASH_STATUS);
 	}
 	ck_assert_int_gt(n, 10);
 }

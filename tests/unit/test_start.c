@@ -5,6 +5,7 @@
  * (lib/maint.c) after a crash between writing the start and unlinking.
  */
 #include "unit.h"
+#include "../crash/maint_fault.h"
 
 #define MAXP 64
 
@@ -427,7 +428,7 @@ START_TEST(crash_at_every_step)
 			char v[16];
 			struct elog_retain_opts o = { .max_bytes = 6 * 1024 };
 			snprintf(v, sizeof v, "%d", n);
-			setenv("ELOG_MAINT_CRASH_AT", v, 1);
+			setenv(MAINT_CRASH_ENV, v, 1);
 			_exit(elog_retain(ut_dir, &o, NULL, NULL) == 0 ? 0 : 1);
 		}
 		int st = ut_wait_child(pid);
@@ -452,7 +453,7 @@ START_TEST(crash_at_every_step)
 		read_from(ut_dir, first[0], 600);
 		if (st == 0)
 			break;
-		ck_assert_int_eq(st, ELOG_MAINT_CRASH_STATUS);
+		ck_assert_int_eq(st, MAINT_CRASH_STATUS);
 	}
 	/* The start, then an unlink per file, then the directory sync. */
 	ck_assert_int_gt(n, 4);
