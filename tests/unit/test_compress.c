@@ -106,13 +106,19 @@ END_TEST
 START_TEST(values_that_do_not_shrink_are_stored_raw)
 {
 	/* Tag byte 0 and the value itself, one byte longer than given. */
-	unsigned char out[64];
-	struct zenc *z = zenc_new(3);
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	const void *p;
+	const unsigned char *out;
+	size_t n;
+	char msg[ERRMSG_MAX];
 	ck_assert_ptr_nonnull(z);
-	ck_assert_uint_eq(zenc_value(z, 0, "ab", 2, out), 3);
+	ck_assert_int_eq(venc_value(z, -1, flags, "ab", 2, &p, &n, msg), 0);
+	out = p;
+	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(out[0], TAG_RAW);
 	ck_assert_mem_eq(out + 1, "ab", 2);
-	zenc_free(z);
+	venc_free(z);
 }
 END_TEST
 
@@ -120,22 +126,31 @@ START_TEST(stored_frames_have_no_magic_number)
 {
 	char v[400];
 	memset(v, 'a', sizeof v);
-	unsigned char out[1024];
-	struct zenc *z = zenc_new(3);
-	size_t n = zenc_value(z, 0, v, sizeof v, out);
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	const void *p;
+	const unsigned char *out;
+	size_t n, len;
+	char msg[ERRMSG_MAX];
+	ck_assert_int_eq(venc_value(z, -1, flags, v, sizeof v, &p, &n, msg), 0);
+	out = p;
 	ck_assert_uint_eq(out[0], TAG_ZSTD);
 	ck_assert_uint_lt(n, 40);
 	/* A standard frame would start 28 b5 2f fd; the tag replaces it. */
 	ck_assert(!(out[1] == 0x28 && out[2] == 0xb5));
-	struct zdec *d = zdec_new();
-	const void *p;
-	size_t len;
-	char msg[ERRMSG_MAX];
-	ck_assert_int_eq(zdec_value(d, -1, 0, out, n, &p, &len, msg), 0);
+	struct vdec *d = vdec_new();
+	ck_assert_int_eq(vdec_value(d, -1, flags, out, n, &p, &len, msg), 0);
 	ck_assert_uint_eq(len, sizeof v);
 	ck_assert_mem_eq(p, v, sizeof v);
-	zdec_free(d);
-	zenc_free(z);
+	/* In an uncompressed segment, values are stored as given. */
+	ck_assert_int_eq(venc_value(z, -1, 0, v, sizeof v, &p, &n, msg), 0);
+	ck_assert_ptr_eq(p, v);
+	ck_assert_uint_eq(n, sizeof v);
+	ck_assert_int_eq(vdec_value(d, -1, 0, v, sizeof v, &p, &len, msg), 0);
+	ck_assert_ptr_eq(p, v);
+	ck_assert_uint_eq(len, sizeof v);
+	vdec_free(d);
+	venc_free(z);
 }
 END_TEST
 
@@ -387,13 +402,15 @@ START_TEST(a_damaged_frame_is_corrupt_not_a_crash)
 	char msg[ERRMSG_MAX];
 	const void *p;
 	size_t len;
-	struct zdec *d = zdec_new();
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct vdec *d = vdec_new();
 	unsigned char bad[] = { TAG_ZSTD, 0xff, 0xff, 0xff, 0xff, 0xff };
-	ck_assert_int_eq(zdec_value(d, -1, 0, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(vdec_value(d, -1, flags, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "bad zstd frame");
 	unsigned char tag[] = { 7, 'x' };
-	ck_assert_int_eq(zdec_value(d, -1, 0, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(vdec_value(d, -1, flags, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "unknown value encoding 7");
-	zdec_free(d);
+	vdec_free(d);
 }
 END_TEST
 
