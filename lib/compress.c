@@ -19,11 +19,11 @@
  * lacks is in the table without its functions: its segments are known, and
  * refused with a clear error.
  *
- * Adding a codec touches: its codec byte (CODEC_*, internal.h), its entry
- * in codecs[] below and the functions it points to (under the build flag
- * that brings in its library, set by the Makefile), its
- * ELOG_COMPRESS_* value (elog.h) and name in the settings file
- * (settings.c), the options that name it (bin/), and the man pages.
+ * A new codec is a CODEC_* byte beside the others, its entry in codecs[]
+ * below with the functions it points to (under the build flag, set by the
+ * Makefile, that brings in its library), and outside the library's code
+ * its ELOG_COMPRESS_* value (elog.h), its name in the settings file
+ * (settings.c), the programs' options that name it, and the man pages.
  *
  * zstd: the payload is one zstd frame, less its 4-byte magic number.
  * Events are small, so every byte of a frame counts: the magic number is
@@ -154,7 +154,7 @@ struct codec_ops {
 	/* The length the n-byte payload at in states it decodes to, or
 	 * SIZE_MAX when it states none. */
 	size_t (*dec_size)(const unsigned char *in, size_t n);
-	/* Decode the payload into out (cap bytes, more than it states), with
+	/* Decode the payload into out (cap bytes, more than dec_size()), with
 	 * the dictionary dec holds if with_dict; *len is what it decoded to.
 	 * ELOG_CORRUPT with *why, or ENOMEM. */
 	int (*decode)(void *dec, int with_dict, const unsigned char *in, size_t n,
@@ -313,9 +313,10 @@ static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t
 }
 
 static const struct codec_ops zstd_ops = {
-	zstd_enc_new, zstd_enc_free, zstd_enc_dict, zstd_enc_bound, zstd_encode,
-	zstd_train, zstd_dec_new, zstd_dec_free, zstd_dec_dict, zstd_dec_size,
-	zstd_decode,
+	.enc_new = zstd_enc_new, .enc_free = zstd_enc_free, .enc_dict = zstd_enc_dict,
+	.enc_bound = zstd_enc_bound, .encode = zstd_encode, .train = zstd_train,
+	.dec_new = zstd_dec_new, .dec_free = zstd_dec_free, .dec_dict = zstd_dec_dict,
+	.dec_size = zstd_dec_size, .decode = zstd_decode,
 };
 #define ZSTD_OPS (&zstd_ops)
 
@@ -328,8 +329,12 @@ static const struct codec_ops zstd_ops = {
 /* Indexed by the codec byte.  Codec none has no functions: its values
  * are stored as given. */
 static const struct codec codecs[] = {
-	[CODEC_NONE] = { "none", CODEC_NONE, ELOG_COMPRESS_NONE, 0, 0, 0, NULL },
-	[CODEC_ZSTD] = { "zstd", CODEC_ZSTD, ELOG_COMPRESS_ZSTD, 3, 19, 1, ZSTD_OPS },
+	[CODEC_NONE] = { .name = "none", .id = CODEC_NONE,
+	                 .compression = ELOG_COMPRESS_NONE },
+	[CODEC_ZSTD] = { .name = "zstd", .id = CODEC_ZSTD,
+	                 .compression = ELOG_COMPRESS_ZSTD,
+	                 .level_default = 3, .level_max = 19, .dictionaries = 1,
+	                 .ops = ZSTD_OPS },
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 
