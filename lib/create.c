@@ -68,15 +68,11 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	s->retain_ms = opt ? opt->retain_ms : 0;
 	s->retain_bytes = opt ? opt->retain_bytes : 0;
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
+	s->compression_level = opt ? opt->compression_level : 0;
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
-	s->compression_level = s->compression == ELOG_COMPRESS_NONE ? 0
-	    : opt->compression_level ? opt->compression_level : DEFAULT_ZSTD_LEVEL;
-	if (s->compression != ELOG_COMPRESS_NONE && s->compression != ELOG_COMPRESS_ZSTD)
-		return errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
-	if (s->compression == ELOG_COMPRESS_ZSTD && !elog_have_zstd())
-		return errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no zstd support");
-	if (s->compression_level < 0 || s->compression_level > 19)
-		return errmsg_set(msg, ELOG_INVALID, "zstd level must be between 1 and 19");
+	int err = codec_settings_check(s, msg);
+	if (err)
+		return err;
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
 		return errmsg_set(msg, ELOG_INVALID,
 		    "segment size must be between %llu and %llu bytes",
@@ -143,7 +139,7 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
 	s.created_ms = fs_now_ms();
 
-	if ((err = seg_create(dfd, 0, SEG_FLAGS(s.compression == ELOG_COMPRESS_ZSTD ? CODEC_ZSTD : CODEC_NONE, 0),
+	if ((err = seg_create(dfd, 0, SEG_FLAGS(codec_from_settings(&s)->id, 0),
 	                      &segfd, &idxfd)) != 0)
 		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
 	if (fdatasync(segfd) < 0)

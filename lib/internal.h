@@ -378,7 +378,7 @@ struct start_view {
  * or an errno value. */
 int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
 
-/* ---- compress.c: optional zstd values and dictionaries ---- */
+/* ---- compress.c: value codecs and dictionaries ---- */
 #define CODEC_NONE    0u
 #define CODEC_ZSTD    1u
 /* Segment header flags: bits 0-7 the codec, bits 8-31 the dictionary id. */
@@ -393,31 +393,69 @@ int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
 #define DICT_HDR      24u
 #define DICT_MAX      (1u << 20) /* a larger dictionary file is corrupt */
 #define DICT_ID_MAX   0xffffffu
-#define DEFAULT_ZSTD_LEVEL 3
-struct zenc;
-struct zdec;
 void dict_name(char *buf, uint32_t id);
 int dict_store(int dfd, uint32_t id, const void *dict, size_t len);
 int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg);
 /* The highest dictionary id in dfd, 0 when there is none. */
 int dict_latest(int dfd, uint32_t *id);
-/* NULL without zstd in the build (or out of memory). */
-struct zenc *zenc_new(int level);
-void zenc_free(struct zenc *z);
-int zenc_set_dict(struct zenc *z, uint32_t id, const void *dict, size_t len);
-/* Room zenc_value() may need for a value of n bytes. */
-size_t zenc_bound(size_t n);
-/* Encode a value as tag byte + payload into out; returns its length. */
-size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
-                  unsigned char *out);
-int zenc_train(const void *samples, const size_t *sizes, unsigned n,
-               unsigned char *dict, size_t cap, size_t *len);
-struct zdec *zdec_new(void);
-void zdec_free(struct zdec *z);
-/* Decode a stored value of a zstd segment; *out is valid until the next
- * call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (no zstd in this build). */
-int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *in,
-               size_t n, const void **out, size_t *outlen, char *msg);
+/* A codec of record values: what the rest of the library may know of it.
+ * Its functions are compress.c's own. */
+struct codec_ops;
+struct codec {
+	const char *name;	/* in settings and messages: "zstd" */
+	unsigned id;		/* the codec byte of segment headers */
+	int compression;	/* its elog_settings.compression value */
+	int level_default;	/* levels run from 1 to level_max; */
+	int level_max;		/* 0 = the codec has no levels */
+	int dictionaries;	/* it trains them, and its segments name them */
+	const struct codec_ops *ops;	/* NULL: none, or not in this build */
+};
+/* The codec a segment header's flags name; NULL when unknown. */
+const struct codec *codec_for_flags(uint32_t flags);
+/* The codec of the segments a writer starts under s; NULL when unknown. */
+const struct codec *codec_from_settings(const struct elog_settings *s);
+/* 1 when flags name a known codec, and a dictionary only if it has them. */
+int codec_flags_valid(uint32_t flags);
+/* 0 when this build can encode and decode c's values, else
+ * ELOG_UNSUPPORTED with "compressed with <c>, but this build has no <c>
+ * support". */
+int codec_usable(const struct codec *c, char *msg);
+/* Check s's compression and its level, and complete the level (0 = the
+ * codec's default).  ELOG_INVALID, ELOG_UNSUPPORTED. */
+int codec_settings_check(struct elog_settings *s, char *msg);
+/* Train a dictionary of at most cap bytes for c from n samples laid end to
+ * end (sizes[i] bytes each); ELOG_UNSUPPORTED when c has none. */
+int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
+                unsigned n, unsigned char *dict, size_t cap, size_t *len);
+/* The most bytes a value of n bytes takes in a segment with these flags. */
+size_t codec_value_max(uint32_t flags, size_t n);
+struct venc;
+struct vdec;
+/* A value encoder for segments of any codec, which keeps per codec its
+ * state and dictionary; level is for codec c (the settings'), the others
+ * get their default level.  NULL when out of memory. */
+struct venc *venc_new(const struct codec *c, int level);
+void venc_free(struct venc *e);
+/* Make e hold the dictionary flags name, loaded from dfd. */
+int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg);
+/* Make e hold dict as the dictionary flags name. */
+int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len,
+                  char *msg);
+/* The value of n bytes at v as stored in a segment with these flags: v
+ * itself in an uncompressed segment, else tag byte and payload in e's
+ * buffer, valid until the next call.  ELOG_UNSUPPORTED (the codec is not
+ * in this build), a dictionary's errors, ENOMEM. */
+int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
+               const void **out, size_t *outlen, char *msg);
+/* A value decoder for segments of any codec.  NULL when out of memory. */
+struct vdec *vdec_new(void);
+void vdec_free(struct vdec *d);
+/* The value stored as the n bytes at in, in a segment with these flags:
+ * in itself, the bytes after a raw tag, or the payload decoded into d's
+ * buffer, valid until the next call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (the
+ * codec is not in this build), ENOMEM. */
+int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
+               const void **out, size_t *outlen, char *msg);
 
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking

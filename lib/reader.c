@@ -394,15 +394,14 @@ static int advance(elog_reader *r)
 	return 0;
 }
 
-/* Replace the stored value of a record from a compressed segment by the
- * value itself. */
+/* Replace the stored value of a record by the value itself. */
 static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ERRMSG_MAX];
-	if (!r->z && elog_have_zstd() && !(r->z = zdec_new()))
+	if (!r->vd && !(r->vd = vdec_new()))
 		return errmsg_set(r->msg, ENOMEM, "%s", strerror(ENOMEM));
-	int err = zdec_value(r->z, r->dfd, SEG_DICT(r->seg_flags), rec->value,
-	                     rec->value_len, &rec->value, &rec->value_len, why);
+	int err = vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
+	                     &rec->value, &rec->value_len, why);
 	if (err) {
 		seg_name(name, r->seg_base, SEG_EXT);
 		return errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
@@ -467,8 +466,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
-			if (SEG_CODEC(r->seg_flags) == CODEC_ZSTD &&
-			    (err = decode_value(r, rec, at)) != 0)
+			if ((err = decode_value(r, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;
@@ -723,7 +721,7 @@ void elog_reader_close(elog_reader *r)
 			idx_free(&r->ixc[i].ix);
 	follow_close(r);
 	seglist_free(&r->segs);
-	zdec_free(r->z);
+	vdec_free(r->vd);
 	if (r->wmfd >= 0)
 		close(r->wmfd);
 	if (r->dfd >= 0)

@@ -56,8 +56,7 @@ int seg_header_check(const unsigned char *p, uint64_t base)
 	if (get32(p + 24) != elog_crc32c(0, p, 24))
 		return ELOG_CORRUPT;
 	uint32_t flags = get32(p + 12);
-	if (get32(p + 8) != SEG_VERSION || SEG_CODEC(flags) > CODEC_ZSTD ||
-	    (SEG_CODEC(flags) == CODEC_NONE && SEG_DICT(flags) != 0))
+	if (get32(p + 8) != SEG_VERSION || !codec_flags_valid(flags))
 		return ELOG_VERSION;
 	if (get64(p + 16) != base)
 		return ELOG_CORRUPT;

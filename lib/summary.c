@@ -148,21 +148,19 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 }
 
 /* Account a sample record's stored and raw sizes. */
-static void sample(struct sum *u, struct zdec **z, uint32_t flags,
+static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
                    const struct elog_record *rec)
 {
-	size_t raw = rec->value_len;
+	char why[ERRMSG_MAX];
+	const void *out;
+	size_t raw;
 
-	if (SEG_CODEC(flags) == CODEC_ZSTD) {
-		char why[ERRMSG_MAX];
-		const void *out;
-		if (!*z && elog_have_zstd())
-			*z = zdec_new();
-		if (!*z || zdec_value(*z, u->dfd, SEG_DICT(flags), rec->value,
-		                      rec->value_len, &out, &raw, why) != 0) {
-			u->s->sample_unknown = 1;
-			return;
-		}
+	if (!*vd)
+		*vd = vdec_new();
+	if (!*vd || vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len,
+	                       &out, &raw, why) != 0) {
+		u->s->sample_unknown = 1;
+		return;
 	}
 	u->s->sample_stored += rec_size(rec->key_len, rec->value_len);
 	u->s->sample_raw += rec_size(rec->key_len, raw);
@@ -172,7 +170,7 @@ static void sample(struct sum *u, struct zdec **z, uint32_t flags,
  * compression sample, from the newest segment holding durable records. */
 static int find_last(struct sum *u)
 {
-	struct zdec *z = NULL;
+	struct vdec *vd = NULL;
 	int err = 0;
 
 	for (size_t i = u->sl.n; i-- > 0 && !u->s->have_last;) {
@@ -197,7 +195,7 @@ static int find_last(struct sum *u)
 			u->s->last = rec.offset;
 			if (rec.ts_ms > newest)
 				newest = rec.ts_ms;
-			sample(u, &z, flags, &rec);
+			sample(u, &vd, flags, &rec);
 		}
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
@@ -208,7 +206,7 @@ static int find_last(struct sum *u)
 		if (err)
 			break;
 	}
-	zdec_free(z);
+	vdec_free(vd);
 	return err;
 }
 

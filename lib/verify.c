@@ -698,7 +698,7 @@ static int check_segment(struct verify *v, size_t i)
 	struct elog_segment_info info = { .base = base, .active = active };
 	struct elog_segment_info durable = { 0 };
 	char name[NAME_MAX_LOCAL];
-	struct zdec *zd = NULL;	/* for a compressed segment's values */
+	struct vdec *vd = NULL;	/* to decode the segment's values */
 	struct stat st;
 	int err = 0, scan_ok;
 
@@ -737,20 +737,22 @@ static int check_segment(struct verify *v, size_t i)
 
 	/* A compressed segment's values are decoded, every one, so that a
 	 * log that verifies clean reads to its end: the dictionary its
-	 * header names must load, and every value must be raw or a zstd
-	 * frame that decompresses. */
+	 * header names must load, and every value must be stored raw or
+	 * decode with the segment's codec. */
 	unsigned char hdr[SEG_HDR];
 	size_t hgot;
 	uint32_t flags = fs_pread_full(fd, hdr, SEG_HDR, 0, &hgot) == 0 &&
 	                 hgot == SEG_HDR ? seg_header_flags(hdr) : 0;
 	int bad_values = 0;
-	if (SEG_CODEC(flags) == CODEC_ZSTD) {
-		char zmsg[ERRMSG_MAX];
+	/* (Flags a damaged header holds name no codec: values stay as they
+	 * are.) */
+	const struct codec *codec = codec_flags_valid(flags) ? codec_for_flags(flags) : NULL;
+	char zmsg[ERRMSG_MAX];
+	if (codec && SEG_DICT(flags)) {
 		unsigned char *d;
 		size_t dlen;
-		int zerr = SEG_DICT(flags) ? dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg)
-		                          : 0;
-		if (zerr == 0 && SEG_DICT(flags))
+		int zerr = dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
+		if (zerr == 0)
 			free(d);
 		if (zerr) {
 			report(v, ELOG_PROBLEM_DAMAGE, name, 12, "its values need dictionary "
@@ -758,14 +760,14 @@ static int check_segment(struct verify *v, size_t i)
 			       zmsg : strerror(zerr));
 			bad_values = 1;	/* one report for the segment */
 		}
-		if (!elog_have_zstd()) {
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
-			       "zstd: this build has no zstd support and cannot check "
-			       "its values");
-		} else if (!(zd = zdec_new())) {
-			err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
-			goto out;
-		}
+	}
+	if (codec && codec_usable(codec, zmsg) != 0) {
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
+		       "%s: this build has no %s support and cannot check its values",
+		       codec->name, codec->name);
+	} else if (codec && !(vd = vdec_new())) {
+		err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
 	}
 
 	struct idxcheck *ic = malloc(sizeof *ic);
@@ -819,12 +821,11 @@ static int check_segment(struct verify *v, size_t i)
 			tally_durable(&durable, &rec);
 		if (rec.ts_ms > ts_max)
 			ts_max = rec.ts_ms;
-		if (zd && !bad_values) {
-			char zmsg[ERRMSG_MAX];
+		if (vd && !bad_values) {
 			const void *out;
 			size_t outlen;
-			int zerr = zdec_value(zd, v->dfd, SEG_DICT(flags), rec.value,
-			                      rec.value_len, &out, &outlen, zmsg);
+			int zerr = vdec_value(vd, v->dfd, flags, rec.value, rec.value_len,
+			                      &out, &outlen, zmsg);
 			if (zerr == ELOG_CORRUPT) {
 				bad_values = 1;
 				report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_HDR + rec.key_len,
@@ -908,7 +909,7 @@ idx_out:
 		close(ic->fd);
 	free(ic);
 out:
-	zdec_free(zd);
+	vdec_free(vd);
 	close(fd);
 done:
 	if (err)
