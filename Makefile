@@ -77,7 +77,7 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	-e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in
 
-$(B)/elog.pc: elog.pc.in Makefile
+$(B)/elog.pc: elog.pc.in Makefile $(B)/flags
 	@mkdir -p $(@D)
 	$(PC_SED) > $@
 

@@ -55,7 +55,9 @@ zstd_calls build 1
 # One directory for both builds: the second must not reuse the objects.
 mk B=one HAVE_ZSTD=1
 zstd_calls one 1
+grep -q zstd one/elog.pc || fail "one/elog.pc does not name zstd"
 touch lib/writer.c
 mk B=one HAVE_ZSTD=0
 zstd_calls one 0
+! grep -q zstd one/elog.pc || fail "one/elog.pc still names zstd"
 echo "flags.sh: builds of other flags did not mix: $first, $second, one"
