@@ -94,7 +94,7 @@ int ts_plausible(int64_t ts_ms, int64_t now_ms);
 uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
 
-/* ---- errmsg.c: per-handle messages ---- */
+/* ---- errors.c: per-handle messages ---- */
 #define ERRMSG_MAX 512
 /* Format a message into buf and return code, so error paths read
  * "return errmsg_set(...)". */
