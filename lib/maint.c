@@ -146,34 +146,20 @@ void maint_close(struct maint *m)
 int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
 	struct stat st;
 	struct index ix;
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at, from = SEG_HDR;
-	size_t got;
-	int intact, err;
+	int fd, intact, err;
 
 	memset(si, 0, sizeof *si);
 	si->base = base;
 	si->empty = 1;
 	si->newest_ms = INT64_MIN;
 	seg_name(name, base, SEG_EXT);
-	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
-	if (fd < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
-	err = fstat(fd, &st) < 0 ? errno : fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
-	if (err) {
-		close(fd);
-		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
-	}
-	if (got < SEG_HDR || (err = seg_header_check(hdr, base)) != 0) {
-		close(fd);
-		return errmsg_set(m->msg, err == ELOG_VERSION ? err : ELOG_CORRUPT,
-		    "%s: %s", name, err == ELOG_VERSION ? "unsupported segment version"
-		                                          : "bad segment header");
-	}
+	if ((err = seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
+		return err;
 	si->size = (uint64_t)st.st_size;
 	if ((err = scan_init(&s, fd, base, SEG_HDR, si->size)) != 0) {
 		close(fd);
@@ -417,20 +403,23 @@ static int stray(const char *name, void *arg)
 {
 	struct strays *st = arg;
 	struct maint *m = st->m;
-	uint64_t base;
-	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
-	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
+	struct file_class fc;
+	int kind = file_classify(name, &fc);
+	uint64_t base = fc.num;
+	if (kind == FILE_COMPACT_TMP && !fc.tmp)
 		return namelist_add(st->tmp, name, base);
 	/* The temporary file of a process killed before it renamed it (a
 	 * cut tail kept by elog-verify --repair, a commit, an index). */
 	if (fs_tmp_orphaned(name))
 		return namelist_add(st->orphan, name, 0);
+	if (fc.tmp)
+		return 0;
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
-	if (seg_parse_name(name, SEG_EXT, &base) && m->start.state == START_OK &&
+	if (kind == FILE_SEGMENT && m->start.state == START_OK &&
 	    m->sl.n > 0 && base < m->sl.base[0] && base < m->start.start)
 		return namelist_add(st->below, name, base);
-	if (seg_parse_name(name, IDX_EXT, &base) && base < st->limit) {
+	if (kind == FILE_INDEX && base < st->limit) {
 		size_t lo = 0, hi = m->sl.n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

@@ -65,19 +65,15 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
 		    (unsigned long long)wm->segment_base);
 
-	int fd = fs_openat(dfd, name, O_RDWR, 0);
-	if (fd < 0)
-		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+	int fd;
+	if ((err = seg_open_raw(dfd, base, O_RDWR, &fd, hdr, &got, &st, msg)) != 0)
+		return err;
 	rc->segfd = fd;
-	if (fstat(fd, &st) < 0)
-		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
 	rc->file_size = (uint64_t)st.st_size;
 
-	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0)
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
-	err = got == SEG_HDR ? seg_header_check(hdr, base) : ELOG_CORRUPT;
+	err = seg_header_verify(hdr, got, base, NULL);
 	if (err == ELOG_VERSION)
-		return errmsg_set(msg, err, "%s: unsupported segment version", name);
+		return seg_header_verify(hdr, got, base, msg);
 	if (err) {
 		/* A header that never became durable belongs to a segment
 		 * created just before a crash; nothing in it was promised. */
@@ -208,8 +204,9 @@ struct leftovers {
 static int remove_half_created(const char *name, void *arg)
 {
 	struct leftovers *l = arg;
-	uint64_t base;
-	if (!seg_parse_name(name, SEG_EXT SEG_NEW_EXT, &base) && !fs_tmp_orphaned(name))
+	struct file_class fc;
+	int half_created = file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
+	if (!half_created && !fs_tmp_orphaned(name))
 		return 0;
 	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
 		l->said = 1;

@@ -43,7 +43,6 @@
 
 #define PROGRESS_STEP (1u << 20)
 #define IDX_BUF_ENTRIES 512u
-#define CUT_SUFFIX ".cut-"
 
 enum { WM_MISSING, WM_OK, WM_BAD };
 #define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
@@ -140,31 +139,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Files of a log other than segments and indexes: the metadata, the
- * state of compaction and the compression dictionaries ("dict.<id>"). */
-static int is_known(const char *name)
-{
-	static const char *const known[] = {
-		FN_LOCK, FN_WRITERS, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
-		"consumers.lock", "compact.state", FN_START,
-		FN_RETAIN_LAST, FN_COMPACT_LAST, FN_SALVAGED,
-	};
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (strcmp(name, known[i]) == 0)
-			return 1;
-	if (strncmp(name, "dict.", 5) == 0 && name[5] != '\0' &&
-	    strspn(name + 5, "0123456789") == strlen(name + 5))
-		return 1;
-	return 0;
-}
-
-/* 1 when name ends with suffix. */
-static int ends_with(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), k = strlen(suffix);
-	return n >= k && strcmp(name + n - k, suffix) == 0;
-}
-
 /* Count a record into what -l lists of a segment. */
 static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
 {
@@ -183,15 +157,16 @@ static void tally_durable(struct elog_segment_info *si, const struct elog_record
 static int sort_name(const char *name, void *arg)
 {
 	struct verify *v = arg;
-	uint64_t b;
-	if (is_known(name)) {
+	struct file_class fc;
+	int kind = file_classify(name, &fc);
+	if (!fc.tmp && kind >= FILE_DICT) {
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
-		if (strncmp(name, DICT_PREFIX, sizeof DICT_PREFIX - 1) == 0) {
+		if (kind == FILE_DICT) {
 			char msg[ERRMSG_MAX];
 			unsigned char *d;
 			size_t len;
-			unsigned long id = strtoul(name + sizeof DICT_PREFIX - 1, NULL, 10);
+			uint64_t id = fc.num;
 			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
 			        : dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
 			if (err == 0)
@@ -209,19 +184,19 @@ static int sort_name(const char *name, void *arg)
 		}
 		return 0;
 	}
-	if (seg_parse_name(name, SEG_EXT, &b))
-		return push(&v->base, &v->n, b);
-	if (seg_parse_name(name, IDX_EXT, &b))
-		return push(&v->ibase, &v->ni, b);
-	if (strstr(name, ".tmp.") || ends_with(name, ".compact"))
+	if (!fc.tmp && kind == FILE_SEGMENT)
+		return push(&v->base, &v->n, fc.num);
+	if (!fc.tmp && kind == FILE_INDEX)
+		return push(&v->ibase, &v->ni, fc.num);
+	if (fc.tmp || kind == FILE_COMPACT_TMP)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "temporary file of a replacement in progress or "
 		       "interrupted by a crash");
-	else if (ends_with(name, SEG_EXT SEG_NEW_EXT))
+	else if (kind == FILE_SEGMENT_NEW)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "a segment the writer was creating when it stopped; "
 		       "the writer removes it when it next opens the log");
-	else if (strstr(name, SEG_EXT CUT_SUFFIX))
+	else if (kind == FILE_CUT)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "bytes cut from a segment by elog-verify --repair; "
 		       "delete it once inspected");
@@ -249,8 +224,9 @@ static int check_start(struct verify *v)
 		       "log is read from its first segment", sv->why);
 	} else if (sv->state == START_BEYOND) {
 		v->start_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, past the base of its newest segment %llu; ignored",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, past the base of its "
+		       "newest segment %llu; ignored",
 		       (unsigned long long)sv->start,
 		       (unsigned long long)v->base[v->n - 1]);
 	}
@@ -268,16 +244,16 @@ static int check_start(struct verify *v)
 	v->n -= sv->hidden;
 	memmove(v->base, v->base + sv->hidden, v->n * sizeof *v->base);
 	if (sv->start < v->base[0])
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, but its first segment's base is %llu: the "
-		       "segments in between are missing",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, but its first segment's "
+		       "base is %llu: the segments in between are missing",
 		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
 	else if (sv->start > v->base[0]) {
 		/* Listings keep the segment that holds the start, whole. */
 		v->start_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, which is not a segment's base: segment %llu "
-		       "holds it and is read whole",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, which is not a segment's "
+		       "base: segment %llu holds it and is read whole",
 		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
 	}
 	return 0;
@@ -325,8 +301,8 @@ static int list_dir(struct verify *v)
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, "consumers.lock", FN_WATERMARK,
-		FN_START, FN_COMPACT_STATE,
+		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, FN_CONSUMERS_LOCK,
+		FN_WATERMARK, FN_START, FN_COMPACT_STATE,
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -514,15 +490,15 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 	if (ic->k > 0)
 		ic->prev = ic->cur;
 	ic->cur.offset = get64(p);
-	ic->cur.ts_max = (int64_t)get64(p + 8);
-	ic->cur.pos = get32(p + 16);
-	if (get32(p + 20) != elog_crc32c(0, p, 20)) {
-		idx_problem(v, ic, at + 20, "entry checksum mismatch");
+	ic->cur.ts_max = (int64_t)get64(p + IDX_AT_TS_MAX);
+	ic->cur.pos = get32(p + IDX_AT_POS);
+	if (get32(p + IDX_AT_CRC) != elog_crc32c(0, p, IDX_AT_CRC)) {
+		idx_problem(v, ic, at + IDX_AT_CRC, "entry checksum mismatch");
 		return 0;
 	}
 	if (ic->cur.pos < SEG_HDR) {
-		idx_problem(v, ic, at + 16, "entry points at byte %lu, inside the "
-		            "segment header", (unsigned long)ic->cur.pos);
+		idx_problem(v, ic, at + IDX_AT_POS, "entry points at byte %lu, inside "
+		            "the segment header", (unsigned long)ic->cur.pos);
 		return 0;
 	}
 	if (ic->k > 0 && (ic->cur.offset <= ic->prev.offset || ic->cur.pos <= ic->prev.pos ||
@@ -638,47 +614,45 @@ static void record_problem(struct verify *v, int kind, const char *name, int fd,
 	       what, where, (unsigned long long)(size - at));
 }
 
-static int check_header(struct verify *v, const char *name, int fd, uint64_t base,
-                        uint64_t size, int tolerant, int *scan)
+/* Report what is wrong with the header of a segment; 1 when its records
+ * can be read all the same. */
+static int check_header(struct verify *v, const char *name, const unsigned char *hdr,
+                        size_t got, uint64_t base, uint64_t size, int tolerant)
 {
-	unsigned char hdr[SEG_HDR];
-	size_t got;
 	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)" : "";
-	int err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
-	*scan = 0;
-	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
-	if (got < SEG_HDR) {
+	switch (seg_header_fault(hdr, got, base)) {
+	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)size, why);
 		return 0;
-	}
-	if (memcmp(hdr, SEG_MAGIC, 8) != 0) {
+	case SEG_FAULT_MAGIC:
 		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
 		return 0;
-	}
-	if (get32(hdr + 24) != elog_crc32c(0, hdr, 24)) {
+	case SEG_FAULT_CRC:
 		report(v, kind, name, 0, "header checksum mismatch%s", why);
-		*scan = 1;	/* the records may still be sound */
+		return 1;	/* the records may still be sound */
+	case SEG_FAULT_VERSION:
+		report(v, kind, name, SEG_AT_VERSION, "unsupported segment version %lu "
+		       "or codec %lu", (unsigned long)get32(hdr + SEG_AT_VERSION),
+		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
 		return 0;
+	case SEG_FAULT_BASE:
+		report(v, kind, name, SEG_AT_BASE, "the header says base offset %llu, "
+		       "the name %llu", (unsigned long long)get64(hdr + SEG_AT_BASE),
+		       (unsigned long long)base);
+		if (get32(hdr + SEG_AT_RESERVED) == 0)
+			return 1;
+		/* fall through */
+	case SEG_FAULT_RESERVED:
+		/* Readers ignore the reserved field, but a writer only ever
+		 * writes zeros there, so anything else is a changed byte. */
+		report(v, kind, name, SEG_AT_RESERVED,
+		       "reserved header bytes are not zero");
+		return 1;
 	}
-	int rc = seg_header_check(hdr, base);
-	if (rc == ELOG_VERSION) {
-		report(v, kind, name, 8, "unsupported segment version %lu or codec %lu",
-		       (unsigned long)get32(hdr + 8), (unsigned long)get32(hdr + 12));
-		return 0;
-	}
-	if (rc)
-		report(v, kind, name, 16, "the header says base offset %llu, the name %llu",
-		       (unsigned long long)get64(hdr + 16), (unsigned long long)base);
-	/* Readers ignore the reserved field, but a writer only ever writes
-	 * zeros there, so anything else is a changed byte. */
-	if (get32(hdr + 28) != 0)
-		report(v, kind, name, 28, "reserved header bytes are not zero");
-	*scan = 1;
-	return 0;
+	return 1;
 }
 
 static int check_segment(struct verify *v, size_t i)
@@ -700,16 +674,17 @@ static int check_segment(struct verify *v, size_t i)
 	char name[NAME_MAX_LOCAL];
 	struct zdec *zd = NULL;	/* for a compressed segment's values */
 	struct stat st;
-	int err = 0, scan_ok;
+	int err = 0;
 
 	seg_name(name, base, SEG_EXT);
 	ss->base = base;
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
 	ss->next = ss->wm_next = base;
-	int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
-	if (fd < 0) {
-		int e = errno;
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int fd, e = seg_open_raw(v->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL);
+	if (e) {
 		if (e == ENOENT)	/* removed by retention since listed */
 			return 0;
 		if (e != ELOOP && e != FS_ENOTREG)
@@ -717,10 +692,6 @@ static int check_segment(struct verify *v, size_t i)
 		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, e == ELOOP ?
 		       "a symbolic link, which elog refuses to follow" : "not a regular file");
 		goto done;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
@@ -732,17 +703,14 @@ static int check_segment(struct verify *v, size_t i)
 		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "has %lu hard links: "
 		       "the writer refuses to write it", (unsigned long)st.st_nlink);
 	ss->size = info.bytes = (uint64_t)st.st_size;
-	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
+	if (!check_header(v, name, hdr, got, base, ss->size, fresh))
 		goto out;
 
 	/* A compressed segment's values are decoded, every one, so that a
 	 * log that verifies clean reads to its end: the dictionary its
 	 * header names must load, and every value must be raw or a zstd
 	 * frame that decompresses. */
-	unsigned char hdr[SEG_HDR];
-	size_t hgot;
-	uint32_t flags = fs_pread_full(fd, hdr, SEG_HDR, 0, &hgot) == 0 &&
-	                 hgot == SEG_HDR ? seg_header_flags(hdr) : 0;
+	uint32_t flags = seg_header_flags(hdr);
 	int bad_values = 0;
 	if (SEG_CODEC(flags) == CODEC_ZSTD) {
 		char zmsg[ERRMSG_MAX];
@@ -795,16 +763,16 @@ static int check_segment(struct verify *v, size_t i)
 		struct idx_entry due;
 		progress(v, end - at);
 		if (rec.offset < base && !below++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
+			report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_AT_OFFSET,
 			       "offset %llu is below the segment's base %llu",
 			       (unsigned long long)rec.offset, (unsigned long long)base);
 		if (rec.offset >= next_base && !beyond++) {
 			ss->overlap = 1;
-			ss->overlap_pos = at + 8;
+			ss->overlap_pos = at + REC_AT_OFFSET;
 			ss->overlap_off = rec.offset;
 		}
 		if (info.records > 0 && rec.offset <= info.last && !disorder++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
+			report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_AT_OFFSET,
 			       "offset %llu after %llu: offsets must increase",
 			       (unsigned long long)rec.offset, (unsigned long long)info.last);
 		if (info.records == 0 || rec.ts_ms < info.ts_min)
@@ -849,7 +817,7 @@ static int check_segment(struct verify *v, size_t i)
 		    idx_builder_add(&ib, rec.offset, rec.ts_ms, at, v->set.index_interval, &due) &&
 		    !(active && end > acked);
 		if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
+			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
 			            "entry points at byte %lu, which is not the start "
 			            "of a record", (unsigned long)ic->cur.pos);
 		if (ic->have && !ic->stop && ic->cur.pos == at) {
@@ -859,7 +827,7 @@ static int check_segment(struct verify *v, size_t i)
 				            "has %llu", (unsigned long long)ic->cur.offset,
 				            (unsigned long long)rec.offset);
 			else if (ic->cur.ts_max != ts_max)
-				idx_problem(v, ic, entry_pos(ic->k - 1) + 8,
+				idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_TS_MAX,
 				            "entry says newest timestamp %lld, the records say %lld",
 				            (long long)ic->cur.ts_max, (long long)ts_max);
 			else if ((err = idx_advance(v, ic)) != 0)
@@ -882,7 +850,7 @@ static int check_segment(struct verify *v, size_t i)
 		/* Entries left point past the last record.  In the active
 		 * segment they may be a write that began after we looked. */
 		if (ic->have && !active)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
+			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
 			            (unsigned long long)ss->size);
@@ -989,14 +957,14 @@ static void check_watermark(struct verify *v)
 	seg_name(name, wm->segment_base, SEG_EXT);
 	if (wm->segment_base > active) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 16,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BASE,
 		       "names segment %s, which does not exist", name);
 		return;
 	}
 	ssize_t i = find_base(v, wm->segment_base);
 	if (i < 0) {
 		if (wm->durable_end || wm->segment_base || wm->segment_bytes)
-			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 16,
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_AT_BASE,
 			       "names segment %s, which no longer exists", name);
 		return;
 	}
@@ -1007,7 +975,7 @@ static void check_watermark(struct verify *v)
 	if ((size_t)i + 1 < v->n) {
 		if (wm->durable_end > v->base[i + 1]) {
 			v->wm_fix = 1;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 			       "durable end %llu is past segment %s, which the next "
 			       "segment follows at %llu", (unsigned long long)wm->durable_end,
 			       name, (unsigned long long)v->base[i + 1]);
@@ -1020,19 +988,19 @@ static void check_watermark(struct verify *v)
 		return;
 	if (wm->segment_bytes > ss->size) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
 		       "says %llu bytes of %s are durable, but it has %llu",
 		       (unsigned long long)wm->segment_bytes, name,
 		       (unsigned long long)ss->size);
 	} else if (wm->segment_bytes != 0 && !ss->wm_boundary) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
 		       "durable length %llu of %s is not the end of a record",
 		       (unsigned long long)wm->segment_bytes, name);
 	}
 	if (wm->durable_end > ss->wm_next) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 		       "durable end %llu is past the durable records of %s, which "
 		       "end before offset %llu", (unsigned long long)wm->durable_end,
 		       name, (unsigned long long)ss->wm_next);
@@ -1155,16 +1123,17 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 	int64_t now = fs_now_ms();
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 0)
-			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld", name, (long long)now);
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld", name,
+			         (long long)now);
 		else
-			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld-%d", name,
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld-%d", name,
 			         (long long)now, attempt);
 		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 			break;
 		if (attempt > 100)
 			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, strerror(EEXIST));
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.0", kept, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
 	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
 	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (out < 0)
