@@ -655,63 +655,76 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 	return 1;
 }
 
-static int check_segment(struct verify *v, size_t i)
-{
-	struct segstate *ss = &v->seg[i];
-	uint64_t base = v->base[i];
-	int active = i + 1 == v->n;
-	int wm_seg = v->wm_state == WM_OK && v->wm.segment_base == base;
-	uint64_t acked = wm_seg ? v->wm.segment_bytes : 0;
-	/* A segment newer than the one the watermark names was created just
-	 * before a crash or is being created: nothing in it was promised.
-	 * Nor was anything of the newest segment when the watermark is
-	 * missing or unreadable. */
-	int fresh = active && acked == 0 &&
-	            (v->wm_state != WM_OK || base > v->wm.segment_base);
-	uint64_t damage0 = v->res->damage;
-	struct elog_segment_info info = { .base = base, .active = active };
-	struct elog_segment_info durable = { 0 };
+/* What checking one segment carries from one record to the next. */
+struct segcheck {
+	struct segstate *ss;
 	char name[NAME_MAX_LOCAL];
-	struct zdec *zd = NULL;	/* for a compressed segment's values */
-	struct stat st;
-	int err = 0;
+	uint64_t base;
+	uint64_t next_base;       /* of the segment after it; UINT64_MAX */
+	int active;               /* the newest segment */
+	int wm_seg;               /* the one the watermark names */
+	uint64_t acked;           /* bytes of it the watermark vouches for */
+	int fresh;                /* nothing in it was ever promised */
+	int fd;
+	uint32_t flags;           /* its header's: codec and dictionary */
+	struct zdec *zd;          /* for a compressed segment's values */
+	int bad_values;           /* one value reported: the rest unchecked */
+	struct idxcheck *ic;      /* its index, read in step */
+	struct idx_builder ib;    /* where entries are due */
+	int below, beyond, disorder;	/* offsets out of place, counted */
+	int64_t ts_max;           /* greatest ts_ms so far */
+	struct elog_segment_info info;     /* every record */
+	struct elog_segment_info durable;  /* those readers may read */
+};
 
-	seg_name(name, base, SEG_EXT);
-	ss->base = base;
-	ss->bad_at = UINT64_MAX;
-	ss->valid_end = SEG_HDR;
-	ss->next = ss->wm_next = base;
+/* Open the segment and check what lies before its records.  0 with c->fd
+ * open when the records are to be read, 0 with c->fd < 0 when not (the
+ * problem was reported; *gone when the file is gone since it was listed),
+ * or an error. */
+static int open_checked(struct verify *v, struct segcheck *c, int *gone)
+{
 	unsigned char hdr[SEG_HDR];
+	struct stat st;
 	size_t got;
-	int fd, e = seg_open_raw(v->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL);
-	if (e) {
-		if (e == ENOENT)	/* removed by retention since listed */
-			return 0;
-		if (e != ELOOP && e != FS_ENOTREG)
-			return errmsg_set(v->msg, e, "%s: %s", name, strerror(e));
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, e == ELOOP ?
-		       "a symbolic link, which elog refuses to follow" : "not a regular file");
-		goto done;
+	int err = seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
+	*gone = 0;
+	if (err) {
+		if (err == ENOENT)	/* removed by retention since listed */
+			*gone = 1;
+		else if (err != ELOOP && err != FS_ENOTREG)
+			return errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
+		else
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, err == ELOOP ?
+			       "a symbolic link, which elog refuses to follow" :
+			       "not a regular file");
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
-		goto out;
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "not a regular file");
+		goto skip;
 	}
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
-	if (active && st.st_nlink > 1)
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "has %lu hard links: "
+	if (c->active && st.st_nlink > 1)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "has %lu hard links: "
 		       "the writer refuses to write it", (unsigned long)st.st_nlink);
-	ss->size = info.bytes = (uint64_t)st.st_size;
-	if (!check_header(v, name, hdr, got, base, ss->size, fresh))
-		goto out;
+	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
+	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
+		goto skip;
+	c->flags = seg_header_flags(hdr);
+	return 0;
+skip:
+	close(c->fd);
+	c->fd = -1;
+	return 0;
+}
 
-	/* A compressed segment's values are decoded, every one, so that a
-	 * log that verifies clean reads to its end: the dictionary its
-	 * header names must load, and every value must be raw or a zstd
-	 * frame that decompresses. */
-	uint32_t flags = seg_header_flags(hdr);
-	int bad_values = 0;
+/* A compressed segment's values are decoded, every one, so that a log that
+ * verifies clean reads to its end: the dictionary its header names must
+ * load, and every value must be raw or a zstd frame that decompresses. */
+static int check_codec(struct verify *v, struct segcheck *c)
+{
+	uint32_t flags = c->flags;
 	if (SEG_CODEC(flags) == CODEC_ZSTD) {
 		char zmsg[ERRMSG_MAX];
 		unsigned char *d;
@@ -721,135 +734,131 @@ static int check_segment(struct verify *v, size_t i)
 		if (zerr == 0 && SEG_DICT(flags))
 			free(d);
 		if (zerr) {
-			report(v, ELOG_PROBLEM_DAMAGE, name, 12, "its values need dictionary "
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary "
 			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
 			       zmsg : strerror(zerr));
-			bad_values = 1;	/* one report for the segment */
+			c->bad_values = 1;	/* one report for the segment */
 		}
 		if (!elog_have_zstd()) {
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
+			report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS, "compressed with "
 			       "zstd: this build has no zstd support and cannot check "
 			       "its values");
-		} else if (!(zd = zdec_new())) {
-			err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
-			goto out;
+		} else if (!(c->zd = zdec_new())) {
+			return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
 		}
 	}
+	return 0;
+}
 
-	struct idxcheck *ic = malloc(sizeof *ic);
-	struct scan s;
-	if (!ic) {
-		err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
-		goto out;
+/* The record's offset against the segment's range and the record before,
+ * and what it adds to the segment's figures and to the watermark's. */
+static void check_offset(struct verify *v, struct segcheck *c,
+                         const struct elog_record *rec, uint64_t at, uint64_t end)
+{
+	struct segstate *ss = c->ss;
+	struct elog_segment_info *info = &c->info;
+	if (rec->offset < c->base && !c->below++)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
+		       "offset %llu is below the segment's base %llu",
+		       (unsigned long long)rec->offset, (unsigned long long)c->base);
+	if (rec->offset >= c->next_base && !c->beyond++) {
+		ss->overlap = 1;
+		ss->overlap_pos = at + REC_AT_OFFSET;
+		ss->overlap_off = rec->offset;
 	}
-	if ((err = idx_open(v, ic, base, active, ss)) != 0) {
-		free(ic);
-		goto out;
+	if (info->records > 0 && rec->offset <= info->last && !c->disorder++)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
+		       "offset %llu after %llu: offsets must increase",
+		       (unsigned long long)rec->offset, (unsigned long long)info->last);
+	tally_durable(info, rec);
+	if (!c->active || end <= c->acked)
+		tally_durable(&c->durable, rec);
+	if (rec->ts_ms > c->ts_max)
+		c->ts_max = rec->ts_ms;
+	if (c->wm_seg && end <= v->wm.segment_bytes) {
+		ss->wm_next = rec->offset + 1;
+		ss->wm_boundary = end == v->wm.segment_bytes;
 	}
-	if ((err = scan_init(&s, fd, base, SEG_HDR, ss->size)) != 0) {
-		err = errmsg_set(v->msg, err, "%s", strerror(err));
-		goto idx_out;
-	}
-	ss->scanned = 1;
-	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
-	uint64_t next_base = active ? UINT64_MAX : v->base[i + 1];
-	int below = 0, beyond = 0, disorder = 0;
-	struct idx_builder ib = { 0 };
-	struct elog_record rec;
-	uint64_t at;
-	int64_t ts_max = INT64_MIN;
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
-		uint64_t end = s.pos;
-		struct idx_entry due;
-		progress(v, end - at);
-		if (rec.offset < base && !below++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_AT_OFFSET,
-			       "offset %llu is below the segment's base %llu",
-			       (unsigned long long)rec.offset, (unsigned long long)base);
-		if (rec.offset >= next_base && !beyond++) {
-			ss->overlap = 1;
-			ss->overlap_pos = at + REC_AT_OFFSET;
-			ss->overlap_off = rec.offset;
-		}
-		if (info.records > 0 && rec.offset <= info.last && !disorder++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_AT_OFFSET,
-			       "offset %llu after %llu: offsets must increase",
-			       (unsigned long long)rec.offset, (unsigned long long)info.last);
-		if (info.records == 0 || rec.ts_ms < info.ts_min)
-			info.ts_min = rec.ts_ms;
-		if (info.records == 0 || rec.ts_ms > info.ts_max)
-			info.ts_max = rec.ts_ms;
-		if (info.records == 0)
-			info.first = rec.offset;
-		info.last = rec.offset;
-		info.records++;
-		if (!active || end <= acked)
-			tally_durable(&durable, &rec);
-		if (rec.ts_ms > ts_max)
-			ts_max = rec.ts_ms;
-		if (zd && !bad_values) {
-			char zmsg[ERRMSG_MAX];
-			const void *out;
-			size_t outlen;
-			int zerr = zdec_value(zd, v->dfd, SEG_DICT(flags), rec.value,
-			                      rec.value_len, &out, &outlen, zmsg);
-			if (zerr == ELOG_CORRUPT) {
-				bad_values = 1;
-				report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_HDR + rec.key_len,
-				       "value of offset %llu cannot be decoded: %s",
-				       (unsigned long long)rec.offset, zmsg);
-			} else if (zerr) {
-				err = errmsg_set(v->msg, zerr, "%s: %s", name, zerr > 0 ?
-				                 strerror(zerr) : zmsg);
-				break;
-			}
-		}
-		if (wm_seg && end <= v->wm.segment_bytes) {
-			ss->wm_next = rec.offset + 1;
-			ss->wm_boundary = end == v->wm.segment_bytes;
-		}
+}
 
-		/* The index, in step: its entries must sit at record starts
-		 * with their record's offset, and none may be missing. */
-		/* Past the durable end of the active segment the writer may
-		 * not have written the index entry yet. */
-		int is_due = v->have_set &&
-		    idx_builder_add(&ib, rec.offset, rec.ts_ms, at, v->set.index_interval, &due) &&
-		    !(active && end > acked);
-		if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
-			            "entry points at byte %lu, which is not the start "
-			            "of a record", (unsigned long)ic->cur.pos);
-		if (ic->have && !ic->stop && ic->cur.pos == at) {
-			if (ic->cur.offset != rec.offset)
-				idx_problem(v, ic, entry_pos(ic->k - 1),
-				            "entry says offset %llu, the record it points at "
-				            "has %llu", (unsigned long long)ic->cur.offset,
-				            (unsigned long long)rec.offset);
-			else if (ic->cur.ts_max != ts_max)
-				idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_TS_MAX,
-				            "entry says newest timestamp %lld, the records say %lld",
-				            (long long)ic->cur.ts_max, (long long)ts_max);
-			else if ((err = idx_advance(v, ic)) != 0)
-				break;
-		} else if (is_due && !ic->stop) {
-			idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
-			            "no entry for the record at byte %llu (offset %llu): "
-			            "the index is short or stale", (unsigned long long)at,
-			            (unsigned long long)rec.offset);
-		}
-		if (ic->stop)
-			ss->idx_bad = 1;
+/* Decode the record's value (a compressed segment's). */
+static int check_value(struct verify *v, struct segcheck *c,
+                       const struct elog_record *rec, uint64_t at)
+{
+	char zmsg[ERRMSG_MAX];
+	const void *out;
+	size_t outlen;
+	if (!c->zd || c->bad_values)
+		return 0;
+	int zerr = zdec_value(c->zd, v->dfd, SEG_DICT(c->flags), rec->value,
+	                      rec->value_len, &out, &outlen, zmsg);
+	if (zerr == ELOG_CORRUPT) {
+		c->bad_values = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_HDR + rec->key_len,
+		       "value of offset %llu cannot be decoded: %s",
+		       (unsigned long long)rec->offset, zmsg);
+	} else if (zerr) {
+		return errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
+		                  strerror(zerr) : zmsg);
 	}
+	return 0;
+}
+
+/* The index, in step: its entries must sit at record starts with their
+ * record's offset, and none may be missing. */
+static int check_entry(struct verify *v, struct segcheck *c,
+                       const struct elog_record *rec, uint64_t at, uint64_t end)
+{
+	struct idxcheck *ic = c->ic;
+	struct idx_entry due;
+	int err = 0;
+	/* Past the durable end of the active segment the writer may not have
+	 * written the index entry yet. */
+	int is_due = v->have_set &&
+	    idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
+	                    &due) &&
+	    !(c->active && end > c->acked);
+	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
+		idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
+		            "entry points at byte %lu, which is not the start "
+		            "of a record", (unsigned long)ic->cur.pos);
+	if (ic->have && !ic->stop && ic->cur.pos == at) {
+		if (ic->cur.offset != rec->offset)
+			idx_problem(v, ic, entry_pos(ic->k - 1),
+			            "entry says offset %llu, the record it points at "
+			            "has %llu", (unsigned long long)ic->cur.offset,
+			            (unsigned long long)rec->offset);
+		else if (ic->cur.ts_max != c->ts_max)
+			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_TS_MAX,
+			            "entry says newest timestamp %lld, the records say %lld",
+			            (long long)ic->cur.ts_max, (long long)c->ts_max);
+		else
+			err = idx_advance(v, ic);
+	} else if (is_due && !ic->stop) {
+		idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
+		            "no entry for the record at byte %llu (offset %llu): "
+		            "the index is short or stale", (unsigned long long)at,
+		            (unsigned long long)rec->offset);
+	}
+	if (ic->stop)
+		c->ss->idx_bad = 1;
+	return err;
+}
+
+/* How the records of the segment ended: err from the scan. */
+static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
+{
+	struct segstate *ss = c->ss;
+	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
-	if (info.records)
-		ss->next = info.last + 1;
+	if (c->info.records)
+		ss->next = c->info.last + 1;
 	if (err == ELOG_END) {
 		err = 0;
 		ss->clean = 1;
 		/* Entries left point past the last record.  In the active
 		 * segment they may be a write that began after we looked. */
-		if (ic->have && !active)
+		if (ic->have && !c->active)
 			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
@@ -857,43 +866,111 @@ static int check_segment(struct verify *v, size_t i)
 	} else if (err == ELOG_CORRUPT) {
 		err = 0;
 		ss->bad_at = at;
-		if (active && at >= acked)
-			record_problem(v, ELOG_PROBLEM_WARNING, name, fd, at, ss->size,
+		if (c->active && at >= c->acked)
+			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, ss->size,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
-			record_problem(v, ELOG_PROBLEM_DAMAGE, name, fd, at, ss->size,
-			               active ? ", below the durable end" : "");
+			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, ss->size,
+			               c->active ? ", below the durable end" : "");
 	} else if (err) {
-		err = errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
+		err = errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
 	}
 	if (ic->stop)
 		ss->idx_bad = 1;
 	progress(v, ss->size > ss->valid_end ? ss->size - ss->valid_end : 0);
-	scan_free(&s);
-idx_out:
-	if (ic->fd >= 0)
-		close(ic->fd);
-	free(ic);
-out:
-	zdec_free(zd);
-	close(fd);
-done:
-	if (err)
+	return err;
+}
+
+/* Read the records of the open segment, its index beside them. */
+static int check_records(struct verify *v, struct segcheck *c)
+{
+	struct segstate *ss = c->ss;
+	struct elog_record rec;
+	struct scan s;
+	uint64_t at;
+	int err;
+	if (!(c->ic = malloc(sizeof *c->ic)))
+		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
+		free(c->ic);
 		return err;
+	}
+	if ((err = scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
+		err = errmsg_set(v->msg, err, "%s", strerror(err));
+		goto out;
+	}
+	ss->scanned = 1;
+	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
+	while ((err = scan_next(&s, &rec, &at)) == 0) {
+		progress(v, s.pos - at);
+		check_offset(v, c, &rec, at, s.pos);
+		if ((err = check_value(v, c, &rec, at)) != 0 ||
+		    (err = check_entry(v, c, &rec, at, s.pos)) != 0)
+			break;
+	}
+	err = check_end(v, c, err, at);
+	scan_free(&s);
+out:
+	if (c->ic->fd >= 0)
+		close(c->ic->fd);
+	free(c->ic);
+	return err;
+}
+
+/* Count the segment, and hand it to the caller's hook. */
+static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
+{
 	/* What is listed and counted is what readers may read: nothing past
 	 * the durable end, which may be a write in progress. */
-	info.records = durable.records;
-	info.first = durable.first;
-	info.last = durable.last;
-	info.ts_min = durable.ts_min;
-	info.ts_max = durable.ts_max;
-	info.damaged = ss->damaged = v->res->damage > damage0;
+	struct elog_segment_info info = c->durable;
+	info.base = c->info.base;
+	info.active = c->info.active;
+	info.bytes = c->info.bytes;
+	info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
 	v->res->bytes += info.bytes;
 	if (!v->quiet && v->h && v->h->segment)
 		v->h->segment(v->h->arg, &info);
+}
+
+static int check_segment(struct verify *v, size_t i)
+{
+	struct segcheck c = { .ss = &v->seg[i], .base = v->base[i], .fd = -1,
+	                      .ts_max = INT64_MIN };
+	struct segstate *ss = c.ss;
+	uint64_t damage0 = v->res->damage;
+	int gone, err;
+
+	c.active = i + 1 == v->n;
+	c.next_base = c.active ? UINT64_MAX : v->base[i + 1];
+	c.wm_seg = v->wm_state == WM_OK && v->wm.segment_base == c.base;
+	c.acked = c.wm_seg ? v->wm.segment_bytes : 0;
+	/* A segment newer than the one the watermark names was created just
+	 * before a crash or is being created: nothing in it was promised.
+	 * Nor was anything of the newest segment when the watermark is
+	 * missing or unreadable. */
+	c.fresh = c.active && c.acked == 0 &&
+	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
+	c.info.base = c.base;
+	c.info.active = c.active;
+	seg_name(c.name, c.base, SEG_EXT);
+	ss->base = c.base;
+	ss->bad_at = UINT64_MAX;
+	ss->valid_end = SEG_HDR;
+	ss->next = ss->wm_next = c.base;
+	if ((err = open_checked(v, &c, &gone)) != 0 || gone)
+		return err;
+	if (c.fd >= 0) {
+		if ((err = check_codec(v, &c)) == 0)
+			err = check_records(v, &c);
+		zdec_free(c.zd);
+		close(c.fd);
+		if (err)
+			return err;
+	}
+	segment_done(v, &c, damage0);
 	return 0;
 }
 
