@@ -1,23 +1,23 @@
 /*
  * bench.c: elog side by side with SQLite, on the same machine in the same
- * run.  Every workload of issue 7 (and the compression figures of issue 8)
- * is measured against a SQLite table
+ * run.  Every workload (the table workloads[] near the end, which one
+ * runner walks) is measured against a SQLite table
  *
  *     log(offset INTEGER PRIMARY KEY, ts INTEGER, schema INTEGER,
  *         key BLOB, value BLOB)
  *
- * in WAL mode with synchronous=FULL (or against the raw disk, where the
- * issue says so), RUNS times, and the medians are printed as a table of
- * elog figure, reference figure, their ratio and the issue's target with
- * PASS or MISS.  --json FILE writes the same rows as JSON lines.
+ * in WAL mode with synchronous=FULL (or against the raw disk, where that is
+ * the reference its target names), RUNS times, and the medians are printed
+ * as a table of elog figure, reference figure, their ratio and the row's
+ * target with PASS or MISS.  --json FILE writes the same rows as JSON lines.
  *
  *   bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]
  *         [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]
  *
  * bench/README.md says what each row measures and how to read the table.
  * Every figure is a median of RUNS runs; ratios are elog / reference, and a
- * target is a bound on the ratio (or, where the issue gives an absolute
- * figure, on the elog figure).  Targets are reported, never asserted: the
+ * target is a bound on the ratio (or, for an absolute target, on the elog
+ * figure).  Targets are reported, never asserted: the
  * exit status is 0 whenever the benchmark ran to the end.
  */
 #include <dirent.h>
@@ -80,7 +80,8 @@ static const struct sizes FULL = {
 
 static struct sizes S;
 
-/* Sizes of the issue 15 rows (the same in quick and full modes). */
+/* Sizes of the rows on logs of many segments (the same in quick and full
+ * modes). */
 static struct {
 	long segread_n;		/* records read in 4 KiB vs 64 MiB segments */
 	long follow_batches;	/* one-record batches followed per run */
@@ -615,7 +616,7 @@ static void header(void)
 	       "reference", "ref", "ratio", "target", "");
 }
 
-/* One row: elog's figure against a reference, with the issue's target as a
+/* One row: elog's figure against a reference, with the row's target as a
  * bound on the ratio elog/ref or on elog's figure itself. */
 static void row(const char *id, const char *workload, const char *unit, double elog,
                 const char *refname, double ref, enum goal g, double bound)
@@ -1156,7 +1157,6 @@ static double read_sqlite(const char *db, long expect)
 
 static void w_read(int big)
 {
-	ensure_read(big);
 	long n = S.read_n[big];
 	double er[16], sr[16];
 	progress("sequential read %zu B: %ld records x %d runs", corpus(big)->size, n, S.runs);
@@ -1176,7 +1176,6 @@ static void w_read(int big)
 /* elog-cat (JSON and -v) to /dev/null against the ordered SELECT. */
 static void w_cat(int big)
 {
-	ensure_read(big);
 	if (isnan(sqlite_select_rate[big])) {
 		read_sqlite(read_db[big], S.read_n[big]);
 		double sr[16];
@@ -1214,7 +1213,6 @@ static void w_cat(int big)
  * prepared statement. */
 static void w_seek(int big)
 {
-	ensure_read(big);
 	long n = S.read_n[big], q = S.seeks;
 	double *lat = xmalloc((size_t)q * sizeof *lat);
 	double e50[16], e99[16], s50[16], s99[16];
@@ -1721,7 +1719,6 @@ static void w_recovery(void)
 /* Peak RSS of elog-cat over the large recovery log and the small read log. */
 static void w_memory(void)
 {
-	ensure_read(0);
 	if (!recovery_log || access(recovery_log, F_OK) != 0)
 		w_recovery();
 	char prog[4096];
@@ -1754,7 +1751,6 @@ static void w_memory(void)
  * checkpoint. */
 static void w_disk(int big)
 {
-	ensure_read(big);
 	double e = (double)dir_bytes(read_log[big], NULL) / (double)S.read_n[big];
 	double s = (double)sq_bytes(read_db[big]) / (double)S.read_n[big];
 	const char *sz = big ? "1024" : "100";
@@ -1764,7 +1760,7 @@ static void w_disk(int big)
 	row(id, wl, "B/rec", e, "SQLite B/row", s, big ? G_NONE : G_RATIO_LE, 1);
 }
 
-/* Issue 8: uncompressed against zstd without and with a dictionary. */
+/* Uncompressed against zstd without and with a dictionary. */
 static void w_zstd(void)
 {
 	if (!elog_have_zstd()) {
@@ -1827,7 +1823,7 @@ static void w_zstd(void)
 	free(dir);
 }
 
-/* ---- many writers and one-shot writers (issues 13 and 18) ------------ */
+/* ---- many writers and one-shot writers ------------------------------- */
 
 /* Sizes of these rows: seconds per phase of the many-writer rows, spawns
  * per run of the one-shot row, seconds per phase of 4 one-shot loops. */
@@ -2028,7 +2024,7 @@ static void mw_fresh(const char *dir, const char *raw, const char *db)
 	}
 }
 
-/* Issue 13: N processes, each with its own elog handle on one log, each
+/* N processes, each with its own elog handle on one log, each
  * appending and syncing one 100 B record at a time; against N processes
  * doing write + fdatasync of the same bytes on one file opened O_APPEND,
  * against one process doing so alone, and against N SQLite connections in
@@ -2112,7 +2108,7 @@ static void w_multi(void)
 	free(db);
 }
 
-/* Issue 13: 4 processes each appending batches of 1000 x 100 B and syncing
+/* 4 processes each appending batches of 1000 x 100 B and syncing
  * each batch, against 4 SQLite processes committing 1000 rows per
  * transaction. */
 static void w_multi_batch(void)
@@ -2216,7 +2212,7 @@ static double oneshot_loops(int sqlite, const char *log, const char *db,
 	return elapsed;
 }
 
-/* Issue 18: a new process appending one record to an existing healthy log,
+/* A new process appending one record to an existing healthy log,
  * against the sqlite3 shell inserting one row into an existing WAL
  * database with synchronous=full; one at a time, then 4 loops at once. */
 static void w_oneshot(void)
@@ -2289,7 +2285,7 @@ static void w_oneshot(void)
 	free(xfile);
 }
 
-/* ---- issue 15: cost that does not grow with the number of segments --- */
+/* ---- cost that does not grow with the number of segments ------------- */
 
 /* The rows below need logs of tens of thousands of segments.  The writer
  * syncs every segment it closes (as it must), which makes such a log cost
@@ -2616,21 +2612,147 @@ static void w_long(void)
 	free(dir);
 }
 
+/* ---- the workloads and the runner ----------------------------------- */
+
+/* A workload measures one thing of elog against its reference and prints
+ * its rows (each row names its unit).  Run once, or once per record size:
+ * consecutive workloads of the latter kind take turns, all of them at 100 B,
+ * then all at 1024 B.  setup(big) makes the data it reads before it runs
+ * (the read logs of that size); data shared by several workloads stays
+ * until teardown() at the end of the suite.  Some depend on those before:
+ * ack8 compares with ack1's rate, and memory reuses the log recovery left
+ * (making it again when recovery did not run). */
+struct workload {
+	const char *name;		/* its name in --only */
+	void (*setup)(int big);
+	void (*once)(void);		/* run once ... */
+	void (*each_size)(int big);	/* ... or for each record size */
+};
+
+static const struct workload workloads[] = {
+	{ "append",          NULL,        NULL,              w_append },
+	{ "append_prog",     NULL,        w_append_prog,     NULL },
+	{ "ack1",            NULL,        NULL,              w_ack1 },
+	{ "ack8",            NULL,        NULL,              w_ack8 },
+	{ "multi",           NULL,        w_multi,           NULL },
+	{ "multi_batch",     NULL,        w_multi_batch,     NULL },
+	{ "oneshot",         NULL,        w_oneshot,         NULL },
+	{ "read",            ensure_read, NULL,              w_read },
+	{ "cat",             ensure_read, NULL,              w_cat },
+	{ "seek",            ensure_read, NULL,              w_seek },
+	/* Its read logs only when the sqlite3 shell is there: it sees to
+	 * them itself. */
+	{ "spawn",           NULL,        w_spawn,           NULL },
+	{ "retain",          NULL,        w_retain,          NULL },
+	{ "compact",         NULL,        w_compact,         NULL },
+	{ "follow",          NULL,        w_follow,          NULL },
+	{ "recovery",        NULL,        w_recovery,        NULL },
+	{ "memory",          ensure_read, w_memory,          NULL },
+	{ "disk",            ensure_read, NULL,              w_disk },
+	{ "zstd",            NULL,        w_zstd,            NULL },
+	{ "segments",        NULL,        w_segments,        NULL },
+	{ "follow_segments", NULL,        w_follow_segments, NULL },
+	{ "compact_rss",     NULL,        w_compact_rss,     NULL },
+};
+#define NWORKLOADS (sizeof workloads / sizeof workloads[0])
+
+/* Workload w at one size (0 for one run once), if --only selects it. */
+static void run_workload(const struct workload *w, int big)
+{
+	if (!selected(w->name))
+		return;
+	if (w->setup)
+		w->setup(big);
+	if (w->once)
+		w->once();
+	else
+		w->each_size(big);
+}
+
+/* Remove the data the workloads shared. */
+static void teardown(void)
+{
+	for (int big = 0; big < 2; big++) {
+		if (read_log[big]) {
+			rm_rf(read_log[big]);
+			sq_unlink(read_db[big]);
+		}
+	}
+	if (recovery_log)
+		rm_rf(recovery_log);
+}
+
+/* The suite: every selected workload in the order of the table. */
+static void run_suite(void)
+{
+	for (size_t i = 0; i < NWORKLOADS;) {
+		size_t end = i + 1;
+
+		if (workloads[i].once) {
+			run_workload(&workloads[i], 0);
+			i = end;
+			continue;
+		}
+		while (end < NWORKLOADS && workloads[end].each_size)
+			end++;
+		for (int big = 0; big < 2; big++)
+			for (size_t k = i; k < end; k++)
+				run_workload(&workloads[k], big);
+		i = end;
+	}
+	teardown();
+}
+
 /* ---- main ----------------------------------------------------------- */
 
+/* The usage, with the workloads --only takes in the order they run. */
 static void usage(void)
 {
+	size_t col = 6;
+
 	fputs("usage: bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]\n"
 	      "             [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]\n"
-	      "LIST: append,append_prog,ack1,ack8,read,cat,seek,spawn,retain,\n"
-	      "      compact,follow,recovery,memory,disk,zstd,segments,\n"
-	      "      follow_segments,compact_rss,multi,multi_batch,oneshot\n"
-	      "       bench --long [--long-records N] [--dir DIR] [--bin DIR] [--json FILE|-]\n",
+	      "LIST: ", stderr);
+	for (size_t i = 0; i < NWORKLOADS; i++) {
+		size_t n = strlen(workloads[i].name) + 1;
+		if (col + n > 64) {
+			fputs("\n      ", stderr);
+			col = 6;
+		}
+		fprintf(stderr, "%s%c", workloads[i].name, i + 1 < NWORKLOADS ? ',' : '\n');
+		col += n;
+	}
+	fputs("       bench --long [--long-records N] [--dir DIR] [--bin DIR] [--json FILE|-]\n",
 	      stderr);
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* --scale F: every count of the sizes by F, for a smoke test of the suite
+ * itself. */
+static void scale_sizes(double scale)
+{
+	S.name = "scaled";
+	for (int i = 0; i < 2; i++) {
+		S.batch_n[i] = (long)(S.batch_n[i] * scale) + 1000;
+		S.read_n[i] = (long)(S.read_n[i] * scale) + 1000;
+	}
+	S.lines = (long)(S.lines * scale) + 1000;
+	S.ack1_n = (long)(S.ack1_n * scale) + 10;
+	S.ack8_secs *= scale;
+	S.seeks = (long)(S.seeks * scale) + 10;
+	S.spawns = (int)(S.spawns * scale) + 3;
+	S.retain_n = (long)(S.retain_n * scale) + 1000;
+	S.compact_n = (long)(S.compact_n * scale) + 1000;
+	S.follow_n = (int)(S.follow_n * scale) + 10;
+	S.recovery_bytes = (uint64_t)((double)S.recovery_bytes * scale) + (1u << 20);
+	S.zstd_n = (long)(S.zstd_n * scale) + 2000;
+	SS.segread_n = (long)(SS.segread_n * scale) + 1000;
+	SS.follow_batches = (long)(SS.follow_batches * scale) + 10;
+	SS.rss_keys = (long)(SS.rss_keys * scale) + 1000;
+}
+
+/* The options, into the globals; 1 for --long. */
+static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "quick", no_argument, NULL, 'q' },
@@ -2649,9 +2771,8 @@ int main(int argc, char **argv)
 	};
 	int c, runs = 0, long_mode = 0;
 	double scale = 1;
-	if (argc >= 4 && strcmp(argv[1], "--rss-child") == 0)
-		return rss_child(argv + 2);
 	const char *json = NULL;
+
 	S = FULL;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -2678,113 +2799,45 @@ int main(int argc, char **argv)
 	}
 	if (scale <= 0 || scale > 1)
 		die("--scale: a fraction in (0, 1]");
-	if (scale < 1) {	/* a smoke test of the suite itself */
-		S.name = "scaled";
-		for (int i = 0; i < 2; i++) {
-			S.batch_n[i] = (long)(S.batch_n[i] * scale) + 1000;
-			S.read_n[i] = (long)(S.read_n[i] * scale) + 1000;
-		}
-		S.lines = (long)(S.lines * scale) + 1000;
-		S.ack1_n = (long)(S.ack1_n * scale) + 10;
-		S.ack8_secs *= scale;
-		S.seeks = (long)(S.seeks * scale) + 10;
-		S.spawns = (int)(S.spawns * scale) + 3;
-		S.retain_n = (long)(S.retain_n * scale) + 1000;
-		S.compact_n = (long)(S.compact_n * scale) + 1000;
-		S.follow_n = (int)(S.follow_n * scale) + 10;
-		S.recovery_bytes = (uint64_t)((double)S.recovery_bytes * scale) + (1u << 20);
-		S.zstd_n = (long)(S.zstd_n * scale) + 2000;
-		SS.segread_n = (long)(SS.segread_n * scale) + 1000;
-		SS.follow_batches = (long)(SS.follow_batches * scale) + 10;
-		SS.rss_keys = (long)(SS.rss_keys * scale) + 1000;
-	}
+	if (scale < 1)
+		scale_sizes(scale);
 	if (long_n < 10000)
 		die("--long-records: at least 10000");
 	if (json)
 		jsonf = strcmp(json, "-") == 0 ? stdout : fopen(json, "w");
 	if (json && !jsonf)
 		die("%s: %s", json, strerror(errno));
+	return long_mode;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && strcmp(argv[1], "--rss-child") == 0)
+		return rss_child(argv + 2);
+	int long_mode = parse_args(argc, argv);
 	/* The whole suite is bounded: quick in minutes, full well under an hour. */
 	signal(SIGALRM, on_alarm);
 	alarm(strcmp(S.name, "quick") == 0 ? 1500 : 3600);
 	signal(SIGPIPE, SIG_IGN);
 
+	double t0;
 	if (long_mode) {	/* one run of the long workload, nothing else */
 		printf("elog %s: the long run, %ld records of 100 B, in %s\n\n", elog_version(),
 		       long_n, workdir);
 		header();
-		double t0 = now();
+		t0 = now();
 		alarm(0);
 		w_long();
 		printf("\n%.0f s\n", now() - t0);
-		if (jsonf && jsonf != stdout)
-			fclose(jsonf);
-		return 0;
+	} else {
+		printf("elog %s against SQLite %s: %s sizes, medians of %d runs, in %s\n",
+		       elog_version(), sqlite3_libversion(), S.name, S.runs, workdir);
+		printf("ratio = elog / reference; targets from issue 7 (and issue 8 for zstd)\n\n");
+		header();
+		t0 = now();
+		run_suite();
+		printf("\n%d PASS, %d MISS; %.0f s\n", npass, nmiss, now() - t0);
 	}
-	printf("elog %s against SQLite %s: %s sizes, medians of %d runs, in %s\n",
-	       elog_version(), sqlite3_libversion(), S.name, S.runs, workdir);
-	printf("ratio = elog / reference; targets from issue 7 (and issue 8 for zstd)\n\n");
-	header();
-	double t0 = now();
-	for (int big = 0; big < 2; big++)
-		if (selected("append"))
-			w_append(big);
-	if (selected("append_prog"))
-		w_append_prog();
-	for (int big = 0; big < 2; big++) {
-		if (selected("ack1"))
-			w_ack1(big);
-		if (selected("ack8"))
-			w_ack8(big);
-	}
-	if (selected("multi"))
-		w_multi();
-	if (selected("multi_batch"))
-		w_multi_batch();
-	if (selected("oneshot"))
-		w_oneshot();
-	for (int big = 0; big < 2; big++) {
-		if (selected("read"))
-			w_read(big);
-		if (selected("cat"))
-			w_cat(big);
-		if (selected("seek"))
-			w_seek(big);
-	}
-	if (selected("spawn"))
-		w_spawn();
-	if (selected("retain"))
-		w_retain();
-	if (selected("compact"))
-		w_compact();
-	if (selected("follow"))
-		w_follow();
-	if (selected("recovery"))
-		w_recovery();
-	if (selected("memory"))
-		w_memory();
-	for (int big = 0; big < 2; big++)
-		if (selected("disk"))
-			w_disk(big);
-	if (selected("zstd"))
-		w_zstd();
-	if (selected("segments"))
-		w_segments();
-	if (selected("follow_segments"))
-		w_follow_segments();
-	if (selected("compact_rss"))
-		w_compact_rss();
-
-	/* Leave nothing behind. */
-	for (int big = 0; big < 2; big++) {
-		if (read_log[big]) {
-			rm_rf(read_log[big]);
-			sq_unlink(read_db[big]);
-		}
-	}
-	if (recovery_log)
-		rm_rf(recovery_log);
-	printf("\n%d PASS, %d MISS; %.0f s\n", npass, nmiss, now() - t0);
 	if (jsonf && jsonf != stdout)
 		fclose(jsonf);
 	return 0;

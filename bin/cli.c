@@ -1,7 +1,8 @@
 /*
  * cli.c: what every program does the same way: its name in messages, one
- * error line on stderr, the mapping from library codes to exit statuses, and
- * a buffered stdout that turns a closed pipe into a quiet exit.
+ * error line on stderr, the mapping from library codes to exit statuses,
+ * dying of a signal, the options -h, --help and --version, and a buffered
+ * stdout that turns a closed pipe into a quiet exit.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -34,7 +35,7 @@ void cli_init(const char *prog)
 			continue;
 		/* Without /dev/null there is nowhere safe to even complain. */
 		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
-			_exit(EX_IO);
+			_exit(CLI_EX_IO);
 		if (fd == STDOUT_FILENO)
 			out_closed = 1;
 	}
@@ -71,7 +72,7 @@ void *cli_realloc(void *p, size_t size)
 {
 	p = realloc(p, size);
 	if (p == NULL && size != 0)
-		cli_die(EX_IO, NULL, "out of memory");
+		cli_die(CLI_EX_IO, NULL, "out of memory");
 	return p;
 }
 
@@ -113,24 +114,24 @@ int cli_status(int code)
 {
 	switch (code) {
 	case 0:
-		return EX_OK;
+		return CLI_EX_OK;
 	case ELOG_LOCKED:
-		return EX_LOCKED;
+		return CLI_EX_LOCKED;
 	case ELOG_CORRUPT:
 	case ELOG_VERSION:
 	case ELOG_UNSUPPORTED:	/* compressed data this build cannot read */
-		return EX_CORRUPT;
+		return CLI_EX_CORRUPT;
 	case ELOG_INVALID:
 	case ELOG_BADNAME:
 	case ELOG_BEYOND:	/* a commit past the durable end */
-		return EX_USAGE;
+		return CLI_EX_USAGE;
 	case ELOG_GAP:
 	case ELOG_NOCONSUMER:
-		return EX_NO;
+		return CLI_EX_NO;
 	default:
 		/* ELOG_NOTLOG, ELOG_NETFS, ELOG_FAILED, ELOG_TOOBIG and every
 		 * errno value: the log could not be used as asked. */
-		return EX_IO;
+		return CLI_EX_IO;
 	}
 }
 
@@ -149,16 +150,22 @@ noreturn void cli_usage_error(const char *fmt, ...)
 	vwarn_line(NULL, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help'.\n", cli_prog);
-	exit(EX_USAGE);
+	exit(CLI_EX_USAGE);
 }
 
-noreturn void cli_version(void)
+noreturn void cli_die_of_signal(int sig)
 {
-	cli_puts(cli_prog);
-	cli_puts(" (elog) ");
-	cli_puts(elog_version());
-	cli_putc('\n');
-	cli_exit(EX_OK);
+	sigset_t set;
+
+	cli_flush();
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	/* Only a signal whose default action is not to end the program gets
+	 * here. */
+	_exit(128 + sig);
 }
 
 noreturn void cli_exit(int status)
@@ -194,7 +201,7 @@ static void out_drain(const char *p, size_t n)
 		return;
 	if (out_closed && n > 0) {
 		out_closed = 0;
-		cli_die(EX_IO, "stdout", "%s", cli_strerror(EBADF));
+		cli_die(CLI_EX_IO, "stdout", "%s", cli_strerror(EBADF));
 	}
 	while (n > 0) {
 		ssize_t w = write(STDOUT_FILENO, p, n);
@@ -207,9 +214,9 @@ static void out_drain(const char *p, size_t n)
 				return;
 			}
 			if (errno == EPIPE)
-				_exit(EX_OK);
+				_exit(CLI_EX_OK);
 			out_len = 0;
-			cli_die(EX_IO, "stdout", "%s", cli_strerror(errno));
+			cli_die(CLI_EX_IO, "stdout", "%s", cli_strerror(errno));
 		}
 		p += w;
 		n -= (size_t)w;
@@ -280,7 +287,7 @@ void cli_put_i64(int64_t v)
  * of these, which name the program and not argv[0]'s whole path.
  */
 
-noreturn void cli_bad_option(int c, char *const argv[])
+static noreturn void bad_option(int c, char *const argv[])
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "";
 	char name[64];
@@ -294,6 +301,23 @@ noreturn void cli_bad_option(int c, char *const argv[])
 	if (c == ':')
 		cli_usage_error("option %s needs an argument", name);
 	cli_usage_error("unknown option %s", name);
+}
+
+noreturn void cli_common_option(int c, char *const argv[], const char *usage_text)
+{
+	switch (c) {
+	case 'h':
+		cli_puts(usage_text);
+		cli_exit(CLI_EX_OK);
+	case CLI_OPT_VERSION:
+		cli_puts(cli_prog);
+		cli_puts(" (elog) ");
+		cli_puts(elog_version());
+		cli_putc('\n');
+		cli_exit(CLI_EX_OK);
+	default:
+		bad_option(c, argv);
+	}
 }
 
 const char *cli_dir_operand(int argc, char *const argv[])

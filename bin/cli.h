@@ -1,8 +1,10 @@
 /*
- * cli.h: what the elog programs share: exit statuses, error printing, and
- * parsers for durations, sizes and times (shared/CLI.md), JSON output.
- * cli.c holds messages and stdout, parse.c the parsers, json.c JSON.
- * Only programs include it; the library never prints.
+ * cli.h: what the elog programs share: exit statuses, error printing, the
+ * options every program takes, parsers for the durations, sizes and times
+ * of elog(7) ARGUMENTS, stdout, and JSON output.  cli.c holds messages,
+ * options and stdout, parse.c the parsers and clocks, json.c JSON, and
+ * summary.c elog-cat -L.  Only programs include it; the library never
+ * prints.
  */
 #ifndef ELOG_CLI_H
 #define ELOG_CLI_H
@@ -14,14 +16,17 @@
 
 #include "elog.h"
 
-/* Exit statuses, the same for every program (documented in each man page). */
-#define EX_OK      0  /* success */
-#define EX_NO      1  /* a negative answer: damage found, nothing matched,
-                       * a gap under --strict */
-#define EX_USAGE   2  /* bad usage: unknown flag, bad argument */
-#define EX_LOCKED  3  /* the log is locked by another writer */
-#define EX_CORRUPT 4  /* corrupt or unreadable data, unknown format version */
-#define EX_IO      5  /* any other error: I/O, permissions, not a log */
+/* Exit statuses, the same for every program: elog(7) EXIT STATUS, and the
+ * EXIT STATUS of each program's page.  They are not <sysexits.h>'s. */
+enum {
+	CLI_EX_OK      = 0, /* success */
+	CLI_EX_NO      = 1, /* a negative answer: damage found, nothing matched,
+	                     * a gap under --strict */
+	CLI_EX_USAGE   = 2, /* bad usage: unknown flag, bad argument */
+	CLI_EX_LOCKED  = 3, /* the log is locked by another writer */
+	CLI_EX_CORRUPT = 4, /* corrupt or unreadable data, unknown format version */
+	CLI_EX_IO      = 5  /* any other error: I/O, permissions, not a log */
+};
 
 /* Set the program name used in messages; ignore SIGPIPE so that a closed
  * stdout shows up as EPIPE, which cli_flush()/cli_write() turn into a quiet
@@ -43,11 +48,12 @@ int cli_status(int code);
 /* Print "prog: dir: msg" for a library error (msg is the handle's message,
  * or elog_strerror(code) when msg is NULL or empty) and exit. */
 noreturn void cli_die_elog(const char *dir, int code, const char *msg);
-/* "prog: message" + "Try 'prog --help'." and exit EX_USAGE. */
+/* "prog: message" + "Try 'prog --help'." and exit CLI_EX_USAGE. */
 noreturn void cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
-/* Print "prog (elog) VERSION" on stdout and exit 0. */
-noreturn void cli_version(void);
+/* Die of signal sig, as a program that did not catch it would (status
+ * 128 + sig in a shell), after flushing stdout. */
+noreturn void cli_die_of_signal(int sig);
 
 /* Parsers: 0 on success, -1 on a malformed or out-of-range argument. */
 int cli_parse_duration(const char *s, uint64_t *ms);  /* 500ms 30s 15m 2h 7d 4w */
@@ -57,11 +63,15 @@ int cli_parse_size(const char *s, uint64_t *bytes);   /* 4096 512K 64M 10G 1T */
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 int cli_parse_u64(const char *s, uint64_t *v);
 int64_t cli_now_ms(void);                            /* wall clock */
+int64_t cli_monotonic_ms(void);                      /* for intervals */
 /* ms since the epoch as RFC 3339 in UTC with milliseconds
  * ("2026-11-29T03:00:00.000Z") into buf; -1, leaving nothing usable in buf,
  * when the year is outside 0..9999. */
 #define CLI_TIME_MAX 32
 int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX]);
+/* Write ms on stdout as cli_format_time() does, or as "@MS" for a year it
+ * cannot write; both read back with cli_parse_time(). */
+void cli_put_time(int64_t ms);
 /* bytes for people: "512 B", "1.5 KiB", "95.4 MiB" (one decimal). */
 #define CLI_SIZE_MAX 32
 void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX]);
@@ -83,9 +93,16 @@ uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint
 uint64_t cli_arg_limit_duration(const char *opt, const char *arg);
 uint64_t cli_arg_limit_size(const char *opt, const char *arg);
 int64_t cli_arg_time(const char *opt, const char *arg);
-/* getopt_long() returned '?' or ':' (the optstring must start with ':'):
- * report the unknown option or missing argument as a usage error. */
-noreturn void cli_bad_option(int c, char *const argv[]);
+/* The options every program takes, in its struct option table with the
+ * optstring holding 'h': { "help", no_argument, NULL, 'h' } and
+ * { "version", no_argument, NULL, CLI_OPT_VERSION }.  CLI_OPT_VERSION is
+ * above every program's own option codes. */
+#define CLI_OPT_VERSION 0x7f00
+/* The default case of a program's getopt_long() loop (its optstring must
+ * start with ':'): -h and --help print usage_text and exit 0, --version
+ * prints "prog (elog) VERSION" and exits 0; anything else ('?' or ':') is
+ * reported as an unknown option or a missing argument. */
+noreturn void cli_common_option(int c, char *const argv[], const char *usage_text);
 /* Check that exactly one operand, the log directory, is left. */
 const char *cli_dir_operand(int argc, char *const argv[]);
 
@@ -93,7 +110,7 @@ const char *cli_dir_operand(int argc, char *const argv[]);
 noreturn void cli_exit(int status);
 
 /* stdout, through a buffer of the programs' own (cli.c): write, and on EPIPE
- * exit 0 quietly; on another error print it and exit EX_IO.  Everything a
+ * exit 0 quietly; on another error print it and exit CLI_EX_IO.  Everything a
  * program prints on stdout goes through these, so that the order holds. */
 void cli_write(const void *buf, size_t len);
 void cli_putc(char c);

@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -57,7 +56,7 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_VERSION, OPT_MAX_SKEW
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW
 };
 
 static const struct option long_options[] = {
@@ -81,7 +80,7 @@ static const struct option long_options[] = {
 	{ "compress",       required_argument, NULL, OPT_COMPRESS },
 	{ "no-dictionary",  no_argument,       NULL, OPT_NO_DICTIONARY },
 	{ "help",           no_argument,       NULL, 'h' },
-	{ "version",        no_argument,       NULL, OPT_VERSION },
+	{ "version",        no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -164,7 +163,7 @@ static void stop_signals_catch(void)
 	struct sigaction sa;
 
 	if (pipe(stop_pipe) < 0)
-		cli_die(EX_IO, "pipe", "%s", cli_strerror(errno));
+		cli_die(CLI_EX_IO, "pipe", "%s", cli_strerror(errno));
 	for (int i = 0; i < 2; i++) {
 		fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
 		fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK);
@@ -174,25 +173,6 @@ static void stop_signals_catch(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
 		sigaction(stop_signals[i], &sa, NULL);
-}
-
-/* After the input is appended: die of the signal that ended it, as a
- * program that did not catch it would, so the caller sees the usual
- * status (128 + its number in a shell). */
-static void stop_signals_reraise(void)
-{
-	struct sigaction sa;
-	sigset_t set;
-
-	if (stop_signal == 0)
-		return;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigaction(stop_signal, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, stop_signal);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	raise(stop_signal);
 }
 
 /* The state of one run: the open log, the batch not yet durable, counts. */
@@ -225,20 +205,6 @@ struct appender {
 	struct offsets f_offsets;   /* the batch handed over: its offsets */
 	size_t f_n;
 };
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void *flusher_main(void *arg)
 {
@@ -292,7 +258,7 @@ static void flusher_start(struct appender *a)
 	int err = pthread_create(&a->flusher, NULL, flusher_main, a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0)
-		cli_die(EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
+		cli_die(CLI_EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
 }
 
 /* Wait until the batch handed over is durable and acknowledged.  After
@@ -377,7 +343,7 @@ static noreturn void input_error(struct appender *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fail(a, EX_IO, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
+	fail(a, CLI_EX_IO, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
 	     (unsigned long long)a->recno, msg);
 }
 
@@ -458,7 +424,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 
 	a->total++;
 	if (a->batch_n == 0)
-		a->batch_start = monotonic_ms();
+		a->batch_start = cli_monotonic_ms();
 	a->batch_n++;
 	a->batch_size += elog_record_size(rec.key_len, rec.value_len);
 	if (cf->sync)
@@ -493,7 +459,7 @@ static void maybe_commit(struct appender *a)
 
 	if (a->batch_n == 0)
 		return;
-	left = a->batch_start + (int64_t)a->cf->linger_ms - monotonic_ms();
+	left = a->batch_start + (int64_t)a->cf->linger_ms - cli_monotonic_ms();
 	if (left <= 0) {
 		if (a->cf->linger_ms > 0 || !input_ready(0))
 			commit(a);
@@ -557,7 +523,7 @@ static void run(struct appender *a)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fail(a, EX_IO, "stdin: %s", cli_strerror(errno));
+			fail(a, CLI_EX_IO, "stdin: %s", cli_strerror(errno));
 		}
 		if (n == 0)
 			eof = 1;
@@ -578,7 +544,8 @@ static void parse_compress(struct elog_options *o, const char *arg)
 		o->compression_level = (int)cli_arg_u64("--compress", arg + 5, 1, 19);
 }
 
-static void parse_options(int argc, char *argv[], struct config *cf)
+/* The command line, into cf; the log directory. */
+static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 {
 	int c;
 
@@ -658,16 +625,32 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 		case OPT_NO_DICTIONARY:
 			cf->create.no_dictionary = 1;
 			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
 		default:
-			cli_bad_option(c, argv);
+			cli_common_option(c, argv, usage_text);
 		}
 	}
 	if (cf->key != NULL && cf->key_delim != NULL)
 		cli_usage_error("-k and -K cannot be used together");
+	cf->create.create = 1;
+	/* The library flushes by itself when its buffer passes batch_bytes;
+	 * leave that to the batching here unless a record is huge. */
+	cf->create.batch_bytes = cf->batch_bytes > SIZE_MAX / 2 ? SIZE_MAX
+	                                                        : 2 * cf->batch_bytes;
+	return cli_dir_operand(argc - optind, argv + optind);
+}
+
+/* -v: what the run appended, on standard error. */
+static void report(const struct appender *a)
+{
+	if (a->total == 0) {
+		cli_warn(a->dir, "appended 0 records");
+		return;
+	}
+	cli_warn(a->dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
+	         (unsigned long long)a->total, a->total == 1 ? "" : "s",
+	         (unsigned long long)a->first_offset,
+	         (unsigned long long)a->last_offset,
+	         (unsigned long long)a->batches, a->batches == 1 ? "" : "es");
 }
 
 int main(int argc, char *argv[])
@@ -678,15 +661,7 @@ int main(int argc, char *argv[])
 	int rc;
 
 	cli_init(argv[0]);
-	parse_options(argc, argv, &cf);
-	argc -= optind;
-	argv += optind;
-	a.dir = cli_dir_operand(argc, argv);
-
-	cf.create.create = 1;
-	/* The library flushes by itself when its buffer passes batch_bytes;
-	 * leave that to the batching here unless a record is huge. */
-	cf.create.batch_bytes = cf.batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf.batch_bytes;
+	a.dir = parse_command_line(argc, argv, &cf);
 	/* The offsets are a report; the input is the work.  A reader of
 	 * them that goes away (elog-append -p | head -1) does not stop the
 	 * appending of the rest. */
@@ -701,18 +676,13 @@ int main(int argc, char *argv[])
 	rc = elog_close(a.w);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, NULL);
-	if (cf.verbose) {
-		if (a.total == 0)
-			cli_warn(a.dir, "appended 0 records");
-		else
-			cli_warn(a.dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
-			         (unsigned long long)a.total, a.total == 1 ? "" : "s",
-			         (unsigned long long)a.first_offset,
-			         (unsigned long long)a.last_offset,
-			         (unsigned long long)a.batches, a.batches == 1 ? "" : "es");
-	}
+	if (cf.verbose)
+		report(&a);
 	offsets_free(&a.offsets);
 	offsets_free(&a.f_offsets);
-	stop_signals_reraise();
-	return EX_OK;
+	/* A stop signal ended the input: die of it, now that it is all
+	 * appended, as a program that did not catch it would. */
+	if (stop_signal != 0)
+		cli_die_of_signal(stop_signal);
+	return CLI_EX_OK;
 }

@@ -43,7 +43,7 @@ static const char usage_text[] =
  * case a wake-up from the library were ever missed. */
 #define FOLLOW_TIMEOUT_MS 1000
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_VERSION };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON };
 
 static const struct option long_options[] = {
 	{ "format",  required_argument, NULL, 'F' },
@@ -60,7 +60,7 @@ static const struct option long_options[] = {
 	{ "list",    no_argument,       NULL, 'L' },
 	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -117,12 +117,6 @@ static volatile sig_atomic_t stop_requested;
 
 /* Set when a record had the key of -k. */
 static int key_matched;
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
 
 static void add_piece(struct format *f, enum piece kind, size_t from, size_t len)
 {
@@ -181,21 +175,6 @@ static void compile_format(struct format *f, const char *s)
 	}
 }
 
-/* %R: the time in RFC 3339 UTC with milliseconds, or @MS for a year
- * outside 0000..9999, which RFC 3339 cannot write; both read back with
- * --since. */
-static void put_rfc3339(int64_t ms)
-{
-	char buf[CLI_TIME_MAX];
-
-	if (cli_format_time(ms, buf) == 0) {
-		cli_puts(buf);
-	} else {
-		cli_putc('@');
-		cli_put_i64(ms);
-	}
-}
-
 static void print_format(const struct format *f, const struct elog_record *rec)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -207,7 +186,7 @@ static void print_format(const struct format *f, const struct elog_record *rec)
 		case P_KEY: cli_write(rec->key, rec->key_len); break;
 		case P_VALUE: cli_write(rec->value, rec->value_len); break;
 		case P_TS: cli_put_i64(rec->ts_ms); break;
-		case P_TS_RFC3339: put_rfc3339(rec->ts_ms); break;
+		case P_TS_RFC3339: cli_put_time(rec->ts_ms); break;
 		case P_VALUE_SIZE: cli_put_u64(rec->value_len); break;
 		case P_KEY_SIZE: cli_put_u64(rec->key_len); break;
 		case P_SCHEMA: cli_put_u64(rec->schema); break;
@@ -373,12 +352,9 @@ static noreturn void stop_now(void)
 {
 	int sig = (int)stop_requested;
 
-	cli_flush();
 	if (sig != SIGINT)
-		cli_exit(EX_OK);
-	signal(sig, SIG_DFL);
-	raise(sig);
-	_exit(128 + sig);
+		cli_exit(CLI_EX_OK);
+	cli_die_of_signal(sig);
 }
 
 /* While following, SIGINT and SIGTERM end the program with stdout flushed
@@ -418,18 +394,18 @@ static void wait_for_records(elog_reader *r, const char *dir)
 	if (p[0].fd >= 0) {
 		rc = poll(p, 2, FOLLOW_TIMEOUT_MS);
 		if (rc < 0 && errno != EINTR)
-			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
+			cli_die(CLI_EX_IO, dir, "poll: %s", cli_strerror(errno));
 	} else {
 		rc = elog_reader_wait(r, FOLLOW_TIMEOUT_MS);
 		if (rc != 0 && rc != ELOG_TIMEOUT && rc != EINTR)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
-			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
+			cli_die(CLI_EX_IO, dir, "poll: %s", cli_strerror(errno));
 	}
 	if (stop_requested)
 		stop_now();
 	if (stdout_gone(&p[1]))
-		cli_exit(EX_OK);
+		cli_exit(CLI_EX_OK);
 }
 
 /* NULL when dir still names the directory being read, else what became
@@ -477,15 +453,15 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 		elog_reader_close(r);
 		r = NULL;
 		if (poll(&out, 1, REOPEN_MS) < 0 && errno != EINTR)
-			cli_die(EX_IO, dir, "poll: %s", cli_strerror(errno));
+			cli_die(CLI_EX_IO, dir, "poll: %s", cli_strerror(errno));
 		if (stdout_gone(&out) || stop_requested)
-			cli_exit(EX_OK);
+			cli_exit(CLI_EX_OK);
 	}
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (log_fd < 0 || fstat(log_fd, &log_st) < 0)
-		cli_die(EX_IO, dir, "%s", cli_strerror(errno));
+		cli_die(CLI_EX_IO, dir, "%s", cli_strerror(errno));
 	return r;
 }
 
@@ -498,7 +474,7 @@ static void reopen(elog_reader **r, const char *dir, const struct config *cf,
 
 	cli_flush();
 	if (!cf->follow_name)
-		cli_die(EX_IO, dir, "%s", why);
+		cli_die(CLI_EX_IO, dir, "%s", why);
 	cli_warn(dir, "%s; following the new log of that name", why);
 	elog_reader_close(*r);
 	*r = open_log(dir, cf);
@@ -543,20 +519,20 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 	int rc;
 
 	if (cf->count_set && cf->count == 0)
-		return EX_OK;
+		return CLI_EX_OK;
 	for (;;) {
 		if (stop_requested)
 			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
 			if (cf->until_set && rec.ts_ms > cf->until)
-				return EX_OK;
+				return CLI_EX_OK;
 			if (cf->key != NULL && !key_matches(cf, &rec))
 				continue;
 			key_matched = 1;
 			print_record(cf, &rec);
 			if (cf->count_set && ++printed == cf->count)
-				return EX_OK;
+				return CLI_EX_OK;
 		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {
 			/* Not retention: the log is going away under us. */
 			reopen(rp, dir, cf, moved);
@@ -574,10 +550,10 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 				cli_warn(dir, "offsets %llu-%llu were %s",
 				         (unsigned long long)first, (unsigned long long)last, why);
 			if (cf->strict)
-				return EX_NO;
+				return CLI_EX_NO;
 		} else if (rc == ELOG_END) {
 			if (!cf->follow)
-				return EX_OK;
+				return CLI_EX_OK;
 			if ((moved = log_moved(dir)) != NULL) {
 				reopen(rp, dir, cf, moved);
 				r = *rp;
@@ -616,7 +592,8 @@ static void set_start(struct config *cf, const char *opt)
 	cf->start_opt = opt;
 }
 
-static void parse_options(int argc, char *argv[], struct config *cf)
+/* The command line, into cf; the log directory. */
+static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 {
 	int c;
 
@@ -690,18 +667,15 @@ static void parse_options(int argc, char *argv[], struct config *cf)
 		case OPT_JSON:
 			cf->json = 1;
 			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
 		default:
-			cli_bad_option(c, argv);
+			cli_common_option(c, argv, usage_text);
 		}
 	}
 	if (cf->summary && cf->reading)
 		cli_usage_error("-L reads no records: it takes only --json");
 	if (cf->json && !cf->summary)
 		cli_usage_error("--json goes with -L (records are JSON by default)");
+	return cli_dir_operand(argc - optind, argv + optind);
 }
 
 int main(int argc, char *argv[])
@@ -712,10 +686,7 @@ int main(int argc, char *argv[])
 	int rc;
 
 	cli_init(argv[0]);
-	parse_options(argc, argv, &cf);
-	argc -= optind;
-	argv += optind;
-	dir = cli_dir_operand(argc, argv);
+	dir = parse_command_line(argc, argv, &cf);
 	if (cf.summary)
 		cli_summary(dir, cf.json);
 
@@ -729,8 +700,8 @@ int main(int argc, char *argv[])
 	free(cf.fmt.pieces);
 	free(cf.fmt.text);
 	/* As grep: a key that no record had is a negative answer. */
-	if (rc == EX_OK && cf.key != NULL && !key_matched && !cf.follow &&
+	if (rc == CLI_EX_OK && cf.key != NULL && !key_matched && !cf.follow &&
 	    !(cf.count_set && cf.count == 0))
-		rc = EX_NO;
+		rc = CLI_EX_NO;
 	return rc;
 }

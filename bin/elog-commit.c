@@ -43,7 +43,7 @@ static const char usage_text[] =
  * value written entirely as \u escapes stays below this. */
 #define LINE_MAX_BYTES (256u << 20)
 
-enum { OPT_JSON = 256, OPT_LOG_ID, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_LOG_ID };
 
 static const struct option long_options[] = {
 	{ "tee",     no_argument,       NULL, 'T' },
@@ -53,37 +53,9 @@ static const struct option long_options[] = {
 	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "log-id",  no_argument,       NULL, OPT_LOG_ID },
 	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
-
-/* The exit status for a library code, including the consumer codes. */
-static int status_of(int code)
-{
-	switch (code) {
-	case ELOG_BADNAME:
-	case ELOG_BEYOND:
-		return EX_USAGE;
-	case ELOG_NOCONSUMER:
-		return EX_NO;
-	default:
-		return cli_status(code);
-	}
-}
-
-static noreturn void die_code(const char *dir, int code, const char *msg)
-{
-	if (msg == NULL || msg[0] == '\0')
-		msg = elog_consumer_strerror(code) ? elog_consumer_strerror(code) :
-		                                     elog_strerror(code);
-	cli_die(status_of(code), dir, "%s", msg);
-}
 
 /*
  * Listing.
@@ -116,7 +88,7 @@ static noreturn void list(const char *dir, int json)
 
 	rc = elog_consumer_list(dir, &c, &n, msg);
 	if (rc)
-		die_code(dir, rc, msg);
+		cli_die_elog(dir, rc, msg);
 	for (size_t i = 0; i < n; i++) {
 		int w = (int)strlen(c[i].name);
 		wname = w > wname ? w : wname;
@@ -156,7 +128,7 @@ static noreturn void list(const char *dir, int json)
 		cli_putc('\n');
 	}
 	free(c);
-	cli_exit(EX_OK);
+	cli_exit(CLI_EX_OK);
 }
 
 /*
@@ -218,14 +190,11 @@ static const char *skip_value(const char *p, const char *e)
  * and compacted first, so the walk below only meets well-formed JSON. */
 static int line_json(const char *line, size_t len, uint64_t *v)
 {
-	char *buf = malloc(len ? len : 1);
-	const char *p, *e;
+	char *buf = cli_realloc(NULL, len ? len : 1);
+	const char *p, *e, *compact;
 	size_t n;
 	int found = 0, rc = -1;
 
-	if (buf == NULL)
-		cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
-	const char *compact;
 	if (cli_json_compact(line, len, buf, &compact, &n) < 0 || n < 2 || compact[0] != '{')
 		goto out;
 	p = compact + 1;
@@ -288,14 +257,6 @@ struct pipe_state {
 	uintmax_t lineno;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Commit the latest offset, then release the lines it covers. */
 static void flush_pending(struct pipe_state *st)
 {
@@ -304,10 +265,10 @@ static void flush_pending(struct pipe_state *st)
 	if (st->pending) {
 		int rc = elog_consumer_commit(st->dir, st->name, st->offset, msg);
 		if (rc)
-			die_code(st->dir, rc, msg);
+			cli_die_elog(st->dir, rc, msg);
 		st->pending = 0;
 	}
-	st->last_commit = mono_ms();
+	st->last_commit = cli_monotonic_ms();
 	if (st->held_len) {
 		cli_write(st->held, st->held_len);
 		st->held_len = 0;
@@ -323,10 +284,7 @@ static void hold(struct pipe_state *st, const char *line, size_t len)
 		size_t cap = st->held_cap ? st->held_cap : 4096;
 		while (cap < st->held_len + len)
 			cap *= 2;
-		char *p = realloc(st->held, cap);
-		if (p == NULL)
-			cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
-		st->held = p;
+		st->held = cli_realloc(st->held, cap);
 		st->held_cap = cap;
 	}
 	memcpy(st->held + st->held_len, line, len);
@@ -345,7 +303,7 @@ static void take_line(struct pipe_state *st, const char *line, size_t len)
 	if (r < 0) {
 		/* The lines before this one were processed: keep them. */
 		flush_pending(st);
-		cli_die(EX_USAGE, "stdin", "line %ju: not an offset or a JSON "
+		cli_die(CLI_EX_USAGE, "stdin", "line %ju: not an offset or a JSON "
 		        "object with an \"offset\" member", st->lineno);
 	}
 	if (r > 0) {
@@ -393,15 +351,34 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static noreturn void die_by_signal(struct pipe_state *st)
+/* Wait for input on stdin, committing the latest offset when it is due and
+ * dying of a stop signal once what was read is committed.  1 when stdin is
+ * ready to read, 0 when the caller should look again. */
+static int input_wait(struct pipe_state *st)
 {
-	int sig = got_signal;
+	struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+	struct timespec ts, *timeout = NULL;
 
-	flush_pending(st);
-	signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-	raise(sig);
-	cli_exit(128 + sig);
+	if (got_signal) {
+		flush_pending(st);
+		cli_die_of_signal(got_signal);
+	}
+	if (st->pending) {
+		int64_t due = st->last_commit + (int64_t)st->every_ms - cli_monotonic_ms();
+		if (due <= 0) {
+			flush_pending(st);
+			return 0;
+		}
+		ts.tv_sec = due / 1000;
+		ts.tv_nsec = (long)(due % 1000) * 1000000;
+		timeout = &ts;
+	}
+	if (ppoll(&pfd, 1, timeout, &orig_mask) < 0) {
+		if (errno == EINTR)
+			return 0;
+		cli_die(CLI_EX_IO, "stdin", "%s", cli_strerror(errno));
+	}
+	return pfd.revents != 0;
 }
 
 static noreturn void commit_stdin(const char *dir, const char *name, int tee,
@@ -419,47 +396,25 @@ static noreturn void commit_stdin(const char *dir, const char *name, int tee,
 	 * unusable, rather than at the first commit. */
 	rc = elog_consumer_get(dir, name, &c, msg);
 	if (rc && rc != ELOG_NOCONSUMER)
-		die_code(dir, rc, msg);
+		cli_die_elog(dir, rc, msg);
 	catch_signals();
-	st.last_commit = mono_ms() - (int64_t)every_ms;
+	st.last_commit = cli_monotonic_ms() - (int64_t)every_ms;
 	for (;;) {
-		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
-		struct timespec ts, *timeout = NULL;
 		ssize_t got;
 
-		if (got_signal)
-			die_by_signal(&st);
-		if (st.pending) {
-			int64_t due = st.last_commit + (int64_t)every_ms - mono_ms();
-			if (due <= 0) {
-				flush_pending(&st);
-				continue;
-			}
-			ts.tv_sec = due / 1000;
-			ts.tv_nsec = (long)(due % 1000) * 1000000;
-			timeout = &ts;
-		}
-		if (ppoll(&pfd, 1, timeout, &orig_mask) < 0) {
-			if (errno == EINTR)
-				continue;
-			cli_die(EX_IO, "stdin", "%s", strerror(errno));
-		}
-		if (pfd.revents == 0)
+		if (!input_wait(&st))
 			continue;
 		if (cap - len < 65536) {
 			cap = cap ? cap * 2 : 131072;
 			if (cap > LINE_MAX_BYTES + 131072)
 				cap = LINE_MAX_BYTES + 131072;
-			char *p = realloc(buf, cap);
-			if (p == NULL)
-				cli_die(EX_IO, NULL, "%s", strerror(ENOMEM));
-			buf = p;
+			buf = cli_realloc(buf, cap);
 		}
 		got = read(STDIN_FILENO, buf + len, cap - len);
 		if (got < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			cli_die(EX_IO, "stdin", "%s", strerror(errno));
+			cli_die(CLI_EX_IO, "stdin", "%s", cli_strerror(errno));
 		}
 		if (got == 0)
 			break;
@@ -476,7 +431,7 @@ static noreturn void commit_stdin(const char *dir, const char *name, int tee,
 		scanned = len;
 		if (len > LINE_MAX_BYTES) {
 			flush_pending(&st);
-			cli_die(EX_USAGE, "stdin", "line %ju: longer than %u bytes",
+			cli_die(CLI_EX_USAGE, "stdin", "line %ju: longer than %u bytes",
 			        st.lineno + 1, LINE_MAX_BYTES);
 		}
 	}
@@ -486,101 +441,128 @@ static noreturn void commit_stdin(const char *dir, const char *name, int tee,
 	flush_pending(&st);
 	free(buf);
 	free(st.held);
-	cli_exit(EX_OK);
+	cli_exit(CLI_EX_OK);
 }
 
-int main(int argc, char *argv[])
+/* --log-id */
+static noreturn void print_log_id(const char *dir)
 {
-	const char *del = NULL, *dir, *name;
-	uint64_t every_ms = DEFAULT_EVERY_MS, offset;
-	int tee = 0, every_set = 0, do_list = 0, json = 0, log_id = 0, c;
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	struct elog_settings s;
+	int rc;
 
-	cli_init(argv[0]);
+	if ((rc = elog_settings_read(dir, &s)) != 0)
+		cli_die_elog(dir, rc, NULL);
+	cli_puts(s.id);
+	cli_putc('\n');
+	cli_exit(CLI_EX_OK);
+}
+
+/* -d name */
+static noreturn void delete_consumer(const char *dir, const char *name)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	int rc;
+
+	if ((rc = elog_consumer_delete(dir, name, msg)) != 0)
+		cli_die_elog(dir, rc, msg);
+	cli_exit(CLI_EX_OK);
+}
+
+/* dir name offset */
+static noreturn void commit_offset(const char *dir, const char *name, const char *arg)
+{
+	char msg[ELOG_CONSUMER_MSG_MAX];
+	uint64_t offset;
+	int rc;
+
+	if (cli_parse_u64(arg, &offset) < 0)
+		cli_usage_error("invalid offset '%s'", arg);
+	if ((rc = elog_consumer_commit(dir, name, offset, msg)) != 0)
+		cli_die_elog(dir, rc, msg);
+	cli_exit(CLI_EX_OK);
+}
+
+/* What the command line asks for. */
+struct args {
+	int tee;                    /* -T */
+	uint64_t every_ms;          /* --every */
+	int every_set;
+	int list, json;             /* -l, --json */
+	const char *del;            /* -d name */
+	int log_id;                 /* --log-id */
+};
+
+/* The options, into a; optind is left at the first operand. */
+static void parse_options(int argc, char *argv[], struct args *a)
+{
+	int c;
+
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":Te:ld:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'T':
-			tee = 1;
+			a->tee = 1;
 			break;
 		case 'e':
-			every_ms = cli_arg_duration("--every", optarg);
-			every_set = 1;
+			a->every_ms = cli_arg_duration("--every", optarg);
+			a->every_set = 1;
 			break;
 		case 'l':
-			do_list = 1;
+			a->list = 1;
 			break;
 		case 'd':
-			del = optarg;
+			a->del = optarg;
 			break;
 		case OPT_JSON:
-			json = 1;
+			a->json = 1;
 			break;
 		case OPT_LOG_ID:
-			log_id = 1;
+			a->log_id = 1;
 			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
 		default:
-			cli_bad_option(c, argv);
+			cli_common_option(c, argv, usage_text);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-
-	if (do_list + (del != NULL) + log_id > 1)
+	if (a->list + (a->del != NULL) + a->log_id > 1)
 		cli_usage_error("-l, -d and --log-id exclude each other");
-	if (json && !do_list)
+	if (a->json && !a->list)
 		cli_usage_error("--json goes with -l");
-	if ((tee || every_set) && (do_list || del || log_id))
+	if ((a->tee || a->every_set) && (a->list || a->del || a->log_id))
 		cli_usage_error("-T and --every go with committing only");
+}
 
-	if (do_list)
-		list(cli_dir_operand(argc, argv), json);
-	if (log_id) {
-		struct elog_settings s;
-		int rc;
-		dir = cli_dir_operand(argc, argv);
-		rc = elog_settings_read(dir, &s);
-		if (rc)
-			die_code(dir, rc, NULL);
-		cli_puts(s.id);
-		cli_putc('\n');
-		cli_exit(EX_OK);
-	}
-	if (del) {
-		int rc;
-		dir = cli_dir_operand(argc, argv);
-		rc = elog_consumer_delete(dir, del, msg);
-		if (rc)
-			die_code(dir, rc, msg);
-		cli_exit(EX_OK);
-	}
-
+/* dir name [offset]: commit the offset given, or those read from stdin. */
+static noreturn void commit(int argc, char *argv[], const struct args *a)
+{
 	if (argc < 1)
 		cli_usage_error("missing log directory");
 	if (argc < 2)
 		cli_usage_error("missing consumer name");
 	if (argc > 3)
 		cli_usage_error("unexpected argument '%s'", argv[3]);
-	dir = argv[0];
-	name = argv[1];
-	if (elog_consumer_name_check(name) != 0)
-		cli_die(EX_USAGE, dir, "consumer name \"%.*s\": %s",
-		        ELOG_CONSUMER_NAME_MAX, name,
-		        elog_consumer_strerror(ELOG_BADNAME));
+	if (elog_consumer_name_check(argv[1]) != 0)
+		cli_die(CLI_EX_USAGE, argv[0], "consumer name \"%.*s\": %s",
+		        ELOG_CONSUMER_NAME_MAX, argv[1], elog_strerror(ELOG_BADNAME));
 	if (argc == 2)
-		commit_stdin(dir, name, tee, every_ms);
-	if (tee || every_set)
+		commit_stdin(argv[0], argv[1], a->tee, a->every_ms);
+	if (a->tee || a->every_set)
 		cli_usage_error("-T and --every apply to standard input only");
-	if (cli_parse_u64(argv[2], &offset) < 0)
-		cli_usage_error("invalid offset '%s'", argv[2]);
-	{
-		int rc = elog_consumer_commit(dir, name, offset, msg);
-		if (rc)
-			die_code(dir, rc, msg);
-	}
-	cli_exit(EX_OK);
+	commit_offset(argv[0], argv[1], argv[2]);
+}
+
+int main(int argc, char *argv[])
+{
+	struct args a = { .every_ms = DEFAULT_EVERY_MS };
+
+	cli_init(argv[0]);
+	parse_options(argc, argv, &a);
+	argc -= optind;
+	argv += optind;
+	if (a.list)
+		list(cli_dir_operand(argc, argv), a.json);
+	if (a.log_id)
+		print_log_id(cli_dir_operand(argc, argv));
+	if (a.del)
+		delete_consumer(cli_dir_operand(argc, argv), a.del);
+	commit(argc, argv, &a);
 }

@@ -19,7 +19,7 @@ static const char usage_text[] =
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
 
-enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT, OPT_VERSION };
+enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT };
 
 static const struct option long_options[] = {
 	{ "grace",   required_argument, NULL, OPT_GRACE },
@@ -28,15 +28,9 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument,       NULL, 'v' },
 	{ "wait",    no_argument,       NULL, OPT_WAIT },
 	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, OPT_VERSION },
+	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
 
 static void put_name(uint64_t base)
 {
@@ -84,44 +78,64 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	cli_putc('\n');
 }
 
+/* The command line, into o and *verbose; the log directory. */
+static const char *parse_command_line(int argc, char *argv[],
+                                      struct elog_compact_opts *o, int *verbose)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_GRACE:
+			o->grace_ms = cli_arg_duration("--grace", optarg);
+			break;
+		case OPT_MIN_LAG:
+			o->min_lag_ms = cli_arg_duration("--min-lag", optarg);
+			break;
+		case 'n':
+			o->dry_run = 1;
+			break;
+		case 'v':
+			*verbose = 1;
+			break;
+		case OPT_WAIT:
+			o->wait = 1;
+			break;
+		default:
+			cli_common_option(c, argv, usage_text);
+		}
+	}
+	return cli_dir_operand(argc - optind, argv + optind);
+}
+
+/* With -v or -n: the totals of the run. */
+static void print_result(const struct elog_compact_result *res, int dry)
+{
+	cli_puts(dry ? "would compact" : "compacted");
+	put_change("segments", res->segments_before, res->segments_after);
+	put_change("records", res->records_before, res->records_after);
+	put_change("bytes", res->bytes_before, res->bytes_after);
+	cli_puts(" keys ");
+	cli_put_u64(res->keys);
+	cli_puts(" tombstones ");
+	cli_put_u64(res->tombstones_kept);
+	cli_puts(" kept ");
+	cli_put_u64(res->tombstones_removed);
+	cli_puts(" removed memory ");
+	cli_put_u64(res->memory);
+	cli_puts(" bytes\n");
+}
+
 int main(int argc, char *argv[])
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
 	char msg[ELOG_MAINT_MSG_MAX];
-	int verbose = 0, c;
+	int verbose = 0;
 
 	cli_init(argv[0]);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_GRACE:
-			o.grace_ms = cli_arg_duration("--grace", optarg);
-			break;
-		case OPT_MIN_LAG:
-			o.min_lag_ms = cli_arg_duration("--min-lag", optarg);
-			break;
-		case 'n':
-			o.dry_run = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case OPT_WAIT:
-			o.wait = 1;
-			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
-		default:
-			cli_bad_option(c, argv);
-		}
-	}
-	argc -= optind;
-	argv += optind;
-	const char *dir = cli_dir_operand(argc, argv);
-
+	const char *dir = parse_command_line(argc, argv, &o, &verbose);
 	if (o.dry_run || verbose) {
 		o.each = print_segment;
 		o.arg = &o.dry_run;
@@ -129,20 +143,7 @@ int main(int argc, char *argv[])
 	int rc = elog_compact(dir, &o, &res, msg);
 	if (rc)
 		cli_die_elog(dir, rc, msg);
-	if (o.dry_run || verbose) {
-		cli_puts(o.dry_run ? "would compact" : "compacted");
-		put_change("segments", res.segments_before, res.segments_after);
-		put_change("records", res.records_before, res.records_after);
-		put_change("bytes", res.bytes_before, res.bytes_after);
-		cli_puts(" keys ");
-		cli_put_u64(res.keys);
-		cli_puts(" tombstones ");
-		cli_put_u64(res.tombstones_kept);
-		cli_puts(" kept ");
-		cli_put_u64(res.tombstones_removed);
-		cli_puts(" removed memory ");
-		cli_put_u64(res.memory);
-		cli_puts(" bytes\n");
-	}
-	cli_exit(EX_OK);
+	if (o.dry_run || verbose)
+		print_result(&res, o.dry_run);
+	cli_exit(CLI_EX_OK);
 }

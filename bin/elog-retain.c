@@ -24,7 +24,7 @@ static const char usage_text[] =
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
 
-enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET, OPT_VERSION };
+enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET };
 
 static const struct option long_options[] = {
 	{ "max-age",   required_argument, NULL, OPT_MAX_AGE },
@@ -34,15 +34,9 @@ static const struct option long_options[] = {
 	{ "wait",      no_argument,       NULL, OPT_WAIT },
 	{ "set",       required_argument, NULL, OPT_SET },
 	{ "help",      no_argument,       NULL, 'h' },
-	{ "version",   no_argument,       NULL, OPT_VERSION },
+	{ "version",   no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
@@ -151,67 +145,73 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_puts(", younger than the age limit\n");
 }
 
-int main(int argc, char *argv[])
-{
-	struct elog_retain_opts o = { 0 };
-	struct elog_retain_result res;
-	char msg[ELOG_MAINT_MSG_MAX];
-	struct elog_options set = { 0 };
-	unsigned fields = 0;
-	int verbose = 0, c;
+/* What the command line asks for. */
+struct args {
+	struct elog_retain_opts o;
+	int verbose;
+	struct elog_options set;    /* --set: the settings to change */
+	unsigned fields;            /* ... and which (ELOG_SET_*); 0 without */
+};
 
-	cli_init(argv[0]);
+/* The command line, into a; the log directory. */
+static const char *parse_command_line(int argc, char *argv[], struct args *a)
+{
+	int c;
+
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
+			a->o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
+			a->o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
 			break;
 		case 'n':
-			o.dry_run = 1;
+			a->o.dry_run = 1;
 			break;
 		case 'v':
-			verbose = 1;
+			a->verbose = 1;
 			break;
 		case OPT_WAIT:
-			o.wait = 1;
+			a->o.wait = 1;
 			break;
 		case OPT_SET:
-			parse_set(&set, &fields, optarg);
+			parse_set(&a->set, &a->fields, optarg);
 			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
 		default:
-			cli_bad_option(c, argv);
+			cli_common_option(c, argv, usage_text);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	const char *dir = cli_dir_operand(argc, argv);
-
+	const char *dir = cli_dir_operand(argc - optind, argv + optind);
 	/* Changing the settings is all a --set run does. */
-	if (fields) {
-		if (o.max_age_ms || o.max_bytes || o.dry_run)
-			cli_usage_error("--set: cannot be combined with --max-age, "
-			                "--max-bytes or --dry-run");
-		int rc = elog_settings_update(dir, &set, fields, msg);
-		if (rc)
+	if (a->fields && (a->o.max_age_ms || a->o.max_bytes || a->o.dry_run))
+		cli_usage_error("--set: cannot be combined with --max-age, "
+		                "--max-bytes or --dry-run");
+	return dir;
+}
+
+int main(int argc, char *argv[])
+{
+	struct args a = { 0 };
+	struct elog_retain_result res;
+	char msg[ELOG_MAINT_MSG_MAX];
+	int rc;
+
+	cli_init(argv[0]);
+	const char *dir = parse_command_line(argc, argv, &a);
+	if (a.fields) {
+		if ((rc = elog_settings_update(dir, &a.set, a.fields, msg)) != 0)
 			cli_die_elog(dir, rc, msg);
-		cli_exit(EX_OK);
+		cli_exit(CLI_EX_OK);
 	}
-	if (o.dry_run || verbose) {
-		o.each = print_segment;
-		o.arg = o.dry_run ? "would remove" : "removed";
+	if (a.o.dry_run || a.verbose) {
+		a.o.each = print_segment;
+		a.o.arg = a.o.dry_run ? "would remove" : "removed";
 	}
-	int rc = elog_retain(dir, &o, &res, msg);
-	if (rc)
+	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
-	if (o.dry_run || verbose)
+	if (a.o.dry_run || a.verbose)
 		print_kept(&res);
-	cli_exit(EX_OK);
+	cli_exit(CLI_EX_OK);
 }

@@ -33,7 +33,7 @@ static const char usage_text[] =
 /* Progress is shown only for a log at least this large, on a terminal. */
 #define PROGRESS_MIN_BYTES (256ull << 20)
 
-enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE };
 
 static const struct option long_options[] = {
 	{ "list",    no_argument, NULL, 'l' },
@@ -42,21 +42,17 @@ static const struct option long_options[] = {
 	{ "repair",  no_argument, NULL, OPT_REPAIR },
 	{ "salvage", no_argument, NULL, OPT_SALVAGE },
 	{ "help",    no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
 struct run {
 	const char *dir;
 	int list, json, quiet;
+	unsigned flags;             /* ELOG_VERIFY_REPAIR with --repair */
+	int salvage;
 	int progress_shown;
 };
-
-static noreturn void usage(void)
-{
-	cli_puts(usage_text);
-	cli_exit(EX_OK);
-}
 
 static const char *kind_name(int kind)
 {
@@ -118,20 +114,6 @@ static void on_problem(void *arg, const struct elog_problem *p)
 	cli_putc('\n');
 }
 
-/* A timestamp as RFC 3339 in UTC with milliseconds, or "@MS" when it is
- * outside what that can express. */
-static void put_time(int64_t ms)
-{
-	char buf[CLI_TIME_MAX];
-
-	if (cli_format_time(ms, buf) == 0) {
-		cli_puts(buf);
-		return;
-	}
-	cli_putc('@');
-	cli_put_i64(ms);
-}
-
 static void on_segment(void *arg, const struct elog_segment_info *s)
 {
 	struct run *r = arg;
@@ -182,9 +164,9 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 		cli_putc(' ');
 		cli_put_u64(s->bytes);
 		cli_putc(' ');
-		put_time(s->ts_min);
+		cli_put_time(s->ts_min);
 		cli_putc(' ');
-		put_time(s->ts_max);
+		cli_put_time(s->ts_max);
 	}
 	cli_puts(s->active ? " active" : " closed");
 	cli_puts(s->damaged ? " damaged\n" : "\n");
@@ -220,72 +202,75 @@ static void on_salvage(const struct elog_salvage_report *rep, void *arg)
 	on_problem(arg, &p);
 }
 
-int main(int argc, char *argv[])
+/* The command line, into r (the log directory in r->dir). */
+static void parse_command_line(int argc, char *argv[], struct run *r)
 {
-	struct run r = { 0 };
-	int salvage = 0;
-	struct elog_verify_result res;
-	unsigned flags = 0;
-	char msg[ELOG_VERIFY_MSG_MAX];
 	int c;
 
-	cli_init(argv[0]);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":lqh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			r.list = 1;
+			r->list = 1;
 			break;
 		case 'q':
-			r.quiet = 1;
+			r->quiet = 1;
 			break;
 		case OPT_JSON:
-			r.json = 1;
+			r->json = 1;
 			break;
 		case OPT_REPAIR:
-			flags |= ELOG_VERIFY_REPAIR;
+			r->flags |= ELOG_VERIFY_REPAIR;
 			break;
 		case OPT_SALVAGE:
-			salvage = 1;
+			r->salvage = 1;
 			break;
-		case 'h':
-			usage();
-		case OPT_VERSION:
-			cli_version();
 		default:
-			cli_bad_option(c, argv);
+			cli_common_option(c, argv, usage_text);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	r.dir = cli_dir_operand(argc, argv);
-	if (r.list && (flags & ELOG_VERIFY_REPAIR))
+	r->dir = cli_dir_operand(argc - optind, argv + optind);
+	if (r->list && (r->flags & ELOG_VERIFY_REPAIR))
 		cli_usage_error("-l and --repair cannot be used together");
-	if (r.list && r.quiet)
+	if (r->list && r->quiet)
 		cli_usage_error("-l and -q cannot be used together");
-
-	if (salvage && !(flags & ELOG_VERIFY_REPAIR))
+	if (r->salvage && !(r->flags & ELOG_VERIFY_REPAIR))
 		cli_usage_error("--salvage goes with --repair");
+}
 
+/* The one-line summary on standard error when problems remain. */
+static void warn_summary(const struct run *r, const struct elog_verify_result *res)
+{
+	cli_warn(r->dir, "%" PRIu64 " problem%s found in %" PRIu64 " segment%s "
+	         "(%" PRIu64 " records)%s", res->damage, res->damage == 1 ? "" : "s",
+	         res->segments, res->segments == 1 ? "" : "s", res->records,
+	         (r->flags & ELOG_VERIFY_REPAIR)
+	         ? (res->repaired ? "; some could not be repaired" : "; none could be repaired")
+	         : "");
+}
+
+int main(int argc, char *argv[])
+{
+	struct run r = { 0 };
+	struct elog_verify_result res;
+	char msg[ELOG_VERIFY_MSG_MAX];
+
+	cli_init(argv[0]);
+	parse_command_line(argc, argv, &r);
 	struct elog_verify_hooks hooks = {
 		on_problem, on_segment, isatty(STDERR_FILENO) ? on_progress : NULL, &r
 	};
-	int err = salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
+	int err = r.salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
 	if (err)
 		cli_die_elog(r.dir, err, msg);
-	err = elog_verify(r.dir, flags, &hooks, &res, msg);
+	err = elog_verify(r.dir, r.flags, &hooks, &res, msg);
 	clear_progress(&r);
 	if (err)
 		cli_die_elog(r.dir, err, msg);
 	cli_flush();
 	if (res.remaining == 0)
-		cli_exit(EX_OK);
+		cli_exit(CLI_EX_OK);
 	if (!r.quiet)
-		cli_warn(r.dir, "%" PRIu64 " problem%s found in %" PRIu64 " segment%s "
-		         "(%" PRIu64 " records)%s", res.damage, res.damage == 1 ? "" : "s",
-		         res.segments, res.segments == 1 ? "" : "s", res.records,
-		         (flags & ELOG_VERIFY_REPAIR)
-		         ? (res.repaired ? "; some could not be repaired" : "; none could be repaired")
-		         : "");
-	cli_exit(EX_NO);
+		warn_summary(&r, &res);
+	cli_exit(CLI_EX_NO);
 }

@@ -1,7 +1,9 @@
 /*
  * parse.c: the argument grammars every program shares: unsigned integers,
- * durations, sizes and points in time (shared/CLI.md).  Each parser takes
- * the whole string or nothing, so "10x" or "5 " is an error, never 10 or 5.
+ * durations, sizes and points in time, as elog(7) ARGUMENTS describes them,
+ * with the clocks they are read against and their printed forms.  Each
+ * parser takes the whole string or nothing, so "10x" or "5 " is an error,
+ * never 10 or 5.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -377,6 +379,14 @@ int64_t cli_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t cli_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int64_t cli_arg_time(const char *opt, const char *arg)
 {
 	int64_t v;
@@ -412,6 +422,18 @@ int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
 		return -1;
 	snprintf(buf + n, CLI_TIME_MAX - n, ".%03dZ", (int)frac);
 	return 0;
+}
+
+void cli_put_time(int64_t ms)
+{
+	char buf[CLI_TIME_MAX];
+
+	if (cli_format_time(ms, buf) == 0) {
+		cli_puts(buf);
+		return;
+	}
+	cli_putc('@');
+	cli_put_i64(ms);
 }
 
 void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX])

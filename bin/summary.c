@@ -336,5 +336,5 @@ noreturn void cli_summary(const char *dir, int json)
 		print_text(dir, &s, c, n);
 	free(c);
 	elog_summary_free(&s);
-	cli_exit(EX_OK);
+	cli_exit(CLI_EX_OK);
 }

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,90 +58,183 @@ static int is_hex_id(const char *s, size_t n)
 	return 1;
 }
 
+/* How a key's value is written, and the field of struct elog_settings it
+ * fills. */
+enum kind {
+	K_FORMAT,	/* a decimal number: the format, checked, not kept */
+	K_ID,		/* 32 lowercase hex digits (char[33]) */
+	K_WORD,		/* words[0] or words[1], kept as 0 or 1 (int) */
+	K_TIME,		/* a decimal number (int64_t, at most INT64_MAX) */
+	K_U64,		/* a decimal number (uint64_t) */
+	K_U32,		/* a decimal number (uint32_t) */
+	K_INT,		/* a decimal number (int) */
+};
+
+/* The keys, in the order settings_format() writes them.  A number must lie
+ * in [min, max] once the whole file is read (a key left out counts as 0);
+ * a word other than the two returns unknown at once. */
+static const struct key {
+	const char *name;
+	enum kind kind;
+	size_t at;			/* offsetof the field */
+	uint64_t min, max;		/* numbers */
+	const char *words[2];		/* K_WORD */
+	int unknown;			/* K_WORD */
+} keys[] = {
+#define AT(field) offsetof(struct elog_settings, field)
+	{ "format",            K_FORMAT, 0, 0, UINT64_MAX, { NULL }, 0 },
+	{ "id",                K_ID,   AT(id), 0, 0, { NULL }, 0 },
+	{ "created_ms",        K_TIME, AT(created_ms), 0, UINT64_MAX, { NULL }, 0 },
+	{ "segment_bytes",     K_U64,  AT(segment_bytes),
+	                       MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES, { NULL }, 0 },
+	{ "index_interval",    K_U32,  AT(index_interval),
+	                       MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL, { NULL }, 0 },
+	{ "retain_ms",         K_U64,  AT(retain_ms), 0, UINT64_MAX, { NULL }, 0 },
+	{ "retain_bytes",      K_U64,  AT(retain_bytes), 0, UINT64_MAX, { NULL }, 0 },
+	/* A codec this version does not know is a newer format. */
+	{ "compression",       K_WORD, AT(compression), 0, 0, { "none", "zstd" },
+	                       ELOG_VERSION },
+	{ "compression_level", K_INT,  AT(compression_level), 0, 19, { NULL }, 0 },
+	{ "dictionary",        K_WORD, AT(no_dictionary), 0, 0, { "auto", "none" },
+	                       ELOG_CORRUPT },
+#undef AT
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+/* The words of "compression" are its field's values. */
+_Static_assert(ELOG_COMPRESS_NONE == 0 && ELOG_COMPRESS_ZSTD == 1,
+               "compression words out of step with ELOG_COMPRESS_*");
+
+/* The key named by the kn bytes at name, or NULL for one this version does
+ * not know. */
+static const struct key *key_find(const char *name, size_t kn)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(keys[i].name) == kn && memcmp(keys[i].name, name, kn) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* The value of key k, vn bytes at val: an id or a word into s, a number
+ * into *num (kept once the whole file is checked). */
+static int value_read(const struct key *k, const char *val, size_t vn,
+                      struct elog_settings *s, uint64_t *num)
+{
+	switch (k->kind) {
+	case K_ID:
+		if (!is_hex_id(val, vn))
+			return ELOG_CORRUPT;
+		memcpy(s->id, val, 32);
+		s->id[32] = '\0';
+		return 0;
+	case K_WORD:
+		for (int i = 0; i < 2; i++)
+			if (strlen(k->words[i]) == vn && memcmp(val, k->words[i], vn) == 0) {
+				*(int *)((char *)s + k->at) = i;
+				return 0;
+			}
+		return k->unknown;
+	default:
+		return parse_u64(val, vn, num) < 0 ? ELOG_CORRUPT : 0;
+	}
+}
+
+/* Keep the number v, within k's range, in its field of s. */
+static void number_store(const struct key *k, uint64_t v, struct elog_settings *s)
+{
+	void *f = (char *)s + k->at;
+
+	switch (k->kind) {
+	case K_TIME:
+		*(int64_t *)f = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+		break;
+	case K_U64:
+		*(uint64_t *)f = v;
+		break;
+	case K_U32:
+		*(uint32_t *)f = (uint32_t)v;
+		break;
+	case K_INT:
+		*(int *)f = (int)v;
+		break;
+	default:
+		break;
+	}
+}
+
 int settings_parse(const char *text, size_t len, struct elog_settings *s)
 {
-	uint64_t format = 0, v;
-	int have_id = 0;
+	uint64_t num[NKEYS] = { 0 };	/* the numbers, by key */
+	const char *p = text, *end = text + len, *le;
+	int err;
+
 	memset(s, 0, sizeof *s);
-	const char *p = text, *end = text + len;
-	while (p < end) {
+	for (; p < end; p = le + 1) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(le - p));
-		if (le == p || *p == '#') {
-			p = le + 1;
+		le = nl ? nl : end;
+		if (le == p || *p == '#')
 			continue;
-		}
+		const char *sp = memchr(p, ' ', (size_t)(le - p));
 		if (!sp)
 			return ELOG_CORRUPT;
-		size_t kn = (size_t)(sp - p), vn = (size_t)(le - sp - 1);
-		const char *val = sp + 1;
-#define KEY(k) (kn == sizeof(k) - 1 && memcmp(p, k, kn) == 0)
-		if (KEY("id")) {
-			if (!is_hex_id(val, vn))
-				return ELOG_CORRUPT;
-			memcpy(s->id, val, 32);
-			s->id[32] = '\0';
-			have_id = 1;
-		} else if (KEY("compression")) {
-			if (vn == 4 && memcmp(val, "none", 4) == 0)
-				s->compression = ELOG_COMPRESS_NONE;
-			else if (vn == 4 && memcmp(val, "zstd", 4) == 0)
-				s->compression = ELOG_COMPRESS_ZSTD;
-			else
-				return ELOG_VERSION;	/* a codec we do not know */
-		} else if (KEY("dictionary")) {
-			if (vn == 4 && memcmp(val, "auto", 4) == 0)
-				s->no_dictionary = 0;
-			else if (vn == 4 && memcmp(val, "none", 4) == 0)
-				s->no_dictionary = 1;
-			else
-				return ELOG_CORRUPT;
-		} else if (KEY("format") || KEY("created_ms") || KEY("segment_bytes") ||
-		           KEY("index_interval") || KEY("retain_ms") || KEY("retain_bytes") ||
-		           KEY("compression_level")) {
-			if (parse_u64(val, vn, &v) < 0)
-				return ELOG_CORRUPT;
-			if (KEY("format"))
-				format = v;
-			else if (KEY("created_ms"))
-				s->created_ms = v > INT64_MAX ? INT64_MAX : (int64_t)v;
-			else if (KEY("segment_bytes"))
-				s->segment_bytes = v;
-			else if (KEY("index_interval"))
-				s->index_interval = v > UINT32_MAX ? 0 : (uint32_t)v;
-			else if (KEY("retain_ms"))
-				s->retain_ms = v;
-			else if (KEY("compression_level"))
-				s->compression_level = v > 19 ? -1 : (int)v;
-			else
-				s->retain_bytes = v;
-		}
-#undef KEY
-		p = le + 1;
+		const struct key *k = key_find(p, (size_t)(sp - p));
+		if (k && (err = value_read(k, sp + 1, (size_t)(le - sp - 1), s,
+		                           &num[k - keys])) != 0)
+			return err;
 	}
-	if (format != SETTINGS_FORMAT)
-		return format ? ELOG_VERSION : ELOG_CORRUPT;
-	if (!have_id || s->segment_bytes < MIN_SEGMENT_BYTES ||
-	    s->segment_bytes > MAX_SEGMENT_BYTES ||
-	    s->index_interval < MIN_INDEX_INTERVAL ||
-	    s->index_interval > MAX_INDEX_INTERVAL || s->compression_level < 0)
+	/* keys[0] is the format. */
+	if (num[0] != SETTINGS_FORMAT)
+		return num[0] ? ELOG_VERSION : ELOG_CORRUPT;
+	if (s->id[0] == '\0')
 		return ELOG_CORRUPT;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].kind < K_TIME)
+			continue;
+		if (num[i] < keys[i].min || num[i] > keys[i].max)
+			return ELOG_CORRUPT;
+		number_store(&keys[i], num[i], s);
+	}
 	return 0;
 }
 
 size_t settings_format(const struct elog_settings *s, char *buf)
 {
-	int n = snprintf(buf, SETTINGS_MAX,
-	    "format %u\nid %s\ncreated_ms %lld\nsegment_bytes %llu\n"
-	    "index_interval %u\nretain_ms %llu\nretain_bytes %llu\n"
-	    "compression %s\ncompression_level %d\ndictionary %s\n",
-	    SETTINGS_FORMAT, s->id, (long long)s->created_ms,
-	    (unsigned long long)s->segment_bytes, s->index_interval,
-	    (unsigned long long)s->retain_ms, (unsigned long long)s->retain_bytes,
-	    s->compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none", s->compression_level,
-	    s->no_dictionary ? "none" : "auto");
-	return (size_t)n;
+	size_t n = 0;
+
+	/* Every key and value together take far less than SETTINGS_MAX. */
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		const void *f = (const char *)s + k->at;
+		char num[24];
+		const char *v = num;
+
+		switch (k->kind) {
+		case K_FORMAT:
+			snprintf(num, sizeof num, "%u", SETTINGS_FORMAT);
+			break;
+		case K_ID:
+			v = s->id;
+			break;
+		case K_WORD:
+			v = k->words[*(const int *)f == 1];
+			break;
+		case K_TIME:
+			snprintf(num, sizeof num, "%lld", (long long)*(const int64_t *)f);
+			break;
+		case K_U64:
+			snprintf(num, sizeof num, "%llu",
+			         (unsigned long long)*(const uint64_t *)f);
+			break;
+		case K_U32:
+			snprintf(num, sizeof num, "%u", (unsigned)*(const uint32_t *)f);
+			break;
+		case K_INT:
+			snprintf(num, sizeof num, "%d", *(const int *)f);
+			break;
+		}
+		n += (size_t)snprintf(buf + n, SETTINGS_MAX - n, "%s %s\n", k->name, v);
+	}
+	return n;
 }
 
 int settings_load(int dfd, struct elog_settings *s, char *msg)
