@@ -460,6 +460,57 @@ int settings_new_id(char id[33]);
 int settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg);
 
+/* ---- verify.c and repair.c: elog_verify() ---- */
+enum { WM_MISSING, WM_OK, WM_BAD };	/* the watermark file, as checked */
+/* What checking a segment learned that later checks and repairs need. */
+struct segstate {
+	uint64_t base;
+	int scanned;          /* its records were read (header good enough) */
+	int clean;            /* every record read, to the end of the file */
+	int idx_bad;          /* index damaged or missing */
+	uint64_t size;
+	uint64_t bad_at;      /* first damaged record, or UINT64_MAX */
+	uint64_t valid_end;   /* end of the last valid record */
+	uint64_t next;        /* offset after its last valid record, or base */
+	/* Records at or above the next segment's base: a merge interrupted
+	 * before it removed that segment, or damage (see check_overlap). */
+	uint64_t overlap_pos, overlap_off;
+	int overlap;
+	int damaged;          /* any damage found in it */
+	/* For the segment the watermark names: */
+	int wm_boundary;      /* segment_bytes is the end of a record */
+	uint64_t wm_next;     /* offset after the last record it covers */
+};
+
+struct verify {
+	int dfd;
+	int quiet;            /* the check after a repair: count only */
+	unsigned flags;
+	const struct elog_verify_hooks *h;
+	struct elog_verify_result *res;
+	char *msg;
+	struct elog_settings set;
+	int have_set;
+	struct watermark wm;
+	int wm_state;
+	int wm_fix;           /* the watermark disagrees with the data */
+	uint64_t *base, *ibase;
+	size_t n, ni;
+	struct start_view start;
+	int start_fix;        /* --repair writes the start anew, naming base[0] */
+	struct segstate *seg;
+	uint64_t total, done, shown;
+};
+
+/* Count a problem into v->res and hand it to the caller's hook. */
+void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+                    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* Take LOCK (emptying its state) and maint.lock for a repair. */
+int repair_lock(struct verify *v, int *lockfd, int *maintfd);
+/* Repair what the check found: stale temporary files, indexes, the start
+ * file, the active segment's tail and the watermark. */
+int repair(struct verify *v);
+
 /* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
 /*
  * Retention and compaction run beside the writer under FN_MAINT, never
