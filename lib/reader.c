@@ -144,7 +144,9 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
 	}
 	/* One read brings the header and, for a small segment, all of it:
-	 * a read that comes back short found the end of the file. */
+	 * a read that comes back short found the end of the file.  (So the
+	 * reader opens the file itself rather than by seg_open(), which reads
+	 * the header alone, and judges the header as seg_open() does.) */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
 	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
