@@ -18,18 +18,26 @@
  * directory means it holds something other than a log. */
 static int leftover_of_creation(const char *name)
 {
-	char seg[NAME_MAX_LOCAL], idx[NAME_MAX_LOCAL];
-	seg_name(seg, 0, SEG_EXT);
-	seg_name(idx, 0, IDX_EXT);
-	return strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
-	       strcmp(name, FN_WRITERS) == 0 ||
-	       strcmp(name, FN_MAINT) == 0 || strcmp(name, FN_CONSUMERS_LOCK) == 0 ||
-	       strcmp(name, FN_START) == 0 ||
-	       strncmp(name, FN_START ".tmp.", sizeof FN_START + 4) == 0 ||
-	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
-	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
-	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||
-	       strcmp(name, "00000000000000000000.log.new") == 0;
+	struct file_class fc;
+	switch (file_classify(name, &fc)) {
+	case FILE_LOCK:
+	case FILE_WATERMARK:
+	case FILE_WRITERS:
+	case FILE_MAINT:
+	case FILE_CONSUMERS_LOCK:
+		return !fc.tmp;
+	case FILE_SEGMENT:
+	case FILE_SEGMENT_NEW:
+		return !fc.tmp && fc.num == 0;
+	case FILE_INDEX:		/* the first, or its temporary file */
+		return fc.num == 0;
+	case FILE_START:		/* the file, or its temporary file */
+		return 1;
+	case FILE_SETTINGS:		/* written last: only its temporary file */
+		return fc.tmp;
+	default:
+		return 0;
+	}
 }
 
 struct stranger {

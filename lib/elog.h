@@ -744,6 +744,17 @@ int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);
 void elog_summary_free(struct elog_summary *s);
 /* ==== end of SUMMARY ==================================================== */
 
+/* ==== FILES: sizes and names of the format (elog(5)) ==================== */
+/* The bytes a record with a key and a value of these lengths takes in a
+ * segment: 28 + key_len + value_len (its value as stored, compressed or
+ * not). */
+size_t elog_record_size(size_t key_len, size_t value_len);
+/* The name of the segment file based at base, "<20 digits>.log", into buf
+ * of ELOG_SEGMENT_NAME_MAX bytes (the NUL included). */
+#define ELOG_SEGMENT_NAME_MAX 25
+void elog_segment_name(char *buf, uint64_t base);
+/* ==== end of FILES ====================================================== */
+
 #ifdef __cplusplus
 }
 #endif

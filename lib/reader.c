@@ -144,7 +144,9 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
 	}
 	/* One read brings the header and, for a small segment, all of it:
-	 * a read that comes back short found the end of the file. */
+	 * a read that comes back short found the end of the file.  (So the
+	 * reader opens the file itself rather than by seg_open(), which reads
+	 * the header alone, and judges the header as seg_open() does.) */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
 	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
@@ -163,18 +165,15 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	 * its header, or a power loss may have garbled it: it is simply not
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
-	err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(sc.buf, base);
-	if (err) {
+	char why[ERRMSG_MAX];
+	if ((err = seg_header_verify(sc.buf, got, base, why)) != 0) {
 		scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
 			*gone = -1;
 			return 0;
 		}
-		if (got < SEG_HDR)
-			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
-		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
-		    ? "unsupported segment version" : "bad segment header");
+		return errmsg_set(r->msg, err, "%s", why);
 	}
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */

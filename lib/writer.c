@@ -352,23 +352,27 @@ static int tail_reload(elog *w)
 		                                              FN_WATERMARK, strerror(err));
 	if (wm.segment_bytes < SEG_HDR)
 		return ELOG_CORRUPT;
+	uint32_t flags;
 	if (w->segfd < 0 || wm.segment_base != w->seg_base) {
 		close_segment(w);
-		seg_name(name, wm.segment_base, SEG_EXT);
-		if ((w->segfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+		if (seg_open(w->dfd, wm.segment_base, O_RDWR, &w->segfd, &flags, &st,
+		             NULL) != 0)
 			return ELOG_CORRUPT;
 		seg_name(name, wm.segment_base, IDX_EXT);
 		if ((w->idxfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
 			return ELOG_CORRUPT;
 		w->seg_base = wm.segment_base;
+	} else if (fstat(w->segfd, &st) < 0 ||
+	           fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 ||
+	           seg_header_verify(hdr, got, wm.segment_base, NULL) != 0) {
+		return ELOG_CORRUPT;	/* the open segment, checked again */
+	} else {
+		flags = seg_header_flags(hdr);
 	}
-	if (fstat(w->segfd, &st) < 0 || (uint64_t)st.st_size != wm.segment_bytes)
-		return ELOG_CORRUPT;
-	if (fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 || got != SEG_HDR ||
-	    seg_header_check(hdr, wm.segment_base) != 0)
+	if ((uint64_t)st.st_size != wm.segment_bytes)
 		return ELOG_CORRUPT;
 	struct tail t = { wm.durable_end, wm.segment_base, wm.segment_bytes,
-	                  seg_header_flags(hdr), { 0 } };
+	                  flags, { 0 } };
 	if (fstat(w->idxfd, &st) < 0 || st.st_size < IDX_HDR ||
 	    ((uint64_t)st.st_size - IDX_HDR) % IDX_ENTRY != 0)
 		return ELOG_CORRUPT;
@@ -607,17 +611,12 @@ static uint32_t dict_referenced(elog *w)
 	if (seglist_read(w->dfd, &sl) != 0)
 		return max;
 	for (size_t i = 0; i < sl.n; i++) {
-		char name[NAME_MAX_LOCAL];
-		unsigned char hdr[SEG_HDR];
-		size_t got;
-		seg_name(name, sl.base[i], SEG_EXT);
-		int fd = fs_openat(w->dfd, name, O_RDONLY, 0);
-		if (fd < 0)
+		uint32_t flags;
+		int fd;
+		if (seg_open(w->dfd, sl.base[i], O_RDONLY, &fd, &flags, NULL, NULL) != 0)
 			continue;
-		if (fs_pread_full(fd, hdr, SEG_HDR, 0, &got) == 0 && got == SEG_HDR &&
-		    seg_header_check(hdr, sl.base[i]) == 0 &&
-		    SEG_DICT(seg_header_flags(hdr)) > max)
-			max = SEG_DICT(seg_header_flags(hdr));
+		if (SEG_DICT(flags) > max)
+			max = SEG_DICT(flags);
 		close(fd);
 	}
 	seglist_free(&sl);
