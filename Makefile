@@ -16,36 +16,20 @@ AR      ?= ar
 CFLAGS  ?= -O2 -g
 VERSION  = 0.2.0
 
-# Our own flags stay separate from the user's CFLAGS.
-ELOG_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread -Ilib \
-	-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-ELOG_LDLIBS = -pthread
-
-# zstd is optional: found with pkg-config unless HAVE_ZSTD=0 or =1 is given.
-HAVE_ZSTD ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1 || echo 0)
-ifeq ($(HAVE_ZSTD),1)
-ELOG_CFLAGS += -DELOG_HAVE_ZSTD $(shell pkg-config --cflags libzstd)
-ZSTD_LIBS   := $(shell pkg-config --libs libzstd)
-ELOG_LDLIBS += $(ZSTD_LIBS)
-$(info elog: building with zstd (HAVE_ZSTD=1))
-else
-ZSTD_LIBS   :=
-$(info elog: building without zstd (HAVE_ZSTD=0))
-endif
-
-# A build forced without zstd gets its own directory, so both can coexist.
-ifeq ($(origin HAVE_ZSTD)$(HAVE_ZSTD),command line0)
-NOZ = -nozstd
-endif
+# The flags (ELOG_CFLAGS, ELOG_LDLIBS, HAVE_ZSTD detected with pkg-config
+# unless given) and the build directory named for them: mk/flags.mk.
+include mk/flags.mk
 ifeq ($(SANITIZE),1)
-B ?= build-san$(NOZ)
-ELOG_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-ELOG_LDLIBS += -fsanitize=address,undefined
-else
-B ?= build$(NOZ)
+ELOG_CFLAGS += $(SAN_CFLAGS)
+ELOG_LDLIBS += $(SAN_LDLIBS)
+endif
+B ?= $(ELOG_BUILD)
+# Not for `make builddir`, whose output is the directory alone.
+ifneq ($(MAKECMDGOALS),builddir)
+$(info elog: building with$(if $(filter 1,$(HAVE_ZSTD)),,out) zstd (HAVE_ZSTD=$(HAVE_ZSTD)) into $(B)/)
 endif
 
-LIB_SRC  = $(sort $(wildcard lib/*.c))
+LIB_SRC  = $(ELOG_LIB_SRC)
 LIB_OBJ  = $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
 CLI_SRC  = $(filter-out bin/elog-%.c,$(wildcard bin/*.c))
 CLI_OBJ  = $(CLI_SRC:bin/%.c=$(B)/bin/%.o)
@@ -59,7 +43,15 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libelog.a $(PROGS) $(B)/elog.pc
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+# What this directory's objects were compiled with (mk/flags.mk).
+$(B)/flags: FORCE
+	$(call elog_flags_file,$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) $(ELOG_LDLIBS))
+
+# The build directory of these flags, for scripts: `make -s builddir`.
+builddir:
+	@echo $(B)
+
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -67,7 +59,7 @@ $(B)/libelog.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
-$(B)/bin/%.o: bin/%.c lib/elog.h $(wildcard bin/*.h)
+$(B)/bin/%.o: bin/%.c lib/elog.h $(wildcard bin/*.h) $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -81,12 +73,12 @@ $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
 MAINT_FAULT_OBJ = $(B)/tests/maint_fault.o
 MAINT_FAULT     = $(MAINT_FAULT_OBJ) -Wl,--wrap=maint_step
 
-$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a $(MAINT_FAULT_OBJ)
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
 		$(B)/libelog.a $(MAINT_FAULT) $(CHECK_LIBS) $(ELOG_LDLIBS)
 
-$(MAINT_FAULT_OBJ): tests/crash/maint_fault.c tests/crash/maint_fault.h
+$(MAINT_FAULT_OBJ): tests/crash/maint_fault.c tests/crash/maint_fault.h $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -100,16 +92,21 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	-e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in
 
-$(B)/elog.pc: elog.pc.in Makefile
+$(B)/elog.pc: elog.pc.in Makefile $(B)/flags
 	@mkdir -p $(@D)
 	$(PC_SED) > $@
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
-check: check-unit check-cli check-man check-examples check-crash
+check: check-unit check-cli check-man check-examples check-crash check-build
 else
-check: check-unit check-cli check-man check-examples check-crash check-fuzz
+check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build
 endif
+
+# Builds of other flags (HAVE_ZSTD=0 after a default build, one B for both)
+# never link each other's objects: in a scratch copy, at -O0.
+check-build:
+	tests/build/flags.sh
 
 # libFuzzer harnesses (clang): a few seconds each on the committed corpus in
 # `make check`; `make fuzz FUZZ_SECONDS=N` runs each for longer.
@@ -131,7 +128,7 @@ CRASH_SRC  = $(filter-out tests/crash/maint_fault.c,$(sort $(wildcard tests/cras
 CRASH_WRAP = -Wl,--wrap=open,--wrap=openat,--wrap=write,--wrap=pwrite,--wrap=ftruncate \
 	-Wl,--wrap=fsync,--wrap=fdatasync,--wrap=renameat,--wrap=unlinkat,--wrap=dup,--wrap=close
 
-$(B)/tests/crashsim: $(CRASH_SRC) $(wildcard tests/crash/*.h) $(B)/libelog.a
+$(B)/tests/crashsim: $(CRASH_SRC) $(wildcard tests/crash/*.h) $(B)/libelog.a $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/crash -o $@ $(CRASH_SRC) \
 		$(B)/libelog.a $(CRASH_WRAP) $(ELOG_LDLIBS)
@@ -148,7 +145,7 @@ crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 check-cross:
 	B=$(B) tests/cross/run.sh
 
-EXAMPLES_VARS = B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) ELOG_LIBS="$(ELOG_LDLIBS)"
+EXAMPLES_VARS = B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) HAVE_ZSTD=$(HAVE_ZSTD)
 
 examples: all
 	$(MAKE) -C examples $(EXAMPLES_VARS)
@@ -189,7 +186,9 @@ uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(COMPDIR)/$${p##*/}; done
 
 clean:
-	rm -rf build build-san build-*
+	rm -rf build build-*
 	$(MAKE) -C tests/fuzz clean
 
-.PHONY: all check check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+FORCE:
+
+.PHONY: FORCE builddir all check check-build check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -5,16 +5,17 @@
 #   bench/run.sh [--quick | --full] [bench options...]
 #   bench/run.sh --long [--long-records N]     (100M records by default)
 #
-# B names the build directory (default: build); the library and programs are
-# built there first with `make B=$B`, unless BENCH_BUILT=1 says that the
-# caller (`make bench`, with its own HAVE_ZSTD and flags) has just done so.  BENCH_DIR overrides where the data
-# goes (default: a temporary directory .bench.XXXXXX in the repository, which
+# B names the build directory (default: the one `make builddir` names for
+# the flags in the environment, build/ for a default build); the library and
+# programs are built there first with `make B=$B`, unless BENCH_BUILT=1 says
+# that the caller (`make bench`, with its own HAVE_ZSTD and flags) has just
+# done so.  BENCH_DIR overrides where the data goes (default: a temporary directory .bench.XXXXXX in the repository, which
 # must not be tmpfs: the figures are about a disk).  The JSON lines go to
 # $B/bench.jsonl unless --json is given.  See bench/README.md.
 set -eu
 cd "$(dirname "$0")/.."
-B=${B:-build}
 MAKE=${MAKE:-make}
+B=${B:-$($MAKE -s --no-print-directory builddir)}
 
 [ "${BENCH_BUILT:-0}" = 1 ] || $MAKE -s B="$B" all >/dev/null
 cflags=$(pkg-config --cflags sqlite3)

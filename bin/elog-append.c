@@ -426,7 +426,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	if (a->batch_n == 0)
 		a->batch_start = cli_monotonic_ms();
 	a->batch_n++;
-	a->batch_size += 28 + rec.key_len + rec.value_len;
+	a->batch_size += elog_record_size(rec.key_len, rec.value_len);
 	if (cf->sync)
 		commit_wait(a);
 	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||

@@ -34,9 +34,9 @@ static const struct option long_options[] = {
 
 static void put_name(uint64_t base)
 {
-	char name[32];
+	char name[ELOG_SEGMENT_NAME_MAX];
 
-	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)base);
+	elog_segment_name(name, base);
 	cli_puts(name);
 }
 

@@ -43,12 +43,12 @@ static const struct option long_options[] = {
 static void print_segment(const struct elog_segment_report *rep, void *arg)
 {
 	const char *verb = arg;
-	char when[32], name[32];
+	char when[32], name[ELOG_SEGMENT_NAME_MAX];
 
 	/* "-" for a segment with no record (newest_ms is INT64_MIN). */
 	if (cli_format_time(rep->newest_ms, when) < 0)
 		strcpy(when, "-");
-	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)rep->base);
+	elog_segment_name(name, rep->base);
 	cli_puts(verb);
 	cli_putc(' ');
 	cli_puts(name);
@@ -115,13 +115,13 @@ static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
  * why, so that one can tell what holds retention back. */
 static void print_kept(const struct elog_retain_result *res)
 {
-	char newest[32], judged[32], name[32];
+	char newest[32], judged[32], name[ELOG_SEGMENT_NAME_MAX];
 
 	if (res->kept_why == ELOG_KEPT_NONE)
 		return;
 	if (cli_format_time(res->kept_newest_ms, newest) < 0)
 		strcpy(newest, "-");
-	snprintf(name, sizeof name, "%020llu.log", (unsigned long long)res->kept_base);
+	elog_segment_name(name, res->kept_base);
 	cli_puts("kept ");
 	cli_puts(name);
 	cli_puts(" offsets ");

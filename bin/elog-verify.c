@@ -117,12 +117,12 @@ static void on_problem(void *arg, const struct elog_problem *p)
 static void on_segment(void *arg, const struct elog_segment_info *s)
 {
 	struct run *r = arg;
-	char name[32];
+	char name[ELOG_SEGMENT_NAME_MAX];
 
 	if (!r->list)
 		return;
 	clear_progress(r);
-	snprintf(name, sizeof name, "%020" PRIu64 ".log", s->base);
+	elog_segment_name(name, s->base);
 	if (r->json) {
 		cli_puts("{\"segment\":\"");
 		cli_puts(name);

@@ -360,31 +360,11 @@ static int out_commit(struct compactor *c, struct out *w)
 static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
                         uint32_t *flags)
 {
-	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
 	struct stat st;
-	size_t got;
-	int err;
-	seg_name(name, base, SEG_EXT);
-	*fd = fs_openat(m->dfd, name, O_RDONLY, 0);
-	if (*fd < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
-	err = fstat(*fd, &st) < 0 ? errno : fs_pread_full(*fd, hdr, SEG_HDR, 0, &got);
-	if (!err && (got < SEG_HDR || (err = seg_header_check(hdr, base)) != 0))
-		err = err == ELOG_VERSION ? err : ELOG_CORRUPT;
-	if (err) {
-		close(*fd);
-		*fd = -1;
-		if (err == ELOG_VERSION)
-			return errmsg_set(m->msg, err, "%s: unsupported segment version", name);
-		if (err == ELOG_CORRUPT)
-			return errmsg_set(m->msg, err, "%s: bad segment header", name);
-		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
-	}
-	*size = (uint64_t)st.st_size;
-	if (flags)
-		*flags = seg_header_flags(hdr);
-	return 0;
+	int err = seg_open(m->dfd, base, O_RDONLY, fd, flags, &st, m->msg);
+	if (!err)
+		*size = (uint64_t)st.st_size;
+	return err;
 }
 
 static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
@@ -549,7 +529,7 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		if ((err = out_note(c, &w, &rec, rsize)) != 0)
 			goto fail;
 		if (dropped && !c->o->dry_run &&
-		    (err = out_write(c, &w, (const unsigned char *)rec.key - REC_HDR, rsize)) != 0)
+		    (err = out_write(c, &w, rec_bytes(&rec), rsize)) != 0)
 			goto fail;
 	}
 	if (err != ELOG_END) {
@@ -622,7 +602,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 			while ((err = scan_next(&s, &rec, &at)) == 0) {
 				size_t rsize = rec_size(rec.key_len, rec.value_len);
 				if ((werr = out_note(c, &w, &rec, rsize)) != 0 ||
-				    (werr = out_write(c, &w, (const unsigned char *)rec.key - REC_HDR,
+				    (werr = out_write(c, &w, rec_bytes(&rec),
 				                      rsize)) != 0)
 					break;
 			}

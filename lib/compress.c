@@ -1,13 +1,31 @@
 /*
- * compress.c: optional zstd compression of record values, with
- * dictionaries trained from the log's own records.
+ * compress.c: the codecs of record values, and the dictionaries trained
+ * for them.
  *
- * In a segment whose header names the zstd codec, every non-empty value
- * starts with one tag byte: 0 = the rest is the value as given, 1 = the rest
- * is one zstd frame, less its 4-byte magic number, that decompresses to the
- * value (with the segment's dictionary, if its header names one).  Empty
- * values stay empty, so a tombstone is recognisable without decompressing.
+ * The codec byte of a segment header (see segment.c) names the codec of
+ * all the segment's values.  With codec none, values are stored as given.
+ * With any other codec, every non-empty value starts with one tag byte:
+ * 0 = the rest is the value as given, 1 = the rest is the codec's payload,
+ * which decodes to the value (with the segment's dictionary, if its header
+ * names one).  Empty values stay empty, so a tombstone is recognisable
+ * without decoding.  A value is stored as given unless its payload is
+ * shorter by an eighth: a tiny saving costs a decoding to read.
  *
+ * The rest of the library sees codecs only through this file: a table of
+ * codecs indexed by the codec byte (what settings, messages and segment
+ * headers need to know of one), and an encoder and a decoder of values
+ * (struct venc, struct vdec) that take a segment's header flags and keep,
+ * per codec, the state and dictionary they need.  A codec that this build
+ * lacks is in the table without its functions: its segments are known, and
+ * refused with a clear error.
+ *
+ * A new codec is a CODEC_* byte beside the others, its entry in codecs[]
+ * below with the functions it points to (under the build flag, set by the
+ * Makefile, that brings in its library), and outside the library's code
+ * its ELOG_COMPRESS_* value (elog.h), its name in the settings file
+ * (settings.c), the programs' options that name it, and the man pages.
+ *
+ * zstd: the payload is one zstd frame, less its 4-byte magic number.
  * Events are small, so every byte of a frame counts: the magic number is
  * implied by the tag, the frame omits the dictionary id (the segment header
  * names the dictionary) and carries no checksum (the record's CRC covers
@@ -20,6 +38,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +47,12 @@
 #include "internal.h"
 
 #ifdef ELOG_HAVE_ZSTD
-#define ZDICT_STATIC_LINKING_ONLY
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_FRAMEHEADERSIZE_MAX */
 #include <zdict.h>
 #include <zstd.h>
 #endif
 
-int elog_have_zstd(void)
-{
-#ifdef ELOG_HAVE_ZSTD
-	return 1;
-#else
-	return 0;
-#endif
-}
+/* ---- dictionary files ---- */
 
 void dict_name(char *buf, uint32_t id)
 {
@@ -115,30 +127,63 @@ int dict_latest(int dfd, uint32_t *id)
 	return fs_dir_each(dfd, newer_dict, id);
 }
 
+/* ---- what a codec does ---- */
+
+/* The functions of a codec.  Encoder and decoder states are the codec's
+ * own; each holds at most one dictionary at a time. */
+struct codec_ops {
+	void *(*enc_new)(int level);	/* NULL: out of memory */
+	void (*enc_free)(void *enc);
+	/* Make enc hold dict (0, or an errno value). */
+	int (*enc_dict)(void *enc, const void *dict, size_t len);
+	/* Room encode() needs for a value of n bytes. */
+	size_t (*enc_bound)(size_t n);
+	/* The payload of the n > 0 bytes at v, written at out, encoded with
+	 * the dictionary enc holds if with_dict: its length, or 0 when the
+	 * value does not encode (it is then stored as given). */
+	size_t (*encode)(void *enc, int with_dict, const void *v, size_t n,
+	                 unsigned char *out);
+	/* Train a dictionary of at most cap bytes from n samples laid end to
+	 * end; NULL for a codec without dictionaries. */
+	int (*train)(const void *samples, const size_t *sizes, unsigned n,
+	             unsigned char *dict, size_t cap, size_t *len);
+	void *(*dec_new)(void);		/* NULL: out of memory */
+	void (*dec_free)(void *dec);
+	/* Make dec hold dict: nonzero when dict is not one of this codec. */
+	int (*dec_dict)(void *dec, const void *dict, size_t len);
+	/* The length the n-byte payload at in states it decodes to, or
+	 * SIZE_MAX when it states none. */
+	size_t (*dec_size)(const unsigned char *in, size_t n);
+	/* Decode the payload into out (cap bytes, more than dec_size()), with
+	 * the dictionary dec holds if with_dict; *len is what it decoded to.
+	 * ELOG_CORRUPT with *why, or ENOMEM. */
+	int (*decode)(void *dec, int with_dict, const unsigned char *in, size_t n,
+	              unsigned char *out, size_t cap, size_t *len, const char **why);
+};
+
+/* ---- zstd ---- */
+
 #ifdef ELOG_HAVE_ZSTD
 
-struct zenc {
+#define MAGIC_LEN 4
+static const unsigned char zstd_magic[MAGIC_LEN] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+struct zstd_enc {
 	ZSTD_CCtx *cctx;
 	ZSTD_CDict *cdict;
-	uint32_t dict_id;
 	int level;
 };
 
-struct zdec {
+struct zstd_dec {
 	ZSTD_DCtx *dctx;
 	ZSTD_DDict *ddict;
-	uint32_t dict_id;
-	unsigned char *buf;	/* the decompressed value */
-	size_t cap;
 	unsigned char *frame;	/* the frame with its magic number restored */
 	size_t fcap;
 };
 
-#define MAGIC_LEN 4
-
-struct zenc *zenc_new(int level)
+static void *zstd_enc_new(int level)
 {
-	struct zenc *z = calloc(1, sizeof *z);
+	struct zstd_enc *z = calloc(1, sizeof *z);
 	if (!z || !(z->cctx = ZSTD_createCCtx())) {
 		free(z);
 		return NULL;
@@ -151,55 +196,45 @@ struct zenc *zenc_new(int level)
 	return z;
 }
 
-void zenc_free(struct zenc *z)
+static void zstd_enc_free(void *enc)
 {
-	if (!z)
-		return;
+	struct zstd_enc *z = enc;
 	ZSTD_freeCDict(z->cdict);
 	ZSTD_freeCCtx(z->cctx);
 	free(z);
 }
 
-int zenc_set_dict(struct zenc *z, uint32_t id, const void *dict, size_t len)
+static int zstd_enc_dict(void *enc, const void *dict, size_t len)
 {
+	struct zstd_enc *z = enc;
 	ZSTD_CDict *cd = ZSTD_createCDict(dict, len, z->level);
 	if (!cd)
 		return ENOMEM;
 	ZSTD_freeCDict(z->cdict);
 	z->cdict = cd;
-	z->dict_id = id;
 	return 0;
 }
 
-size_t zenc_bound(size_t n)
+static size_t zstd_enc_bound(size_t n)
 {
-	return 1 + ZSTD_compressBound(n);
+	return ZSTD_compressBound(n);
 }
 
-static const unsigned char zstd_magic[MAGIC_LEN] = { 0x28, 0xb5, 0x2f, 0xfd };
-
-size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
-                  unsigned char *out)
+static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n,
+                          unsigned char *out)
 {
-	/* The frame is written at out, then its magic number is overwritten
-	 * by the tag: out[0..3] = magic, so the payload starts at out + 4. */
-	ZSTD_CCtx_refCDict(z->cctx, dict_id && dict_id == z->dict_id ? z->cdict : NULL);
+	struct zstd_enc *z = enc;
+	/* The frame is written at out, then moved over its magic number. */
+	ZSTD_CCtx_refCDict(z->cctx, with_dict ? z->cdict : NULL);
 	size_t c = ZSTD_compress2(z->cctx, out, ZSTD_compressBound(n), v, n);
-	/* Values that do not shrink by an eighth are stored as they are: a
-	 * tiny frame saves a few bytes but costs a decompression to read. */
-	if (ZSTD_isError(c) || c < MAGIC_LEN || memcmp(out, zstd_magic, MAGIC_LEN) != 0 ||
-	    c - MAGIC_LEN + n / 8 >= n) {
-		out[0] = TAG_RAW;
-		memcpy(out + 1, v, n);
-		return n + 1;
-	}
-	memmove(out + 1, out + MAGIC_LEN, c - MAGIC_LEN);
-	out[0] = TAG_ZSTD;
-	return 1 + c - MAGIC_LEN;
+	if (ZSTD_isError(c) || c <= MAGIC_LEN || memcmp(out, zstd_magic, MAGIC_LEN) != 0)
+		return 0;
+	memmove(out, out + MAGIC_LEN, c - MAGIC_LEN);
+	return c - MAGIC_LEN;
 }
 
-int zenc_train(const void *samples, const size_t *sizes, unsigned n,
-               unsigned char *dict, size_t cap, size_t *len)
+static int zstd_train(const void *samples, const size_t *sizes, unsigned n,
+                      unsigned char *dict, size_t cap, size_t *len)
 {
 	size_t r = ZDICT_trainFromBuffer(dict, cap, samples, sizes, n);
 	if (ZDICT_isError(r))
@@ -208,9 +243,9 @@ int zenc_train(const void *samples, const size_t *sizes, unsigned n,
 	return 0;
 }
 
-struct zdec *zdec_new(void)
+static void *zstd_dec_new(void)
 {
-	struct zdec *z = calloc(1, sizeof *z);
+	struct zstd_dec *z = calloc(1, sizeof *z);
 	if (!z || !(z->dctx = ZSTD_createDCtx())) {
 		free(z);
 		return NULL;
@@ -218,105 +253,369 @@ struct zdec *zdec_new(void)
 	return z;
 }
 
-void zdec_free(struct zdec *z)
+static void zstd_dec_free(void *dec)
 {
-	if (!z)
-		return;
+	struct zstd_dec *z = dec;
 	ZSTD_freeDDict(z->ddict);
 	ZSTD_freeDCtx(z->dctx);
-	free(z->buf);
 	free(z->frame);
 	free(z);
 }
 
-int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *in,
-               size_t n, const void **out, size_t *outlen, char *msg)
+static int zstd_dec_dict(void *dec, const void *dict, size_t len)
 {
-	if (n == 0) {
-		*out = in;
-		*outlen = 0;
-		return 0;
-	}
-	if (in[0] == TAG_RAW) {
-		*out = in + 1;
-		*outlen = n - 1;
-		return 0;
-	}
-	if (in[0] != TAG_ZSTD)
-		return errmsg_set(msg, ELOG_CORRUPT, "unknown value encoding %u", in[0]);
-	size_t flen = MAGIC_LEN + n - 1;
+	struct zstd_dec *z = dec;
+	ZSTD_DDict *dd = ZSTD_createDDict(dict, len);
+	if (!dd)
+		return ELOG_CORRUPT;
+	ZSTD_freeDDict(z->ddict);
+	z->ddict = dd;
+	return 0;
+}
+
+static size_t zstd_dec_size(const unsigned char *in, size_t n)
+{
+	/* The frame header, its magic number restored, is all it takes. */
+	unsigned char head[ZSTD_FRAMEHEADERSIZE_MAX];
+	size_t h = n < sizeof head - MAGIC_LEN ? n : sizeof head - MAGIC_LEN;
+	memcpy(head, zstd_magic, MAGIC_LEN);
+	memcpy(head + MAGIC_LEN, in, h);
+	unsigned long long size = ZSTD_getFrameContentSize(head, MAGIC_LEN + h);
+	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
+	    size >= SIZE_MAX)
+		return SIZE_MAX;
+	return (size_t)size;
+}
+
+static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t n,
+                       unsigned char *out, size_t cap, size_t *len, const char **why)
+{
+	struct zstd_dec *z = dec;
+	size_t flen = MAGIC_LEN + n;
 	if (flen > z->fcap) {
 		unsigned char *nf = realloc(z->frame, flen);
 		if (!nf)
-			return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+			return ENOMEM;
 		z->frame = nf;
 		z->fcap = flen;
 	}
 	memcpy(z->frame, zstd_magic, MAGIC_LEN);
-	memcpy(z->frame + MAGIC_LEN, in + 1, n - 1);
-	unsigned long long size = ZSTD_getFrameContentSize(z->frame, flen);
-	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
-	    size > ELOG_MAX_RECORD)
-		return errmsg_set(msg, ELOG_CORRUPT, "bad zstd frame");
-	if (dict_id && dict_id != z->dict_id) {
-		unsigned char *d;
-		size_t dlen;
-		int err = dict_load(dfd, dict_id, &d, &dlen, msg);
-		if (err)
-			return err;
-		ZSTD_DDict *dd = ZSTD_createDDict(d, dlen);
-		free(d);
-		if (!dd)
-			return errmsg_set(msg, ELOG_CORRUPT, "dictionary %u is not a zstd dictionary",
-			                  dict_id);
-		ZSTD_freeDDict(z->ddict);
-		z->ddict = dd;
-		z->dict_id = dict_id;
+	memcpy(z->frame + MAGIC_LEN, in, n);
+	size_t r = with_dict
+	    ? ZSTD_decompress_usingDDict(z->dctx, out, cap, z->frame, flen, z->ddict)
+	    : ZSTD_decompressDCtx(z->dctx, out, cap, z->frame, flen);
+	if (ZSTD_isError(r)) {
+		*why = ZSTD_getErrorName(r);
+		return ELOG_CORRUPT;
 	}
-	if (size + 1 > z->cap) {
-		unsigned char *nb = realloc(z->buf, size + 1);
-		if (!nb)
-			return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
-		z->buf = nb;
-		z->cap = size + 1;
-	}
-	size_t r = dict_id
-	    ? ZSTD_decompress_usingDDict(z->dctx, z->buf, z->cap, z->frame, flen, z->ddict)
-	    : ZSTD_decompressDCtx(z->dctx, z->buf, z->cap, z->frame, flen);
-	if (ZSTD_isError(r) || r != size)
-		return errmsg_set(msg, ELOG_CORRUPT, "zstd frame does not decompress: %s",
-		                  ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong size");
-	*out = z->buf;
-	*outlen = r;
+	*len = r;
 	return 0;
 }
 
-#else /* no zstd in this build */
+static const struct codec_ops zstd_ops = {
+	.enc_new = zstd_enc_new, .enc_free = zstd_enc_free, .enc_dict = zstd_enc_dict,
+	.enc_bound = zstd_enc_bound, .encode = zstd_encode, .train = zstd_train,
+	.dec_new = zstd_dec_new, .dec_free = zstd_dec_free, .dec_dict = zstd_dec_dict,
+	.dec_size = zstd_dec_size, .decode = zstd_decode,
+};
+#define ZSTD_OPS (&zstd_ops)
 
-struct zenc *zenc_new(int level) { (void)level; return NULL; }
-void zenc_free(struct zenc *z) { (void)z; }
-int zenc_set_dict(struct zenc *z, uint32_t id, const void *dict, size_t len)
-{ (void)z; (void)id; (void)dict; (void)len; return ELOG_UNSUPPORTED; }
-size_t zenc_bound(size_t n) { return n + 1; }
-size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
-                  unsigned char *out)
-{ (void)z; (void)dict_id; out[0] = TAG_RAW; memcpy(out + 1, v, n); return n + 1; }
-int zenc_train(const void *samples, const size_t *sizes, unsigned n,
-               unsigned char *dict, size_t cap, size_t *len)
-{ (void)samples; (void)sizes; (void)n; (void)dict; (void)cap; (void)len; return ELOG_UNSUPPORTED; }
-struct zdec *zdec_new(void) { return NULL; }
-void zdec_free(struct zdec *z) { (void)z; }
-int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *in,
-               size_t n, const void **out, size_t *outlen, char *msg)
+#else
+#define ZSTD_OPS NULL	/* no zstd in this build */
+#endif
+
+/* ---- the codecs ---- */
+
+/* Indexed by the codec byte.  Codec none has no functions: its values
+ * are stored as given. */
+static const struct codec codecs[] = {
+	[CODEC_NONE] = { .name = "none", .id = CODEC_NONE,
+	                 .compression = ELOG_COMPRESS_NONE },
+	[CODEC_ZSTD] = { .name = "zstd", .id = CODEC_ZSTD,
+	                 .compression = ELOG_COMPRESS_ZSTD,
+	                 .level_default = 3, .level_max = 19, .dictionaries = 1,
+	                 .ops = ZSTD_OPS },
+};
+#define NCODECS (sizeof codecs / sizeof codecs[0])
+
+int elog_have_zstd(void)
 {
-	(void)z; (void)dfd; (void)dict_id;
-	if (n == 0 || in[0] == TAG_RAW) {
-		*out = n ? in + 1 : in;
-		*outlen = n ? n - 1 : 0;
-		return 0;
-	}
-	return errmsg_set(msg, ELOG_UNSUPPORTED,
-	    "compressed with zstd, but this build has no zstd support");
+	return codecs[CODEC_ZSTD].ops != NULL;
 }
 
-#endif
+const struct codec *codec_for_flags(uint32_t flags)
+{
+	return SEG_CODEC(flags) < NCODECS ? &codecs[SEG_CODEC(flags)] : NULL;
+}
+
+const struct codec *codec_from_settings(const struct elog_settings *s)
+{
+	for (size_t i = 0; i < NCODECS; i++)
+		if (codecs[i].compression == s->compression)
+			return &codecs[i];
+	return NULL;
+}
+
+int codec_flags_valid(uint32_t flags)
+{
+	const struct codec *c = codec_for_flags(flags);
+	return c && (c->dictionaries || SEG_DICT(flags) == 0);
+}
+
+int codec_usable(const struct codec *c, char *msg)
+{
+	if (c->id != CODEC_NONE && !c->ops)
+		return errmsg_set(msg, ELOG_UNSUPPORTED, "compressed with %s, but this "
+		                  "build has no %s support", c->name, c->name);
+	return 0;
+}
+
+int codec_settings_check(struct elog_settings *s, char *msg)
+{
+	const struct codec *c = codec_from_settings(s);
+	if (!c)
+		return errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
+	if (!c->level_max)
+		s->compression_level = 0;
+	else if (!s->compression_level)
+		s->compression_level = c->level_default;
+	if (c->id != CODEC_NONE && !c->ops)
+		return errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no %s support",
+		                  c->name);
+	if (s->compression_level < 0 || s->compression_level > c->level_max)
+		return errmsg_set(msg, ELOG_INVALID, "%s level must be between 1 and %d",
+		                  c->name, c->level_max);
+	return 0;
+}
+
+int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
+                unsigned n, unsigned char *dict, size_t cap, size_t *len)
+{
+	if (!c->ops || !c->ops->train)
+		return ELOG_UNSUPPORTED;
+	return c->ops->train(samples, sizes, n, dict, cap, len);
+}
+
+size_t codec_value_max(uint32_t flags, size_t n)
+{
+	return n && SEG_CODEC(flags) != CODEC_NONE ? n + 1 : n;
+}
+
+/* ---- encoding and decoding values ---- */
+
+/* A codec's encoder or decoder state in a venc or vdec, made when first
+ * needed, and the dictionary it holds (0 = none). */
+struct state {
+	void *st;
+	uint32_t dict;
+};
+
+struct venc {
+	const struct codec *codec;	/* the one level is for */
+	int level;			/* 0 = the codec's default */
+	struct state s[NCODECS];
+	unsigned char *buf;		/* the last value encoded */
+	size_t cap;
+};
+
+struct vdec {
+	struct state s[NCODECS];
+	unsigned char *buf;		/* the last value decoded */
+	size_t cap;
+};
+
+static int grow(unsigned char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	unsigned char *np = realloc(*p, c);
+	if (!np)
+		return ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+struct venc *venc_new(const struct codec *c, int level)
+{
+	struct venc *e = calloc(1, sizeof *e);
+	if (e) {
+		e->codec = c;
+		e->level = level;
+	}
+	return e;
+}
+
+void venc_free(struct venc *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < NCODECS; i++)
+		if (e->s[i].st)
+			codecs[i].ops->enc_free(e->s[i].st);
+	free(e->buf);
+	free(e);
+}
+
+/* The codec flags name, and its encoder state in e. */
+static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp,
+                     struct state **sp, char *msg)
+{
+	const struct codec *c = codec_for_flags(flags);
+	if (!c)
+		return errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
+	int err = codec_usable(c, msg);
+	if (err)
+		return err;
+	struct state *s = &e->s[c->id];
+	if (!s->st) {
+		int level = c == e->codec && e->level ? e->level : c->level_default;
+		if (!(s->st = c->ops->enc_new(level)))
+			return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	}
+	*cp = c;
+	*sp = s;
+	return 0;
+}
+
+/* Make s, the encoder state of c, hold dictionary id (from dict, or else
+ * loaded from dfd). */
+static int enc_dict(const struct codec *c, struct state *s, uint32_t id, int dfd,
+                    const void *dict, size_t len, char *msg)
+{
+	unsigned char *loaded = NULL;
+	int err;
+	if (!dict) {
+		if ((err = dict_load(dfd, id, &loaded, &len, msg)) != 0)
+			return err;
+		dict = loaded;
+	}
+	err = c->ops->enc_dict(s->st, dict, len);
+	free(loaded);
+	if (err)
+		return errmsg_set(msg, err, "dictionary %u: %s", id, elog_strerror(err));
+	s->dict = id;
+	return 0;
+}
+
+int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg)
+{
+	const struct codec *c;
+	struct state *s;
+	int err = enc_state(e, flags, &c, &s, msg);
+	if (err || SEG_DICT(flags) == 0 || SEG_DICT(flags) == s->dict)
+		return err;
+	return enc_dict(c, s, SEG_DICT(flags), dfd, NULL, 0, msg);
+}
+
+int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len, char *msg)
+{
+	const struct codec *c;
+	struct state *s;
+	int err = enc_state(e, flags, &c, &s, msg);
+	return err ? err : enc_dict(c, s, SEG_DICT(flags), -1, dict, len, msg);
+}
+
+int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
+               const void **out, size_t *outlen, char *msg)
+{
+	const struct codec *c;
+	struct state *s;
+	int err;
+	if (SEG_CODEC(flags) == CODEC_NONE || n == 0) {
+		*out = v;
+		*outlen = n;
+		return 0;
+	}
+	if ((err = venc_use_dict(e, dfd, flags, msg)) != 0 ||
+	    (err = enc_state(e, flags, &c, &s, msg)) != 0)
+		return err;
+	if (grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n)))
+		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	size_t len = c->ops->encode(s->st, SEG_DICT(flags) != 0, v, n, e->buf + 1);
+	if (len == 0 || len + n / 8 >= n) {
+		e->buf[0] = TAG_RAW;
+		memcpy(e->buf + 1, v, n);
+		len = n;
+	} else {
+		e->buf[0] = TAG_ZSTD;
+	}
+	*out = e->buf;
+	*outlen = 1 + len;
+	return 0;
+}
+
+struct vdec *vdec_new(void)
+{
+	return calloc(1, sizeof(struct vdec));
+}
+
+void vdec_free(struct vdec *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < NCODECS; i++)
+		if (d->s[i].st)
+			codecs[i].ops->dec_free(d->s[i].st);
+	free(d->buf);
+	free(d);
+}
+
+int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
+               const void **out, size_t *outlen, char *msg)
+{
+	const struct codec *c = codec_for_flags(flags);
+	const unsigned char *p = in;
+	int err;
+	if (!c)
+		return errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
+	if (c->id == CODEC_NONE || n == 0) {
+		*out = in;
+		*outlen = n;
+		return 0;
+	}
+	if (p[0] == TAG_RAW) {
+		*out = p + 1;
+		*outlen = n - 1;
+		return 0;
+	}
+	if ((err = codec_usable(c, msg)) != 0)
+		return err;
+	if (p[0] != TAG_ZSTD)
+		return errmsg_set(msg, ELOG_CORRUPT, "unknown value encoding %u", p[0]);
+	size_t size = c->ops->dec_size(p + 1, n - 1);
+	if (size == SIZE_MAX || size > ELOG_MAX_RECORD)
+		return errmsg_set(msg, ELOG_CORRUPT, "bad %s frame", c->name);
+	struct state *s = &d->s[c->id];
+	if (!s->st && !(s->st = c->ops->dec_new()))
+		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	uint32_t id = SEG_DICT(flags);
+	if (id && id != s->dict) {
+		unsigned char *dict;
+		size_t dlen;
+		if ((err = dict_load(dfd, id, &dict, &dlen, msg)) != 0)
+			return err;
+		err = c->ops->dec_dict(s->st, dict, dlen);
+		free(dict);
+		if (err)
+			return errmsg_set(msg, ELOG_CORRUPT, "dictionary %u is not a %s "
+			                  "dictionary", id, c->name);
+		s->dict = id;
+	}
+	if (grow(&d->buf, &d->cap, size + 1))
+		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	const char *why = "wrong size";
+	size_t len = 0;
+	err = c->ops->decode(s->st, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
+	if (err == ENOMEM)
+		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+	if (err || len != size)
+		return errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
+		                  c->name, why);
+	*out = d->buf;
+	*outlen = len;
+	return 0;
+}

@@ -1,7 +1,8 @@
 /*
  * consumers_json.h: the table of committed offsets and its text form, the
- * file consumers.json.  Private to lib/consumers.c and its tests; the format
- * is documented in man/elog.5 and in elog-commit(1).
+ * file consumers.json.  Internal to the library (lib/consumers.c, which
+ * reads and commits, and lib/verify.c, which checks the file) and its tests
+ * and fuzzers; the format is documented in man/elog.5 and in elog-commit(1).
  */
 #ifndef ELOG_CONSUMERS_JSON_H
 #define ELOG_CONSUMERS_JSON_H

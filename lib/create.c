@@ -18,18 +18,26 @@
  * directory means it holds something other than a log. */
 static int leftover_of_creation(const char *name)
 {
-	char seg[NAME_MAX_LOCAL], idx[NAME_MAX_LOCAL];
-	seg_name(seg, 0, SEG_EXT);
-	seg_name(idx, 0, IDX_EXT);
-	return strcmp(name, FN_LOCK) == 0 || strcmp(name, FN_WATERMARK) == 0 ||
-	       strcmp(name, FN_WRITERS) == 0 ||
-	       strcmp(name, FN_MAINT) == 0 || strcmp(name, FN_CONSUMERS_LOCK) == 0 ||
-	       strcmp(name, FN_START) == 0 ||
-	       strncmp(name, FN_START ".tmp.", sizeof FN_START + 4) == 0 ||
-	       strcmp(name, seg) == 0 || strcmp(name, idx) == 0 ||
-	       strncmp(name, FN_SETTINGS ".tmp.", sizeof FN_SETTINGS + 4) == 0 ||
-	       strncmp(name, "00000000000000000000.idx.tmp.", 29) == 0 ||
-	       strcmp(name, "00000000000000000000.log.new") == 0;
+	struct file_class fc;
+	switch (file_classify(name, &fc)) {
+	case FILE_LOCK:
+	case FILE_WATERMARK:
+	case FILE_WRITERS:
+	case FILE_MAINT:
+	case FILE_CONSUMERS_LOCK:
+		return !fc.tmp;
+	case FILE_SEGMENT:
+	case FILE_SEGMENT_NEW:
+		return !fc.tmp && fc.num == 0;
+	case FILE_INDEX:		/* the first, or its temporary file */
+		return fc.num == 0;
+	case FILE_START:		/* the file, or its temporary file */
+		return 1;
+	case FILE_SETTINGS:		/* written last: only its temporary file */
+		return fc.tmp;
+	default:
+		return 0;
+	}
 }
 
 struct stranger {
@@ -68,15 +76,11 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	s->retain_ms = opt ? opt->retain_ms : 0;
 	s->retain_bytes = opt ? opt->retain_bytes : 0;
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
+	s->compression_level = opt ? opt->compression_level : 0;
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
-	s->compression_level = s->compression == ELOG_COMPRESS_NONE ? 0
-	    : opt->compression_level ? opt->compression_level : DEFAULT_ZSTD_LEVEL;
-	if (s->compression != ELOG_COMPRESS_NONE && s->compression != ELOG_COMPRESS_ZSTD)
-		return errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
-	if (s->compression == ELOG_COMPRESS_ZSTD && !elog_have_zstd())
-		return errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no zstd support");
-	if (s->compression_level < 0 || s->compression_level > 19)
-		return errmsg_set(msg, ELOG_INVALID, "zstd level must be between 1 and 19");
+	int err = codec_settings_check(s, msg);
+	if (err)
+		return err;
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
 		return errmsg_set(msg, ELOG_INVALID,
 		    "segment size must be between %llu and %llu bytes",
@@ -143,7 +147,7 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
 	s.created_ms = fs_now_ms();
 
-	if ((err = seg_create(dfd, 0, SEG_FLAGS(s.compression == ELOG_COMPRESS_ZSTD ? CODEC_ZSTD : CODEC_NONE, 0),
+	if ((err = seg_create(dfd, 0, SEG_FLAGS(codec_from_settings(&s)->id, 0),
 	                      &segfd, &idxfd)) != 0)
 		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
 	if (fdatasync(segfd) < 0)

@@ -435,6 +435,15 @@ struct elog_summary {
 int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);
 void elog_summary_free(struct elog_summary *s);
 
+/*
+ * Files (elog(3), Files): sizes and names of the format of elog(5).
+ */
+/* The bytes a record takes in a segment: 28 + key_len + value_len. */
+size_t elog_record_size(size_t key_len, size_t value_len);
+/* "<base as 20 digits>.log" into buf of ELOG_SEGMENT_NAME_MAX bytes. */
+#define ELOG_SEGMENT_NAME_MAX 25
+void elog_segment_name(char *buf, uint64_t base);
+
 #ifdef __cplusplus
 }
 #endif

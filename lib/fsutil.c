@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +173,8 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 	/* The temporary name is unique per process and created exclusively,
 	 * so neither a concurrent writer nor a planted file is overwritten. */
 	for (int attempt = 0; fd < 0; attempt++) {
-		snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%d", name, (long)getpid(), attempt);
+		snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.%d", name, (long)getpid(),
+		         attempt);
 		fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 		if (fd < 0 && (errno != EEXIST || attempt > 100))
 			return errno;
@@ -193,22 +195,11 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 
 int fs_tmp_orphaned(const char *name)
 {
-	/* "<name>.tmp.<pid>.<attempt>", as fs_replace_file() makes them. */
-	const char *t = strstr(name, ".tmp."), *p;
-	while (t && strstr(t + 5, ".tmp."))
-		t = strstr(t + 5, ".tmp.");
-	if (!t || t == name)
+	struct file_class fc;
+	file_classify(name, &fc);
+	if (!fc.tmp || fc.pid <= 0 || fc.pid > INT_MAX || fc.pid == (long)getpid())
 		return 0;
-	p = t + 5;
-	if (strspn(p, "0123456789") == 0)
-		return 0;
-	char *end;
-	long pid = strtol(p, &end, 10);
-	if (*end != '.' || end[1] == '\0' || end[1 + strspn(end + 1, "0123456789")] != '\0')
-		return 0;
-	if (pid <= 0 || pid == (long)getpid())
-		return 0;
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	return kill((pid_t)fc.pid, 0) < 0 && errno == ESRCH;
 }
 
 int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)

@@ -1,6 +1,6 @@
 /*
  * internal.h: declarations shared by the files of libelog, never installed.
- * The on-disk format these constants describe is documented in man/elog.5.
+ * The constants of the on-disk format are in format.h.
  */
 #ifndef ELOG_INTERNAL_H
 #define ELOG_INTERNAL_H
@@ -11,65 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include "elog.h"
+#include "format.h"
 
-/* File names inside a log directory. */
-#define FN_LOCK      "LOCK"
-#define FN_WRITERS   "writers"    /* each open writer holds a shared flock */
-#define FN_SETTINGS  "settings"
-#define FN_WATERMARK "watermark"
-#define FN_MAINT     "maint.lock"
-#define FN_CONSUMERS "consumers.json"
-#define FN_CONSUMERS_LOCK "consumers.lock"
-#define SEG_EXT     ".log"
-#define SEG_NEW_EXT ".new"       /* "<base>.log.new": a segment being created */
-#define IDX_EXT     ".idx"
-#define SEG_NAME_LEN 20          /* decimal digits of a base offset */
-#define NAME_MAX_LOCAL 64        /* room for any file name we build */
-
-/* Files of the summary and of salvage. */
-#define FN_WRITERS   "writers"   /* LOCK_SH by every open writer handle */
-#define FN_RETAIN_LAST  "retain.last"   /* when retention last ran (lastrun.c) */
-#define FN_COMPACT_LAST "compact.last"  /* when compaction last ran */
-#define FN_SALVAGED  "salvaged"  /* offsets lost to damage (holes.c) */
-
-/* Segment header: 32 bytes at the start of every .log file. */
-#define SEG_MAGIC     "ELOGSEG\n"
-#define SEG_VERSION   1u
-#define SEG_HDR       32u
-
-/* Record: length u32 | crc32c u32 | offset u64 | ts_ms i64 | schema u16 |
- * key_len u16 | key | value.  length counts the bytes after the length field
- * (crc, fixed fields, key, value) = REC_FIXED + key_len + value_len; the crc
- * covers the bytes after the crc field. */
-#define REC_PREFIX    8u         /* length and crc */
-#define REC_FIXED     24u        /* what length adds to key_len + value_len */
-#define REC_HDR       28u        /* bytes before the key */
-#define REC_MIN_LEN   REC_FIXED
-
-/* Sparse index: 16-byte header, then 24-byte entries
- * offset u64 | ts_max i64 | pos u32 | crc32c u32 (of the first 20 bytes). */
-#define IDX_MAGIC     "ELOGIDX\n"
-#define IDX_VERSION   1u
-#define IDX_HDR       16u
-#define IDX_ENTRY     24u
-
-/* Watermark: 40 bytes, rewritten in place after every fdatasync.
- * magic[8] | durable_end u64 | segment_base u64 | segment_bytes u64 |
- * crc32c u32 (of the first 32 bytes) | reserved u32. */
-#define WM_MAGIC      "ELOGWMK\n"
-#define WM_SIZE       40u
-
-#define SETTINGS_FORMAT 1u
-#define SETTINGS_MAX    4096u    /* a larger settings file is corrupt */
-
-#define DEFAULT_SEGMENT_BYTES  (64ull << 20)
-#define MIN_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MIN
-#define MAX_SEGMENT_BYTES      ELOG_SEGMENT_BYTES_MAX
-#define DEFAULT_INDEX_INTERVAL 4096u
-#define MIN_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MIN
-#define MAX_INDEX_INTERVAL     ELOG_INDEX_INTERVAL_MAX
 #define DEFAULT_BATCH_BYTES    (1u << 20)
 
 /* ---- little-endian encoding (le.h would be a junk drawer of one line) ---- */
@@ -151,7 +97,6 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg);
 void lock_release(int fd);
 /* What LOCK says about the log's tail, written by the holder of the batch
  * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
-#define LOCK_STATE_LEN 107
 struct lock_state {
 	int valid;                /* the file held a state with a right crc */
 	uint64_t gen;             /* bumped by every change to the log's tail */
@@ -202,6 +147,9 @@ int64_t lastrun_read(int dfd, const char *name);
 
 /* ---- record.c: encode, decode and check one record ---- */
 size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
+/* The rec_size() bytes of a record that rec_decode() or scan_next() gave,
+ * as they lie in the buffer it was decoded from. */
+const unsigned char *rec_bytes(const struct elog_record *rec);
 /* Encode rec at p (rec_size() bytes). */
 void rec_encode(unsigned char *p, const struct elog_record *rec);
 /* Check the record at p, of which avail bytes are present.
@@ -222,6 +170,39 @@ void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
 int seg_header_check(const unsigned char *p, uint64_t base);
 /* The flags of a header that passed seg_header_check(). */
 uint32_t seg_header_flags(const unsigned char *p);
+/* What is wrong with a header of which got bytes were read, for a report
+ * that names the byte: the first of these that applies, or SEG_FAULT_NONE.
+ * A wrong base is found after a wrong version; the reserved field, which
+ * readers ignore, last. */
+enum {
+	SEG_FAULT_NONE,
+	SEG_FAULT_SHORT,      /* fewer than SEG_HDR bytes */
+	SEG_FAULT_MAGIC,
+	SEG_FAULT_CRC,
+	SEG_FAULT_VERSION,    /* version or codec unknown (ELOG_VERSION) */
+	SEG_FAULT_BASE,       /* the base is not the name's */
+	SEG_FAULT_RESERVED    /* reserved bytes not zero: harmless to readers */
+};
+int seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
+/* The verdict on the header of segment base, of which got bytes were read:
+ * 0, or ELOG_CORRUPT or ELOG_VERSION with the message every caller gives
+ * for it in msg (when not NULL): "<name>: truncated header", "<name>: bad
+ * segment header", "<name>: unsupported segment version". */
+int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
+/* The one way to open a segment: open segment base of dfd with fs_openat()
+ * (oflags O_RDONLY or O_RDWR), read its header and check it.  0 with *fd
+ * open and, when not NULL, the header's flags in *flags and the file's
+ * status in *st.  Otherwise *fd is -1, nothing is left open, and msg (when
+ * not NULL) says "<name>: why": an errno value (ENOENT when the file is
+ * gone), or seg_header_verify()'s verdict. */
+int seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
+             struct stat *st, char *msg);
+/* seg_open() without the verdict, for those that go on past a bad header
+ * (recovery rewrites it, verification reports it): 0 with *fd open, up to
+ * SEG_HDR bytes of the header in hdr (*got of them) and, when st is not
+ * NULL, the file's status in *st; or an errno value as seg_open(). */
+int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
+                 unsigned char *hdr, size_t *got, struct stat *st, char *msg);
 
 struct seglist {
 	uint64_t *base;   /* sorted ascending */
@@ -238,6 +219,40 @@ int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv);
 void seglist_free(struct seglist *sl);
 /* Index of the segment holding offset: the greatest base <= offset, or -1. */
 ssize_t seglist_find(const struct seglist *sl, uint64_t offset);
+
+/* ---- files.c: what a file name in a log directory says the file is ---- */
+enum {
+	FILE_UNKNOWN,         /* nothing elog makes */
+	FILE_SEGMENT,         /* "<base>.log" */
+	FILE_INDEX,           /* "<base>.idx" */
+	FILE_SEGMENT_NEW,     /* "<base>.log.new": a segment being created */
+	FILE_COMPACT_TMP,     /* "<base>.log.compact", "<base>.idx.compact" */
+	FILE_CUT,             /* "<base>.log.cut-<ms>[-<n>]", kept by repair */
+	FILE_DICT,            /* "dict.<digits>" */
+	FILE_SETTINGS,        /* and each file of a fixed name, FN_... */
+	FILE_WATERMARK,
+	FILE_START,
+	FILE_LOCK,
+	FILE_WRITERS,
+	FILE_MAINT,
+	FILE_CONSUMERS,
+	FILE_CONSUMERS_LOCK,
+	FILE_COMPACT_STATE,
+	FILE_RETAIN_LAST,
+	FILE_COMPACT_LAST,
+	FILE_SALVAGED
+};
+struct file_class {
+	int kind;             /* FILE_*: of the name, or for a temporary file
+	                       * of fs_replace_file(), of the name it replaces */
+	uint64_t num;         /* the base of a segment's files (<base> is 20
+	                       * digits), a dictionary's id (UINT64_MAX when it
+	                       * does not fit), else 0 */
+	int tmp;              /* "<name>.tmp.<pid>.<n>", fs_replace_file()'s */
+	long pid;             /* that process (tmp), or 0 */
+};
+/* Classify name; returns fc->kind. */
+int file_classify(const char *name, struct file_class *fc);
 
 /* ---- scan.c: buffered sequential reading of one segment file ---- */
 struct scan {
@@ -342,13 +357,6 @@ int wm_load(int dfd, int fd, struct watermark *wm);
 int wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */
-/* 32 bytes, made with the log, replaced whole (in place on a full disk):
- * magic[8] | version u32 | reserved u32 | start u64 |
- * crc32c u32 (of the first 24 bytes) | reserved u32. */
-#define FN_START      "start"
-#define START_MAGIC   "ELOGSTA\n"
-#define START_VERSION 1u
-#define START_SIZE    32u
 void start_encode(unsigned char *p, uint64_t start);
 /* 0, ELOG_VERSION (a version this code does not know, checksum right), or
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
@@ -375,46 +383,71 @@ struct start_view {
  * or an errno value. */
 int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
 
-/* ---- compress.c: optional zstd values and dictionaries ---- */
-#define CODEC_NONE    0u
-#define CODEC_ZSTD    1u
-/* Segment header flags: bits 0-7 the codec, bits 8-31 the dictionary id. */
-#define SEG_FLAGS(codec, dict) ((uint32_t)(codec) | (uint32_t)(dict) << 8)
-#define SEG_CODEC(flags)       ((flags) & 0xffu)
-#define SEG_DICT(flags)        ((flags) >> 8)
-#define TAG_RAW       0u         /* value bytes follow as given */
-#define TAG_ZSTD      1u         /* one zstd frame follows */
-#define DICT_PREFIX   "dict."
-#define DICT_MAGIC    "ELOGDICT"
-#define DICT_VERSION  1u
-#define DICT_HDR      24u
-#define DICT_MAX      (1u << 20) /* a larger dictionary file is corrupt */
-#define DICT_ID_MAX   0xffffffu
-#define DEFAULT_ZSTD_LEVEL 3
-struct zenc;
-struct zdec;
+/* ---- compress.c: value codecs and dictionaries ---- */
+/* Codecs, tags and dictionary files: see format.h. */
 void dict_name(char *buf, uint32_t id);
 int dict_store(int dfd, uint32_t id, const void *dict, size_t len);
 int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg);
 /* The highest dictionary id in dfd, 0 when there is none. */
 int dict_latest(int dfd, uint32_t *id);
-/* NULL without zstd in the build (or out of memory). */
-struct zenc *zenc_new(int level);
-void zenc_free(struct zenc *z);
-int zenc_set_dict(struct zenc *z, uint32_t id, const void *dict, size_t len);
-/* Room zenc_value() may need for a value of n bytes. */
-size_t zenc_bound(size_t n);
-/* Encode a value as tag byte + payload into out; returns its length. */
-size_t zenc_value(struct zenc *z, uint32_t dict_id, const void *v, size_t n,
-                  unsigned char *out);
-int zenc_train(const void *samples, const size_t *sizes, unsigned n,
-               unsigned char *dict, size_t cap, size_t *len);
-struct zdec *zdec_new(void);
-void zdec_free(struct zdec *z);
-/* Decode a stored value of a zstd segment; *out is valid until the next
- * call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (no zstd in this build). */
-int zdec_value(struct zdec *z, int dfd, uint32_t dict_id, const unsigned char *in,
-               size_t n, const void **out, size_t *outlen, char *msg);
+/* A codec of record values: what the rest of the library may know of it.
+ * Its functions are compress.c's own. */
+struct codec_ops;
+struct codec {
+	const char *name;	/* in settings and messages: "zstd" */
+	unsigned id;		/* the codec byte of segment headers */
+	int compression;	/* its elog_settings.compression value */
+	int level_default;	/* levels run from 1 to level_max; */
+	int level_max;		/* 0 = the codec has no levels */
+	int dictionaries;	/* it trains them, and its segments name them */
+	const struct codec_ops *ops;	/* NULL: none, or not in this build */
+};
+/* The codec a segment header's flags name; NULL when unknown. */
+const struct codec *codec_for_flags(uint32_t flags);
+/* The codec of the segments a writer starts under s; NULL when unknown. */
+const struct codec *codec_from_settings(const struct elog_settings *s);
+/* 1 when flags name a known codec, and a dictionary only if it has them. */
+int codec_flags_valid(uint32_t flags);
+/* 0 when this build can encode and decode c's values, else
+ * ELOG_UNSUPPORTED with "compressed with <c>, but this build has no <c>
+ * support". */
+int codec_usable(const struct codec *c, char *msg);
+/* Check s's compression and its level, and complete the level (0 = the
+ * codec's default).  ELOG_INVALID, ELOG_UNSUPPORTED. */
+int codec_settings_check(struct elog_settings *s, char *msg);
+/* Train a dictionary of at most cap bytes for c from n samples laid end to
+ * end (sizes[i] bytes each); ELOG_UNSUPPORTED when c has none. */
+int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
+                unsigned n, unsigned char *dict, size_t cap, size_t *len);
+/* The most bytes a value of n bytes takes in a segment with these flags. */
+size_t codec_value_max(uint32_t flags, size_t n);
+struct venc;
+struct vdec;
+/* A value encoder for segments of any codec, which keeps per codec its
+ * state and dictionary; level is for codec c (the settings'), the others
+ * get their default level.  NULL when out of memory. */
+struct venc *venc_new(const struct codec *c, int level);
+void venc_free(struct venc *e);
+/* Make e hold the dictionary flags name, loaded from dfd. */
+int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg);
+/* Make e hold dict as the dictionary flags name. */
+int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len,
+                  char *msg);
+/* The value of n bytes at v as stored in a segment with these flags: v
+ * itself in an uncompressed segment, else tag byte and payload in e's
+ * buffer, valid until the next call.  ELOG_UNSUPPORTED (the codec is not
+ * in this build), a dictionary's errors, ENOMEM. */
+int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
+               const void **out, size_t *outlen, char *msg);
+/* A value decoder for segments of any codec.  NULL when out of memory. */
+struct vdec *vdec_new(void);
+void vdec_free(struct vdec *d);
+/* The value stored as the n bytes at in, in a segment with these flags:
+ * in itself, the bytes after a raw tag, or the payload decoded into d's
+ * buffer, valid until the next call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (the
+ * codec is not in this build), ENOMEM. */
+int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
+               const void **out, size_t *outlen, char *msg);
 
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking
@@ -463,18 +496,63 @@ int settings_new_id(char id[33]);
 int settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg);
 
+/* ---- verify.c and repair.c: elog_verify() ---- */
+enum { WM_MISSING, WM_OK, WM_BAD };	/* the watermark file, as checked */
+/* What checking a segment learned that later checks and repairs need. */
+struct segstate {
+	uint64_t base;
+	int scanned;          /* its records were read (header good enough) */
+	int clean;            /* every record read, to the end of the file */
+	int idx_bad;          /* index damaged or missing */
+	uint64_t size;
+	uint64_t bad_at;      /* first damaged record, or UINT64_MAX */
+	uint64_t valid_end;   /* end of the last valid record */
+	uint64_t next;        /* offset after its last valid record, or base */
+	/* Records at or above the next segment's base: a merge interrupted
+	 * before it removed that segment, or damage (see check_overlap). */
+	uint64_t overlap_pos, overlap_off;
+	int overlap;
+	int damaged;          /* any damage found in it */
+	/* For the segment the watermark names: */
+	int wm_boundary;      /* segment_bytes is the end of a record */
+	uint64_t wm_next;     /* offset after the last record it covers */
+};
+
+struct verify {
+	int dfd;
+	int quiet;            /* the check after a repair: count only */
+	unsigned flags;
+	const struct elog_verify_hooks *h;
+	struct elog_verify_result *res;
+	char *msg;
+	struct elog_settings set;
+	int have_set;
+	struct watermark wm;
+	int wm_state;
+	int wm_fix;           /* the watermark disagrees with the data */
+	uint64_t *base, *ibase;
+	size_t n, ni;
+	struct start_view start;
+	int start_fix;        /* --repair writes the start anew, naming base[0] */
+	struct segstate *seg;
+	uint64_t total, done, shown;
+};
+
+/* Count a problem into v->res and hand it to the caller's hook. */
+void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+                    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* Take LOCK (emptying its state) and maint.lock for a repair. */
+int repair_lock(struct verify *v, int *lockfd, int *maintfd);
+/* Repair what the check found: stale temporary files, indexes, the start
+ * file, the active segment's tail and the watermark. */
+int repair(struct verify *v);
+
 /* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
 /*
  * Retention and compaction run beside the writer under FN_MAINT, never
  * LOCK, and change closed segments only: those below both the newest
  * segment on disk and the segment the watermark names.
  */
-
-/* Temporary files of compaction, "<20 digits>.log.compact" and
- * "<20 digits>.idx.compact": never a segment name, removed by the next run. */
-#define MAINT_TMP_EXT ".compact"
-/* The tombstone state of compaction (format in compact.c and elog(5)). */
-#define FN_COMPACT_STATE "compact.state"
 
 struct maint {
 	char *msg;                /* ERRMSG_MAX bytes, for every error */

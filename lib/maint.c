@@ -134,34 +134,20 @@ void maint_close(struct maint *m)
 int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
 	struct stat st;
 	struct index ix;
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at, from = SEG_HDR;
-	size_t got;
-	int intact, err;
+	int fd, intact, err;
 
 	memset(si, 0, sizeof *si);
 	si->base = base;
 	si->empty = 1;
 	si->newest_ms = INT64_MIN;
 	seg_name(name, base, SEG_EXT);
-	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
-	if (fd < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
-	err = fstat(fd, &st) < 0 ? errno : fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
-	if (err) {
-		close(fd);
-		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
-	}
-	if (got < SEG_HDR || (err = seg_header_check(hdr, base)) != 0) {
-		close(fd);
-		return errmsg_set(m->msg, err == ELOG_VERSION ? err : ELOG_CORRUPT,
-		    "%s: %s", name, err == ELOG_VERSION ? "unsupported segment version"
-		                                          : "bad segment header");
-	}
+	if ((err = seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
+		return err;
 	si->size = (uint64_t)st.st_size;
 	if ((err = scan_init(&s, fd, base, SEG_HDR, si->size)) != 0) {
 		close(fd);
@@ -405,20 +391,23 @@ static int stray(const char *name, void *arg)
 {
 	struct strays *st = arg;
 	struct maint *m = st->m;
-	uint64_t base;
-	if (seg_parse_name(name, SEG_EXT MAINT_TMP_EXT, &base) ||
-	    seg_parse_name(name, IDX_EXT MAINT_TMP_EXT, &base))
+	struct file_class fc;
+	int kind = file_classify(name, &fc);
+	uint64_t base = fc.num;
+	if (kind == FILE_COMPACT_TMP && !fc.tmp)
 		return namelist_add(st->tmp, name, base);
 	/* The temporary file of a process killed before it renamed it (a
 	 * cut tail kept by elog-verify --repair, a commit, an index). */
 	if (fs_tmp_orphaned(name))
 		return namelist_add(st->orphan, name, 0);
+	if (fc.tmp)
+		return 0;
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
-	if (seg_parse_name(name, SEG_EXT, &base) && m->start.state == START_OK &&
+	if (kind == FILE_SEGMENT && m->start.state == START_OK &&
 	    m->sl.n > 0 && base < m->sl.base[0] && base < m->start.start)
 		return namelist_add(st->below, name, base);
-	if (seg_parse_name(name, IDX_EXT, &base) && base < st->limit) {
+	if (kind == FILE_INDEX && base < st->limit) {
 		size_t lo = 0, hi = m->sl.n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -467,23 +456,30 @@ static int check_index(struct maint *m, uint64_t base)
 	return err;
 }
 
-int maint_cleanup(struct maint *m, uint64_t *fixed)
+/* A start file that is damaged, or names an offset past the newest
+ * segment, is ignored by every listing: the log starts at its first
+ * segment, which the file is made to say again. */
+static int fix_start(struct maint *m, uint64_t *fixed)
+{
+	int err;
+	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) ||
+	    m->sl.n == 0)
+		return 0;
+	maint_step();
+	if ((err = start_write(m->dfd, m->sl.base[0])) != 0)
+		return errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+	m->start.state = START_OK;
+	m->start.start = m->sl.base[0];
+	(*fixed)++;
+	return 0;
+}
+
+/* Remove what find_stray() collects, then check the index of each segment
+ * whose replacement was interrupted. */
+static int remove_strays(struct maint *m, uint64_t *fixed)
 {
 	struct namelist tmp = { 0 }, orphan = { 0 }, below = { 0 };
 	int err;
-	*fixed = 0;
-	/* A start file that is damaged, or names an offset past the newest
-	 * segment, is ignored by every listing: the log starts at its first
-	 * segment, which the file is made to say again. */
-	if ((m->start.state == START_DAMAGED || m->start.state == START_BEYOND) &&
-	    m->sl.n > 0) {
-		maint_step();
-		if ((err = start_write(m->dfd, m->sl.base[0])) != 0)
-			return errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
-		m->start.state = START_OK;
-		m->start.start = m->sl.base[0];
-		(*fixed)++;
-	}
 	if ((err = find_stray(m, &tmp, &orphan, &below)) != 0) {
 		err = errmsg_set(m->msg, err, "listing the log directory: %s", strerror(err));
 		goto out;
@@ -509,41 +505,6 @@ int maint_cleanup(struct maint *m, uint64_t *fixed)
 	for (size_t i = 0; i < tmp.n; i++)
 		if ((err = check_index(m, tmp.base[i])) != 0)
 			goto out;
-
-	/* Segments a merge already copied into their predecessor. */
-	size_t removed = 0;
-	for (size_t i = 0; i < m->nclosed; i++) {
-		struct seg_info si;
-		if ((err = seg_info_read(m, m->sl.base[i], &si)) != 0)
-			goto out;
-		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
-			/* Only a segment whose every record is also in its
-			 * predecessor is a merge's leftover; other overlaps
-			 * are damage, and damage is never deleted. */
-			struct seg_info ni;
-			if ((err = seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
-				goto out;
-			if (!ni.empty && ni.last > si.last) {
-				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
-				seg_name(a, m->sl.base[i], SEG_EXT);
-				seg_name(b, m->sl.base[i + 1], SEG_EXT);
-				err = errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which holds "
-				                 "later records too: the segments overlap (see "
-				                 "elog-verify)", a, b);
-				goto out;
-			}
-			if ((err = seg_remove(m, m->sl.base[i + 1])) != 0)
-				goto out;
-			memmove(&m->sl.base[i + 1], &m->sl.base[i + 2],
-			        (m->sl.n - i - 2) * sizeof m->sl.base[0]);
-			m->sl.n--;
-			m->nclosed--;
-			removed++;
-		}
-	}
-	*fixed += removed;
-	if (removed)
-		err = maint_list(m);
 out:
 	free(tmp.v);
 	free(tmp.base);
@@ -552,4 +513,50 @@ out:
 	free(below.v);
 	free(below.base);
 	return err;
+}
+
+/* Remove the segments a merge already copied into their predecessor. */
+static int remove_merged(struct maint *m, uint64_t *fixed)
+{
+	size_t removed = 0;
+	int err;
+	for (size_t i = 0; i < m->nclosed; i++) {
+		struct seg_info si;
+		if ((err = seg_info_read(m, m->sl.base[i], &si)) != 0)
+			return err;
+		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
+			/* Only a segment whose every record is also in its
+			 * predecessor is a merge's leftover; other overlaps
+			 * are damage, and damage is never deleted. */
+			struct seg_info ni;
+			if ((err = seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
+				return err;
+			if (!ni.empty && ni.last > si.last) {
+				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
+				seg_name(a, m->sl.base[i], SEG_EXT);
+				seg_name(b, m->sl.base[i + 1], SEG_EXT);
+				return errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which "
+				                  "holds later records too: the segments "
+				                  "overlap (see elog-verify)", a, b);
+			}
+			if ((err = seg_remove(m, m->sl.base[i + 1])) != 0)
+				return err;
+			memmove(&m->sl.base[i + 1], &m->sl.base[i + 2],
+			        (m->sl.n - i - 2) * sizeof m->sl.base[0]);
+			m->sl.n--;
+			m->nclosed--;
+			removed++;
+		}
+	}
+	*fixed += removed;
+	return removed ? maint_list(m) : 0;
+}
+
+int maint_cleanup(struct maint *m, uint64_t *fixed)
+{
+	int err;
+	*fixed = 0;
+	if ((err = fix_start(m, fixed)) != 0 || (err = remove_strays(m, fixed)) != 0)
+		return err;
+	return remove_merged(m, fixed);
 }

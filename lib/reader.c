@@ -144,7 +144,9 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
 	}
 	/* One read brings the header and, for a small segment, all of it:
-	 * a read that comes back short found the end of the file. */
+	 * a read that comes back short found the end of the file.  (So the
+	 * reader opens the file itself rather than by seg_open(), which reads
+	 * the header alone, and judges the header as seg_open() does.) */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
 	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
@@ -163,18 +165,15 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	 * its header, or a power loss may have garbled it: it is simply not
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
-	err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(sc.buf, base);
-	if (err) {
+	char why[ERRMSG_MAX];
+	if ((err = seg_header_verify(sc.buf, got, base, why)) != 0) {
 		scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
 			*gone = -1;
 			return 0;
 		}
-		if (got < SEG_HDR)
-			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: truncated header", name);
-		return errmsg_set(r->msg, err, "%s: %s", name, err == ELOG_VERSION
-		    ? "unsupported segment version" : "bad segment header");
+		return errmsg_set(r->msg, err, "%s", why);
 	}
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
@@ -394,15 +393,14 @@ static int advance(elog_reader *r)
 	return 0;
 }
 
-/* Replace the stored value of a record from a compressed segment by the
- * value itself. */
+/* Replace the stored value of a record by the value itself. */
 static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ERRMSG_MAX];
-	if (!r->z && elog_have_zstd() && !(r->z = zdec_new()))
+	if (!r->vd && !(r->vd = vdec_new()))
 		return errmsg_set(r->msg, ENOMEM, "%s", strerror(ENOMEM));
-	int err = zdec_value(r->z, r->dfd, SEG_DICT(r->seg_flags), rec->value,
-	                     rec->value_len, &rec->value, &rec->value_len, why);
+	int err = vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
+	                     &rec->value, &rec->value_len, why);
 	if (err) {
 		seg_name(name, r->seg_base, SEG_EXT);
 		return errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
@@ -467,8 +465,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
-			if (SEG_CODEC(r->seg_flags) == CODEC_ZSTD &&
-			    (err = decode_value(r, rec, at)) != 0)
+			if ((err = decode_value(r, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;
@@ -723,7 +720,7 @@ void elog_reader_close(elog_reader *r)
 			idx_free(&r->ixc[i].ix);
 	follow_close(r);
 	seglist_free(&r->segs);
-	zdec_free(r->z);
+	vdec_free(r->vd);
 	if (r->wmfd >= 0)
 		close(r->wmfd);
 	if (r->dfd >= 0)

@@ -16,6 +16,16 @@ size_t rec_size(size_t key_len, size_t value_len)
 	return REC_PREFIX - 4 + REC_FIXED + key_len + value_len;
 }
 
+size_t elog_record_size(size_t key_len, size_t value_len)
+{
+	return rec_size(key_len, value_len);
+}
+
+const unsigned char *rec_bytes(const struct elog_record *rec)
+{
+	return (const unsigned char *)rec->key - REC_HDR;
+}
+
 void rec_encode(unsigned char *p, const struct elog_record *rec)
 {
 	size_t len = REC_FIXED + rec->key_len + rec->value_len;

@@ -45,8 +45,12 @@ static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct 
 	return same;
 }
 
-int recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
+/* Open the active segment read-write into rc and check its header.  A
+ * header that never became durable belongs to a segment created just
+ * before a crash, in which nothing was promised: it is written anew with
+ * new_flags. */
+static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flags,
+                       struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -54,39 +58,21 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	size_t got;
 	int err;
 
-	memset(rc, 0, sizeof *rc);
-	rc->segfd = rc->idxfd = -1;
-	rc->base = base;
-	seg_name(name, base, SEG_EXT);
-	uint64_t acked = acknowledged_bytes(wm, base);
-
-	if (wm->segment_base > base)
-		return errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
-		    (unsigned long long)wm->segment_base);
-
-	int fd = fs_openat(dfd, name, O_RDWR, 0);
-	if (fd < 0)
-		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
-	rc->segfd = fd;
-	if (fstat(fd, &st) < 0)
-		return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+	if ((err = seg_open_raw(dfd, base, O_RDWR, &rc->segfd, hdr, &got, &st, msg)) != 0)
+		return err;
 	rc->file_size = (uint64_t)st.st_size;
-
-	if ((err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0)
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
-	err = got == SEG_HDR ? seg_header_check(hdr, base) : ELOG_CORRUPT;
+	err = seg_header_verify(hdr, got, base, NULL);
 	if (err == ELOG_VERSION)
-		return errmsg_set(msg, err, "%s: unsupported segment version", name);
+		return seg_header_verify(hdr, got, base, msg);
 	if (err) {
-		/* A header that never became durable belongs to a segment
-		 * created just before a crash; nothing in it was promised. */
+		seg_name(name, base, SEG_EXT);
 		if (acked > 0)
 			return errmsg_set(msg, ELOG_CORRUPT,
 			    "%s: damaged header, but %llu bytes were acknowledged", name,
 			    (unsigned long long)acked);
 		seg_header_encode_flags(hdr, base, new_flags);
-		if (ftruncate(fd, 0) < 0 || (err = fs_pwrite_all(fd, hdr, SEG_HDR, 0)) != 0) {
+		if (ftruncate(rc->segfd, 0) < 0 ||
+		    (err = fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
 			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
 		}
@@ -94,61 +80,58 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 		rc->cut = 1;
 	}
 	rc->flags = seg_header_flags(hdr);
+	return 0;
+}
 
+/* Scan the active segment's records into rc's index entries, up to the
+ * first that is incomplete or damaged (or whose offset does not increase):
+ * *at is where the valid records end, *next the offset after them.
+ * ELOG_END or ELOG_CORRUPT, else an error with its message. */
+static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
+                       uint64_t *next, char *msg)
+{
+	char name[NAME_MAX_LOCAL];
 	struct scan s;
 	struct elog_record rec;
-	uint64_t at = SEG_HDR, next = base;
-	if ((err = scan_init(&s, fd, base, SEG_HDR, UINT64_MAX)) != 0)
+	int err;
+	*at = SEG_HDR;
+	*next = rc->base;
+	if ((err = scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
 		return errmsg_set(msg, err, "%s", strerror(err));
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	while ((err = scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
-		if (rec.offset < next) {	/* offsets must increase */
+		if (rec.offset < *next) {	/* offsets must increase */
 			err = ELOG_CORRUPT;
 			break;
 		}
-		next = rec.offset + 1;
-		if (idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, at, interval, &e) &&
+		*next = rec.offset + 1;
+		if (idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, *at, interval, &e) &&
 		    (err = idx_push(&rc->ix, &e)) != 0)
 			break;
 	}
 	scan_free(&s);
-	if (err != ELOG_END && err != ELOG_CORRUPT)
+	if (err != ELOG_END && err != ELOG_CORRUPT) {
+		seg_name(name, rc->base, SEG_EXT);
 		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
-	if (err == ELOG_CORRUPT && at < acked)
-		return errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: damaged record at byte %llu, below the %llu durable bytes "
-		    "(acknowledged data is damaged; see elog-verify)", name,
-		    (unsigned long long)at, (unsigned long long)acked);
-	if (at < acked || next < wm->durable_end)
-		return errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: ends at byte %llu (offset %llu), but the watermark says "
-		    "%llu bytes (offset %llu) are durable", name,
-		    (unsigned long long)at, (unsigned long long)next,
-		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
-	if (at < rc->file_size) {
-		if (ftruncate(fd, (off_t)at) < 0)
-			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
-		rc->cut = 1;
 	}
-	rc->size = at;
-	rc->next = next;
+	return err;
+}
 
-	/* Whatever survived is made durable now, before it is published.
-	 * Bytes up to the watermark's were synced before it was written;
-	 * only a cut or bytes past them need it. */
-	if ((rc->cut || at > acked) && fdatasync(fd) < 0)
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
-
-	/* The active index is rebuilt from this scan unless the file on disk
-	 * already says exactly that: a valid index is never rewritten. */
-	seg_name(name, base, IDX_EXT);
-	if (index_matches(dfd, base, at, &rc->ix)) {
+/* Write the active segment's index from rc's entries, unless the file on
+ * disk already says exactly that (a valid index is never rewritten), and
+ * open it. */
+static int index_active(int dfd, struct recovery *rc, char *msg)
+{
+	char name[NAME_MAX_LOCAL];
+	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
+	int err;
+	seg_name(name, rc->base, IDX_EXT);
+	if (index_matches(dfd, rc->base, rc->size, &rc->ix)) {
 		if ((rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
 			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
-		rc->idx_size = IDX_HDR + rc->ix.n * IDX_ENTRY;
+		rc->idx_size = len;
 		return 0;
 	}
-	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
 	unsigned char *buf = malloc(len);
 	if (!buf)
 		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
@@ -163,6 +146,56 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
 	rc->idx_size = len;
 	return 0;
+}
+
+int recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
+{
+	char name[NAME_MAX_LOCAL];
+	uint64_t at, next;
+	int err;
+
+	memset(rc, 0, sizeof *rc);
+	rc->segfd = rc->idxfd = -1;
+	rc->base = base;
+	seg_name(name, base, SEG_EXT);
+	uint64_t acked = acknowledged_bytes(wm, base);
+
+	if (wm->segment_base > base)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
+		    (unsigned long long)wm->segment_base);
+	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
+		return err;
+
+	err = scan_active(rc, interval, &at, &next, msg);
+	if (err != ELOG_END && err != ELOG_CORRUPT)
+		return err;
+	if (err == ELOG_CORRUPT && at < acked)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: damaged record at byte %llu, below the %llu durable bytes "
+		    "(acknowledged data is damaged; see elog-verify)", name,
+		    (unsigned long long)at, (unsigned long long)acked);
+	if (at < acked || next < wm->durable_end)
+		return errmsg_set(msg, ELOG_CORRUPT,
+		    "%s: ends at byte %llu (offset %llu), but the watermark says "
+		    "%llu bytes (offset %llu) are durable", name,
+		    (unsigned long long)at, (unsigned long long)next,
+		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
+	if (at < rc->file_size) {
+		if (ftruncate(rc->segfd, (off_t)at) < 0)
+			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+		rc->cut = 1;
+	}
+	rc->size = at;
+	rc->next = next;
+
+	/* Whatever survived is made durable now, before it is published.
+	 * Bytes up to the watermark's were synced before it was written;
+	 * only a cut or bytes past them need it. */
+	if ((rc->cut || at > acked) && fdatasync(rc->segfd) < 0)
+		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+	return index_active(dfd, rc, msg);
 }
 
 void recovery_free(struct recovery *rc)
@@ -208,8 +241,9 @@ struct leftovers {
 static int remove_half_created(const char *name, void *arg)
 {
 	struct leftovers *l = arg;
-	uint64_t base;
-	if (!seg_parse_name(name, SEG_EXT SEG_NEW_EXT, &base) && !fs_tmp_orphaned(name))
+	struct file_class fc;
+	int half_created = file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
+	if (!half_created && !fs_tmp_orphaned(name))
 		return 0;
 	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
 		l->said = 1;

@@ -145,7 +145,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 		goto out;	/* nothing wrong here */
 
 	/* 1: the damaged bytes, aside. */
-	snprintf(aside, sizeof aside, "%s.cut-%lld", name, (long long)v->now);
+	snprintf(aside, sizeof aside, "%s" CUT_INFIX "%lld", name, (long long)v->now);
 	maint_step();
 	if ((err = fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
 		err = errmsg_set(m->msg, err, "%s: %s", aside, strerror(err));

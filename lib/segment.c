@@ -8,13 +8,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+/* "<base as SEG_NAME_LEN digits><ext>" into buf of size bytes. */
+static void name_of(char *buf, size_t size, uint64_t base, const char *ext)
+{
+	snprintf(buf, size, "%0*llu%s", SEG_NAME_LEN, (unsigned long long)base, ext);
+}
+
 void seg_name(char *buf, uint64_t base, const char *ext)
 {
-	snprintf(buf, NAME_MAX_LOCAL, "%020llu%s", (unsigned long long)base, ext);
+	name_of(buf, NAME_MAX_LOCAL, base, ext);
+}
+
+_Static_assert(ELOG_SEGMENT_NAME_MAX == SEG_NAME_LEN + sizeof SEG_EXT,
+               "ELOG_SEGMENT_NAME_MAX is the length of a segment's name");
+
+void elog_segment_name(char *buf, uint64_t base)
+{
+	name_of(buf, ELOG_SEGMENT_NAME_MAX, base, SEG_EXT);
 }
 
 int seg_parse_name(const char *name, const char *ext, uint64_t *base)
@@ -42,11 +57,11 @@ void seg_header_encode(unsigned char *p, uint64_t base)
 void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags)
 {
 	memcpy(p, SEG_MAGIC, 8);
-	put32(p + 8, SEG_VERSION);
-	put32(p + 12, flags);
-	put64(p + 16, base);
-	put32(p + 24, elog_crc32c(0, p, 24));
-	put32(p + 28, 0);
+	put32(p + SEG_AT_VERSION, SEG_VERSION);
+	put32(p + SEG_AT_FLAGS, flags);
+	put64(p + SEG_AT_BASE, base);
+	put32(p + SEG_AT_CRC, elog_crc32c(0, p, SEG_AT_CRC));
+	put32(p + SEG_AT_RESERVED, 0);
 }
 
 int seg_header_check(const unsigned char *p, uint64_t base)
@@ -56,8 +71,7 @@ int seg_header_check(const unsigned char *p, uint64_t base)
 	if (get32(p + 24) != elog_crc32c(0, p, 24))
 		return ELOG_CORRUPT;
 	uint32_t flags = get32(p + 12);
-	if (get32(p + 8) != SEG_VERSION || SEG_CODEC(flags) > CODEC_ZSTD ||
-	    (SEG_CODEC(flags) == CODEC_NONE && SEG_DICT(flags) != 0))
+	if (get32(p + 8) != SEG_VERSION || !codec_flags_valid(flags))
 		return ELOG_VERSION;
 	if (get64(p + 16) != base)
 		return ELOG_CORRUPT;
@@ -66,7 +80,74 @@ int seg_header_check(const unsigned char *p, uint64_t base)
 
 uint32_t seg_header_flags(const unsigned char *p)
 {
-	return get32(p + 12);
+	return get32(p + SEG_AT_FLAGS);
+}
+
+int seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
+{
+	if (got < SEG_HDR)
+		return SEG_FAULT_SHORT;
+	if (memcmp(p, SEG_MAGIC, 8) != 0)
+		return SEG_FAULT_MAGIC;
+	if (get32(p + SEG_AT_CRC) != elog_crc32c(0, p, SEG_AT_CRC))
+		return SEG_FAULT_CRC;
+	int err = seg_header_check(p, base);
+	if (err == ELOG_VERSION)
+		return SEG_FAULT_VERSION;
+	if (err)
+		return SEG_FAULT_BASE;
+	if (get32(p + SEG_AT_RESERVED) != 0)
+		return SEG_FAULT_RESERVED;
+	return SEG_FAULT_NONE;
+}
+
+int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
+{
+	char name[NAME_MAX_LOCAL], local[ERRMSG_MAX];
+	int err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(p, base);
+	if (!err)
+		return 0;
+	seg_name(name, base, SEG_EXT);
+	return errmsg_set(msg ? msg : local, err, "%s: %s", name,
+	                  got < SEG_HDR ? "truncated header" :
+	                  err == ELOG_VERSION ? "unsupported segment version" :
+	                                        "bad segment header");
+}
+
+int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
+                 unsigned char *hdr, size_t *got, struct stat *st, char *msg)
+{
+	char name[NAME_MAX_LOCAL], local[ERRMSG_MAX];
+	int err = 0;
+	seg_name(name, base, SEG_EXT);
+	*fd = fs_openat(dfd, name, oflags, 0);
+	if (*fd < 0)
+		err = errno;
+	else if (st && fstat(*fd, st) < 0)
+		err = errno;
+	else
+		err = fs_pread_full(*fd, hdr, SEG_HDR, 0, got);
+	if (!err)
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return errmsg_set(msg ? msg : local, err, "%s: %s", name, strerror(err));
+}
+
+int seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
+             struct stat *st, char *msg)
+{
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int err = seg_open_raw(dfd, base, oflags, fd, hdr, &got, st, msg);
+	if (!err && (err = seg_header_verify(hdr, got, base, msg)) != 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (!err && flags)
+		*flags = seg_header_flags(hdr);
+	return err;
 }
 
 static int cmp_u64(const void *a, const void *b)

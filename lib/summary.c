@@ -44,36 +44,23 @@ static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
 
 /* Open segment base for reading: its fd, header flags and durable length
  * (0 when it has nothing durable or is gone). */
-static int seg_open(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
-                    uint64_t *limit)
+static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
+                        uint64_t *limit)
 {
-	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[SEG_HDR];
+	char why[ERRMSG_MAX];
 	struct stat st;
-	size_t got;
-	int err;
-
-	*fd = -1;
 	*limit = 0;
-	seg_name(name, base, SEG_EXT);
-	int f = fs_openat(u->dfd, name, O_RDONLY, 0);
-	if (f < 0)
-		return errno == ENOENT ? 0 : errmsg_set(u->msg, errno, "%s: %s", name,
-		                                        strerror(errno));
-	err = fstat(f, &st) < 0 ? errno : fs_pread_full(f, hdr, SEG_HDR, 0, &got);
-	if (err) {
-		close(f);
-		return errmsg_set(u->msg, err, "%s: %s", name, strerror(err));
-	}
-	if (got < SEG_HDR || seg_header_check(hdr, base) != 0) {
+	int err = seg_open(u->dfd, base, O_RDONLY, fd, flags, &st, why);
+	if (err == ENOENT)
+		return 0;
+	if (err == ELOG_CORRUPT || err == ELOG_VERSION) {
 		/* Damage is elog-verify's to report; a summary goes on. */
 		u->s->damaged = 1;
-		close(f);
 		return 0;
 	}
-	*flags = seg_header_flags(hdr);
+	if (err)
+		return errmsg_set(u->msg, err, "%s", why);
 	*limit = durable_bytes(u, base, (uint64_t)st.st_size);
-	*fd = f;
 	return 0;
 }
 
@@ -85,7 +72,7 @@ static int find_first(struct sum *u)
 		struct elog_record rec;
 		uint64_t at, limit;
 		uint32_t flags;
-		int fd, err = seg_open(u, u->sl.base[i], &fd, &flags, &limit);
+		int fd, err = open_segment(u, u->sl.base[i], &fd, &flags, &limit);
 		if (err)
 			return err;
 		if (fd < 0)
@@ -148,21 +135,19 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 }
 
 /* Account a sample record's stored and raw sizes. */
-static void sample(struct sum *u, struct zdec **z, uint32_t flags,
+static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
                    const struct elog_record *rec)
 {
-	size_t raw = rec->value_len;
+	char why[ERRMSG_MAX];
+	const void *out;
+	size_t raw;
 
-	if (SEG_CODEC(flags) == CODEC_ZSTD) {
-		char why[ERRMSG_MAX];
-		const void *out;
-		if (!*z && elog_have_zstd())
-			*z = zdec_new();
-		if (!*z || zdec_value(*z, u->dfd, SEG_DICT(flags), rec->value,
-		                      rec->value_len, &out, &raw, why) != 0) {
-			u->s->sample_unknown = 1;
-			return;
-		}
+	if (!*vd)
+		*vd = vdec_new();
+	if (!*vd || vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len,
+	                       &out, &raw, why) != 0) {
+		u->s->sample_unknown = 1;
+		return;
 	}
 	u->s->sample_stored += rec_size(rec->key_len, rec->value_len);
 	u->s->sample_raw += rec_size(rec->key_len, raw);
@@ -172,7 +157,7 @@ static void sample(struct sum *u, struct zdec **z, uint32_t flags,
  * compression sample, from the newest segment holding durable records. */
 static int find_last(struct sum *u)
 {
-	struct zdec *z = NULL;
+	struct vdec *vd = NULL;
 	int err = 0;
 
 	for (size_t i = u->sl.n; i-- > 0 && !u->s->have_last;) {
@@ -182,7 +167,7 @@ static int find_last(struct sum *u)
 		uint32_t flags;
 		int64_t newest;
 		int fd;
-		if ((err = seg_open(u, base, &fd, &flags, &limit)) != 0)
+		if ((err = open_segment(u, base, &fd, &flags, &limit)) != 0)
 			break;
 		if (fd < 0)
 			continue;
@@ -197,7 +182,7 @@ static int find_last(struct sum *u)
 			u->s->last = rec.offset;
 			if (rec.ts_ms > newest)
 				newest = rec.ts_ms;
-			sample(u, &z, flags, &rec);
+			sample(u, &vd, flags, &rec);
 		}
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
@@ -208,7 +193,7 @@ static int find_last(struct sum *u)
 		if (err)
 			break;
 	}
-	zdec_free(z);
+	vdec_free(vd);
 	return err;
 }
 

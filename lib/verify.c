@@ -1,5 +1,5 @@
 /*
- * verify.c: checking a whole log, and repairing what can be repaired
+ * verify.c: checking a whole log; repair.c repairs what can be repaired
  * without losing anything that can still be read.
  *
  * One pass reads the directory listing and the start file (segments below
@@ -18,15 +18,6 @@
  * The active segment's index is rebuilt by every writer that opens the log,
  * so its problems are warnings too.  Closed segments never change except by
  * compaction or retention, which replace or remove whole files.
- *
- * Repair takes the writer's LOCK and maint.lock, so nothing else changes
- * the log while it works.  It only ever rebuilds derived data (indexes, the
- * watermark, a start file that listings ignore or that falls inside a
- * segment, rewritten to name the first segment they list, so nothing read
- * changes) and cuts the active segment's damaged tail after copying the
- * cut bytes aside; a closed segment or a header is never cut, because what
- * follows the damage there may hold acknowledged records that another tool
- * could still recover.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,63 +34,15 @@
 
 #define PROGRESS_STEP (1u << 20)
 #define IDX_BUF_ENTRIES 512u
-#define CUT_SUFFIX ".cut-"
 
-enum { WM_MISSING, WM_OK, WM_BAD };
 #define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
                    "opens the log and writes it again)"
 
-/* What checking a segment learned that later checks and repairs need. */
-struct segstate {
-	uint64_t base;
-	int scanned;          /* its records were read (header good enough) */
-	int clean;            /* every record read, to the end of the file */
-	int idx_bad;          /* index damaged or missing */
-	uint64_t size;
-	uint64_t bad_at;      /* first damaged record, or UINT64_MAX */
-	uint64_t valid_end;   /* end of the last valid record */
-	uint64_t next;        /* offset after its last valid record, or base */
-	/* Records at or above the next segment's base: a merge interrupted
-	 * before it removed that segment, or damage (see check_overlap). */
-	uint64_t overlap_pos, overlap_off;
-	int overlap;
-	int damaged;          /* any damage found in it */
-	/* For the segment the watermark names: */
-	int wm_boundary;      /* segment_bytes is the end of a record */
-	uint64_t wm_next;     /* offset after the last record it covers */
-};
-
-struct verify {
-	int dfd;
-	int quiet;            /* the check after a repair: count only */
-	unsigned flags;
-	const struct elog_verify_hooks *h;
-	struct elog_verify_result *res;
-	char *msg;
-	struct elog_settings set;
-	int have_set;
-	struct watermark wm;
-	int wm_state;
-	int wm_fix;           /* the watermark disagrees with the data */
-	uint64_t *base, *ibase;
-	size_t n, ni;
-	struct start_view start;
-	int start_fix;        /* --repair writes the start anew, naming base[0] */
-	struct segstate *seg;
-	uint64_t total, done, shown;
-};
-
-static void report(struct verify *v, int kind, const char *file, uint64_t pos,
-                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void report(struct verify *v, int kind, const char *file, uint64_t pos,
-                   const char *fmt, ...)
+void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+                    const char *fmt, va_list ap)
 {
 	char text[ERRMSG_MAX];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
 	if (kind == ELOG_PROBLEM_DAMAGE)
 		v->res->damage++;
 	else if (kind == ELOG_PROBLEM_WARNING)
@@ -110,6 +53,18 @@ static void report(struct verify *v, int kind, const char *file, uint64_t pos,
 		struct elog_problem p = { kind, file, pos, text };
 		v->h->problem(v->h->arg, &p);
 	}
+}
+
+static void report(struct verify *v, int kind, const char *file, uint64_t pos,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void report(struct verify *v, int kind, const char *file, uint64_t pos,
+                   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verify_vreport(v, kind, file, pos, fmt, ap);
+	va_end(ap);
 }
 
 static void progress(struct verify *v, uint64_t bytes)
@@ -140,31 +95,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Files of a log other than segments and indexes: the metadata, the
- * state of compaction and the compression dictionaries ("dict.<id>"). */
-static int is_known(const char *name)
-{
-	static const char *const known[] = {
-		FN_LOCK, FN_WRITERS, FN_SETTINGS, FN_WATERMARK, FN_MAINT, FN_CONSUMERS,
-		"consumers.lock", "compact.state", FN_START,
-		FN_RETAIN_LAST, FN_COMPACT_LAST, FN_SALVAGED,
-	};
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (strcmp(name, known[i]) == 0)
-			return 1;
-	if (strncmp(name, "dict.", 5) == 0 && name[5] != '\0' &&
-	    strspn(name + 5, "0123456789") == strlen(name + 5))
-		return 1;
-	return 0;
-}
-
-/* 1 when name ends with suffix. */
-static int ends_with(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), k = strlen(suffix);
-	return n >= k && strcmp(name + n - k, suffix) == 0;
-}
-
 /* Count a record into what -l lists of a segment. */
 static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
 {
@@ -183,15 +113,16 @@ static void tally_durable(struct elog_segment_info *si, const struct elog_record
 static int sort_name(const char *name, void *arg)
 {
 	struct verify *v = arg;
-	uint64_t b;
-	if (is_known(name)) {
+	struct file_class fc;
+	int kind = file_classify(name, &fc);
+	if (!fc.tmp && kind >= FILE_DICT) {
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
-		if (strncmp(name, DICT_PREFIX, sizeof DICT_PREFIX - 1) == 0) {
+		if (kind == FILE_DICT) {
 			char msg[ERRMSG_MAX];
 			unsigned char *d;
 			size_t len;
-			unsigned long id = strtoul(name + sizeof DICT_PREFIX - 1, NULL, 10);
+			uint64_t id = fc.num;
 			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
 			        : dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
 			if (err == 0)
@@ -209,19 +140,19 @@ static int sort_name(const char *name, void *arg)
 		}
 		return 0;
 	}
-	if (seg_parse_name(name, SEG_EXT, &b))
-		return push(&v->base, &v->n, b);
-	if (seg_parse_name(name, IDX_EXT, &b))
-		return push(&v->ibase, &v->ni, b);
-	if (strstr(name, ".tmp.") || ends_with(name, ".compact"))
+	if (!fc.tmp && kind == FILE_SEGMENT)
+		return push(&v->base, &v->n, fc.num);
+	if (!fc.tmp && kind == FILE_INDEX)
+		return push(&v->ibase, &v->ni, fc.num);
+	if (fc.tmp || kind == FILE_COMPACT_TMP)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "temporary file of a replacement in progress or "
 		       "interrupted by a crash");
-	else if (ends_with(name, SEG_EXT SEG_NEW_EXT))
+	else if (kind == FILE_SEGMENT_NEW)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "a segment the writer was creating when it stopped; "
 		       "the writer removes it when it next opens the log");
-	else if (strstr(name, SEG_EXT CUT_SUFFIX))
+	else if (kind == FILE_CUT)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "bytes cut from a segment by elog-verify --repair; "
 		       "delete it once inspected");
@@ -249,8 +180,9 @@ static int check_start(struct verify *v)
 		       "log is read from its first segment", sv->why);
 	} else if (sv->state == START_BEYOND) {
 		v->start_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, past the base of its newest segment %llu; ignored",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, past the base of its "
+		       "newest segment %llu; ignored",
 		       (unsigned long long)sv->start,
 		       (unsigned long long)v->base[v->n - 1]);
 	}
@@ -268,16 +200,16 @@ static int check_start(struct verify *v)
 	v->n -= sv->hidden;
 	memmove(v->base, v->base + sv->hidden, v->n * sizeof *v->base);
 	if (sv->start < v->base[0])
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, but its first segment's base is %llu: the "
-		       "segments in between are missing",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, but its first segment's "
+		       "base is %llu: the segments in between are missing",
 		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
 	else if (sv->start > v->base[0]) {
 		/* Listings keep the segment that holds the start, whole. */
 		v->start_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, 16, "says the log starts at "
-		       "offset %llu, which is not a segment's base: segment %llu "
-		       "holds it and is read whole",
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
+		       "says the log starts at offset %llu, which is not a segment's "
+		       "base: segment %llu holds it and is read whole",
 		       (unsigned long long)sv->start, (unsigned long long)v->base[0]);
 	}
 	return 0;
@@ -325,8 +257,8 @@ static int list_dir(struct verify *v)
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, "consumers.lock", FN_WATERMARK,
-		FN_START, FN_COMPACT_STATE,
+		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, FN_CONSUMERS_LOCK,
+		FN_WATERMARK, FN_START, FN_COMPACT_STATE,
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -514,15 +446,15 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 	if (ic->k > 0)
 		ic->prev = ic->cur;
 	ic->cur.offset = get64(p);
-	ic->cur.ts_max = (int64_t)get64(p + 8);
-	ic->cur.pos = get32(p + 16);
-	if (get32(p + 20) != elog_crc32c(0, p, 20)) {
-		idx_problem(v, ic, at + 20, "entry checksum mismatch");
+	ic->cur.ts_max = (int64_t)get64(p + IDX_AT_TS_MAX);
+	ic->cur.pos = get32(p + IDX_AT_POS);
+	if (get32(p + IDX_AT_CRC) != elog_crc32c(0, p, IDX_AT_CRC)) {
+		idx_problem(v, ic, at + IDX_AT_CRC, "entry checksum mismatch");
 		return 0;
 	}
 	if (ic->cur.pos < SEG_HDR) {
-		idx_problem(v, ic, at + 16, "entry points at byte %lu, inside the "
-		            "segment header", (unsigned long)ic->cur.pos);
+		idx_problem(v, ic, at + IDX_AT_POS, "entry points at byte %lu, inside "
+		            "the segment header", (unsigned long)ic->cur.pos);
 		return 0;
 	}
 	if (ic->k > 0 && (ic->cur.offset <= ic->prev.offset || ic->cur.pos <= ic->prev.pos ||
@@ -638,294 +570,364 @@ static void record_problem(struct verify *v, int kind, const char *name, int fd,
 	       what, where, (unsigned long long)(size - at));
 }
 
-static int check_header(struct verify *v, const char *name, int fd, uint64_t base,
-                        uint64_t size, int tolerant, int *scan)
+/* Report what is wrong with the header of a segment; 1 when its records
+ * can be read all the same. */
+static int check_header(struct verify *v, const char *name, const unsigned char *hdr,
+                        size_t got, uint64_t base, uint64_t size, int tolerant)
 {
-	unsigned char hdr[SEG_HDR];
-	size_t got;
 	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)" : "";
-	int err = fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
-	*scan = 0;
-	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
-	if (got < SEG_HDR) {
+	switch (seg_header_fault(hdr, got, base)) {
+	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)size, why);
 		return 0;
-	}
-	if (memcmp(hdr, SEG_MAGIC, 8) != 0) {
+	case SEG_FAULT_MAGIC:
 		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
 		return 0;
-	}
-	if (get32(hdr + 24) != elog_crc32c(0, hdr, 24)) {
+	case SEG_FAULT_CRC:
 		report(v, kind, name, 0, "header checksum mismatch%s", why);
-		*scan = 1;	/* the records may still be sound */
+		return 1;	/* the records may still be sound */
+	case SEG_FAULT_VERSION:
+		report(v, kind, name, SEG_AT_VERSION, "unsupported segment version %lu "
+		       "or codec %lu", (unsigned long)get32(hdr + SEG_AT_VERSION),
+		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
 		return 0;
+	case SEG_FAULT_BASE:
+		report(v, kind, name, SEG_AT_BASE, "the header says base offset %llu, "
+		       "the name %llu", (unsigned long long)get64(hdr + SEG_AT_BASE),
+		       (unsigned long long)base);
+		if (get32(hdr + SEG_AT_RESERVED) == 0)
+			return 1;
+		/* fall through */
+	case SEG_FAULT_RESERVED:
+		/* Readers ignore the reserved field, but a writer only ever
+		 * writes zeros there, so anything else is a changed byte. */
+		report(v, kind, name, SEG_AT_RESERVED,
+		       "reserved header bytes are not zero");
+		return 1;
 	}
-	int rc = seg_header_check(hdr, base);
-	if (rc == ELOG_VERSION) {
-		report(v, kind, name, 8, "unsupported segment version %lu or codec %lu",
-		       (unsigned long)get32(hdr + 8), (unsigned long)get32(hdr + 12));
-		return 0;
-	}
-	if (rc)
-		report(v, kind, name, 16, "the header says base offset %llu, the name %llu",
-		       (unsigned long long)get64(hdr + 16), (unsigned long long)base);
-	/* Readers ignore the reserved field, but a writer only ever writes
-	 * zeros there, so anything else is a changed byte. */
-	if (get32(hdr + 28) != 0)
-		report(v, kind, name, 28, "reserved header bytes are not zero");
-	*scan = 1;
-	return 0;
+	return 1;
 }
 
-static int check_segment(struct verify *v, size_t i)
-{
-	struct segstate *ss = &v->seg[i];
-	uint64_t base = v->base[i];
-	int active = i + 1 == v->n;
-	int wm_seg = v->wm_state == WM_OK && v->wm.segment_base == base;
-	uint64_t acked = wm_seg ? v->wm.segment_bytes : 0;
-	/* A segment newer than the one the watermark names was created just
-	 * before a crash or is being created: nothing in it was promised.
-	 * Nor was anything of the newest segment when the watermark is
-	 * missing or unreadable. */
-	int fresh = active && acked == 0 &&
-	            (v->wm_state != WM_OK || base > v->wm.segment_base);
-	uint64_t damage0 = v->res->damage;
-	struct elog_segment_info info = { .base = base, .active = active };
-	struct elog_segment_info durable = { 0 };
+/* What checking one segment carries from one record to the next. */
+struct segcheck {
+	struct segstate *ss;
 	char name[NAME_MAX_LOCAL];
-	struct zdec *zd = NULL;	/* for a compressed segment's values */
-	struct stat st;
-	int err = 0, scan_ok;
+	uint64_t base;
+	uint64_t next_base;       /* of the segment after it; UINT64_MAX */
+	int active;               /* the newest segment */
+	int wm_seg;               /* the one the watermark names */
+	uint64_t acked;           /* bytes of it the watermark vouches for */
+	int fresh;                /* nothing in it was ever promised */
+	int fd;
+	uint32_t flags;           /* its header's: codec and dictionary */
+	struct vdec *vd;          /* to decode the segment's values */
+	int bad_values;           /* one value reported: the rest unchecked */
+	struct idxcheck *ic;      /* its index, read in step */
+	struct idx_builder ib;    /* where entries are due */
+	int below, beyond, disorder;	/* offsets out of place, counted */
+	int64_t ts_max;           /* greatest ts_ms so far */
+	struct elog_segment_info info;     /* every record */
+	struct elog_segment_info durable;  /* those readers may read */
+};
 
-	seg_name(name, base, SEG_EXT);
-	ss->base = base;
-	ss->bad_at = UINT64_MAX;
-	ss->valid_end = SEG_HDR;
-	ss->next = ss->wm_next = base;
-	int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ENOENT)	/* removed by retention since listed */
-			return 0;
-		if (e != ELOOP && e != FS_ENOTREG)
-			return errmsg_set(v->msg, e, "%s: %s", name, strerror(e));
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, e == ELOOP ?
-		       "a symbolic link, which elog refuses to follow" : "not a regular file");
-		goto done;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-		goto out;
+/* Open the segment and check what lies before its records.  0 with c->fd
+ * open when the records are to be read, 0 with c->fd < 0 when not (the
+ * problem was reported; *gone when the file is gone since it was listed),
+ * or an error. */
+static int open_checked(struct verify *v, struct segcheck *c, int *gone)
+{
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	size_t got;
+	int err = seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
+	*gone = 0;
+	if (err) {
+		if (err == ENOENT)	/* removed by retention since listed */
+			*gone = 1;
+		else if (err != ELOOP && err != FS_ENOTREG)
+			return errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
+		else
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, err == ELOOP ?
+			       "a symbolic link, which elog refuses to follow" :
+			       "not a regular file");
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "not a regular file");
-		goto out;
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "not a regular file");
+		goto skip;
 	}
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
-	if (active && st.st_nlink > 1)
-		report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "has %lu hard links: "
+	if (c->active && st.st_nlink > 1)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "has %lu hard links: "
 		       "the writer refuses to write it", (unsigned long)st.st_nlink);
-	ss->size = info.bytes = (uint64_t)st.st_size;
-	if ((err = check_header(v, name, fd, base, ss->size, fresh, &scan_ok)) != 0 || !scan_ok)
-		goto out;
+	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
+	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
+		goto skip;
+	c->flags = seg_header_flags(hdr);
+	return 0;
+skip:
+	close(c->fd);
+	c->fd = -1;
+	return 0;
+}
 
-	/* A compressed segment's values are decoded, every one, so that a
-	 * log that verifies clean reads to its end: the dictionary its
-	 * header names must load, and every value must be raw or a zstd
-	 * frame that decompresses. */
-	unsigned char hdr[SEG_HDR];
-	size_t hgot;
-	uint32_t flags = fs_pread_full(fd, hdr, SEG_HDR, 0, &hgot) == 0 &&
-	                 hgot == SEG_HDR ? seg_header_flags(hdr) : 0;
-	int bad_values = 0;
-	if (SEG_CODEC(flags) == CODEC_ZSTD) {
-		char zmsg[ERRMSG_MAX];
+/* A compressed segment's values are decoded, every one, so that a log that
+ * verifies clean reads to its end: the dictionary its header names must
+ * load, and every value must be stored raw or decode with the segment's
+ * codec. */
+static int check_codec(struct verify *v, struct segcheck *c)
+{
+	uint32_t flags = c->flags;
+	const struct codec *codec = codec_flags_valid(flags) ? codec_for_flags(flags) : NULL;
+	char zmsg[ERRMSG_MAX];
+	if (codec && SEG_DICT(flags)) {
 		unsigned char *d;
 		size_t dlen;
-		int zerr = SEG_DICT(flags) ? dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg)
-		                          : 0;
-		if (zerr == 0 && SEG_DICT(flags))
+		int zerr = dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
+		if (zerr == 0)
 			free(d);
 		if (zerr) {
-			report(v, ELOG_PROBLEM_DAMAGE, name, 12, "its values need dictionary "
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary "
 			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
 			       zmsg : strerror(zerr));
-			bad_values = 1;	/* one report for the segment */
-		}
-		if (!elog_have_zstd()) {
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "compressed with "
-			       "zstd: this build has no zstd support and cannot check "
-			       "its values");
-		} else if (!(zd = zdec_new())) {
-			err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
-			goto out;
+			c->bad_values = 1;	/* one report for the segment */
 		}
 	}
+	if (codec && codec_usable(codec, zmsg) != 0) {
+		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS, "compressed with "
+		       "%s: this build has no %s support and cannot check its values",
+		       codec->name, codec->name);
+	} else if (codec && !(c->vd = vdec_new())) {
+		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+	}
+	return 0;
+}
 
-	struct idxcheck *ic = malloc(sizeof *ic);
-	struct scan s;
-	if (!ic) {
-		err = errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
-		goto out;
+/* The record's offset against the segment's range and the record before,
+ * and what it adds to the segment's figures and to the watermark's. */
+static void check_offset(struct verify *v, struct segcheck *c,
+                         const struct elog_record *rec, uint64_t at, uint64_t end)
+{
+	struct segstate *ss = c->ss;
+	struct elog_segment_info *info = &c->info;
+	if (rec->offset < c->base && !c->below++)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
+		       "offset %llu is below the segment's base %llu",
+		       (unsigned long long)rec->offset, (unsigned long long)c->base);
+	if (rec->offset >= c->next_base && !c->beyond++) {
+		ss->overlap = 1;
+		ss->overlap_pos = at + REC_AT_OFFSET;
+		ss->overlap_off = rec->offset;
 	}
-	if ((err = idx_open(v, ic, base, active, ss)) != 0) {
-		free(ic);
-		goto out;
+	if (info->records > 0 && rec->offset <= info->last && !c->disorder++)
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
+		       "offset %llu after %llu: offsets must increase",
+		       (unsigned long long)rec->offset, (unsigned long long)info->last);
+	tally_durable(info, rec);
+	if (!c->active || end <= c->acked)
+		tally_durable(&c->durable, rec);
+	if (rec->ts_ms > c->ts_max)
+		c->ts_max = rec->ts_ms;
+	if (c->wm_seg && end <= v->wm.segment_bytes) {
+		ss->wm_next = rec->offset + 1;
+		ss->wm_boundary = end == v->wm.segment_bytes;
 	}
-	if ((err = scan_init(&s, fd, base, SEG_HDR, ss->size)) != 0) {
-		err = errmsg_set(v->msg, err, "%s", strerror(err));
-		goto idx_out;
-	}
-	ss->scanned = 1;
-	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
-	uint64_t next_base = active ? UINT64_MAX : v->base[i + 1];
-	int below = 0, beyond = 0, disorder = 0;
-	struct idx_builder ib = { 0 };
-	struct elog_record rec;
-	uint64_t at;
-	int64_t ts_max = INT64_MIN;
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
-		uint64_t end = s.pos;
-		struct idx_entry due;
-		progress(v, end - at);
-		if (rec.offset < base && !below++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
-			       "offset %llu is below the segment's base %llu",
-			       (unsigned long long)rec.offset, (unsigned long long)base);
-		if (rec.offset >= next_base && !beyond++) {
-			ss->overlap = 1;
-			ss->overlap_pos = at + 8;
-			ss->overlap_off = rec.offset;
-		}
-		if (info.records > 0 && rec.offset <= info.last && !disorder++)
-			report(v, ELOG_PROBLEM_DAMAGE, name, at + 8,
-			       "offset %llu after %llu: offsets must increase",
-			       (unsigned long long)rec.offset, (unsigned long long)info.last);
-		if (info.records == 0 || rec.ts_ms < info.ts_min)
-			info.ts_min = rec.ts_ms;
-		if (info.records == 0 || rec.ts_ms > info.ts_max)
-			info.ts_max = rec.ts_ms;
-		if (info.records == 0)
-			info.first = rec.offset;
-		info.last = rec.offset;
-		info.records++;
-		if (!active || end <= acked)
-			tally_durable(&durable, &rec);
-		if (rec.ts_ms > ts_max)
-			ts_max = rec.ts_ms;
-		if (zd && !bad_values) {
-			char zmsg[ERRMSG_MAX];
-			const void *out;
-			size_t outlen;
-			int zerr = zdec_value(zd, v->dfd, SEG_DICT(flags), rec.value,
-			                      rec.value_len, &out, &outlen, zmsg);
-			if (zerr == ELOG_CORRUPT) {
-				bad_values = 1;
-				report(v, ELOG_PROBLEM_DAMAGE, name, at + REC_HDR + rec.key_len,
-				       "value of offset %llu cannot be decoded: %s",
-				       (unsigned long long)rec.offset, zmsg);
-			} else if (zerr) {
-				err = errmsg_set(v->msg, zerr, "%s: %s", name, zerr > 0 ?
-				                 strerror(zerr) : zmsg);
-				break;
-			}
-		}
-		if (wm_seg && end <= v->wm.segment_bytes) {
-			ss->wm_next = rec.offset + 1;
-			ss->wm_boundary = end == v->wm.segment_bytes;
-		}
+}
 
-		/* The index, in step: its entries must sit at record starts
-		 * with their record's offset, and none may be missing. */
-		/* Past the durable end of the active segment the writer may
-		 * not have written the index entry yet. */
-		int is_due = v->have_set &&
-		    idx_builder_add(&ib, rec.offset, rec.ts_ms, at, v->set.index_interval, &due) &&
-		    !(active && end > acked);
-		if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
-			            "entry points at byte %lu, which is not the start "
-			            "of a record", (unsigned long)ic->cur.pos);
-		if (ic->have && !ic->stop && ic->cur.pos == at) {
-			if (ic->cur.offset != rec.offset)
-				idx_problem(v, ic, entry_pos(ic->k - 1),
-				            "entry says offset %llu, the record it points at "
-				            "has %llu", (unsigned long long)ic->cur.offset,
-				            (unsigned long long)rec.offset);
-			else if (ic->cur.ts_max != ts_max)
-				idx_problem(v, ic, entry_pos(ic->k - 1) + 8,
-				            "entry says newest timestamp %lld, the records say %lld",
-				            (long long)ic->cur.ts_max, (long long)ts_max);
-			else if ((err = idx_advance(v, ic)) != 0)
-				break;
-		} else if (is_due && !ic->stop) {
-			idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
-			            "no entry for the record at byte %llu (offset %llu): "
-			            "the index is short or stale", (unsigned long long)at,
-			            (unsigned long long)rec.offset);
-		}
-		if (ic->stop)
-			ss->idx_bad = 1;
+/* Decode the record's value. */
+static int check_value(struct verify *v, struct segcheck *c,
+                       const struct elog_record *rec, uint64_t at)
+{
+	char zmsg[ERRMSG_MAX];
+	const void *out;
+	size_t outlen;
+	if (!c->vd || c->bad_values)
+		return 0;
+	int zerr = vdec_value(c->vd, v->dfd, c->flags, rec->value, rec->value_len,
+	                      &out, &outlen, zmsg);
+	if (zerr == ELOG_CORRUPT) {
+		c->bad_values = 1;
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_HDR + rec->key_len,
+		       "value of offset %llu cannot be decoded: %s",
+		       (unsigned long long)rec->offset, zmsg);
+	} else if (zerr) {
+		return errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
+		                  strerror(zerr) : zmsg);
 	}
+	return 0;
+}
+
+/* The index, in step: its entries must sit at record starts with their
+ * record's offset, and none may be missing. */
+static int check_entry(struct verify *v, struct segcheck *c,
+                       const struct elog_record *rec, uint64_t at, uint64_t end)
+{
+	struct idxcheck *ic = c->ic;
+	struct idx_entry due;
+	int err = 0;
+	/* Past the durable end of the active segment the writer may not have
+	 * written the index entry yet. */
+	int is_due = v->have_set &&
+	    idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
+	                    &due) &&
+	    !(c->active && end > c->acked);
+	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
+		idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
+		            "entry points at byte %lu, which is not the start "
+		            "of a record", (unsigned long)ic->cur.pos);
+	if (ic->have && !ic->stop && ic->cur.pos == at) {
+		if (ic->cur.offset != rec->offset)
+			idx_problem(v, ic, entry_pos(ic->k - 1),
+			            "entry says offset %llu, the record it points at "
+			            "has %llu", (unsigned long long)ic->cur.offset,
+			            (unsigned long long)rec->offset);
+		else if (ic->cur.ts_max != c->ts_max)
+			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_TS_MAX,
+			            "entry says newest timestamp %lld, the records say %lld",
+			            (long long)ic->cur.ts_max, (long long)c->ts_max);
+		else
+			err = idx_advance(v, ic);
+	} else if (is_due && !ic->stop) {
+		idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
+		            "no entry for the record at byte %llu (offset %llu): "
+		            "the index is short or stale", (unsigned long long)at,
+		            (unsigned long long)rec->offset);
+	}
+	if (ic->stop)
+		c->ss->idx_bad = 1;
+	return err;
+}
+
+/* How the records of the segment ended: err from the scan. */
+static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
+{
+	struct segstate *ss = c->ss;
+	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
-	if (info.records)
-		ss->next = info.last + 1;
+	if (c->info.records)
+		ss->next = c->info.last + 1;
 	if (err == ELOG_END) {
 		err = 0;
 		ss->clean = 1;
 		/* Entries left point past the last record.  In the active
 		 * segment they may be a write that began after we looked. */
-		if (ic->have && !active)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + 16,
+		if (ic->have && !c->active)
+			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
 			            (unsigned long long)ss->size);
 	} else if (err == ELOG_CORRUPT) {
 		err = 0;
 		ss->bad_at = at;
-		if (active && at >= acked)
-			record_problem(v, ELOG_PROBLEM_WARNING, name, fd, at, ss->size,
+		if (c->active && at >= c->acked)
+			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, ss->size,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
-			record_problem(v, ELOG_PROBLEM_DAMAGE, name, fd, at, ss->size,
-			               active ? ", below the durable end" : "");
+			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, ss->size,
+			               c->active ? ", below the durable end" : "");
 	} else if (err) {
-		err = errmsg_set(v->msg, err, "%s: %s", name, strerror(err));
+		err = errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
 	}
 	if (ic->stop)
 		ss->idx_bad = 1;
 	progress(v, ss->size > ss->valid_end ? ss->size - ss->valid_end : 0);
-	scan_free(&s);
-idx_out:
-	if (ic->fd >= 0)
-		close(ic->fd);
-	free(ic);
-out:
-	zdec_free(zd);
-	close(fd);
-done:
-	if (err)
+	return err;
+}
+
+/* Read the records of the open segment, its index beside them. */
+static int check_records(struct verify *v, struct segcheck *c)
+{
+	struct segstate *ss = c->ss;
+	struct elog_record rec;
+	struct scan s;
+	uint64_t at;
+	int err;
+	if (!(c->ic = malloc(sizeof *c->ic)))
+		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
+		free(c->ic);
 		return err;
+	}
+	if ((err = scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
+		err = errmsg_set(v->msg, err, "%s", strerror(err));
+		goto out;
+	}
+	ss->scanned = 1;
+	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
+	while ((err = scan_next(&s, &rec, &at)) == 0) {
+		progress(v, s.pos - at);
+		check_offset(v, c, &rec, at, s.pos);
+		if ((err = check_value(v, c, &rec, at)) != 0 ||
+		    (err = check_entry(v, c, &rec, at, s.pos)) != 0)
+			break;
+	}
+	err = check_end(v, c, err, at);
+	scan_free(&s);
+out:
+	if (c->ic->fd >= 0)
+		close(c->ic->fd);
+	free(c->ic);
+	return err;
+}
+
+/* Count the segment, and hand it to the caller's hook. */
+static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
+{
 	/* What is listed and counted is what readers may read: nothing past
 	 * the durable end, which may be a write in progress. */
-	info.records = durable.records;
-	info.first = durable.first;
-	info.last = durable.last;
-	info.ts_min = durable.ts_min;
-	info.ts_max = durable.ts_max;
-	info.damaged = ss->damaged = v->res->damage > damage0;
+	struct elog_segment_info info = c->durable;
+	info.base = c->info.base;
+	info.active = c->info.active;
+	info.bytes = c->info.bytes;
+	info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
 	v->res->bytes += info.bytes;
 	if (!v->quiet && v->h && v->h->segment)
 		v->h->segment(v->h->arg, &info);
+}
+
+static int check_segment(struct verify *v, size_t i)
+{
+	struct segcheck c = { .ss = &v->seg[i], .base = v->base[i], .fd = -1,
+	                      .ts_max = INT64_MIN };
+	struct segstate *ss = c.ss;
+	uint64_t damage0 = v->res->damage;
+	int gone, err;
+
+	c.active = i + 1 == v->n;
+	c.next_base = c.active ? UINT64_MAX : v->base[i + 1];
+	c.wm_seg = v->wm_state == WM_OK && v->wm.segment_base == c.base;
+	c.acked = c.wm_seg ? v->wm.segment_bytes : 0;
+	/* A segment newer than the one the watermark names was created just
+	 * before a crash or is being created: nothing in it was promised.
+	 * Nor was anything of the newest segment when the watermark is
+	 * missing or unreadable. */
+	c.fresh = c.active && c.acked == 0 &&
+	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
+	c.info.base = c.base;
+	c.info.active = c.active;
+	seg_name(c.name, c.base, SEG_EXT);
+	ss->base = c.base;
+	ss->bad_at = UINT64_MAX;
+	ss->valid_end = SEG_HDR;
+	ss->next = ss->wm_next = c.base;
+	if ((err = open_checked(v, &c, &gone)) != 0 || gone)
+		return err;
+	if (c.fd >= 0) {
+		if ((err = check_codec(v, &c)) == 0)
+			err = check_records(v, &c);
+		vdec_free(c.vd);
+		close(c.fd);
+		if (err)
+			return err;
+	}
+	segment_done(v, &c, damage0);
 	return 0;
 }
 
@@ -989,14 +991,14 @@ static void check_watermark(struct verify *v)
 	seg_name(name, wm->segment_base, SEG_EXT);
 	if (wm->segment_base > active) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 16,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BASE,
 		       "names segment %s, which does not exist", name);
 		return;
 	}
 	ssize_t i = find_base(v, wm->segment_base);
 	if (i < 0) {
 		if (wm->durable_end || wm->segment_base || wm->segment_bytes)
-			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 16,
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_AT_BASE,
 			       "names segment %s, which no longer exists", name);
 		return;
 	}
@@ -1007,7 +1009,7 @@ static void check_watermark(struct verify *v)
 	if ((size_t)i + 1 < v->n) {
 		if (wm->durable_end > v->base[i + 1]) {
 			v->wm_fix = 1;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 			       "durable end %llu is past segment %s, which the next "
 			       "segment follows at %llu", (unsigned long long)wm->durable_end,
 			       name, (unsigned long long)v->base[i + 1]);
@@ -1020,19 +1022,19 @@ static void check_watermark(struct verify *v)
 		return;
 	if (wm->segment_bytes > ss->size) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
 		       "says %llu bytes of %s are durable, but it has %llu",
 		       (unsigned long long)wm->segment_bytes, name,
 		       (unsigned long long)ss->size);
 	} else if (wm->segment_bytes != 0 && !ss->wm_boundary) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 24,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
 		       "durable length %llu of %s is not the end of a record",
 		       (unsigned long long)wm->segment_bytes, name);
 	}
 	if (wm->durable_end > ss->wm_next) {
 		v->wm_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, 8,
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 		       "durable end %llu is past the durable records of %s, which "
 		       "end before offset %llu", (unsigned long long)wm->durable_end,
 		       name, (unsigned long long)ss->wm_next);
@@ -1139,214 +1141,6 @@ static void verify_free(struct verify *v)
 	v->n = v->ni = 0;
 }
 
-/* ---- repair ---- */
-
-/* Copy bytes [from, end) of segment fd to a new file beside it, synced,
- * so that cutting them loses nothing.  Holes are skipped (the copy has
- * them too), and the copy is written under a temporary name and renamed:
- * a repair killed half way leaves "<kept>.tmp.<pid>.0", which the next
- * repair or writer removes. */
-static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
-                     uint64_t end, char *kept, size_t kept_size)
-{
-	char tmp[NAME_MAX_LOCAL + 64];
-	struct stat st;
-	int out = -1, err = 0;
-	int64_t now = fs_now_ms();
-	for (int attempt = 0;; attempt++) {
-		if (attempt == 0)
-			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld", name, (long long)now);
-		else
-			snprintf(kept, kept_size, "%s" CUT_SUFFIX "%lld-%d", name,
-			         (long long)now, attempt);
-		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-			break;
-		if (attempt > 100)
-			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, strerror(EEXIST));
-	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.0", kept, (long)getpid());
-	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
-	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-	if (out < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", tmp, strerror(errno));
-	unsigned char *buf = malloc(1u << 16);
-	if (!buf)
-		err = ENOMEM;
-	for (uint64_t at = from; !err && at < end;) {
-		/* The next stretch of data and where it ends; a file system
-		 * that cannot tell is copied as if it were all data. */
-		off_t data = lseek(fd, (off_t)at, SEEK_DATA), hole;
-		if (data < 0 && errno == ENXIO)
-			break;			/* nothing but a hole to the end */
-		if (data < 0)
-			data = (off_t)at;
-		if ((uint64_t)data >= end)
-			break;
-		hole = lseek(fd, data, SEEK_HOLE);
-		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
-		for (at = (uint64_t)data; !err && at < stop;) {
-			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at), got;
-			if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
-				break;
-			if (got == 0) {
-				at = end;	/* the file ends here */
-				break;
-			}
-			err = fs_pwrite_all(out, buf, got, (off_t)(at - from));
-			at += got;
-		}
-	}
-	free(buf);
-	if (!err && ftruncate(out, (off_t)(end - from)) < 0)	/* a hole at its end */
-		err = errno;
-	if (!err && fsync(out) < 0)
-		err = errno;
-	if (close(out) < 0 && !err)
-		err = errno;
-	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
-		err = errno;
-	if (!err)
-		err = fs_fsync_dir(v->dfd);
-	if (err) {
-		unlinkat(v->dfd, tmp, 0);
-		return errmsg_set(v->msg, err, "%s: %s", kept, strerror(err));
-	}
-	return 0;
-}
-
-static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
-                         uint64_t len)
-{
-	char name[NAME_MAX_LOCAL], msg[ERRMSG_MAX];
-	int err = idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
-	seg_name(name, ss->base, IDX_EXT);
-	if (err == ELOG_CORRUPT)
-		return 0;	/* its segment is damaged: reported already */
-	if (err)
-		return errmsg_set(v->msg, err, "%s", msg);
-	report(v, ELOG_PROBLEM_REPAIRED, name, ELOG_NOPOS, "rebuilt from its segment");
-	return 0;
-}
-
-static int repair_active(struct verify *v)
-{
-	struct segstate *ss = &v->seg[v->n - 1];
-	char name[NAME_MAX_LOCAL], kept[NAME_MAX_LOCAL + 32];
-	int err = 0;
-	if (!ss->scanned)
-		return 0;	/* a bad header: reported, not guessed at */
-	seg_name(name, ss->base, SEG_EXT);
-	int fd = fs_openat(v->dfd, name, O_RDWR, 0);
-	if (fd < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-	if (ss->bad_at != UINT64_MAX) {
-		/* No record of the log lies more than a segment's size past
-		 * the damage: what is further is cut without a copy. */
-		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;
-		uint64_t keep_end = ss->size - ss->bad_at > cap ? ss->bad_at + cap : ss->size;
-		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
-			goto out;
-		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-			goto out;
-		}
-		if (keep_end < ss->size)
-			report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
-			       "cut %llu bytes from here on, kept the first %llu in %s "
-			       "(no record lies further past the damage than a segment's size)",
-			       (unsigned long long)(ss->size - ss->bad_at),
-			       (unsigned long long)(keep_end - ss->bad_at), kept);
-		else
-			report(v, ELOG_PROBLEM_REPAIRED, name, ss->bad_at,
-			       "cut %llu bytes from here on, kept in %s",
-			       (unsigned long long)(ss->size - ss->bad_at), kept);
-		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-		    v->wm.segment_bytes > ss->bad_at)
-			v->wm_fix = 1;
-		ss->size = ss->bad_at;
-		ss->idx_bad = 1;
-	}
-	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
-		goto out;
-	if (v->wm_fix) {
-		/* What the watermark will vouch for must be durable first. */
-		struct watermark wm = { ss->next, ss->base, ss->valid_end };
-		if (fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-			goto out;
-		}
-		int wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
-		if (wfd < 0 && errno == ELOOP) {
-			/* A link holds no data of ours: replace it by a file. */
-			if (unlinkat(v->dfd, FN_WATERMARK, 0) == 0)
-				wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
-		}
-		if (wfd < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
-			goto out;
-		}
-		err = wm_write(wfd, &wm);
-		if (!err && (ftruncate(wfd, WM_SIZE) < 0 || fsync(wfd) < 0))
-			err = errno;
-		close(wfd);
-		if (!err)
-			err = fs_fsync_dir(v->dfd);
-		if (err) {
-			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
-			goto out;
-		}
-		report(v, ELOG_PROBLEM_REPAIRED, FN_WATERMARK, ELOG_NOPOS,
-		       "rewritten: durable end %llu, %llu bytes of %s",
-		       (unsigned long long)wm.durable_end,
-		       (unsigned long long)wm.segment_bytes, name);
-	}
-out:
-	close(fd);
-	return err;
-}
-
-/* Remove the temporary file of a process that died before renaming it
- * (a repair killed while it kept a cut tail, an index rebuild, a commit). */
-static int drop_stale_tmp(const char *name, void *arg)
-{
-	struct verify *v = arg;
-	if (fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
-		report(v, ELOG_PROBLEM_REPAIRED, name, ELOG_NOPOS,
-		       "removed: the temporary file of a process that died");
-	return 0;
-}
-
-static int repair(struct verify *v)
-{
-	int err = fs_dir_each(v->dfd, drop_stale_tmp, v);
-	if (err)
-		return errmsg_set(v->msg, err, "listing the log directory: %s", strerror(err));
-	for (size_t i = 0; i + 1 < v->n; i++) {
-		struct segstate *ss = &v->seg[i];
-		char name[NAME_MAX_LOCAL];
-		if (!ss->idx_bad || !ss->clean || !v->have_set)
-			continue;
-		seg_name(name, ss->base, SEG_EXT);
-		int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
-		if (fd < 0)
-			return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
-		err = rebuild_index(v, fd, ss, ss->size);
-		close(fd);
-		if (err)
-			return err;
-	}
-	if (v->start_fix && v->n) {
-		/* Listings ignore this start or keep the segment holding it:
-		 * naming the first segment they list changes nothing read. */
-		if ((err = start_write(v->dfd, v->base[0])) != 0)
-			return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
-		report(v, ELOG_PROBLEM_REPAIRED, FN_START, ELOG_NOPOS,
-		       "rewritten: the log starts at offset %llu",
-		       (unsigned long long)v->base[0]);
-	}
-	return v->n ? repair_active(v) : 0;
-}
-
 /* Checking shares maint.lock with other checks, so that compaction and
  * retention (which hold it exclusive) are never caught half way and taken
  * for damage: a check waits for a running maintenance, and maintenance
@@ -1408,31 +1202,8 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	if (v.dfd < 0)
 		return errmsg_set(v.msg, errno, "%s", strerror(errno));
 	if (flags & ELOG_VERIFY_REPAIR) {
-		struct stat st;
-		/* Taking LOCK creates it: make sure this is a log first. */
-		if (fstatat(v.dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			err = errno == ENOENT
-			    ? errmsg_set(v.msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
-			                 FN_SETTINGS)
-			    : errmsg_set(v.msg, errno, "%s: %s", FN_SETTINGS, strerror(errno));
+		if ((err = repair_lock(&v, &lockfd, &maintfd)) != 0)
 			goto out;
-		}
-		/* Writers hold LOCK for one batch at a time: wait for it as a
-		 * writer does.  Emptying their state makes every writer find
-		 * the tail anew after the repair. */
-		if ((err = lock_open(v.dfd, FN_LOCK, &lockfd, v.msg)) != 0 ||
-		    (err = lock_acquire(lockfd, ELOG_VERIFY_WAIT_MS, v.msg)) != 0)
-			goto out;
-		if (ftruncate(lockfd, 0) < 0) {
-			err = errmsg_set(v.msg, errno, "%s: %s", FN_LOCK, strerror(errno));
-			goto out;
-		}
-		if ((err = lock_take(v.dfd, FN_MAINT, 0, 1, &maintfd, v.msg)) != 0) {
-			if (err == ELOG_LOCKED)
-				errmsg_set(v.msg, err, "%s: a maintenance program "
-				           "(elog-compact or elog-retain) is running", FN_MAINT);
-			goto out;
-		}
 	} else {
 		maintfd = share_maint_lock(v.dfd);
 	}

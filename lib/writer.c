@@ -107,16 +107,14 @@ struct elog {
 	struct tail disk;	/* the log's tail as this handle last saw it */
 	uint64_t gen;		/* LOCK's generation then */
 	int known;		/* disk and gen are valid */
-	struct zdec *zd;	/* to lay compressed values out again */
+	struct vdec *vd;	/* to lay compressed values out again */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu. */
-	struct zenc *z;		/* zstd state, when the log compresses */
-	uint32_t dict_id;	/* the dictionary z holds, 0 = none */
+	const struct codec *codec;	/* of the segments it starts */
+	struct venc *ve;	/* encodes values for their segment's codec */
 	uint32_t dict_new;	/* the dictionary of segments it starts */
-	unsigned char *zbuf;	/* one encoded value */
-	size_t zcap;
 	struct training tr;
 	struct batch pending, spare;
 	int flushing;
@@ -202,25 +200,6 @@ static void tail_new_segment(struct tail *t, uint32_t flags)
 	memset(&t->ib, 0, sizeof t->ib);
 }
 
-/* Make z hold the dictionary a segment's flags name, so that the values
- * encoded for it decode with it.  Called with the mutex held. */
-static int use_dict(elog *w, uint32_t id)
-{
-	if (id == 0 || id == w->dict_id)
-		return 0;
-	unsigned char *d;
-	size_t len;
-	int err = dict_load(w->dfd, id, &d, &len, w->msg);
-	if (err)
-		return err;
-	err = zenc_set_dict(w->z, id, d, len);
-	free(d);
-	if (err)
-		return errmsg_set(w->msg, err, "dictionary %u: %s", id, elog_strerror(err));
-	w->dict_id = id;
-	return 0;
-}
-
 /* Lay one record out at the end of b, from b's end tail: roll when it
  * would overfill a segment holding any, encode its value for the
  * segment's codec, add an index entry when one is due.  new_flags are the
@@ -229,8 +208,8 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
                  uint32_t new_flags, uint64_t *out)
 {
 	struct tail *t = &b->end;
-	int codec = SEG_CODEC(new_flags) == CODEC_ZSTD;
-	size_t size = rec_size(rec->key_len, rec->value_len + (codec && rec->value_len));
+	size_t size = rec_size(rec->key_len, codec_value_max(new_flags, rec->value_len));
+	char why[ERRMSG_MAX];
 	int err;
 
 	/* A record larger than a whole segment gets one of its own. */
@@ -238,27 +217,20 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 		tail_new_segment(t, new_flags);
 	struct elog_record stored = *rec;
 	stored.offset = t->next;
-	if (SEG_CODEC(t->flags) == CODEC_ZSTD && rec->value_len) {
-		/* A zstd segment of a log whose settings no longer compress
-		 * (elog-retain --set compress=none): its records stay zstd. */
-		if (!w->z && elog_have_zstd() && !(w->z = zenc_new(DEFAULT_ZSTD_LEVEL)))
-			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-		if (!w->z)
-			return errmsg_set(w->msg, ELOG_UNSUPPORTED,
-			    "segment %020llu is compressed with zstd, but this build has "
-			    "no zstd support", (unsigned long long)t->base);
-		if ((err = use_dict(w, SEG_DICT(t->flags))) != 0)
-			return err;
-		if (grow(&w->zbuf, &w->zcap, zenc_bound(rec->value_len)))
-			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-		stored.value = w->zbuf;
-		stored.value_len = zenc_value(w->z, SEG_DICT(t->flags), rec->value,
-		                              rec->value_len, w->zbuf);
-		if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
-			return errmsg_set(w->msg, ELOG_TOOBIG,
-			    "record of %zu bytes is larger than the maximum of %u",
-			    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
-	}
+	/* The segment's codec, which may not be the settings' (a segment
+	 * started before elog-retain --set compress=...): its records keep
+	 * it. */
+	err = venc_value(w->ve, w->dfd, t->flags, rec->value, rec->value_len,
+	                 &stored.value, &stored.value_len, why);
+	if (err == ELOG_UNSUPPORTED)
+		return errmsg_set(w->msg, err, "segment %020llu is %s",
+		                  (unsigned long long)t->base, why);
+	if (err)
+		return errmsg_set(w->msg, err, "%s", why);
+	if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
+		return errmsg_set(w->msg, ELOG_TOOBIG,
+		    "record of %zu bytes is larger than the maximum of %u",
+		    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
 	size = rec_size(stored.key_len, stored.value_len);
 	struct chunk *c = batch_chunk(b, t->base, t->flags);
 	if (!c || grow(&c->data, &c->cap, c->len + size) ||
@@ -296,8 +268,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 /* The header flags of a segment this handle starts. */
 static uint32_t new_segment_flags(const elog *w)
 {
-	return SEG_FLAGS(w->set.compression == ELOG_COMPRESS_ZSTD ? CODEC_ZSTD : CODEC_NONE,
-	                 w->dict_new);
+	return SEG_FLAGS(w->codec->id, w->dict_new);
 }
 
 /* Lay b out again from the tail t: the log moved since it was laid out.
@@ -324,22 +295,12 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 				break;
 			}
 			pos += size;
-			if (SEG_CODEC(c->flags) == CODEC_ZSTD && rec.value_len) {
-				const void *v = NULL;
-				size_t vlen = 0;
-				if (!w->zd && !(w->zd = zdec_new())) {
-					err = errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-					break;
-				}
-				if ((err = zdec_value(w->zd, w->dfd, SEG_DICT(c->flags),
-				                      rec.value, rec.value_len,
-				                      &v, &vlen, w->msg)) != 0)
-					break;
-				/* place() encodes into zbuf; the decoded value lives
-				 * in zd's buffer until the next zdec_value(). */
-				rec.value = v;
-				rec.value_len = vlen;
-			}
+			/* The value itself, in vd's buffer until the next
+			 * vdec_value() (place() encodes with ve's). */
+			if ((err = vdec_value(w->vd, w->dfd, c->flags, rec.value,
+			                      rec.value_len, &rec.value, &rec.value_len,
+			                      w->msg)) != 0)
+				break;
 			/* (A segment that has no record keeps the ones that
 			 * come before the split: its header is on disk.) */
 			if (!err && k >= split && !split_done && nb.end.size > SEG_HDR) {
@@ -391,23 +352,27 @@ static int tail_reload(elog *w)
 		                                              FN_WATERMARK, strerror(err));
 	if (wm.segment_bytes < SEG_HDR)
 		return ELOG_CORRUPT;
+	uint32_t flags;
 	if (w->segfd < 0 || wm.segment_base != w->seg_base) {
 		close_segment(w);
-		seg_name(name, wm.segment_base, SEG_EXT);
-		if ((w->segfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+		if (seg_open(w->dfd, wm.segment_base, O_RDWR, &w->segfd, &flags, &st,
+		             NULL) != 0)
 			return ELOG_CORRUPT;
 		seg_name(name, wm.segment_base, IDX_EXT);
 		if ((w->idxfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
 			return ELOG_CORRUPT;
 		w->seg_base = wm.segment_base;
+	} else if (fstat(w->segfd, &st) < 0 ||
+	           fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 ||
+	           seg_header_verify(hdr, got, wm.segment_base, NULL) != 0) {
+		return ELOG_CORRUPT;	/* the open segment, checked again */
+	} else {
+		flags = seg_header_flags(hdr);
 	}
-	if (fstat(w->segfd, &st) < 0 || (uint64_t)st.st_size != wm.segment_bytes)
-		return ELOG_CORRUPT;
-	if (fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 || got != SEG_HDR ||
-	    seg_header_check(hdr, wm.segment_base) != 0)
+	if ((uint64_t)st.st_size != wm.segment_bytes)
 		return ELOG_CORRUPT;
 	struct tail t = { wm.durable_end, wm.segment_base, wm.segment_bytes,
-	                  seg_header_flags(hdr), { 0 } };
+	                  flags, { 0 } };
 	if (fstat(w->idxfd, &st) < 0 || st.st_size < IDX_HDR ||
 	    ((uint64_t)st.st_size - IDX_HDR) % IDX_ENTRY != 0)
 		return ELOG_CORRUPT;
@@ -516,7 +481,7 @@ static int tail_recover(elog *w)
  * handle samples no more. */
 static void adopt_dict(elog *w)
 {
-	if (w->z && SEG_DICT(w->disk.flags) > w->dict_new) {
+	if (w->codec->dictionaries && SEG_DICT(w->disk.flags) > w->dict_new) {
 		w->dict_new = SEG_DICT(w->disk.flags);
 		w->tr.done = 1;
 	}
@@ -646,17 +611,12 @@ static uint32_t dict_referenced(elog *w)
 	if (seglist_read(w->dfd, &sl) != 0)
 		return max;
 	for (size_t i = 0; i < sl.n; i++) {
-		char name[NAME_MAX_LOCAL];
-		unsigned char hdr[SEG_HDR];
-		size_t got;
-		seg_name(name, sl.base[i], SEG_EXT);
-		int fd = fs_openat(w->dfd, name, O_RDONLY, 0);
-		if (fd < 0)
+		uint32_t flags;
+		int fd;
+		if (seg_open(w->dfd, sl.base[i], O_RDONLY, &fd, &flags, NULL, NULL) != 0)
 			continue;
-		if (fs_pread_full(fd, hdr, SEG_HDR, 0, &got) == 0 && got == SEG_HDR &&
-		    seg_header_check(hdr, sl.base[i]) == 0 &&
-		    SEG_DICT(seg_header_flags(hdr)) > max)
-			max = SEG_DICT(seg_header_flags(hdr));
+		if (SEG_DICT(flags) > max)
+			max = SEG_DICT(flags);
 		close(fd);
 	}
 	seglist_free(&sl);
@@ -675,7 +635,7 @@ static void train(elog *w)
 	uint32_t latest = 0;
 	t->done = 1;
 	if (dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
-		if (use_dict(w, latest) == 0)
+		if (venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
 			w->dict_new = latest;
 	} else {
 		unsigned char *dict = malloc(DICT_BYTES);
@@ -683,10 +643,12 @@ static void train(elog *w)
 		uint32_t id = latest + 1, ref = dict_referenced(w);
 		if (ref >= id)
 			id = ref + 1;
-		if (dict && zenc_train(t->buf, t->sizes, t->n, dict, DICT_BYTES, &dlen) == 0 &&
+		char why[ERRMSG_MAX];
+		if (dict && codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
+		                        &dlen) == 0 &&
 		    dict_store(w->dfd, id, dict, dlen) == 0 &&
-		    zenc_set_dict(w->z, id, dict, dlen) == 0)
-			w->dict_id = w->dict_new = id;
+		    venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0)
+			w->dict_new = id;
 		free(dict);
 	}
 	free(t->buf);
@@ -737,7 +699,7 @@ static int flush_batch(elog *w, struct batch *b)
 		 * the record that completed the samples, or this batch's
 		 * first when that one was written before. */
 		if ((err = relayout(w, b, &w->disk, b->split == SIZE_MAX ? 0 : b->split,
-		                    SEG_FLAGS(CODEC_ZSTD, dict_before))) != 0)
+		                    SEG_FLAGS(w->codec->id, dict_before))) != 0)
 			goto out;
 	} else if (!same_tail(&b->start, &w->disk) &&
 	           (err = relayout(w, b, &w->disk, SIZE_MAX, new_segment_flags(w))) != 0) {
@@ -876,7 +838,7 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
 		r.ts_ms = fs_now_ms();
-	if (w->z && !w->tr.ready && w->set.compression == ELOG_COMPRESS_ZSTD) {
+	if (!w->tr.done && !w->tr.ready) {
 		sample(w, r.value, r.value_len);
 		if (w->tr.ready)
 			w->pending.split = w->pending.nrec;
@@ -922,16 +884,23 @@ const char *elog_errmsg(elog *w)
 	return w->msg[0] ? w->msg : "no error";
 }
 
-/* Make the zstd state for a compressed log, with its newest dictionary. */
-static int open_compression(elog *w)
+/* Find the codec the settings name, and make the value encoder and
+ * decoder. */
+static int open_codec(elog *w)
 {
-	if (!elog_have_zstd())
-		return errmsg_set(w->msg, ELOG_UNSUPPORTED,
-		    "the log is compressed with zstd, but this build has no zstd support");
-	if (!(w->z = zenc_new(w->set.compression_level)))
+	char why[ERRMSG_MAX];
+	int err;
+	/* settings_parse() knows only the codecs of the table. */
+	if (!(w->codec = codec_from_settings(&w->set)))
+		return errmsg_set(w->msg, ELOG_CORRUPT, "%s: unknown compression %d",
+		                  FN_SETTINGS, w->set.compression);
+	if ((err = codec_usable(w->codec, why)) != 0)
+		return errmsg_set(w->msg, err, "the log is %s", why);
+	if (!(w->ve = venc_new(w->codec, w->set.compression_level)) ||
+	    !(w->vd = vdec_new()))
 		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
-	if (w->set.no_dictionary)
-		w->tr.done = 1;
+	/* Only a codec with dictionaries samples values to train one. */
+	w->tr.done = w->set.no_dictionary || !w->codec->dictionaries;
 	return 0;
 }
 
@@ -989,14 +958,14 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
 		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
-	if (w->set.compression == ELOG_COMPRESS_ZSTD && (err = open_compression(w)) != 0)
+	if ((err = open_codec(w)) != 0)
 		return err;
 
 	/* Find the tail now, so that a damaged log is refused at open. */
 	if ((err = lock_acquire(w->lockfd, w->wait_ms, w->msg)) != 0)
 		return err;
 	err = tail_sync(w, &moved);
-	if (!err && w->z) {
+	if (!err && w->codec->dictionaries) {
 		/* New segments use the newest dictionary, which may be newer
 		 * than the tail segment's (stored by a writer that stopped
 		 * before its next segment).  Ids are given in order, so look
@@ -1029,7 +998,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		}
 		/* Load the dictionary now: a damaged one is refused at open. */
 		if (w->dict_new)
-			err = use_dict(w, w->dict_new);
+			err = venc_use_dict(w->ve, w->dfd, new_segment_flags(w), w->msg);
 	}
 	lock_release(w->lockfd);
 	if (err)
@@ -1075,9 +1044,8 @@ int elog_close(elog *w)
 			close(fds[i]);
 	batch_free(&w->pending);
 	batch_free(&w->spare);
-	zenc_free(w->z);
-	zdec_free(w->zd);
-	free(w->zbuf);
+	venc_free(w->ve);
+	vdec_free(w->vd);
 	free(w->tr.buf);
 	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);

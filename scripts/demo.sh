@@ -16,8 +16,9 @@ scripts/setup-debian.sh
 echo "demo: building (make)"
 make
 
-append=$root/build/elog-append
-cat=$root/build/elog-cat
+bin=$root/$(make -s --no-print-directory builddir)
+append=$bin/elog-append
+cat=$bin/elog-cat
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/elog-demo.XXXXXX")
 follower=

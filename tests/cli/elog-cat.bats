@@ -347,33 +347,113 @@ value_of() {
 	[ "$status" -eq 0 ] && [ "$output" = "$second" ] && [ "$stderr" = "" ]
 }
 
-@test "cat: bad arguments are usage errors" {
+# Each wrong use of the arguments: a usage error (status 2, the message
+# and the hint on stderr, nothing on stdout), one test per failure path.
+@test "cat: usage error: no log directory" {
 	usage_error elog-cat "missing log directory"
+}
+
+@test "cat: usage error: two log directories" {
 	usage_error elog-cat "unexpected argument 'b'" a b
+}
+
+@test "cat: usage error: an unknown short option" {
 	usage_error elog-cat "unknown option -x" -x "$LOG"
+}
+
+@test "cat: usage error: an unknown long option" {
 	usage_error elog-cat "unknown option --nope" --nope "$LOG"
+}
+
+@test "cat: usage error: -o without its argument" {
 	usage_error elog-cat "option -o needs an argument" "$LOG" -o
+}
+
+@test "cat: usage error: --since without its argument" {
 	usage_error elog-cat "option --since needs an argument" "$LOG" --since
+}
+
+@test "cat: usage error: -o with a word that is no position" {
 	usage_error elog-cat "-o: invalid position 'middle'" -o middle "$LOG"
+}
+
+@test "cat: usage error: -o with a lone minus" {
 	usage_error elog-cat "-o: invalid position '-'" -o - "$LOG"
+}
+
+@test "cat: usage error: -o with a double minus" {
 	usage_error elog-cat "-o: invalid position '--1'" -o --1 "$LOG"
+}
+
+@test "cat: usage error: -n negative" {
 	usage_error elog-cat "-n: invalid number '-1'" -n -1 "$LOG"
+}
+
+@test "cat: usage error: -c not a number" {
 	usage_error elog-cat "-c: invalid number 'x'" -c x "$LOG"
+}
+
+@test "cat: usage error: -o with -n" {
 	usage_error elog-cat "-o and -n cannot be used together" -o 1 -n 1 "$LOG"
+}
+
+@test "cat: usage error: -n with --since" {
 	usage_error elog-cat "-n and --since cannot be used together" -n 1 --since @1 "$LOG"
+}
+
+@test "cat: usage error: --since with -o" {
 	usage_error elog-cat "--since and -o cannot be used together" --since @1 -o end "$LOG"
+}
+
+@test "cat: usage error: -F then -v" {
 	usage_error elog-cat "-F and -v cannot be used together" -F '%s' -v "$LOG"
+}
+
+@test "cat: usage error: -v then -F" {
 	usage_error elog-cat "-F and -v cannot be used together" -v -F '%s' "$LOG"
+}
+
+@test "cat: usage error: -F with an unknown directive" {
 	usage_error elog-cat "-F: unknown directive '%x'" -F '%x' "$LOG"
+}
+
+@test "cat: usage error: -F with an unknown escape" {
 	usage_error elog-cat "-F: unknown escape '\\q'" -F '\q' "$LOG"
+}
+
+@test "cat: usage error: -F ending in a lone percent sign" {
 	usage_error elog-cat "-F: the format ends in a lone '%'" -F 'abc%' "$LOG"
+}
+
+@test "cat: usage error: -F ending in a lone backslash" {
 	usage_error elog-cat "-F: the format ends in a lone '\\'" -F 'abc\' "$LOG"
+}
+
+@test "cat: usage error: --since with a word that is no time" {
 	usage_error elog-cat "--since: invalid time 'soon'" --since soon "$LOG"
+}
+
+@test "cat: usage error: --until on a day that does not exist" {
 	usage_error elog-cat "--until: invalid time '2026-02-29'" --until 2026-02-29 "$LOG"
+}
+
+@test "cat: usage error: --until with minute 60" {
 	usage_error elog-cat "--until: invalid time '2026-11-29T03:60:00Z'" --until 2026-11-29T03:60:00Z "$LOG"
+}
+
+@test "cat: usage error: --since relative without a unit" {
 	usage_error elog-cat "--since: invalid time '-2' (a relative time needs a unit, as in -2h; @-2 is milliseconds before the epoch)" --since -2 "$LOG"
+}
+
+@test "cat: usage error: --since @ without a number" {
 	usage_error elog-cat "--since: invalid time '@x'" --since @x "$LOG"
+}
+
+@test "cat: usage error: --since @ beyond 64 bits" {
 	usage_error elog-cat "--since: invalid time '@9223372036854775808'" --since @9223372036854775808 "$LOG"
+}
+
+@test "cat: usage error: --since with a two-digit year" {
 	usage_error elog-cat "--since: invalid time '26-11-29'" --since 26-11-29 "$LOG"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The small promises of issue 16: sizes, durations and limits as people
+# Small promises of the programs: sizes, durations and limits as people
 # write them, settings refused before anything is created, elog-verify -l
 # and the durable end, and elog-append -K with a leading delimiter.
 # ELOG_BIN is the build directory.

@@ -1,5 +1,6 @@
 /*
- * crashsim: power-loss and fault simulation of the whole log (issue 6).
+ * crashsim: power-loss and fault simulation of the whole log, each state
+ * checked against the rules of expect.c.
  *
  *   crashsim [--long] [--seed N] [--workload NAME] [--power|--faults]
  *

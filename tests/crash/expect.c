@@ -2,7 +2,7 @@
  * expect.c: what the workload did, and the checks of a log left by a crash
  * against it.
  *
- * The rules (issue 6):
+ * The rules a log left by a crash must keep:
  * - every acknowledged record is there with the same bytes, unless
  *   retention (below the log's first record) or compaction (a newer record
  *   of its key was durable, or it is a tombstone) accounts for it;

@@ -8,12 +8,13 @@
 # Fixed: the next writer removes temporary files whose process is dead
 # (fs_tmp_orphaned; unit test temporary_files_of_dead_processes_are_removed).
 #
-# usage: soak-repro-tmp-leak.sh  (programs from $ELOG_BIN, default build/)
+# usage: soak-repro-tmp-leak.sh  (programs from $ELOG_BIN, default: the
+# repository's build directory, as `make builddir` names it)
 # Exit 1 when leftover temporary files outlive their segment, 0 otherwise.
 
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${ELOG_BIN:-$repo/build}
+BIN=${ELOG_BIN:-$repo/$(make -s --no-print-directory -C "$repo" builddir)}
 T=$(mktemp -d "${TMPDIR:-/tmp}/elog-tmpleak.XXXXXX")
 LOG=$T/log
 

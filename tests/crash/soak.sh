@@ -32,7 +32,8 @@
 # --compress creates the log with --compress zstd (a dictionary is trained
 # after the first 1000 values, so kills also land around that); --keep
 # keeps the temporary directory even on success.
-# The programs come from $ELOG_BIN (default: build/ in the repository).
+# The programs come from $ELOG_BIN (default: the repository's build
+# directory, as `make builddir` names it).
 # Exit 0 when everything holds, 1 on any violation (the temporary directory
 # is then kept and named), 77 when a tool it needs is missing.
 
@@ -71,7 +72,7 @@ case $writers in ''|*[!0-9]*|0|0*) usage ;; esac
 [ -n "$seed" ] || seed=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
 case $seed in ''|*[!0-9]*) usage ;; esac
 
-BIN=${ELOG_BIN:-$repo/build}
+BIN=${ELOG_BIN:-$repo/$(make -s --no-print-directory -C "$repo" builddir)}
 for p in elog-append elog-cat elog-commit elog-compact elog-retain elog-verify \
 	tests/elog-compact-faulty; do
 	if [ ! -x "$BIN/$p" ]; then

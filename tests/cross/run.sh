@@ -5,7 +5,7 @@
 #   apt-get install qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 set -eu
 cd "$(dirname "$0")/../.."
-out=${B:-build}/cross
+out=${B:-$(${MAKE:-make} -s --no-print-directory builddir)}/cross
 mkdir -p "$out"
 FLAGS="-O2 -std=c11 -D_GNU_SOURCE -Ilib -Wall -Wextra -Werror"
 

@@ -20,18 +20,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (dfd < 0 && (dfd = open(fuzz_dir(), O_RDONLY | O_DIRECTORY)) < 0)
 		abort();
-	struct zdec *z = zdec_new();
-	if (elog_have_zstd() && !z)
+	struct vdec *z = vdec_new();
+	if (!z)
 		abort();
 	int rc;
 	if (data[0] % 2 == 0) {
-		rc = zdec_value(z, dfd, 0, data + 1, size - 1, &out, &len, msg);
+		rc = vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 0), data + 1, size - 1, &out,
+		                &len, msg);
 	} else {
 		fuzz_put(dfd, "dict.1", data + 1, size - 1);
 		static const unsigned char v[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00,
 		                                   0x10, 0x61, 0x61, 0x01, 0x00, 0x93, 0x00,
 		                                   0x16 };
-		rc = zdec_value(z, dfd, 1, v, sizeof v, &out, &len, msg);
+		rc = vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 1), v, sizeof v, &out, &len,
+		                msg);
 	}
 	if (rc == 0) {
 		if (len > ELOG_MAX_RECORD)
@@ -41,6 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc != ELOG_CORRUPT && rc != ELOG_UNSUPPORTED && rc != ENOMEM) {
 		abort();
 	}
-	zdec_free(z);
+	vdec_free(z);
 	return 0;
 }

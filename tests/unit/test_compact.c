@@ -23,25 +23,17 @@
 #include "../crash/maint_fault.h"
 #include "internal.h"
 
-static char dir[256];
+/* Each test's log is ut_dir, in the scratch directory of unit.h; a copy
+ * of it, when a test needs one, is copy_path(). */
 static char msg[ELOG_MAINT_MSG_MAX];
 
 #define NKEYS 40
 #define T0 1700000000000ll
 
-static void setup(void)
+static const char *copy_path(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/elog-compact-test.%ld", (long)getpid());
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s.copy", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void teardown(void)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s.copy", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
+	static char copy[1200];
+	return ut_path(copy, sizeof copy, ut_top, "copy");
 }
 
 static elog *open_writer(const char *path)
@@ -263,7 +255,7 @@ START_TEST(key_table_out_of_memory_is_named)
 	struct elog_options o = { .create = 1, .segment_bytes = 1 << 20 };
 	elog *w;
 	char key[32];
-	ck_assert_int_eq(elog_open(&w, dir, &o), 0);
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
 	for (int i = 0; i < 400000; i++) {
 		snprintf(key, sizeof key, "k%d", i);
 		append(w, key, "v", T0);
@@ -277,7 +269,7 @@ START_TEST(key_table_out_of_memory_is_named)
 		rl.rlim_cur = rl.rlim_max = vm_size() + (6u << 20);
 		if (setrlimit(RLIMIT_AS, &rl) != 0)
 			_exit(2);
-		int rc = elog_compact(dir, NULL, NULL, msg);
+		int rc = elog_compact(ut_dir, NULL, NULL, msg);
 		if (rc != ENOMEM)
 			_exit(3);
 		if (!strstr(msg, "the key table, holding ") || !strstr(msg, " keys in "))
@@ -293,30 +285,30 @@ START_TEST(newest_per_key_survives)
 {
 	struct expect ex;
 	struct elog_compact_result res;
-	fill(dir, 20, T0, &ex);
-	uint64_t before = check_log(dir, &ex, 1);
-	ck_assert_int_eq(elog_compact(dir, NULL, &res, msg), 0);
-	uint64_t after = check_log(dir, &ex, 1);
+	fill(ut_dir, 20, T0, &ex);
+	uint64_t before = check_log(ut_dir, &ex, 1);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), 0);
+	uint64_t after = check_log(ut_dir, &ex, 1);
 	ck_assert_uint_lt(after, before);
 	ck_assert_uint_lt(res.records_after, res.records_before);
 	ck_assert_uint_lt(res.bytes_after, res.bytes_before);
 	ck_assert_uint_lt(res.segments_after, res.segments_before);
 	ck_assert_uint_eq(res.keys, NKEYS);
 	ck_assert_uint_gt(res.memory, 0);
-	ck_assert_int_eq(count_files(dir, ".compact"), 0);
-	verify_clean(dir);
+	ck_assert_int_eq(count_files(ut_dir, ".compact"), 0);
+	verify_clean(ut_dir);
 	/* A second run changes nothing. */
 	struct elog_compact_result again;
-	ck_assert_int_eq(elog_compact(dir, NULL, &again, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, &again, msg), 0);
 	ck_assert_uint_eq(again.records_after, again.records_before);
 	ck_assert_uint_eq(again.segments_rewritten, 0);
-	ck_assert_uint_eq(check_log(dir, &ex, 1), after);
+	ck_assert_uint_eq(check_log(ut_dir, &ex, 1), after);
 	/* The writer opens the compacted log and goes on. */
-	elog *w = open_writer(dir);
+	elog *w = open_writer(ut_dir);
 	append(w, "key-01", "after", T0);
 	ck_assert_int_eq(elog_close(w), 0);
 	snprintf(ex.value[1], sizeof ex.value[1], "after");
-	check_log(dir, &ex, 1);
+	check_log(ut_dir, &ex, 1);
 }
 END_TEST
 
@@ -338,19 +330,19 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
 	struct expect ex;
-	fill(dir, 20, T0, &ex);
+	fill(ut_dir, 20, T0, &ex);
 	o.grace_ms = 3600 * 1000;
 	o.now_ms = T0 + 1000ll * 86400 * 30;	/* the records are a month old */
-	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_gt(res.tombstones_kept, 0);
 	ck_assert_uint_eq(res.tombstones_removed, 0);
-	check_log(dir, &ex, 1);
-	int before = count_key(dir, "key-00");
+	check_log(ut_dir, &ex, 1);
+	int before = count_key(ut_dir, "key-00");
 	ck_assert_int_ge(before, 1);
 
 	char *text;
 	size_t len;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
 	ck_assert_int_eq(strncmp(text, "elog-compact-state 1\n", 21), 0);
 	char line[64];
@@ -360,20 +352,20 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 
 	/* Within the grace: kept.  After it: gone with everything older. */
 	o.now_ms += o.grace_ms - 1;
-	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_eq(res.tombstones_removed, 0);
-	ck_assert_int_eq(count_key(dir, "key-00"), before);
+	ck_assert_int_eq(count_key(ut_dir, "key-00"), before);
 	o.now_ms += 1;
-	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_gt(res.tombstones_removed, 0);
 	ck_assert_int_eq(res.tombstones_kept, 0);
-	ck_assert_int_eq(count_key(dir, "key-00"), before - 1);
-	check_log(dir, &ex, 0);
+	ck_assert_int_eq(count_key(ut_dir, "key-00"), before - 1);
+	check_log(ut_dir, &ex, 0);
 	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
 	ck_assert_str_eq(text, "elog-compact-state 1\n");
 	free(text);
 	close(dfd);
-	verify_clean(dir);
+	verify_clean(ut_dir);
 }
 END_TEST
 
@@ -381,7 +373,7 @@ START_TEST(min_lag_leaves_young_records)
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
-	elog *w = open_writer(dir);
+	elog *w = open_writer(ut_dir);
 	/* Old records, then young ones for the same keys. */
 	for (int i = 0; i < 400; i++)
 		append(w, i % 2 ? "a" : "b", "old-value-old-value", T0);
@@ -390,12 +382,12 @@ START_TEST(min_lag_leaves_young_records)
 	ck_assert_int_eq(elog_close(w), 0);
 	o.now_ms = T0 + 3600 * 1000 + 60 * 1000;
 	o.min_lag_ms = 10 * 60 * 1000;
-	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
 	/* Every old one went (newer ones exist), young ones stay. */
 	elog_reader *r;
 	struct elog_record rec;
 	int old = 0, young = 0;
-	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
 	while (elog_reader_next(r, &rec) == 0)
 		*(rec.ts_ms == T0 ? &old : &young) += 1;
 	elog_reader_close(r);
@@ -403,15 +395,15 @@ START_TEST(min_lag_leaves_young_records)
 	ck_assert_int_eq(young, 400);
 	/* Without the lag the young ones are compacted too. */
 	o.min_lag_ms = 0;
-	ck_assert_int_eq(elog_compact(dir, &o, &res, msg), 0);
-	ck_assert_int_lt(count_key(dir, "a") + count_key(dir, "b"), 400);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	ck_assert_int_lt(count_key(ut_dir, "a") + count_key(ut_dir, "b"), 400);
 }
 END_TEST
 
 START_TEST(active_segment_counts_but_is_untouched)
 {
 	struct elog_compact_result res;
-	elog *w = open_writer(dir);
+	elog *w = open_writer(ut_dir);
 	for (int i = 0; i < 300; i++)
 		append(w, "k", "closed-value-closed-value", T0);
 	ck_assert_int_eq(elog_sync(w), 0);
@@ -419,20 +411,20 @@ START_TEST(active_segment_counts_but_is_untouched)
 	append(w, "k", "newest", T0);
 	ck_assert_int_eq(elog_sync(w), 0);
 	append(w, "k", "not-durable-yet", T0);	/* buffered, never synced */
-	int before = count_key(dir, "k");
+	int before = count_key(ut_dir, "k");
 	ck_assert_int_eq(before, 301);
-	ck_assert_int_eq(elog_compact(dir, NULL, &res, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), 0);
 	ck_assert_uint_gt(res.records_before, 0);
 	ck_assert_uint_eq(res.records_after, 0);
-	ck_assert_int_eq(count_key(dir, "k"), before - (int)res.records_before);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(count_key(ut_dir, "k"), before - (int)res.records_before);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
 	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.base[0], 0);	/* the first segment stays */
 	seglist_free(&sl);
 	close(dfd);
 	ck_assert_int_eq(elog_close(w), 0);
-	ck_assert_int_eq(count_key(dir, "k"), before + 1 - (int)res.records_before);
+	ck_assert_int_eq(count_key(ut_dir, "k"), before + 1 - (int)res.records_before);
 }
 END_TEST
 
@@ -441,23 +433,19 @@ START_TEST(dry_run_changes_nothing)
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result dry, real;
 	struct expect ex;
-	char cmd[1024];
-	fill(dir, 10, T0, &ex);
+	fill(ut_dir, 10, T0, &ex);
 	o.dry_run = 1;
-	ck_assert_int_eq(elog_compact(dir, &o, &dry, msg), 0);
-	snprintf(cmd, sizeof cmd, "cp -a %s %s.copy", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &dry, msg), 0);
+	ut_copy_dir(ut_dir, copy_path());
 	ck_assert_uint_lt(dry.records_after, dry.records_before);
 	o.dry_run = 0;
-	ck_assert_int_eq(elog_compact(dir, &o, &real, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, &o, &real, msg), 0);
 	ck_assert_uint_eq(dry.records_after, real.records_after);
 	ck_assert_uint_eq(dry.bytes_after, real.bytes_after);
 	ck_assert_uint_eq(dry.segments_after, real.segments_after);
 	/* The copy taken after the dry run is the log as it was. */
-	char copy[300];
-	snprintf(copy, sizeof copy, "%s.copy", dir);
-	ck_assert_int_eq(count_files(copy, ".log"), (int)dry.segments_before + 1);
-	ck_assert_int_eq(count_files(copy, FN_COMPACT_STATE), 0);
+	ck_assert_int_eq(count_files(copy_path(), ".log"), (int)dry.segments_before + 1);
+	ck_assert_int_eq(count_files(copy_path(), FN_COMPACT_STATE), 0);
 }
 END_TEST
 
@@ -465,14 +453,14 @@ START_TEST(refuses_when_maintenance_is_running)
 {
 	struct expect ex;
 	int lockfd;
-	fill(dir, 2, T0, &ex);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	fill(ut_dir, 2, T0, &ex);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		char m[ELOG_MAINT_MSG_MAX], want[128];
-		int rc = elog_compact(dir, NULL, NULL, m);
+		int rc = elog_compact(ut_dir, NULL, NULL, m);
 		snprintf(want, sizeof want, "another maintenance run holds maint.lock "
 		         "(pid %ld)", (long)getppid());
 		_exit(rc == ELOG_LOCKED && strcmp(m, want) == 0 ? 0 : 1);
@@ -482,14 +470,14 @@ START_TEST(refuses_when_maintenance_is_running)
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	close(lockfd);
 	close(dfd);
-	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), 0);
 }
 END_TEST
 
 START_TEST(not_a_log)
 {
-	ck_assert_int_eq(mkdir(dir, 0777), 0);
-	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_NOTLOG);
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOTLOG);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
 	ck_assert_int_eq(elog_compact("/nonexistent/elog", NULL, NULL, msg), ENOENT);
 }
@@ -498,34 +486,34 @@ END_TEST
 START_TEST(corrupt_closed_segment_is_reported_and_left_alone)
 {
 	struct expect ex;
-	char path[400];
-	fill(dir, 10, T0, &ex);
-	snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
+	char path[1300];
+	fill(ut_dir, 10, T0, &ex);
+	ut_path(path, sizeof path, ut_dir, "00000000000000000000.log");
 	int fd = open(path, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, "X", 1, SEG_HDR + 40), 1);
 	close(fd);
 	struct stat before, after;
 	ck_assert_int_eq(stat(path, &before), 0);
-	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000000.log: corrupt record at byte 32");
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert_uint_eq(before.st_ino, after.st_ino);
-	ck_assert_int_eq(count_files(dir, ".compact"), 0);
+	ck_assert_int_eq(count_files(ut_dir, ".compact"), 0);
 }
 END_TEST
 
 START_TEST(malformed_state_is_refused)
 {
 	struct expect ex;
-	char path[400];
-	fill(dir, 3, T0, &ex);
-	snprintf(path, sizeof path, "%s/%s", dir, FN_COMPACT_STATE);
+	char path[1300];
+	fill(ut_dir, 3, T0, &ex);
+	ut_path(path, sizeof path, ut_dir, FN_COMPACT_STATE);
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs("elog-compact-state 1\n12 34\nbogus\n", f);
 	fclose(f);
-	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "compact.state: malformed at line 3 (remove it to "
 	                 "restart the grace periods of tombstones)");
 }
@@ -534,13 +522,13 @@ END_TEST
 START_TEST(unreadable_segment_is_an_error)
 {
 	struct expect ex;
-	char path[400];
+	char path[1300];
 	if (geteuid() == 0)
 		return;	/* root reads anything */
-	fill(dir, 10, T0, &ex);
-	snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
+	fill(ut_dir, 10, T0, &ex);
+	ut_path(path, sizeof path, ut_dir, "00000000000000000000.log");
 	ck_assert_int_eq(chmod(path, 0), 0);
-	ck_assert_int_eq(elog_compact(dir, NULL, NULL, msg), EACCES);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), EACCES);
 	ck_assert_str_eq(msg, "00000000000000000000.log: Permission denied");
 	chmod(path, 0644);
 }
@@ -574,36 +562,34 @@ static int crash_at(const char *path, int n, int64_t now)
 START_TEST(crash_at_every_step)
 {
 	struct expect ex;
-	char cmd[1024], copy[300];
-	snprintf(copy, sizeof copy, "%s.copy", dir);
+	char path[1300];
+	const char *copy = copy_path();
 	fill(copy, 20, T0, &ex);
 	/* Leftovers of an earlier interrupted run, for cleanup's steps. */
-	snprintf(cmd, sizeof cmd, "touch %s/00000000000000000000.log.compact "
-	         "%s/00000000000000000001.idx", copy, copy);
-	ck_assert_int_eq(system(cmd), 0);
+	ut_touch(ut_path(path, sizeof path, copy, "00000000000000000000.log.compact"));
+	ut_touch(ut_path(path, sizeof path, copy, "00000000000000000001.idx"));
 	int n, crashed;
 	for (n = 1;; n++) {
-		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", dir, copy, dir);
-		ck_assert_int_eq(system(cmd), 0);
-		crashed = crash_at(dir, n, T0 + 1000);
-		check_log(dir, &ex, 1);
+		ut_restore_dir(ut_dir, copy);
+		crashed = crash_at(ut_dir, n, T0 + 1000);
+		check_log(ut_dir, &ex, 1);
 		/* Right after the crash the log verifies: what a crash leaves
 		 * is at most a warning (a leftover the next run removes). */
-		verify_clean(dir);
-		elog *w = open_writer(dir);
+		verify_clean(ut_dir);
+		elog *w = open_writer(ut_dir);
 		ck_assert_int_eq(elog_close(w), 0);
-		check_log(dir, &ex, 1);
+		check_log(ut_dir, &ex, 1);
 		/* The next run finishes the job, itself interrupted at
 		 * each of its first steps too. */
-		if (crash_at(dir, n, T0 + 2000))
-			check_log(dir, &ex, 1);
+		if (crash_at(ut_dir, n, T0 + 2000))
+			check_log(ut_dir, &ex, 1);
 		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 		o.now_ms = T0 + 3000;
-		ck_assert_int_eq(elog_compact(dir, &o, NULL, msg), 0);
-		check_log(dir, &ex, 1);
-		ck_assert_int_eq(count_files(dir, ".compact"), 0);
-		ck_assert_int_eq(count_files(dir, ".idx"), count_files(dir, ".log"));
-		verify_clean(dir);
+		ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
+		check_log(ut_dir, &ex, 1);
+		ck_assert_int_eq(count_files(ut_dir, ".compact"), 0);
+		ck_assert_int_eq(count_files(ut_dir, ".idx"), count_files(ut_dir, ".log"));
+		verify_clean(ut_dir);
 		if (!crashed)
 			break;
 	}
@@ -616,22 +602,19 @@ END_TEST
 START_TEST(reader_sees_merge_leftover_once)
 {
 	struct expect ex;
-	fill(dir, 20, T0, &ex);
-	uint64_t before = check_log(dir, &ex, 1);
+	fill(ut_dir, 20, T0, &ex);
+	uint64_t before = check_log(ut_dir, &ex, 1);
 	(void)before;
 	/* Find the step right after the merge's rename: run with crashes
 	 * until a state with overlapping segments appears. */
-	char cmd[1024], copy[300];
-	snprintf(copy, sizeof copy, "%s.copy", dir);
-	snprintf(cmd, sizeof cmd, "cp -a %s %s", dir, copy);
-	ck_assert_int_eq(system(cmd), 0);
+	const char *copy = copy_path();
+	ut_copy_dir(ut_dir, copy);
 	int seen = 0;
 	for (int n = 1; !seen; n++) {
-		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", dir, copy, dir);
-		ck_assert_int_eq(system(cmd), 0);
-		int crashed = crash_at(dir, n, T0 + 1000);
+		ut_restore_dir(ut_dir, copy);
+		int crashed = crash_at(ut_dir, n, T0 + 1000);
 		ck_assert_msg(crashed, "no overlapping state was ever left");
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+		int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 		struct seglist sl;
 		ck_assert_int_eq(seglist_read(dfd, &sl), 0);
 		struct maint m = { .msg = msg, .dfd = dfd };
@@ -644,8 +627,8 @@ START_TEST(reader_sees_merge_leftover_once)
 		}
 		seglist_free(&sl);
 		close(dfd);
-		check_log(dir, &ex, 1);
-		verify_clean(dir);
+		check_log(ut_dir, &ex, 1);
+		verify_clean(ut_dir);
 	}
 }
 END_TEST
@@ -653,11 +636,8 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("compact");
-	TCase *tc = tcase_create("compact");
-	SRunner *sr;
-	int failed;
+	TCase *tc = ut_tcase("compact");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, siphash_reference_vectors);
 	tcase_add_test(tc, keyset_newest_wins_and_grows);
@@ -676,9 +656,5 @@ int main(void)
 	tcase_add_test(tc, crash_at_every_step);
 	tcase_add_test(tc, reader_sees_merge_leftover_once);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ut_run(s);
 }

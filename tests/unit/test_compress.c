@@ -106,13 +106,19 @@ END_TEST
 START_TEST(values_that_do_not_shrink_are_stored_raw)
 {
 	/* Tag byte 0 and the value itself, one byte longer than given. */
-	unsigned char out[64];
-	struct zenc *z = zenc_new(3);
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	const void *p;
+	const unsigned char *out;
+	size_t n;
+	char msg[ERRMSG_MAX];
 	ck_assert_ptr_nonnull(z);
-	ck_assert_uint_eq(zenc_value(z, 0, "ab", 2, out), 3);
+	ck_assert_int_eq(venc_value(z, -1, flags, "ab", 2, &p, &n, msg), 0);
+	out = p;
+	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(out[0], TAG_RAW);
 	ck_assert_mem_eq(out + 1, "ab", 2);
-	zenc_free(z);
+	venc_free(z);
 }
 END_TEST
 
@@ -120,22 +126,31 @@ START_TEST(stored_frames_have_no_magic_number)
 {
 	char v[400];
 	memset(v, 'a', sizeof v);
-	unsigned char out[1024];
-	struct zenc *z = zenc_new(3);
-	size_t n = zenc_value(z, 0, v, sizeof v, out);
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	const void *p;
+	const unsigned char *out;
+	size_t n, len;
+	char msg[ERRMSG_MAX];
+	ck_assert_int_eq(venc_value(z, -1, flags, v, sizeof v, &p, &n, msg), 0);
+	out = p;
 	ck_assert_uint_eq(out[0], TAG_ZSTD);
 	ck_assert_uint_lt(n, 40);
 	/* A standard frame would start 28 b5 2f fd; the tag replaces it. */
 	ck_assert(!(out[1] == 0x28 && out[2] == 0xb5));
-	struct zdec *d = zdec_new();
-	const void *p;
-	size_t len;
-	char msg[ERRMSG_MAX];
-	ck_assert_int_eq(zdec_value(d, -1, 0, out, n, &p, &len, msg), 0);
+	struct vdec *d = vdec_new();
+	ck_assert_int_eq(vdec_value(d, -1, flags, out, n, &p, &len, msg), 0);
 	ck_assert_uint_eq(len, sizeof v);
 	ck_assert_mem_eq(p, v, sizeof v);
-	zdec_free(d);
-	zenc_free(z);
+	/* In an uncompressed segment, values are stored as given. */
+	ck_assert_int_eq(venc_value(z, -1, 0, v, sizeof v, &p, &n, msg), 0);
+	ck_assert_ptr_eq(p, v);
+	ck_assert_uint_eq(n, sizeof v);
+	ck_assert_int_eq(vdec_value(d, -1, 0, v, sizeof v, &p, &len, msg), 0);
+	ck_assert_ptr_eq(p, v);
+	ck_assert_uint_eq(len, sizeof v);
+	vdec_free(d);
+	venc_free(z);
 }
 END_TEST
 
@@ -327,6 +342,56 @@ START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 }
 END_TEST
 
+/* A writer whose settings no longer compress goes on with the zstd tail
+ * segment it finds, but every segment it starts is uncompressed, with no
+ * dictionary, even after another writer moved the tail (which makes a
+ * writer of a compressed log adopt the tail's dictionary). */
+START_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
+{
+	make_trained_log(3000);
+	uint64_t tail = 0;
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	tail = sl.base[sl.n - 1];
+	seglist_free(&sl);
+	ck_assert_uint_eq(flags_of(tail), SEG_FLAGS(CODEC_ZSTD, 1));
+
+	char msg[ELOG_MAINT_MSG_MAX];
+	struct elog_options o = { .compression = ELOG_COMPRESS_NONE };
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
+	elog *a, *b;
+	ck_assert_int_eq(elog_open(&a, ut_dir, NULL), 0);
+	ck_assert_int_eq(elog_open(&b, ut_dir, NULL), 0);
+	elog *ws[2] = { a, b };
+	char v[256];
+	int i = 3000;
+	/* Turn by turn, so that the first flush of a turn finds the tail the
+	 * other handle moved; the first turns write into the zstd tail. */
+	for (int turn = 0; turn < 6; turn++) {
+		int each = turn < 2 ? 1 : 400;
+		for (int k = 0; k < each; k++, i++) {
+			struct elog_record r = { .ts_ms = 1, .value = v };
+			r.value_len = event(v, sizeof v, i);
+			ck_assert_int_eq(elog_append(ws[turn % 2], &r, NULL), 0);
+			if (k % 100 == 99 || k == each - 1)
+				ck_assert_int_eq(elog_sync(ws[turn % 2]), 0);
+		}
+	}
+	ck_assert_int_eq(elog_close(a), 0);
+	ck_assert_int_eq(elog_close(b), 0);
+
+	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_uint_gt(sl.base[sl.n - 1], tail);
+	for (size_t k = 0; k < sl.n; k++)
+		if (sl.base[k] > tail)
+			ck_assert_uint_eq(flags_of(sl.base[k]), 0);
+	seglist_free(&sl);
+	close(dfd);
+	read_all_events(i);
+}
+END_TEST
+
 START_TEST(missing_dictionary_is_a_clear_error)
 {
 	make_trained_log(2000);
@@ -387,13 +452,15 @@ START_TEST(a_damaged_frame_is_corrupt_not_a_crash)
 	char msg[ERRMSG_MAX];
 	const void *p;
 	size_t len;
-	struct zdec *d = zdec_new();
+	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
+	struct vdec *d = vdec_new();
 	unsigned char bad[] = { TAG_ZSTD, 0xff, 0xff, 0xff, 0xff, 0xff };
-	ck_assert_int_eq(zdec_value(d, -1, 0, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(vdec_value(d, -1, flags, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "bad zstd frame");
 	unsigned char tag[] = { 7, 'x' };
-	ck_assert_int_eq(zdec_value(d, -1, 0, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(vdec_value(d, -1, flags, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "unknown value encoding 7");
-	zdec_free(d);
+	vdec_free(d);
 }
 END_TEST
 
@@ -498,6 +565,7 @@ Suite *suite(void)
 	tcase_add_test(tc, dictionary_halves_small_json_events);
 	tcase_add_test(tc, segments_keep_the_dictionary_they_were_written_with);
 	tcase_add_test(tc, no_dictionary_means_none_is_trained);
+	tcase_add_test(tc, a_writer_that_no_longer_compresses_starts_plain_segments);
 	tcase_add_test(tc, missing_dictionary_is_a_clear_error);
 	tcase_add_test(tc, compaction_keeps_values_encoded_and_merges_only_alike);
 	tcase_add_test(tc, damaged_dictionary_is_a_clear_error);
@@ -507,7 +575,7 @@ Suite *suite(void)
 	tcase_add_test(tc, a_segment_compressed_by_hand_reads_as_documented);
 #ifndef ELOG_HAVE_ZSTD
 	/* Visible in the output: what this build cannot test. */
-	fprintf(stderr, "test_compress: SKIPPED 10 zstd tests: built without zstd\n");
+	fprintf(stderr, "test_compress: SKIPPED 11 zstd tests: built without zstd\n");
 	tcase_add_test(tc, creating_a_compressed_log_needs_zstd);
 #endif
 	suite_add_tcase(s, tc);

@@ -18,7 +18,7 @@
 #include "internal.h"
 #include "consumers_json.h"
 
-static char dir[4096];
+/* Each test's log is ut_dir, in the scratch directory of unit.h. */
 
 /* A log directory with settings and a watermark saying durable_end. */
 static void make_log(const char *path, uint64_t end)
@@ -58,60 +58,24 @@ static void set_end(const char *path, uint64_t end)
 static void write_file(const char *path, const char *name, const void *data,
                        size_t len)
 {
-	char p[4200];
-	FILE *f;
+	char p[1300];
 
-	snprintf(p, sizeof p, "%s/%s", path, name);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
+	ut_write_file(ut_path(p, sizeof p, path, name), data, len);
 }
 
+/* The whole file, NUL-terminated, in a malloc'ed buffer. */
 static char *read_file(const char *path, const char *name)
 {
-	char p[4200];
-	char *buf = malloc(1 << 21);
-	size_t n;
-	FILE *f;
+	char p[1300];
 
-	snprintf(p, sizeof p, "%s/%s", path, name);
-	f = fopen(p, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, (1 << 21) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
-/* A fresh temporary directory per test, the log inside it; own helpers so
- * the test depends on unit.h for nothing but Check. */
-static char top[2048];
-
-static void setup(void)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(top, sizeof top, "%s/elog-consumers-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(top));
-	snprintf(dir, sizeof dir, "%s/log", top);
-}
-
-static void teardown(void)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", top);
+	return (char *)ut_read_file(ut_path(p, sizeof p, path, name), NULL);
 }
 
 static int exists(const char *name)
 {
-	char p[4200];
+	char p[1300];
 
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	return access(p, F_OK) == 0;
+	return ut_exists(ut_path(p, sizeof p, ut_dir, name));
 }
 
 START_TEST(name_alphabet)
@@ -149,12 +113,12 @@ START_TEST(bad_name_is_refused_everywhere)
 	char msg[ELOG_CONSUMER_MSG_MAX];
 	struct elog_consumer c;
 
-	make_log(dir, 10);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a b", 1, msg), ELOG_BADNAME);
+	make_log(ut_dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a b", 1, msg), ELOG_BADNAME);
 	ck_assert_ptr_nonnull(strstr(msg, "consumer name \"a b\""));
-	ck_assert_int_eq(elog_consumer_get(dir, "", &c, msg), ELOG_BADNAME);
-	ck_assert_int_eq(elog_consumer_delete(dir, "-x", msg), ELOG_BADNAME);
-	ck_assert_int_eq(elog_consumer_commit(dir, NULL, 1, NULL), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "", &c, msg), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "-x", msg), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, NULL, 1, NULL), ELOG_BADNAME);
 	/* Nothing was written for a refused name. */
 	ck_assert(!exists(FN_CONSUMERS));
 }
@@ -166,18 +130,18 @@ START_TEST(commit_get_and_lag)
 	struct elog_consumer c;
 	int64_t before = fs_now_ms();
 
-	make_log(dir, 100);
-	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, msg), ELOG_NOCONSUMER);
+	make_log(ut_dir, 100);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "uplink", &c, msg), ELOG_NOCONSUMER);
 	ck_assert_str_eq(msg, "no consumer \"uplink\"");
-	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 41, msg), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "uplink", 41, msg), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "uplink", &c, msg), 0);
 	ck_assert_str_eq(c.name, "uplink");
 	ck_assert_uint_eq(c.offset, 41);
 	ck_assert_uint_eq(c.lag, 58);     /* 42..99 are behind it */
 	ck_assert_int_ge(c.committed_ms, before);
 	ck_assert_int_le(c.committed_ms, fs_now_ms());
-	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 99, msg), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "uplink", &c, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "uplink", 99, msg), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "uplink", &c, NULL), 0);
 	ck_assert_uint_eq(c.offset, 99);
 	ck_assert_uint_eq(c.lag, 0);
 }
@@ -188,19 +152,19 @@ START_TEST(commit_above_durable_end_is_refused)
 	char msg[ELOG_CONSUMER_MSG_MAX];
 	struct elog_consumer c;
 
-	make_log(dir, 100);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 100, msg), ELOG_BEYOND);
+	make_log(ut_dir, 100);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 100, msg), ELOG_BEYOND);
 	ck_assert_str_eq(msg, "offset 100 is at or above the durable end 100 of the log");
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", UINT64_MAX, msg), ELOG_BEYOND);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_NOCONSUMER);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", UINT64_MAX, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_NOCONSUMER);
 	/* The refusal left an existing commit alone. */
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 50, msg), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 101, msg), ELOG_BEYOND);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 50, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 101, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), 0);
 	ck_assert_uint_eq(c.offset, 50);
 	/* Once the durable end moves, the offset is accepted. */
-	set_end(dir, 102);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 101, msg), 0);
+	set_end(ut_dir, 102);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 101, msg), 0);
 }
 END_TEST
 
@@ -209,12 +173,12 @@ START_TEST(empty_log_accepts_no_commit)
 	char msg[ELOG_CONSUMER_MSG_MAX];
 	char p[4200];
 
-	make_log(dir, 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_BEYOND);
+	make_log(ut_dir, 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 0, msg), ELOG_BEYOND);
 	/* A log whose writer never published a watermark has nothing durable. */
-	snprintf(p, sizeof p, "%s/%s", dir, FN_WATERMARK);
+	snprintf(p, sizeof p, "%s/%s", ut_dir, FN_WATERMARK);
 	ck_assert_int_eq(unlink(p), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 0, msg), ELOG_BEYOND);
 }
 END_TEST
 
@@ -222,13 +186,13 @@ START_TEST(moving_backwards_is_allowed)
 {
 	struct elog_consumer c;
 
-	make_log(dir, 1000);
-	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 900, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 3, NULL), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "replay", &c, NULL), 0);
+	make_log(ut_dir, 1000);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "replay", 900, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "replay", 3, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "replay", &c, NULL), 0);
 	ck_assert_uint_eq(c.offset, 3);
-	ck_assert_int_eq(elog_consumer_commit(dir, "replay", 0, NULL), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "replay", &c, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "replay", 0, NULL), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "replay", &c, NULL), 0);
 	ck_assert_uint_eq(c.offset, 0);
 	ck_assert_uint_eq(c.lag, 999);
 }
@@ -240,12 +204,12 @@ START_TEST(not_a_log)
 	struct elog_consumer *list;
 	size_t n;
 
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ENOENT);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 0, msg), ENOENT);
 	ck_assert_str_eq(msg, strerror(ENOENT));
-	ck_assert_int_eq(mkdir(dir, 0777), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 0, msg), ELOG_NOTLOG);
-	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, msg), ELOG_NOTLOG);
-	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_NOTLOG);
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 0, msg), ELOG_NOTLOG);
+	ck_assert_int_eq(elog_consumer_list(ut_dir, &list, &n, msg), ELOG_NOTLOG);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "a", msg), ELOG_NOTLOG);
 	ck_assert(!exists("consumers.lock"));
 }
 END_TEST
@@ -255,17 +219,17 @@ START_TEST(delete_one)
 	char msg[ELOG_CONSUMER_MSG_MAX];
 	struct elog_consumer c;
 
-	make_log(dir, 10);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "b", 2, NULL), 0);
-	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_NOCONSUMER);
-	ck_assert_int_eq(elog_consumer_get(dir, "b", &c, msg), 0);
+	make_log(ut_dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "b", 2, NULL), 0);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "a", msg), 0);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_NOCONSUMER);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "b", &c, msg), 0);
 	ck_assert_uint_eq(c.offset, 2);
-	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_NOCONSUMER);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "a", msg), ELOG_NOCONSUMER);
 	ck_assert_str_eq(msg, "no consumer \"a\"");
-	ck_assert_int_eq(elog_consumer_delete(dir, "b", msg), 0);
-	ck_assert_int_eq(elog_consumer_delete(dir, "never", msg), ELOG_NOCONSUMER);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "b", msg), 0);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "never", msg), ELOG_NOCONSUMER);
 }
 END_TEST
 
@@ -274,14 +238,14 @@ START_TEST(list_sorted)
 	struct elog_consumer *list;
 	size_t n;
 
-	make_log(dir, 10);
-	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	make_log(ut_dir, 10);
+	ck_assert_int_eq(elog_consumer_list(ut_dir, &list, &n, NULL), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_ptr_null(list);
-	ck_assert_int_eq(elog_consumer_commit(dir, "zeta", 9, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "Alpha", 0, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "mid", 5, NULL), 0);
-	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "zeta", 9, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "Alpha", 0, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "mid", 5, NULL), 0);
+	ck_assert_int_eq(elog_consumer_list(ut_dir, &list, &n, NULL), 0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(list[0].name, "Alpha");
 	ck_assert_uint_eq(list[0].lag, 9);
@@ -298,10 +262,10 @@ START_TEST(file_is_readable_and_replaced)
 {
 	char *text;
 
-	make_log(dir, 1000);
-	ck_assert_int_eq(elog_consumer_commit(dir, "uplink", 41, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "audit", 7, NULL), 0);
-	text = read_file(dir, FN_CONSUMERS);
+	make_log(ut_dir, 1000);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "uplink", 41, NULL), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "audit", 7, NULL), 0);
+	text = read_file(ut_dir, FN_CONSUMERS);
 	ck_assert_ptr_nonnull(strstr(text, "{\n  \"version\": 1,\n  \"consumers\": {\n"
 	                             "    \"audit\": {\"offset\": 7, \"committed_ms\": "));
 	ck_assert_ptr_nonnull(strstr(text, "},\n    \"uplink\": {\"offset\": 41, "));
@@ -309,9 +273,7 @@ START_TEST(file_is_readable_and_replaced)
 	free(text);
 	/* The lock file exists beside it and no temporary file is left. */
 	ck_assert(exists("consumers.lock"));
-	char cmd[4400];
-	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
-	ck_assert_int_ne(system(cmd), 0);
+	ck_assert_int_eq(ut_count_names(ut_dir, "tmp"), 0);
 }
 END_TEST
 
@@ -366,17 +328,17 @@ START_TEST(corrupt_file_is_a_clear_error)
 	size_t n, len = strlen(text);
 	char *after;
 
-	make_log(dir, 10);
-	write_file(dir, FN_CONSUMERS, text, len);
+	make_log(ut_dir, 10);
+	write_file(ut_dir, FN_CONSUMERS, text, len);
 	snprintf(want, sizeof want, "consumers.json: %s", corrupt[_i].msg);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, want);
-	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_consumer_list(ut_dir, &list, &n, msg), ELOG_CORRUPT);
 	ck_assert_ptr_null(list);
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, want);
-	ck_assert_int_eq(elog_consumer_delete(dir, "a", msg), ELOG_CORRUPT);
-	after = read_file(dir, FN_CONSUMERS);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "a", msg), ELOG_CORRUPT);
+	after = read_file(ut_dir, FN_CONSUMERS);
 	ck_assert_mem_eq(after, text, len);
 	free(after);
 }
@@ -399,11 +361,11 @@ START_TEST(newer_version_is_refused)
 	struct elog_consumer c;
 	const char *text = "{\"version\": 2, \"anything\": [1,2,3]}";
 
-	make_log(dir, 10);
-	write_file(dir, FN_CONSUMERS, text, strlen(text));
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_VERSION);
+	make_log(ut_dir, 10);
+	write_file(ut_dir, FN_CONSUMERS, text, strlen(text));
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_VERSION);
 	ck_assert_str_eq(msg, "consumers.json: format version 2, this build reads version 1");
-	ck_assert_int_eq(elog_consumer_commit(dir, "a", 1, msg), ELOG_VERSION);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, msg), ELOG_VERSION);
 }
 END_TEST
 
@@ -415,10 +377,10 @@ START_TEST(oversized_file_is_corrupt)
 	char *big = malloc(len);
 
 	memset(big, ' ', len);
-	make_log(dir, 10);
-	write_file(dir, FN_CONSUMERS, big, len);
+	make_log(ut_dir, 10);
+	write_file(ut_dir, FN_CONSUMERS, big, len);
 	free(big);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "consumers.json: larger than 1048576 bytes");
 }
 END_TEST
@@ -428,10 +390,10 @@ START_TEST(symlinked_file_is_refused)
 	char msg[ELOG_CONSUMER_MSG_MAX], p[4200];
 	struct elog_consumer c;
 
-	make_log(dir, 10);
-	snprintf(p, sizeof p, "%s/%s", dir, FN_CONSUMERS);
+	make_log(ut_dir, 10);
+	snprintf(p, sizeof p, "%s/%s", ut_dir, FN_CONSUMERS);
 	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
-	ck_assert_int_eq(elog_consumer_get(dir, "a", &c, msg), ELOOP);
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOOP);
 	ck_assert_ptr_nonnull(strstr(msg, "consumers.json: "));
 }
 END_TEST
@@ -482,7 +444,7 @@ START_TEST(too_many_consumers)
 	struct ctable t = { 0 };
 	size_t len;
 
-	make_log(dir, 10);
+	make_log(ut_dir, 10);
 	for (int i = 0; i < ELOG_CONSUMERS_MAX; i++) {
 		snprintf(name, sizeof name, "c%05d", i);
 		ck_assert_int_eq(ctable_set(&t, name, 1, 1), 0);
@@ -490,13 +452,13 @@ START_TEST(too_many_consumers)
 	ck_assert_int_eq(ctable_set(&t, "one-more", 1, 1), ELOG_TOOMANY);
 	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
 	ck_assert_uint_le(len, CONSUMERS_FILE_MAX);
-	write_file(dir, FN_CONSUMERS, text, len);
-	ck_assert_int_eq(elog_consumer_commit(dir, "one-more", 1, msg), ELOG_TOOMANY);
+	write_file(ut_dir, FN_CONSUMERS, text, len);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "one-more", 1, msg), ELOG_TOOMANY);
 	ck_assert_str_eq(msg, "consumer \"one-more\": the log already has 4096 consumers");
 	/* Existing consumers still commit, and deleting one makes room. */
-	ck_assert_int_eq(elog_consumer_commit(dir, "c00000", 9, msg), 0);
-	ck_assert_int_eq(elog_consumer_delete(dir, "c00001", msg), 0);
-	ck_assert_int_eq(elog_consumer_commit(dir, "one-more", 1, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "c00000", 9, msg), 0);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "c00001", msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "one-more", 1, msg), 0);
 	free(text);
 
 	/* A file with more entries than the limit is damaged. */
@@ -581,7 +543,7 @@ START_TEST(concurrent_commits_lose_nothing)
 	pid_t pid[PROCS];
 	size_t n;
 
-	make_log(dir, 1000000);
+	make_log(ut_dir, 1000000);
 	for (int p = 0; p < PROCS; p++) {
 		pid[p] = fork();
 		ck_assert_int_ge(pid[p], 0);
@@ -590,8 +552,8 @@ START_TEST(concurrent_commits_lose_nothing)
 			snprintf(name, sizeof name, "proc%d", p);
 			for (int j = 0; j < COMMITS; j++) {
 				uint64_t off = (uint64_t)p * 1000 + (uint64_t)j;
-				if (elog_consumer_commit(dir, name, off, msg) ||
-				    elog_consumer_commit(dir, "shared", off, msg)) {
+				if (elog_consumer_commit(ut_dir, name, off, msg) ||
+				    elog_consumer_commit(ut_dir, "shared", off, msg)) {
 					fprintf(stderr, "commit: %s\n", msg);
 					_exit(1);
 				}
@@ -604,7 +566,7 @@ START_TEST(concurrent_commits_lose_nothing)
 		ck_assert_int_eq(waitpid(pid[p], &st, 0), pid[p]);
 		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	ck_assert_int_eq(elog_consumer_list(dir, &list, &n, NULL), 0);
+	ck_assert_int_eq(elog_consumer_list(ut_dir, &list, &n, NULL), 0);
 	ck_assert_uint_eq(n, PROCS + 1);
 	for (int p = 0; p < PROCS; p++) {
 		char name[16];
@@ -629,7 +591,7 @@ START_TEST(seek_resumes_after_committed_offset)
 	elog_reader *r = NULL;
 	elog *w = NULL;
 
-	ck_assert_int_eq(elog_open(&w, dir, &opt), 0);
+	ck_assert_int_eq(elog_open(&w, ut_dir, &opt), 0);
 	for (int i = 0; i < 20; i++) {
 		char v[8];
 		struct elog_record in = { .ts_ms = ELOG_TS_NOW, .value = v,
@@ -637,23 +599,23 @@ START_TEST(seek_resumes_after_committed_offset)
 		ck_assert_int_eq(elog_append(w, &in, NULL), 0);
 	}
 	ck_assert_int_eq(elog_sync(w), 0);
-	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
 
-	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, ut_dir, "c", msg), 0);
 	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
 	ck_assert_uint_eq(rec.offset, 0);
 
-	ck_assert_int_eq(elog_consumer_commit(dir, "c", 20, msg), ELOG_BEYOND);
-	ck_assert_int_eq(elog_consumer_commit(dir, "c", 12, msg), 0);
-	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "c", 20, msg), ELOG_BEYOND);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "c", 12, msg), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, ut_dir, "c", msg), 0);
 	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
 	ck_assert_uint_eq(rec.offset, 13);
 
-	ck_assert_int_eq(elog_consumer_commit(dir, "c", 19, msg), 0);
-	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "c", 19, msg), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, ut_dir, "c", msg), 0);
 	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
 
-	ck_assert_int_eq(elog_consumer_seek(r, dir, "bad name", msg), ELOG_BADNAME);
+	ck_assert_int_eq(elog_consumer_seek(r, ut_dir, "bad name", msg), ELOG_BADNAME);
 	elog_reader_close(r);
 	ck_assert_int_eq(elog_close(w), 0);
 }
@@ -666,11 +628,11 @@ START_TEST(seek_refuses_offset_beyond_the_log)
 	char msg[ELOG_CONSUMER_MSG_MAX];
 	elog_reader *r = NULL;
 
-	make_log(dir, 100);
-	ck_assert_int_eq(elog_consumer_commit(dir, "c", 80, msg), 0);
-	set_end(dir, 50);
-	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
-	ck_assert_int_eq(elog_consumer_seek(r, dir, "c", msg), ELOG_BEYOND);
+	make_log(ut_dir, 100);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "c", 80, msg), 0);
+	set_end(ut_dir, 50);
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
+	ck_assert_int_eq(elog_consumer_seek(r, ut_dir, "c", msg), ELOG_BEYOND);
 	ck_assert_str_eq(msg, "consumer \"c\" committed offset 80, at or above "
 	                 "the durable end 50 of the log");
 	elog_reader_close(r);
@@ -691,11 +653,8 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("consumers");
-	TCase *tc = tcase_create("consumers");
-	SRunner *sr;
-	int failed;
+	TCase *tc = ut_tcase("consumers");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, name_alphabet);
 	tcase_add_test(tc, bad_name_is_refused_everywhere);
@@ -722,9 +681,5 @@ int main(void)
 	tcase_add_test(tc, seek_refuses_offset_beyond_the_log);
 	tcase_add_test(tc, strerror_of_consumer_codes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ut_run(s);
 }

@@ -1,9 +1,8 @@
 /*
- * test_fsutil.c: the durability helpers (lib/fsutil.c), the locks
- * (lib/lock.c) and the error contract (lib/errors.c).
+ * test_fsutil.c: the durability helpers (lib/fsutil.c).  The locks are
+ * tested in test_lock.c, the error texts in test_errors.c.
  */
 #include <dirent.h>
-#include <sys/file.h>
 
 #include "unit.h"
 
@@ -136,65 +135,6 @@ START_TEST(write_all_and_pread_full)
 }
 END_TEST
 
-START_TEST(lock_names_the_holder_and_releases_with_the_descriptor)
-{
-	int dfd = open_top();
-	char msg[ERRMSG_MAX], p[1200];
-	int fd, fd2;
-	ck_assert_int_eq(lock_take(dfd, "L", 0, 1, &fd, msg), 0);
-	size_t len;
-	unsigned char *d = ut_read_file(ut_path(p, sizeof p, ut_top, "L"), &len);
-	char want[64];
-	snprintf(want, sizeof want, "%ld\n", (long)getpid());
-	ck_assert_str_eq((char *)d, want);
-	free(d);
-	/* flock locks belong to the open file: a second open is refused. */
-	ck_assert_int_eq(lock_take(dfd, "L", 0, 1, &fd2, msg), ELOG_LOCKED);
-	snprintf(want, sizeof want, "locked by another writer (pid %ld)", (long)getpid());
-	ck_assert_str_eq(msg, want);
-	close(fd);
-	ck_assert_int_eq(lock_take(dfd, "L", 0, 0, &fd2, msg), 0);
-	close(fd2);
-	/* A lock file replaced by a symbolic link is refused. */
-	ck_assert_int_eq(symlinkat("elsewhere", dfd, "S"), 0);
-	ck_assert_int_eq(lock_take(dfd, "S", 0, 1, &fd, msg), ELOOP);
-	ck_assert_str_eq(msg, "S: refusing to follow a symbolic link");
-	close(dfd);
-}
-END_TEST
-
-START_TEST(every_code_has_its_own_text)
-{
-	static const int codes[] = {
-		ELOG_END, ELOG_GAP, ELOG_LOCKED, ELOG_CORRUPT, ELOG_NOTLOG, ELOG_VERSION,
-		ELOG_TOOBIG, ELOG_FAILED, ELOG_NETFS, ELOG_INVALID, ELOG_TIMEOUT,
-		ELOG_UNSUPPORTED, ELOG_BADNAME, ELOG_NOCONSUMER, ELOG_BEYOND, ELOG_TOOMANY,
-	};
-	size_t n = sizeof codes / sizeof codes[0];
-	for (size_t i = 0; i < n; i++) {
-		const char *t = elog_strerror(codes[i]);
-		ck_assert_str_ne(t, "unknown error");
-		for (size_t j = 0; j < i; j++)
-			ck_assert_str_ne(t, elog_strerror(codes[j]));
-	}
-	ck_assert_str_eq(elog_strerror(0), "success");
-	ck_assert_str_eq(elog_strerror(ENOSPC), strerror(ENOSPC));
-	ck_assert_str_eq(elog_strerror(-999), "unknown error");
-	ck_assert_str_eq(elog_version(), ELOG_VERSION_STRING);
-}
-END_TEST
-
-START_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
-{
-	char msg[ERRMSG_MAX];
-	char long_name[2 * ERRMSG_MAX];
-	memset(long_name, 'x', sizeof long_name - 1);
-	long_name[sizeof long_name - 1] = '\0';
-	ck_assert_int_eq(errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
-	ck_assert_uint_eq(strlen(msg), ERRMSG_MAX - 1);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("fsutil");
@@ -205,9 +145,6 @@ int main(void)
 	tcase_add_test(tc, dir_each_visits_every_entry_but_dots_and_stops_on_request);
 	tcase_add_test(tc, random_bytes_differ);
 	tcase_add_test(tc, write_all_and_pread_full);
-	tcase_add_test(tc, lock_names_the_holder_and_releases_with_the_descriptor);
-	tcase_add_test(tc, every_code_has_its_own_text);
-	tcase_add_test(tc, errmsg_set_returns_the_code_and_bounds_the_text);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -16,24 +16,11 @@
 #include "../crash/maint_fault.h"
 #include "internal.h"
 
-static char dir[256];
+/* Each test's log is ut_dir, in the scratch directory of unit.h. */
 static char msg[ELOG_MAINT_MSG_MAX];
 
 #define T0 1700000000000ll
 #define HOUR (3600 * 1000ll)
-
-static void rm_dir(void)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s.copy", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void setup(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/elog-retain-test.%ld", (long)getpid());
-	rm_dir();
-}
 
 /* 100 hours of records, 60 an hour, one hour per 4 KiB segment or so. */
 static void fill(const char *path, const struct elog_options *extra)
@@ -121,18 +108,18 @@ START_TEST(by_age)
 	struct elog_retain_result res;
 	struct seen s = { 0 };
 	uint64_t gap;
-	fill(dir, NULL);
+	fill(ut_dir, NULL);
 	o.now_ms = T0 + 100 * HOUR;
 	o.max_age_ms = 50 * HOUR;
 	o.each = each;
 	o.arg = &s;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	ck_assert_int_gt(s.n, 30);
 	ck_assert_uint_eq(res.segments, (uint64_t)s.n);
 	ck_assert_uint_eq(res.start_before, 0);
 	ck_assert_uint_eq(res.start_after, s.last_end);
-	ck_assert_uint_eq(first_base(dir), res.start_after);
-	uint64_t n = read_all(dir, &gap);
+	ck_assert_uint_eq(first_base(ut_dir), res.start_after);
+	uint64_t n = read_all(ut_dir, &gap);
 	ck_assert_uint_eq(gap, res.start_after - 1);
 	ck_assert_uint_eq(n, 6000 - res.start_after);
 	/* Every record older than the limit that is left shares a segment
@@ -140,13 +127,13 @@ START_TEST(by_age)
 	 * worth older than the limit. */
 	elog_reader *r;
 	struct elog_record rec;
-	ck_assert_int_eq(elog_reader_open(&r, dir), 0);
+	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
 	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
 	ck_assert_int_gt(rec.ts_ms, T0 + 48 * HOUR);
 	ck_assert_int_le(rec.ts_ms, T0 + 50 * HOUR);
 	elog_reader_close(r);
 	/* Again: nothing more goes. */
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_eq(res.segments, 0);
 }
 END_TEST
@@ -156,23 +143,23 @@ START_TEST(by_size_never_the_active_segment)
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	uint64_t gap;
-	fill(dir, NULL);
+	fill(ut_dir, NULL);
 	o.max_bytes = 40 * 1024;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_le(res.total_bytes, 40 * 1024);
 	ck_assert_uint_gt(res.total_bytes, 40 * 1024 - 4096);
-	read_all(dir, &gap);
+	read_all(ut_dir, &gap);
 	/* A limit below one segment leaves the active segment alone. */
 	o.max_bytes = 1;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	struct seglist sl;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 1);
 	seglist_free(&sl);
 	close(dfd);
 	elog *w;
-	ck_assert_int_eq(elog_open(&w, dir, NULL), 0);
+	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
 	ck_assert_uint_eq(elog_next_offset(w), 6000);
 	ck_assert_int_eq(elog_close(w), 0);
 }
@@ -183,29 +170,29 @@ START_TEST(stored_policy_and_overrides)
 	struct elog_options pol = { .retain_bytes = 20 * 1024 };
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
-	fill(dir, &pol);
+	fill(ut_dir, &pol);
 	o.dry_run = 1;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_gt(res.segments, 0);
-	ck_assert_uint_eq(first_base(dir), 0);	/* a dry run removes nothing */
+	ck_assert_uint_eq(first_base(ut_dir), 0);	/* a dry run removes nothing */
 	/* The option turns the stored limit off. */
 	o.max_bytes = ELOG_RETAIN_OFF;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), ELOG_INVALID);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), ELOG_INVALID);
 	ck_assert_str_eq(msg, "no retention policy: the log has none stored, and "
 	                 "no age or size limit was given");
 	o.dry_run = 0;
 	o.max_bytes = 0;
-	ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	ck_assert_uint_le(res.total_bytes, 20 * 1024);
-	ck_assert_uint_eq(first_base(dir), res.start_after);
+	ck_assert_uint_eq(first_base(ut_dir), res.start_after);
 }
 END_TEST
 
 START_TEST(no_policy_is_an_error)
 {
-	fill(dir, NULL);
-	ck_assert_int_eq(elog_retain(dir, NULL, NULL, msg), ELOG_INVALID);
-	ck_assert_uint_eq(first_base(dir), 0);
+	fill(ut_dir, NULL);
+	ck_assert_int_eq(elog_retain(ut_dir, NULL, NULL, msg), ELOG_INVALID);
+	ck_assert_uint_eq(first_base(ut_dir), 0);
 }
 END_TEST
 
@@ -214,28 +201,24 @@ START_TEST(refusals)
 	struct elog_retain_opts o = { .max_bytes = 1 };
 	int lockfd;
 	ck_assert_int_eq(elog_retain("/nonexistent/elog", &o, NULL, msg), ENOENT);
-	ck_assert_int_eq(mkdir(dir, 0777), 0);
-	ck_assert_int_eq(elog_retain(dir, &o, NULL, msg), ELOG_NOTLOG);
-	rm_dir();
-	fill(dir, NULL);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, NULL, msg), ELOG_NOTLOG);
+	ut_rm_rf(ut_dir);
+	fill(ut_dir, NULL);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
 	pid_t pid = fork();
 	if (pid == 0)
-		_exit(elog_retain(dir, &o, NULL, NULL) == ELOG_LOCKED ? 0 : 1);
+		_exit(elog_retain(ut_dir, &o, NULL, NULL) == ELOG_LOCKED ? 0 : 1);
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	close(lockfd);
 	close(dfd);
-	ck_assert_uint_eq(first_base(dir), 0);
+	ck_assert_uint_eq(first_base(ut_dir), 0);
 	/* A damaged segment in the way stops the run there. */
-	char path[400];
-	snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
-	int fd = open(path, O_RDWR);
-	ck_assert_int_eq(pwrite(fd, "XXXX", 4, 100), 4);
-	close(fd);
-	ck_assert_int_eq(elog_retain(dir, &o, NULL, msg), ELOG_CORRUPT);
+	ut_write_at(ut_seg_path(ut_dir, 0, SEG_EXT), 100, "XXXX", 4);
+	ck_assert_int_eq(elog_retain(ut_dir, &o, NULL, msg), ELOG_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(msg, "00000000000000000000.log: "));
 }
 END_TEST
@@ -244,30 +227,29 @@ END_TEST
  * and the next run finishes. */
 START_TEST(crash_at_every_step)
 {
-	char copy[300], cmd[1024];
+	char copy[1200];
 	uint64_t gap;
-	snprintf(copy, sizeof copy, "%s.copy", dir);
+	ut_path(copy, sizeof copy, ut_top, "copy");
 	fill(copy, NULL);
 	int n;
 	for (n = 1;; n++) {
-		snprintf(cmd, sizeof cmd, "rm -rf %s && cp -a %s %s", dir, copy, dir);
-		ck_assert_int_eq(system(cmd), 0);
+		ut_restore_dir(ut_dir, copy);
 		pid_t pid = fork();
 		if (pid == 0) {
 			char v[16];
 			struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
 			snprintf(v, sizeof v, "%d", n);
 			setenv(MAINT_CRASH_ENV, v, 1);
-			_exit(elog_retain(dir, &o, NULL, NULL) == 0 ? 0 : 1);
+			_exit(elog_retain(ut_dir, &o, NULL, NULL) == 0 ? 0 : 1);
 		}
 		int st;
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-		uint64_t got = read_all(dir, &gap);
-		ck_assert_uint_eq(got, 6000 - first_base(dir));
+		uint64_t got = read_all(ut_dir, &gap);
+		ck_assert_uint_eq(got, 6000 - first_base(ut_dir));
 		struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
 		struct elog_retain_result res;
-		ck_assert_int_eq(elog_retain(dir, &o, &res, msg), 0);
-		read_all(dir, &gap);
+		ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+		read_all(ut_dir, &gap);
 		ck_assert_uint_le(res.total_bytes, 200 * 1024);
 		if (WEXITSTATUS(st) == 0)
 			break;
@@ -280,11 +262,8 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("retain");
-	TCase *tc = tcase_create("retain");
-	SRunner *sr;
-	int failed;
+	TCase *tc = ut_tcase("retain");
 
-	tcase_add_checked_fixture(tc, setup, rm_dir);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, by_age);
 	tcase_add_test(tc, by_size_never_the_active_segment);
@@ -293,9 +272,5 @@ int main(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, crash_at_every_step);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ut_run(s);
 }

@@ -201,6 +201,111 @@ START_TEST(seglist_find_edges)
 }
 END_TEST
 
+START_TEST(public_name_and_record_size)
+{
+	char b[ELOG_SEGMENT_NAME_MAX];
+	elog_segment_name(b, 4182917);
+	ck_assert_str_eq(b, "00000000000004182917.log");
+	elog_segment_name(b, UINT64_MAX);
+	ck_assert_str_eq(b, "18446744073709551615.log");
+	ck_assert_uint_eq(strlen(b) + 1, ELOG_SEGMENT_NAME_MAX);
+	ck_assert_uint_eq(elog_record_size(0, 0), 28);
+	ck_assert_uint_eq(elog_record_size(3, 5), 36);
+	ck_assert_uint_eq(elog_record_size(3, 5), rec_size(3, 5));
+}
+END_TEST
+
+START_TEST(classify_names)
+{
+	static const struct {
+		const char *name;
+		int kind, tmp;
+		uint64_t num;
+	} cases[] = {
+		{ "00000000000004182917.log", FILE_SEGMENT, 0, 4182917 },
+		{ "00000000000004182917.idx", FILE_INDEX, 0, 4182917 },
+		{ "00000000000004182917.log.new", FILE_SEGMENT_NEW, 0, 4182917 },
+		{ "00000000000004182917.log.compact", FILE_COMPACT_TMP, 0, 4182917 },
+		{ "00000000000004182917.idx.compact", FILE_COMPACT_TMP, 0, 4182917 },
+		{ "00000000000004182917.log.cut-1764385200000", FILE_CUT, 0, 4182917 },
+		{ "00000000000004182917.log.cut-1764385200000-2", FILE_CUT, 0, 4182917 },
+		{ "00000000000004182917.idx.tmp.123.0", FILE_INDEX, 1, 4182917 },
+		{ "00000000000004182917.log.cut-5.tmp.9.0", FILE_CUT, 1, 4182917 },
+		{ "dict.7", FILE_DICT, 0, 7 },
+		{ "dict.99999999999999999999999", FILE_DICT, 0, UINT64_MAX },
+		{ "dict.7.tmp.12.3", FILE_DICT, 1, 7 },
+		{ "settings", FILE_SETTINGS, 0, 0 },
+		{ "settings.tmp.12.0", FILE_SETTINGS, 1, 0 },
+		{ "watermark", FILE_WATERMARK, 0, 0 },
+		{ "start", FILE_START, 0, 0 },
+		{ "LOCK", FILE_LOCK, 0, 0 },
+		{ "writers", FILE_WRITERS, 0, 0 },
+		{ "maint.lock", FILE_MAINT, 0, 0 },
+		{ "consumers.json", FILE_CONSUMERS, 0, 0 },
+		{ "consumers.lock", FILE_CONSUMERS_LOCK, 0, 0 },
+		{ "compact.state", FILE_COMPACT_STATE, 0, 0 },
+		{ "retain.last", FILE_RETAIN_LAST, 0, 0 },
+		{ "compact.last", FILE_COMPACT_LAST, 0, 0 },
+		{ "salvaged", FILE_SALVAGED, 0, 0 },
+		{ "foo.tmp.1.2", FILE_UNKNOWN, 1, 0 },
+		/* Not what they look like. */
+		{ "0000000000004182917.log", FILE_UNKNOWN, 0, 0 },
+		{ "00000000000004182917.log.cut-", FILE_UNKNOWN, 0, 0 },
+		{ "00000000000004182917.log.cut-5-", FILE_UNKNOWN, 0, 0 },
+		{ "00000000000004182917.log.newer", FILE_UNKNOWN, 0, 0 },
+		{ "x.compact", FILE_UNKNOWN, 0, 0 },
+		{ "dict.", FILE_UNKNOWN, 0, 0 },
+		{ "dict.1x", FILE_UNKNOWN, 0, 0 },
+		{ "settings.tmp.12", FILE_UNKNOWN, 0, 0 },
+		{ "settings.tmp.x.0", FILE_UNKNOWN, 0, 0 },
+		{ ".tmp.1.0", FILE_UNKNOWN, 0, 0 },
+		{ "LOCK2", FILE_UNKNOWN, 0, 0 },
+		{ "", FILE_UNKNOWN, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct file_class fc;
+		int kind = file_classify(cases[i].name, &fc);
+		ck_assert_msg(kind == cases[i].kind && fc.kind == kind &&
+		              fc.tmp == cases[i].tmp && fc.num == cases[i].num,
+		              "%s: kind %d tmp %d num %llu", cases[i].name, kind, fc.tmp,
+		              (unsigned long long)fc.num);
+	}
+	struct file_class fc;
+	file_classify("settings.tmp.4242.7", &fc);
+	ck_assert_int_eq(fc.pid, 4242);
+}
+END_TEST
+
+START_TEST(seg_open_checks_the_header)
+{
+	char msg[ERRMSG_MAX];
+	struct stat st;
+	uint32_t flags = 99;
+	int fd = 123;
+	ut_seg_create(ut_top, 42);
+	int dfd = open_top();
+	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, &st, msg), 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(flags, 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, SEG_HDR);
+	close(fd);
+
+	ck_assert_int_eq(seg_open(dfd, 43, O_RDONLY, &fd, NULL, NULL, msg), ENOENT);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_str_eq(msg, "00000000000000000043.log: No such file or directory");
+
+	ut_flip_bit(ut_seg_path(ut_top, 42, SEG_EXT), SEG_AT_BASE, 0);
+	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_str_eq(msg, "00000000000000000042.log: bad segment header");
+
+	ut_truncate(ut_seg_path(ut_top, 42, SEG_EXT), SEG_HDR - 1);
+	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
+	ck_assert_str_eq(msg, "00000000000000000042.log: truncated header");
+	close(dfd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("segment");
@@ -216,6 +321,9 @@ int main(void)
 	tcase_add_test(tc, seglist_many);
 	tcase_add_test(tc, seglist_empty_dir);
 	tcase_add_test(tc, seglist_find_edges);
+	tcase_add_test(tc, public_name_and_record_size);
+	tcase_add_test(tc, classify_names);
+	tcase_add_test(tc, seg_open_checks_the_header);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -1,8 +1,9 @@
 /*
  * unit.h: what the unit tests share: the Check framework, a scratch
- * directory per test, helpers that read and damage files byte by byte, a
- * record builder that writes segments by hand, and a log directory made
- * without the writer (so that a test can put the watermark anywhere).
+ * directory per test (and copies of a log directory), helpers that read
+ * and damage files byte by byte, a record builder that writes segments by
+ * hand, and a log directory made without the writer (so that a test can
+ * put the watermark anywhere).
  *
  * Every helper is static inline and prefixed ut_ so that a test file may
  * use any subset of them, and its own helpers never collide with these.
@@ -14,6 +15,7 @@
 
 #include <check.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -110,6 +112,14 @@ static inline void ut_append_file(const char *path, const void *data, size_t len
 	ck_assert_int_eq(close(fd), 0);
 }
 
+/* Create path empty unless it exists, as touch(1) would. */
+static inline void ut_touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0666);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(close(fd), 0);
+}
+
 static inline void ut_write_at(const char *path, uint64_t pos, const void *data, size_t len)
 {
 	int fd = open(path, O_WRONLY);
@@ -160,6 +170,64 @@ static inline void ut_flip_bit(const char *path, uint64_t pos, int bit)
 	c ^= (unsigned char)(1u << bit);
 	ck_assert_int_eq(fs_pwrite_all(fd, &c, 1, (off_t)pos), 0);
 	close(fd);
+}
+
+/* ---- whole directories ---- */
+
+/* How many names in dir contain part ("." and ".." aside). */
+static inline int ut_count_names(const char *dir, const char *part)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strstr(de->d_name, part) != NULL)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Copy the log directory src to dst, which must not exist: every file in
+ * it (a log holds regular files only), each with its mode and times, as
+ * `cp -a` would. */
+static inline void ut_copy_dir(const char *src, const char *dst)
+{
+	char from[1200], to[1200];
+	struct stat st;
+	struct dirent *de;
+	DIR *d = opendir(src);
+	ck_assert_msg(d != NULL, "%s: %s", src, strerror(errno));
+	ck_assert_msg(mkdir(dst, 0777) == 0, "%s: %s", dst, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		ut_path(from, sizeof from, src, de->d_name);
+		ut_path(to, sizeof to, dst, de->d_name);
+		ck_assert_int_eq(lstat(from, &st), 0);
+		ck_assert_msg(S_ISREG(st.st_mode), "%s: not a regular file", from);
+		size_t len;
+		unsigned char *data = ut_read_file(from, &len);
+		ut_write_file(to, data, len);
+		free(data);
+		const struct timespec times[2] = { st.st_atim, st.st_mtim };
+		ck_assert_int_eq(chmod(to, st.st_mode & 07777), 0);
+		ck_assert_int_eq(utimensat(AT_FDCWD, to, times, 0), 0);
+	}
+	closedir(d);
+	ck_assert_int_eq(stat(src, &st), 0);
+	const struct timespec times[2] = { st.st_atim, st.st_mtim };
+	ck_assert_int_eq(chmod(dst, st.st_mode & 07777), 0);
+	ck_assert_int_eq(utimensat(AT_FDCWD, dst, times, 0), 0);
+}
+
+/* dst made again as a copy of src (the state a test starts over from). */
+static inline void ut_restore_dir(const char *dst, const char *src)
+{
+	ut_rm_rf(dst);
+	ck_assert_msg(!ut_exists(dst), "%s could not be removed", dst);
+	ut_copy_dir(src, dst);
 }
 
 /* ---- records ---- */

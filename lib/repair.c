@@ -1,0 +1,271 @@
+/*
+ * repair.c: what elog-verify --repair changes, the only part of
+ * verification that writes.  verify.c checks the log first and records in
+ * struct verify what is wrong; this file acts on it.
+ *
+ * Repair takes the writer's LOCK and maint.lock, so nothing else changes
+ * the log while it works.  It only ever rebuilds derived data (indexes, the
+ * watermark, a start file that listings ignore or that falls inside a
+ * segment, rewritten to name the first segment they list, so nothing read
+ * changes) and cuts the active segment's damaged tail after copying the
+ * cut bytes aside; a closed segment or a header is never cut, because what
+ * follows the damage there may hold acknowledged records that another tool
+ * could still recover.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void repaired(struct verify *v, const char *file, uint64_t pos,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Report what was done. */
+static void repaired(struct verify *v, const char *file, uint64_t pos,
+                     const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verify_vreport(v, ELOG_PROBLEM_REPAIRED, file, pos, fmt, ap);
+	va_end(ap);
+}
+
+int repair_lock(struct verify *v, int *lockfd, int *maintfd)
+{
+	struct stat st;
+	int err;
+	/* Taking LOCK creates it: make sure this is a log first. */
+	if (fstatat(v->dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT
+		    ? errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+		                 FN_SETTINGS)
+		    : errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, strerror(errno));
+	/* Writers hold LOCK for one batch at a time: wait for it as a
+	 * writer does.  Emptying their state makes every writer find
+	 * the tail anew after the repair. */
+	if ((err = lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
+	    (err = lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
+		return err;
+	if (ftruncate(*lockfd, 0) < 0)
+		return errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+	if ((err = lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
+		if (err == ELOG_LOCKED)
+			errmsg_set(v->msg, err, "%s: a maintenance program "
+			           "(elog-compact or elog-retain) is running", FN_MAINT);
+		return err;
+	}
+	return 0;
+}
+
+/* Copy bytes [from, end) of segment fd to a new file beside it, synced,
+ * so that cutting them loses nothing.  Holes are skipped (the copy has
+ * them too), and the copy is written under a temporary name and renamed:
+ * a repair killed half way leaves "<kept>.tmp.<pid>.0", which the next
+ * repair or writer removes. */
+static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
+                     uint64_t end, char *kept, size_t kept_size)
+{
+	char tmp[NAME_MAX_LOCAL + 64];
+	struct stat st;
+	int out = -1, err = 0;
+	int64_t now = fs_now_ms();
+	for (int attempt = 0;; attempt++) {
+		if (attempt == 0)
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld", name,
+			         (long long)now);
+		else
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld-%d", name,
+			         (long long)now, attempt);
+		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			break;
+		if (attempt > 100)
+			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, strerror(EEXIST));
+	}
+	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
+	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
+	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (out < 0)
+		return errmsg_set(v->msg, errno, "%s: %s", tmp, strerror(errno));
+	unsigned char *buf = malloc(1u << 16);
+	if (!buf)
+		err = ENOMEM;
+	for (uint64_t at = from; !err && at < end;) {
+		/* The next stretch of data and where it ends; a file system
+		 * that cannot tell is copied as if it were all data. */
+		off_t data = lseek(fd, (off_t)at, SEEK_DATA), hole;
+		if (data < 0 && errno == ENXIO)
+			break;			/* nothing but a hole to the end */
+		if (data < 0)
+			data = (off_t)at;
+		if ((uint64_t)data >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		for (at = (uint64_t)data; !err && at < stop;) {
+			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at), got;
+			if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
+				break;
+			if (got == 0) {
+				at = end;	/* the file ends here */
+				break;
+			}
+			err = fs_pwrite_all(out, buf, got, (off_t)(at - from));
+			at += got;
+		}
+	}
+	free(buf);
+	if (!err && ftruncate(out, (off_t)(end - from)) < 0)	/* a hole at its end */
+		err = errno;
+	if (!err && fsync(out) < 0)
+		err = errno;
+	if (close(out) < 0 && !err)
+		err = errno;
+	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
+		err = errno;
+	if (!err)
+		err = fs_fsync_dir(v->dfd);
+	if (err) {
+		unlinkat(v->dfd, tmp, 0);
+		return errmsg_set(v->msg, err, "%s: %s", kept, strerror(err));
+	}
+	return 0;
+}
+
+static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
+                         uint64_t len)
+{
+	char name[NAME_MAX_LOCAL], msg[ERRMSG_MAX];
+	int err = idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
+	seg_name(name, ss->base, IDX_EXT);
+	if (err == ELOG_CORRUPT)
+		return 0;	/* its segment is damaged: reported already */
+	if (err)
+		return errmsg_set(v->msg, err, "%s", msg);
+	repaired(v, name, ELOG_NOPOS, "rebuilt from its segment");
+	return 0;
+}
+
+static int repair_active(struct verify *v)
+{
+	struct segstate *ss = &v->seg[v->n - 1];
+	char name[NAME_MAX_LOCAL], kept[NAME_MAX_LOCAL + 32];
+	int err = 0;
+	if (!ss->scanned)
+		return 0;	/* a bad header: reported, not guessed at */
+	seg_name(name, ss->base, SEG_EXT);
+	int fd = fs_openat(v->dfd, name, O_RDWR, 0);
+	if (fd < 0)
+		return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+	if (ss->bad_at != UINT64_MAX) {
+		/* No record of the log lies more than a segment's size past
+		 * the damage: what is further is cut without a copy. */
+		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;
+		uint64_t keep_end = ss->size - ss->bad_at > cap ? ss->bad_at + cap : ss->size;
+		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
+			goto out;
+		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+		if (keep_end < ss->size)
+			repaired(v, name, ss->bad_at,
+			         "cut %llu bytes from here on, kept the first %llu in %s "
+			         "(no record lies further past the damage than a segment's size)",
+			         (unsigned long long)(ss->size - ss->bad_at),
+			         (unsigned long long)(keep_end - ss->bad_at), kept);
+		else
+			repaired(v, name, ss->bad_at,
+			         "cut %llu bytes from here on, kept in %s",
+			         (unsigned long long)(ss->size - ss->bad_at), kept);
+		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
+		    v->wm.segment_bytes > ss->bad_at)
+			v->wm_fix = 1;
+		ss->size = ss->bad_at;
+		ss->idx_bad = 1;
+	}
+	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
+		goto out;
+	if (v->wm_fix) {
+		/* What the watermark will vouch for must be durable first. */
+		struct watermark wm = { ss->next, ss->base, ss->valid_end };
+		if (fdatasync(fd) < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+		int wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+		if (wfd < 0 && errno == ELOOP) {
+			/* A link holds no data of ours: replace it by a file. */
+			if (unlinkat(v->dfd, FN_WATERMARK, 0) == 0)
+				wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
+		}
+		if (wfd < 0) {
+			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+			goto out;
+		}
+		err = wm_write(wfd, &wm);
+		if (!err && (ftruncate(wfd, WM_SIZE) < 0 || fsync(wfd) < 0))
+			err = errno;
+		close(wfd);
+		if (!err)
+			err = fs_fsync_dir(v->dfd);
+		if (err) {
+			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+			goto out;
+		}
+		repaired(v, FN_WATERMARK, ELOG_NOPOS,
+		         "rewritten: durable end %llu, %llu bytes of %s",
+		         (unsigned long long)wm.durable_end,
+		         (unsigned long long)wm.segment_bytes, name);
+	}
+out:
+	close(fd);
+	return err;
+}
+
+/* Remove the temporary file of a process that died before renaming it
+ * (a repair killed while it kept a cut tail, an index rebuild, a commit). */
+static int drop_stale_tmp(const char *name, void *arg)
+{
+	struct verify *v = arg;
+	if (fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
+		repaired(v, name, ELOG_NOPOS,
+		         "removed: the temporary file of a process that died");
+	return 0;
+}
+
+int repair(struct verify *v)
+{
+	int err = fs_dir_each(v->dfd, drop_stale_tmp, v);
+	if (err)
+		return errmsg_set(v->msg, err, "listing the log directory: %s", strerror(err));
+	for (size_t i = 0; i + 1 < v->n; i++) {
+		struct segstate *ss = &v->seg[i];
+		char name[NAME_MAX_LOCAL];
+		if (!ss->idx_bad || !ss->clean || !v->have_set)
+			continue;
+		seg_name(name, ss->base, SEG_EXT);
+		int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
+		if (fd < 0)
+			return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+		err = rebuild_index(v, fd, ss, ss->size);
+		close(fd);
+		if (err)
+			return err;
+	}
+	if (v->start_fix && v->n) {
+		/* Listings ignore this start or keep the segment holding it:
+		 * naming the first segment they list changes nothing read. */
+		if ((err = start_write(v->dfd, v->base[0])) != 0)
+			return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
+		repaired(v, FN_START, ELOG_NOPOS,
+		         "rewritten: the log starts at offset %llu",
+		         (unsigned long long)v->base[0]);
+	}
+	return v->n ? repair_active(v) : 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * test_errors.c: the error contract (lib/errors.c): a text of its own for
+ * every code, and errmsg_set returning its code with the text bounded.
+ */
+#include "unit.h"
+
+START_TEST(every_code_has_its_own_text)
+{
+	static const int codes[] = {
+		ELOG_END, ELOG_GAP, ELOG_LOCKED, ELOG_CORRUPT, ELOG_NOTLOG, ELOG_VERSION,
+		ELOG_TOOBIG, ELOG_FAILED, ELOG_NETFS, ELOG_INVALID, ELOG_TIMEOUT,
+		ELOG_UNSUPPORTED, ELOG_BADNAME, ELOG_NOCONSUMER, ELOG_BEYOND, ELOG_TOOMANY,
+	};
+	size_t n = sizeof codes / sizeof codes[0];
+	for (size_t i = 0; i < n; i++) {
+		const char *t = elog_strerror(codes[i]);
+		ck_assert_str_ne(t, "unknown error");
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(t, elog_strerror(codes[j]));
+	}
+	ck_assert_str_eq(elog_strerror(0), "success");
+	ck_assert_str_eq(elog_strerror(ENOSPC), strerror(ENOSPC));
+	ck_assert_str_eq(elog_strerror(-999), "unknown error");
+	ck_assert_str_eq(elog_version(), ELOG_VERSION_STRING);
+}
+END_TEST
+
+START_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
+{
+	char msg[ERRMSG_MAX];
+	char long_name[2 * ERRMSG_MAX];
+	memset(long_name, 'x', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	ck_assert_int_eq(errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
+	ck_assert_uint_eq(strlen(msg), ERRMSG_MAX - 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *tc = tcase_create("errors");
+	tcase_add_test(tc, every_code_has_its_own_text);
+	tcase_add_test(tc, errmsg_set_returns_the_code_and_bounds_the_text);
+	suite_add_tcase(s, tc);
+	return ut_run(s);
+}
