@@ -1398,7 +1398,7 @@ static void w_compact(void)
 		build_elog(dir, c, n, seg, keys);
 		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 		struct elog_compact_result res;
-		char msg[ELOG_MAINT_MSG_MAX];
+		char msg[ELOG_MSG_MAX];
 		double t0 = now();
 		int rc = elog_compact(dir, &o, &res, msg);
 		double t = now() - t0;

@@ -118,7 +118,7 @@ int cli_status(int code)
 	case ELOG_LOCKED:
 		return CLI_EX_LOCKED;
 	case ELOG_CORRUPT:
-	case ELOG_VERSION:
+	case ELOG_BADVERSION:
 	case ELOG_UNSUPPORTED:	/* compressed data this build cannot read */
 		return CLI_EX_CORRUPT;
 	case ELOG_INVALID:

@@ -498,7 +498,7 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 	case START_LAST: rc = elog_reader_seek_last(r, cf->start_arg); break;
 	case START_TIME: rc = elog_reader_seek_time(r, cf->since); break;
 	case START_GROUP: {
-		char msg[ELOG_CONSUMER_MSG_MAX];
+		char msg[ELOG_MSG_MAX];
 
 		rc = elog_consumer_seek(r, dir, cf->group, msg);
 		if (rc != 0)

@@ -80,7 +80,7 @@ static void pad(int n)
 
 static noreturn void list(const char *dir, int json)
 {
-	char msg[ELOG_CONSUMER_MSG_MAX], when[32];
+	char msg[ELOG_MSG_MAX], when[32];
 	struct elog_consumer *c;
 	int wname = 0, woff = 0, wlag = 0;
 	size_t n;
@@ -260,7 +260,7 @@ struct pipe_state {
 /* Commit the latest offset, then release the lines it covers. */
 static void flush_pending(struct pipe_state *st)
 {
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 
 	if (st->pending) {
 		int rc = elog_consumer_commit(st->dir, st->name, st->offset, msg);
@@ -386,7 +386,7 @@ static noreturn void commit_stdin(const char *dir, const char *name, int tee,
 {
 	struct pipe_state st = { .dir = dir, .name = name, .tee = tee,
 	                         .every_ms = every_ms };
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_consumer c;
 	char *buf = NULL;
 	size_t len = 0, cap = 0, scanned = 0;
@@ -450,7 +450,7 @@ static noreturn void print_log_id(const char *dir)
 	struct elog_settings s;
 	int rc;
 
-	if ((rc = elog_settings_read(dir, &s)) != 0)
+	if ((rc = elog_settings_read(dir, &s, NULL)) != 0)
 		cli_die_elog(dir, rc, NULL);
 	cli_puts(s.id);
 	cli_putc('\n');
@@ -460,7 +460,7 @@ static noreturn void print_log_id(const char *dir)
 /* -d name */
 static noreturn void delete_consumer(const char *dir, const char *name)
 {
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	int rc;
 
 	if ((rc = elog_consumer_delete(dir, name, msg)) != 0)
@@ -471,7 +471,7 @@ static noreturn void delete_consumer(const char *dir, const char *name)
 /* dir name offset */
 static noreturn void commit_offset(const char *dir, const char *name, const char *arg)
 {
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	uint64_t offset;
 	int rc;
 

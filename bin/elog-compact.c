@@ -131,7 +131,7 @@ int main(int argc, char *argv[])
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	int verbose = 0;
 
 	cli_init(argv[0]);

@@ -195,7 +195,7 @@ int main(int argc, char *argv[])
 {
 	struct args a = { 0 };
 	struct elog_retain_result res;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	int rc;
 
 	cli_init(argv[0]);

@@ -253,7 +253,7 @@ int main(int argc, char *argv[])
 {
 	struct run r = { 0 };
 	struct elog_verify_result res;
-	char msg[ELOG_VERIFY_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 
 	cli_init(argv[0]);
 	parse_command_line(argc, argv, &r);

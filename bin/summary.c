@@ -320,7 +320,7 @@ static void print_text(const char *dir, const struct elog_summary *s,
 
 noreturn void cli_summary(const char *dir, int json)
 {
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_summary s;
 	struct elog_consumer *c;
 	size_t n;

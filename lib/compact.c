@@ -48,9 +48,6 @@
 
 #include "internal.h"
 
-_Static_assert(ELOG_MAINT_MSG_MAX == ERRMSG_MAX,
-               "the public message size is the internal one");
-
 #define STATE_MAGIC "elog-compact-state 1\n"
 #define STATE_MAX   (1u << 30)
 #define OUT_BUF     (1u << 20)
@@ -99,7 +96,7 @@ static int state_load(struct maint *m, struct tombs *t)
 	if (err == ENOENT)
 		return 0;
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	size_t line = 1;
 	const char *p = text, *end = text + len;
 	if (len < sizeof STATE_MAGIC - 1 || memcmp(text, STATE_MAGIC, sizeof STATE_MAGIC - 1)) {
@@ -128,7 +125,7 @@ out:
 		return errmsg_set(m->msg, err, "%s: malformed at line %zu (remove it to "
 		    "restart the grace periods of tombstones)", FN_COMPACT_STATE, line);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	return 0;
 }
 
@@ -137,7 +134,7 @@ static int state_store(struct maint *m, const struct tombs *t)
 	size_t cap = sizeof STATE_MAGIC + t->n * 44, len;
 	char *buf = malloc(cap);
 	if (!buf)
-		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	memcpy(buf, STATE_MAGIC, sizeof STATE_MAGIC - 1);
 	len = sizeof STATE_MAGIC - 1;
 	for (size_t i = 0; i < t->n; i++)
@@ -147,7 +144,7 @@ static int state_store(struct maint *m, const struct tombs *t)
 	int err = fs_replace_file(m->dfd, FN_COMPACT_STATE, buf, len);
 	free(buf);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	return 0;
 }
 
@@ -207,7 +204,7 @@ static int out_flush(struct compactor *c, struct out *w)
 	w->len = 0;
 	if (err) {
 		tmp_name(name, w->base, SEG_EXT);
-		return errmsg_set(c->m->msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(c->m->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	return 0;
 }
@@ -236,7 +233,7 @@ static int out_open(struct compactor *c, struct out *w)
 	maint_step();
 	w->fd = fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (w->fd < 0)
-		return errmsg_set(c->m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(c->m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	seg_header_encode_flags(hdr, w->base, w->flags);
 	w->len = 0;
 	return out_write(c, w, hdr, SEG_HDR);
@@ -251,7 +248,7 @@ static int out_note(struct compactor *c, struct out *w, const struct elog_record
 	                    c->m->set.index_interval, &e)) {
 		int err = idx_push(&w->ix, &e);
 		if (err)
-			return errmsg_set(c->m->msg, err, "%s", strerror(err));
+			return errmsg_set(c->m->msg, err, "%s", elog_strerror(err));
 	}
 	w->pos += size;
 	w->records++;
@@ -269,7 +266,7 @@ static int out_copy(struct compactor *c, struct out *w, int segfd, uint64_t from
 		if (!err && got != n)
 			err = EIO;	/* a closed segment never shrinks */
 		if (err)
-			return errmsg_set(c->m->msg, err, "reading a segment: %s", strerror(err));
+			return errmsg_set(c->m->msg, err, "reading a segment: %s", elog_strerror(err));
 		if ((err = out_write(c, w, tmp, n)) != 0)
 			return err;
 		from += n;
@@ -304,14 +301,14 @@ static int out_commit(struct compactor *c, struct out *w)
 	tmp_name(tmp, w->base, SEG_EXT);
 	maint_step();
 	if (fdatasync(w->fd) < 0)
-		return errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, elog_strerror(errno));
 	close(w->fd);
 	w->fd = -2;	/* closed, but the temporary files exist */
 
 	size_t len = IDX_HDR + w->ix.n * IDX_ENTRY;
 	unsigned char *ibuf = malloc(len);
 	if (!ibuf)
-		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	idx_header_encode(ibuf);
 	for (size_t i = 0; i < w->ix.n; i++)
 		idx_entry_encode(ibuf + IDX_HDR + i * IDX_ENTRY, &w->ix.e[i]);
@@ -325,7 +322,7 @@ static int out_commit(struct compactor *c, struct out *w)
 	if (ifd >= 0)
 		close(ifd);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", tmp, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", tmp, elog_strerror(err));
 
 	/* The old index goes first, durably: between the renames a reader
 	 * then finds no index rather than one describing the other file,
@@ -333,26 +330,26 @@ static int out_commit(struct compactor *c, struct out *w)
 	seg_name(name, w->base, IDX_EXT);
 	maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	seg_name(name, w->base, SEG_EXT);
 	tmp_name(tmp, w->base, SEG_EXT);
 	maint_step();
 	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	/* And the segment before its index, so the new index never stands
 	 * beside the old segment. */
 	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	seg_name(name, w->base, IDX_EXT);
 	tmp_name(tmp, w->base, IDX_EXT);
 	maint_step();
 	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	maint_step();
 	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	w->fd = -1;
 	return 0;
 }
@@ -378,7 +375,7 @@ static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int 
 	if (err == ELOG_INVALID)
 		return errmsg_set(m->msg, ELOG_CORRUPT, "%s: offset out of order at "
 		                  "byte %llu", name, (unsigned long long)at);
-	return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+	return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 }
 
 /* Pass 1: the newest record of every key, in every durable record. */
@@ -402,7 +399,7 @@ static int collect_keys(struct compactor *c)
 		struct elog_record rec;
 		if ((err = scan_init(&s, fd, base, SEG_HDR, limit)) != 0) {
 			close(fd);
-			return errmsg_set(m->msg, err, "%s", strerror(err));
+			return errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		}
 		int any = 0;
 		while ((err = scan_next(&s, &rec, &at)) == 0) {
@@ -469,7 +466,7 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 	}
 	c->res->tombstones_kept++;
 	int err = tombs_add(&c->keep, rec->offset, first);
-	return err ? errmsg_set(c->m->msg, err, "%s", strerror(err)) : 0;
+	return err ? errmsg_set(c->m->msg, err, "%s", elog_strerror(err)) : 0;
 }
 
 static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
@@ -508,7 +505,7 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 	w.flags = c->flags[i];
 	if ((err = scan_init(&s, fd, base, SEG_HDR, size)) != 0) {
 		close(fd);
-		return errmsg_set(m->msg, err, "%s", strerror(err));
+		return errmsg_set(m->msg, err, "%s", elog_strerror(err));
 	}
 	while ((err = scan_next(&s, &rec, &at)) == 0) {
 		int keep;
@@ -595,7 +592,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				goto fail;
 			if ((err = scan_init(&s, fd, m->sl.base[k], SEG_HDR, size)) != 0) {
 				close(fd);
-				err = errmsg_set(m->msg, err, "%s", strerror(err));
+				err = errmsg_set(m->msg, err, "%s", elog_strerror(err));
 				goto fail;
 			}
 			int werr = 0;
@@ -657,12 +654,12 @@ static int compact(struct compactor *c)
 	if ((err = state_load(m, &c->old)) != 0)
 		return err;
 	if ((err = keyset_init(&c->ks)) != 0)
-		return errmsg_set(m->msg, err, "making the key table: %s", strerror(err));
+		return errmsg_set(m->msg, err, "making the key table: %s", elog_strerror(err));
 	c->buf = malloc(OUT_BUF);
 	c->size = malloc((m->nclosed + 1) * sizeof *c->size);
 	c->flags = malloc((m->nclosed + 1) * sizeof *c->flags);
 	if (!c->buf || !c->size || !c->flags)
-		return errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if ((err = collect_keys(c)) != 0)
 		return err;
 
@@ -706,7 +703,7 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg)
 {
 	static const struct elog_compact_opts defaults = ELOG_COMPACT_OPTS_INIT;
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_compact_result dummy;
 	struct compactor c;
 	struct maint m;

@@ -90,7 +90,7 @@ int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg
 		return errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes", name,
 		                  DICT_HDR + DICT_MAX);
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	const unsigned char *p = (const unsigned char *)data;
 	if (n < DICT_HDR || memcmp(p, DICT_MAGIC, 8) != 0 || get32(p + 8) != DICT_VERSION ||
 	    get32(p + 12) != id || get32(p + 16) != n - DICT_HDR ||
@@ -474,7 +474,7 @@ static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp,
 	if (!s->st) {
 		int level = c == e->codec && e->level ? e->level : c->level_default;
 		if (!(s->st = c->ops->enc_new(level)))
-			return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+			return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	*cp = c;
 	*sp = s;
@@ -534,7 +534,7 @@ int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
 	    (err = enc_state(e, flags, &c, &s, msg)) != 0)
 		return err;
 	if (grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n)))
-		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	size_t len = c->ops->encode(s->st, SEG_DICT(flags) != 0, v, n, e->buf + 1);
 	if (len == 0 || len + n / 8 >= n) {
 		e->buf[0] = TAG_RAW;
@@ -591,7 +591,7 @@ int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n
 		return errmsg_set(msg, ELOG_CORRUPT, "bad %s frame", c->name);
 	struct state *s = &d->s[c->id];
 	if (!s->st && !(s->st = c->ops->dec_new()))
-		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	uint32_t id = SEG_DICT(flags);
 	if (id && id != s->dict) {
 		unsigned char *dict;
@@ -606,12 +606,12 @@ int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n
 		s->dict = id;
 	}
 	if (grow(&d->buf, &d->cap, size + 1))
-		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	const char *why = "wrong size";
 	size_t len = 0;
 	err = c->ops->decode(s->st, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
 	if (err == ENOMEM)
-		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if (err || len != size)
 		return errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
 		                  c->name, why);

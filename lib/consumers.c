@@ -35,12 +35,6 @@ int elog_consumer_name_check(const char *name)
 	return 0;
 }
 
-/* TRANSITIONAL: removed with its last callers. */
-const char *elog_consumer_strerror(int code)
-{
-	return code <= ELOG_BADNAME && code >= ELOG_TOOMANY ? elog_strerror(code) : NULL;
-}
-
 static int bad_name(char *msg, const char *name)
 {
 	/* Quote at most the alphabet's length so a hostile name cannot flood
@@ -60,7 +54,7 @@ static int open_log(const char *dir, int *dfd, char *msg)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = errno;
-		return errmsg_set(msg, rc, "%s", strerror(rc));
+		return errmsg_set(msg, rc, "%s", elog_strerror(rc));
 	}
 	rc = settings_load(fd, &s, msg);
 	if (rc) {
@@ -87,7 +81,7 @@ static int durable_end(int dfd, uint64_t *end, int sync, char *msg)
 			*end = 0;
 			return 0;
 		}
-		return errmsg_set(msg, rc, FN_WATERMARK ": %s", strerror(rc));
+		return errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
 	}
 	rc = wm_load(dfd, fd, &wm);
 	if (!rc && sync && fdatasync(fd) < 0)
@@ -153,14 +147,14 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 		lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
 	if (lfd < 0) {
 		rc = errno;
-		rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", strerror(rc));
+		rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", elog_strerror(rc));
 		goto out;
 	}
 	while (flock(lfd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			rc = errno;
 			rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
-			                strerror(rc));
+			                elog_strerror(rc));
 			goto out;
 		}
 	}
@@ -219,7 +213,7 @@ static int do_delete(struct ctable *t, const void *arg, uint64_t end, char *msg)
 int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
                          char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct commit_arg a = { name, offset };
 
 	if (!msg)
@@ -232,7 +226,7 @@ int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
 
 int elog_consumer_delete(const char *dir, const char *name, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 
 	if (!msg)
 		msg = local;
@@ -305,7 +299,7 @@ static int get_entry(const char *dir, const char *name,
 int elog_consumer_get(const char *dir, const char *name,
                       struct elog_consumer *c, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	uint64_t end;
 
 	if (!msg)
@@ -317,7 +311,7 @@ int elog_consumer_get(const char *dir, const char *name,
 int elog_consumer_list(const char *dir, struct elog_consumer **list,
                        size_t *n, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct ctable t = { 0 };
 	uint64_t end, start;
 	int rc;
@@ -339,7 +333,7 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
                        char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_consumer c;
 	uint64_t end;
 	int rc;

@@ -286,7 +286,7 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	if ((rc = expect(s, ':')) || (rc = parse_uint(s, UINT32_MAX, &version)))
 		return rc;
 	if (version != CONSUMERS_FORMAT)
-		return errmsg_set(s->msg, ELOG_VERSION,
+		return errmsg_set(s->msg, ELOG_BADVERSION,
 		                  FN_CONSUMERS ": format version %llu, this build "
 		                  "reads version %u", (unsigned long long)version,
 		                  CONSUMERS_FORMAT);

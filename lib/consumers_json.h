@@ -32,7 +32,7 @@ int ctable_set(struct ctable *t, const char *name, uint64_t offset,
 void ctable_remove(struct ctable *t, size_t i);
 
 /* Parse the text of consumers.json (len bytes, need not be NUL-terminated)
- * into an empty table.  Returns 0, ELOG_CORRUPT or ELOG_VERSION with msg
+ * into an empty table.  Returns 0, ELOG_CORRUPT or ELOG_BADVERSION with msg
  * naming the byte position, or ENOMEM.  On failure t is left empty. */
 int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg);
 

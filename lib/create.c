@@ -63,7 +63,7 @@ int log_check_fresh(int dfd, char *msg)
 		return errmsg_set(msg, ELOG_NOTLOG,
 		    "not an elog directory and not empty (it holds %s)", name);
 	if (err)
-		return errmsg_set(msg, err, "%s", strerror(err));
+		return errmsg_set(msg, err, "%s", elog_strerror(err));
 	return 0;
 }
 
@@ -144,12 +144,12 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 	if ((err = log_check_fresh(dfd, msg)) != 0)
 		return err;
 	if ((err = settings_new_id(s.id)) != 0)
-		return errmsg_set(msg, err, "cannot make a log id: %s", strerror(err));
+		return errmsg_set(msg, err, "cannot make a log id: %s", elog_strerror(err));
 	s.created_ms = fs_now_ms();
 
 	if ((err = seg_create(dfd, 0, SEG_FLAGS(codec_from_settings(&s)->id, 0),
 	                      &segfd, &idxfd)) != 0)
-		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
+		return errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
 	if (fdatasync(segfd) < 0)
 		err = errno;
 	close(segfd);
@@ -159,7 +159,7 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 	if (!err)
 		err = fs_fsync_dir(dfd);
 	if (err)
-		return errmsg_set(msg, err, "creating the first segment: %s", strerror(err));
+		return errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
 	/* The lock files and the start exist from the first: on a full
 	 * disk, retention can then take its lock and record the log's new
 	 * start in place, needing no new file, and a run as root creates
@@ -168,12 +168,12 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 	for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
 		int fd = fs_openat(dfd, locks[i], O_RDWR | O_CREAT, 0666);
 		if (fd < 0)
-			return errmsg_set(msg, errno, "%s: %s", locks[i], strerror(errno));
+			return errmsg_set(msg, errno, "%s: %s", locks[i], elog_strerror(errno));
 		close(fd);
 	}
 	if ((err = start_write(dfd, 0)) != 0)
-		return errmsg_set(msg, err, "%s: %s", FN_START, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if ((err = settings_store(dfd, &s)) != 0)
-		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	return 0;
 }

@@ -51,13 +51,6 @@ extern "C" {
 /* Room for a message with context, for functions given a caller's buffer. */
 #define ELOG_MSG_MAX 512
 
-/* TRANSITIONAL: the names before 0.2, until their last users are changed. */
-#define ELOG_VERSION ELOG_BADVERSION
-#define ELOG_CONSUMER_MSG_MAX ELOG_MSG_MAX
-#define ELOG_MAINT_MSG_MAX ELOG_MSG_MAX
-#define ELOG_VERIFY_MSG_MAX ELOG_MSG_MAX
-const char *elog_consumer_strerror(int code);
-
 /* Any code above, 0 or an errno value, as text.  Never NULL. */
 const char *elog_strerror(int code);
 /* "0.2.0" (ELOG_VERSION_STRING of the library linked). */
@@ -195,7 +188,7 @@ const char *elog_reader_errmsg(const elog_reader *r);
  */
 
 /* Read the settings stored in DIR without opening the log. */
-int elog_settings_read(const char *dir, struct elog_settings *s);
+int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 
 /* Set the fields named in fields (ELOG_SET_*) of the log DIR from opt. */
 #define ELOG_SET_SEGMENT_BYTES  0x01u

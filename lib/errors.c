@@ -36,7 +36,7 @@ const char *elog_strerror(int code)
 	case FS_ENOTREG: return "not a regular file";
 	case FS_ELINKED: return "has more than one hard link, refusing to write it";
 	}
-	return code > 0 ? (strerror)(code) : "unknown error";
+	return code > 0 ? strerror(code) : "unknown error";
 }
 
 const char *elog_version(void)

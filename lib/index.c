@@ -233,7 +233,7 @@ int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	err = fs_replace_file(dfd, name, buf, len);
 	free(buf);
 	if (err)
-		errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	if (err || !ix)
 		idx_free(&local);
 	else

@@ -41,7 +41,6 @@ uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
 
 /* ---- errors.c: messages ---- */
-#define ERRMSG_MAX ELOG_MSG_MAX	/* TRANSITIONAL */
 /* Format a message into buf (ELOG_MSG_MAX bytes: a handle's or a caller's)
  * and return code, so error paths read "return errmsg_set(...)". */
 int errmsg_set(char *buf, int code, const char *fmt, ...)
@@ -74,7 +73,6 @@ int fs_openat(int dfd, const char *name, int flags, mode_t mode);
  * text comes from elog_strerror(), as that of every other code. */
 #define FS_ENOTREG  EMEDIUMTYPE
 #define FS_ELINKED  EMLINK
-#define strerror(err) elog_strerror(err)	/* TRANSITIONAL */
 int64_t fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */
@@ -165,7 +163,7 @@ void seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
 int seg_parse_name(const char *name, const char *ext, uint64_t *base);
 void seg_header_encode(unsigned char *p, uint64_t base);	/* flags 0 */
 void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
-/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_VERSION (a version or
+/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_BADVERSION (a version or
  * codec this code does not know). */
 int seg_header_check(const unsigned char *p, uint64_t base);
 /* The flags of a header that passed seg_header_check(). */
@@ -179,13 +177,13 @@ enum {
 	SEG_FAULT_SHORT,      /* fewer than SEG_HDR bytes */
 	SEG_FAULT_MAGIC,
 	SEG_FAULT_CRC,
-	SEG_FAULT_VERSION,    /* version or codec unknown (ELOG_VERSION) */
+	SEG_FAULT_VERSION,    /* version or codec unknown (ELOG_BADVERSION) */
 	SEG_FAULT_BASE,       /* the base is not the name's */
 	SEG_FAULT_RESERVED    /* reserved bytes not zero: harmless to readers */
 };
 int seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
 /* The verdict on the header of segment base, of which got bytes were read:
- * 0, or ELOG_CORRUPT or ELOG_VERSION with the message every caller gives
+ * 0, or ELOG_CORRUPT or ELOG_BADVERSION with the message every caller gives
  * for it in msg (when not NULL): "<name>: truncated header", "<name>: bad
  * segment header", "<name>: unsupported segment version". */
 int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
@@ -210,7 +208,7 @@ struct seglist {
 };
 /* List the segments of the log in the directory dfd, leaving out those
  * that lie wholly below its start (see start.c): retention removed them
- * from the log, and a crash kept it from unlinking them.  ELOG_VERSION
+ * from the log, and a crash kept it from unlinking them.  ELOG_BADVERSION
  * when the start file is of an unknown version. */
 int seglist_read(int dfd, struct seglist *sl);
 /* The same, and what the start file says in *sv. */
@@ -358,7 +356,7 @@ int wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */
 void start_encode(unsigned char *p, uint64_t start);
-/* 0, ELOG_VERSION (a version this code does not know, checksum right), or
+/* 0, ELOG_BADVERSION (a version this code does not know, checksum right), or
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
 int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
 /* Record start durably: by fs_replace_file(), or on a full disk (ENOSPC,
@@ -379,7 +377,7 @@ struct start_view {
 	const char *why;  /* START_DAMAGED */
 };
 /* Read the start file and apply it to the n ascending segment bases base[]
- * (the directory's, listed before the file is read).  Returns 0, ELOG_VERSION
+ * (the directory's, listed before the file is read).  Returns 0, ELOG_BADVERSION
  * or an errno value. */
 int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
 
@@ -555,7 +553,7 @@ int repair(struct verify *v);
  */
 
 struct maint {
-	char *msg;                /* ERRMSG_MAX bytes, for every error */
+	char *msg;                /* ELOG_MSG_MAX bytes, for every error */
 	int dfd, lockfd, wmfd;
 	struct elog_settings set;
 	struct watermark wm;      /* as read when the list was made */

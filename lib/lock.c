@@ -48,7 +48,7 @@ static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp,
 		int e = errno;
 		if (e == ELOOP)
 			return errmsg_set(msg, e, "%s: refusing to follow a symbolic link", name);
-		return errmsg_set(msg, e, "%s: %s", name, strerror(e));
+		return errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
 	}
 	*fdp = fd;
 	return 0;
@@ -78,7 +78,7 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 			return errmsg_set(msg, ELOG_LOCKED, "locked by another process");
 		}
 		close(fd);
-		return errmsg_set(msg, e, "%s: %s", name, strerror(e));
+		return errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
 	}
 	if (record_pid && writable) {
 		char buf[32];
@@ -90,7 +90,7 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 			err = 0;
 		if (err) {
 			close(fd);
-			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+			return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		}
 	}
 	*fdp = fd;
@@ -159,7 +159,7 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+			return errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	}
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
@@ -170,7 +170,7 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg)
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 				break;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
-				err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+				err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 				break;
 			}
 		}

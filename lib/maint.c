@@ -57,13 +57,13 @@ int maint_list(struct maint *m)
 	seglist_free(&m->sl);
 	m->nclosed = 0;
 	if (m->wmfd >= 0 && (err = wm_load(m->dfd, m->wmfd, &m->wm)) != 0)
-		return errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
 	if ((err = seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
-		if (err == ELOG_VERSION)
+		if (err == ELOG_BADVERSION)
 			return errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
-		return errmsg_set(m->msg, err, "listing segments: %s", strerror(err));
+		return errmsg_set(m->msg, err, "listing segments: %s", elog_strerror(err));
 	}
 	if (m->sl.n == 0)
 		return 0;
@@ -95,7 +95,7 @@ int maint_open(struct maint *m, const char *dir, int wait, char *msg)
 	m->dfd = m->lockfd = m->wmfd = -1;
 	m->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (m->dfd < 0)
-		return errmsg_set(msg, errno, "%s", strerror(errno));
+		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
 	if ((err = settings_load(m->dfd, &m->set, msg)) != 0)
 		return err;
 	if (fs_is_netfs(m->dfd))
@@ -115,7 +115,7 @@ int maint_open(struct maint *m, const char *dir, int wait, char *msg)
 		return err;
 	m->wmfd = fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)
-		return errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+		return errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 	return maint_list(m);
 }
 
@@ -151,7 +151,7 @@ int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	si->size = (uint64_t)st.st_size;
 	if ((err = scan_init(&s, fd, base, SEG_HDR, si->size)) != 0) {
 		close(fd);
-		return errmsg_set(m->msg, err, "%s", strerror(err));
+		return errmsg_set(m->msg, err, "%s", elog_strerror(err));
 	}
 	/* The index's last entry carries the newest timestamp before it; it
 	 * is used only when the record it names is really there.  An index
@@ -182,7 +182,7 @@ int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 		return errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
 		    truncated ? "truncated" : "corrupt", (unsigned long long)at);
 	if (err != ELOG_END)
-		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	if (si->empty)
 		si->newest_ms = INT64_MIN;
 	return 0;
@@ -193,7 +193,7 @@ static int unlink_name(struct maint *m, const char *name)
 {
 	maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	return 0;
 }
 
@@ -216,7 +216,7 @@ static int sync_dir(struct maint *m)
 	maint_step();
 	int err = fs_fsync_dir(m->dfd);
 	if (err)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	return 0;
 }
 
@@ -301,7 +301,7 @@ static int unlink_hidden(struct maint *m, const struct namelist *l)
 		pthread_join(t[i], NULL);
 	if (u.failed)
 		return errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
-		                  strerror(u.err));
+		                  elog_strerror(u.err));
 	return 0;
 }
 
@@ -323,7 +323,7 @@ int seg_remove_below(struct maint *m, uint64_t start)
 		}
 	}
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s", strerror(err));
+		err = errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		goto out;
 	}
 	/* The start first, durably: from then on every listing leaves these
@@ -344,7 +344,7 @@ int seg_remove_below(struct maint *m, uint64_t start)
 		maint_step();
 		err = unlinkat(m->dfd, FN_START, 0) < 0 && errno != ENOENT ? errno : 0;
 		if (err)
-			err = errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+			err = errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		else
 			err = sync_dir(m);
 		if (!err)
@@ -364,7 +364,7 @@ int seg_remove_below(struct maint *m, uint64_t start)
 		goto out;
 	}
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+		err = errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		goto out;
 	}
 	m->start.state = START_OK;
@@ -443,9 +443,9 @@ static int check_index(struct maint *m, uint64_t base)
 	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : errmsg_set(m->msg, errno, "%s: %s", name,
-		                                        strerror(errno));
+		                                        elog_strerror(errno));
 	if (fstat(fd, &st) < 0)
-		err = errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		err = errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	else if (!idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size,
 	                          m->set.index_interval)) {
 		maint_step();
@@ -467,7 +467,7 @@ static int fix_start(struct maint *m, uint64_t *fixed)
 		return 0;
 	maint_step();
 	if ((err = start_write(m->dfd, m->sl.base[0])) != 0)
-		return errmsg_set(m->msg, err, "%s: %s", FN_START, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	m->start.state = START_OK;
 	m->start.start = m->sl.base[0];
 	(*fixed)++;
@@ -481,7 +481,7 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 	struct namelist tmp = { 0 }, orphan = { 0 }, below = { 0 };
 	int err;
 	if ((err = find_stray(m, &tmp, &orphan, &below)) != 0) {
-		err = errmsg_set(m->msg, err, "listing the log directory: %s", strerror(err));
+		err = errmsg_set(m->msg, err, "listing the log directory: %s", elog_strerror(err));
 		goto out;
 	}
 	/* The index of a segment below the start is among the orphans. */

@@ -94,13 +94,13 @@ static int refresh_watermark(elog_reader *r)
 		if (r->wmfd < 0) {
 			if (errno == ENOENT)	/* no writer has opened the log yet */
 				return 0;
-			return errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+			return errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 		}
 	}
 	struct watermark wm;
 	int err = wm_load(r->dfd, r->wmfd, &wm);
 	if (err)
-		return errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The durable end never moves backwards for a reader, even when it
 	 * sees a watermark from before a crash that has not been redone. */
 	if (wm.durable_end >= r->wm.durable_end)
@@ -141,7 +141,7 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 			*gone = 1;
 			return 0;
 		}
-		return errmsg_set(r->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(r->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
 	/* One read brings the header and, for a small segment, all of it:
 	 * a read that comes back short found the end of the file.  (So the
@@ -151,21 +151,21 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
 	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
 		close(fd);
-		return errmsg_set(r->msg, err, "%s", strerror(err));
+		return errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
 	if (want > sc.cap)
 		want = sc.cap;
 	if ((err = scan_read_head(&sc, want, &got)) != 0) {
 		scan_free(&sc);
 		close(fd);
-		return errmsg_set(r->msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	/* A segment with nothing durable in it yet (newer than the
 	 * watermark, or named by it before its first sync) may still lack
 	 * its header, or a power loss may have garbled it: it is simply not
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
-	char why[ERRMSG_MAX];
+	char why[ELOG_MSG_MAX];
 	if ((err = seg_header_verify(sc.buf, got, base, why)) != 0) {
 		scan_free(&sc);
 		close(fd);
@@ -257,7 +257,7 @@ static int list_segments(elog_reader *r)
 	r->segs_valid = 0;
 	int err = seglist_read(r->dfd, &r->segs);
 	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", strerror(err));
+		return errmsg_set(r->msg, err, "listing segments: %s", elog_strerror(err));
 	r->segs_valid = 1;
 	r->lists++;
 	return 0;
@@ -396,9 +396,9 @@ static int advance(elog_reader *r)
 /* Replace the stored value of a record by the value itself. */
 static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
 {
-	char name[NAME_MAX_LOCAL], why[ERRMSG_MAX];
+	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	if (!r->vd && !(r->vd = vdec_new()))
-		return errmsg_set(r->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	int err = vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
 	                     &rec->value, &rec->value_len, why);
 	if (err) {
@@ -478,7 +478,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			    (unsigned long long)at);
 		}
 		if (err != ELOG_END)
-			return errmsg_set(r->msg, err, "%s", strerror(err));
+			return errmsg_set(r->msg, err, "%s", elog_strerror(err));
 
 		/* The end of what we may read here: has the writer moved on? */
 		if (++ends > 1000)	/* segments churning under us */
@@ -678,7 +678,7 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 			break;
 		}
 		if (err != ELOG_END && err != 0) {
-			err = errmsg_set(r->msg, err, "%s", strerror(err));
+			err = errmsg_set(r->msg, err, "%s", elog_strerror(err));
 			break;
 		}
 		err = 0;
@@ -700,7 +700,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 		return ENOMEM;
 	r->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dfd < 0)
-		return errmsg_set(r->msg, errno, "%s", strerror(errno));
+		return errmsg_set(r->msg, errno, "%s", elog_strerror(errno));
 	struct elog_settings s;
 	int err = settings_load(r->dfd, &s, r->msg);
 	if (err)

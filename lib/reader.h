@@ -9,7 +9,7 @@
 #include "internal.h"
 
 struct elog_reader {
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	char *dir;
 	int dfd, wmfd;
 	struct watermark wm;	/* as last read */

@@ -62,7 +62,7 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 		return err;
 	rc->file_size = (uint64_t)st.st_size;
 	err = seg_header_verify(hdr, got, base, NULL);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return seg_header_verify(hdr, got, base, msg);
 	if (err) {
 		seg_name(name, base, SEG_EXT);
@@ -74,7 +74,7 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 		if (ftruncate(rc->segfd, 0) < 0 ||
 		    (err = fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
-			return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+			return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		}
 		rc->file_size = SEG_HDR;
 		rc->cut = 1;
@@ -97,7 +97,7 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 	*at = SEG_HDR;
 	*next = rc->base;
 	if ((err = scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
-		return errmsg_set(msg, err, "%s", strerror(err));
+		return errmsg_set(msg, err, "%s", elog_strerror(err));
 	while ((err = scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
 		if (rec.offset < *next) {	/* offsets must increase */
@@ -112,7 +112,7 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 	scan_free(&s);
 	if (err != ELOG_END && err != ELOG_CORRUPT) {
 		seg_name(name, rc->base, SEG_EXT);
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	return err;
 }
@@ -128,13 +128,13 @@ static int index_active(int dfd, struct recovery *rc, char *msg)
 	seg_name(name, rc->base, IDX_EXT);
 	if (index_matches(dfd, rc->base, rc->size, &rc->ix)) {
 		if ((rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
-			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		rc->idx_size = len;
 		return 0;
 	}
 	unsigned char *buf = malloc(len);
 	if (!buf)
-		return errmsg_set(msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	idx_header_encode(buf);
 	for (size_t i = 0; i < rc->ix.n; i++)
 		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
@@ -143,7 +143,7 @@ static int index_active(int dfd, struct recovery *rc, char *msg)
 	if (!err && (rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
 		err = errno;
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	rc->idx_size = len;
 	return 0;
 }
@@ -184,7 +184,7 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
 	if (at < rc->file_size) {
 		if (ftruncate(rc->segfd, (off_t)at) < 0)
-			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		rc->cut = 1;
 	}
 	rc->size = at;
@@ -194,7 +194,7 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	 * Bytes up to the watermark's were synced before it was written;
 	 * only a cut or bytes past them need it. */
 	if ((rc->cut || at > acked) && fdatasync(rc->segfd) < 0)
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	return index_active(dfd, rc, msg);
 }
 
@@ -214,11 +214,11 @@ int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *
 		if (fd < 0) {
 			if (errno == ENOENT)	/* removed by retention meanwhile */
 				continue;
-			return errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		}
 		int err = 0;
 		if (fstat(fd, &st) < 0)
-			err = errmsg_set(msg, errno, "%s: %s", name, strerror(errno));
+			err = errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		else if (!idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size, interval))
 			err = idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
 			                  interval, NULL, msg);
@@ -247,7 +247,7 @@ static int remove_half_created(const char *name, void *arg)
 		return 0;
 	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
 		l->said = 1;
-		return errmsg_set(l->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(l->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
 	l->removed++;
 	return 0;
@@ -263,8 +263,8 @@ int recover_leftovers(int dfd, char *msg)
 	struct leftovers l = { dfd, 0, 0, msg };
 	int err = fs_dir_each(dfd, remove_half_created, &l);
 	if (err && !l.said)
-		err = errmsg_set(msg, err, "listing the log directory: %s", strerror(err));
+		err = errmsg_set(msg, err, "listing the log directory: %s", elog_strerror(err));
 	if (!err && l.removed && (err = fs_fsync_dir(dfd)) != 0)
-		err = errmsg_set(msg, err, "fsync of the log directory: %s", strerror(err));
+		err = errmsg_set(msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	return err;
 }

@@ -45,7 +45,7 @@ int repair_lock(struct verify *v, int *lockfd, int *maintfd)
 		return errno == ENOENT
 		    ? errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                 FN_SETTINGS)
-		    : errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, strerror(errno));
+		    : errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, elog_strerror(errno));
 	/* Writers hold LOCK for one batch at a time: wait for it as a
 	 * writer does.  Emptying their state makes every writer find
 	 * the tail anew after the repair. */
@@ -53,7 +53,7 @@ int repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	    (err = lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
 		return err;
 	if (ftruncate(*lockfd, 0) < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, strerror(errno));
+		return errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if ((err = lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
 			errmsg_set(v->msg, err, "%s: a maintenance program "
@@ -85,13 +85,13 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 			break;
 		if (attempt > 100)
-			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, strerror(EEXIST));
+			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
 	}
 	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
 	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
 	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (out < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", tmp, strerror(errno));
+		return errmsg_set(v->msg, errno, "%s: %s", tmp, elog_strerror(errno));
 	unsigned char *buf = malloc(1u << 16);
 	if (!buf)
 		err = ENOMEM;
@@ -132,7 +132,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		err = fs_fsync_dir(v->dfd);
 	if (err) {
 		unlinkat(v->dfd, tmp, 0);
-		return errmsg_set(v->msg, err, "%s: %s", kept, strerror(err));
+		return errmsg_set(v->msg, err, "%s: %s", kept, elog_strerror(err));
 	}
 	return 0;
 }
@@ -140,7 +140,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
                          uint64_t len)
 {
-	char name[NAME_MAX_LOCAL], msg[ERRMSG_MAX];
+	char name[NAME_MAX_LOCAL], msg[ELOG_MSG_MAX];
 	int err = idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
 	seg_name(name, ss->base, IDX_EXT);
 	if (err == ELOG_CORRUPT)
@@ -161,7 +161,7 @@ static int repair_active(struct verify *v)
 	seg_name(name, ss->base, SEG_EXT);
 	int fd = fs_openat(v->dfd, name, O_RDWR, 0);
 	if (fd < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if (ss->bad_at != UINT64_MAX) {
 		/* No record of the log lies more than a segment's size past
 		 * the damage: what is further is cut without a copy. */
@@ -170,7 +170,7 @@ static int repair_active(struct verify *v)
 		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
 			goto out;
 		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			err = errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
 		}
 		if (keep_end < ss->size)
@@ -195,7 +195,7 @@ static int repair_active(struct verify *v)
 		/* What the watermark will vouch for must be durable first. */
 		struct watermark wm = { ss->next, ss->base, ss->valid_end };
 		if (fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			err = errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
 		}
 		int wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
@@ -205,7 +205,7 @@ static int repair_active(struct verify *v)
 				wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
 		}
 		if (wfd < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 			goto out;
 		}
 		err = wm_write(wfd, &wm);
@@ -215,7 +215,7 @@ static int repair_active(struct verify *v)
 		if (!err)
 			err = fs_fsync_dir(v->dfd);
 		if (err) {
-			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 			goto out;
 		}
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
@@ -243,7 +243,7 @@ int repair(struct verify *v)
 {
 	int err = fs_dir_each(v->dfd, drop_stale_tmp, v);
 	if (err)
-		return errmsg_set(v->msg, err, "listing the log directory: %s", strerror(err));
+		return errmsg_set(v->msg, err, "listing the log directory: %s", elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
 		char name[NAME_MAX_LOCAL];
@@ -252,7 +252,7 @@ int repair(struct verify *v)
 		seg_name(name, ss->base, SEG_EXT);
 		int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
 		if (fd < 0)
-			return errmsg_set(v->msg, errno, "%s: %s", name, strerror(errno));
+			return errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 		err = rebuild_index(v, fd, ss, ss->size);
 		close(fd);
 		if (err)
@@ -262,7 +262,7 @@ int repair(struct verify *v)
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */
 		if ((err = start_write(v->dfd, v->base[0])) != 0)
-			return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
+			return errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		repaired(v, FN_START, ELOG_NOPOS,
 		         "rewritten: the log starts at offset %llu",
 		         (unsigned long long)v->base[0]);

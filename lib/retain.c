@@ -36,7 +36,7 @@ static int log_bytes(struct maint *m, uint64_t *total)
 		if (fstatat(m->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT)
 				continue;
-			return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+			return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 		}
 		*total += (uint64_t)st.st_size;
 	}
@@ -108,7 +108,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	                    calloc(m->nclosed + 1, 1) };
 	size_t k = 0;
 	if (!rep || !in.si || !in.have) {
-		err = errmsg_set(m->msg, ENOMEM, "%s", strerror(ENOMEM));
+		err = errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		goto out;
 	}
 	for (; k < m->nclosed; k++) {
@@ -163,7 +163,7 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
                 struct elog_retain_result *res, char *msg)
 {
 	static const struct elog_retain_opts none = { 0 };
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_retain_result dummy;
 	struct maint m;
 

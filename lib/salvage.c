@@ -89,7 +89,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	seg_name(name, base, SEG_EXT);
 	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if (fstat(fd, &st) < 0)
 		err = errno;
 	else if (!(data = malloc((size_t)st.st_size + 1)))
@@ -99,7 +99,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	if (err) {
 		close(fd);
 		free(data);
-		return errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	close(fd);
 	if (size < SEG_HDR || seg_header_check(data, base) != 0) {
@@ -138,7 +138,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	}
 	free(data);
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		err = errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		goto out;
 	}
 	if (nd == 0)
@@ -148,7 +148,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	snprintf(aside, sizeof aside, "%s" CUT_INFIX "%lld", name, (long long)v->now);
 	maint_step();
 	if ((err = fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
-		err = errmsg_set(m->msg, err, "%s: %s", aside, strerror(err));
+		err = errmsg_set(m->msg, err, "%s: %s", aside, elog_strerror(err));
 		goto out;
 	}
 	/* 2: the ranges, for readers.  An empty range (damage between two
@@ -166,12 +166,12 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	/* 3: the good records, in place of the segment, and a new index. */
 	maint_step();
 	if ((err = fs_replace_file(m->dfd, name, keep, klen)) != 0) {
-		err = errmsg_set(m->msg, err, "%s: %s", name, strerror(err));
+		err = errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		goto out;
 	}
 	fd = fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0) {
-		err = errmsg_set(m->msg, errno, "%s: %s", name, strerror(errno));
+		err = errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 		goto out;
 	}
 	maint_step();
@@ -200,7 +200,7 @@ out:
 int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
                  struct elog_salvage_result *res, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_salvage_result dummy;
 	struct maint m;
 

@@ -72,7 +72,7 @@ int seg_header_check(const unsigned char *p, uint64_t base)
 		return ELOG_CORRUPT;
 	uint32_t flags = get32(p + 12);
 	if (get32(p + 8) != SEG_VERSION || !codec_flags_valid(flags))
-		return ELOG_VERSION;
+		return ELOG_BADVERSION;
 	if (get64(p + 16) != base)
 		return ELOG_CORRUPT;
 	return 0;
@@ -92,7 +92,7 @@ int seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 	if (get32(p + SEG_AT_CRC) != elog_crc32c(0, p, SEG_AT_CRC))
 		return SEG_FAULT_CRC;
 	int err = seg_header_check(p, base);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return SEG_FAULT_VERSION;
 	if (err)
 		return SEG_FAULT_BASE;
@@ -103,21 +103,21 @@ int seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 
 int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
 {
-	char name[NAME_MAX_LOCAL], local[ERRMSG_MAX];
+	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(p, base);
 	if (!err)
 		return 0;
 	seg_name(name, base, SEG_EXT);
 	return errmsg_set(msg ? msg : local, err, "%s: %s", name,
 	                  got < SEG_HDR ? "truncated header" :
-	                  err == ELOG_VERSION ? "unsupported segment version" :
+	                  err == ELOG_BADVERSION ? "unsupported segment version" :
 	                                        "bad segment header");
 }
 
 int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
                  unsigned char *hdr, size_t *got, struct stat *st, char *msg)
 {
-	char name[NAME_MAX_LOCAL], local[ERRMSG_MAX];
+	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = 0;
 	seg_name(name, base, SEG_EXT);
 	*fd = fs_openat(dfd, name, oflags, 0);
@@ -132,7 +132,7 @@ int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-	return errmsg_set(msg ? msg : local, err, "%s: %s", name, strerror(err));
+	return errmsg_set(msg ? msg : local, err, "%s: %s", name, elog_strerror(err));
 }
 
 int seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,

@@ -93,7 +93,7 @@ static const struct key {
 	{ "retain_bytes",      K_U64,  AT(retain_bytes), 0, UINT64_MAX, { NULL }, 0 },
 	/* A codec this version does not know is a newer format. */
 	{ "compression",       K_WORD, AT(compression), 0, 0, { "none", "zstd" },
-	                       ELOG_VERSION },
+	                       ELOG_BADVERSION },
 	{ "compression_level", K_INT,  AT(compression_level), 0, 19, { NULL }, 0 },
 	{ "dictionary",        K_WORD, AT(no_dictionary), 0, 0, { "auto", "none" },
 	                       ELOG_CORRUPT },
@@ -184,7 +184,7 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 	}
 	/* keys[0] is the format. */
 	if (num[0] != SETTINGS_FORMAT)
-		return num[0] ? ELOG_VERSION : ELOG_CORRUPT;
+		return num[0] ? ELOG_BADVERSION : ELOG_CORRUPT;
 	if (s->id[0] == '\0')
 		return ELOG_CORRUPT;
 	for (size_t i = 0; i < NKEYS; i++) {
@@ -249,10 +249,10 @@ int settings_load(int dfd, struct elog_settings *s, char *msg)
 		return errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes",
 		                  FN_SETTINGS, SETTINGS_MAX);
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	err = settings_parse(text, len, s);
 	free(text);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return errmsg_set(msg, err, "%s: unsupported format version", FN_SETTINGS);
 	if (err)
 		return errmsg_set(msg, err, "%s: malformed settings", FN_SETTINGS);
@@ -277,12 +277,15 @@ int settings_new_id(char id[33])
 	return 0;
 }
 
-int elog_settings_read(const char *dir, struct elog_settings *s)
+int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 {
-	char msg[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
+	if (!msg)
+		msg = local;
+	msg[0] = '\0';
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return errno;
+		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
 	int err = settings_load(dfd, s, msg);
 	close(dfd);
 	return err;
@@ -326,7 +329,7 @@ int settings_check_options(const struct elog_settings *s,
 int elog_settings_update(const char *dir, const struct elog_options *opt,
                          unsigned fields, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_settings s, chk;
 	int lockfd = -1, err;
 
@@ -335,7 +338,7 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 	msg[0] = '\0';
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return errmsg_set(msg, errno, "%s", strerror(errno));
+		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
 	/* The maintenance lock keeps two updates from losing one another. */
 	if ((err = settings_load(dfd, &s, msg)) != 0 ||
 	    (err = lock_take(dfd, FN_MAINT, 1, 1, &lockfd, msg)) != 0 ||
@@ -371,7 +374,7 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 		goto out;
 	s.compression_level = chk.compression_level;
 	if ((err = settings_store(dfd, &s)) != 0)
-		err = errmsg_set(msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+		err = errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 out:
 	if (lockfd >= 0)
 		close(lockfd);

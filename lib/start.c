@@ -46,7 +46,7 @@ int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char
 	else if (get32(p + 24) != elog_crc32c(0, p, 24))
 		w = "checksum mismatch";
 	else if (get32(p + 8) != START_VERSION)
-		return ELOG_VERSION;
+		return ELOG_BADVERSION;
 	else if (get32(p + 12) != 0 || get32(p + 28) != 0)
 		w = "reserved bytes are not zero";
 	if (why)
@@ -117,7 +117,7 @@ int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
 	}
 	err = start_decode((const unsigned char *)data, len, &sv->start, &sv->why);
 	free(data);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return err;
 	if (err) {
 		sv->state = START_DAMAGED;

@@ -47,13 +47,13 @@ static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
 static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
                         uint64_t *limit)
 {
-	char why[ERRMSG_MAX];
+	char why[ELOG_MSG_MAX];
 	struct stat st;
 	*limit = 0;
 	int err = seg_open(u->dfd, base, O_RDONLY, fd, flags, &st, why);
 	if (err == ENOENT)
 		return 0;
-	if (err == ELOG_CORRUPT || err == ELOG_VERSION) {
+	if (err == ELOG_CORRUPT || err == ELOG_BADVERSION) {
 		/* Damage is elog-verify's to report; a summary goes on. */
 		u->s->damaged = 1;
 		return 0;
@@ -79,7 +79,7 @@ static int find_first(struct sum *u)
 			continue;
 		if ((err = scan_init(&sc, fd, u->sl.base[i], SEG_HDR, limit)) != 0) {
 			close(fd);
-			return errmsg_set(u->msg, err, "%s", strerror(err));
+			return errmsg_set(u->msg, err, "%s", elog_strerror(err));
 		}
 		err = scan_next(&sc, &rec, &at);
 		scan_free(&sc);
@@ -96,7 +96,7 @@ static int find_first(struct sum *u)
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
 		else if (err != ELOG_END)
-			return errmsg_set(u->msg, err, "%s", strerror(err));
+			return errmsg_set(u->msg, err, "%s", elog_strerror(err));
 	}
 	return 0;
 }
@@ -138,7 +138,7 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
                    const struct elog_record *rec)
 {
-	char why[ERRMSG_MAX];
+	char why[ELOG_MSG_MAX];
 	const void *out;
 	size_t raw;
 
@@ -173,7 +173,7 @@ static int find_last(struct sum *u)
 			continue;
 		if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
 			close(fd);
-			err = errmsg_set(u->msg, err, "%s", strerror(err));
+			err = errmsg_set(u->msg, err, "%s", elog_strerror(err));
 			break;
 		}
 		scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
@@ -186,7 +186,7 @@ static int find_last(struct sum *u)
 		}
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
-		err = err > 0 ? errmsg_set(u->msg, err, "%s", strerror(err)) : 0;
+		err = err > 0 ? errmsg_set(u->msg, err, "%s", elog_strerror(err)) : 0;
 		u->s->newest_ms = newest;
 		scan_free(&sc);
 		close(fd);
@@ -240,7 +240,7 @@ static int summarize(struct sum *u)
 		return err;
 	int wfd = fs_openat(u->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (wfd < 0 && errno != ENOENT)
-		return errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+		return errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 	if (wfd >= 0) {
 		err = wm_load(u->dfd, wfd, &u->wm);
 		close(wfd);
@@ -254,7 +254,7 @@ static int summarize(struct sum *u)
 	s->start = u->sl.n ? u->sl.base[0] : 0;
 	s->active_base = u->sl.n ? u->sl.base[u->sl.n - 1] : 0;
 	if ((err = fs_dir_each(u->dfd, add_size, u)) != 0)
-		return errmsg_set(u->msg, err, "reading the directory: %s", strerror(err));
+		return errmsg_set(u->msg, err, "reading the directory: %s", elog_strerror(err));
 	if ((err = find_first(u)) != 0 || (err = find_last(u)) != 0)
 		return err;
 	if (s->have_first && s->have_last && s->last >= s->first)
@@ -271,7 +271,7 @@ static int summarize(struct sum *u)
 
 int elog_summary_read(const char *dir, struct elog_summary *s, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct sum u;
 
 	memset(s, 0, sizeof *s);
@@ -283,7 +283,7 @@ int elog_summary_read(const char *dir, struct elog_summary *s, char *msg)
 	u.msg[0] = '\0';
 	u.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (u.dfd < 0)
-		return errmsg_set(u.msg, errno, "%s", strerror(errno));
+		return errmsg_set(u.msg, errno, "%s", elog_strerror(errno));
 	int err = summarize(&u);
 	seglist_free(&u.sl);
 	close(u.dfd);

@@ -41,7 +41,7 @@
 void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
                     const char *fmt, va_list ap)
 {
-	char text[ERRMSG_MAX];
+	char text[ELOG_MSG_MAX];
 	vsnprintf(text, sizeof text, fmt, ap);
 	if (kind == ELOG_PROBLEM_DAMAGE)
 		v->res->damage++;
@@ -119,7 +119,7 @@ static int sort_name(const char *name, void *arg)
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
 		if (kind == FILE_DICT) {
-			char msg[ERRMSG_MAX];
+			char msg[ELOG_MSG_MAX];
 			unsigned char *d;
 			size_t len;
 			uint64_t id = fc.num;
@@ -136,7 +136,7 @@ static int sort_name(const char *name, void *arg)
 				       msg + strlen(name) + 2);
 			else
 				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
-				       strerror(err));
+				       elog_strerror(err));
 		}
 		return 0;
 	}
@@ -170,10 +170,10 @@ static int check_start(struct verify *v)
 {
 	struct start_view *sv = &v->start;
 	int err = start_view(v->dfd, v->base, v->n, sv);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
 	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", FN_START, strerror(err));
+		return errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if (sv->state == START_DAMAGED) {
 		v->start_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_START, ELOG_NOPOS, "%s; ignored: the "
@@ -220,7 +220,7 @@ static int list_dir(struct verify *v)
 {
 	int err = fs_dir_each(v->dfd, sort_name, v);
 	if (err)
-		return errmsg_set(v->msg, err, "listing the directory: %s", strerror(err));
+		return errmsg_set(v->msg, err, "listing the directory: %s", elog_strerror(err));
 	/* qsort() must not be handed the NULL of an empty list. */
 	if (v->n)
 		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
@@ -240,7 +240,7 @@ static int list_dir(struct verify *v)
 		return err;
 	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
 	if (!v->seg)
-		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	for (size_t i = 0; i < v->n; i++) {
 		char name[NAME_MAX_LOCAL];
 		struct stat st;
@@ -301,11 +301,11 @@ static int check_settings(struct verify *v)
 		       "larger than %u bytes", SETTINGS_MAX);
 		return 0;
 	default:
-		return errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, strerror(err));
+		return errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	}
 	err = settings_parse(text, len, &v->set);
 	free(text);
-	if (err == ELOG_VERSION)
+	if (err == ELOG_BADVERSION)
 		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_SETTINGS);
 	if (err)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
@@ -339,12 +339,12 @@ static int read_watermark(struct verify *v)
 			       "not a regular file");
 			return 0;
 		}
-		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
+		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
 	}
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
-		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, strerror(e));
+		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
@@ -370,7 +370,7 @@ static int read_watermark(struct verify *v)
 		return 0;
 	}
 	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	v->wm_state = WM_OK;
 	if (st.st_size > (off_t)WM_SIZE)
 		report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_SIZE,
@@ -400,7 +400,7 @@ static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
 static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
                         const char *fmt, ...)
 {
-	char text[ERRMSG_MAX];
+	char text[ELOG_MSG_MAX];
 	va_list ap;
 	if (ic->stop)
 		return;
@@ -433,7 +433,7 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 		int err = fs_pread_full(ic->fd, ic->buf, (size_t)want * IDX_ENTRY,
 		                        (off_t)entry_pos(ic->k), &got);
 		if (err)
-			return errmsg_set(v->msg, err, "%s: %s", ic->name, strerror(err));
+			return errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
 		ic->buf_first = ic->k;
 		ic->buf_n = got / IDX_ENTRY;
 		if (ic->buf_n == 0) {	/* shrunk since we looked */
@@ -494,7 +494,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == FS_ENOTREG)
 			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
-			return errmsg_set(v->msg, e, "%s: %s", ic->name, strerror(e));
+			return errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
 		return 0;
 	}
 	int err = fstat(ic->fd, &st) < 0 ? errno : 0;
@@ -507,7 +507,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 	if (err) {
 		close(ic->fd);
 		ic->fd = -1;
-		return errmsg_set(v->msg, err, "%s: %s", ic->name, strerror(err));
+		return errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
 	}
 	if (got < IDX_HDR) {
 		report(v, ic->kind, ic->name, got, "truncated header: %zu bytes", got);
@@ -648,7 +648,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		if (err == ENOENT)	/* removed by retention since listed */
 			*gone = 1;
 		else if (err != ELOOP && err != FS_ENOTREG)
-			return errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
+			return errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 		else
 			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, err == ELOOP ?
 			       "a symbolic link, which elog refuses to follow" :
@@ -683,7 +683,7 @@ static int check_codec(struct verify *v, struct segcheck *c)
 {
 	uint32_t flags = c->flags;
 	const struct codec *codec = codec_flags_valid(flags) ? codec_for_flags(flags) : NULL;
-	char zmsg[ERRMSG_MAX];
+	char zmsg[ELOG_MSG_MAX];
 	if (codec && SEG_DICT(flags)) {
 		unsigned char *d;
 		size_t dlen;
@@ -693,7 +693,7 @@ static int check_codec(struct verify *v, struct segcheck *c)
 		if (zerr) {
 			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary "
 			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
-			       zmsg : strerror(zerr));
+			       zmsg : elog_strerror(zerr));
 			c->bad_values = 1;	/* one report for the segment */
 		}
 	}
@@ -702,7 +702,7 @@ static int check_codec(struct verify *v, struct segcheck *c)
 		       "%s: this build has no %s support and cannot check its values",
 		       codec->name, codec->name);
 	} else if (codec && !(c->vd = vdec_new())) {
-		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	return 0;
 }
@@ -742,7 +742,7 @@ static void check_offset(struct verify *v, struct segcheck *c,
 static int check_value(struct verify *v, struct segcheck *c,
                        const struct elog_record *rec, uint64_t at)
 {
-	char zmsg[ERRMSG_MAX];
+	char zmsg[ELOG_MSG_MAX];
 	const void *out;
 	size_t outlen;
 	if (!c->vd || c->bad_values)
@@ -756,7 +756,7 @@ static int check_value(struct verify *v, struct segcheck *c,
 		       (unsigned long long)rec->offset, zmsg);
 	} else if (zerr) {
 		return errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
-		                  strerror(zerr) : zmsg);
+		                  elog_strerror(zerr) : zmsg);
 	}
 	return 0;
 }
@@ -831,7 +831,7 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, ss->size,
 			               c->active ? ", below the durable end" : "");
 	} else if (err) {
-		err = errmsg_set(v->msg, err, "%s: %s", c->name, strerror(err));
+		err = errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 	}
 	if (ic->stop)
 		ss->idx_bad = 1;
@@ -848,13 +848,13 @@ static int check_records(struct verify *v, struct segcheck *c)
 	uint64_t at;
 	int err;
 	if (!(c->ic = malloc(sizeof *c->ic)))
-		return errmsg_set(v->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
 		free(c->ic);
 		return err;
 	}
 	if ((err = scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
-		err = errmsg_set(v->msg, err, "%s", strerror(err));
+		err = errmsg_set(v->msg, err, "%s", elog_strerror(err));
 		goto out;
 	}
 	ss->scanned = 1;
@@ -1043,7 +1043,7 @@ static void check_watermark(struct verify *v)
 
 static void check_consumers(struct verify *v)
 {
-	char *text, msg[ERRMSG_MAX];
+	char *text, msg[ELOG_MSG_MAX];
 	size_t len;
 	struct ctable t = { 0 };
 	int err = fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
@@ -1056,7 +1056,7 @@ static void check_consumers(struct verify *v)
 	}
 	if (err) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
-		       "cannot be read: %s", strerror(err));
+		       "cannot be read: %s", elog_strerror(err));
 		return;
 	}
 	msg[0] = '\0';
@@ -1100,7 +1100,7 @@ static void check_salvaged(struct verify *v)
 		       "malformed: readers report no gap for the offsets that "
 		       "salvage lost (format in elog(5))");
 	else if (err)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", strerror(err));
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
 	holes_free(&h);
 }
 
@@ -1184,7 +1184,7 @@ static int share_maint_lock(int dfd)
 int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
                 struct elog_verify_result *res, char *msg)
 {
-	char local[ERRMSG_MAX];
+	char local[ELOG_MSG_MAX];
 	struct elog_verify_result dummy;
 	struct verify v;
 	int lockfd = -1, maintfd = -1, err;
@@ -1200,7 +1200,7 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
-		return errmsg_set(v.msg, errno, "%s", strerror(errno));
+		return errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
 	if (flags & ELOG_VERIFY_REPAIR) {
 		if ((err = repair_lock(&v, &lockfd, &maintfd)) != 0)
 			goto out;

@@ -92,7 +92,7 @@ struct training {
 #define DEFAULT_WAIT_MS 10000
 
 struct elog {
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
 	struct elog_settings set;
 	size_t batch_bytes;
@@ -209,7 +209,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 {
 	struct tail *t = &b->end;
 	size_t size = rec_size(rec->key_len, codec_value_max(new_flags, rec->value_len));
-	char why[ERRMSG_MAX];
+	char why[ELOG_MSG_MAX];
 	int err;
 
 	/* A record larger than a whole segment gets one of its own. */
@@ -237,7 +237,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
 		if (c && c->len == 0 && c->ilen == 0)
 			b->n--;	/* drop the chunk just added */
-		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	if (b->nrec == b->outcap) {
 		size_t cap = b->outcap ? 2 * b->outcap : 1024;
@@ -245,7 +245,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 		if (!no) {
 			if (c->len == 0 && c->ilen == 0)
 				b->n--;
-			return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+			return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		}
 		b->out = no;
 		b->outcap = cap;
@@ -349,7 +349,7 @@ static int tail_reload(elog *w)
 
 	if ((err = wm_read(w->wmfd, &wm)) != 0)
 		return err == ELOG_CORRUPT ? err : errmsg_set(w->msg, err, "%s: %s",
-		                                              FN_WATERMARK, strerror(err));
+		                                              FN_WATERMARK, elog_strerror(err));
 	if (wm.segment_bytes < SEG_HDR)
 		return ELOG_CORRUPT;
 	uint32_t flags;
@@ -400,7 +400,7 @@ static int tail_reload(elog *w)
 		if (pos < SEG_HDR || pos >= t.size)
 			return ELOG_CORRUPT;
 		if ((err = scan_init(&s, w->segfd, t.base, pos, t.size)) != 0)
-			return errmsg_set(w->msg, err, "%s", strerror(err));
+			return errmsg_set(w->msg, err, "%s", elog_strerror(err));
 		while (!wrong && (err = scan_next(&s, &rec, &at)) == 0) {
 			wrong = any ? rec.offset <= last
 			            : rec.offset != entry_offset || rec.ts_ms > t.ib.ts_max;
@@ -432,11 +432,11 @@ static int tail_recover(elog *w)
 
 	close_segment(w);
 	if ((err = wm_load(w->dfd, w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
 		return err;
 	if ((err = seglist_read(w->dfd, &sl)) != 0)
-		return errmsg_set(w->msg, err, "listing segments: %s", strerror(err));
+		return errmsg_set(w->msg, err, "listing segments: %s", elog_strerror(err));
 	if (sl.n == 0) {
 		seglist_free(&sl);
 		return errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
@@ -472,7 +472,7 @@ static int tail_recover(elog *w)
 
 	struct watermark now = { rc.next, active, rc.size };
 	if (memcmp(&now, &wm, sizeof now) != 0 && (err = wm_write(w->wmfd, &now)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	return 0;
 }
 
@@ -493,7 +493,7 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, int trunc)
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
 	int err = lock_state_write(w->lockfd, &ls, trunc);
 	if (err)
-		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	return 0;
 }
 
@@ -504,7 +504,7 @@ static int tail_sync(elog *w, int *moved)
 	struct lock_state ls;
 	int err = lock_state_read(w->lockfd, &ls);
 	if (err)
-		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	/* A state from this boot can be trusted; without a boot id, only one
 	 * written since this handle first found the tail. */
 	int clean = ls.valid && !ls.busy &&
@@ -549,16 +549,16 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 	int err = 0;
 	seg_name(name, w->seg_base, SEG_EXT);
 	if (fdatasync(w->segfd) < 0)
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	seg_name(name, w->seg_base, IDX_EXT);
 	if (fdatasync(w->idxfd) < 0)
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	close_segment(w);
 	seg_name(name, base, SEG_EXT);
 	if ((err = seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 	if ((err = fs_fsync_dir(w->dfd)) != 0)
-		return errmsg_set(w->msg, err, "fsync of the log directory: %s", strerror(err));
+		return errmsg_set(w->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	w->seg_base = base;
 	w->seg_size = SEG_HDR;
 	w->idx_size = IDX_HDR;
@@ -577,7 +577,7 @@ static int batch_write(elog *w, const struct batch *b)
 		if ((err = fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
 			seg_name(name, w->seg_base, SEG_EXT);
 			return errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
-			                  (unsigned long long)w->seg_size, strerror(err));
+			                  (unsigned long long)w->seg_size, elog_strerror(err));
 		}
 		w->seg_size += c->len;
 		/* The index is derived data: it is written but never synced,
@@ -585,18 +585,18 @@ static int batch_write(elog *w, const struct batch *b)
 		if (c->ilen) {
 			if ((err = fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
 				seg_name(name, w->seg_base, IDX_EXT);
-				return errmsg_set(w->msg, err, "%s: %s", name, strerror(err));
+				return errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 			}
 			w->idx_size += c->ilen;
 		}
 	}
 	if (fdatasync(w->segfd) < 0) {
 		seg_name(name, w->seg_base, SEG_EXT);
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	}
 	struct watermark wm = { b->end.next, w->seg_base, w->seg_size };
 	if ((err = wm_write(w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, strerror(err));
+		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	return 0;
 }
 
@@ -643,7 +643,7 @@ static void train(elog *w)
 		uint32_t id = latest + 1, ref = dict_referenced(w);
 		if (ref >= id)
 			id = ref + 1;
-		char why[ERRMSG_MAX];
+		char why[ELOG_MSG_MAX];
 		if (dict && codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
 		                        &dlen) == 0 &&
 		    dict_store(w->dfd, id, dict, dlen) == 0 &&
@@ -888,7 +888,7 @@ const char *elog_errmsg(elog *w)
  * decoder. */
 static int open_codec(elog *w)
 {
-	char why[ERRMSG_MAX];
+	char why[ELOG_MSG_MAX];
 	int err;
 	/* settings_parse() knows only the codecs of the table. */
 	if (!(w->codec = codec_from_settings(&w->set)))
@@ -898,7 +898,7 @@ static int open_codec(elog *w)
 		return errmsg_set(w->msg, err, "the log is %s", why);
 	if (!(w->ve = venc_new(w->codec, w->set.compression_level)) ||
 	    !(w->vd = vdec_new()))
-		return errmsg_set(w->msg, ENOMEM, "%s", strerror(ENOMEM));
+		return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	/* Only a codec with dictionaries samples values to train one. */
 	w->tr.done = w->set.no_dictionary || !w->codec->dictionaries;
 	return 0;
@@ -923,10 +923,10 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	int err, moved;
 
 	if (opt && opt->create && mkdir(dir, 0777) < 0 && errno != EEXIST)
-		return errmsg_set(w->msg, errno, "%s", strerror(errno));
+		return errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
 	w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->dfd < 0)
-		return errmsg_set(w->msg, errno, "%s", strerror(errno));
+		return errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
 	if (fs_is_netfs(w->dfd))
 		return errmsg_set(w->msg, ELOG_NETFS,
 		    "on a network filesystem, where locks and fsync cannot be trusted");
@@ -957,7 +957,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 
 	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
-		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, strerror(errno));
+		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 	if ((err = open_codec(w)) != 0)
 		return err;
 

@@ -318,7 +318,7 @@ static void check_consumers(struct ctx *c, uint64_t end)
 {
 	struct elog_consumer *list = NULL;
 	size_t n = 0;
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	int rc = elog_consumer_list(c->dir, &list, &n, msg);
 	if (rc != 0) {
 		fail(c, "consumers: %s", msg);
@@ -406,7 +406,7 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	 * the power came back) finds nothing to call damage. */
 	struct elog_verify_hooks hooks = { on_problem, NULL, NULL, &c };
 	struct elog_verify_result vr;
-	char msg[ELOG_VERIFY_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0 &&
 	    !(rc == ELOG_NOTLOG && (w->flags & W_CREATE) && acked_end == 0))
 		fail(&c, "verify before recovery: %s", msg);
@@ -453,7 +453,7 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	if ((w->flags & (W_COMPACT | W_RETAIN)) && has_leftovers(dir)) {
 		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
 		struct elog_compact_result cr;
-		char mmsg[ELOG_MAINT_MSG_MAX];
+		char mmsg[ELOG_MSG_MAX];
 		co.grace_ms = 0;
 		if ((rc = elog_compact(dir, &co, &cr, mmsg)) != 0)
 			fail(&c, "compaction after the crash: %s", mmsg);

@@ -292,7 +292,7 @@ static void *commit_thread(void *arg)
 		unsigned who = i % 2;
 		if (acked == 0 || acked - 1 < last[who])
 			continue;
-		char msg[ELOG_CONSUMER_MSG_MAX];
+		char msg[ELOG_MSG_MAX];
 		size_t id = expect_commit_begin(names[who], acked - 1);
 		int rc = elog_consumer_commit(c->dir, names[who], acked - 1, msg);
 		if (rc == 0) {
@@ -325,7 +325,7 @@ static void run_consumers(const char *dir, unsigned seed)
 static void *maint_thread(void *arg)
 {
 	const char *dir = arg;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result cr;
 	struct elog_retain_opts ro = { 0 };
@@ -370,7 +370,7 @@ static void run_serial(const char *dir, unsigned seed)
 	struct wr w;
 	struct gen g = { 0, seed + 1u, 50, 10, 6, "", "" };
 	struct elog_record r;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	if (wr_open(&w, dir, &o) != 0)
 		return;
 	for (unsigned i = 0; i < 36; i++) {

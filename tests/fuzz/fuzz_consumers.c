@@ -9,7 +9,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ctable t = { 0 }, u = { 0 };
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	char *text;
 	size_t len;
 	if (size > CONSUMERS_FILE_MAX)

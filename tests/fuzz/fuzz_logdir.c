@@ -43,7 +43,7 @@ static void setup(void)
 {
 	struct elog_options opt = { .create = 1, .segment_bytes = 4096, .index_interval = 256 };
 	elog *w;
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	snprintf(dir, sizeof dir, "%s/log", fuzz_dir());
 	if (elog_open(&w, dir, &opt) != 0)
 		abort();
@@ -112,7 +112,7 @@ static void read_all(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elog_verify_result res, again;
-	char msg[ELOG_VERIFY_MSG_MAX], name[NAME_MAX_LOCAL];
+	char msg[ELOG_MSG_MAX], name[NAME_MAX_LOCAL];
 	unsigned char *buf;
 	uint64_t base;
 	elog *w;

@@ -13,7 +13,7 @@ volatile unsigned fuzz_sink;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int dfd = -1;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	const void *out;
 	size_t len;
 	if (size == 0)

@@ -25,7 +25,7 @@
 
 /* Each test's log is ut_dir, in the scratch directory of unit.h; a copy
  * of it, when a test needs one, is copy_path(). */
-static char msg[ELOG_MAINT_MSG_MAX];
+static char msg[ELOG_MSG_MAX];
 
 #define NKEYS 40
 #define T0 1700000000000ll
@@ -150,7 +150,7 @@ static int count_files(const char *path, const char *suffix)
 static void verify_clean(const char *path)
 {
 	struct elog_verify_result vr;
-	char vmsg[ELOG_VERIFY_MSG_MAX];
+	char vmsg[ELOG_MSG_MAX];
 	ck_assert_msg(elog_verify(path, 0, NULL, &vr, vmsg) == 0, "%s", vmsg);
 	ck_assert_msg(vr.damage == 0, "verify found %llu problems",
 	              (unsigned long long)vr.damage);
@@ -459,7 +459,7 @@ START_TEST(refuses_when_maintenance_is_running)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char m[ELOG_MAINT_MSG_MAX], want[128];
+		char m[ELOG_MSG_MAX], want[128];
 		int rc = elog_compact(ut_dir, NULL, NULL, m);
 		snprintf(want, sizeof want, "another maintenance run holds maint.lock "
 		         "(pid %ld)", (long)getppid());

@@ -111,7 +111,7 @@ START_TEST(values_that_do_not_shrink_are_stored_raw)
 	const void *p;
 	const unsigned char *out;
 	size_t n;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_ptr_nonnull(z);
 	ck_assert_int_eq(venc_value(z, -1, flags, "ab", 2, &p, &n, msg), 0);
 	out = p;
@@ -131,7 +131,7 @@ START_TEST(stored_frames_have_no_magic_number)
 	const void *p;
 	const unsigned char *out;
 	size_t n, len;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_eq(venc_value(z, -1, flags, v, sizeof v, &p, &n, msg), 0);
 	out = p;
 	ck_assert_uint_eq(out[0], TAG_ZSTD);
@@ -252,7 +252,7 @@ START_TEST(segments_keep_the_dictionary_they_were_written_with)
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	unsigned char *d;
 	size_t len;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_eq(dict_load(dfd, 1, &d, &len, msg), 0);
 	ck_assert_int_eq(dict_store(dfd, 2, d, len), 0);
 	free(d);
@@ -300,7 +300,7 @@ START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
 	}
 	ck_assert_int_eq(elog_close(w), 0);
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_compact_result res;
 	int rc = elog_compact(ut_dir, NULL, &res, msg);
 	ck_assert_msg(rc == 0, "%d %s", rc, msg);
@@ -357,7 +357,7 @@ START_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
 	seglist_free(&sl);
 	ck_assert_uint_eq(flags_of(tail), SEG_FLAGS(CODEC_ZSTD, 1));
 
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_options o = { .compression = ELOG_COMPRESS_NONE };
 	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
 	elog *a, *b;
@@ -449,7 +449,7 @@ END_TEST
 
 START_TEST(a_damaged_frame_is_corrupt_not_a_crash)
 {
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	const void *p;
 	size_t len;
 	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);

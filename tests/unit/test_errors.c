@@ -7,7 +7,7 @@
 START_TEST(every_code_has_its_own_text)
 {
 	static const int codes[] = {
-		ELOG_END, ELOG_GAP, ELOG_LOCKED, ELOG_CORRUPT, ELOG_NOTLOG, ELOG_VERSION,
+		ELOG_END, ELOG_GAP, ELOG_LOCKED, ELOG_CORRUPT, ELOG_NOTLOG, ELOG_BADVERSION,
 		ELOG_TOOBIG, ELOG_FAILED, ELOG_NETFS, ELOG_INVALID, ELOG_TIMEOUT,
 		ELOG_UNSUPPORTED, ELOG_BADNAME, ELOG_NOCONSUMER, ELOG_BEYOND, ELOG_TOOMANY,
 	};
@@ -20,6 +20,10 @@ START_TEST(every_code_has_its_own_text)
 	}
 	ck_assert_str_eq(elog_strerror(0), "success");
 	ck_assert_str_eq(elog_strerror(ENOSPC), strerror(ENOSPC));
+	/* The refusals of fs_openat(), by the same function. */
+	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
+	ck_assert_str_eq(elog_strerror(FS_ELINKED),
+	                 "has more than one hard link, refusing to write it");
 	ck_assert_str_eq(elog_strerror(-999), "unknown error");
 	ck_assert_str_eq(elog_version(), ELOG_VERSION_STRING);
 }
@@ -27,12 +31,12 @@ END_TEST
 
 START_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
 {
-	char msg[ERRMSG_MAX];
-	char long_name[2 * ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
+	char long_name[2 * ELOG_MSG_MAX];
 	memset(long_name, 'x', sizeof long_name - 1);
 	long_name[sizeof long_name - 1] = '\0';
 	ck_assert_int_eq(errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
-	ck_assert_uint_eq(strlen(msg), ERRMSG_MAX - 1);
+	ck_assert_uint_eq(strlen(msg), ELOG_MSG_MAX - 1);
 }
 END_TEST
 

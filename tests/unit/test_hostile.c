@@ -74,7 +74,7 @@ START_TEST(settings_and_consumers_have_size_limits)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_close(w);
-	char p[1200], msg[ELOG_CONSUMER_MSG_MAX];
+	char p[1200], msg[ELOG_MSG_MAX];
 	size_t n = 2u << 20;
 	char *big = malloc(n);
 	ck_assert_ptr_nonnull(big);
@@ -85,7 +85,7 @@ START_TEST(settings_and_consumers_have_size_limits)
 	unlink(p);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), big, SETTINGS_MAX + 1);
 	struct elog_settings s;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &s), ELOG_CORRUPT);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s, NULL), ELOG_CORRUPT);
 	free(big);
 }
 END_TEST
@@ -152,7 +152,7 @@ START_TEST(symlinked_files_are_refused)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	ut_append(w, NULL, "x");
 	elog_close(w);
-	char target[1200], msg[ELOG_CONSUMER_MSG_MAX];
+	char target[1200], msg[ELOG_MSG_MAX];
 
 	plant_link(FN_LOCK, target, sizeof target);
 	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), ELOOP);
@@ -184,7 +184,7 @@ START_TEST(files_respect_the_umask)
 	for (int i = 0; i < 200; i++)
 		ut_append(w, NULL, "a value long enough to roll a segment or two");
 	elog_close(w);
-	char msg[ELOG_CONSUMER_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, msg), 0);
 	umask(old);
 	const char *names[] = { FN_SETTINGS, FN_WATERMARK, FN_LOCK, FN_CONSUMERS,
@@ -269,7 +269,7 @@ START_TEST(hard_linked_files_are_not_written)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	ut_append(w, NULL, "x");
 	elog_close(w);
-	char target[1200], p[1200], msg[ERRMSG_MAX];
+	char target[1200], p[1200], msg[ELOG_MSG_MAX];
 	ut_path(target, sizeof target, ut_top, "target");
 	ut_write_file(target, "precious\n", 9);
 	static const char *const names[] = { FN_LOCK, FN_WATERMARK };

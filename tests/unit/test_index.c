@@ -325,7 +325,7 @@ START_TEST(rebuild_matches_rule)
 	int segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	ck_assert_int_ge(segfd, 0);
 	struct index ix;
-	char msg[ERRMSG_MAX] = "";
+	char msg[ELOG_MSG_MAX] = "";
 	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
 	size_t wlen;
 	unsigned char *want = expected_index(ut_seg_path(ut_top, 0, SEG_EXT), INTERVAL, &wlen);
@@ -357,7 +357,7 @@ START_TEST(rebuild_refuses_corrupt_segment)
 	ut_flip_bit(seg, 32 + 3 * 30 + 20, 4);
 	int dfd = open_dir(ut_top);
 	int segfd = open(seg, O_RDONLY);
-	char msg[ERRMSG_MAX] = "";
+	char msg[ELOG_MSG_MAX] = "";
 	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000000.log: corrupt record at byte 122");
 	/* Nothing was written. */
@@ -376,7 +376,7 @@ START_TEST(lookup_in_file_matches_loaded_index)
 	int segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	ck_assert_int_ge(segfd, 0);
 	struct index ix;
-	char msg[ERRMSG_MAX] = "";
+	char msg[ELOG_MSG_MAX] = "";
 	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
 	for (uint64_t t = 0; t < 210; t++) {
 		struct idx_entry e;
@@ -414,7 +414,7 @@ static uint64_t quick_setup(int *dfd, int *segfd)
 	*dfd = open_dir(ut_top);
 	*segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	ck_assert_int_ge(*segfd, 0);
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_eq(idx_rebuild(*dfd, *segfd, 0, len, INTERVAL, NULL, msg), 0);
 	ck_assert_int_eq(idx_quick_check(*dfd, *segfd, 0, len, INTERVAL), 1);
 	return len;

@@ -15,7 +15,7 @@ static int open_top(void)
 START_TEST(lock_names_the_holder_and_releases_with_the_descriptor)
 {
 	int dfd = open_top();
-	char msg[ERRMSG_MAX], p[1200];
+	char msg[ELOG_MSG_MAX], p[1200];
 	int fd, fd2;
 	ck_assert_int_eq(lock_take(dfd, "L", 0, 1, &fd, msg), 0);
 	size_t len;

@@ -865,7 +865,7 @@ START_TEST(repeated_seeks_in_one_reader)
 			/* Every closed segment is rewritten: other files, other
 			 * indexes, while the reader holds the old ones. */
 			struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
-			char msg[ERRMSG_MAX];
+			char msg[ELOG_MSG_MAX];
 			ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
 			/* What is left, read by a fresh reader. */
 			elog_reader *all = ut_open_reader(ut_dir);

@@ -17,7 +17,7 @@
 #include "internal.h"
 
 /* Each test's log is ut_dir, in the scratch directory of unit.h. */
-static char msg[ELOG_MAINT_MSG_MAX];
+static char msg[ELOG_MSG_MAX];
 
 #define T0 1700000000000ll
 #define HOUR (3600 * 1000ll)

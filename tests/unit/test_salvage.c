@@ -52,7 +52,7 @@ START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 	uint64_t offs[32], gf = 0, gl = 0;
 	size_t n;
 	int cause;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 
 	two_segments();
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(3) + 10, 2);

@@ -88,13 +88,13 @@ START_TEST(header_newer_version)
 	seg_header_encode(h, 7);
 	put32(h + 8, 2);
 	put32(h + 24, elog_crc32c(0, h, 24));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
 	/* A codec this version does not know is a newer format too. */
 	seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
 	/* A dictionary without a codec is nothing this version wrote. */
 	seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_VERSION);
+	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
 }
 END_TEST
 
@@ -278,7 +278,7 @@ END_TEST
 
 START_TEST(seg_open_checks_the_header)
 {
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct stat st;
 	uint32_t flags = 99;
 	int fd = 123;

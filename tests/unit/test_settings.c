@@ -81,7 +81,7 @@ START_TEST(compression)
 	/* A codec this version does not know: a newer log, not a broken one. */
 	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression lz4\n");
-	ck_assert_int_eq(parse(t, &s), ELOG_VERSION);
+	ck_assert_int_eq(parse(t, &s), ELOG_BADVERSION);
 	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression_level 23\n");
 	ck_assert_int_eq(parse(t, &s), ELOG_CORRUPT);
@@ -158,9 +158,9 @@ START_TEST(format_2_is_version)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
-	                 ELOG_VERSION);
+	                 ELOG_BADVERSION);
 	/* Even when the rest would not parse in version 1. */
-	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 1\n", &s), ELOG_VERSION);
+	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 1\n", &s), ELOG_BADVERSION);
 }
 END_TEST
 
@@ -188,17 +188,20 @@ static int load(char *msg, struct elog_settings *s)
 
 START_TEST(load_missing_is_notlog)
 {
-	char msg[ERRMSG_MAX] = "";
+	char msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
 	ck_assert_int_eq(load(msg, &s), ELOG_NOTLOG);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
-	ck_assert_int_eq(elog_settings_read(ut_top, &s), ELOG_NOTLOG);
+	ck_assert_int_eq(elog_settings_read(ut_top, &s, NULL), ELOG_NOTLOG);
+	msg[0] = '\0';
+	ck_assert_int_eq(elog_settings_read(ut_top, &s, msg), ELOG_NOTLOG);
+	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
 }
 END_TEST
 
 START_TEST(load_oversized)
 {
-	char p[1200], msg[ERRMSG_MAX] = "";
+	char p[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
 	size_t n = SETTINGS_MAX + 1;
 	char *big = malloc(n);
@@ -217,11 +220,11 @@ END_TEST
 
 START_TEST(load_version_and_malformed_messages)
 {
-	char p[1200], msg[ERRMSG_MAX] = "";
+	char p[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
 	const char *v2 = "format 2\n";
 	ut_write_file(ut_path(p, sizeof p, ut_top, FN_SETTINGS), v2, strlen(v2));
-	ck_assert_int_eq(load(msg, &s), ELOG_VERSION);
+	ck_assert_int_eq(load(msg, &s), ELOG_BADVERSION);
 	ck_assert_str_eq(msg, "settings: unsupported format version");
 	ut_write_file(p, "format 1\n", 9);
 	ck_assert_int_eq(load(msg, &s), ELOG_CORRUPT);
@@ -231,7 +234,7 @@ END_TEST
 
 START_TEST(load_refuses_symlink)
 {
-	char p[1200], q[1200], msg[ERRMSG_MAX] = "";
+	char p[1200], q[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
 	ut_write_file(ut_path(q, sizeof q, ut_top, "real"), VALID, strlen(VALID));
 	ck_assert_int_eq(symlink("real", ut_path(p, sizeof p, ut_top, FN_SETTINGS)), 0);
@@ -246,7 +249,7 @@ START_TEST(store_then_read)
 	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(settings_store(dfd, &a), 0);
 	close(dfd);
-	ck_assert_int_eq(elog_settings_read(ut_top, &b), 0);
+	ck_assert_int_eq(elog_settings_read(ut_top, &b, NULL), 0);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 }
 END_TEST
@@ -267,7 +270,7 @@ END_TEST
 START_TEST(options_checked_against_an_existing_log)
 {
 	struct elog_settings st;
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_options o = { 0 };
 	memset(&st, 0, sizeof st);
 	st.segment_bytes = 65536;
@@ -298,13 +301,13 @@ START_TEST(update_changes_what_is_named_only)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_close(w);
 	struct elog_settings before, after;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &before), 0);
-	char msg[ERRMSG_MAX];
+	ck_assert_int_eq(elog_settings_read(ut_dir, &before, NULL), 0);
+	char msg[ELOG_MSG_MAX];
 	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192,
 	                          .retain_ms = 5 };
 	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES |
 	                                      ELOG_SET_SEGMENT_BYTES, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
 	ck_assert_uint_eq(after.retain_bytes, 1u << 20);
 	ck_assert_uint_eq(after.segment_bytes, 8192);
 	ck_assert_uint_eq(after.retain_ms, before.retain_ms);
@@ -313,24 +316,24 @@ START_TEST(update_changes_what_is_named_only)
 	/* Zero is a value: no size limit any more. */
 	o.retain_bytes = 0;
 	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
 	ck_assert_uint_eq(after.retain_bytes, 0);
 	/* Out of range: refused, nothing changed. */
 	o.segment_bytes = 100;
 	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, msg),
 	                 ELOG_INVALID);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
 	ck_assert_uint_eq(after.segment_bytes, 8192);
 	ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	/* Another codec applies from the next segment; back again. */
 	if (elog_have_zstd()) {
 		o.compression = ELOG_COMPRESS_ZSTD;
 		ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
-		ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+		ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_ZSTD);
 		o.compression = ELOG_COMPRESS_NONE;
 		ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
-		ck_assert_int_eq(elog_settings_read(ut_dir, &after), 0);
+		ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	}
 	/* An existing writer now opens with the stored values only. */

@@ -65,7 +65,7 @@ static void on_problem(void *arg, const struct elog_problem *p)
 
 static struct elog_verify_result verify(const char *dir, unsigned flags, struct seen *s)
 {
-	char msg[ELOG_VERIFY_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_verify_result res;
 	struct elog_verify_hooks h = { on_problem, NULL, NULL, s };
 	memset(s, 0, sizeof *s);
@@ -161,7 +161,7 @@ START_TEST(bytes_round_trip)
 	memcpy(q, p, sizeof q);
 	put32(q + 8, 2);
 	put32(q + 24, elog_crc32c(0, q, 24));
-	ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_VERSION);
+	ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION);
 	memcpy(q, p, sizeof q);
 	put32(q + 28, 1);
 	ck_assert_int_eq(start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT);
@@ -238,7 +238,7 @@ START_TEST(file_round_trip_and_damage)
 	ut_write_file(start_path(ut_top), q, sizeof q);
 	struct seglist sl;
 	int dfd = open_dir(ut_top);
-	ck_assert_int_eq(seglist_read(dfd, &sl), ELOG_VERSION);
+	ck_assert_int_eq(seglist_read(dfd, &sl), ELOG_BADVERSION);
 	close(dfd);
 }
 END_TEST
@@ -303,7 +303,7 @@ static void cleaned_by(int compaction)
 	uint64_t b[16];
 	fill(ut_dir, 600, b);
 	put_start(ut_dir, b[2]);
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	uint64_t leftovers;
 	if (compaction) {
 		struct elog_compact_result res;
@@ -397,7 +397,7 @@ END_TEST
 START_TEST(maintenance_rewrites_an_ignored_start)
 {
 	uint64_t b[16];
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_retain_opts o = { .max_bytes = UINT64_MAX / 2 };
 	struct elog_retain_result res;
 	struct start_view sv;
@@ -442,7 +442,7 @@ START_TEST(crash_at_every_step)
 
 		struct elog_retain_opts o = { .max_bytes = 6 * 1024 };
 		struct elog_retain_result res;
-		char msg[ELOG_MAINT_MSG_MAX];
+		char msg[ELOG_MSG_MAX];
 		ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
 		vr = verify(ut_dir, 0, &s);
 		ck_assert_msg(vr.damage + vr.warnings == 0, "step %d: %s", n,

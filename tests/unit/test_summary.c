@@ -39,7 +39,7 @@ static void two_segments(void)
 START_TEST(offsets_records_and_times_stop_at_the_durable_end)
 {
 	struct elog_summary s;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 
 	two_segments();
 	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), 0);
@@ -110,7 +110,7 @@ END_TEST
 START_TEST(not_a_log)
 {
 	struct elog_summary s;
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), ELOG_NOTLOG);

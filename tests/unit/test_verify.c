@@ -40,7 +40,7 @@ static void on_segment(void *arg, const struct elog_segment_info *i)
 static int run_verify(const char *dir, unsigned flags, struct seen *s,
                       struct elog_verify_result *res)
 {
-	char msg[ELOG_VERIFY_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_verify_hooks h = { on_problem, on_segment, NULL, s };
 	memset(s, 0, sizeof *s);
 	return elog_verify(dir, flags, &h, res, msg);
@@ -83,7 +83,7 @@ static void hand_log(void)
 static void hand_indexes(void)
 {
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_ge(dfd, 0);
 	for (int i = 0; i < 2; i++) {
 		uint64_t base = i ? 5 : 0;
@@ -230,7 +230,7 @@ START_TEST(overlap_with_later_records_is_damage)
 	ck_assert_int_ge(k, 0);
 	ck_assert_ptr_nonnull(strstr(s.text[k], "the segments overlap"));
 	/* And compaction refuses to delete either segment. */
-	char msg[ERRMSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000000.log runs into 00000000000000000002.log, "
 	                 "which holds later records too: the segments overlap (see elog-verify)");
@@ -501,7 +501,7 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	ck_assert(!ut_exists(p));
 
 	ut_write_file(p, "partial", 7);
-	char msg[ELOG_MAINT_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_retain_opts o = { 0 };
 	o.max_bytes = 1ull << 40;
 	ck_assert_msg(elog_retain(ut_dir, &o, NULL, msg) == 0, "%s", msg);
@@ -575,7 +575,7 @@ static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
 	retain_child = fork();
 	ck_assert_int_ge(retain_child, 0);
 	if (retain_child == 0) {
-		char msg[ELOG_MAINT_MSG_MAX];
+		char msg[ELOG_MSG_MAX];
 		/* A separate program would not share verify's lock. */
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
@@ -606,7 +606,7 @@ START_TEST(verify_beside_retention_sees_no_damage)
 	ck_assert_int_eq(elog_close(w), 0);
 	struct seen s;
 	struct elog_verify_result res;
-	char msg[ELOG_VERIFY_MSG_MAX];
+	char msg[ELOG_MSG_MAX];
 	struct elog_verify_hooks h = { on_problem, retain_mid_verify, NULL, &s };
 	memset(&s, 0, sizeof s);
 	retain_done_early = 0;
@@ -651,7 +651,7 @@ START_TEST(not_a_log_and_newer_settings)
 	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, FN_LOCK)));
 	const char *newer = "format 2\nid 0123456789abcdef0123456789abcdef\n";
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), newer, strlen(newer));
-	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), ELOG_VERSION);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), ELOG_BADVERSION);
 	const char *bad = "format 1\nid nothex\n";
 	ut_write_file(p, bad, strlen(bad));
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);

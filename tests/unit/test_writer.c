@@ -108,7 +108,7 @@ START_TEST(reopen_keeps_settings_and_offsets)
 	ck_assert_int_eq(elog_close(w), 0);
 
 	struct elog_settings s;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &s), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s, NULL), 0);
 	ck_assert_str_eq(s.id, id);
 }
 END_TEST
