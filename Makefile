@@ -67,11 +67,11 @@ $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(ELOG_LDLIBS)
 
 # A maintenance run made to crash at a chosen step (tests/crash/maint_fault.h):
-# the library's maint_step() is replaced at link time, in the unit tests and
-# in a test-only build of elog-compact.  maint_step() has an object of its
+# the library's elog__maint_step() is replaced at link time, in the unit tests and
+# in a test-only build of elog-compact.  elog__maint_step() has an object of its
 # own (lib/maintstep.c) because --wrap redirects calls between objects only.
 MAINT_FAULT_OBJ = $(B)/tests/maint_fault.o
-MAINT_FAULT     = $(MAINT_FAULT_OBJ) -Wl,--wrap=maint_step
+MAINT_FAULT     = $(MAINT_FAULT_OBJ) -Wl,--wrap=elog__maint_step
 
 $(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
 	@mkdir -p $(@D)
@@ -98,10 +98,15 @@ $(B)/elog.pc: elog.pc.in Makefile $(B)/flags
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
-check: check-unit check-cli check-man check-examples check-crash check-build
+check: check-unit check-cli check-man check-examples check-crash check-symbols
 else
-check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build
+check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols
 endif
+
+# libelog.a exports the names of elog.h and internal ones prefixed elog__,
+# nothing else that could collide with a program's own names.
+check-symbols: $(B)/libelog.a
+	tests/symbols/check.sh $(B)/libelog.a lib/elog.h
 
 # Builds of other flags (HAVE_ZSTD=0 after a default build, one B for both)
 # never link each other's objects: in a scratch copy, at -O0.
@@ -133,9 +138,20 @@ $(B)/tests/crashsim: $(CRASH_SRC) $(wildcard tests/crash/*.h) $(B)/libelog.a $(B
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/crash -o $@ $(CRASH_SRC) \
 		$(B)/libelog.a $(CRASH_WRAP) $(ELOG_LDLIBS)
 
+# Under the sanitizers, which make each state several times slower to
+# check, one point in three and a shorter soak: the same code paths, in a
+# run that stays within CI's time on a busy machine.
+ifeq ($(SANITIZE),1)
+CRASHSIM_QUICK = --sample 3
+SOAK_KILLS = 50
+else
+CRASHSIM_QUICK =
+SOAK_KILLS = 150
+endif
+
 check-crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
-	$(B)/tests/crashsim
-	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 150
+	$(B)/tests/crashsim $(CRASHSIM_QUICK)
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS)
 
 crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim --long
@@ -191,4 +207,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE builddir all check check-build check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: FORCE builddir all check check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

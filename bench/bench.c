@@ -1635,8 +1635,8 @@ static void w_recovery(void)
 	rm_rf(recovery_log);
 	sq_unlink(db);
 	progress("recovery: %.0f MiB active segment x %d runs", (double)target / MIB, S.runs);
-	long rec_bytes = KEY_LEN + (long)c->size + 32;
-	long n = (long)(target / (uint64_t)rec_bytes);
+	long elog__rec_bytes = KEY_LEN + (long)c->size + 32;
+	long n = (long)(target / (uint64_t)elog__rec_bytes);
 	pid_t pid = fork();
 	if (pid == 0) {
 		alarm(600);
@@ -2312,15 +2312,15 @@ static void build_direct(const char *dir, const struct corpus *c, long n,
 	char key[32], name[NAME_MAX_LOCAL];
 	int64_t ts = wall_ms() - n;
 	for (long i = 0; i <= n; i++) {
-		size_t size = i < n ? rec_size(KEY_LEN, vlen) : 0;
+		size_t size = i < n ? elog__rec_size(KEY_LEN, vlen) : 0;
 		if (i == n || len == 0 || len + size > seg_bytes) {
 			if (len) {	/* write the segment just filled */
-				seg_name(name, base, SEG_EXT);
+				elog__seg_name(name, base, SEG_EXT);
 				int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 				if (fd < 0 || write(fd, seg, len) != (ssize_t)len)
 					die("%s: %s", name, strerror(errno));
 				close(fd);
-				seg_name(name, base, IDX_EXT);
+				elog__seg_name(name, base, IDX_EXT);
 				fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 				if (fd < 0 || write(fd, ix, ixlen) != (ssize_t)ixlen)
 					die("%s: %s", name, strerror(errno));
@@ -2329,9 +2329,9 @@ static void build_direct(const char *dir, const struct corpus *c, long n,
 			if (i == n)
 				break;
 			base = (uint64_t)i;
-			seg_header_encode(seg, base);
+			elog__seg_header_encode(seg, base);
 			len = SEG_HDR;
-			idx_header_encode(ix);
+			elog__idx_header_encode(ix);
 			ixlen = IDX_HDR;
 			memset(&ib, 0, sizeof ib);
 		}
@@ -2347,17 +2347,17 @@ static void build_direct(const char *dir, const struct corpus *c, long n,
 		r.key_len = KEY_LEN;
 		r.value = cval(c, i);
 		r.value_len = vlen;
-		rec_encode(seg + len, &r);
+		elog__rec_encode(seg + len, &r);
 		struct idx_entry e;
-		if (idx_builder_add(&ib, r.offset, r.ts_ms, len, DEFAULT_INDEX_INTERVAL, &e)) {
-			idx_entry_encode(ix + ixlen, &e);
+		if (elog__idx_builder_add(&ib, r.offset, r.ts_ms, len, DEFAULT_INDEX_INTERVAL, &e)) {
+			elog__idx_entry_encode(ix + ixlen, &e);
 			ixlen += IDX_ENTRY;
 		}
 		len += size;
 	}
 	struct watermark wm = { (uint64_t)n, base, len };
 	unsigned char wb[WM_SIZE];
-	wm_encode(wb, &wm);
+	elog__wm_encode(wb, &wm);
 	int fd = openat(dfd, FN_WATERMARK, O_WRONLY);
 	if (fd < 0 || pwrite(fd, wb, WM_SIZE, 0) != WM_SIZE)
 		die("%s/watermark: %s", dir, strerror(errno));
@@ -2400,7 +2400,7 @@ static void w_segments(void)
 		    median(cl, S.runs), G_RATIO_GE, 0.5);
 	}
 	snprintf(wl, sizeof wl, "  library read, same logs (%ld segments)",
-	         (long)(n * (long)rec_size(KEY_LEN, c->size) / 4064));
+	         (long)(n * (long)elog__rec_size(KEY_LEN, c->size) / 4064));
 	row("segments_read", wl, "rec/s", median(es, S.runs), "64 MiB segments",
 	    median(el, S.runs), G_NONE, 0);
 	rm_rf(small);
@@ -2484,7 +2484,7 @@ static void w_follow_segments(void)
 	progress("follower CPU: 20,000 segments vs 20, %ld batches x %d runs",
 	         SS.follow_batches, S.runs);
 	build_direct(many, c, n, 4096, 0, c->size);
-	build_direct(few, c, n, ((uint64_t)n * rec_size(KEY_LEN, c->size) / 20 + 4095) & ~4095ull,
+	build_direct(few, c, n, ((uint64_t)n * elog__rec_size(KEY_LEN, c->size) / 20 + 4095) & ~4095ull,
 	             0, c->size);
 	double m[16], f[16];
 	for (int run = 0; run < S.runs; run++) {

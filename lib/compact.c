@@ -92,11 +92,11 @@ static int state_load(struct maint *m, struct tombs *t)
 {
 	char *text;
 	size_t len;
-	int err = fs_read_small(m->dfd, FN_COMPACT_STATE, STATE_MAX, &text, &len);
+	int err = elog__fs_read_small(m->dfd, FN_COMPACT_STATE, STATE_MAX, &text, &len);
 	if (err == ENOENT)
 		return 0;
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	size_t line = 1;
 	const char *p = text, *end = text + len;
 	if (len < sizeof STATE_MAGIC - 1 || memcmp(text, STATE_MAGIC, sizeof STATE_MAGIC - 1)) {
@@ -122,10 +122,10 @@ static int state_load(struct maint *m, struct tombs *t)
 out:
 	free(text);
 	if (err == ELOG_CORRUPT)
-		return errmsg_set(m->msg, err, "%s: malformed at line %zu (remove it to "
+		return elog__errmsg_set(m->msg, err, "%s: malformed at line %zu (remove it to "
 		    "restart the grace periods of tombstones)", FN_COMPACT_STATE, line);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	return 0;
 }
 
@@ -134,17 +134,17 @@ static int state_store(struct maint *m, const struct tombs *t)
 	size_t cap = sizeof STATE_MAGIC + t->n * 44, len;
 	char *buf = malloc(cap);
 	if (!buf)
-		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	memcpy(buf, STATE_MAGIC, sizeof STATE_MAGIC - 1);
 	len = sizeof STATE_MAGIC - 1;
 	for (size_t i = 0; i < t->n; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "%llu %lld\n",
 		    (unsigned long long)t->v[i].offset, (long long)t->v[i].first_ms);
-	maint_step();
-	int err = fs_replace_file(m->dfd, FN_COMPACT_STATE, buf, len);
+	elog__maint_step();
+	int err = elog__fs_replace_file(m->dfd, FN_COMPACT_STATE, buf, len);
 	free(buf);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	return 0;
 }
 
@@ -185,7 +185,7 @@ struct out {
 
 static void tmp_name(char *buf, uint64_t base, const char *ext)
 {
-	seg_name(buf, base, ext);
+	elog__seg_name(buf, base, ext);
 	strcat(buf, MAINT_TMP_EXT);
 }
 
@@ -200,11 +200,11 @@ static void out_init(struct out *w, uint64_t base)
 static int out_flush(struct compactor *c, struct out *w)
 {
 	char name[NAME_MAX_LOCAL];
-	int err = fs_write_all(w->fd, c->buf, w->len);
+	int err = elog__fs_write_all(w->fd, c->buf, w->len);
 	w->len = 0;
 	if (err) {
 		tmp_name(name, w->base, SEG_EXT);
-		return errmsg_set(c->m->msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(c->m->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	return 0;
 }
@@ -230,11 +230,11 @@ static int out_open(struct compactor *c, struct out *w)
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
 	tmp_name(name, w->base, SEG_EXT);
-	maint_step();
-	w->fd = fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	elog__maint_step();
+	w->fd = elog__fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (w->fd < 0)
-		return errmsg_set(c->m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	seg_header_encode_flags(hdr, w->base, w->flags);
+		return elog__errmsg_set(c->m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	elog__seg_header_encode_flags(hdr, w->base, w->flags);
 	w->len = 0;
 	return out_write(c, w, hdr, SEG_HDR);
 }
@@ -244,11 +244,11 @@ static int out_note(struct compactor *c, struct out *w, const struct elog_record
                     size_t size)
 {
 	struct idx_entry e;
-	if (idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->pos,
+	if (elog__idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->pos,
 	                    c->m->set.index_interval, &e)) {
-		int err = idx_push(&w->ix, &e);
+		int err = elog__idx_push(&w->ix, &e);
 		if (err)
-			return errmsg_set(c->m->msg, err, "%s", elog_strerror(err));
+			return elog__errmsg_set(c->m->msg, err, "%s", elog_strerror(err));
 	}
 	w->pos += size;
 	w->records++;
@@ -262,11 +262,11 @@ static int out_copy(struct compactor *c, struct out *w, int segfd, uint64_t from
 	unsigned char tmp[64 * 1024];
 	while (from < to) {
 		size_t n = to - from < sizeof tmp ? (size_t)(to - from) : sizeof tmp, got;
-		int err = fs_pread_full(segfd, tmp, n, (off_t)from, &got);
+		int err = elog__fs_pread_full(segfd, tmp, n, (off_t)from, &got);
 		if (!err && got != n)
 			err = EIO;	/* a closed segment never shrinks */
 		if (err)
-			return errmsg_set(c->m->msg, err, "reading a segment: %s", elog_strerror(err));
+			return elog__errmsg_set(c->m->msg, err, "reading a segment: %s", elog_strerror(err));
 		if ((err = out_write(c, w, tmp, n)) != 0)
 			return err;
 		from += n;
@@ -286,7 +286,7 @@ static void out_abort(struct compactor *c, struct out *w)
 		unlinkat(c->m->dfd, name, 0);
 	}
 	w->fd = -1;
-	idx_free(&w->ix);
+	elog__idx_free(&w->ix);
 }
 
 /* Sync the new segment, write its index, and swap both into place. */
@@ -299,57 +299,57 @@ static int out_commit(struct compactor *c, struct out *w)
 	if ((err = out_flush(c, w)) != 0)
 		return err;
 	tmp_name(tmp, w->base, SEG_EXT);
-	maint_step();
+	elog__maint_step();
 	if (fdatasync(w->fd) < 0)
-		return errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, elog_strerror(errno));
+		return elog__errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, elog_strerror(errno));
 	close(w->fd);
 	w->fd = -2;	/* closed, but the temporary files exist */
 
 	size_t len = IDX_HDR + w->ix.n * IDX_ENTRY;
 	unsigned char *ibuf = malloc(len);
 	if (!ibuf)
-		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	idx_header_encode(ibuf);
+		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	elog__idx_header_encode(ibuf);
 	for (size_t i = 0; i < w->ix.n; i++)
-		idx_entry_encode(ibuf + IDX_HDR + i * IDX_ENTRY, &w->ix.e[i]);
+		elog__idx_entry_encode(ibuf + IDX_HDR + i * IDX_ENTRY, &w->ix.e[i]);
 	tmp_name(tmp, w->base, IDX_EXT);
-	maint_step();
-	ifd = fs_openat(m->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-	err = ifd < 0 ? errno : fs_write_all(ifd, ibuf, len);
+	elog__maint_step();
+	ifd = elog__fs_openat(m->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	err = ifd < 0 ? errno : elog__fs_write_all(ifd, ibuf, len);
 	free(ibuf);
 	if (!err && fdatasync(ifd) < 0)
 		err = errno;
 	if (ifd >= 0)
 		close(ifd);
 	if (err)
-		return errmsg_set(m->msg, err, "%s: %s", tmp, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", tmp, elog_strerror(err));
 
 	/* The old index goes first, durably: between the renames a reader
 	 * then finds no index rather than one describing the other file,
 	 * even after a power loss that kept the rename and not the unlink. */
-	seg_name(name, w->base, IDX_EXT);
-	maint_step();
+	elog__seg_name(name, w->base, IDX_EXT);
+	elog__maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
-	seg_name(name, w->base, SEG_EXT);
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+	elog__seg_name(name, w->base, SEG_EXT);
 	tmp_name(tmp, w->base, SEG_EXT);
-	maint_step();
+	elog__maint_step();
 	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	/* And the segment before its index, so the new index never stands
 	 * beside the old segment. */
-	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
-	seg_name(name, w->base, IDX_EXT);
+	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+	elog__seg_name(name, w->base, IDX_EXT);
 	tmp_name(tmp, w->base, IDX_EXT);
-	maint_step();
+	elog__maint_step();
 	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	maint_step();
-	if ((err = fs_fsync_dir(m->dfd)) != 0)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	elog__maint_step();
+	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	w->fd = -1;
 	return 0;
 }
@@ -358,7 +358,7 @@ static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
                         uint32_t *flags)
 {
 	struct stat st;
-	int err = seg_open(m->dfd, base, O_RDONLY, fd, flags, &st, m->msg);
+	int err = elog__seg_open(m->dfd, base, O_RDONLY, fd, flags, &st, m->msg);
 	if (!err)
 		*size = (uint64_t)st.st_size;
 	return err;
@@ -368,14 +368,14 @@ static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int 
                       uint64_t at)
 {
 	char name[NAME_MAX_LOCAL];
-	seg_name(name, base, SEG_EXT);
+	elog__seg_name(name, base, SEG_EXT);
 	if (err == ELOG_CORRUPT)
-		return errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		    scan_truncated(s) ? "truncated" : "corrupt", (unsigned long long)at);
+		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
+		    elog__scan_truncated(s) ? "truncated" : "corrupt", (unsigned long long)at);
 	if (err == ELOG_INVALID)
-		return errmsg_set(m->msg, ELOG_CORRUPT, "%s: offset out of order at "
+		return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: offset out of order at "
 		                  "byte %llu", name, (unsigned long long)at);
-	return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 }
 
 /* Pass 1: the newest record of every key, in every durable record. */
@@ -397,12 +397,12 @@ static int collect_keys(struct compactor *c)
 			return err;
 		struct scan s;
 		struct elog_record rec;
-		if ((err = scan_init(&s, fd, base, SEG_HDR, limit)) != 0) {
+		if ((err = elog__scan_init(&s, fd, base, SEG_HDR, limit)) != 0) {
 			close(fd);
-			return errmsg_set(m->msg, err, "%s", elog_strerror(err));
+			return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		}
 		int any = 0;
-		while ((err = scan_next(&s, &rec, &at)) == 0) {
+		while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 			if (rec.offset < base || (any && rec.offset <= prev)) {
 				err = ELOG_INVALID;
 				break;
@@ -413,22 +413,22 @@ static int collect_keys(struct compactor *c)
 				break;
 			if (c->cut == UINT64_MAX && rec.ts_ms > young)
 				c->cut = rec.offset;
-			if (rec.key_len && (err = keyset_put(&c->ks, rec.key, rec.key_len,
+			if (rec.key_len && (err = elog__keyset_put(&c->ks, rec.key, rec.key_len,
 			                        rec.offset, rec.value_len == 0)) != 0) {
 				/* Out of memory is the key table's, not the
 				 * segment's: say how big it had grown. */
-				scan_free(&s);
+				elog__scan_free(&s);
 				close(fd);
-				return errmsg_set(m->msg, err, "the key table, holding %zu keys "
+				return elog__errmsg_set(m->msg, err, "the key table, holding %zu keys "
 				                  "in %zu bytes, cannot grow: %s", c->ks.n,
-				                  keyset_memory(&c->ks), elog_strerror(err));
+				                  elog__keyset_memory(&c->ks), elog_strerror(err));
 			}
 		}
 		if (err == 0 || err == ELOG_END)
 			err = 0;
 		else
 			err = scan_error(m, base, &s, err, at);
-		scan_free(&s);
+		elog__scan_free(&s);
 		close(fd);
 		if (err)
 			return err;
@@ -445,7 +445,7 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 	*keep = 1;
 	if (rec->key_len == 0)
 		return 0;
-	if (!keyset_get(&c->ks, rec->key, rec->key_len, &newest, &tomb))
+	if (!elog__keyset_get(&c->ks, rec->key, rec->key_len, &newest, &tomb))
 		return 0;	/* cannot happen: pass 1 saw every record */
 	if (newest > rec->offset) {
 		/* Superseded: it goes, unless it is young. */
@@ -466,7 +466,7 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 	}
 	c->res->tombstones_kept++;
 	int err = tombs_add(&c->keep, rec->offset, first);
-	return err ? errmsg_set(c->m->msg, err, "%s", elog_strerror(err)) : 0;
+	return err ? elog__errmsg_set(c->m->msg, err, "%s", elog_strerror(err)) : 0;
 }
 
 static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
@@ -503,13 +503,13 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		return err;
 	out_init(&w, base);
 	w.flags = c->flags[i];
-	if ((err = scan_init(&s, fd, base, SEG_HDR, size)) != 0) {
+	if ((err = elog__scan_init(&s, fd, base, SEG_HDR, size)) != 0) {
 		close(fd);
-		return errmsg_set(m->msg, err, "%s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 	}
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 		int keep;
-		size_t rsize = rec_size(rec.key_len, rec.value_len);
+		size_t rsize = elog__rec_size(rec.key_len, rec.value_len);
 		records++;
 		if ((err = keep_record(c, &rec, &keep)) != 0)
 			goto fail;
@@ -526,14 +526,14 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		if ((err = out_note(c, &w, &rec, rsize)) != 0)
 			goto fail;
 		if (dropped && !c->o->dry_run &&
-		    (err = out_write(c, &w, rec_bytes(&rec), rsize)) != 0)
+		    (err = out_write(c, &w, elog__rec_bytes(&rec), rsize)) != 0)
 			goto fail;
 	}
 	if (err != ELOG_END) {
 		err = scan_error(m, base, &s, err, at);
 		goto fail;
 	}
-	scan_free(&s);
+	elog__scan_free(&s);
 	close(fd);
 	c->res->records_before += records;
 	c->res->bytes_before += size;
@@ -542,14 +542,14 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 	if (!dropped) {
 		c->res->bytes_after += size;
 		c->size[i] = size;
-		idx_free(&w.ix);
+		elog__idx_free(&w.ix);
 		return 0;
 	}
 	uint64_t end = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
 	if (w.records == 0 && i > 0) {
 		/* Never the first segment: its base is where the log starts. */
 		out_abort(c, &w);
-		if (!c->o->dry_run && (err = seg_remove(m, base)) != 0)
+		if (!c->o->dry_run && (err = elog__seg_remove(m, base)) != 0)
 			return err;
 		*gone = 1;
 		report(c, ELOG_SEG_EMPTIED, base, end, 0, records, 0, size, 0);
@@ -561,11 +561,11 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		out_abort(c, &w);
 		return err;
 	}
-	idx_free(&w.ix);
+	elog__idx_free(&w.ix);
 	report(c, ELOG_SEG_REWRITTEN, base, end, 0, records, w.records, size, w.pos);
 	return 0;
 fail:
-	scan_free(&s);
+	elog__scan_free(&s);
 	close(fd);
 	out_abort(c, &w);
 	return err;
@@ -590,16 +590,16 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 			int fd;
 			if ((err = open_segment(m, m->sl.base[k], &fd, &size, NULL)) != 0)
 				goto fail;
-			if ((err = scan_init(&s, fd, m->sl.base[k], SEG_HDR, size)) != 0) {
+			if ((err = elog__scan_init(&s, fd, m->sl.base[k], SEG_HDR, size)) != 0) {
 				close(fd);
-				err = errmsg_set(m->msg, err, "%s", elog_strerror(err));
+				err = elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 				goto fail;
 			}
 			int werr = 0;
-			while ((err = scan_next(&s, &rec, &at)) == 0) {
-				size_t rsize = rec_size(rec.key_len, rec.value_len);
+			while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
+				size_t rsize = elog__rec_size(rec.key_len, rec.value_len);
 				if ((werr = out_note(c, &w, &rec, rsize)) != 0 ||
-				    (werr = out_write(c, &w, rec_bytes(&rec),
+				    (werr = out_write(c, &w, elog__rec_bytes(&rec),
 				                      rsize)) != 0)
 					break;
 			}
@@ -609,7 +609,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				err = 0;
 			else
 				err = scan_error(m, m->sl.base[k], &s, err, at);
-			scan_free(&s);
+			elog__scan_free(&s);
 			close(fd);
 			if (err)
 				goto fail;
@@ -617,10 +617,10 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 		if ((err = out_commit(c, &w)) != 0)
 			goto fail;
 	}
-	idx_free(&w.ix);
+	elog__idx_free(&w.ix);
 	c->res->segments_rewritten++;
 	for (size_t k = i + 1; k <= j; k++) {
-		if (!c->o->dry_run && (err = seg_remove(m, m->sl.base[k])) != 0)
+		if (!c->o->dry_run && (err = elog__seg_remove(m, m->sl.base[k])) != 0)
 			return err;
 		uint64_t end = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
 		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0,
@@ -648,18 +648,18 @@ static int compact(struct compactor *c)
 	struct maint *m = c->m;
 	int err;
 
-	if (!c->o->dry_run && (err = maint_cleanup(m, &c->res->leftovers)) != 0)
+	if (!c->o->dry_run && (err = elog__maint_cleanup(m, &c->res->leftovers)) != 0)
 		return err;
 	c->res->segments_before = m->nclosed;
 	if ((err = state_load(m, &c->old)) != 0)
 		return err;
-	if ((err = keyset_init(&c->ks)) != 0)
-		return errmsg_set(m->msg, err, "making the key table: %s", elog_strerror(err));
+	if ((err = elog__keyset_init(&c->ks)) != 0)
+		return elog__errmsg_set(m->msg, err, "making the key table: %s", elog_strerror(err));
 	c->buf = malloc(OUT_BUF);
 	c->size = malloc((m->nclosed + 1) * sizeof *c->size);
 	c->flags = malloc((m->nclosed + 1) * sizeof *c->flags);
 	if (!c->buf || !c->size || !c->flags)
-		return errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if ((err = collect_keys(c)) != 0)
 		return err;
 
@@ -692,7 +692,7 @@ static int compact(struct compactor *c)
 		i++;
 	}
 	c->res->segments_after = m->nclosed;
-	c->res->memory = keyset_memory(&c->ks) +
+	c->res->memory = elog__keyset_memory(&c->ks) +
 	                 (c->old.cap + c->keep.cap) * sizeof(struct tomb);
 	if (!c->o->dry_run && !tombs_equal(&c->old, &c->keep))
 		return state_store(m, &c->keep);
@@ -720,14 +720,14 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	c.m = &m;
 	c.o = o;
 	c.res = res;
-	c.now = o->now_ms ? o->now_ms : fs_now_ms();
-	int err = maint_open(&m, dir, o->wait, msg);
+	c.now = o->now_ms ? o->now_ms : elog__fs_now_ms();
+	int err = elog__maint_open(&m, dir, o->wait, msg);
 	if (!err)
 		err = compact(&c);
 	if (!err && !o->dry_run)
-		lastrun_mark(m.dfd, FN_COMPACT_LAST, c.now);
-	maint_close(&m);
-	keyset_free(&c.ks);
+		elog__lastrun_mark(m.dfd, FN_COMPACT_LAST, c.now);
+	elog__maint_close(&m);
+	elog__keyset_free(&c.ks);
 	free(c.old.v);
 	free(c.keep.v);
 	free(c.size);

@@ -54,12 +54,12 @@
 
 /* ---- dictionary files ---- */
 
-void dict_name(char *buf, uint32_t id)
+void elog__dict_name(char *buf, uint32_t id)
 {
 	snprintf(buf, NAME_MAX_LOCAL, "%s%u", DICT_PREFIX, id);
 }
 
-int dict_store(int dfd, uint32_t id, const void *dict, size_t len)
+int elog__dict_store(int dfd, uint32_t id, const void *dict, size_t len)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char *buf = malloc(DICT_HDR + len);
@@ -69,34 +69,34 @@ int dict_store(int dfd, uint32_t id, const void *dict, size_t len)
 	put32(buf + 8, DICT_VERSION);
 	put32(buf + 12, id);
 	put32(buf + 16, (uint32_t)len);
-	put32(buf + 20, elog_crc32c(0, dict, len));
+	put32(buf + 20, elog__crc32c(0, dict, len));
 	memcpy(buf + DICT_HDR, dict, len);
-	dict_name(name, id);
-	int err = fs_replace_file(dfd, name, buf, DICT_HDR + len);
+	elog__dict_name(name, id);
+	int err = elog__fs_replace_file(dfd, name, buf, DICT_HDR + len);
 	free(buf);
 	return err;
 }
 
-int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg)
+int elog__dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	char *data;
 	size_t n;
-	dict_name(name, id);
-	int err = fs_read_small(dfd, name, DICT_HDR + DICT_MAX, &data, &n);
+	elog__dict_name(name, id);
+	int err = elog__fs_read_small(dfd, name, DICT_HDR + DICT_MAX, &data, &n);
 	if (err == ENOENT)
-		return errmsg_set(msg, ELOG_CORRUPT, "%s: dictionary missing", name);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: dictionary missing", name);
 	if (err == EFBIG)
-		return errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes", name,
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes", name,
 		                  DICT_HDR + DICT_MAX);
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	const unsigned char *p = (const unsigned char *)data;
 	if (n < DICT_HDR || memcmp(p, DICT_MAGIC, 8) != 0 || get32(p + 8) != DICT_VERSION ||
 	    get32(p + 12) != id || get32(p + 16) != n - DICT_HDR ||
-	    get32(p + 20) != elog_crc32c(0, p + DICT_HDR, n - DICT_HDR)) {
+	    get32(p + 20) != elog__crc32c(0, p + DICT_HDR, n - DICT_HDR)) {
 		free(data);
-		return errmsg_set(msg, ELOG_CORRUPT, "%s: damaged dictionary", name);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: damaged dictionary", name);
 	}
 	memmove(data, data + DICT_HDR, n - DICT_HDR);
 	*dict = (unsigned char *)data;
@@ -121,10 +121,10 @@ static int newer_dict(const char *name, void *arg)
 	return 0;
 }
 
-int dict_latest(int dfd, uint32_t *id)
+int elog__dict_latest(int dfd, uint32_t *id)
 {
 	*id = 0;
-	return fs_dir_each(dfd, newer_dict, id);
+	return elog__fs_dir_each(dfd, newer_dict, id);
 }
 
 /* ---- what a codec does ---- */
@@ -343,12 +343,12 @@ int elog_have_zstd(void)
 	return codecs[CODEC_ZSTD].ops != NULL;
 }
 
-const struct codec *codec_for_flags(uint32_t flags)
+const struct codec *elog__codec_for_flags(uint32_t flags)
 {
 	return SEG_CODEC(flags) < NCODECS ? &codecs[SEG_CODEC(flags)] : NULL;
 }
 
-const struct codec *codec_from_settings(const struct elog_settings *s)
+const struct codec *elog__codec_from_settings(const struct elog_settings *s)
 {
 	for (size_t i = 0; i < NCODECS; i++)
 		if (codecs[i].compression == s->compression)
@@ -356,39 +356,39 @@ const struct codec *codec_from_settings(const struct elog_settings *s)
 	return NULL;
 }
 
-int codec_flags_valid(uint32_t flags)
+int elog__codec_flags_valid(uint32_t flags)
 {
-	const struct codec *c = codec_for_flags(flags);
+	const struct codec *c = elog__codec_for_flags(flags);
 	return c && (c->dictionaries || SEG_DICT(flags) == 0);
 }
 
-int codec_usable(const struct codec *c, char *msg)
+int elog__codec_usable(const struct codec *c, char *msg)
 {
 	if (c->id != CODEC_NONE && !c->ops)
-		return errmsg_set(msg, ELOG_UNSUPPORTED, "compressed with %s, but this "
+		return elog__errmsg_set(msg, ELOG_UNSUPPORTED, "compressed with %s, but this "
 		                  "build has no %s support", c->name, c->name);
 	return 0;
 }
 
-int codec_settings_check(struct elog_settings *s, char *msg)
+int elog__codec_settings_check(struct elog_settings *s, char *msg)
 {
-	const struct codec *c = codec_from_settings(s);
+	const struct codec *c = elog__codec_from_settings(s);
 	if (!c)
-		return errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
+		return elog__errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
 	if (!c->level_max)
 		s->compression_level = 0;
 	else if (!s->compression_level)
 		s->compression_level = c->level_default;
 	if (c->id != CODEC_NONE && !c->ops)
-		return errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no %s support",
+		return elog__errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no %s support",
 		                  c->name);
 	if (s->compression_level < 0 || s->compression_level > c->level_max)
-		return errmsg_set(msg, ELOG_INVALID, "%s level must be between 1 and %d",
+		return elog__errmsg_set(msg, ELOG_INVALID, "%s level must be between 1 and %d",
 		                  c->name, c->level_max);
 	return 0;
 }
 
-int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
+int elog__codec_train(const struct codec *c, const void *samples, const size_t *sizes,
                 unsigned n, unsigned char *dict, size_t cap, size_t *len)
 {
 	if (!c->ops || !c->ops->train)
@@ -396,7 +396,7 @@ int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
 	return c->ops->train(samples, sizes, n, dict, cap, len);
 }
 
-size_t codec_value_max(uint32_t flags, size_t n)
+size_t elog__codec_value_max(uint32_t flags, size_t n)
 {
 	return n && SEG_CODEC(flags) != CODEC_NONE ? n + 1 : n;
 }
@@ -439,7 +439,7 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 	return 0;
 }
 
-struct venc *venc_new(const struct codec *c, int level)
+struct venc *elog__venc_new(const struct codec *c, int level)
 {
 	struct venc *e = calloc(1, sizeof *e);
 	if (e) {
@@ -449,7 +449,7 @@ struct venc *venc_new(const struct codec *c, int level)
 	return e;
 }
 
-void venc_free(struct venc *e)
+void elog__venc_free(struct venc *e)
 {
 	if (!e)
 		return;
@@ -464,17 +464,17 @@ void venc_free(struct venc *e)
 static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp,
                      struct state **sp, char *msg)
 {
-	const struct codec *c = codec_for_flags(flags);
+	const struct codec *c = elog__codec_for_flags(flags);
 	if (!c)
-		return errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
-	int err = codec_usable(c, msg);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
+	int err = elog__codec_usable(c, msg);
 	if (err)
 		return err;
 	struct state *s = &e->s[c->id];
 	if (!s->st) {
 		int level = c == e->codec && e->level ? e->level : c->level_default;
 		if (!(s->st = c->ops->enc_new(level)))
-			return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+			return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	*cp = c;
 	*sp = s;
@@ -489,19 +489,19 @@ static int enc_dict(const struct codec *c, struct state *s, uint32_t id, int dfd
 	unsigned char *loaded = NULL;
 	int err;
 	if (!dict) {
-		if ((err = dict_load(dfd, id, &loaded, &len, msg)) != 0)
+		if ((err = elog__dict_load(dfd, id, &loaded, &len, msg)) != 0)
 			return err;
 		dict = loaded;
 	}
 	err = c->ops->enc_dict(s->st, dict, len);
 	free(loaded);
 	if (err)
-		return errmsg_set(msg, err, "dictionary %u: %s", id, elog_strerror(err));
+		return elog__errmsg_set(msg, err, "dictionary %u: %s", id, elog_strerror(err));
 	s->dict = id;
 	return 0;
 }
 
-int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg)
+int elog__venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg)
 {
 	const struct codec *c;
 	struct state *s;
@@ -511,7 +511,7 @@ int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg)
 	return enc_dict(c, s, SEG_DICT(flags), dfd, NULL, 0, msg);
 }
 
-int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len, char *msg)
+int elog__venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len, char *msg)
 {
 	const struct codec *c;
 	struct state *s;
@@ -519,7 +519,7 @@ int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len, 
 	return err ? err : enc_dict(c, s, SEG_DICT(flags), -1, dict, len, msg);
 }
 
-int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
+int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
                const void **out, size_t *outlen, char *msg)
 {
 	const struct codec *c;
@@ -530,11 +530,11 @@ int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
 		*outlen = n;
 		return 0;
 	}
-	if ((err = venc_use_dict(e, dfd, flags, msg)) != 0 ||
+	if ((err = elog__venc_use_dict(e, dfd, flags, msg)) != 0 ||
 	    (err = enc_state(e, flags, &c, &s, msg)) != 0)
 		return err;
 	if (grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n)))
-		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	size_t len = c->ops->encode(s->st, SEG_DICT(flags) != 0, v, n, e->buf + 1);
 	if (len == 0 || len + n / 8 >= n) {
 		e->buf[0] = TAG_RAW;
@@ -548,12 +548,12 @@ int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
 	return 0;
 }
 
-struct vdec *vdec_new(void)
+struct vdec *elog__vdec_new(void)
 {
 	return calloc(1, sizeof(struct vdec));
 }
 
-void vdec_free(struct vdec *d)
+void elog__vdec_free(struct vdec *d)
 {
 	if (!d)
 		return;
@@ -564,14 +564,14 @@ void vdec_free(struct vdec *d)
 	free(d);
 }
 
-int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
+int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
                const void **out, size_t *outlen, char *msg)
 {
-	const struct codec *c = codec_for_flags(flags);
+	const struct codec *c = elog__codec_for_flags(flags);
 	const unsigned char *p = in;
 	int err;
 	if (!c)
-		return errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
 	if (c->id == CODEC_NONE || n == 0) {
 		*out = in;
 		*outlen = n;
@@ -582,38 +582,38 @@ int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n
 		*outlen = n - 1;
 		return 0;
 	}
-	if ((err = codec_usable(c, msg)) != 0)
+	if ((err = elog__codec_usable(c, msg)) != 0)
 		return err;
 	if (p[0] != TAG_ZSTD)
-		return errmsg_set(msg, ELOG_CORRUPT, "unknown value encoding %u", p[0]);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown value encoding %u", p[0]);
 	size_t size = c->ops->dec_size(p + 1, n - 1);
 	if (size == SIZE_MAX || size > ELOG_MAX_RECORD)
-		return errmsg_set(msg, ELOG_CORRUPT, "bad %s frame", c->name);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "bad %s frame", c->name);
 	struct state *s = &d->s[c->id];
 	if (!s->st && !(s->st = c->ops->dec_new()))
-		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	uint32_t id = SEG_DICT(flags);
 	if (id && id != s->dict) {
 		unsigned char *dict;
 		size_t dlen;
-		if ((err = dict_load(dfd, id, &dict, &dlen, msg)) != 0)
+		if ((err = elog__dict_load(dfd, id, &dict, &dlen, msg)) != 0)
 			return err;
 		err = c->ops->dec_dict(s->st, dict, dlen);
 		free(dict);
 		if (err)
-			return errmsg_set(msg, ELOG_CORRUPT, "dictionary %u is not a %s "
+			return elog__errmsg_set(msg, ELOG_CORRUPT, "dictionary %u is not a %s "
 			                  "dictionary", id, c->name);
 		s->dict = id;
 	}
 	if (grow(&d->buf, &d->cap, size + 1))
-		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	const char *why = "wrong size";
 	size_t len = 0;
 	err = c->ops->decode(s->st, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
 	if (err == ENOMEM)
-		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if (err || len != size)
-		return errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
 		                  c->name, why);
 	*out = d->buf;
 	*outlen = len;

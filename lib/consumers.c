@@ -39,7 +39,7 @@ static int bad_name(char *msg, const char *name)
 {
 	/* Quote at most the alphabet's length so a hostile name cannot flood
 	 * the message; the rest of it is of no help anyway. */
-	return errmsg_set(msg, ELOG_BADNAME, "consumer name \"%.*s%s\": %s",
+	return elog__errmsg_set(msg, ELOG_BADNAME, "consumer name \"%.*s%s\": %s",
 	                  ELOG_CONSUMER_NAME_MAX, name ? name : "",
 	                  name && strlen(name) > ELOG_CONSUMER_NAME_MAX ? "..." : "",
 	                  elog_strerror(ELOG_BADNAME));
@@ -54,9 +54,9 @@ static int open_log(const char *dir, int *dfd, char *msg)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = errno;
-		return errmsg_set(msg, rc, "%s", elog_strerror(rc));
+		return elog__errmsg_set(msg, rc, "%s", elog_strerror(rc));
 	}
-	rc = settings_load(fd, &s, msg);
+	rc = elog__settings_load(fd, &s, msg);
 	if (rc) {
 		close(fd);
 		return rc;
@@ -74,21 +74,21 @@ static int durable_end(int dfd, uint64_t *end, int sync, char *msg)
 	struct watermark wm;
 	int fd, rc;
 
-	fd = fs_openat(dfd, FN_WATERMARK, O_RDONLY | O_CLOEXEC, 0);
+	fd = elog__fs_openat(dfd, FN_WATERMARK, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = errno;
 		if (rc == ENOENT) {
 			*end = 0;
 			return 0;
 		}
-		return errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
+		return elog__errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
 	}
-	rc = wm_load(dfd, fd, &wm);
+	rc = elog__wm_load(dfd, fd, &wm);
 	if (!rc && sync && fdatasync(fd) < 0)
 		rc = errno;
 	close(fd);
 	if (rc)
-		return errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
+		return elog__errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
 	*end = wm.durable_end;
 	return 0;
 }
@@ -99,15 +99,15 @@ static int load_table(int dfd, struct ctable *t, char *msg)
 	size_t len;
 	int rc;
 
-	rc = fs_read_small(dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
+	rc = elog__fs_read_small(dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
 	if (rc == ENOENT)
 		return 0;
 	if (rc == EFBIG)
-		return errmsg_set(msg, ELOG_CORRUPT, FN_CONSUMERS ": larger than "
+		return elog__errmsg_set(msg, ELOG_CORRUPT, FN_CONSUMERS ": larger than "
 		                  "%u bytes", CONSUMERS_FILE_MAX);
 	if (rc)
-		return errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
-	rc = ctable_parse(t, text, len, msg);
+		return elog__errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
+	rc = elog__ctable_parse(t, text, len, msg);
 	free(text);
 	return rc;
 }
@@ -139,21 +139,21 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 
 	if ((rc = open_log(dir, &dfd, msg)))
 		return rc;
-	lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	/* Only flock(2) is done with it, which needs no write access: one
 	 * made by another user (root, before elog gave the files it creates
 	 * the directory's owner) still serves. */
 	if (lfd < 0 && errno == EACCES)
-		lfd = fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
+		lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
 	if (lfd < 0) {
 		rc = errno;
-		rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", elog_strerror(rc));
+		rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", elog_strerror(rc));
 		goto out;
 	}
 	while (flock(lfd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			rc = errno;
-			rc = errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
+			rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
 			                elog_strerror(rc));
 			goto out;
 		}
@@ -161,14 +161,14 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 	/* The watermark is read under the lock only for simplicity; it moves
 	 * up by itself, so any value read after the caller's check is safe. */
 	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &t, msg)) ||
-	    (rc = change(&t, arg, end, msg)) || (rc = ctable_format(&t, &text, &len)))
+	    (rc = change(&t, arg, end, msg)) || (rc = elog__ctable_format(&t, &text, &len)))
 		goto out;
-	rc = fs_replace_file(dfd, FN_CONSUMERS, text, len);
+	rc = elog__fs_replace_file(dfd, FN_CONSUMERS, text, len);
 	if (rc)
-		rc = errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
+		rc = elog__errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
 out:
 	free(text);
-	ctable_free(&t);
+	elog__ctable_free(&t);
 	if (lfd >= 0)
 		close(lfd);   /* releases the lock */
 	close(dfd);
@@ -183,17 +183,17 @@ struct commit_arg {
 static int do_commit(struct ctable *t, const void *arg, uint64_t end, char *msg)
 {
 	const struct commit_arg *a = arg;
-	int64_t now = fs_now_ms();
+	int64_t now = elog__fs_now_ms();
 	int rc;
 
 	if (a->offset >= end)
-		return errmsg_set(msg, ELOG_BEYOND, "offset %llu is at or above "
+		return elog__errmsg_set(msg, ELOG_BEYOND, "offset %llu is at or above "
 		                  "the durable end %llu of the log",
 		                  (unsigned long long)a->offset,
 		                  (unsigned long long)end);
-	rc = ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
+	rc = elog__ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
 	if (rc == ELOG_TOOMANY)
-		return errmsg_set(msg, rc, "consumer \"%s\": the log already has "
+		return elog__errmsg_set(msg, rc, "consumer \"%s\": the log already has "
 		                  "%d consumers", a->name, ELOG_CONSUMERS_MAX);
 	return rc;
 }
@@ -201,12 +201,12 @@ static int do_commit(struct ctable *t, const void *arg, uint64_t end, char *msg)
 static int do_delete(struct ctable *t, const void *arg, uint64_t end, char *msg)
 {
 	const char *name = arg;
-	ssize_t i = ctable_find(t, name);
+	ssize_t i = elog__ctable_find(t, name);
 
 	(void)end;
 	if (i < 0)
-		return errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
-	ctable_remove(t, (size_t)i);
+		return elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
+	elog__ctable_remove(t, (size_t)i);
 	return 0;
 }
 
@@ -240,12 +240,12 @@ int elog_consumer_delete(const char *dir, const char *name, char *msg)
 static int log_start(int dfd, uint64_t *start, char *msg)
 {
 	struct seglist sl;
-	int rc = seglist_read(dfd, &sl);
+	int rc = elog__seglist_read(dfd, &sl);
 
 	if (rc)
-		return errmsg_set(msg, rc, "listing segments: %s", elog_strerror(rc));
+		return elog__errmsg_set(msg, rc, "listing segments: %s", elog_strerror(rc));
 	*start = sl.n ? sl.base[0] : 0;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	return 0;
 }
 
@@ -285,14 +285,14 @@ static int get_entry(const char *dir, const char *name,
 		return bad_name(msg, name);
 	if ((rc = snapshot(dir, &t, end, &start, msg)))
 		return rc;
-	i = ctable_find(&t, name);
+	i = elog__ctable_find(&t, name);
 	if (i < 0) {
-		rc = errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
+		rc = elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
 	} else {
 		*c = t.v[i];
 		set_lag(c, *end, start);
 	}
-	ctable_free(&t);
+	elog__ctable_free(&t);
 	return rc;
 }
 
@@ -353,7 +353,7 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
 	 * resuming there would silently skip whatever the writer puts at
 	 * those offsets next. */
 	if (c.offset >= end)
-		return errmsg_set(msg, ELOG_BEYOND, "consumer \"%s\" committed "
+		return elog__errmsg_set(msg, ELOG_BEYOND, "consumer \"%s\" committed "
 		                  "offset %llu, at or above the durable end %llu "
 		                  "of the log", name,
 		                  (unsigned long long)c.offset,

@@ -26,7 +26,7 @@
 
 #include "consumers_json.h"
 
-void ctable_free(struct ctable *t)
+void elog__ctable_free(struct ctable *t)
 {
 	free(t->v);
 	t->v = NULL;
@@ -54,14 +54,14 @@ static int ctable_search(const struct ctable *t, const char *name, size_t *at)
 	return 0;
 }
 
-ssize_t ctable_find(const struct ctable *t, const char *name)
+ssize_t elog__ctable_find(const struct ctable *t, const char *name)
 {
 	size_t at;
 
 	return ctable_search(t, name, &at) ? (ssize_t)at : -1;
 }
 
-int ctable_set(struct ctable *t, const char *name, uint64_t offset,
+int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset,
                int64_t committed_ms)
 {
 	size_t at;
@@ -88,7 +88,7 @@ int ctable_set(struct ctable *t, const char *name, uint64_t offset,
 	return 0;
 }
 
-void ctable_remove(struct ctable *t, size_t i)
+void elog__ctable_remove(struct ctable *t, size_t i)
 {
 	memmove(t->v + i, t->v + i + 1, (t->n - i - 1) * sizeof *t->v);
 	t->n--;
@@ -103,7 +103,7 @@ struct pstate {
 
 static int perr(struct pstate *s, const char *what)
 {
-	return errmsg_set(s->msg, ELOG_CORRUPT, FN_CONSUMERS ": byte %zu: %s",
+	return elog__errmsg_set(s->msg, ELOG_CORRUPT, FN_CONSUMERS ": byte %zu: %s",
 	                  (size_t)(s->p - s->start), what);
 }
 
@@ -251,13 +251,13 @@ static int parse_consumers(struct pstate *s, struct ctable *t)
 			s->p = at;
 			return perr(s, "invalid consumer name");
 		}
-		if (ctable_find(t, name) >= 0) {
+		if (elog__ctable_find(t, name) >= 0) {
 			s->p = at;
 			return perr(s, "duplicate consumer name");
 		}
 		if ((rc = expect(s, ':')) || (rc = parse_entry(s, &offset, &ms)))
 			return rc;
-		rc = ctable_set(t, name, offset, ms);
+		rc = elog__ctable_set(t, name, offset, ms);
 		if (rc == ELOG_TOOMANY)
 			return perr(s, "more consumers than the limit");
 		if (rc)
@@ -286,7 +286,7 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	if ((rc = expect(s, ':')) || (rc = parse_uint(s, UINT32_MAX, &version)))
 		return rc;
 	if (version != CONSUMERS_FORMAT)
-		return errmsg_set(s->msg, ELOG_BADVERSION,
+		return elog__errmsg_set(s->msg, ELOG_BADVERSION,
 		                  FN_CONSUMERS ": format version %llu, this build "
 		                  "reads version %u", (unsigned long long)version,
 		                  CONSUMERS_FORMAT);
@@ -318,13 +318,13 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	return 0;
 }
 
-int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg)
+int elog__ctable_parse(struct ctable *t, const char *text, size_t len, char *msg)
 {
 	struct pstate s = { text, text, text + len, msg };
 	int rc = parse_doc(&s, t);
 
 	if (rc)
-		ctable_free(t);
+		elog__ctable_free(t);
 	return rc;
 }
 
@@ -334,7 +334,7 @@ int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg)
  * members with 20-digit numbers, separators and the newline. */
 #define ENTRY_MAX (ELOG_CONSUMER_NAME_MAX + 96)
 
-int ctable_format(const struct ctable *t, char **text, size_t *len)
+int elog__ctable_format(const struct ctable *t, char **text, size_t *len)
 {
 	size_t cap = 64 + t->n * ENTRY_MAX, n = 0;
 	char *buf = malloc(cap);

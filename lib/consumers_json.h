@@ -22,21 +22,21 @@ struct ctable {
 	size_t n, cap;
 };
 
-void ctable_free(struct ctable *t);
+void elog__ctable_free(struct ctable *t);
 /* The index of name in t, or -1. */
-ssize_t ctable_find(const struct ctable *t, const char *name);
+ssize_t elog__ctable_find(const struct ctable *t, const char *name);
 /* Set name's offset and time, adding it in order when it is new.
  * 0, ELOG_TOOMANY, ENOMEM. */
-int ctable_set(struct ctable *t, const char *name, uint64_t offset,
+int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset,
                int64_t committed_ms);
-void ctable_remove(struct ctable *t, size_t i);
+void elog__ctable_remove(struct ctable *t, size_t i);
 
 /* Parse the text of consumers.json (len bytes, need not be NUL-terminated)
  * into an empty table.  Returns 0, ELOG_CORRUPT or ELOG_BADVERSION with msg
  * naming the byte position, or ENOMEM.  On failure t is left empty. */
-int ctable_parse(struct ctable *t, const char *text, size_t len, char *msg);
+int elog__ctable_parse(struct ctable *t, const char *text, size_t len, char *msg);
 
 /* Render t as the text of consumers.json into a malloc'ed buffer. */
-int ctable_format(const struct ctable *t, char **text, size_t *len);
+int elog__ctable_format(const struct ctable *t, char **text, size_t *len);
 
 #endif

@@ -192,13 +192,13 @@ static void choose(void)
 #endif
 }
 
-uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	pthread_once(&once, choose);
 	return ~impl(~crc, buf, len);
 }
 
-const char *elog_crc32c_impl(void)
+const char *elog__crc32c_impl(void)
 {
 	pthread_once(&once, choose);
 	return impl_name;

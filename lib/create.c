@@ -3,7 +3,7 @@
  * last: its presence is what makes a directory a log, so a crash part-way
  * through creation leaves a directory that the next creation simply redoes.
  * Besides its first segment, a log is born with its lock files and its
- * start file (see log_create()).
+ * start file (see elog__log_create()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 static int leftover_of_creation(const char *name)
 {
 	struct file_class fc;
-	switch (file_classify(name, &fc)) {
+	switch (elog__file_classify(name, &fc)) {
 	case FILE_LOCK:
 	case FILE_WATERMARK:
 	case FILE_WRITERS:
@@ -54,20 +54,20 @@ static int find_stranger(const char *name, void *arg)
 	return -1;	/* found: stop */
 }
 
-int log_check_fresh(int dfd, char *msg)
+int elog__log_check_fresh(int dfd, char *msg)
 {
 	char name[256];
 	struct stranger st = { name, sizeof name };
-	int err = fs_dir_each(dfd, find_stranger, &st);
+	int err = elog__fs_dir_each(dfd, find_stranger, &st);
 	if (err == -1)
-		return errmsg_set(msg, ELOG_NOTLOG,
+		return elog__errmsg_set(msg, ELOG_NOTLOG,
 		    "not an elog directory and not empty (it holds %s)", name);
 	if (err)
-		return errmsg_set(msg, err, "%s", elog_strerror(err));
+		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
 	return 0;
 }
 
-int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
+int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
 {
 	s->segment_bytes = opt && opt->segment_bytes ? opt->segment_bytes
 	                                               : DEFAULT_SEGMENT_BYTES;
@@ -78,21 +78,21 @@ int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
 	s->compression_level = opt ? opt->compression_level : 0;
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
-	int err = codec_settings_check(s, msg);
+	int err = elog__codec_settings_check(s, msg);
 	if (err)
 		return err;
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
-		return errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_INVALID,
 		    "segment size must be between %llu and %llu bytes",
 		    MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
 	if (s->index_interval < MIN_INDEX_INTERVAL || s->index_interval > MAX_INDEX_INTERVAL)
-		return errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_INVALID,
 		    "index interval must be between %u and %u bytes",
 		    MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
 	return 0;
 }
 
-int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
+int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR > IDX_HDR ? SEG_HDR : IDX_HDR];
@@ -102,25 +102,25 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 	 * (written to a temporary name, then renamed), so a reader never
 	 * finds a segment without one. */
 	char tmp[NAME_MAX_LOCAL + 8];
-	seg_name(name, base, SEG_EXT);
+	elog__seg_name(name, base, SEG_EXT);
 	snprintf(tmp, sizeof tmp, "%s%s", name, SEG_NEW_EXT);
 	unlinkat(dfd, tmp, 0);	/* left by a crash at this very step */
-	int sfd = fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
+	int sfd = elog__fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
 	if (sfd < 0)
 		return errno;
-	seg_header_encode_flags(hdr, base, flags);
-	err = fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
+	elog__seg_header_encode_flags(hdr, base, flags);
+	err = elog__fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
 	if (!err && renameat(dfd, tmp, dfd, name) < 0)
 		err = errno;
 	if (err)
 		unlinkat(dfd, tmp, 0);
-	seg_name(name, base, IDX_EXT);
-	int ifd = err ? -1 : fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	elog__seg_name(name, base, IDX_EXT);
+	int ifd = err ? -1 : elog__fs_openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC, 0666);
 	if (!err && ifd < 0)
 		err = errno;
 	if (!err) {
-		idx_header_encode(hdr);
-		err = fs_pwrite_all(ifd, hdr, IDX_HDR, 0);
+		elog__idx_header_encode(hdr);
+		err = elog__fs_pwrite_all(ifd, hdr, IDX_HDR, 0);
 	}
 	if (err) {
 		close(sfd);
@@ -133,23 +133,23 @@ int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 	return 0;
 }
 
-int log_create(int dfd, const struct elog_options *opt, char *msg)
+int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 {
 	struct elog_settings s;
 	int segfd, idxfd, err;
 
 	memset(&s, 0, sizeof s);
-	if ((err = opt_check(opt, &s, msg)) != 0)
+	if ((err = elog__opt_check(opt, &s, msg)) != 0)
 		return err;
-	if ((err = log_check_fresh(dfd, msg)) != 0)
+	if ((err = elog__log_check_fresh(dfd, msg)) != 0)
 		return err;
-	if ((err = settings_new_id(s.id)) != 0)
-		return errmsg_set(msg, err, "cannot make a log id: %s", elog_strerror(err));
-	s.created_ms = fs_now_ms();
+	if ((err = elog__settings_new_id(s.id)) != 0)
+		return elog__errmsg_set(msg, err, "cannot make a log id: %s", elog_strerror(err));
+	s.created_ms = elog__fs_now_ms();
 
-	if ((err = seg_create(dfd, 0, SEG_FLAGS(codec_from_settings(&s)->id, 0),
+	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0),
 	                      &segfd, &idxfd)) != 0)
-		return errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
+		return elog__errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
 	if (fdatasync(segfd) < 0)
 		err = errno;
 	close(segfd);
@@ -157,23 +157,23 @@ int log_create(int dfd, const struct elog_options *opt, char *msg)
 	/* The segment's name is durable before the settings that make the
 	 * directory a log: a log never lacks its first segment. */
 	if (!err)
-		err = fs_fsync_dir(dfd);
+		err = elog__fs_fsync_dir(dfd);
 	if (err)
-		return errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
+		return elog__errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
 	/* The lock files and the start exist from the first: on a full
 	 * disk, retention can then take its lock and record the log's new
 	 * start in place, needing no new file, and a run as root creates
 	 * nothing the owner cannot open. */
 	const char *const locks[] = { FN_MAINT, FN_CONSUMERS_LOCK };
 	for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
-		int fd = fs_openat(dfd, locks[i], O_RDWR | O_CREAT, 0666);
+		int fd = elog__fs_openat(dfd, locks[i], O_RDWR | O_CREAT, 0666);
 		if (fd < 0)
-			return errmsg_set(msg, errno, "%s: %s", locks[i], elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", locks[i], elog_strerror(errno));
 		close(fd);
 	}
-	if ((err = start_write(dfd, 0)) != 0)
-		return errmsg_set(msg, err, "%s: %s", FN_START, elog_strerror(err));
-	if ((err = settings_store(dfd, &s)) != 0)
-		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
+	if ((err = elog__start_write(dfd, 0)) != 0)
+		return elog__errmsg_set(msg, err, "%s: %s", FN_START, elog_strerror(err));
+	if ((err = elog__settings_store(dfd, &s)) != 0)
+		return elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	return 0;
 }

@@ -2,7 +2,7 @@
  * errors.c: the one error contract.  Functions return 0, a positive errno
  * value or a negative ELOG_* code; elog_strerror() names every one of them
  * (the texts of the library's own codes live here and nowhere else), and
- * errmsg_set() writes a message with the context of a failure into an
+ * elog__errmsg_set() writes a message with the context of a failure into an
  * ELOG_MSG_MAX buffer: a handle's, or the caller's.
  */
 #include <stdio.h>
@@ -32,7 +32,7 @@ const char *elog_strerror(int code)
 	case ELOG_NOCONSUMER: return "no such consumer";
 	case ELOG_BEYOND: return "offset at or above the durable end of the log";
 	case ELOG_TOOMANY: return "too many consumers";
-	/* The errno values fs_openat() gives its refusals (internal.h). */
+	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
 	case FS_ENOTREG: return "not a regular file";
 	case FS_ELINKED: return "has more than one hard link, refusing to write it";
 	}
@@ -44,7 +44,7 @@ const char *elog_version(void)
 	return ELOG_VERSION_STRING;
 }
 
-int errmsg_set(char *buf, int code, const char *fmt, ...)
+int elog__errmsg_set(char *buf, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

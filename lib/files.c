@@ -1,7 +1,7 @@
 /*
  * files.c: what a name in a log directory says the file is.  Every part of
  * the library that sorts the files of a directory (creation, recovery,
- * maintenance's cleanup, verification) asks file_classify(), so that the
+ * maintenance's cleanup, verification) asks elog__file_classify(), so that the
  * names of elog(5) are read in one place.
  */
 #include <limits.h>
@@ -75,7 +75,7 @@ static int classify_plain(const char *name, uint64_t *num)
 		*num = id;
 		return FILE_DICT;
 	}
-	if (strlen(name) <= SEG_NAME_LEN || !seg_parse_name(name, name + SEG_NAME_LEN, &base))
+	if (strlen(name) <= SEG_NAME_LEN || !elog__seg_parse_name(name, name + SEG_NAME_LEN, &base))
 		return FILE_UNKNOWN;
 	const char *ext = name + SEG_NAME_LEN;
 	for (size_t i = 0; i < sizeof segment_files / sizeof segment_files[0]; i++)
@@ -91,7 +91,7 @@ static int classify_plain(const char *name, uint64_t *num)
 	return FILE_UNKNOWN;
 }
 
-int file_classify(const char *name, struct file_class *fc)
+int elog__file_classify(const char *name, struct file_class *fc)
 {
 	const size_t k = sizeof TMP_INFIX - 1;
 	memset(fc, 0, sizeof *fc);

@@ -41,7 +41,7 @@ static int follow_setup(elog_reader *r)
 		    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
 		/* From now on new segments come as events; one made since
 		 * the reader's list and before the watch would not. */
-		reader_segments_stale(r);
+		elog__reader_segments_stale(r);
 		fresh = 1;
 	}
 	if (r->ino_fd >= 0 && r->wd_wm < 0) {
@@ -59,7 +59,7 @@ static int follow_setup(elog_reader *r)
 #endif
 }
 
-void follow_drain(elog_reader *r)
+void elog__follow_drain(elog_reader *r)
 {
 #ifdef __linux__
 	if (r->ino_fd < 0)
@@ -78,10 +78,10 @@ void follow_drain(elog_reader *r)
 			uint64_t base;
 			if (ev->wd == r->wd_dir && ev->len > 0 &&
 			    (ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
-			    seg_parse_name(ev->name, SEG_EXT, &base))
-				reader_segment_created(r, base);
+			    elog__seg_parse_name(ev->name, SEG_EXT, &base))
+				elog__reader_segment_created(r, base);
 			if (ev->mask & IN_Q_OVERFLOW)
-				reader_segments_stale(r);
+				elog__reader_segments_stale(r);
 			p += sizeof *ev + ev->len;
 		}
 	}
@@ -90,7 +90,7 @@ void follow_drain(elog_reader *r)
 #endif
 }
 
-void follow_close(elog_reader *r)
+void elog__follow_close(elog_reader *r)
 {
 	if (r->ino_fd >= 0)
 		close(r->ino_fd);

@@ -34,7 +34,7 @@
 
 /* Temporary files, and what repair keeps aside. */
 #define SEG_NEW_EXT   ".new"     /* "<base>.log.new": a segment being created */
-#define TMP_INFIX     ".tmp."    /* "<name>.tmp.<pid>.<n>": fs_replace_file() */
+#define TMP_INFIX     ".tmp."    /* "<name>.tmp.<pid>.<n>": elog__fs_replace_file() */
 #define MAINT_TMP_EXT ".compact" /* "<base>.log.compact", "<base>.idx.compact":
                                   * compaction's replacements being written */
 #define CUT_INFIX     ".cut-"    /* "<base>.log.cut-<ms>[-<n>]": bytes that

@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-int fs_write_all(int fd, const void *buf, size_t len)
+int elog__fs_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len > 0) {
@@ -37,7 +37,7 @@ int fs_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos)
+int elog__fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos)
 {
 	const char *p = buf;
 	while (len > 0) {
@@ -56,7 +56,7 @@ int fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos)
 	return 0;
 }
 
-int fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got)
+int elog__fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got)
 {
 	char *p = buf;
 	size_t done = 0;
@@ -76,7 +76,7 @@ int fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got)
 	return 0;
 }
 
-int fs_fsync_dir(int dfd)
+int elog__fs_fsync_dir(int dfd)
 {
 	/* Some filesystems refuse fsync on a directory (EINVAL); the rename
 	 * is then as durable as that filesystem can make it. */
@@ -97,7 +97,7 @@ static void give_to_dir_owner(int dfd, int fd)
 		(void)!fchown(fd, d.st_uid, d.st_gid);
 }
 
-int fs_openat(int dfd, const char *name, int flags, mode_t mode)
+int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)
 {
 	struct stat st;
 	int fd, created = 0, e;
@@ -165,7 +165,7 @@ fail:
 	return -1;
 }
 
-int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
+int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 {
 	char tmp[NAME_MAX_LOCAL + 32];
 	int fd = -1, err = 0;
@@ -175,11 +175,11 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 	for (int attempt = 0; fd < 0; attempt++) {
 		snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.%d", name, (long)getpid(),
 		         attempt);
-		fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		fd = elog__fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 		if (fd < 0 && (errno != EEXIST || attempt > 100))
 			return errno;
 	}
-	err = fs_write_all(fd, data, len);
+	err = elog__fs_write_all(fd, data, len);
 	if (!err && fsync(fd) < 0)
 		err = errno;
 	if (close(fd) < 0 && !err)
@@ -190,22 +190,22 @@ int fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 		unlinkat(dfd, tmp, 0);
 		return err;
 	}
-	return fs_fsync_dir(dfd);
+	return elog__fs_fsync_dir(dfd);
 }
 
-int fs_tmp_orphaned(const char *name)
+int elog__fs_tmp_orphaned(const char *name)
 {
 	struct file_class fc;
-	file_classify(name, &fc);
+	elog__file_classify(name, &fc);
 	if (!fc.tmp || fc.pid <= 0 || fc.pid > INT_MAX || fc.pid == (long)getpid())
 		return 0;
 	return kill((pid_t)fc.pid, 0) < 0 && errno == ESRCH;
 }
 
-int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)
+int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)
 {
 	struct stat st;
-	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return errno;
 	if (fstat(fd, &st) < 0) {
@@ -223,7 +223,7 @@ int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *le
 		return ENOMEM;
 	}
 	size_t got;
-	int err = fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	int err = elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
 	close(fd);
 	if (err) {
 		free(buf);
@@ -235,14 +235,14 @@ int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *le
 	return 0;
 }
 
-int64_t fs_now_ms(void)
+int64_t elog__fs_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int fs_is_netfs(int fd)
+int elog__fs_is_netfs(int fd)
 {
 	struct statfs sf;
 	if (fstatfs(fd, &sf) < 0)
@@ -263,7 +263,7 @@ int fs_is_netfs(int fd)
 	return 0;
 }
 
-int fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg)
+int elog__fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg)
 {
 	/* A duplicate, so that closedir() leaves dfd open; rewound, since
 	 * the duplicate shares the position of a descriptor read before. */
@@ -294,13 +294,13 @@ int fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg)
 	return rc;
 }
 
-int fs_random(void *buf, size_t len)
+int elog__fs_random(void *buf, size_t len)
 {
 	size_t got;
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	int err = fs_pread_full(fd, buf, len, 0, &got);
+	int err = elog__fs_pread_full(fd, buf, len, 0, &got);
 	close(fd);
 	return err ? err : got == len ? 0 : EIO;
 }

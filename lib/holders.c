@@ -60,7 +60,7 @@ static int line_holder(const char *line, dev_t dev, ino_t ino, pid_t *pid)
 	return 1;
 }
 
-int lock_holders(int dfd, const char *name, pid_t **pids, size_t *n)
+int elog__lock_holders(int dfd, const char *name, pid_t **pids, size_t *n)
 {
 	struct stat st;
 	char line[256];

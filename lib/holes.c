@@ -22,7 +22,7 @@
 #define HOLES_MAGIC "elog-salvaged 1\n"
 #define HOLES_MAX   (1u << 20)
 
-void holes_free(struct holes *h)
+void elog__holes_free(struct holes *h)
 {
 	free(h->v);
 	h->v = NULL;
@@ -39,13 +39,13 @@ static int holes_push(struct holes *h, uint64_t first, uint64_t last, int64_t ms
 	return 0;
 }
 
-int holes_load(int dfd, struct holes *h)
+int elog__holes_load(int dfd, struct holes *h)
 {
 	char *text, *p, *end;
 	size_t len;
 
-	holes_free(h);
-	int err = fs_read_small(dfd, FN_SALVAGED, HOLES_MAX, &text, &len);
+	elog__holes_free(h);
+	int err = elog__fs_read_small(dfd, FN_SALVAGED, HOLES_MAX, &text, &len);
 	if (err == ENOENT)
 		return 0;
 	if (err)
@@ -72,7 +72,7 @@ int holes_load(int dfd, struct holes *h)
 out:
 	free(text);
 	if (err)
-		holes_free(h);
+		elog__holes_free(h);
 	return err;
 }
 
@@ -82,23 +82,23 @@ static int cmp_hole(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-int holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
+int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 {
 	struct holes h = { 0 };
-	int err = holes_load(dfd, &h);
+	int err = elog__holes_load(dfd, &h);
 	if (err == ELOG_CORRUPT)
 		err = 0;	/* replaced by what can be said now */
 	if (!err)
 		err = holes_push(&h, first, last, ms);
 	if (err) {
-		holes_free(&h);
+		elog__holes_free(&h);
 		return err;
 	}
 	qsort(h.v, h.n, sizeof *h.v, cmp_hole);
 	size_t cap = sizeof HOLES_MAGIC + h.n * 64, len;
 	char *buf = malloc(cap);
 	if (!buf) {
-		holes_free(&h);
+		elog__holes_free(&h);
 		return ENOMEM;
 	}
 	memcpy(buf, HOLES_MAGIC, sizeof HOLES_MAGIC - 1);
@@ -114,13 +114,13 @@ int holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 		len += (size_t)snprintf(buf + len, cap - len, "%" PRIu64 " %" PRIu64 " %lld\n",
 		                        a, b, (long long)h.v[i].ms);
 	}
-	err = fs_replace_file(dfd, FN_SALVAGED, buf, len);
+	err = elog__fs_replace_file(dfd, FN_SALVAGED, buf, len);
 	free(buf);
-	holes_free(&h);
+	elog__holes_free(&h);
 	return err;
 }
 
-int holes_find(const struct holes *h, uint64_t from, uint64_t to,
+int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
                uint64_t *first, uint64_t *last)
 {
 	for (size_t i = 0; i < h->n; i++) {

@@ -13,22 +13,22 @@
 
 #include "internal.h"
 
-void idx_header_encode(unsigned char *p)
+void elog__idx_header_encode(unsigned char *p)
 {
 	memcpy(p, IDX_MAGIC, 8);
 	put32(p + 8, IDX_VERSION);
 	put32(p + 12, 0);
 }
 
-void idx_entry_encode(unsigned char *p, const struct idx_entry *e)
+void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e)
 {
 	put64(p, e->offset);
 	put64(p + 8, (uint64_t)e->ts_max);
 	put32(p + 16, e->pos);
-	put32(p + 20, elog_crc32c(0, p, 20));
+	put32(p + 20, elog__crc32c(0, p, 20));
 }
 
-int idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
+int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
                     uint64_t pos, uint32_t interval, struct idx_entry *out)
 {
 	if (!b->any || ts > b->ts_max)
@@ -43,7 +43,7 @@ int idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
 	return 1;
 }
 
-int idx_push(struct index *ix, const struct idx_entry *e)
+int elog__idx_push(struct index *ix, const struct idx_entry *e)
 {
 	if (ix->n == ix->cap) {
 		size_t cap = ix->cap ? ix->cap * 2 : 64;
@@ -57,20 +57,20 @@ int idx_push(struct index *ix, const struct idx_entry *e)
 	return 0;
 }
 
-void idx_free(struct index *ix)
+void elog__idx_free(struct index *ix)
 {
 	free(ix->e);
 	memset(ix, 0, sizeof *ix);
 }
 
-int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact)
+int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact)
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
-	seg_name(name, base, IDX_EXT);
+	elog__seg_name(name, base, IDX_EXT);
 	memset(ix, 0, sizeof *ix);
 	*intact = 0;
-	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return errno;
 	if (fstat(fd, &st) < 0) {
@@ -91,7 +91,7 @@ int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *in
 		return ENOMEM;
 	}
 	size_t got;
-	int err = fs_pread_full(fd, buf, size, 0, &got);
+	int err = elog__fs_pread_full(fd, buf, size, 0, &got);
 	close(fd);
 	if (err) {
 		free(buf);
@@ -106,7 +106,7 @@ int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *in
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *p = buf + IDX_HDR + i * IDX_ENTRY;
 		struct idx_entry e = { get64(p), (int64_t)get64(p + 8), get32(p + 16) };
-		if (get32(p + 20) != elog_crc32c(0, p, 20) ||
+		if (get32(p + 20) != elog__crc32c(0, p, 20) ||
 		    e.pos < SEG_HDR || e.pos >= seg_len || e.offset < base)
 			goto partial;
 		if (ix->n > 0) {
@@ -114,9 +114,9 @@ int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *in
 			if (e.offset <= l->offset || e.pos <= l->pos || e.ts_max < l->ts_max)
 				goto partial;
 		}
-		if ((err = idx_push(ix, &e)) != 0) {
+		if ((err = elog__idx_push(ix, &e)) != 0) {
 			free(buf);
-			idx_free(ix);
+			elog__idx_free(ix);
 			return err;
 		}
 	}
@@ -126,7 +126,7 @@ partial:
 	return 0;
 }
 
-ssize_t idx_find_offset(const struct index *ix, uint64_t target)
+ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target)
 {
 	size_t lo = 0, hi = ix->n;
 	while (lo < hi) {
@@ -139,7 +139,7 @@ ssize_t idx_find_offset(const struct index *ix, uint64_t target)
 	return (ssize_t)lo - 1;
 }
 
-int idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
+int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
                struct idx_entry *out)
 {
 	char name[NAME_MAX_LOCAL];
@@ -147,21 +147,21 @@ int idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 	struct stat st;
 	size_t got;
 	int rc = ELOG_CORRUPT, found = 0;
-	seg_name(name, base, IDX_EXT);
-	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	elog__seg_name(name, base, IDX_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return errno;
-	if (fstat(fd, &st) < 0 || fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
+	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
 	    got < IDX_HDR || memcmp(p, IDX_MAGIC, 8) != 0 || get32(p + 8) != IDX_VERSION)
 		goto out;
-	/* Each entry read is checked as idx_load() checks it; an entry out of
+	/* Each entry read is checked as elog__idx_load() checks it; an entry out of
 	 * order is not seen by a binary search, but the reader checks the
 	 * record an entry points at before it trusts it. */
 	uint64_t lo = 0, hi = ((uint64_t)st.st_size - IDX_HDR) / IDX_ENTRY;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (fs_pread_full(fd, p, IDX_ENTRY, (off_t)(IDX_HDR + mid * IDX_ENTRY), &got) != 0 ||
-		    got < IDX_ENTRY || get32(p + 20) != elog_crc32c(0, p, 20))
+		if (elog__fs_pread_full(fd, p, IDX_ENTRY, (off_t)(IDX_HDR + mid * IDX_ENTRY), &got) != 0 ||
+		    got < IDX_ENTRY || get32(p + 20) != elog__crc32c(0, p, 20))
 			goto out;
 		struct idx_entry e = { get64(p), (int64_t)get64(p + 8), get32(p + 16) };
 		if (e.pos < SEG_HDR || e.pos >= seg_len || e.offset < base)
@@ -180,7 +180,7 @@ out:
 	return rc;
 }
 
-ssize_t idx_find_time(const struct index *ix, int64_t ts)
+ssize_t elog__idx_find_time(const struct index *ix, int64_t ts)
 {
 	size_t lo = 0, hi = ix->n;
 	while (lo < hi) {
@@ -193,7 +193,7 @@ ssize_t idx_find_time(const struct index *ix, int64_t ts)
 	return lo < ix->n ? (ssize_t)lo : -1;
 }
 
-int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
                 uint32_t interval, struct index *ix, char *msg)
 {
 	struct index local = { 0 };
@@ -202,46 +202,46 @@ int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	struct elog_record rec;
 	uint64_t at;
 	char name[NAME_MAX_LOCAL];
-	int err = scan_init(&s, segfd, base, SEG_HDR, seg_len);
+	int err = elog__scan_init(&s, segfd, base, SEG_HDR, seg_len);
 	if (err)
 		return err;
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 		struct idx_entry e;
-		if (idx_builder_add(&b, rec.offset, rec.ts_ms, at, interval, &e) &&
-		    (err = idx_push(&local, &e)) != 0)
+		if (elog__idx_builder_add(&b, rec.offset, rec.ts_ms, at, interval, &e) &&
+		    (err = elog__idx_push(&local, &e)) != 0)
 			break;
 	}
-	scan_free(&s);
-	seg_name(name, base, SEG_EXT);
+	elog__scan_free(&s);
+	elog__seg_name(name, base, SEG_EXT);
 	if (err == ELOG_CORRUPT)
-		err = errmsg_set(msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
+		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
 		                 name, (unsigned long long)at);
 	if (err != ELOG_END) {
-		idx_free(&local);
+		elog__idx_free(&local);
 		return err;
 	}
 	size_t len = IDX_HDR + local.n * IDX_ENTRY;
 	unsigned char *buf = malloc(len);
 	if (!buf) {
-		idx_free(&local);
+		elog__idx_free(&local);
 		return ENOMEM;
 	}
-	idx_header_encode(buf);
+	elog__idx_header_encode(buf);
 	for (size_t i = 0; i < local.n; i++)
-		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &local.e[i]);
-	seg_name(name, base, IDX_EXT);
-	err = fs_replace_file(dfd, name, buf, len);
+		elog__idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &local.e[i]);
+	elog__seg_name(name, base, IDX_EXT);
+	err = elog__fs_replace_file(dfd, name, buf, len);
 	free(buf);
 	if (err)
-		errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+		elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	if (err || !ix)
-		idx_free(&local);
+		elog__idx_free(&local);
 	else
 		*ix = local;
 	return err;
 }
 
-int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
                     uint32_t interval)
 {
 	char name[NAME_MAX_LOCAL];
@@ -250,22 +250,22 @@ int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	size_t got;
 	int ok = 0;
 
-	seg_name(name, base, IDX_EXT);
-	int fd = fs_openat(dfd, name, O_RDONLY, 0);
+	elog__seg_name(name, base, IDX_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || st.st_size < (off_t)IDX_HDR ||
 	    (st.st_size - IDX_HDR) % IDX_ENTRY != 0)
 		goto out;
-	if (fs_pread_full(fd, hdr, IDX_HDR, 0, &got) || got != IDX_HDR ||
+	if (elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) || got != IDX_HDR ||
 	    memcmp(hdr, IDX_MAGIC, 8) != 0 || get32(hdr + 8) != IDX_VERSION)
 		goto out;
 	if (st.st_size == (off_t)IDX_HDR) {
 		ok = seg_len <= SEG_HDR;	/* no entries: right only if no records */
 		goto out;
 	}
-	if (fs_pread_full(fd, ent, IDX_ENTRY, st.st_size - IDX_ENTRY, &got) ||
-	    got != IDX_ENTRY || get32(ent + 20) != elog_crc32c(0, ent, 20))
+	if (elog__fs_pread_full(fd, ent, IDX_ENTRY, st.st_size - IDX_ENTRY, &got) ||
+	    got != IDX_ENTRY || get32(ent + 20) != elog__crc32c(0, ent, 20))
 		goto out;
 	uint64_t off = get64(ent);
 	uint32_t pos = get32(ent + 16);
@@ -277,15 +277,15 @@ int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	if (scan_init(&s, segfd, base, pos, seg_len) != 0)
+	if (elog__scan_init(&s, segfd, base, pos, seg_len) != 0)
 		goto out;
-	if (scan_next(&s, &rec, &at) == 0 && rec.offset == off) {
+	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == off) {
 		int rc;
-		while ((rc = scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)pos + interval)
+		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)pos + interval)
 			;
 		ok = rc == ELOG_END;
 	}
-	scan_free(&s);
+	elog__scan_free(&s);
 out:
 	close(fd);
 	return ok;

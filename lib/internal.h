@@ -34,65 +34,65 @@ static inline uint64_t get64(const unsigned char *p)
 /* ---- timestamp.c ---- */
 /* 1 when retention may believe ts_ms: from ELOG_TS_FLOOR_MS to
  * ELOG_TS_SKEW_DEFAULT_MS past now_ms. */
-int ts_plausible(int64_t ts_ms, int64_t now_ms);
+int elog__ts_plausible(int64_t ts_ms, int64_t now_ms);
 
 /* ---- crc32c.c ---- */
-uint32_t elog_crc32c(uint32_t crc, const void *buf, size_t len);
-const char *elog_crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
+uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len);
+const char *elog__crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
 
 /* ---- errors.c: messages ---- */
 /* Format a message into buf (ELOG_MSG_MAX bytes: a handle's or a caller's)
- * and return code, so error paths read "return errmsg_set(...)". */
-int errmsg_set(char *buf, int code, const char *fmt, ...)
+ * and return code, so error paths read "return elog__errmsg_set(...)". */
+int elog__errmsg_set(char *buf, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- fsutil.c: durability helpers ---- */
-int fs_write_all(int fd, const void *buf, size_t len);
-int fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos);
+int elog__fs_write_all(int fd, const void *buf, size_t len);
+int elog__fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos);
 /* Read up to len bytes at pos; *got is what was there (short at EOF). */
-int fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got);
-int fs_fsync_dir(int dfd);
+int elog__fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got);
+int elog__fs_fsync_dir(int dfd);
 /* Write data to a fresh temporary file in dfd, fsync it, rename it over
  * name and fsync the directory.  The file gets mode 0666 less the umask. */
-int fs_replace_file(int dfd, const char *name, const void *data, size_t len);
-/* 1 when name is a temporary file of fs_replace_file() whose process has
+int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len);
+/* 1 when name is a temporary file of elog__fs_replace_file() whose process has
  * died (killed between creating and renaming it), so it is garbage. */
-int fs_tmp_orphaned(const char *name);
+int elog__fs_tmp_orphaned(const char *name);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
- * NUL-terminated buffer.  Refuses what fs_openat() refuses. */
-int fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
+ * NUL-terminated buffer.  Refuses what elog__fs_openat() refuses. */
+int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
 /* Open a file in dfd as openat(2) does, refusing what a log directory
  * must never hold: a symbolic link (ELOOP), anything but a regular file
  * (FS_ENOTREG: never opened at all, so a FIFO cannot block and a device
  * cannot act), and, when opening for writing, a file with more than one
  * hard link (FS_ELINKED).  A file it creates while running as root gets
  * the directory's owner and group. */
-int fs_openat(int dfd, const char *name, int flags, mode_t mode);
+int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode);
 /* The errno values of those refusals: real ones no call made here can
  * otherwise return, so that the value travels as any errno does; their
  * text comes from elog_strerror(), as that of every other code. */
 #define FS_ENOTREG  EMEDIUMTYPE
 #define FS_ELINKED  EMLINK
-int64_t fs_now_ms(void);
+int64_t elog__fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */
-int fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg);
+int elog__fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg);
 /* len bytes from /dev/urandom. */
-int fs_random(void *buf, size_t len);
+int elog__fs_random(void *buf, size_t len);
 /* Returns 1 when fd is on a network filesystem (NFS, SMB/CIFS, ...). */
-int fs_is_netfs(int fd);
+int elog__fs_is_netfs(int fd);
 
 /* ---- lock.c ---- */
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
-int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
-int lock_open(int dfd, const char *name, int *fdp, char *msg);
+int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting
  * up to wait_ms (-1: for ever) and taking turns with other waiters;
  * ELOG_LOCKED when the time runs out. */
-int lock_acquire(int fd, int64_t wait_ms, char *msg);
-void lock_release(int fd);
+int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
+void elog__lock_release(int fd);
 /* What LOCK says about the log's tail, written by the holder of the batch
  * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
 struct lock_state {
@@ -103,21 +103,21 @@ struct lock_state {
 	unsigned pid;             /* the last holder */
 	unsigned char boot[16];   /* the boot it was written in */
 };
-void lock_state_encode(char *p, const struct lock_state *ls);
-int lock_state_decode(const char *p, size_t len, struct lock_state *ls);
+void elog__lock_state_encode(char *p, const struct lock_state *ls);
+int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls);
 /* A missing, short or damaged state reads as !valid. */
-int lock_state_read(int fd, struct lock_state *ls);
+int elog__lock_state_read(int fd, struct lock_state *ls);
 /* Write ls; with trunc, also cut the file to its length (when it held
  * something else before). */
-int lock_state_write(int fd, const struct lock_state *ls, int trunc);
+int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc);
 /* This boot's id (Linux); 0 when it cannot be known. */
-int lock_boot_id(unsigned char id[16]);
+int elog__lock_boot_id(unsigned char id[16]);
 
 /* ---- holders.c ---- */
 /* The pids holding a lock on name in dfd, from /proc/locks, in a malloc'ed
  * array (*n 0 and *pids NULL when none, or when the file does not exist).
  * An errno value when /proc/locks cannot be read (not Linux, no /proc). */
-int lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
+int elog__lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
 
 /* ---- holes.c: the ranges of offsets salvage lost ---- */
 struct hole {
@@ -129,45 +129,45 @@ struct holes {
 	size_t n;
 };
 /* Read FN_SALVAGED (none: zero ranges).  ELOG_CORRUPT, errno values. */
-int holes_load(int dfd, struct holes *h);
-void holes_free(struct holes *h);
+int elog__holes_load(int dfd, struct holes *h);
+void elog__holes_free(struct holes *h);
 /* Add a range and replace the file. */
-int holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
+int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
 /* 1 and the part of the first range that meets [from, to], else 0. */
-int holes_find(const struct holes *h, uint64_t from, uint64_t to,
+int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
                uint64_t *first, uint64_t *last);
 
 /* ---- lastrun.c: when maintenance last ran ---- */
 /* Record ms in the file name, ignoring failure (the mark is information). */
-void lastrun_mark(int dfd, const char *name, int64_t ms);
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms);
 /* The time recorded in name, INT64_MIN when there is none. */
-int64_t lastrun_read(int dfd, const char *name);
+int64_t elog__lastrun_read(int dfd, const char *name);
 
 /* ---- record.c: encode, decode and check one record ---- */
-size_t rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
-/* The rec_size() bytes of a record that rec_decode() or scan_next() gave,
+size_t elog__rec_size(size_t key_len, size_t value_len);  /* bytes on disk */
+/* The elog__rec_size() bytes of a record that elog__rec_decode() or elog__scan_next() gave,
  * as they lie in the buffer it was decoded from. */
-const unsigned char *rec_bytes(const struct elog_record *rec);
-/* Encode rec at p (rec_size() bytes). */
-void rec_encode(unsigned char *p, const struct elog_record *rec);
+const unsigned char *elog__rec_bytes(const struct elog_record *rec);
+/* Encode rec at p (elog__rec_size() bytes). */
+void elog__rec_encode(unsigned char *p, const struct elog_record *rec);
 /* Check the record at p, of which avail bytes are present.
  * Returns 0 and fills *rec (pointing into p) and *size, or:
  *   ELOG_END     fewer bytes present than the record needs (incomplete),
  *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
-int rec_decode(const unsigned char *p, size_t avail,
+int elog__rec_decode(const unsigned char *p, size_t avail,
                struct elog_record *rec, size_t *size);
 
 /* ---- segment.c: names, headers and the list of segments ---- */
-void seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
+void elog__seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
 /* Parse "<20 digits><ext>"; 1 when name is such a file. */
-int seg_parse_name(const char *name, const char *ext, uint64_t *base);
-void seg_header_encode(unsigned char *p, uint64_t base);	/* flags 0 */
-void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
+int elog__seg_parse_name(const char *name, const char *ext, uint64_t *base);
+void elog__seg_header_encode(unsigned char *p, uint64_t base);	/* flags 0 */
+void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
 /* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_BADVERSION (a version or
  * codec this code does not know). */
-int seg_header_check(const unsigned char *p, uint64_t base);
-/* The flags of a header that passed seg_header_check(). */
-uint32_t seg_header_flags(const unsigned char *p);
+int elog__seg_header_check(const unsigned char *p, uint64_t base);
+/* The flags of a header that passed elog__seg_header_check(). */
+uint32_t elog__seg_header_flags(const unsigned char *p);
 /* What is wrong with a header of which got bytes were read, for a report
  * that names the byte: the first of these that applies, or SEG_FAULT_NONE.
  * A wrong base is found after a wrong version; the reserved field, which
@@ -181,25 +181,25 @@ enum {
 	SEG_FAULT_BASE,       /* the base is not the name's */
 	SEG_FAULT_RESERVED    /* reserved bytes not zero: harmless to readers */
 };
-int seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
+int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
 /* The verdict on the header of segment base, of which got bytes were read:
  * 0, or ELOG_CORRUPT or ELOG_BADVERSION with the message every caller gives
  * for it in msg (when not NULL): "<name>: truncated header", "<name>: bad
  * segment header", "<name>: unsupported segment version". */
-int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
-/* The one way to open a segment: open segment base of dfd with fs_openat()
+int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
+/* The one way to open a segment: open segment base of dfd with elog__fs_openat()
  * (oflags O_RDONLY or O_RDWR), read its header and check it.  0 with *fd
  * open and, when not NULL, the header's flags in *flags and the file's
  * status in *st.  Otherwise *fd is -1, nothing is left open, and msg (when
  * not NULL) says "<name>: why": an errno value (ENOENT when the file is
- * gone), or seg_header_verify()'s verdict. */
-int seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
+ * gone), or elog__seg_header_verify()'s verdict. */
+int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
              struct stat *st, char *msg);
-/* seg_open() without the verdict, for those that go on past a bad header
+/* elog__seg_open() without the verdict, for those that go on past a bad header
  * (recovery rewrites it, verification reports it): 0 with *fd open, up to
  * SEG_HDR bytes of the header in hdr (*got of them) and, when st is not
- * NULL, the file's status in *st; or an errno value as seg_open(). */
-int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
+ * NULL, the file's status in *st; or an errno value as elog__seg_open(). */
+int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
                  unsigned char *hdr, size_t *got, struct stat *st, char *msg);
 
 struct seglist {
@@ -210,13 +210,13 @@ struct seglist {
  * that lie wholly below its start (see start.c): retention removed them
  * from the log, and a crash kept it from unlinking them.  ELOG_BADVERSION
  * when the start file is of an unknown version. */
-int seglist_read(int dfd, struct seglist *sl);
+int elog__seglist_read(int dfd, struct seglist *sl);
 /* The same, and what the start file says in *sv. */
-struct start_view;
-int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv);
-void seglist_free(struct seglist *sl);
+struct elog__start_view;
+int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv);
+void elog__seglist_free(struct seglist *sl);
 /* Index of the segment holding offset: the greatest base <= offset, or -1. */
-ssize_t seglist_find(const struct seglist *sl, uint64_t offset);
+ssize_t elog__seglist_find(const struct seglist *sl, uint64_t offset);
 
 /* ---- files.c: what a file name in a log directory says the file is ---- */
 enum {
@@ -242,15 +242,15 @@ enum {
 };
 struct file_class {
 	int kind;             /* FILE_*: of the name, or for a temporary file
-	                       * of fs_replace_file(), of the name it replaces */
+	                       * of elog__fs_replace_file(), of the name it replaces */
 	uint64_t num;         /* the base of a segment's files (<base> is 20
 	                       * digits), a dictionary's id (UINT64_MAX when it
 	                       * does not fit), else 0 */
-	int tmp;              /* "<name>.tmp.<pid>.<n>", fs_replace_file()'s */
+	int tmp;              /* "<name>.tmp.<pid>.<n>", elog__fs_replace_file()'s */
 	long pid;             /* that process (tmp), or 0 */
 };
 /* Classify name; returns fc->kind. */
-int file_classify(const char *name, struct file_class *fc);
+int elog__file_classify(const char *name, struct file_class *fc);
 
 /* ---- scan.c: buffered sequential reading of one segment file ---- */
 struct scan {
@@ -265,24 +265,24 @@ struct scan {
 	                        * seek, doubling up to cap as reading goes on */
 	int trunc;             /* last ELOG_CORRUPT was a short tail */
 };
-int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
-void scan_free(struct scan *s);
+int elog__scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
+void elog__scan_free(struct scan *s);
 /* Read up to want bytes (at most the buffer) from the file's start into
  * the buffer, the header among them, in one pread; the scan goes on from
  * its position.  *got is what there was: fewer than asked when the file
  * ends there (local file systems only read short at the end). */
-int scan_read_head(struct scan *s, size_t want, size_t *got);
+int elog__scan_read_head(struct scan *s, size_t want, size_t *got);
 /* Move to pos, dropping buffered bytes unless pos is inside them. */
-void scan_seek(struct scan *s, uint64_t pos);
+void elog__scan_seek(struct scan *s, uint64_t pos);
 /* Next record: 0 (rec points into the scan buffer, *at its position),
  * ELOG_END at a clean end (pos == limit or the end of the file),
  * ELOG_CORRUPT with *at the position of a truncated or damaged record
  * (the caller decides whether a truncated tail is corruption),
  * or an errno value. */
-int scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
+int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
 /* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
  * (possibly still being written) rather than bad bytes. */
-int scan_truncated(const struct scan *s);
+int elog__scan_truncated(const struct scan *s);
 
 /* ---- index.c: the sparse index ---- */
 struct idx_entry {
@@ -304,35 +304,35 @@ struct idx_builder {
 	int any;
 };
 /* Account for the record at pos; 1 when it gets an entry (in *out). */
-int idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
+int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
                     uint64_t pos, uint32_t interval, struct idx_entry *out);
-void idx_header_encode(unsigned char *p);
-void idx_entry_encode(unsigned char *p, const struct idx_entry *e);
+void elog__idx_header_encode(unsigned char *p);
+void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e);
 /* Load base's index from dfd, keeping the valid prefix of entries: strictly
  * increasing offset and pos, pos inside [SEG_HDR, seg_len), each crc right.
  * Returns 0 (with possibly zero entries), ENOENT, or ELOG_CORRUPT when the
  * header is wrong; *intact is 1 when every entry in the file was valid. */
-int idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact);
-int idx_push(struct index *ix, const struct idx_entry *e);
-void idx_free(struct index *ix);
+int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact);
+int elog__idx_push(struct index *ix, const struct idx_entry *e);
+void elog__idx_free(struct index *ix);
 /* The last entry with offset <= target, or -1. */
-ssize_t idx_find_offset(const struct index *ix, uint64_t target);
+ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target);
 /* The last entry with offset <= target, found by a binary search of the
  * index file itself (a few reads, for a process that seeks once): 0,
  * ELOG_END when there is none, ELOG_CORRUPT when an entry read is bad (use
- * idx_load() then), or an errno value. */
-int idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
+ * elog__idx_load() then), or an errno value. */
+int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
                struct idx_entry *out);
 /* The first entry with ts_max >= ts, or -1. */
-ssize_t idx_find_time(const struct index *ix, int64_t ts);
+ssize_t elog__idx_find_time(const struct index *ix, int64_t ts);
 /* A cheap test of a closed segment's index: header, size, the last entry
  * pointing at a record with its offset, and no entry missing after it.
  * 1 when it looks right. */
-int idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
                     uint32_t interval);
 /* Scan a segment from its header and write a fresh index for it (to a
  * temporary file renamed into place), returning it in *ix when ix != NULL. */
-int idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
+int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
                 uint32_t interval, struct index *ix, char *msg);
 
 /* ---- watermark.c ---- */
@@ -341,27 +341,27 @@ struct watermark {
 	uint64_t segment_base;   /* the active segment when it was published */
 	uint64_t segment_bytes;  /* its durable length */
 };
-void wm_encode(unsigned char *p, const struct watermark *wm);
+void elog__wm_encode(unsigned char *p, const struct watermark *wm);
 /* 0, or ELOG_CORRUPT when magic or crc is wrong. */
-int wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
+int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
 /* Read the watermark through fd, retrying a read torn by a concurrent
  * update.  A missing or empty file reads as all zeros. */
-int wm_read(int fd, struct watermark *wm);
-/* wm_read() for those who act on the watermark: a damaged one (a power loss
+int elog__wm_read(int fd, struct watermark *wm);
+/* elog__wm_read() for those who act on the watermark: a damaged one (a power loss
  * may garble it: it is never synced) reads as durable up to the newest
  * segment's base, below which every segment is closed and was synced, and
  * nothing of the newest segment. */
-int wm_load(int dfd, int fd, struct watermark *wm);
-int wm_write(int fd, const struct watermark *wm);
+int elog__wm_load(int dfd, int fd, struct watermark *wm);
+int elog__wm_write(int fd, const struct watermark *wm);
 
 /* ---- start.c: the log's first offset, recorded by retention ---- */
-void start_encode(unsigned char *p, uint64_t start);
+void elog__start_encode(unsigned char *p, uint64_t start);
 /* 0, ELOG_BADVERSION (a version this code does not know, checksum right), or
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
-int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
-/* Record start durably: by fs_replace_file(), or on a full disk (ENOSPC,
+int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
+/* Record start durably: by elog__fs_replace_file(), or on a full disk (ENOSPC,
  * EDQUOT) in place with pwrite and fdatasync when the file is there. */
-int start_write(int dfd, uint64_t start);
+int elog__start_write(int dfd, uint64_t start);
 enum {
 	START_NONE,       /* no file: the log starts at 0 */
 	START_OK,         /* in force */
@@ -369,7 +369,7 @@ enum {
 	START_BEYOND      /* names an offset past the newest segment's base:
 	                   * wrong, and ignored */
 };
-struct start_view {
+struct elog__start_view {
 	int state;
 	uint64_t start;   /* as recorded (START_OK, START_BEYOND) */
 	size_t hidden;    /* START_OK: how many of the first segments lie
@@ -379,15 +379,15 @@ struct start_view {
 /* Read the start file and apply it to the n ascending segment bases base[]
  * (the directory's, listed before the file is read).  Returns 0, ELOG_BADVERSION
  * or an errno value. */
-int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv);
+int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start_view *sv);
 
 /* ---- compress.c: value codecs and dictionaries ---- */
 /* Codecs, tags and dictionary files: see format.h. */
-void dict_name(char *buf, uint32_t id);
-int dict_store(int dfd, uint32_t id, const void *dict, size_t len);
-int dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg);
+void elog__dict_name(char *buf, uint32_t id);
+int elog__dict_store(int dfd, uint32_t id, const void *dict, size_t len);
+int elog__dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, char *msg);
 /* The highest dictionary id in dfd, 0 when there is none. */
-int dict_latest(int dfd, uint32_t *id);
+int elog__dict_latest(int dfd, uint32_t *id);
 /* A codec of record values: what the rest of the library may know of it.
  * Its functions are compress.c's own. */
 struct codec_ops;
@@ -401,63 +401,63 @@ struct codec {
 	const struct codec_ops *ops;	/* NULL: none, or not in this build */
 };
 /* The codec a segment header's flags name; NULL when unknown. */
-const struct codec *codec_for_flags(uint32_t flags);
+const struct codec *elog__codec_for_flags(uint32_t flags);
 /* The codec of the segments a writer starts under s; NULL when unknown. */
-const struct codec *codec_from_settings(const struct elog_settings *s);
+const struct codec *elog__codec_from_settings(const struct elog_settings *s);
 /* 1 when flags name a known codec, and a dictionary only if it has them. */
-int codec_flags_valid(uint32_t flags);
+int elog__codec_flags_valid(uint32_t flags);
 /* 0 when this build can encode and decode c's values, else
  * ELOG_UNSUPPORTED with "compressed with <c>, but this build has no <c>
  * support". */
-int codec_usable(const struct codec *c, char *msg);
+int elog__codec_usable(const struct codec *c, char *msg);
 /* Check s's compression and its level, and complete the level (0 = the
  * codec's default).  ELOG_INVALID, ELOG_UNSUPPORTED. */
-int codec_settings_check(struct elog_settings *s, char *msg);
+int elog__codec_settings_check(struct elog_settings *s, char *msg);
 /* Train a dictionary of at most cap bytes for c from n samples laid end to
  * end (sizes[i] bytes each); ELOG_UNSUPPORTED when c has none. */
-int codec_train(const struct codec *c, const void *samples, const size_t *sizes,
+int elog__codec_train(const struct codec *c, const void *samples, const size_t *sizes,
                 unsigned n, unsigned char *dict, size_t cap, size_t *len);
 /* The most bytes a value of n bytes takes in a segment with these flags. */
-size_t codec_value_max(uint32_t flags, size_t n);
+size_t elog__codec_value_max(uint32_t flags, size_t n);
 struct venc;
 struct vdec;
 /* A value encoder for segments of any codec, which keeps per codec its
  * state and dictionary; level is for codec c (the settings'), the others
  * get their default level.  NULL when out of memory. */
-struct venc *venc_new(const struct codec *c, int level);
-void venc_free(struct venc *e);
+struct venc *elog__venc_new(const struct codec *c, int level);
+void elog__venc_free(struct venc *e);
 /* Make e hold the dictionary flags name, loaded from dfd. */
-int venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg);
+int elog__venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg);
 /* Make e hold dict as the dictionary flags name. */
-int venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len,
+int elog__venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len,
                   char *msg);
 /* The value of n bytes at v as stored in a segment with these flags: v
  * itself in an uncompressed segment, else tag byte and payload in e's
  * buffer, valid until the next call.  ELOG_UNSUPPORTED (the codec is not
  * in this build), a dictionary's errors, ENOMEM. */
-int venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
+int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
                const void **out, size_t *outlen, char *msg);
 /* A value decoder for segments of any codec.  NULL when out of memory. */
-struct vdec *vdec_new(void);
-void vdec_free(struct vdec *d);
+struct vdec *elog__vdec_new(void);
+void elog__vdec_free(struct vdec *d);
 /* The value stored as the n bytes at in, in a segment with these flags:
  * in itself, the bytes after a raw tag, or the payload decoded into d's
  * buffer, valid until the next call.  ELOG_CORRUPT, ELOG_UNSUPPORTED (the
  * codec is not in this build), ENOMEM. */
-int vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
+int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
                const void **out, size_t *outlen, char *msg);
 
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */
-int opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
+int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
 /* Create segment base and its index with their headers (not synced). */
-int seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
+int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
 /* ELOG_NOTLOG unless dfd is empty but for what an interrupted creation
  * leaves behind. */
-int log_check_fresh(int dfd, char *msg);
+int elog__log_check_fresh(int dfd, char *msg);
 /* Turn the directory dfd (held under LOCK) into a new, empty log. */
-int log_create(int dfd, const struct elog_options *opt, char *msg);
+int elog__log_create(int dfd, const struct elog_options *opt, char *msg);
 
 /* ---- recover.c ---- */
 struct recovery {
@@ -473,25 +473,25 @@ struct recovery {
 	struct idx_builder ib;  /* to go on adding entries */
 };
 /* Recover the active segment base; see the comment in recover.c. */
-int recover_active(int dfd, const struct watermark *wm, uint64_t base,
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
                    uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg);
-void recovery_free(struct recovery *rc);
+void elog__recovery_free(struct recovery *rc);
 /* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
-int recover_leftovers(int dfd, char *msg);
+int elog__recover_leftovers(int dfd, char *msg);
 /* Check the index of every closed segment; rebuild those that are wrong. */
-int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
+int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
 
 /* ---- settings.c ---- */
-int settings_parse(const char *text, size_t len, struct elog_settings *s);
+int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
 /* Render s as text into buf (SETTINGS_MAX); returns the length. */
-size_t settings_format(const struct elog_settings *s, char *buf);
-int settings_load(int dfd, struct elog_settings *s, char *msg);
-int settings_store(int dfd, const struct elog_settings *s);
-int settings_new_id(char id[33]);
+size_t elog__settings_format(const struct elog_settings *s, char *buf);
+int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
+int elog__settings_store(int dfd, const struct elog_settings *s);
+int elog__settings_new_id(char id[33]);
 /* 0 when every creation option given in opt (non-zero) agrees with the
  * stored settings s, else ELOG_INVALID with a message naming the first
  * that does not. */
-int settings_check_options(const struct elog_settings *s,
+int elog__settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg);
 
 /* ---- verify.c and repair.c: elog_verify() ---- */
@@ -530,20 +530,20 @@ struct verify {
 	int wm_fix;           /* the watermark disagrees with the data */
 	uint64_t *base, *ibase;
 	size_t n, ni;
-	struct start_view start;
+	struct elog__start_view start;
 	int start_fix;        /* --repair writes the start anew, naming base[0] */
 	struct segstate *seg;
 	uint64_t total, done, shown;
 };
 
 /* Count a problem into v->res and hand it to the caller's hook. */
-void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
                     const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* Take LOCK (emptying its state) and maint.lock for a repair. */
-int repair_lock(struct verify *v, int *lockfd, int *maintfd);
+int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
 /* Repair what the check found: stale temporary files, indexes, the start
  * file, the active segment's tail and the watermark. */
-int repair(struct verify *v);
+int elog__repair_run(struct verify *v);
 
 /* ==== MAINTENANCE (maint.c, keyset.c, retain.c, compact.c) ============== */
 /*
@@ -558,23 +558,23 @@ struct maint {
 	struct elog_settings set;
 	struct watermark wm;      /* as read when the list was made */
 	struct seglist sl;        /* every segment of the log, ascending */
-	struct start_view start;  /* the start file, as sl was listed */
+	struct elog__start_view start;  /* the start file, as sl was listed */
 	size_t nclosed;           /* sl.base[0 .. nclosed) may be changed */
 };
 /* Open DIR as a log, take the maintenance lock (waiting when wait) and list
  * the segments.  ELOG_LOCKED names the pid of the other maintenance run. */
-int maint_open(struct maint *m, const char *dir, int wait, char *msg);
-void maint_close(struct maint *m);
+int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg);
+void elog__maint_close(struct maint *m);
 /* List the segments again and decide which are closed. */
-int maint_list(struct maint *m);
+int elog__maint_list(struct maint *m);
 /* Called before each step of maintenance that changes a file; does nothing
  * (maintstep.c: tests replace it at link time to crash at a given step). */
-void maint_step(void);
+void elog__maint_step(void);
 /* Finish or undo what an interrupted run left: temporary files, segments
  * below the log's start, index files without a segment, and segments whose
  * records a merge already copied into their predecessor; rewrite a start
  * file that is ignored.  *fixed counts the files removed or rewritten. */
-int maint_cleanup(struct maint *m, uint64_t *fixed);
+int elog__maint_cleanup(struct maint *m, uint64_t *fixed);
 
 /* What a segment holds, from its index and a scan of its tail. */
 struct seg_info {
@@ -584,14 +584,14 @@ struct seg_info {
 	int64_t newest_ms;        /* greatest ts_ms (if any) */
 	int empty;                /* no records */
 };
-int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
+int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
 /* Remove segment base: the .log, then the .idx, then fsync the directory. */
-int seg_remove(struct maint *m, uint64_t base);
+int elog__seg_remove(struct maint *m, uint64_t base);
 /* Make start, a base of a listed segment, the log's first offset: write the
  * start file, unlink the closed segments below it (.log, then .idx) with no
  * sync between them, then fsync the directory once, and drop them from
  * m->sl. */
-int seg_remove_below(struct maint *m, uint64_t start);
+int elog__seg_remove_below(struct maint *m, uint64_t start);
 
 /* keyset.c: the newest offset of every key, by a 128-bit SipHash-2-4 of the
  * key under a random key chosen per table (open addressing). */
@@ -606,17 +606,17 @@ struct keyset {
 	size_t peak;              /* most slot bytes held at once */
 	uint64_t k0, k1;          /* the SipHash key */
 };
-void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
+void elog__siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
                 unsigned char out[16]);
-int keyset_init(struct keyset *ks);
-void keyset_free(struct keyset *ks);
+int elog__keyset_init(struct keyset *ks);
+void elog__keyset_free(struct keyset *ks);
 /* Note that the key's newest record is at offset (a tombstone or not). */
-int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
+int elog__keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
                int tombstone);
 /* The newest offset noted for key: 1 and *offset, *tombstone; 0 if none. */
-int keyset_get(const struct keyset *ks, const void *key, size_t len,
+int elog__keyset_get(const struct keyset *ks, const void *key, size_t len,
                uint64_t *offset, int *tombstone);
-size_t keyset_memory(const struct keyset *ks);
+size_t elog__keyset_memory(const struct keyset *ks);
 /* ==== end of MAINTENANCE ================================================ */
 
 #endif

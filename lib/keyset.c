@@ -41,7 +41,7 @@ struct keyslot {
 	} while (0)
 
 /* SipHash-2-4 with its 128-bit output (Aumasson and Bernstein). */
-void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
+void elog__siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
                 unsigned char out[16])
 {
 	const unsigned char *p = data, *end = p + (len & ~(size_t)7);
@@ -81,7 +81,7 @@ void siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
 static int random_key(uint64_t *k0, uint64_t *k1)
 {
 	unsigned char raw[16];
-	int err = fs_random(raw, sizeof raw);
+	int err = elog__fs_random(raw, sizeof raw);
 	if (err)
 		return err;
 	*k0 = get64(raw);
@@ -113,7 +113,7 @@ static void slots_free(struct keyslot *slot, size_t cap)
 		munmap(slot, bytes);
 }
 
-int keyset_init(struct keyset *ks)
+int elog__keyset_init(struct keyset *ks)
 {
 	memset(ks, 0, sizeof *ks);
 	int err = random_key(&ks->k0, &ks->k1);
@@ -131,7 +131,7 @@ int keyset_init(struct keyset *ks)
 	return 0;
 }
 
-void keyset_free(struct keyset *ks)
+void elog__keyset_free(struct keyset *ks)
 {
 	if (ks->shard)
 		for (size_t i = 0; i < KEYSET_SHARDS; i++)
@@ -140,7 +140,7 @@ void keyset_free(struct keyset *ks)
 	memset(ks, 0, sizeof *ks);
 }
 
-size_t keyset_memory(const struct keyset *ks)
+size_t elog__keyset_memory(const struct keyset *ks)
 {
 	return ks->cap * sizeof(struct keyslot) + KEYSET_SHARDS * sizeof *ks->shard;
 }
@@ -149,7 +149,7 @@ static void hash_key(const struct keyset *ks, const void *key, size_t len,
                      uint64_t *h0, uint64_t *h1)
 {
 	unsigned char h[16];
-	siphash128(key, len, ks->k0, ks->k1, h);
+	elog__siphash128(key, len, ks->k0, ks->k1, h);
 	*h0 = get64(h) | 1;
 	*h1 = get64(h + 8);
 }
@@ -197,7 +197,7 @@ static struct keyshard *shard_of(const struct keyset *ks, uint64_t h0)
 	return &ks->shard[h0 >> (64 - KEYSET_SHARD_BITS)];
 }
 
-int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
+int elog__keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
                int tombstone)
 {
 	uint64_t h0, h1;
@@ -221,7 +221,7 @@ int keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
 	return 0;
 }
 
-int keyset_get(const struct keyset *ks, const void *key, size_t len,
+int elog__keyset_get(const struct keyset *ks, const void *key, size_t len,
                uint64_t *offset, int *tombstone)
 {
 	uint64_t h0, h1;

@@ -16,21 +16,21 @@
 
 #include "internal.h"
 
-void lastrun_mark(int dfd, const char *name, int64_t ms)
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms)
 {
 	char buf[32];
 	int len = snprintf(buf, sizeof buf, "%lld\n", (long long)ms);
 
-	(void)fs_replace_file(dfd, name, buf, (size_t)len);
+	(void)elog__fs_replace_file(dfd, name, buf, (size_t)len);
 }
 
-int64_t lastrun_read(int dfd, const char *name)
+int64_t elog__lastrun_read(int dfd, const char *name)
 {
 	char *text, *end;
 	size_t len;
 	int64_t ms = INT64_MIN;
 
-	if (fs_read_small(dfd, name, 32, &text, &len) != 0)
+	if (elog__fs_read_small(dfd, name, 32, &text, &len) != 0)
 		return INT64_MIN;
 	errno = 0;
 	long long v = strtoll(text, &end, 10);

@@ -23,7 +23,7 @@ static long lock_holder(int fd)
 {
 	char buf[32];
 	size_t got;
-	if (fs_pread_full(fd, buf, sizeof buf - 1, 0, &got) != 0)
+	if (elog__fs_pread_full(fd, buf, sizeof buf - 1, 0, &got) != 0)
 		return 0;
 	buf[got] = '\0';
 	char *end;
@@ -38,29 +38,29 @@ static long lock_holder(int fd)
 static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp,
                           int *writable, char *msg)
 {
-	int fd = fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
+	int fd = elog__fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
 	*writable = 1;
 	if (fd < 0 && errno == EACCES && readonly_ok) {
-		fd = fs_openat(dfd, name, O_RDONLY, 0);
+		fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 		*writable = 0;
 	}
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			return errmsg_set(msg, e, "%s: refusing to follow a symbolic link", name);
-		return errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
+			return elog__errmsg_set(msg, e, "%s: refusing to follow a symbolic link", name);
+		return elog__errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
 	}
 	*fdp = fd;
 	return 0;
 }
 
-int lock_open(int dfd, const char *name, int *fdp, char *msg)
+int elog__lock_open(int dfd, const char *name, int *fdp, char *msg)
 {
 	int writable;
 	return open_lock_file(dfd, name, 0, fdp, &writable, msg);
 }
 
-int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
+int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
 {
 	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
@@ -73,24 +73,24 @@ int lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, cha
 			long pid = lock_holder(fd);
 			close(fd);
 			if (pid)
-				return errmsg_set(msg, ELOG_LOCKED,
+				return elog__errmsg_set(msg, ELOG_LOCKED,
 				    "locked by another writer (pid %ld)", pid);
-			return errmsg_set(msg, ELOG_LOCKED, "locked by another process");
+			return elog__errmsg_set(msg, ELOG_LOCKED, "locked by another process");
 		}
 		close(fd);
-		return errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
+		return elog__errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
 	}
 	if (record_pid && writable) {
 		char buf[32];
 		int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-		err = ftruncate(fd, 0) < 0 ? errno : fs_pwrite_all(fd, buf, (size_t)n, 0);
+		err = ftruncate(fd, 0) < 0 ? errno : elog__fs_pwrite_all(fd, buf, (size_t)n, 0);
 		/* The pid only names the holder in messages: a full disk
 		 * must not keep retention from freeing space. */
 		if (err == ENOSPC || err == EDQUOT)
 			err = 0;
 		if (err) {
 			close(fd);
-			return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		}
 	}
 	*fdp = fd;
@@ -150,7 +150,7 @@ static int64_t lock_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int lock_acquire(int fd, int64_t wait_ms, char *msg)
+int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 {
 	/* Others waiting: let one of them have the lock first (they look at
 	 * least every LOCK_POLL_MAX_US), then wait among them. */
@@ -159,7 +159,7 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	}
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
@@ -170,20 +170,20 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg)
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 				break;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
-				err = errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+				err = elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 				break;
 			}
 		}
 		int64_t now = lock_mono_us();
 		if (now >= deadline) {
 			struct lock_state ls;
-			lock_state_read(fd, &ls);
+			elog__lock_state_read(fd, &ls);
 			if (ls.valid && ls.pid)
-				err = errmsg_set(msg, ELOG_LOCKED,
+				err = elog__errmsg_set(msg, ELOG_LOCKED,
 				    "timed out after %lld ms waiting for another writer "
 				    "(pid %u holds or last held LOCK)", (long long)wait_ms, ls.pid);
 			else
-				err = errmsg_set(msg, ELOG_LOCKED,
+				err = elog__errmsg_set(msg, ELOG_LOCKED,
 				    "timed out after %lld ms waiting for LOCK, held by "
 				    "another process", (long long)wait_ms);
 			break;
@@ -199,14 +199,14 @@ int lock_acquire(int fd, int64_t wait_ms, char *msg)
 	return err;
 }
 
-void lock_release(int fd)
+void elog__lock_release(int fd)
 {
 	flock(fd, LOCK_UN);
 }
 
 /* The boot id, so that a state written before a reboot (or a power loss,
  * which may have kept any part of it) is never taken for the log's. */
-int lock_boot_id(unsigned char id[16])
+int elog__lock_boot_id(unsigned char id[16])
 {
 	char text[64];
 	size_t got;
@@ -214,7 +214,7 @@ int lock_boot_id(unsigned char id[16])
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	int err = fs_pread_full(fd, text, sizeof text - 1, 0, &got);
+	int err = elog__fs_pread_full(fd, text, sizeof text - 1, 0, &got);
 	close(fd);
 	if (err)
 		return 0;
@@ -235,7 +235,7 @@ int lock_boot_id(unsigned char id[16])
  * "ELOGLCK1 gen=00000000000000000042 busy=0 pid=0000012345 boot=<32 hex> crc=1a2b3c4d\n" */
 #define LOCK_STATE_FMT "ELOGLCK1 gen=%020llu busy=%u pid=%010u boot=%s crc="
 
-void lock_state_encode(char *p, const struct lock_state *ls)
+void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
 	char boot[33];
 	for (int i = 0; i < 16; i++)
@@ -243,10 +243,10 @@ void lock_state_encode(char *p, const struct lock_state *ls)
 	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT,
 	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->pid, boot);
 	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n",
-	         elog_crc32c(0, p, (size_t)n));
+	         elog__crc32c(0, p, (size_t)n));
 }
 
-int lock_state_decode(const char *p, size_t len, struct lock_state *ls)
+int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
 	unsigned long long gen;
 	unsigned busy, pid, crc;
@@ -261,7 +261,7 @@ int lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 	if (sscanf(text, "ELOGLCK1 gen=%20llu busy=%1u pid=%10u boot=%32[0-9a-f] crc=%8x",
 	           &gen, &busy, &pid, boot, &crc) != 5 || strlen(boot) != 32)
 		return ELOG_CORRUPT;
-	if (crc != elog_crc32c(0, p, LOCK_STATE_LEN - 9))
+	if (crc != elog__crc32c(0, p, LOCK_STATE_LEN - 9))
 		return ELOG_CORRUPT;
 	ls->gen = gen;
 	ls->busy = busy;
@@ -275,7 +275,7 @@ int lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 	return 0;
 }
 
-int lock_state_read(int fd, struct lock_state *ls)
+int elog__lock_state_read(int fd, struct lock_state *ls)
 {
 	char buf[LOCK_STATE_LEN + 1];
 	ssize_t got;
@@ -285,16 +285,16 @@ int lock_state_read(int fd, struct lock_state *ls)
 	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
 		if (errno != EINTR)
 			return errno;
-	if (lock_state_decode(buf, (size_t)got, ls) != 0)
+	if (elog__lock_state_decode(buf, (size_t)got, ls) != 0)
 		memset(ls, 0, sizeof *ls);	/* anything else: not ours to trust */
 	return 0;
 }
 
-int lock_state_write(int fd, const struct lock_state *ls, int trunc)
+int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc)
 {
 	char buf[LOCK_STATE_LEN + 1];
-	lock_state_encode(buf, ls);
-	int err = fs_pwrite_all(fd, buf, LOCK_STATE_LEN, 0);
+	elog__lock_state_encode(buf, ls);
+	int err = elog__fs_pwrite_all(fd, buf, LOCK_STATE_LEN, 0);
 	if (!err && trunc && ftruncate(fd, LOCK_STATE_LEN) < 0)
 		err = errno;
 	return err;

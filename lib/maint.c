@@ -44,26 +44,26 @@ static long maint_holder(int dfd)
 	char *text;
 	size_t len;
 	long pid = 0;
-	if (fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
+	if (elog__fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
 		pid = strtol(text, NULL, 10);
 		free(text);
 	}
 	return pid > 0 ? pid : 0;
 }
 
-int maint_list(struct maint *m)
+int elog__maint_list(struct maint *m)
 {
 	int err;
-	seglist_free(&m->sl);
+	elog__seglist_free(&m->sl);
 	m->nclosed = 0;
-	if (m->wmfd >= 0 && (err = wm_load(m->dfd, m->wmfd, &m->wm)) != 0)
-		return errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if (m->wmfd >= 0 && (err = elog__wm_load(m->dfd, m->wmfd, &m->wm)) != 0)
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
-	if ((err = seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
+	if ((err = elog__seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
 		if (err == ELOG_BADVERSION)
-			return errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
-		return errmsg_set(m->msg, err, "listing segments: %s", elog_strerror(err));
+			return elog__errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
+		return elog__errmsg_set(m->msg, err, "listing segments: %s", elog_strerror(err));
 	}
 	if (m->sl.n == 0)
 		return 0;
@@ -79,7 +79,7 @@ int maint_list(struct maint *m)
  * maintenance run waits for even without wait (they end by themselves). */
 static int only_checks_hold(int dfd)
 {
-	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0), shared;
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0), shared;
 	if (fd < 0)
 		return 0;
 	shared = flock(fd, LOCK_SH | LOCK_NB) == 0;
@@ -87,7 +87,7 @@ static int only_checks_hold(int dfd)
 	return shared;
 }
 
-int maint_open(struct maint *m, const char *dir, int wait, char *msg)
+int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg)
 {
 	int err;
 	memset(m, 0, sizeof *m);
@@ -95,33 +95,33 @@ int maint_open(struct maint *m, const char *dir, int wait, char *msg)
 	m->dfd = m->lockfd = m->wmfd = -1;
 	m->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (m->dfd < 0)
-		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	if ((err = settings_load(m->dfd, &m->set, msg)) != 0)
+		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
+	if ((err = elog__settings_load(m->dfd, &m->set, msg)) != 0)
 		return err;
-	if (fs_is_netfs(m->dfd))
-		return errmsg_set(msg, ELOG_NETFS,
+	if (elog__fs_is_netfs(m->dfd))
+		return elog__errmsg_set(msg, ELOG_NETFS,
 		    "on a network filesystem, where locks and fsync cannot be trusted");
-	err = lock_take(m->dfd, FN_MAINT, wait, 1, &m->lockfd, msg);
+	err = elog__lock_take(m->dfd, FN_MAINT, wait, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED && !wait && only_checks_hold(m->dfd))
-		err = lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
+		err = elog__lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED) {
 		long pid = maint_holder(m->dfd);
 		if (pid)
-			return errmsg_set(msg, err, "another maintenance run holds %s "
+			return elog__errmsg_set(msg, err, "another maintenance run holds %s "
 			                  "(pid %ld)", FN_MAINT, pid);
-		return errmsg_set(msg, err, "another maintenance run holds %s", FN_MAINT);
+		return elog__errmsg_set(msg, err, "another maintenance run holds %s", FN_MAINT);
 	}
 	if (err)
 		return err;
-	m->wmfd = fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
+	m->wmfd = elog__fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)
-		return errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
-	return maint_list(m);
+		return elog__errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+	return elog__maint_list(m);
 }
 
-void maint_close(struct maint *m)
+void elog__maint_close(struct maint *m)
 {
-	seglist_free(&m->sl);
+	elog__seglist_free(&m->sl);
 	/* Closing the lock file releases the lock; the pid in it stays, and
 	 * is rewritten by the next holder. */
 	int fds[] = { m->wmfd, m->lockfd, m->dfd };
@@ -131,7 +131,7 @@ void maint_close(struct maint *m)
 	m->wmfd = m->lockfd = m->dfd = -1;
 }
 
-int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
+int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
@@ -145,44 +145,44 @@ int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	si->base = base;
 	si->empty = 1;
 	si->newest_ms = INT64_MIN;
-	seg_name(name, base, SEG_EXT);
-	if ((err = seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
+	elog__seg_name(name, base, SEG_EXT);
+	if ((err = elog__seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
 		return err;
 	si->size = (uint64_t)st.st_size;
-	if ((err = scan_init(&s, fd, base, SEG_HDR, si->size)) != 0) {
+	if ((err = elog__scan_init(&s, fd, base, SEG_HDR, si->size)) != 0) {
 		close(fd);
-		return errmsg_set(m->msg, err, "%s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 	}
 	/* The index's last entry carries the newest timestamp before it; it
 	 * is used only when the record it names is really there.  An index
 	 * that is stale can only overstate the newest timestamp (compaction
 	 * removes records, never adds newer ones), which keeps data longer. */
-	if (idx_load(m->dfd, base, si->size, &ix, &intact) == 0) {
+	if (elog__idx_load(m->dfd, base, si->size, &ix, &intact) == 0) {
 		if (ix.n > 0) {
 			const struct idx_entry *e = &ix.e[ix.n - 1];
-			scan_seek(&s, e->pos);
-			if (scan_next(&s, &rec, &at) == 0 && rec.offset == e->offset) {
+			elog__scan_seek(&s, e->pos);
+			if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == e->offset) {
 				from = e->pos;
 				si->newest_ms = e->ts_max;
 			}
 		}
-		idx_free(&ix);
+		elog__idx_free(&ix);
 	}
-	scan_seek(&s, from);
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	elog__scan_seek(&s, from);
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 		si->empty = 0;
 		si->last = rec.offset;
 		if (rec.ts_ms > si->newest_ms)
 			si->newest_ms = rec.ts_ms;
 	}
-	int truncated = scan_truncated(&s);
-	scan_free(&s);
+	int truncated = elog__scan_truncated(&s);
+	elog__scan_free(&s);
 	close(fd);
 	if (err == ELOG_CORRUPT)
-		return errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
+		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
 		    truncated ? "truncated" : "corrupt", (unsigned long long)at);
 	if (err != ELOG_END)
-		return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	if (si->empty)
 		si->newest_ms = INT64_MIN;
 	return 0;
@@ -191,9 +191,9 @@ int seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 /* Unlink name in the log directory; a file already gone is fine. */
 static int unlink_name(struct maint *m, const char *name)
 {
-	maint_step();
+	elog__maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	return 0;
 }
 
@@ -204,23 +204,23 @@ static int unlink_segment(struct maint *m, uint64_t base)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
-	seg_name(name, base, SEG_EXT);
+	elog__seg_name(name, base, SEG_EXT);
 	if ((err = unlink_name(m, name)) != 0)
 		return err;
-	seg_name(name, base, IDX_EXT);
+	elog__seg_name(name, base, IDX_EXT);
 	return unlink_name(m, name);
 }
 
 static int sync_dir(struct maint *m)
 {
-	maint_step();
-	int err = fs_fsync_dir(m->dfd);
+	elog__maint_step();
+	int err = elog__fs_fsync_dir(m->dfd);
 	if (err)
-		return errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	return 0;
 }
 
-int seg_remove(struct maint *m, uint64_t base)
+int elog__seg_remove(struct maint *m, uint64_t base)
 {
 	/* The directory is synced before anything else happens, so removals
 	 * are durable in the order they were made and a crash never leaves
@@ -276,7 +276,7 @@ static void *unlink_worker(void *arg)
 		size_t i = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED);
 		if (i >= u->l->n)
 			return NULL;
-		maint_step();
+		elog__maint_step();
 		if (unlinkat(u->m->dfd, u->l->v[i], 0) < 0 && errno != ENOENT) {
 			size_t none = 0;
 			int e = errno;
@@ -300,12 +300,12 @@ static int unlink_hidden(struct maint *m, const struct namelist *l)
 	for (size_t i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
 	if (u.failed)
-		return errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
+		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
 		                  elog_strerror(u.err));
 	return 0;
 }
 
-int seg_remove_below(struct maint *m, uint64_t start)
+int elog__seg_remove_below(struct maint *m, uint64_t start)
 {
 	struct namelist l = { 0 };
 	char name[NAME_MAX_LOCAL];
@@ -316,22 +316,22 @@ int seg_remove_below(struct maint *m, uint64_t start)
 	if (k == 0)
 		return 0;
 	for (size_t i = 0; i < k && !err; i++) {
-		seg_name(name, m->sl.base[i], SEG_EXT);
+		elog__seg_name(name, m->sl.base[i], SEG_EXT);
 		if ((err = namelist_add(&l, name, m->sl.base[i])) == 0) {
-			seg_name(name, m->sl.base[i], IDX_EXT);
+			elog__seg_name(name, m->sl.base[i], IDX_EXT);
 			err = namelist_add(&l, name, m->sl.base[i]);
 		}
 	}
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s", elog_strerror(err));
+		err = elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		goto out;
 	}
 	/* The start first, durably: from then on every listing leaves these
 	 * segments out, so the order in which their unlinks reach the disk
 	 * no longer matters, and one sync at the end makes them all
 	 * durable. */
-	maint_step();
-	if ((err = start_write(m->dfd, start)) == ENOSPC || err == EDQUOT) {
+	elog__maint_step();
+	if ((err = elog__start_write(m->dfd, start)) == ENOSPC || err == EDQUOT) {
 		/* A full disk, and no start file to rewrite in place (a log
 		 * made by an older version): the segments go one at a time,
 		 * oldest first, each unlink synced before the next, which
@@ -339,32 +339,32 @@ int seg_remove_below(struct maint *m, uint64_t start)
 		 * its space back.  A start file that could not be rewritten
 		 * goes first: it would claim the log began below its first
 		 * segment.  (Everything below it is unlinked and synced, by
-		 * maint_cleanup().) */
+		 * elog__maint_cleanup().) */
 		size_t i = 0;
-		maint_step();
+		elog__maint_step();
 		err = unlinkat(m->dfd, FN_START, 0) < 0 && errno != ENOENT ? errno : 0;
 		if (err)
-			err = errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
+			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		else
 			err = sync_dir(m);
 		if (!err)
 			m->start.state = START_NONE;
 		while (i < k && !err)
-			err = seg_remove(m, m->sl.base[i++]);
+			err = elog__seg_remove(m, m->sl.base[i++]);
 		memmove(m->sl.base, m->sl.base + i, (m->sl.n - i) * sizeof m->sl.base[0]);
 		m->sl.n -= i;
 		m->nclosed -= i;
 		/* With room made, the log gets its start file after all, so
 		 * that the next run rewrites it in place; failing that, the
 		 * log is right without one. */
-		if (!err && start_write(m->dfd, start) == 0) {
+		if (!err && elog__start_write(m->dfd, start) == 0) {
 			m->start.state = START_OK;
 			m->start.start = start;
 		}
 		goto out;
 	}
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
+		err = elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		goto out;
 	}
 	m->start.state = START_OK;
@@ -392,13 +392,13 @@ static int stray(const char *name, void *arg)
 	struct strays *st = arg;
 	struct maint *m = st->m;
 	struct file_class fc;
-	int kind = file_classify(name, &fc);
+	int kind = elog__file_classify(name, &fc);
 	uint64_t base = fc.num;
 	if (kind == FILE_COMPACT_TMP && !fc.tmp)
 		return namelist_add(st->tmp, name, base);
 	/* The temporary file of a process killed before it renamed it (a
 	 * cut tail kept by elog-verify --repair, a commit, an index). */
-	if (fs_tmp_orphaned(name))
+	if (elog__fs_tmp_orphaned(name))
 		return namelist_add(st->orphan, name, 0);
 	if (fc.tmp)
 		return 0;
@@ -430,7 +430,7 @@ static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *or
 {
 	struct strays st = { m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0,
 	                     tmp, orphan, below };
-	return fs_dir_each(m->dfd, stray, &st);
+	return elog__fs_dir_each(m->dfd, stray, &st);
 }
 
 /* Check the index of segment base, rebuilding it when it looks wrong. */
@@ -439,17 +439,17 @@ static int check_index(struct maint *m, uint64_t base)
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
 	int err = 0;
-	seg_name(name, base, SEG_EXT);
-	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	elog__seg_name(name, base, SEG_EXT);
+	int fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : errmsg_set(m->msg, errno, "%s: %s", name,
+		return errno == ENOENT ? 0 : elog__errmsg_set(m->msg, errno, "%s: %s", name,
 		                                        elog_strerror(errno));
 	if (fstat(fd, &st) < 0)
-		err = errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	else if (!idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size,
+		err = elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	else if (!elog__idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size,
 	                          m->set.index_interval)) {
-		maint_step();
-		err = idx_rebuild(m->dfd, fd, base, (uint64_t)st.st_size,
+		elog__maint_step();
+		err = elog__idx_rebuild(m->dfd, fd, base, (uint64_t)st.st_size,
 		                  m->set.index_interval, NULL, m->msg);
 	}
 	close(fd);
@@ -465,9 +465,9 @@ static int fix_start(struct maint *m, uint64_t *fixed)
 	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) ||
 	    m->sl.n == 0)
 		return 0;
-	maint_step();
-	if ((err = start_write(m->dfd, m->sl.base[0])) != 0)
-		return errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
+	elog__maint_step();
+	if ((err = elog__start_write(m->dfd, m->sl.base[0])) != 0)
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	m->start.state = START_OK;
 	m->start.start = m->sl.base[0];
 	(*fixed)++;
@@ -481,7 +481,7 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 	struct namelist tmp = { 0 }, orphan = { 0 }, below = { 0 };
 	int err;
 	if ((err = find_stray(m, &tmp, &orphan, &below)) != 0) {
-		err = errmsg_set(m->msg, err, "listing the log directory: %s", elog_strerror(err));
+		err = elog__errmsg_set(m->msg, err, "listing the log directory: %s", elog_strerror(err));
 		goto out;
 	}
 	/* The index of a segment below the start is among the orphans. */
@@ -522,24 +522,24 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 	int err;
 	for (size_t i = 0; i < m->nclosed; i++) {
 		struct seg_info si;
-		if ((err = seg_info_read(m, m->sl.base[i], &si)) != 0)
+		if ((err = elog__seg_info_read(m, m->sl.base[i], &si)) != 0)
 			return err;
 		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
 			/* Only a segment whose every record is also in its
 			 * predecessor is a merge's leftover; other overlaps
 			 * are damage, and damage is never deleted. */
 			struct seg_info ni;
-			if ((err = seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
+			if ((err = elog__seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
 				return err;
 			if (!ni.empty && ni.last > si.last) {
 				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
-				seg_name(a, m->sl.base[i], SEG_EXT);
-				seg_name(b, m->sl.base[i + 1], SEG_EXT);
-				return errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which "
+				elog__seg_name(a, m->sl.base[i], SEG_EXT);
+				elog__seg_name(b, m->sl.base[i + 1], SEG_EXT);
+				return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which "
 				                  "holds later records too: the segments "
 				                  "overlap (see elog-verify)", a, b);
 			}
-			if ((err = seg_remove(m, m->sl.base[i + 1])) != 0)
+			if ((err = elog__seg_remove(m, m->sl.base[i + 1])) != 0)
 				return err;
 			memmove(&m->sl.base[i + 1], &m->sl.base[i + 2],
 			        (m->sl.n - i - 2) * sizeof m->sl.base[0]);
@@ -549,10 +549,10 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 		}
 	}
 	*fixed += removed;
-	return removed ? maint_list(m) : 0;
+	return removed ? elog__maint_list(m) : 0;
 }
 
-int maint_cleanup(struct maint *m, uint64_t *fixed)
+int elog__maint_cleanup(struct maint *m, uint64_t *fixed)
 {
 	int err;
 	*fixed = 0;

@@ -50,18 +50,18 @@ static int seg_identify(elog_reader *r)
 static void close_segment(elog_reader *r)
 {
 	if (r->ix_size && seg_identify(r) < 0) {
-		idx_free(&r->ix);	/* cannot tell its file: not kept */
+		elog__idx_free(&r->ix);	/* cannot tell its file: not kept */
 		r->ix_size = 0;
 	}
 	if (r->segfd >= 0) {
 		close(r->segfd);
-		scan_free(&r->sc);
+		elog__scan_free(&r->sc);
 	}
 	r->segfd = -1;
 	if (r->ix_size) {	/* kept for a later visit */
 		struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
 		if (c->size)
-			idx_free(&c->ix);
+			elog__idx_free(&c->ix);
 		c->base = r->seg_base;
 		c->ino = r->seg_ino;
 		c->dev = r->seg_dev;
@@ -90,17 +90,17 @@ static void ixcache_take(elog_reader *r)
 static int refresh_watermark(elog_reader *r)
 {
 	if (r->wmfd < 0) {
-		r->wmfd = fs_openat(r->dfd, FN_WATERMARK, O_RDONLY, 0);
+		r->wmfd = elog__fs_openat(r->dfd, FN_WATERMARK, O_RDONLY, 0);
 		if (r->wmfd < 0) {
 			if (errno == ENOENT)	/* no writer has opened the log yet */
 				return 0;
-			return errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+			return elog__errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 		}
 	}
 	struct watermark wm;
-	int err = wm_load(r->dfd, r->wmfd, &wm);
+	int err = elog__wm_load(r->dfd, r->wmfd, &wm);
 	if (err)
-		return errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+		return elog__errmsg_set(r->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The durable end never moves backwards for a reader, even when it
 	 * sees a watermark from before a crash that has not been redone. */
 	if (wm.durable_end >= r->wm.durable_end)
@@ -134,31 +134,31 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	int err;
 
 	*gone = 0;
-	seg_name(name, base, SEG_EXT);
-	int fd = fs_openat(r->dfd, name, O_RDONLY, 0);
+	elog__seg_name(name, base, SEG_EXT);
+	int fd = elog__fs_openat(r->dfd, name, O_RDONLY, 0);
 	if (fd < 0) {
 		if (errno == ENOENT) {	/* removed since we listed it */
 			*gone = 1;
 			return 0;
 		}
-		return errmsg_set(r->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(r->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
 	/* One read brings the header and, for a small segment, all of it:
 	 * a read that comes back short found the end of the file.  (So the
-	 * reader opens the file itself rather than by seg_open(), which reads
-	 * the header alone, and judges the header as seg_open() does.) */
+	 * reader opens the file itself rather than by elog__seg_open(), which reads
+	 * the header alone, and judges the header as elog__seg_open() does.) */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
-	if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+	if ((err = elog__scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
 		close(fd);
-		return errmsg_set(r->msg, err, "%s", elog_strerror(err));
+		return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
 	if (want > sc.cap)
 		want = sc.cap;
-	if ((err = scan_read_head(&sc, want, &got)) != 0) {
-		scan_free(&sc);
+	if ((err = elog__scan_read_head(&sc, want, &got)) != 0) {
+		elog__scan_free(&sc);
 		close(fd);
-		return errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	/* A segment with nothing durable in it yet (newer than the
 	 * watermark, or named by it before its first sync) may still lack
@@ -166,14 +166,14 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
 	char why[ELOG_MSG_MAX];
-	if ((err = seg_header_verify(sc.buf, got, base, why)) != 0) {
-		scan_free(&sc);
+	if ((err = elog__seg_header_verify(sc.buf, got, base, why)) != 0) {
+		elog__scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
 			*gone = -1;
 			return 0;
 		}
-		return errmsg_set(r->msg, err, "%s", why);
+		return elog__errmsg_set(r->msg, err, "%s", why);
 	}
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
@@ -183,7 +183,7 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		else if (fstat(fd, &st) == 0)
 			sc.limit = (uint64_t)st.st_size;
 	}
-	uint32_t flags = seg_header_flags(sc.buf);
+	uint32_t flags = elog__seg_header_flags(sc.buf);
 	close_segment(r);
 	r->sc = sc;
 	r->segfd = fd;
@@ -205,11 +205,11 @@ static void jump_to_entry(elog_reader *r, const struct idx_entry *e)
 {
 	struct elog_record rec;
 	uint64_t at, from = r->sc.pos;
-	scan_seek(&r->sc, e->pos);
-	if (scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset)
-		scan_seek(&r->sc, e->pos);
+	elog__scan_seek(&r->sc, e->pos);
+	if (elog__scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset)
+		elog__scan_seek(&r->sc, e->pos);
 	else
-		scan_seek(&r->sc, from);
+		elog__scan_seek(&r->sc, from);
 }
 
 /* Jump with the index of the open segment towards want.  The first jump
@@ -225,7 +225,7 @@ static void index_jump(elog_reader *r)
 	if (r->want <= r->seg_base)
 		return;
 	if (!r->ix_size && r->jumps++ == 0 && fstat(r->segfd, &st) == 0) {
-		int rc = idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
+		int rc = elog__idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
 		if (rc == 0)
 			jump_to_entry(r, &e);
 		if (rc != ELOG_CORRUPT)
@@ -238,14 +238,14 @@ static void index_jump(elog_reader *r)
 		if (r->ix_size && (uint64_t)st.st_size <= r->ix_size)
 			goto use;	/* it has not grown: nothing new to index */
 		if (r->ix_size)
-			idx_free(&r->ix);
+			elog__idx_free(&r->ix);
 		r->ix_size = 0;
-		if (idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
+		if (elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
 			return;
 		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
 	}
 use:;
-	ssize_t k = idx_find_offset(&r->ix, r->want);
+	ssize_t k = elog__idx_find_offset(&r->ix, r->want);
 	if (k >= 0)
 		jump_to_entry(r, &r->ix.e[k]);
 }
@@ -253,22 +253,22 @@ use:;
 /* List the segments afresh into r->segs. */
 static int list_segments(elog_reader *r)
 {
-	seglist_free(&r->segs);
+	elog__seglist_free(&r->segs);
 	r->segs_valid = 0;
-	int err = seglist_read(r->dfd, &r->segs);
+	int err = elog__seglist_read(r->dfd, &r->segs);
 	if (err)
-		return errmsg_set(r->msg, err, "listing segments: %s", elog_strerror(err));
+		return elog__errmsg_set(r->msg, err, "listing segments: %s", elog_strerror(err));
 	r->segs_valid = 1;
 	r->lists++;
 	return 0;
 }
 
-void reader_segments_stale(elog_reader *r)
+void elog__reader_segments_stale(elog_reader *r)
 {
 	r->segs_valid = 0;
 }
 
-void reader_segment_created(elog_reader *r, uint64_t base)
+void elog__reader_segment_created(elog_reader *r, uint64_t base)
 {
 	struct seglist *sl = &r->segs;
 	if (!r->segs_valid)
@@ -277,7 +277,7 @@ void reader_segment_created(elog_reader *r, uint64_t base)
 		/* Compaction renaming a segment into place is no news; a
 		 * segment new below the newest is, and the list is made
 		 * again when next needed. */
-		ssize_t i = seglist_find(sl, base);
+		ssize_t i = elog__seglist_find(sl, base);
 		if (i < 0 || sl->base[i] != base)
 			r->segs_valid = 0;
 		return;
@@ -299,8 +299,8 @@ static int locate(elog_reader *r)
 	/* Segments change under a reader only by maintenance, and salvage
 	 * is maintenance: a fresh look at its ranges here keeps up with it.
 	 * A damaged file is elog-verify's to report. */
-	if (holes_load(r->dfd, &r->holes) != 0)
-		holes_free(&r->holes);
+	if (elog__holes_load(r->dfd, &r->holes) != 0)
+		elog__holes_free(&r->holes);
 	for (int attempt = 0; attempt < 100; attempt++) {
 		int err;
 		if (!r->segs_valid && (err = list_segments(r)) != 0)
@@ -310,7 +310,7 @@ static int locate(elog_reader *r)
 			r->segs_valid = 0;	/* a writer may create one */
 			return ELOG_END;
 		}
-		ssize_t i = seglist_find(sl, r->want);
+		ssize_t i = elog__seglist_find(sl, r->want);
 		if (i < 0) {
 			/* Everything below the first segment was removed.  A
 			 * second pass (the first segment went too) widens the
@@ -336,7 +336,7 @@ static int locate(elog_reader *r)
 		index_jump(r);
 		return 0;
 	}
-	return errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
+	return elog__errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
 }
 
 /* Where the open segment stands in the cached list: its index, or -1. */
@@ -344,7 +344,7 @@ static ssize_t cached_position(const elog_reader *r)
 {
 	if (!r->segs_valid)
 		return -1;
-	ssize_t i = seglist_find(&r->segs, r->seg_base);
+	ssize_t i = elog__seglist_find(&r->segs, r->seg_base);
 	return i >= 0 && r->segs.base[i] == r->seg_base ? i : -1;
 }
 
@@ -363,7 +363,7 @@ static int advance(elog_reader *r)
 	if (i >= 0 && (size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base) {
 		/* The writer rolled: a follower may have the new segment's
 		 * event still queued. */
-		follow_drain(r);
+		elog__follow_drain(r);
 		i = cached_position(r);
 	}
 	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
@@ -375,7 +375,7 @@ static int advance(elog_reader *r)
 	}
 	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base)
 		return ELOG_END;
-	if (seglist_find(&r->segs, r->want) > i)
+	if (elog__seglist_find(&r->segs, r->want) > i)
 		return locate(r);	/* want lies in a later segment */
 	/* The last records of this segment went by compaction: on to the
 	 * next one. */
@@ -397,13 +397,13 @@ static int advance(elog_reader *r)
 static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
-	if (!r->vd && !(r->vd = vdec_new()))
-		return errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int err = vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
+	if (!r->vd && !(r->vd = elog__vdec_new()))
+		return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	int err = elog__vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
 	                     &rec->value, &rec->value_len, why);
 	if (err) {
-		seg_name(name, r->seg_base, SEG_EXT);
-		return errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
+		elog__seg_name(name, r->seg_base, SEG_EXT);
+		return elog__errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
 		                  (unsigned long long)at, why);
 	}
 	return 0;
@@ -426,13 +426,13 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			continue;
 		}
 		uint64_t at;
-		err = scan_next(&r->sc, rec, &at);
+		err = elog__scan_next(&r->sc, rec, &at);
 		if (err == 0) {
 			if (rec->offset < r->seg_base ||
 			    (r->have_last && rec->offset <= r->last)) {
 				char name[NAME_MAX_LOCAL];
-				seg_name(name, r->seg_base, SEG_EXT);
-				return errmsg_set(r->msg, ELOG_CORRUPT,
+				elog__seg_name(name, r->seg_base, SEG_EXT);
+				return elog__errmsg_set(r->msg, ELOG_CORRUPT,
 				    "%s: offset %llu out of order at byte %llu", name,
 				    (unsigned long long)rec->offset, (unsigned long long)at);
 			}
@@ -442,8 +442,8 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				 * count as seen), after a fresh look at the
 				 * watermark, which that limit did not prompt. */
 				uint64_t old_end = r->wm.durable_end;
-				scan_seek(&r->sc, at);
-				follow_drain(r);
+				elog__scan_seek(&r->sc, at);
+				elog__follow_drain(r);
 				if ((err = refresh_watermark(r)) != 0)
 					return err;
 				r->sc.limit = visible_limit(r, r->seg_base, r->next_base);
@@ -452,11 +452,11 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				return ELOG_END;
 			}
 			if (rec->offset > r->want && r->holes.n &&
-			    holes_find(&r->holes, r->want, rec->offset - 1,
+			    elog__holes_find(&r->holes, r->want, rec->offset - 1,
 			               &r->gap_first, &r->gap_last)) {
 				/* Offsets salvage lost lie before this record:
 				 * say so, and read it again next time. */
-				scan_seek(&r->sc, at);
+				elog__scan_seek(&r->sc, at);
 				r->gap_cause = ELOG_GAP_DAMAGE;
 				r->want = r->gap_last + 1;
 				return ELOG_GAP;
@@ -472,13 +472,13 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		}
 		if (err == ELOG_CORRUPT) {
 			char name[NAME_MAX_LOCAL];
-			seg_name(name, r->seg_base, SEG_EXT);
-			return errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
-			    name, scan_truncated(&r->sc) ? "truncated" : "corrupt",
+			elog__seg_name(name, r->seg_base, SEG_EXT);
+			return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
+			    name, elog__scan_truncated(&r->sc) ? "truncated" : "corrupt",
 			    (unsigned long long)at);
 		}
 		if (err != ELOG_END)
-			return errmsg_set(r->msg, err, "%s", elog_strerror(err));
+			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 
 		/* The end of what we may read here: has the writer moved on? */
 		if (++ends > 1000)	/* segments churning under us */
@@ -491,7 +491,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 				return err;
 			continue;
 		}
-		follow_drain(r);
+		elog__follow_drain(r);
 		uint64_t old_limit = r->sc.limit;
 		if ((err = refresh_watermark(r)) != 0)
 			return err;
@@ -539,13 +539,13 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	struct stat st;
 	if (r->segfd < 0 || offset < r->seg_base || offset >= r->next_base)
 		return 0;
-	seg_name(name, r->seg_base, SEG_EXT);
+	elog__seg_name(name, r->seg_base, SEG_EXT);
 	if (seg_identify(r) < 0 || fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
 		return 0;
 	r->want = offset;
 	r->have_last = 0;
-	scan_seek(&r->sc, SEG_HDR);
+	elog__scan_seek(&r->sc, SEG_HDR);
 	index_jump(r);
 	return 1;
 }
@@ -655,16 +655,16 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		struct stat st;
 		int intact;
 		if (fstat(r->segfd, &st) == 0 &&
-		    idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
-			ssize_t k = idx_find_time(&ix, ts);
+		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
+			ssize_t k = elog__idx_find_time(&ix, ts);
 			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
 			if (from >= 0)
 				jump_to_entry(r, &ix.e[from]);
-			idx_free(&ix);
+			elog__idx_free(&ix);
 		}
 		struct elog_record rec;
 		uint64_t at;
-		while ((err = scan_next(&r->sc, &rec, &at)) == 0) {
+		while ((err = elog__scan_next(&r->sc, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
 			if (rec.ts_ms >= ts)
@@ -672,13 +672,13 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		}
 		if (err == ELOG_CORRUPT) {
 			char name[NAME_MAX_LOCAL];
-			seg_name(name, r->seg_base, SEG_EXT);
-			err = errmsg_set(r->msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
+			elog__seg_name(name, r->seg_base, SEG_EXT);
+			err = elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
 			                 name, (unsigned long long)at);
 			break;
 		}
 		if (err != ELOG_END && err != 0) {
-			err = errmsg_set(r->msg, err, "%s", elog_strerror(err));
+			err = elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 			break;
 		}
 		err = 0;
@@ -700,9 +700,9 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 		return ENOMEM;
 	r->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dfd < 0)
-		return errmsg_set(r->msg, errno, "%s", elog_strerror(errno));
+		return elog__errmsg_set(r->msg, errno, "%s", elog_strerror(errno));
 	struct elog_settings s;
-	int err = settings_load(r->dfd, &s, r->msg);
+	int err = elog__settings_load(r->dfd, &s, r->msg);
 	if (err)
 		return err;
 	if ((err = refresh_watermark(r)) != 0)
@@ -717,15 +717,15 @@ void elog_reader_close(elog_reader *r)
 	close_segment(r);
 	for (int i = 0; i < 4; i++)
 		if (r->ixc[i].size)
-			idx_free(&r->ixc[i].ix);
-	follow_close(r);
-	seglist_free(&r->segs);
-	vdec_free(r->vd);
+			elog__idx_free(&r->ixc[i].ix);
+	elog__follow_close(r);
+	elog__seglist_free(&r->segs);
+	elog__vdec_free(r->vd);
 	if (r->wmfd >= 0)
 		close(r->wmfd);
 	if (r->dfd >= 0)
 		close(r->dfd);
 	free(r->dir);
-	holes_free(&r->holes);
+	elog__holes_free(&r->holes);
 	free(r);
 }

@@ -59,12 +59,12 @@ struct elog_reader {
 };
 
 /* reader.c: the directory gained segment base (an inotify event). */
-void reader_segment_created(elog_reader *r, uint64_t base);
+void elog__reader_segment_created(elog_reader *r, uint64_t base);
 /* reader.c: the directory changed in ways the events do not say. */
-void reader_segments_stale(elog_reader *r);
+void elog__reader_segments_stale(elog_reader *r);
 
 /* follow.c */
-void follow_drain(elog_reader *r);
-void follow_close(elog_reader *r);
+void elog__follow_drain(elog_reader *r);
+void elog__follow_close(elog_reader *r);
 
 #endif

@@ -11,22 +11,22 @@
 
 #include "internal.h"
 
-size_t rec_size(size_t key_len, size_t value_len)
+size_t elog__rec_size(size_t key_len, size_t value_len)
 {
 	return REC_PREFIX - 4 + REC_FIXED + key_len + value_len;
 }
 
 size_t elog_record_size(size_t key_len, size_t value_len)
 {
-	return rec_size(key_len, value_len);
+	return elog__rec_size(key_len, value_len);
 }
 
-const unsigned char *rec_bytes(const struct elog_record *rec)
+const unsigned char *elog__rec_bytes(const struct elog_record *rec)
 {
 	return (const unsigned char *)rec->key - REC_HDR;
 }
 
-void rec_encode(unsigned char *p, const struct elog_record *rec)
+void elog__rec_encode(unsigned char *p, const struct elog_record *rec)
 {
 	size_t len = REC_FIXED + rec->key_len + rec->value_len;
 	put32(p, (uint32_t)len);
@@ -38,10 +38,10 @@ void rec_encode(unsigned char *p, const struct elog_record *rec)
 		memcpy(p + REC_HDR, rec->key, rec->key_len);
 	if (rec->value_len)
 		memcpy(p + REC_HDR + rec->key_len, rec->value, rec->value_len);
-	put32(p + 4, elog_crc32c(0, p + REC_PREFIX, len - 4));
+	put32(p + 4, elog__crc32c(0, p + REC_PREFIX, len - 4));
 }
 
-int rec_decode(const unsigned char *p, size_t avail,
+int elog__rec_decode(const unsigned char *p, size_t avail,
                struct elog_record *rec, size_t *size)
 {
 	if (avail < 4)
@@ -54,7 +54,7 @@ int rec_decode(const unsigned char *p, size_t avail,
 	uint16_t key_len = get16(p + 26);
 	if ((size_t)key_len > len - REC_FIXED)
 		return ELOG_CORRUPT;
-	if (get32(p + 4) != elog_crc32c(0, p + REC_PREFIX, len - 4))
+	if (get32(p + 4) != elog__crc32c(0, p + REC_PREFIX, len - 4))
 		return ELOG_CORRUPT;
 	rec->offset = get64(p + 8);
 	rec->ts_ms = (int64_t)get64(p + 16);

@@ -32,7 +32,7 @@ static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct 
 {
 	struct index disk;
 	int intact, same = 0;
-	if (idx_load(dfd, base, seg_len, &disk, &intact) != 0)
+	if (elog__idx_load(dfd, base, seg_len, &disk, &intact) != 0)
 		return 0;
 	if (intact && disk.n == ix->n) {
 		same = 1;
@@ -41,7 +41,7 @@ static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct 
 			       disk.e[i].pos == ix->e[i].pos &&
 			       disk.e[i].ts_max == ix->e[i].ts_max;
 	}
-	idx_free(&disk);
+	elog__idx_free(&disk);
 	return same;
 }
 
@@ -58,28 +58,28 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 	size_t got;
 	int err;
 
-	if ((err = seg_open_raw(dfd, base, O_RDWR, &rc->segfd, hdr, &got, &st, msg)) != 0)
+	if ((err = elog__seg_open_raw(dfd, base, O_RDWR, &rc->segfd, hdr, &got, &st, msg)) != 0)
 		return err;
 	rc->file_size = (uint64_t)st.st_size;
-	err = seg_header_verify(hdr, got, base, NULL);
+	err = elog__seg_header_verify(hdr, got, base, NULL);
 	if (err == ELOG_BADVERSION)
-		return seg_header_verify(hdr, got, base, msg);
+		return elog__seg_header_verify(hdr, got, base, msg);
 	if (err) {
-		seg_name(name, base, SEG_EXT);
+		elog__seg_name(name, base, SEG_EXT);
 		if (acked > 0)
-			return errmsg_set(msg, ELOG_CORRUPT,
+			return elog__errmsg_set(msg, ELOG_CORRUPT,
 			    "%s: damaged header, but %llu bytes were acknowledged", name,
 			    (unsigned long long)acked);
-		seg_header_encode_flags(hdr, base, new_flags);
+		elog__seg_header_encode_flags(hdr, base, new_flags);
 		if (ftruncate(rc->segfd, 0) < 0 ||
-		    (err = fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
+		    (err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
-			return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		}
 		rc->file_size = SEG_HDR;
 		rc->cut = 1;
 	}
-	rc->flags = seg_header_flags(hdr);
+	rc->flags = elog__seg_header_flags(hdr);
 	return 0;
 }
 
@@ -96,23 +96,23 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 	int err;
 	*at = SEG_HDR;
 	*next = rc->base;
-	if ((err = scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
-		return errmsg_set(msg, err, "%s", elog_strerror(err));
-	while ((err = scan_next(&s, &rec, at)) == 0) {
+	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
+		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
+	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
 		if (rec.offset < *next) {	/* offsets must increase */
 			err = ELOG_CORRUPT;
 			break;
 		}
 		*next = rec.offset + 1;
-		if (idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, *at, interval, &e) &&
-		    (err = idx_push(&rc->ix, &e)) != 0)
+		if (elog__idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, *at, interval, &e) &&
+		    (err = elog__idx_push(&rc->ix, &e)) != 0)
 			break;
 	}
-	scan_free(&s);
+	elog__scan_free(&s);
 	if (err != ELOG_END && err != ELOG_CORRUPT) {
-		seg_name(name, rc->base, SEG_EXT);
-		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+		elog__seg_name(name, rc->base, SEG_EXT);
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	return err;
 }
@@ -125,30 +125,30 @@ static int index_active(int dfd, struct recovery *rc, char *msg)
 	char name[NAME_MAX_LOCAL];
 	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
 	int err;
-	seg_name(name, rc->base, IDX_EXT);
+	elog__seg_name(name, rc->base, IDX_EXT);
 	if (index_matches(dfd, rc->base, rc->size, &rc->ix)) {
-		if ((rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
-			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+		if ((rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
+			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		rc->idx_size = len;
 		return 0;
 	}
 	unsigned char *buf = malloc(len);
 	if (!buf)
-		return errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	idx_header_encode(buf);
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	elog__idx_header_encode(buf);
 	for (size_t i = 0; i < rc->ix.n; i++)
-		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
-	err = fs_replace_file(dfd, name, buf, len);
+		elog__idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
+	err = elog__fs_replace_file(dfd, name, buf, len);
 	free(buf);
-	if (!err && (rc->idxfd = fs_openat(dfd, name, O_RDWR, 0)) < 0)
+	if (!err && (rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
 		err = errno;
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	rc->idx_size = len;
 	return 0;
 }
 
-int recover_active(int dfd, const struct watermark *wm, uint64_t base,
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
                    uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
@@ -158,11 +158,11 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	memset(rc, 0, sizeof *rc);
 	rc->segfd = rc->idxfd = -1;
 	rc->base = base;
-	seg_name(name, base, SEG_EXT);
+	elog__seg_name(name, base, SEG_EXT);
 	uint64_t acked = acknowledged_bytes(wm, base);
 
 	if (wm->segment_base > base)
-		return errmsg_set(msg, ELOG_CORRUPT,
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
 		    (unsigned long long)wm->segment_base);
 	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
@@ -172,19 +172,19 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	if (err != ELOG_END && err != ELOG_CORRUPT)
 		return err;
 	if (err == ELOG_CORRUPT && at < acked)
-		return errmsg_set(msg, ELOG_CORRUPT,
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		    "%s: damaged record at byte %llu, below the %llu durable bytes "
 		    "(acknowledged data is damaged; see elog-verify)", name,
 		    (unsigned long long)at, (unsigned long long)acked);
 	if (at < acked || next < wm->durable_end)
-		return errmsg_set(msg, ELOG_CORRUPT,
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		    "%s: ends at byte %llu (offset %llu), but the watermark says "
 		    "%llu bytes (offset %llu) are durable", name,
 		    (unsigned long long)at, (unsigned long long)next,
 		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
 	if (at < rc->file_size) {
 		if (ftruncate(rc->segfd, (off_t)at) < 0)
-			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		rc->cut = 1;
 	}
 	rc->size = at;
@@ -194,33 +194,33 @@ int recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	 * Bytes up to the watermark's were synced before it was written;
 	 * only a cut or bytes past them need it. */
 	if ((rc->cut || at > acked) && fdatasync(rc->segfd) < 0)
-		return errmsg_set(msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	return index_active(dfd, rc, msg);
 }
 
-void recovery_free(struct recovery *rc)
+void elog__recovery_free(struct recovery *rc)
 {
-	idx_free(&rc->ix);
+	elog__idx_free(&rc->ix);
 }
 
-int recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
+int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
 {
 	/* Every segment but the last is closed. */
 	for (size_t i = 0; i + 1 < sl->n; i++) {
 		char name[NAME_MAX_LOCAL];
 		struct stat st;
-		seg_name(name, sl->base[i], SEG_EXT);
-		int fd = fs_openat(dfd, name, O_RDONLY, 0);
+		elog__seg_name(name, sl->base[i], SEG_EXT);
+		int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 		if (fd < 0) {
 			if (errno == ENOENT)	/* removed by retention meanwhile */
 				continue;
-			return errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		}
 		int err = 0;
 		if (fstat(fd, &st) < 0)
-			err = errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		else if (!idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size, interval))
-			err = idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
+			err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+		else if (!elog__idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size, interval))
+			err = elog__idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
 			                  interval, NULL, msg);
 		close(fd);
 		/* A closed segment too damaged to index is elog-verify's
@@ -242,18 +242,18 @@ static int remove_half_created(const char *name, void *arg)
 {
 	struct leftovers *l = arg;
 	struct file_class fc;
-	int half_created = file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
-	if (!half_created && !fs_tmp_orphaned(name))
+	int half_created = elog__file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
+	if (!half_created && !elog__fs_tmp_orphaned(name))
 		return 0;
 	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
 		l->said = 1;
-		return errmsg_set(l->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(l->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
 	l->removed++;
 	return 0;
 }
 
-int recover_leftovers(int dfd, char *msg)
+int elog__recover_leftovers(int dfd, char *msg)
 {
 	/* "<base>.log.new" is a segment the writer was creating (header
 	 * written, not yet renamed) when it stopped.  Under LOCK no one else
@@ -261,10 +261,10 @@ int recover_leftovers(int dfd, char *msg)
 	 * of a replacement (an index rebuilt, consumers.json committed) whose
 	 * process was killed before renaming it. */
 	struct leftovers l = { dfd, 0, 0, msg };
-	int err = fs_dir_each(dfd, remove_half_created, &l);
+	int err = elog__fs_dir_each(dfd, remove_half_created, &l);
 	if (err && !l.said)
-		err = errmsg_set(msg, err, "listing the log directory: %s", elog_strerror(err));
-	if (!err && l.removed && (err = fs_fsync_dir(dfd)) != 0)
-		err = errmsg_set(msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		err = elog__errmsg_set(msg, err, "listing the log directory: %s", elog_strerror(err));
+	if (!err && l.removed && (err = elog__fs_fsync_dir(dfd)) != 0)
+		err = elog__errmsg_set(msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	return err;
 }

@@ -32,31 +32,31 @@ static void repaired(struct verify *v, const char *file, uint64_t pos,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	verify_vreport(v, ELOG_PROBLEM_REPAIRED, file, pos, fmt, ap);
+	elog__verify_vreport(v, ELOG_PROBLEM_REPAIRED, file, pos, fmt, ap);
 	va_end(ap);
 }
 
-int repair_lock(struct verify *v, int *lockfd, int *maintfd)
+int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 {
 	struct stat st;
 	int err;
 	/* Taking LOCK creates it: make sure this is a log first. */
 	if (fstatat(v->dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT
-		    ? errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+		    ? elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                 FN_SETTINGS)
-		    : errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, elog_strerror(errno));
+		    : elog__errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, elog_strerror(errno));
 	/* Writers hold LOCK for one batch at a time: wait for it as a
 	 * writer does.  Emptying their state makes every writer find
 	 * the tail anew after the repair. */
-	if ((err = lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
-	    (err = lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
+	if ((err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
+	    (err = elog__lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
 		return err;
 	if (ftruncate(*lockfd, 0) < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
-	if ((err = lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
+		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
-			errmsg_set(v->msg, err, "%s: a maintenance program "
+			elog__errmsg_set(v->msg, err, "%s: a maintenance program "
 			           "(elog-compact or elog-retain) is running", FN_MAINT);
 		return err;
 	}
@@ -74,7 +74,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 	char tmp[NAME_MAX_LOCAL + 64];
 	struct stat st;
 	int out = -1, err = 0;
-	int64_t now = fs_now_ms();
+	int64_t now = elog__fs_now_ms();
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 0)
 			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld", name,
@@ -85,13 +85,13 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 			break;
 		if (attempt > 100)
-			return errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
+			return elog__errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
 	}
 	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
 	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
-	out = fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	out = elog__fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (out < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", tmp, elog_strerror(errno));
+		return elog__errmsg_set(v->msg, errno, "%s: %s", tmp, elog_strerror(errno));
 	unsigned char *buf = malloc(1u << 16);
 	if (!buf)
 		err = ENOMEM;
@@ -109,13 +109,13 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
 		for (at = (uint64_t)data; !err && at < stop;) {
 			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at), got;
-			if ((err = fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
+			if ((err = elog__fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
 				break;
 			if (got == 0) {
 				at = end;	/* the file ends here */
 				break;
 			}
-			err = fs_pwrite_all(out, buf, got, (off_t)(at - from));
+			err = elog__fs_pwrite_all(out, buf, got, (off_t)(at - from));
 			at += got;
 		}
 	}
@@ -129,10 +129,10 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
 		err = errno;
 	if (!err)
-		err = fs_fsync_dir(v->dfd);
+		err = elog__fs_fsync_dir(v->dfd);
 	if (err) {
 		unlinkat(v->dfd, tmp, 0);
-		return errmsg_set(v->msg, err, "%s: %s", kept, elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "%s: %s", kept, elog_strerror(err));
 	}
 	return 0;
 }
@@ -141,12 +141,12 @@ static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
                          uint64_t len)
 {
 	char name[NAME_MAX_LOCAL], msg[ELOG_MSG_MAX];
-	int err = idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
-	seg_name(name, ss->base, IDX_EXT);
+	int err = elog__idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
+	elog__seg_name(name, ss->base, IDX_EXT);
 	if (err == ELOG_CORRUPT)
 		return 0;	/* its segment is damaged: reported already */
 	if (err)
-		return errmsg_set(v->msg, err, "%s", msg);
+		return elog__errmsg_set(v->msg, err, "%s", msg);
 	repaired(v, name, ELOG_NOPOS, "rebuilt from its segment");
 	return 0;
 }
@@ -158,10 +158,10 @@ static int repair_active(struct verify *v)
 	int err = 0;
 	if (!ss->scanned)
 		return 0;	/* a bad header: reported, not guessed at */
-	seg_name(name, ss->base, SEG_EXT);
-	int fd = fs_openat(v->dfd, name, O_RDWR, 0);
+	elog__seg_name(name, ss->base, SEG_EXT);
+	int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 	if (fd < 0)
-		return errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if (ss->bad_at != UINT64_MAX) {
 		/* No record of the log lies more than a segment's size past
 		 * the damage: what is further is cut without a copy. */
@@ -170,7 +170,7 @@ static int repair_active(struct verify *v)
 		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
 			goto out;
 		if (ftruncate(fd, (off_t)ss->bad_at) < 0 || fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+			err = elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
 		}
 		if (keep_end < ss->size)
@@ -195,27 +195,27 @@ static int repair_active(struct verify *v)
 		/* What the watermark will vouch for must be durable first. */
 		struct watermark wm = { ss->next, ss->base, ss->valid_end };
 		if (fdatasync(fd) < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+			err = elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
 		}
-		int wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+		int wfd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 		if (wfd < 0 && errno == ELOOP) {
 			/* A link holds no data of ours: replace it by a file. */
 			if (unlinkat(v->dfd, FN_WATERMARK, 0) == 0)
-				wfd = fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
+				wfd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
 		}
 		if (wfd < 0) {
-			err = errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+			err = elog__errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 			goto out;
 		}
-		err = wm_write(wfd, &wm);
+		err = elog__wm_write(wfd, &wm);
 		if (!err && (ftruncate(wfd, WM_SIZE) < 0 || fsync(wfd) < 0))
 			err = errno;
 		close(wfd);
 		if (!err)
-			err = fs_fsync_dir(v->dfd);
+			err = elog__fs_fsync_dir(v->dfd);
 		if (err) {
-			err = errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+			err = elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 			goto out;
 		}
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
@@ -233,26 +233,26 @@ out:
 static int drop_stale_tmp(const char *name, void *arg)
 {
 	struct verify *v = arg;
-	if (fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
+	if (elog__fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
 		repaired(v, name, ELOG_NOPOS,
 		         "removed: the temporary file of a process that died");
 	return 0;
 }
 
-int repair(struct verify *v)
+int elog__repair_run(struct verify *v)
 {
-	int err = fs_dir_each(v->dfd, drop_stale_tmp, v);
+	int err = elog__fs_dir_each(v->dfd, drop_stale_tmp, v);
 	if (err)
-		return errmsg_set(v->msg, err, "listing the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "listing the log directory: %s", elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
 		char name[NAME_MAX_LOCAL];
 		if (!ss->idx_bad || !ss->clean || !v->have_set)
 			continue;
-		seg_name(name, ss->base, SEG_EXT);
-		int fd = fs_openat(v->dfd, name, O_RDONLY, 0);
+		elog__seg_name(name, ss->base, SEG_EXT);
+		int fd = elog__fs_openat(v->dfd, name, O_RDONLY, 0);
 		if (fd < 0)
-			return errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 		err = rebuild_index(v, fd, ss, ss->size);
 		close(fd);
 		if (err)
@@ -261,8 +261,8 @@ int repair(struct verify *v)
 	if (v->start_fix && v->n) {
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */
-		if ((err = start_write(v->dfd, v->base[0])) != 0)
-			return errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
+		if ((err = elog__start_write(v->dfd, v->base[0])) != 0)
+			return elog__errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		repaired(v, FN_START, ELOG_NOPOS,
 		         "rewritten: the log starts at offset %llu",
 		         (unsigned long long)v->base[0]);

@@ -3,7 +3,7 @@
  * first.  The run decides first how many go, then records the log's new
  * first offset (the base of the first segment kept) in the start file,
  * durably, and only then unlinks the segments below it, each .log then its
- * .idx, with one sync of the directory at the end (seg_remove_below() in
+ * .idx, with one sync of the directory at the end (elog__seg_remove_below() in
  * maint.c).  Unlinks reach the disk in no set order, but every listing of
  * segments leaves out those below the start, so a crash can never leave a
  * hole in the middle of the log; the next run unlinks what a crash left.
@@ -32,11 +32,11 @@ static int log_bytes(struct maint *m, uint64_t *total)
 	struct stat st;
 	*total = 0;
 	for (size_t i = 0; i < m->sl.n; i++) {
-		seg_name(name, m->sl.base[i], SEG_EXT);
+		elog__seg_name(name, m->sl.base[i], SEG_EXT);
 		if (fstatat(m->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT)
 				continue;
-			return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 		}
 		*total += (uint64_t)st.st_size;
 	}
@@ -54,7 +54,7 @@ static int info(struct infos *in, size_t k, const struct seg_info **out)
 {
 	int err;
 	if (!in->have[k]) {
-		if ((err = seg_info_read(in->m, in->m->sl.base[k], &in->si[k])) != 0)
+		if ((err = elog__seg_info_read(in->m, in->m->sl.base[k], &in->si[k])) != 0)
 			return err;
 		in->have[k] = 1;
 	}
@@ -74,7 +74,7 @@ static int judged_ms(struct infos *in, size_t k, int64_t now, int64_t *ms, int *
 	for (size_t j = k; j < in->m->nclosed; j++) {
 		if ((err = info(in, j, &si)) != 0)
 			return err;
-		if (!si->empty && ts_plausible(si->newest_ms, now)) {
+		if (!si->empty && elog__ts_plausible(si->newest_ms, now)) {
 			*ms = si->newest_ms;
 			return 0;
 		}
@@ -89,14 +89,14 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 {
 	uint64_t max_age = limit_of(o->max_age_ms, m->set.retain_ms);
 	uint64_t max_bytes = limit_of(o->max_bytes, m->set.retain_bytes);
-	int64_t now = o->now_ms ? o->now_ms : fs_now_ms();
+	int64_t now = o->now_ms ? o->now_ms : elog__fs_now_ms();
 	uint64_t total;
 	int err;
 
 	if (!max_age && !max_bytes)
-		return errmsg_set(m->msg, ELOG_INVALID, "no retention policy: the log "
+		return elog__errmsg_set(m->msg, ELOG_INVALID, "no retention policy: the log "
 		    "has none stored, and no age or size limit was given");
-	if (!o->dry_run && (err = maint_cleanup(m, &res->leftovers)) != 0)
+	if (!o->dry_run && (err = elog__maint_cleanup(m, &res->leftovers)) != 0)
 		return err;
 	res->start_before = res->start_after = m->sl.n ? m->sl.base[0] : 0;
 	if ((err = log_bytes(m, &total)) != 0)
@@ -108,7 +108,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	                    calloc(m->nclosed + 1, 1) };
 	size_t k = 0;
 	if (!rep || !in.si || !in.have) {
-		err = errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		err = elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		goto out;
 	}
 	for (; k < m->nclosed; k++) {
@@ -148,7 +148,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	if (k > 0) {
 		res->start_after = m->sl.base[k];
 		if (!o->dry_run)
-			err = seg_remove_below(m, res->start_after);
+			err = elog__seg_remove_below(m, res->start_after);
 	}
 	for (size_t i = 0; !err && o->each && i < k; i++)
 		o->each(&rep[i], o->arg);
@@ -175,11 +175,11 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
 		o = &none;
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
-	int err = maint_open(&m, dir, o->wait, msg);
+	int err = elog__maint_open(&m, dir, o->wait, msg);
 	if (!err)
 		err = retain(&m, o, res);
 	if (!err && !o->dry_run)
-		lastrun_mark(m.dfd, FN_RETAIN_LAST, fs_now_ms());
-	maint_close(&m);
+		elog__lastrun_mark(m.dfd, FN_RETAIN_LAST, elog__fs_now_ms());
+	elog__maint_close(&m);
 	return err;
 }

@@ -49,7 +49,7 @@ struct salvager {
 static int good_at(const unsigned char *p, size_t avail, uint64_t lo,
                    uint64_t next_base, struct elog_record *rec, size_t *size)
 {
-	return rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
+	return elog__rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
 	       rec->offset < next_base;
 }
 
@@ -86,25 +86,25 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	struct stat st;
 	int err = 0;
 
-	seg_name(name, base, SEG_EXT);
-	int fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	elog__seg_name(name, base, SEG_EXT);
+	int fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
-		return errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if (fstat(fd, &st) < 0)
 		err = errno;
 	else if (!(data = malloc((size_t)st.st_size + 1)))
 		err = ENOMEM;
 	else
-		err = fs_pread_full(fd, data, (size_t)st.st_size, 0, &size);
+		err = elog__fs_pread_full(fd, data, (size_t)st.st_size, 0, &size);
 	if (err) {
 		close(fd);
 		free(data);
-		return errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	close(fd);
-	if (size < SEG_HDR || seg_header_check(data, base) != 0) {
+	if (size < SEG_HDR || elog__seg_header_check(data, base) != 0) {
 		free(data);
-		return errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged; "
+		return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged; "
 		                  "salvage needs it to know how values are stored", name);
 	}
 
@@ -138,7 +138,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	}
 	free(data);
 	if (err) {
-		err = errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		goto out;
 	}
 	if (nd == 0)
@@ -146,9 +146,9 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 
 	/* 1: the damaged bytes, aside. */
 	snprintf(aside, sizeof aside, "%s" CUT_INFIX "%lld", name, (long long)v->now);
-	maint_step();
-	if ((err = fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
-		err = errmsg_set(m->msg, err, "%s: %s", aside, elog_strerror(err));
+	elog__maint_step();
+	if ((err = elog__fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
+		err = elog__errmsg_set(m->msg, err, "%s: %s", aside, elog_strerror(err));
 		goto out;
 	}
 	/* 2: the ranges, for readers.  An empty range (damage between two
@@ -157,25 +157,25 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	for (size_t i = 0; i < nd; i++) {
 		if (d[i].first > d[i].last)
 			continue;
-		maint_step();
-		if ((err = holes_add(m->dfd, d[i].first, d[i].last, v->now)) != 0) {
-			err = errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+		elog__maint_step();
+		if ((err = elog__holes_add(m->dfd, d[i].first, d[i].last, v->now)) != 0) {
+			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
 			goto out;
 		}
 	}
 	/* 3: the good records, in place of the segment, and a new index. */
-	maint_step();
-	if ((err = fs_replace_file(m->dfd, name, keep, klen)) != 0) {
-		err = errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	elog__maint_step();
+	if ((err = elog__fs_replace_file(m->dfd, name, keep, klen)) != 0) {
+		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		goto out;
 	}
-	fd = fs_openat(m->dfd, name, O_RDONLY, 0);
+	fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0) {
-		err = errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+		err = elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 		goto out;
 	}
-	maint_step();
-	err = idx_rebuild(m->dfd, fd, base, klen, m->set.index_interval, NULL, m->msg);
+	elog__maint_step();
+	err = elog__idx_rebuild(m->dfd, fd, base, klen, m->set.index_interval, NULL, m->msg);
 	close(fd);
 	if (err)
 		goto out;
@@ -210,10 +210,10 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
 		res = &dummy;
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
-	int err = maint_open(&m, dir, 0, msg);
-	struct salvager v = { &m, each, arg, fs_now_ms(), res };
+	int err = elog__maint_open(&m, dir, 0, msg);
+	struct salvager v = { &m, each, arg, elog__fs_now_ms(), res };
 	for (size_t i = 0; !err && i < m.nclosed; i++)
 		err = salvage_one(&v, m.sl.base[i], m.sl.base[i + 1]);
-	maint_close(&m);
+	elog__maint_close(&m);
 	return err;
 }

@@ -14,7 +14,7 @@
 #define SCAN_BUF (256u << 10)
 #define SCAN_FIRST (8u << 10)	/* after a seek: the record is near */
 
-int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit)
+int elog__scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit)
 {
 	memset(s, 0, sizeof *s);
 	s->buf = malloc(SCAN_BUF);
@@ -30,7 +30,7 @@ int scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limi
 	return 0;
 }
 
-int scan_read_head(struct scan *s, size_t want, size_t *got)
+int elog__scan_read_head(struct scan *s, size_t want, size_t *got)
 {
 	if (want > s->cap)
 		want = s->cap;
@@ -47,13 +47,13 @@ int scan_read_head(struct scan *s, size_t want, size_t *got)
 	return 0;
 }
 
-void scan_free(struct scan *s)
+void elog__scan_free(struct scan *s)
 {
 	free(s->buf);
 	s->buf = NULL;
 }
 
-void scan_seek(struct scan *s, uint64_t pos)
+void elog__scan_seek(struct scan *s, uint64_t pos)
 {
 	if (pos >= s->buf_pos && pos <= s->buf_pos + s->len) {
 		s->off = (size_t)(pos - s->buf_pos);
@@ -112,7 +112,7 @@ static int fill(struct scan *s, size_t need)
 	return 0;
 }
 
-int scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
+int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 {
 	s->trunc = 0;
 	*at = s->pos;
@@ -135,7 +135,7 @@ int scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 	if (err)
 		return err;
 	size_t size;
-	int rc = rec_decode(s->buf + s->off, s->len - s->off, rec, &size);
+	int rc = elog__rec_decode(s->buf + s->off, s->len - s->off, rec, &size);
 	if (rc == ELOG_END) {
 		s->trunc = 1;
 		return ELOG_CORRUPT;
@@ -147,7 +147,7 @@ int scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 	return 0;
 }
 
-int scan_truncated(const struct scan *s)
+int elog__scan_truncated(const struct scan *s)
 {
 	return s->trunc;
 }

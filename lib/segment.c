@@ -19,7 +19,7 @@ static void name_of(char *buf, size_t size, uint64_t base, const char *ext)
 	snprintf(buf, size, "%0*llu%s", SEG_NAME_LEN, (unsigned long long)base, ext);
 }
 
-void seg_name(char *buf, uint64_t base, const char *ext)
+void elog__seg_name(char *buf, uint64_t base, const char *ext)
 {
 	name_of(buf, NAME_MAX_LOCAL, base, ext);
 }
@@ -32,7 +32,7 @@ void elog_segment_name(char *buf, uint64_t base)
 	name_of(buf, ELOG_SEGMENT_NAME_MAX, base, SEG_EXT);
 }
 
-int seg_parse_name(const char *name, const char *ext, uint64_t *base)
+int elog__seg_parse_name(const char *name, const char *ext, uint64_t *base)
 {
 	uint64_t v = 0;
 	for (int i = 0; i < SEG_NAME_LEN; i++) {
@@ -49,49 +49,49 @@ int seg_parse_name(const char *name, const char *ext, uint64_t *base)
 	return 1;
 }
 
-void seg_header_encode(unsigned char *p, uint64_t base)
+void elog__seg_header_encode(unsigned char *p, uint64_t base)
 {
-	seg_header_encode_flags(p, base, 0);
+	elog__seg_header_encode_flags(p, base, 0);
 }
 
-void seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags)
+void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags)
 {
 	memcpy(p, SEG_MAGIC, 8);
 	put32(p + SEG_AT_VERSION, SEG_VERSION);
 	put32(p + SEG_AT_FLAGS, flags);
 	put64(p + SEG_AT_BASE, base);
-	put32(p + SEG_AT_CRC, elog_crc32c(0, p, SEG_AT_CRC));
+	put32(p + SEG_AT_CRC, elog__crc32c(0, p, SEG_AT_CRC));
 	put32(p + SEG_AT_RESERVED, 0);
 }
 
-int seg_header_check(const unsigned char *p, uint64_t base)
+int elog__seg_header_check(const unsigned char *p, uint64_t base)
 {
 	if (memcmp(p, SEG_MAGIC, 8) != 0)
 		return ELOG_CORRUPT;
-	if (get32(p + 24) != elog_crc32c(0, p, 24))
+	if (get32(p + 24) != elog__crc32c(0, p, 24))
 		return ELOG_CORRUPT;
 	uint32_t flags = get32(p + 12);
-	if (get32(p + 8) != SEG_VERSION || !codec_flags_valid(flags))
+	if (get32(p + 8) != SEG_VERSION || !elog__codec_flags_valid(flags))
 		return ELOG_BADVERSION;
 	if (get64(p + 16) != base)
 		return ELOG_CORRUPT;
 	return 0;
 }
 
-uint32_t seg_header_flags(const unsigned char *p)
+uint32_t elog__seg_header_flags(const unsigned char *p)
 {
 	return get32(p + SEG_AT_FLAGS);
 }
 
-int seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
+int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 {
 	if (got < SEG_HDR)
 		return SEG_FAULT_SHORT;
 	if (memcmp(p, SEG_MAGIC, 8) != 0)
 		return SEG_FAULT_MAGIC;
-	if (get32(p + SEG_AT_CRC) != elog_crc32c(0, p, SEG_AT_CRC))
+	if (get32(p + SEG_AT_CRC) != elog__crc32c(0, p, SEG_AT_CRC))
 		return SEG_FAULT_CRC;
-	int err = seg_header_check(p, base);
+	int err = elog__seg_header_check(p, base);
 	if (err == ELOG_BADVERSION)
 		return SEG_FAULT_VERSION;
 	if (err)
@@ -101,52 +101,52 @@ int seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 	return SEG_FAULT_NONE;
 }
 
-int seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
+int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
 {
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
-	int err = got < SEG_HDR ? ELOG_CORRUPT : seg_header_check(p, base);
+	int err = got < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(p, base);
 	if (!err)
 		return 0;
-	seg_name(name, base, SEG_EXT);
-	return errmsg_set(msg ? msg : local, err, "%s: %s", name,
+	elog__seg_name(name, base, SEG_EXT);
+	return elog__errmsg_set(msg ? msg : local, err, "%s: %s", name,
 	                  got < SEG_HDR ? "truncated header" :
 	                  err == ELOG_BADVERSION ? "unsupported segment version" :
 	                                        "bad segment header");
 }
 
-int seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
+int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
                  unsigned char *hdr, size_t *got, struct stat *st, char *msg)
 {
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = 0;
-	seg_name(name, base, SEG_EXT);
-	*fd = fs_openat(dfd, name, oflags, 0);
+	elog__seg_name(name, base, SEG_EXT);
+	*fd = elog__fs_openat(dfd, name, oflags, 0);
 	if (*fd < 0)
 		err = errno;
 	else if (st && fstat(*fd, st) < 0)
 		err = errno;
 	else
-		err = fs_pread_full(*fd, hdr, SEG_HDR, 0, got);
+		err = elog__fs_pread_full(*fd, hdr, SEG_HDR, 0, got);
 	if (!err)
 		return 0;
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-	return errmsg_set(msg ? msg : local, err, "%s: %s", name, elog_strerror(err));
+	return elog__errmsg_set(msg ? msg : local, err, "%s: %s", name, elog_strerror(err));
 }
 
-int seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
+int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
              struct stat *st, char *msg)
 {
 	unsigned char hdr[SEG_HDR];
 	size_t got;
-	int err = seg_open_raw(dfd, base, oflags, fd, hdr, &got, st, msg);
-	if (!err && (err = seg_header_verify(hdr, got, base, msg)) != 0) {
+	int err = elog__seg_open_raw(dfd, base, oflags, fd, hdr, &got, st, msg);
+	if (!err && (err = elog__seg_header_verify(hdr, got, base, msg)) != 0) {
 		close(*fd);
 		*fd = -1;
 	}
 	if (!err && flags)
-		*flags = seg_header_flags(hdr);
+		*flags = elog__seg_header_flags(hdr);
 	return err;
 }
 
@@ -165,7 +165,7 @@ static int collect_segment(const char *name, void *arg)
 {
 	struct collect *c = arg;
 	uint64_t base;
-	if (!seg_parse_name(name, SEG_EXT, &base))
+	if (!elog__seg_parse_name(name, SEG_EXT, &base))
 		return 0;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
@@ -179,20 +179,20 @@ static int collect_segment(const char *name, void *arg)
 	return 0;
 }
 
-int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv)
+int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv)
 {
 	struct collect c = { 0 };
-	struct start_view local;
+	struct elog__start_view local;
 	if (!sv)
 		sv = &local;
 	/* The directory first, then the start: retention writes the start
 	 * before it unlinks, so whatever listing we got, the start read
 	 * after it hides every segment that is no longer in it. */
-	int err = fs_dir_each(dfd, collect_segment, &c);
+	int err = elog__fs_dir_each(dfd, collect_segment, &c);
 	if (!err && c.n)
 		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
 	if (!err)
-		err = start_view(dfd, c.v, c.n, sv);
+		err = elog__start_view(dfd, c.v, c.n, sv);
 	if (err) {
 		free(c.v);
 		return err;
@@ -204,19 +204,19 @@ int seglist_read_start(int dfd, struct seglist *sl, struct start_view *sv)
 	return 0;
 }
 
-int seglist_read(int dfd, struct seglist *sl)
+int elog__seglist_read(int dfd, struct seglist *sl)
 {
-	return seglist_read_start(dfd, sl, NULL);
+	return elog__seglist_read_start(dfd, sl, NULL);
 }
 
-void seglist_free(struct seglist *sl)
+void elog__seglist_free(struct seglist *sl)
 {
 	free(sl->base);
 	sl->base = NULL;
 	sl->n = 0;
 }
 
-ssize_t seglist_find(const struct seglist *sl, uint64_t offset)
+ssize_t elog__seglist_find(const struct seglist *sl, uint64_t offset)
 {
 	size_t lo = 0, hi = sl->n;	/* answer in [lo-1, hi) */
 	while (lo < hi) {

@@ -18,7 +18,7 @@
  * number other than 1 is refused.
  *
  * Creation options given again when an existing log is opened must agree
- * with what is stored (settings_check_options()); the settings change only
+ * with what is stored (elog__settings_check_options()); the settings change only
  * through elog_settings_update(), which replaces the file under the
  * maintenance lock.
  */
@@ -70,7 +70,7 @@ enum kind {
 	K_INT,		/* a decimal number (int) */
 };
 
-/* The keys, in the order settings_format() writes them.  A number must lie
+/* The keys, in the order elog__settings_format() writes them.  A number must lie
  * in [min, max] once the whole file is read (a key left out counts as 0);
  * a word other than the two returns unknown at once. */
 static const struct key {
@@ -162,7 +162,7 @@ static void number_store(const struct key *k, uint64_t v, struct elog_settings *
 	}
 }
 
-int settings_parse(const char *text, size_t len, struct elog_settings *s)
+int elog__settings_parse(const char *text, size_t len, struct elog_settings *s)
 {
 	uint64_t num[NKEYS] = { 0 };	/* the numbers, by key */
 	const char *p = text, *end = text + len, *le;
@@ -197,7 +197,7 @@ int settings_parse(const char *text, size_t len, struct elog_settings *s)
 	return 0;
 }
 
-size_t settings_format(const struct elog_settings *s, char *buf)
+size_t elog__settings_format(const struct elog_settings *s, char *buf)
 {
 	size_t n = 0;
 
@@ -237,39 +237,39 @@ size_t settings_format(const struct elog_settings *s, char *buf)
 	return n;
 }
 
-int settings_load(int dfd, struct elog_settings *s, char *msg)
+int elog__settings_load(int dfd, struct elog_settings *s, char *msg)
 {
 	char *text;
 	size_t len;
-	int err = fs_read_small(dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
+	int err = elog__fs_read_small(dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
 	if (err == ENOENT)
-		return errmsg_set(msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+		return elog__errmsg_set(msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                  FN_SETTINGS);
 	if (err == EFBIG)
-		return errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes",
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes",
 		                  FN_SETTINGS, SETTINGS_MAX);
 	if (err)
-		return errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
-	err = settings_parse(text, len, s);
+		return elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
+	err = elog__settings_parse(text, len, s);
 	free(text);
 	if (err == ELOG_BADVERSION)
-		return errmsg_set(msg, err, "%s: unsupported format version", FN_SETTINGS);
+		return elog__errmsg_set(msg, err, "%s: unsupported format version", FN_SETTINGS);
 	if (err)
-		return errmsg_set(msg, err, "%s: malformed settings", FN_SETTINGS);
+		return elog__errmsg_set(msg, err, "%s: malformed settings", FN_SETTINGS);
 	return 0;
 }
 
-int settings_store(int dfd, const struct elog_settings *s)
+int elog__settings_store(int dfd, const struct elog_settings *s)
 {
 	char buf[SETTINGS_MAX];
-	size_t n = settings_format(s, buf);
-	return fs_replace_file(dfd, FN_SETTINGS, buf, n);
+	size_t n = elog__settings_format(s, buf);
+	return elog__fs_replace_file(dfd, FN_SETTINGS, buf, n);
 }
 
-int settings_new_id(char id[33])
+int elog__settings_new_id(char id[33])
 {
 	unsigned char raw[16];
-	int err = fs_random(raw, sizeof raw);
+	int err = elog__fs_random(raw, sizeof raw);
 	if (err)
 		return err;
 	for (int i = 0; i < 16; i++)
@@ -285,8 +285,8 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 	msg[0] = '\0';
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	int err = settings_load(dfd, s, msg);
+		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
+	int err = elog__settings_load(dfd, s, msg);
 	close(dfd);
 	return err;
 }
@@ -294,35 +294,35 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 /* The hint every refusal of a creation option ends with. */
 #define SET_HINT "; change the log's settings with elog-retain --set"
 
-int settings_check_options(const struct elog_settings *s,
+int elog__settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg)
 {
 	if (!opt)
 		return 0;
 	/* Only what was given is compared: zero means "the log's". */
 	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
-		return errmsg_set(msg, ELOG_INVALID, "the log's segment size is %llu "
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's segment size is %llu "
 		    "bytes, not %llu" SET_HINT, (unsigned long long)s->segment_bytes,
 		    (unsigned long long)opt->segment_bytes);
 	if (opt->index_interval && opt->index_interval != s->index_interval)
-		return errmsg_set(msg, ELOG_INVALID, "the log's index interval is %u "
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's index interval is %u "
 		    "bytes, not %u" SET_HINT, s->index_interval, opt->index_interval);
 	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
-		return errmsg_set(msg, ELOG_INVALID, "the log's retention age is %llu ms, "
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's retention age is %llu ms, "
 		    "not %llu" SET_HINT, (unsigned long long)s->retain_ms,
 		    (unsigned long long)opt->retain_ms);
 	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
-		return errmsg_set(msg, ELOG_INVALID, "the log's retention size is %llu "
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's retention size is %llu "
 		    "bytes, not %llu" SET_HINT, (unsigned long long)s->retain_bytes,
 		    (unsigned long long)opt->retain_bytes);
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
-		return errmsg_set(msg, ELOG_INVALID, "the log is not compressed" SET_HINT);
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log is not compressed" SET_HINT);
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
 	    opt->compression_level != s->compression_level)
-		return errmsg_set(msg, ELOG_INVALID, "the log's zstd level is %d, not %d"
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's zstd level is %d, not %d"
 		    SET_HINT, s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
-		return errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
 	return 0;
 }
 
@@ -338,11 +338,11 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 	msg[0] = '\0';
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return errmsg_set(msg, errno, "%s", elog_strerror(errno));
+		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
 	/* The maintenance lock keeps two updates from losing one another. */
-	if ((err = settings_load(dfd, &s, msg)) != 0 ||
-	    (err = lock_take(dfd, FN_MAINT, 1, 1, &lockfd, msg)) != 0 ||
-	    (err = settings_load(dfd, &s, msg)) != 0)
+	if ((err = elog__settings_load(dfd, &s, msg)) != 0 ||
+	    (err = elog__lock_take(dfd, FN_MAINT, 1, 1, &lockfd, msg)) != 0 ||
+	    (err = elog__settings_load(dfd, &s, msg)) != 0)
 		goto out;
 	if (fields & ELOG_SET_SEGMENT_BYTES)
 		s.segment_bytes = opt->segment_bytes;
@@ -370,11 +370,11 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 		.compression = s.compression, .compression_level = s.compression_level,
 		.no_dictionary = s.no_dictionary,
 	};
-	if ((err = opt_check(&o, &chk, msg)) != 0)
+	if ((err = elog__opt_check(&o, &chk, msg)) != 0)
 		goto out;
 	s.compression_level = chk.compression_level;
-	if ((err = settings_store(dfd, &s)) != 0)
-		err = errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
+	if ((err = elog__settings_store(dfd, &s)) != 0)
+		err = elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 out:
 	if (lockfd >= 0)
 		close(lockfd);

@@ -26,24 +26,24 @@
 
 #include "internal.h"
 
-void start_encode(unsigned char *p, uint64_t start)
+void elog__start_encode(unsigned char *p, uint64_t start)
 {
 	memcpy(p, START_MAGIC, 8);
 	put32(p + 8, START_VERSION);
 	put32(p + 12, 0);
 	put64(p + 16, start);
-	put32(p + 24, elog_crc32c(0, p, 24));
+	put32(p + 24, elog__crc32c(0, p, 24));
 	put32(p + 28, 0);
 }
 
-int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why)
+int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why)
 {
 	const char *w = NULL;
 	if (len != START_SIZE)
 		w = "not 32 bytes long";
 	else if (memcmp(p, START_MAGIC, 8) != 0)
 		w = "bad magic";
-	else if (get32(p + 24) != elog_crc32c(0, p, 24))
+	else if (get32(p + 24) != elog__crc32c(0, p, 24))
 		w = "checksum mismatch";
 	else if (get32(p + 8) != START_VERSION)
 		return ELOG_BADVERSION;
@@ -57,12 +57,12 @@ int start_decode(const unsigned char *p, size_t len, uint64_t *start, const char
 	return 0;
 }
 
-int start_write(int dfd, uint64_t start)
+int elog__start_write(int dfd, uint64_t start)
 {
 	unsigned char buf[START_SIZE];
 	struct stat st;
-	start_encode(buf, start);
-	int err = fs_replace_file(dfd, FN_START, buf, sizeof buf);
+	elog__start_encode(buf, start);
+	int err = elog__fs_replace_file(dfd, FN_START, buf, sizeof buf);
 	if (err != ENOSPC && err != EDQUOT)
 		return err;
 	/* A full disk has no room for a new file, but the file made with
@@ -73,14 +73,14 @@ int start_write(int dfd, uint64_t start)
 	 * below the old start was unlinked, and the directory synced,
 	 * before it began.  Elsewhere the file is replaced whole, so that it
 	 * is never seen torn. */
-	int fd = fs_openat(dfd, FN_START, O_RDWR, 0);
+	int fd = elog__fs_openat(dfd, FN_START, O_RDWR, 0);
 	if (fd < 0)
 		return err;
 	if (fstat(fd, &st) < 0 || st.st_size != START_SIZE) {
 		close(fd);
 		return err;
 	}
-	err = fs_pwrite_all(fd, buf, sizeof buf, 0);
+	err = elog__fs_pwrite_all(fd, buf, sizeof buf, 0);
 	if (!err && fdatasync(fd) < 0)
 		err = errno;
 	if (close(fd) < 0 && !err)
@@ -88,12 +88,12 @@ int start_write(int dfd, uint64_t start)
 	return err;
 }
 
-int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
+int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start_view *sv)
 {
 	char *data;
 	size_t len;
 	memset(sv, 0, sizeof *sv);
-	int err = fs_read_small(dfd, FN_START, START_SIZE + 1, &data, &len);
+	int err = elog__fs_read_small(dfd, FN_START, START_SIZE + 1, &data, &len);
 	switch (err) {
 	case 0:
 		break;
@@ -115,7 +115,7 @@ int start_view(int dfd, const uint64_t *base, size_t n, struct start_view *sv)
 	default:
 		return err;
 	}
-	err = start_decode((const unsigned char *)data, len, &sv->start, &sv->why);
+	err = elog__start_decode((const unsigned char *)data, len, &sv->start, &sv->why);
 	free(data);
 	if (err == ELOG_BADVERSION)
 		return err;

@@ -50,7 +50,7 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
 	char why[ELOG_MSG_MAX];
 	struct stat st;
 	*limit = 0;
-	int err = seg_open(u->dfd, base, O_RDONLY, fd, flags, &st, why);
+	int err = elog__seg_open(u->dfd, base, O_RDONLY, fd, flags, &st, why);
 	if (err == ENOENT)
 		return 0;
 	if (err == ELOG_CORRUPT || err == ELOG_BADVERSION) {
@@ -59,7 +59,7 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
 		return 0;
 	}
 	if (err)
-		return errmsg_set(u->msg, err, "%s", why);
+		return elog__errmsg_set(u->msg, err, "%s", why);
 	*limit = durable_bytes(u, base, (uint64_t)st.st_size);
 	return 0;
 }
@@ -77,12 +77,12 @@ static int find_first(struct sum *u)
 			return err;
 		if (fd < 0)
 			continue;
-		if ((err = scan_init(&sc, fd, u->sl.base[i], SEG_HDR, limit)) != 0) {
+		if ((err = elog__scan_init(&sc, fd, u->sl.base[i], SEG_HDR, limit)) != 0) {
 			close(fd);
-			return errmsg_set(u->msg, err, "%s", elog_strerror(err));
+			return elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
 		}
-		err = scan_next(&sc, &rec, &at);
-		scan_free(&sc);
+		err = elog__scan_next(&sc, &rec, &at);
+		elog__scan_free(&sc);
 		close(fd);
 		if (err == 0) {
 			/* Above the durable end: nothing durable at all. */
@@ -96,7 +96,7 @@ static int find_first(struct sum *u)
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
 		else if (err != ELOG_END)
-			return errmsg_set(u->msg, err, "%s", elog_strerror(err));
+			return elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
 	}
 	return 0;
 }
@@ -113,7 +113,7 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 	int intact;
 
 	*ts_max = INT64_MIN;
-	if (idx_load(u->dfd, base, limit, &ix, &intact) != 0)
+	if (elog__idx_load(u->dfd, base, limit, &ix, &intact) != 0)
 		return from;
 	size_t k = ix.n;
 	while (k > 0 && ix.e[k - 1].pos + (uint64_t)SAMPLE_BYTES > limit)
@@ -122,15 +122,15 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 	 * last of them, or at the first entry when none does. */
 	size_t pick = k > 0 ? k - 1 : 0;
 	if (ix.n > 0) {
-		scan_seek(sc, ix.e[pick].pos);
-		if (scan_next(sc, &rec, &at) == 0 && rec.offset == ix.e[pick].offset) {
+		elog__scan_seek(sc, ix.e[pick].pos);
+		if (elog__scan_next(sc, &rec, &at) == 0 && rec.offset == ix.e[pick].offset) {
 			from = ix.e[pick].pos;
 			/* ts_max counts every record from the segment's
 			 * start through the entry's own. */
 			*ts_max = ix.e[pick].ts_max;
 		}
 	}
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	return from;
 }
 
@@ -143,14 +143,14 @@ static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
 	size_t raw;
 
 	if (!*vd)
-		*vd = vdec_new();
-	if (!*vd || vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len,
+		*vd = elog__vdec_new();
+	if (!*vd || elog__vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len,
 	                       &out, &raw, why) != 0) {
 		u->s->sample_unknown = 1;
 		return;
 	}
-	u->s->sample_stored += rec_size(rec->key_len, rec->value_len);
-	u->s->sample_raw += rec_size(rec->key_len, raw);
+	u->s->sample_stored += elog__rec_size(rec->key_len, rec->value_len);
+	u->s->sample_raw += elog__rec_size(rec->key_len, raw);
 }
 
 /* The last durable record, the newest timestamp of its segment, and the
@@ -171,13 +171,13 @@ static int find_last(struct sum *u)
 			break;
 		if (fd < 0)
 			continue;
-		if ((err = scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+		if ((err = elog__scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
 			close(fd);
-			err = errmsg_set(u->msg, err, "%s", elog_strerror(err));
+			err = elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
 			break;
 		}
-		scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
-		while ((err = scan_next(&sc, &rec, &at)) == 0 && rec.offset < u->wm.durable_end) {
+		elog__scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
+		while ((err = elog__scan_next(&sc, &rec, &at)) == 0 && rec.offset < u->wm.durable_end) {
 			u->s->have_last = 1;
 			u->s->last = rec.offset;
 			if (rec.ts_ms > newest)
@@ -186,14 +186,14 @@ static int find_last(struct sum *u)
 		}
 		if (err == ELOG_CORRUPT)
 			u->s->damaged = 1;
-		err = err > 0 ? errmsg_set(u->msg, err, "%s", elog_strerror(err)) : 0;
+		err = err > 0 ? elog__errmsg_set(u->msg, err, "%s", elog_strerror(err)) : 0;
 		u->s->newest_ms = newest;
-		scan_free(&sc);
+		elog__scan_free(&sc);
 		close(fd);
 		if (err)
 			break;
 	}
-	vdec_free(vd);
+	elog__vdec_free(vd);
 	return err;
 }
 
@@ -209,7 +209,7 @@ static int add_size(const char *name, void *arg)
 		return 0;	/* gone meanwhile, or not ours to count */
 	u->s->dir_bytes += (uint64_t)st.st_size;
 	u->s->disk_bytes += (uint64_t)st.st_blocks * 512;
-	if (seg_parse_name(name, SEG_EXT, &base) && u->sl.n && base >= u->sl.base[0])
+	if (elog__seg_parse_name(name, SEG_EXT, &base) && u->sl.n && base >= u->sl.base[0])
 		u->s->log_bytes += (uint64_t)st.st_size;
 	return 0;
 }
@@ -219,12 +219,12 @@ static void holders(struct sum *u)
 	pid_t *p;
 	size_t n;
 
-	u->s->writers_known = lock_holders(u->dfd, FN_WRITERS, &u->s->writers,
+	u->s->writers_known = elog__lock_holders(u->dfd, FN_WRITERS, &u->s->writers,
 	                                   &u->s->nwriters) == 0;
-	if (lock_holders(u->dfd, FN_LOCK, &p, &n) == 0 && n > 0)
+	if (elog__lock_holders(u->dfd, FN_LOCK, &p, &n) == 0 && n > 0)
 		u->s->batch_pid = p[0];
 	free(p);
-	if (lock_holders(u->dfd, FN_MAINT, &p, &n) == 0 && n > 0)
+	if (elog__lock_holders(u->dfd, FN_MAINT, &p, &n) == 0 && n > 0)
 		u->s->maint_pid = p[0];
 	free(p);
 }
@@ -232,35 +232,35 @@ static void holders(struct sum *u)
 static int summarize(struct sum *u)
 {
 	struct elog_summary *s = u->s;
-	struct start_view sv;
+	struct elog__start_view sv;
 	struct stat st;
 	int err;
 
-	if ((err = settings_load(u->dfd, &s->settings, u->msg)) != 0)
+	if ((err = elog__settings_load(u->dfd, &s->settings, u->msg)) != 0)
 		return err;
-	int wfd = fs_openat(u->dfd, FN_WATERMARK, O_RDONLY, 0);
+	int wfd = elog__fs_openat(u->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (wfd < 0 && errno != ENOENT)
-		return errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+		return elog__errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 	if (wfd >= 0) {
-		err = wm_load(u->dfd, wfd, &u->wm);
+		err = elog__wm_load(u->dfd, wfd, &u->wm);
 		close(wfd);
 		if (err)
-			return errmsg_set(u->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+			return elog__errmsg_set(u->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	}
 	s->durable_end = u->wm.durable_end;
-	if ((err = seglist_read_start(u->dfd, &u->sl, &sv)) != 0)
-		return errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
+	if ((err = elog__seglist_read_start(u->dfd, &u->sl, &sv)) != 0)
+		return elog__errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
 	s->segments = u->sl.n;
 	s->start = u->sl.n ? u->sl.base[0] : 0;
 	s->active_base = u->sl.n ? u->sl.base[u->sl.n - 1] : 0;
-	if ((err = fs_dir_each(u->dfd, add_size, u)) != 0)
-		return errmsg_set(u->msg, err, "reading the directory: %s", elog_strerror(err));
+	if ((err = elog__fs_dir_each(u->dfd, add_size, u)) != 0)
+		return elog__errmsg_set(u->msg, err, "reading the directory: %s", elog_strerror(err));
 	if ((err = find_first(u)) != 0 || (err = find_last(u)) != 0)
 		return err;
 	if (s->have_first && s->have_last && s->last >= s->first)
 		s->records = s->last - s->first + 1;
-	s->retain_last_ms = lastrun_read(u->dfd, FN_RETAIN_LAST);
-	s->compact_last_ms = lastrun_read(u->dfd, FN_COMPACT_LAST);
+	s->retain_last_ms = elog__lastrun_read(u->dfd, FN_RETAIN_LAST);
+	s->compact_last_ms = elog__lastrun_read(u->dfd, FN_COMPACT_LAST);
 	/* Offsets are dense until compaction removes records; a log that
 	 * was compacted by an older elog shows it by its compact.state. */
 	s->records_exact = s->compact_last_ms == INT64_MIN &&
@@ -283,9 +283,9 @@ int elog_summary_read(const char *dir, struct elog_summary *s, char *msg)
 	u.msg[0] = '\0';
 	u.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (u.dfd < 0)
-		return errmsg_set(u.msg, errno, "%s", elog_strerror(errno));
+		return elog__errmsg_set(u.msg, errno, "%s", elog_strerror(errno));
 	int err = summarize(&u);
-	seglist_free(&u.sl);
+	elog__seglist_free(&u.sl);
 	close(u.dfd);
 	if (err)
 		elog_summary_free(s);

@@ -38,7 +38,7 @@
 #define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
                    "opens the log and writes it again)"
 
-void verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
                     const char *fmt, va_list ap)
 {
 	char text[ELOG_MSG_MAX];
@@ -63,7 +63,7 @@ static void report(struct verify *v, int kind, const char *file, uint64_t pos,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	verify_vreport(v, kind, file, pos, fmt, ap);
+	elog__verify_vreport(v, kind, file, pos, fmt, ap);
 	va_end(ap);
 }
 
@@ -114,7 +114,7 @@ static int sort_name(const char *name, void *arg)
 {
 	struct verify *v = arg;
 	struct file_class fc;
-	int kind = file_classify(name, &fc);
+	int kind = elog__file_classify(name, &fc);
 	if (!fc.tmp && kind >= FILE_DICT) {
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
@@ -124,14 +124,14 @@ static int sort_name(const char *name, void *arg)
 			size_t len;
 			uint64_t id = fc.num;
 			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
-			        : dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
+			        : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
 			if (err == 0)
 				free(d);
 			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
 				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
 				       "dictionary id out of range");
 			else if (err == ELOG_CORRUPT)
-				/* dict_load()'s message begins with the name. */
+				/* elog__dict_load()'s message begins with the name. */
 				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
 				       msg + strlen(name) + 2);
 			else
@@ -168,12 +168,12 @@ static int sort_name(const char *name, void *arg)
  * base, is damage. */
 static int check_start(struct verify *v)
 {
-	struct start_view *sv = &v->start;
-	int err = start_view(v->dfd, v->base, v->n, sv);
+	struct elog__start_view *sv = &v->start;
+	int err = elog__start_view(v->dfd, v->base, v->n, sv);
 	if (err == ELOG_BADVERSION)
-		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
+		return elog__errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
 	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if (sv->state == START_DAMAGED) {
 		v->start_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_START, ELOG_NOPOS, "%s; ignored: the "
@@ -190,7 +190,7 @@ static int check_start(struct verify *v)
 		return 0;
 	for (size_t i = 0; i < sv->hidden; i++) {
 		char name[NAME_MAX_LOCAL];
-		seg_name(name, v->base[i], SEG_EXT);
+		elog__seg_name(name, v->base[i], SEG_EXT);
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "below the log's start %llu: retention removed it and was "
 		       "stopped before unlinking it; readers skip it, and the next "
@@ -218,9 +218,9 @@ static int check_start(struct verify *v)
 /* Sort the directory into segments, indexes, known files and strays. */
 static int list_dir(struct verify *v)
 {
-	int err = fs_dir_each(v->dfd, sort_name, v);
+	int err = elog__fs_dir_each(v->dfd, sort_name, v);
 	if (err)
-		return errmsg_set(v->msg, err, "listing the directory: %s", elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "listing the directory: %s", elog_strerror(err));
 	/* qsort() must not be handed the NULL of an empty list. */
 	if (v->n)
 		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
@@ -231,7 +231,7 @@ static int list_dir(struct verify *v)
 			j++;
 		if (j == v->n || v->base[j] != v->ibase[i]) {
 			char name[NAME_MAX_LOCAL];
-			seg_name(name, v->ibase[i], IDX_EXT);
+			elog__seg_name(name, v->ibase[i], IDX_EXT);
 			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 			       "index of a segment that does not exist");
 		}
@@ -240,11 +240,11 @@ static int list_dir(struct verify *v)
 		return err;
 	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
 	if (!v->seg)
-		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	for (size_t i = 0; i < v->n; i++) {
 		char name[NAME_MAX_LOCAL];
 		struct stat st;
-		seg_name(name, v->base[i], SEG_EXT);
+		elog__seg_name(name, v->base[i], SEG_EXT);
 		if (fstatat(v->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
 			v->total += (uint64_t)st.st_size;
 	}
@@ -282,12 +282,12 @@ static int check_settings(struct verify *v)
 {
 	char *text;
 	size_t len;
-	int err = fs_read_small(v->dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
+	int err = elog__fs_read_small(v->dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
 	switch (err) {
 	case 0:
 		break;
 	case ENOENT:
-		return errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
+		return elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                  FN_SETTINGS);
 	case ELOOP:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
@@ -301,12 +301,12 @@ static int check_settings(struct verify *v)
 		       "larger than %u bytes", SETTINGS_MAX);
 		return 0;
 	default:
-		return errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	}
-	err = settings_parse(text, len, &v->set);
+	err = elog__settings_parse(text, len, &v->set);
 	free(text);
 	if (err == ELOG_BADVERSION)
-		return errmsg_set(v->msg, err, "%s: unsupported format version", FN_SETTINGS);
+		return elog__errmsg_set(v->msg, err, "%s: unsupported format version", FN_SETTINGS);
 	if (err)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "malformed: a line without a value, a bad number or id, a "
@@ -319,7 +319,7 @@ static int check_settings(struct verify *v)
 static int read_watermark(struct verify *v)
 {
 	struct stat st;
-	int fd = fs_openat(v->dfd, FN_WATERMARK, O_RDONLY, 0);
+	int fd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDONLY, 0);
 	v->wm_state = WM_MISSING;
 	memset(&v->wm, 0, sizeof v->wm);
 	if (fd < 0) {
@@ -339,12 +339,12 @@ static int read_watermark(struct verify *v)
 			       "not a regular file");
 			return 0;
 		}
-		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
+		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
 	}
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
-		return errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
+		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
@@ -352,7 +352,7 @@ static int read_watermark(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS, "not a regular file");
 		return 0;
 	}
-	int err = wm_read(fd, &v->wm);
+	int err = elog__wm_read(fd, &v->wm);
 	close(fd);
 	if (err == ELOG_CORRUPT) {
 		/* It is never synced, so a power loss may garble it; readers
@@ -370,7 +370,7 @@ static int read_watermark(struct verify *v)
 		return 0;
 	}
 	if (err)
-		return errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	v->wm_state = WM_OK;
 	if (st.st_size > (off_t)WM_SIZE)
 		report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_SIZE,
@@ -430,10 +430,10 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 		if (want > IDX_BUF_ENTRIES)
 			want = IDX_BUF_ENTRIES;
 		size_t got;
-		int err = fs_pread_full(ic->fd, ic->buf, (size_t)want * IDX_ENTRY,
+		int err = elog__fs_pread_full(ic->fd, ic->buf, (size_t)want * IDX_ENTRY,
 		                        (off_t)entry_pos(ic->k), &got);
 		if (err)
-			return errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
 		ic->buf_first = ic->k;
 		ic->buf_n = got / IDX_ENTRY;
 		if (ic->buf_n == 0) {	/* shrunk since we looked */
@@ -448,7 +448,7 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 	ic->cur.offset = get64(p);
 	ic->cur.ts_max = (int64_t)get64(p + IDX_AT_TS_MAX);
 	ic->cur.pos = get32(p + IDX_AT_POS);
-	if (get32(p + IDX_AT_CRC) != elog_crc32c(0, p, IDX_AT_CRC)) {
+	if (get32(p + IDX_AT_CRC) != elog__crc32c(0, p, IDX_AT_CRC)) {
 		idx_problem(v, ic, at + IDX_AT_CRC, "entry checksum mismatch");
 		return 0;
 	}
@@ -479,8 +479,8 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 	size_t got;
 	memset(ic, 0, offsetof(struct idxcheck, buf));
 	ic->kind = active ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
-	seg_name(ic->name, base, IDX_EXT);
-	ic->fd = fs_openat(v->dfd, ic->name, O_RDONLY, 0);
+	elog__seg_name(ic->name, base, IDX_EXT);
+	ic->fd = elog__fs_openat(v->dfd, ic->name, O_RDONLY, 0);
 	if (ic->fd < 0) {
 		int e = errno;
 		ss->idx_bad = 1;
@@ -494,7 +494,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == FS_ENOTREG)
 			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
-			return errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
+			return elog__errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
 		return 0;
 	}
 	int err = fstat(ic->fd, &st) < 0 ? errno : 0;
@@ -503,11 +503,11 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		goto bad;
 	}
 	if (!err)
-		err = fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
+		err = elog__fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
 	if (err) {
 		close(ic->fd);
 		ic->fd = -1;
-		return errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
 	}
 	if (got < IDX_HDR) {
 		report(v, ic->kind, ic->name, got, "truncated header: %zu bytes", got);
@@ -547,14 +547,14 @@ bad:
 
 /* ---- segments ---- */
 
-/* Say what is wrong with the record at byte at, which scan_next refused. */
+/* Say what is wrong with the record at byte at, which elog__scan_next refused. */
 static void record_problem(struct verify *v, int kind, const char *name, int fd,
                            uint64_t at, uint64_t size, const char *where)
 {
 	unsigned char h[REC_PREFIX];
 	size_t got = 0;
 	char what[128];
-	fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
 	uint32_t len = got >= 4 ? get32(h) : 0;
 	if (got < 4)
 		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
@@ -578,7 +578,7 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)" : "";
-	switch (seg_header_fault(hdr, got, base)) {
+	switch (elog__seg_header_fault(hdr, got, base)) {
 	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)size, why);
@@ -642,13 +642,13 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	unsigned char hdr[SEG_HDR];
 	struct stat st;
 	size_t got;
-	int err = seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
+	int err = elog__seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
 	*gone = 0;
 	if (err) {
 		if (err == ENOENT)	/* removed by retention since listed */
 			*gone = 1;
 		else if (err != ELOOP && err != FS_ENOTREG)
-			return errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 		else
 			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, err == ELOOP ?
 			       "a symbolic link, which elog refuses to follow" :
@@ -667,7 +667,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
-	c->flags = seg_header_flags(hdr);
+	c->flags = elog__seg_header_flags(hdr);
 	return 0;
 skip:
 	close(c->fd);
@@ -682,12 +682,12 @@ skip:
 static int check_codec(struct verify *v, struct segcheck *c)
 {
 	uint32_t flags = c->flags;
-	const struct codec *codec = codec_flags_valid(flags) ? codec_for_flags(flags) : NULL;
+	const struct codec *codec = elog__codec_flags_valid(flags) ? elog__codec_for_flags(flags) : NULL;
 	char zmsg[ELOG_MSG_MAX];
 	if (codec && SEG_DICT(flags)) {
 		unsigned char *d;
 		size_t dlen;
-		int zerr = dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
+		int zerr = elog__dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
 		if (zerr == 0)
 			free(d);
 		if (zerr) {
@@ -697,12 +697,12 @@ static int check_codec(struct verify *v, struct segcheck *c)
 			c->bad_values = 1;	/* one report for the segment */
 		}
 	}
-	if (codec && codec_usable(codec, zmsg) != 0) {
+	if (codec && elog__codec_usable(codec, zmsg) != 0) {
 		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS, "compressed with "
 		       "%s: this build has no %s support and cannot check its values",
 		       codec->name, codec->name);
-	} else if (codec && !(c->vd = vdec_new())) {
-		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	} else if (codec && !(c->vd = elog__vdec_new())) {
+		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	return 0;
 }
@@ -747,7 +747,7 @@ static int check_value(struct verify *v, struct segcheck *c,
 	size_t outlen;
 	if (!c->vd || c->bad_values)
 		return 0;
-	int zerr = vdec_value(c->vd, v->dfd, c->flags, rec->value, rec->value_len,
+	int zerr = elog__vdec_value(c->vd, v->dfd, c->flags, rec->value, rec->value_len,
 	                      &out, &outlen, zmsg);
 	if (zerr == ELOG_CORRUPT) {
 		c->bad_values = 1;
@@ -755,7 +755,7 @@ static int check_value(struct verify *v, struct segcheck *c,
 		       "value of offset %llu cannot be decoded: %s",
 		       (unsigned long long)rec->offset, zmsg);
 	} else if (zerr) {
-		return errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
+		return elog__errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
 		                  elog_strerror(zerr) : zmsg);
 	}
 	return 0;
@@ -772,7 +772,7 @@ static int check_entry(struct verify *v, struct segcheck *c,
 	/* Past the durable end of the active segment the writer may not have
 	 * written the index entry yet. */
 	int is_due = v->have_set &&
-	    idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
+	    elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
 	                    &due) &&
 	    !(c->active && end > c->acked);
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
@@ -831,7 +831,7 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, ss->size,
 			               c->active ? ", below the durable end" : "");
 	} else if (err) {
-		err = errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
+		err = elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 	}
 	if (ic->stop)
 		ss->idx_bad = 1;
@@ -848,18 +848,18 @@ static int check_records(struct verify *v, struct segcheck *c)
 	uint64_t at;
 	int err;
 	if (!(c->ic = malloc(sizeof *c->ic)))
-		return errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
 		free(c->ic);
 		return err;
 	}
-	if ((err = scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
-		err = errmsg_set(v->msg, err, "%s", elog_strerror(err));
+	if ((err = elog__scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
+		err = elog__errmsg_set(v->msg, err, "%s", elog_strerror(err));
 		goto out;
 	}
 	ss->scanned = 1;
 	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 		progress(v, s.pos - at);
 		check_offset(v, c, &rec, at, s.pos);
 		if ((err = check_value(v, c, &rec, at)) != 0 ||
@@ -867,7 +867,7 @@ static int check_records(struct verify *v, struct segcheck *c)
 			break;
 	}
 	err = check_end(v, c, err, at);
-	scan_free(&s);
+	elog__scan_free(&s);
 out:
 	if (c->ic->fd >= 0)
 		close(c->ic->fd);
@@ -912,7 +912,7 @@ static int check_segment(struct verify *v, size_t i)
 	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
 	c.info.base = c.base;
 	c.info.active = c.active;
-	seg_name(c.name, c.base, SEG_EXT);
+	elog__seg_name(c.name, c.base, SEG_EXT);
 	ss->base = c.base;
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
@@ -922,7 +922,7 @@ static int check_segment(struct verify *v, size_t i)
 	if (c.fd >= 0) {
 		if ((err = check_codec(v, &c)) == 0)
 			err = check_records(v, &c);
-		vdec_free(c.vd);
+		elog__vdec_free(c.vd);
 		close(c.fd);
 		if (err)
 			return err;
@@ -942,8 +942,8 @@ static void check_overlap(struct verify *v, size_t i)
 	char name[NAME_MAX_LOCAL], next[NAME_MAX_LOCAL];
 	if (!a->overlap)
 		return;
-	seg_name(name, a->base, SEG_EXT);
-	seg_name(next, b->base, SEG_EXT);
+	elog__seg_name(name, a->base, SEG_EXT);
+	elog__seg_name(next, b->base, SEG_EXT);
 	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned &&
 	           !b->damaged && b->next <= a->next;
 	if (copy)
@@ -988,7 +988,7 @@ static void check_watermark(struct verify *v)
 		return;
 	uint64_t active = v->base[v->n - 1];
 	char name[NAME_MAX_LOCAL];
-	seg_name(name, wm->segment_base, SEG_EXT);
+	elog__seg_name(name, wm->segment_base, SEG_EXT);
 	if (wm->segment_base > active) {
 		v->wm_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BASE,
@@ -1046,7 +1046,7 @@ static void check_consumers(struct verify *v)
 	char *text, msg[ELOG_MSG_MAX];
 	size_t len;
 	struct ctable t = { 0 };
-	int err = fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
+	int err = elog__fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
 	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
 		return;	/* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
@@ -1060,7 +1060,7 @@ static void check_consumers(struct verify *v)
 		return;
 	}
 	msg[0] = '\0';
-	err = ctable_parse(&t, text, len, msg);
+	err = elog__ctable_parse(&t, text, len, msg);
 	free(text);
 	if (err) {
 		/* The parser's message is "consumers.json: byte N: what". */
@@ -1085,7 +1085,7 @@ static void check_consumers(struct verify *v)
 				       t.v[i].name, (unsigned long long)t.v[i].offset,
 				       (unsigned long long)v->wm.durable_end);
 	}
-	ctable_free(&t);
+	elog__ctable_free(&t);
 }
 
 /* The offsets salvage lost, which readers report as gaps: a file they
@@ -1093,7 +1093,7 @@ static void check_consumers(struct verify *v)
 static void check_salvaged(struct verify *v)
 {
 	struct holes h = { 0 };
-	int err = holes_load(v->dfd, &h);
+	int err = elog__holes_load(v->dfd, &h);
 
 	if (err == ELOG_CORRUPT)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
@@ -1101,7 +1101,7 @@ static void check_salvaged(struct verify *v)
 		       "salvage lost (format in elog(5))");
 	else if (err)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
-	holes_free(&h);
+	elog__holes_free(&h);
 }
 
 /* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
@@ -1152,12 +1152,12 @@ static void verify_free(struct verify *v)
 static int share_maint_lock(int dfd)
 {
 	struct stat st;
-	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
 	/* Only in a whole log: a directory being made a log must hold
 	 * nothing but what its creation makes. */
 	if (fd < 0 && errno == ENOENT &&
 	    fstatat(dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
+		fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0 && geteuid() == 0 && fstat(dfd, &st) == 0 &&
 		    fchown(fd, st.st_uid, st.st_gid) < 0) {
 			close(fd);
@@ -1165,7 +1165,7 @@ static int share_maint_lock(int dfd)
 			return -1;
 		}
 		if (fd < 0 && errno == EEXIST)
-			fd = fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+			fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
 	}
 	if (fd < 0)
 		return -1;
@@ -1200,9 +1200,9 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
-		return errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
+		return elog__errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
 	if (flags & ELOG_VERIFY_REPAIR) {
-		if ((err = repair_lock(&v, &lockfd, &maintfd)) != 0)
+		if ((err = elog__repair_lock(&v, &lockfd, &maintfd)) != 0)
 			goto out;
 	} else {
 		maintfd = share_maint_lock(v.dfd);
@@ -1213,7 +1213,7 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	if (!(flags & ELOG_VERIFY_REPAIR))
 		goto out;
 	uint64_t repaired = res->repaired;
-	if ((err = repair(&v)) != 0 || res->repaired == repaired)
+	if ((err = elog__repair_run(&v)) != 0 || res->repaired == repaired)
 		goto out;
 
 	/* Check again, silently, to count what the repair left. */

@@ -13,20 +13,20 @@
 
 #include "internal.h"
 
-void wm_encode(unsigned char *p, const struct watermark *wm)
+void elog__wm_encode(unsigned char *p, const struct watermark *wm)
 {
 	memcpy(p, WM_MAGIC, 8);
 	put64(p + 8, wm->durable_end);
 	put64(p + 16, wm->segment_base);
 	put64(p + 24, wm->segment_bytes);
-	put32(p + 32, elog_crc32c(0, p, 32));
+	put32(p + 32, elog__crc32c(0, p, 32));
 	put32(p + 36, 0);
 }
 
-int wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
+int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
 {
 	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 ||
-	    get32(p + 32) != elog_crc32c(0, p, 32))
+	    get32(p + 32) != elog__crc32c(0, p, 32))
 		return ELOG_CORRUPT;
 	wm->durable_end = get64(p + 8);
 	wm->segment_base = get64(p + 16);
@@ -34,7 +34,7 @@ int wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
 	return 0;
 }
 
-int wm_read(int fd, struct watermark *wm)
+int elog__wm_read(int fd, struct watermark *wm)
 {
 	unsigned char buf[WM_SIZE];
 	int rc = ELOG_CORRUPT;
@@ -42,14 +42,14 @@ int wm_read(int fd, struct watermark *wm)
 	 * plenty, and a damaged file must not make a reader loop forever. */
 	for (int attempt = 0; attempt < 100; attempt++) {
 		size_t got;
-		int err = fs_pread_full(fd, buf, WM_SIZE, 0, &got);
+		int err = elog__fs_pread_full(fd, buf, WM_SIZE, 0, &got);
 		if (err)
 			return err;
 		if (got == 0) {
 			memset(wm, 0, sizeof *wm);
 			return 0;
 		}
-		rc = wm_decode(buf, got, wm);
+		rc = elog__wm_decode(buf, got, wm);
 		if (rc == 0)
 			return 0;
 		sched_yield();
@@ -57,9 +57,9 @@ int wm_read(int fd, struct watermark *wm)
 	return rc;
 }
 
-int wm_load(int dfd, int fd, struct watermark *wm)
+int elog__wm_load(int dfd, int fd, struct watermark *wm)
 {
-	int err = wm_read(fd, wm);
+	int err = elog__wm_read(fd, wm);
 	if (err != ELOG_CORRUPT)
 		return err;
 	/* The file is never synced, so a power loss may leave it torn,
@@ -67,19 +67,19 @@ int wm_load(int dfd, int fd, struct watermark *wm)
 	 * segment (each was synced before the next one was created), and
 	 * nothing of the newest, not even its header. */
 	struct seglist sl;
-	if ((err = seglist_read(dfd, &sl)) != 0)
+	if ((err = elog__seglist_read(dfd, &sl)) != 0)
 		return err;
 	uint64_t base = sl.n ? sl.base[sl.n - 1] : 0;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	wm->durable_end = base;
 	wm->segment_base = base;
 	wm->segment_bytes = 0;
 	return 0;
 }
 
-int wm_write(int fd, const struct watermark *wm)
+int elog__wm_write(int fd, const struct watermark *wm)
 {
 	unsigned char buf[WM_SIZE];
-	wm_encode(buf, wm);
-	return fs_pwrite_all(fd, buf, WM_SIZE, 0);
+	elog__wm_encode(buf, wm);
+	return elog__fs_pwrite_all(fd, buf, WM_SIZE, 0);
 }

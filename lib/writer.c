@@ -208,7 +208,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
                  uint32_t new_flags, uint64_t *out)
 {
 	struct tail *t = &b->end;
-	size_t size = rec_size(rec->key_len, codec_value_max(new_flags, rec->value_len));
+	size_t size = elog__rec_size(rec->key_len, elog__codec_value_max(new_flags, rec->value_len));
 	char why[ELOG_MSG_MAX];
 	int err;
 
@@ -220,24 +220,24 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	/* The segment's codec, which may not be the settings' (a segment
 	 * started before elog-retain --set compress=...): its records keep
 	 * it. */
-	err = venc_value(w->ve, w->dfd, t->flags, rec->value, rec->value_len,
+	err = elog__venc_value(w->ve, w->dfd, t->flags, rec->value, rec->value_len,
 	                 &stored.value, &stored.value_len, why);
 	if (err == ELOG_UNSUPPORTED)
-		return errmsg_set(w->msg, err, "segment %020llu is %s",
+		return elog__errmsg_set(w->msg, err, "segment %020llu is %s",
 		                  (unsigned long long)t->base, why);
 	if (err)
-		return errmsg_set(w->msg, err, "%s", why);
+		return elog__errmsg_set(w->msg, err, "%s", why);
 	if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
-		return errmsg_set(w->msg, ELOG_TOOBIG,
+		return elog__errmsg_set(w->msg, ELOG_TOOBIG,
 		    "record of %zu bytes is larger than the maximum of %u",
 		    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
-	size = rec_size(stored.key_len, stored.value_len);
+	size = elog__rec_size(stored.key_len, stored.value_len);
 	struct chunk *c = batch_chunk(b, t->base, t->flags);
 	if (!c || grow(&c->data, &c->cap, c->len + size) ||
 	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
 		if (c && c->len == 0 && c->ilen == 0)
 			b->n--;	/* drop the chunk just added */
-		return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	if (b->nrec == b->outcap) {
 		size_t cap = b->outcap ? 2 * b->outcap : 1024;
@@ -245,16 +245,16 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 		if (!no) {
 			if (c->len == 0 && c->ilen == 0)
 				b->n--;
-			return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+			return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		}
 		b->out = no;
 		b->outcap = cap;
 	}
-	rec_encode(c->data + c->len, &stored);
+	elog__rec_encode(c->data + c->len, &stored);
 	struct idx_entry e;
-	if (idx_builder_add(&t->ib, stored.offset, stored.ts_ms, t->size,
+	if (elog__idx_builder_add(&t->ib, stored.offset, stored.ts_ms, t->size,
 	                    w->set.index_interval, &e)) {
-		idx_entry_encode(c->idx + c->ilen, &e);
+		elog__idx_entry_encode(c->idx + c->ilen, &e);
 		c->ilen += IDX_ENTRY;
 	}
 	c->len += size;
@@ -289,15 +289,15 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 		for (size_t pos = 0; pos < c->len && !err; k++) {
 			struct elog_record rec;
 			size_t size;
-			if ((err = rec_decode(c->data + pos, c->len - pos, &rec, &size)) != 0) {
-				err = errmsg_set(w->msg, EIO, "internal error: a pending record "
+			if ((err = elog__rec_decode(c->data + pos, c->len - pos, &rec, &size)) != 0) {
+				err = elog__errmsg_set(w->msg, EIO, "internal error: a pending record "
 				                 "does not decode");
 				break;
 			}
 			pos += size;
 			/* The value itself, in vd's buffer until the next
-			 * vdec_value() (place() encodes with ve's). */
-			if ((err = vdec_value(w->vd, w->dfd, c->flags, rec.value,
+			 * elog__vdec_value() (place() encodes with ve's). */
+			if ((err = elog__vdec_value(w->vd, w->dfd, c->flags, rec.value,
 			                      rec.value_len, &rec.value, &rec.value_len,
 			                      w->msg)) != 0)
 				break;
@@ -347,27 +347,27 @@ static int tail_reload(elog *w)
 	size_t got;
 	int err;
 
-	if ((err = wm_read(w->wmfd, &wm)) != 0)
-		return err == ELOG_CORRUPT ? err : errmsg_set(w->msg, err, "%s: %s",
+	if ((err = elog__wm_read(w->wmfd, &wm)) != 0)
+		return err == ELOG_CORRUPT ? err : elog__errmsg_set(w->msg, err, "%s: %s",
 		                                              FN_WATERMARK, elog_strerror(err));
 	if (wm.segment_bytes < SEG_HDR)
 		return ELOG_CORRUPT;
 	uint32_t flags;
 	if (w->segfd < 0 || wm.segment_base != w->seg_base) {
 		close_segment(w);
-		if (seg_open(w->dfd, wm.segment_base, O_RDWR, &w->segfd, &flags, &st,
+		if (elog__seg_open(w->dfd, wm.segment_base, O_RDWR, &w->segfd, &flags, &st,
 		             NULL) != 0)
 			return ELOG_CORRUPT;
-		seg_name(name, wm.segment_base, IDX_EXT);
-		if ((w->idxfd = fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+		elog__seg_name(name, wm.segment_base, IDX_EXT);
+		if ((w->idxfd = elog__fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
 			return ELOG_CORRUPT;
 		w->seg_base = wm.segment_base;
 	} else if (fstat(w->segfd, &st) < 0 ||
-	           fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 ||
-	           seg_header_verify(hdr, got, wm.segment_base, NULL) != 0) {
+	           elog__fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 ||
+	           elog__seg_header_verify(hdr, got, wm.segment_base, NULL) != 0) {
 		return ELOG_CORRUPT;	/* the open segment, checked again */
 	} else {
-		flags = seg_header_flags(hdr);
+		flags = elog__seg_header_flags(hdr);
 	}
 	if ((uint64_t)st.st_size != wm.segment_bytes)
 		return ELOG_CORRUPT;
@@ -380,9 +380,9 @@ static int tail_reload(elog *w)
 	if (idx_size > IDX_HDR) {
 		/* The builder goes on from the last entry: its position, and the
 		 * greatest time through the records after it. */
-		if (fs_pread_full(w->idxfd, hdr, IDX_ENTRY, (off_t)(idx_size - IDX_ENTRY),
+		if (elog__fs_pread_full(w->idxfd, hdr, IDX_ENTRY, (off_t)(idx_size - IDX_ENTRY),
 		                  &got) != 0 || got != IDX_ENTRY ||
-		    get32(hdr + 20) != elog_crc32c(0, hdr, 20))
+		    get32(hdr + 20) != elog__crc32c(0, hdr, 20))
 			return ELOG_CORRUPT;
 		uint64_t pos = get32(hdr + 16), entry_offset = get64(hdr);
 		t.ib.any = 1;
@@ -399,17 +399,17 @@ static int tail_reload(elog *w)
 		int any = 0, wrong = 0;
 		if (pos < SEG_HDR || pos >= t.size)
 			return ELOG_CORRUPT;
-		if ((err = scan_init(&s, w->segfd, t.base, pos, t.size)) != 0)
-			return errmsg_set(w->msg, err, "%s", elog_strerror(err));
-		while (!wrong && (err = scan_next(&s, &rec, &at)) == 0) {
+		if ((err = elog__scan_init(&s, w->segfd, t.base, pos, t.size)) != 0)
+			return elog__errmsg_set(w->msg, err, "%s", elog_strerror(err));
+		while (!wrong && (err = elog__scan_next(&s, &rec, &at)) == 0) {
 			wrong = any ? rec.offset <= last
 			            : rec.offset != entry_offset || rec.ts_ms > t.ib.ts_max;
-			wrong |= idx_builder_add(&t.ib, rec.offset, rec.ts_ms, at,
+			wrong |= elog__idx_builder_add(&t.ib, rec.offset, rec.ts_ms, at,
 			                         w->set.index_interval, &e);
 			last = rec.offset;
 			any = 1;
 		}
-		scan_free(&s);
+		elog__scan_free(&s);
 		if (wrong || err != ELOG_END || !any || last + 1 != t.next)
 			return ELOG_CORRUPT;
 	} else if (t.size > SEG_HDR || t.base != t.next) {
@@ -431,15 +431,15 @@ static int tail_recover(elog *w)
 	int err;
 
 	close_segment(w);
-	if ((err = wm_load(w->dfd, w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
-	if ((err = recover_leftovers(w->dfd, w->msg)) != 0)
+	if ((err = elog__wm_load(w->dfd, w->wmfd, &wm)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if ((err = elog__recover_leftovers(w->dfd, w->msg)) != 0)
 		return err;
-	if ((err = seglist_read(w->dfd, &sl)) != 0)
-		return errmsg_set(w->msg, err, "listing segments: %s", elog_strerror(err));
+	if ((err = elog__seglist_read(w->dfd, &sl)) != 0)
+		return elog__errmsg_set(w->msg, err, "listing segments: %s", elog_strerror(err));
 	if (sl.n == 0) {
-		seglist_free(&sl);
-		return errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
+		elog__seglist_free(&sl);
+		return elog__errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
 		    wm.durable_end ? ", but the watermark says records are durable" : "");
 	}
 	uint64_t active = sl.base[sl.n - 1];
@@ -447,18 +447,18 @@ static int tail_recover(elog *w)
 	 * segment was made; the one a crash may have caught at its roll is
 	 * the newest closed one. */
 	struct seglist last = { sl.n > 1 ? &sl.base[sl.n - 2] : NULL, sl.n > 1 ? 2 : 0 };
-	err = recover_indexes(w->dfd, &last, w->set.index_interval, w->msg);
-	seglist_free(&sl);
+	err = elog__recover_indexes(w->dfd, &last, w->set.index_interval, w->msg);
+	elog__seglist_free(&sl);
 	if (err)
 		return err;
-	err = recover_active(w->dfd, &wm, active, w->set.index_interval,
+	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval,
 	                     new_segment_flags(w), &rc, w->msg);
 	if (err) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
 		if (rc.idxfd >= 0)
 			close(rc.idxfd);
-		recovery_free(&rc);
+		elog__recovery_free(&rc);
 		return err;
 	}
 	w->segfd = rc.segfd;
@@ -468,11 +468,11 @@ static int tail_recover(elog *w)
 	w->idx_size = rc.idx_size;
 	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
 	w->durable = rc.next;
-	recovery_free(&rc);
+	elog__recovery_free(&rc);
 
 	struct watermark now = { rc.next, active, rc.size };
-	if (memcmp(&now, &wm, sizeof now) != 0 && (err = wm_write(w->wmfd, &now)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if (memcmp(&now, &wm, sizeof now) != 0 && (err = elog__wm_write(w->wmfd, &now)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	return 0;
 }
 
@@ -491,9 +491,9 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, int trunc)
 {
 	struct lock_state ls = { 1, gen, busy, (unsigned)getpid(), { 0 } };
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
-	int err = lock_state_write(w->lockfd, &ls, trunc);
+	int err = elog__lock_state_write(w->lockfd, &ls, trunc);
 	if (err)
-		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	return 0;
 }
 
@@ -502,9 +502,9 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, int trunc)
 static int tail_sync(elog *w, int *moved)
 {
 	struct lock_state ls;
-	int err = lock_state_read(w->lockfd, &ls);
+	int err = elog__lock_state_read(w->lockfd, &ls);
 	if (err)
-		return errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	/* A state from this boot can be trusted; without a boot id, only one
 	 * written since this handle first found the tail. */
 	int clean = ls.valid && !ls.busy &&
@@ -547,18 +547,18 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
-	seg_name(name, w->seg_base, SEG_EXT);
+	elog__seg_name(name, w->seg_base, SEG_EXT);
 	if (fdatasync(w->segfd) < 0)
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
-	seg_name(name, w->seg_base, IDX_EXT);
+		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+	elog__seg_name(name, w->seg_base, IDX_EXT);
 	if (fdatasync(w->idxfd) < 0)
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	close_segment(w);
-	seg_name(name, base, SEG_EXT);
-	if ((err = seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
-	if ((err = fs_fsync_dir(w->dfd)) != 0)
-		return errmsg_set(w->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+	elog__seg_name(name, base, SEG_EXT);
+	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
+	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
+		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s", elog_strerror(err));
 	w->seg_base = base;
 	w->seg_size = SEG_HDR;
 	w->idx_size = IDX_HDR;
@@ -574,29 +574,29 @@ static int batch_write(elog *w, const struct batch *b)
 		const struct chunk *c = &b->c[i];
 		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags)) != 0)
 			return err;
-		if ((err = fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
-			seg_name(name, w->seg_base, SEG_EXT);
-			return errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
+		if ((err = elog__fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
+			elog__seg_name(name, w->seg_base, SEG_EXT);
+			return elog__errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
 			                  (unsigned long long)w->seg_size, elog_strerror(err));
 		}
 		w->seg_size += c->len;
 		/* The index is derived data: it is written but never synced,
 		 * and recovery or a reader copes with whatever survives. */
 		if (c->ilen) {
-			if ((err = fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
-				seg_name(name, w->seg_base, IDX_EXT);
-				return errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
+			if ((err = elog__fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
+				elog__seg_name(name, w->seg_base, IDX_EXT);
+				return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 			}
 			w->idx_size += c->ilen;
 		}
 	}
 	if (fdatasync(w->segfd) < 0) {
-		seg_name(name, w->seg_base, SEG_EXT);
-		return errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		elog__seg_name(name, w->seg_base, SEG_EXT);
+		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
 	}
 	struct watermark wm = { b->end.next, w->seg_base, w->seg_size };
-	if ((err = wm_write(w->wmfd, &wm)) != 0)
-		return errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if ((err = elog__wm_write(w->wmfd, &wm)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	return 0;
 }
 
@@ -608,18 +608,18 @@ static uint32_t dict_referenced(elog *w)
 {
 	struct seglist sl = { 0 };
 	uint32_t max = SEG_DICT(w->disk.flags);
-	if (seglist_read(w->dfd, &sl) != 0)
+	if (elog__seglist_read(w->dfd, &sl) != 0)
 		return max;
 	for (size_t i = 0; i < sl.n; i++) {
 		uint32_t flags;
 		int fd;
-		if (seg_open(w->dfd, sl.base[i], O_RDONLY, &fd, &flags, NULL, NULL) != 0)
+		if (elog__seg_open(w->dfd, sl.base[i], O_RDONLY, &fd, &flags, NULL, NULL) != 0)
 			continue;
 		if (SEG_DICT(flags) > max)
 			max = SEG_DICT(flags);
 		close(fd);
 	}
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	return max;
 }
 
@@ -634,8 +634,8 @@ static void train(elog *w)
 	struct training *t = &w->tr;
 	uint32_t latest = 0;
 	t->done = 1;
-	if (dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
-		if (venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
+	if (elog__dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
+		if (elog__venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
 			w->dict_new = latest;
 	} else {
 		unsigned char *dict = malloc(DICT_BYTES);
@@ -644,10 +644,10 @@ static void train(elog *w)
 		if (ref >= id)
 			id = ref + 1;
 		char why[ELOG_MSG_MAX];
-		if (dict && codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
+		if (dict && elog__codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
 		                        &dlen) == 0 &&
-		    dict_store(w->dfd, id, dict, dlen) == 0 &&
-		    venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0)
+		    elog__dict_store(w->dfd, id, dict, dlen) == 0 &&
+		    elog__venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0)
 			w->dict_new = id;
 		free(dict);
 	}
@@ -685,7 +685,7 @@ static int flush_batch(elog *w, struct batch *b)
 {
 	int err, moved;
 	pthread_mutex_unlock(&w->mu);
-	err = lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
 	pthread_mutex_lock(&w->mu);
 	if (err)
 		return err;
@@ -726,7 +726,7 @@ static int flush_batch(elog *w, struct batch *b)
 		w->known = 0;
 	}
 out:
-	lock_release(w->lockfd);
+	elog__lock_release(w->lockfd);
 	return err;
 }
 
@@ -823,11 +823,11 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 {
 	if (rec->key_len > ELOG_MAX_KEY ||
 	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
-		return errmsg_set(w->msg, ELOG_TOOBIG,
+		return elog__errmsg_set(w->msg, ELOG_TOOBIG,
 		    "record of %zu bytes is larger than the maximum of %u",
 		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
-		return errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
+		return elog__errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
 	int err;
 
 	pthread_mutex_lock(&w->mu);
@@ -837,7 +837,7 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	}
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
-		r.ts_ms = fs_now_ms();
+		r.ts_ms = elog__fs_now_ms();
 	if (!w->tr.done && !w->tr.ready) {
 		sample(w, r.value, r.value_len);
 		if (w->tr.ready)
@@ -890,15 +890,15 @@ static int open_codec(elog *w)
 {
 	char why[ELOG_MSG_MAX];
 	int err;
-	/* settings_parse() knows only the codecs of the table. */
-	if (!(w->codec = codec_from_settings(&w->set)))
-		return errmsg_set(w->msg, ELOG_CORRUPT, "%s: unknown compression %d",
+	/* elog__settings_parse() knows only the codecs of the table. */
+	if (!(w->codec = elog__codec_from_settings(&w->set)))
+		return elog__errmsg_set(w->msg, ELOG_CORRUPT, "%s: unknown compression %d",
 		                  FN_SETTINGS, w->set.compression);
-	if ((err = codec_usable(w->codec, why)) != 0)
-		return errmsg_set(w->msg, err, "the log is %s", why);
-	if (!(w->ve = venc_new(w->codec, w->set.compression_level)) ||
-	    !(w->vd = vdec_new()))
-		return errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	if ((err = elog__codec_usable(w->codec, why)) != 0)
+		return elog__errmsg_set(w->msg, err, "the log is %s", why);
+	if (!(w->ve = elog__venc_new(w->codec, w->set.compression_level)) ||
+	    !(w->vd = elog__vdec_new()))
+		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	/* Only a codec with dictionaries samples values to train one. */
 	w->tr.done = w->set.no_dictionary || !w->codec->dictionaries;
 	return 0;
@@ -908,13 +908,13 @@ static int open_codec(elog *w)
  * meanwhile. */
 static int create_log(elog *w, const struct elog_options *opt)
 {
-	int err = lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	int err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
 	if (err)
 		return err;
-	err = settings_load(w->dfd, &w->set, w->msg);
-	if (err == ELOG_NOTLOG && (err = log_create(w->dfd, opt, w->msg)) == 0)
-		err = settings_load(w->dfd, &w->set, w->msg);
-	lock_release(w->lockfd);
+	err = elog__settings_load(w->dfd, &w->set, w->msg);
+	if (err == ELOG_NOTLOG && (err = elog__log_create(w->dfd, opt, w->msg)) == 0)
+		err = elog__settings_load(w->dfd, &w->set, w->msg);
+	elog__lock_release(w->lockfd);
 	return err;
 }
 
@@ -923,46 +923,46 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	int err, moved;
 
 	if (opt && opt->create && mkdir(dir, 0777) < 0 && errno != EEXIST)
-		return errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
 	w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->dfd < 0)
-		return errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
-	if (fs_is_netfs(w->dfd))
-		return errmsg_set(w->msg, ELOG_NETFS,
+		return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
+	if (elog__fs_is_netfs(w->dfd))
+		return elog__errmsg_set(w->msg, ELOG_NETFS,
 		    "on a network filesystem, where locks and fsync cannot be trusted");
 	/* A directory that is not a log is refused before LOCK is made in
 	 * it, so that a mistaken path is left as it was found. */
-	err = settings_load(w->dfd, &w->set, w->msg);
+	err = elog__settings_load(w->dfd, &w->set, w->msg);
 	int fresh = err == ELOG_NOTLOG && opt && opt->create;
-	if (fresh && (err = log_check_fresh(w->dfd, w->msg)) != 0)
+	if (fresh && (err = elog__log_check_fresh(w->dfd, w->msg)) != 0)
 		return err;
 	if (err && !fresh)
 		return err;
-	if ((err = lock_open(w->dfd, FN_LOCK, &w->lockfd, w->msg)) != 0)
+	if ((err = elog__lock_open(w->dfd, FN_LOCK, &w->lockfd, w->msg)) != 0)
 		return err;
 	if (fresh && (err = create_log(w, opt)) != 0)
 		return err;
 
 	/* Options for a new log that this one does not have are refused:
 	 * ignoring them would leave the caller believing they hold. */
-	if ((err = settings_check_options(&w->set, opt, w->msg)) != 0)
+	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
 	/* Every open handle holds a shared lock on "writers", so that an
 	 * operator can see which processes have the log open for writing
 	 * (elog-cat -L).  It is a report only: without it, writing goes on. */
-	w->writersfd = fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
 	if (w->writersfd >= 0)
 		flock(w->writersfd, LOCK_SH | LOCK_NB);
 
-	w->wmfd = fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
-		return errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
 	if ((err = open_codec(w)) != 0)
 		return err;
 
 	/* Find the tail now, so that a damaged log is refused at open. */
-	if ((err = lock_acquire(w->lockfd, w->wait_ms, w->msg)) != 0)
+	if ((err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg)) != 0)
 		return err;
 	err = tail_sync(w, &moved);
 	if (!err && w->codec->dictionaries) {
@@ -974,7 +974,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		char name[NAME_MAX_LOCAL];
 		struct stat st;
 		for (;;) {
-			dict_name(name, id + 1);
+			elog__dict_name(name, id + 1);
 			if (fstatat(w->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				break;
 			id++;
@@ -986,7 +986,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		/* The tail segment's dictionary is gone (deleted by hand): its
 		 * records stay unreadable, but writing goes on in a segment of
 		 * its own, and a new dictionary gets a new id. */
-		dict_name(name, SEG_DICT(w->disk.flags));
+		elog__dict_name(name, SEG_DICT(w->disk.flags));
 		if (SEG_DICT(w->disk.flags) &&
 		    fstatat(w->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
 			if (w->dict_new == SEG_DICT(w->disk.flags)) {
@@ -998,9 +998,9 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		}
 		/* Load the dictionary now: a damaged one is refused at open. */
 		if (w->dict_new)
-			err = venc_use_dict(w->ve, w->dfd, new_segment_flags(w), w->msg);
+			err = elog__venc_use_dict(w->ve, w->dfd, new_segment_flags(w), w->msg);
 	}
-	lock_release(w->lockfd);
+	elog__lock_release(w->lockfd);
 	if (err)
 		return err;
 	batch_reset(&w->pending, &w->disk);
@@ -1017,7 +1017,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
-	w->have_boot = lock_boot_id(w->boot);
+	w->have_boot = elog__lock_boot_id(w->boot);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
@@ -1044,8 +1044,8 @@ int elog_close(elog *w)
 			close(fds[i]);
 	batch_free(&w->pending);
 	batch_free(&w->spare);
-	venc_free(w->ve);
-	vdec_free(w->vd);
+	elog__venc_free(w->ve);
+	elog__vdec_free(w->vd);
 	free(w->tr.buf);
 	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);

@@ -68,6 +68,9 @@ struct power_stats {
 int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
               unsigned seed, unsigned random_per_point, int final_only,
               struct power_stats *st);
+/* Check one point in power_sample (1: every point; the last point is
+ * always checked).  crashsim --sample sets it. */
+extern unsigned power_sample;
 
 /* ---- faults.c ---- */
 struct fault_stats {

@@ -2,12 +2,13 @@
  * crashsim: power-loss and fault simulation of the whole log, each state
  * checked against the rules of expect.c.
  *
- *   crashsim [--long] [--seed N] [--workload NAME] [--power|--faults]
+ *   crashsim [--long] [--sample N] [--seed N] [--workload NAME] [--power|--faults]
  *
  * Records each workload's file operations (vfs.c), then checks every disk
  * state a power loss could leave at every point of the recording
  * (power.c), and reruns the workloads with each call failing in turn
- * (faults.c).  Prints the number of states and runs checked; exits 0 when
+ * (faults.c).  --sample N checks power loss at one point in N only (and
+ * at the last), for slow builds such as the sanitizer's.  Prints the number of states and runs checked; exits 0 when
  * every check passed, 1 otherwise.  Scratch files go to $ELOG_CRASH_DIR,
  * else /dev/shm, else $TMPDIR or /tmp.
  */
@@ -110,7 +111,7 @@ static int faults(const struct workload *w, const char *base, unsigned seed)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: crashsim [--long] [--seed N] [--workload NAME] [--power|--faults]\n");
+	fprintf(stderr, "usage: crashsim [--long] [--sample N] [--seed N] [--workload NAME] [--power|--faults]\n");
 	exit(2);
 }
 
@@ -124,6 +125,10 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--long") == 0) {
 			seeds = 4;
 			nrandom = 8;
+		} else if (strcmp(argv[i], "--sample") == 0 && i + 1 < argc) {
+			power_sample = (unsigned)strtoul(argv[++i], NULL, 10);
+			if (power_sample == 0)
+				usage();
 		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
 			seed = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc) {

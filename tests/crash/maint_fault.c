@@ -1,5 +1,5 @@
 /*
- * maint_fault.c: the replacement of the library's maint_step() in the unit
+ * maint_fault.c: the replacement of the library's elog__maint_step() in the unit
  * tests and in elog-compact-faulty (see maint_fault.h and the Makefile).
  */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "maint_fault.h"
 
-void __wrap_maint_step(void)
+void __wrap_elog__maint_step(void)
 {
 	/* Read each time (it is cheap next to the file operation a step is)
 	 * and counted only when set.  Counted atomically: retention unlinks

@@ -1,9 +1,9 @@
 /*
  * maint_fault.h: a crash of a maintenance run at a chosen step, injected
- * from outside the library (maint_fault.c, linked with -Wl,--wrap=maint_step).
+ * from outside the library (maint_fault.c, linked with -Wl,--wrap=elog__maint_step).
  *
  * With the environment variable ELOG_MAINT_CRASH_AT=N, the Nth step of the
- * process (the Nth call of maint_step() by the library) calls
+ * process (the Nth call of elog__maint_step() by the library) calls
  * _exit(MAINT_CRASH_STATUS) instead of running.  Steps are counted only
  * while the variable is set, so a test can run maintenance itself and then
  * fork a child that crashes.
@@ -14,6 +14,6 @@
 #define MAINT_CRASH_ENV    "ELOG_MAINT_CRASH_AT"
 #define MAINT_CRASH_STATUS 86
 
-void __wrap_maint_step(void);
+void __wrap_elog__maint_step(void);
 
 #endif

@@ -515,7 +515,7 @@ static void durable_only(struct run *r)
 	free(cd);
 }
 
-/* Checks the points k with k % nproc == id. */
+/* Checks the points k with k % nproc == id (one in power_sample of them). */
 static int power_part(const struct workload *w, const char *dir, const struct vfs_log *log,
                       unsigned seed, unsigned random_per_point, int final_only,
                       unsigned id, unsigned nproc, struct power_stats *st)
@@ -534,9 +534,15 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 		names_set(&m.names, &m.nnames, &m.capnames, v->name, v->ino);
 	}
 	r.visible = expect_acked_end(0);
+	size_t every = (size_t)nproc * (power_sample ? power_sample : 1);
 	for (size_t k = 0; k <= log->nops; k++) {
 		r.k = k;
-		if ((!final_only || k == log->nops) && k % nproc == id) {
+		/* One point in power_sample, and the last one always, by the
+		 * process whose share it is. */
+		int due = final_only ? k == log->nops
+		                     : k % every == id || (k == log->nops && k % every >= nproc &&
+		                                           k % nproc == id);
+		if (due) {
 			st->points++;
 			if (final_only)
 				durable_only(&r);
@@ -562,6 +568,8 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 	free(r.seen);
 	return st->failures ? 1 : 0;
 }
+
+unsigned power_sample = 1;
 
 /* The points are shared out among processes, one per CPU (at most 4), each
  * with its own scratch directory. */

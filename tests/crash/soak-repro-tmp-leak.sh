@@ -6,7 +6,7 @@
 # segment, not elog-compact; elog-verify skips such names.  No record was
 # lost, but the files piled up for ever on a log whose writer is killed.
 # Fixed: the next writer removes temporary files whose process is dead
-# (fs_tmp_orphaned; unit test temporary_files_of_dead_processes_are_removed).
+# (elog__fs_tmp_orphaned; unit test temporary_files_of_dead_processes_are_removed).
 #
 # usage: soak-repro-tmp-leak.sh  (programs from $ELOG_BIN, default: the
 # repository's build directory, as `make builddir` names it)

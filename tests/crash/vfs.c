@@ -181,7 +181,7 @@ static void snapshot(const char *dir, struct vfs_log *log)
 		v->len = (size_t)st.st_size;
 		v->data = xmalloc(v->len);
 		size_t got = 0;
-		if (fs_pread_full(fd, v->data, v->len, 0, &got) != 0 || got != v->len) {
+		if (elog__fs_pread_full(fd, v->data, v->len, 0, &got) != 0 || got != v->len) {
 			fprintf(stderr, "crashsim: cannot read %s/%s\n", dir, de->d_name);
 			abort();
 		}
@@ -394,7 +394,7 @@ static void note_write(int fd, const void *buf, size_t n, off_t off)
 	o->data = memcpy(xmalloc(n), buf, n);
 	struct name_ent *e = name_find(FN_WATERMARK);
 	struct watermark wm;
-	if (e && e->ino == fds[fd].ino && off == 0 && wm_decode(buf, n, &wm) == 0)
+	if (e && e->ino == fds[fd].ino && off == 0 && elog__wm_decode(buf, n, &wm) == 0)
 		o->wm_end = wm.durable_end;
 }
 

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static inline int fuzz_memfd(const void *data, size_t size)
 {
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
-	if (fd < 0 || fs_pwrite_all(fd, data, size, 0) != 0)
+	if (fd < 0 || elog__fs_pwrite_all(fd, data, size, 0) != 0)
 		abort();
 	return fd;
 }
@@ -31,7 +31,7 @@ static inline int fuzz_memfd(const void *data, size_t size)
 static inline void fuzz_put(int dfd, const char *name, const void *data, size_t size)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || fs_pwrite_all(fd, data, size, 0) != 0)
+	if (fd < 0 || elog__fs_pwrite_all(fd, data, size, 0) != 0)
 		abort();
 	close(fd);
 }

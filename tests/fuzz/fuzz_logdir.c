@@ -67,7 +67,7 @@ static void setup(void)
 		struct pristine *f = &files[nfiles++];
 		char *text;
 		snprintf(f->name, sizeof f->name, "%s", de->d_name);
-		if (fs_read_small(dfd, f->name, 1u << 20, &text, &f->len) != 0)
+		if (elog__fs_read_small(dfd, f->name, 1u << 20, &text, &f->len) != 0)
 			abort();
 		f->data = (unsigned char *)text;
 	}
@@ -78,11 +78,11 @@ static const char *nth_segment(int last, uint64_t *base)
 {
 	static char name[NAME_MAX_LOCAL];
 	struct seglist sl;
-	if (seglist_read(dfd, &sl) != 0 || sl.n < 2)
+	if (elog__seglist_read(dfd, &sl) != 0 || sl.n < 2)
 		abort();
 	*base = last ? sl.base[sl.n - 1] : sl.base[0];
-	seglist_free(&sl);
-	seg_name(name, *base, SEG_EXT);
+	elog__seglist_free(&sl);
+	elog__seg_name(name, *base, SEG_EXT);
 	return name;
 }
 
@@ -133,13 +133,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 	case 2:
 		snprintf(name, sizeof name, "%s", nth_segment(data[0] % 6 == 1, &base));
-		seg_header_encode(buf, base);
+		elog__seg_header_encode(buf, base);
 		memcpy(buf + SEG_HDR, data + 1, size - 1);
 		fuzz_put(dfd, name, buf, SEG_HDR + size - 1);
 		break;
 	case 3:
 		nth_segment(0, &base);
-		seg_name(name, base, IDX_EXT);
+		elog__seg_name(name, base, IDX_EXT);
 		fuzz_put(dfd, name, data + 1, size - 1);
 		break;
 	case 4:

@@ -1,5 +1,5 @@
 /*
- * fuzz_record: rec_decode() over arbitrary bytes.  A record it accepts must
+ * fuzz_record: elog__rec_decode() over arbitrary bytes.  A record it accepts must
  * lie wholly inside the input, and its key and value inside the record.
  */
 #include "fuzz.h"
@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elog_record rec;
 	size_t len;
-	if (rec_decode(data, size, &rec, &len) != 0)
+	if (elog__rec_decode(data, size, &rec, &len) != 0)
 		return 0;
 	if (len > size || len < REC_PREFIX + REC_FIXED - 4 ||
 	    (const uint8_t *)rec.key != data + REC_HDR ||

@@ -1,5 +1,5 @@
 /*
- * fuzz_scan: scan_next() over arbitrary bytes as a segment file, from a
+ * fuzz_scan: elog__scan_next() over arbitrary bytes as a segment file, from a
  * position and up to a limit taken from the input, as readers, recovery
  * and elog-verify use it.  Every record returned must start where the last
  * one ended, and the walk must end.
@@ -17,9 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elog_record rec;
 	uint64_t at, expect = start;
 	int err;
-	if (scan_init(&s, fd, 0, start, limit) != 0)
+	if (elog__scan_init(&s, fd, 0, start, limit) != 0)
 		abort();
-	while ((err = scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 		if (at != expect || s.pos <= at || s.pos > size - 2)
 			abort();
 		expect = s.pos;
@@ -27,10 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err != ELOG_END && err != ELOG_CORRUPT)
 		abort();
 	/* A seek back into the buffer and a second pass see the same. */
-	scan_seek(&s, start);
-	while (scan_next(&s, &rec, &at) == 0)
+	elog__scan_seek(&s, start);
+	while (elog__scan_next(&s, &rec, &at) == 0)
 		;
-	scan_free(&s);
+	elog__scan_free(&s);
 	close(fd);
 	return 0;
 }

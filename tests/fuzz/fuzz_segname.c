@@ -1,6 +1,6 @@
 /*
- * fuzz_segname: seg_parse_name() over arbitrary names.  A name it accepts
- * is exactly the one seg_name() makes for its base, so that no two names
+ * fuzz_segname: elog__seg_parse_name() over arbitrary names.  A name it accepts
+ * is exactly the one elog__seg_name() makes for its base, so that no two names
  * mean one segment.
  */
 #include "fuzz.h"
@@ -15,9 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	name[size] = '\0';
 	for (int i = 0; i < 2; i++) {
 		uint64_t base;
-		if (!seg_parse_name(name, ext[i], &base))
+		if (!elog__seg_parse_name(name, ext[i], &base))
 			continue;
-		seg_name(again, base, ext[i]);
+		elog__seg_name(again, base, ext[i]);
 		if (strcmp(again, name) != 0)
 			abort();
 	}

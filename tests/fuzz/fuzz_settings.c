@@ -1,5 +1,5 @@
 /*
- * fuzz_settings: settings_parse() over arbitrary text.  Settings it accepts
+ * fuzz_settings: elog__settings_parse() over arbitrary text.  Settings it accepts
  * are in range, and their text form parses back to the same.
  */
 #include "fuzz.h"
@@ -9,15 +9,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elog_settings s, t;
 	char buf[SETTINGS_MAX];
 	if (size > SETTINGS_MAX)
-		return 0;	/* settings_load() refuses larger files */
-	if (settings_parse((const char *)data, size, &s) != 0)
+		return 0;	/* elog__settings_load() refuses larger files */
+	if (elog__settings_parse((const char *)data, size, &s) != 0)
 		return 0;
 	if (s.segment_bytes < MIN_SEGMENT_BYTES || s.segment_bytes > MAX_SEGMENT_BYTES ||
 	    s.index_interval < MIN_INDEX_INTERVAL || s.index_interval > MAX_INDEX_INTERVAL ||
 	    strlen(s.id) != 32)
 		abort();
-	size_t n = settings_format(&s, buf);
-	if (n >= SETTINGS_MAX || settings_parse(buf, n, &t) != 0 ||
+	size_t n = elog__settings_format(&s, buf);
+	if (n >= SETTINGS_MAX || elog__settings_parse(buf, n, &t) != 0 ||
 	    memcmp(&s, &t, sizeof s) != 0)
 		abort();
 	return 0;

@@ -1,5 +1,5 @@
 /*
- * fuzz_watermark: wm_decode() over arbitrary bytes, and wm_read() over them
+ * fuzz_watermark: elog__wm_decode() over arbitrary bytes, and elog__wm_read() over them
  * as a file (which must give up on a damaged one rather than spin).
  */
 #include "fuzz.h"
@@ -7,14 +7,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct watermark wm;
-	if (wm_decode(data, size, &wm) == 0) {
+	if (elog__wm_decode(data, size, &wm) == 0) {
 		unsigned char again[WM_SIZE];
-		wm_encode(again, &wm);
+		elog__wm_encode(again, &wm);
 		if (memcmp(again, data, 36) != 0)
 			abort();
 	}
 	int fd = fuzz_memfd(data, size);
-	int err = wm_read(fd, &wm);
+	int err = elog__wm_read(fd, &wm);
 	if (err != 0 && err != ELOG_CORRUPT)
 		abort();
 	close(fd);

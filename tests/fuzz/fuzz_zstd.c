@@ -20,19 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (dfd < 0 && (dfd = open(fuzz_dir(), O_RDONLY | O_DIRECTORY)) < 0)
 		abort();
-	struct vdec *z = vdec_new();
+	struct vdec *z = elog__vdec_new();
 	if (!z)
 		abort();
 	int rc;
 	if (data[0] % 2 == 0) {
-		rc = vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 0), data + 1, size - 1, &out,
+		rc = elog__vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 0), data + 1, size - 1, &out,
 		                &len, msg);
 	} else {
 		fuzz_put(dfd, "dict.1", data + 1, size - 1);
 		static const unsigned char v[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00,
 		                                   0x10, 0x61, 0x61, 0x01, 0x00, 0x93, 0x00,
 		                                   0x16 };
-		rc = vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 1), v, sizeof v, &out, &len,
+		rc = elog__vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 1), v, sizeof v, &out, &len,
 		                msg);
 	}
 	if (rc == 0) {
@@ -43,6 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc != ELOG_CORRUPT && rc != ELOG_UNSUPPORTED && rc != ENOMEM) {
 		abort();
 	}
-	vdec_free(z);
+	elog__vdec_free(z);
 	return 0;
 }

@@ -171,7 +171,7 @@ START_TEST(siphash_reference_vectors)
 	for (int i = 0; i < 15; i++)
 		in[i] = (unsigned char)i;
 	for (int i = 0; i < 3; i++) {
-		siphash128(in, len[i], 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, out);
+		elog__siphash128(in, len[i], 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, out);
 		ck_assert_mem_eq(out, want[i], 16);
 	}
 }
@@ -183,11 +183,11 @@ START_TEST(keyset_newest_wins_and_grows)
 	char key[32];
 	uint64_t off;
 	int tomb;
-	ck_assert_int_eq(keyset_init(&ks), 0);
+	ck_assert_int_eq(elog__keyset_init(&ks), 0);
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < 100000; i++) {
 			int n = snprintf(key, sizeof key, "k%d", i);
-			ck_assert_int_eq(keyset_put(&ks, key, (size_t)n,
+			ck_assert_int_eq(elog__keyset_put(&ks, key, (size_t)n,
 			                 (uint64_t)round * 100000 + (uint64_t)i, round), 0);
 		}
 	ck_assert_uint_eq(ks.n, 100000);
@@ -196,14 +196,14 @@ START_TEST(keyset_newest_wins_and_grows)
 	ck_assert_uint_ge(ks.n * 5, ks.cap * 3);
 	for (int i = 0; i < 100000; i += 997) {
 		int n = snprintf(key, sizeof key, "k%d", i);
-		ck_assert_int_eq(keyset_get(&ks, key, (size_t)n, &off, &tomb), 1);
+		ck_assert_int_eq(elog__keyset_get(&ks, key, (size_t)n, &off, &tomb), 1);
 		ck_assert_uint_eq(off, 100000 + (uint64_t)i);
 		ck_assert_int_eq(tomb, 1);
 	}
-	ck_assert_int_eq(keyset_get(&ks, "absent", 6, &off, &tomb), 0);
-	ck_assert_int_eq(keyset_get(&ks, "", 0, &off, &tomb), 0);
-	ck_assert_uint_eq(keyset_memory(&ks), ks.cap * 24 + KEYSET_SHARDS * sizeof(struct keyshard));
-	keyset_free(&ks);
+	ck_assert_int_eq(elog__keyset_get(&ks, "absent", 6, &off, &tomb), 0);
+	ck_assert_int_eq(elog__keyset_get(&ks, "", 0, &off, &tomb), 0);
+	ck_assert_uint_eq(elog__keyset_memory(&ks), ks.cap * 24 + KEYSET_SHARDS * sizeof(struct keyshard));
+	elog__keyset_free(&ks);
 }
 END_TEST
 
@@ -214,17 +214,17 @@ START_TEST(keyset_peak_stays_within_bound)
 {
 	struct keyset ks;
 	char key[32];
-	ck_assert_int_eq(keyset_init(&ks), 0);
+	ck_assert_int_eq(elog__keyset_init(&ks), 0);
 	for (int i = 0; i < 300000; i++) {
 		int n = snprintf(key, sizeof key, "key-%d", i);
-		ck_assert_int_eq(keyset_put(&ks, key, (size_t)n, (uint64_t)i, 0), 0);
+		ck_assert_int_eq(elog__keyset_put(&ks, key, (size_t)n, (uint64_t)i, 0), 0);
 		if (i >= 50000 && i % 9973 == 0)
 			ck_assert_msg(ks.peak <= (size_t)(i + 1) * 40,
 			              "%d keys: peak %zu bytes", i + 1, ks.peak);
 	}
 	ck_assert_uint_le(ks.peak, 300000 * 40);
-	ck_assert_uint_le(keyset_memory(&ks), 300000 * 40);
-	keyset_free(&ks);
+	ck_assert_uint_le(elog__keyset_memory(&ks), 300000 * 40);
+	elog__keyset_free(&ks);
 }
 END_TEST
 
@@ -343,7 +343,7 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 	char *text;
 	size_t len;
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	ck_assert_int_eq(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
 	ck_assert_int_eq(strncmp(text, "elog-compact-state 1\n", 21), 0);
 	char line[64];
 	snprintf(line, sizeof line, " %lld\n", (long long)o.now_ms);
@@ -361,7 +361,7 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 	ck_assert_int_eq(res.tombstones_kept, 0);
 	ck_assert_int_eq(count_key(ut_dir, "key-00"), before - 1);
 	check_log(ut_dir, &ex, 0);
-	ck_assert_int_eq(fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	ck_assert_int_eq(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
 	ck_assert_str_eq(text, "elog-compact-state 1\n");
 	free(text);
 	close(dfd);
@@ -419,9 +419,9 @@ START_TEST(active_segment_counts_but_is_untouched)
 	ck_assert_int_eq(count_key(ut_dir, "k"), before - (int)res.records_before);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.base[0], 0);	/* the first segment stays */
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	ck_assert_int_eq(elog_close(w), 0);
 	ck_assert_int_eq(count_key(ut_dir, "k"), before + 1 - (int)res.records_before);
@@ -455,7 +455,7 @@ START_TEST(refuses_when_maintenance_is_running)
 	int lockfd;
 	fill(ut_dir, 2, T0, &ex);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -616,16 +616,16 @@ START_TEST(reader_sees_merge_leftover_once)
 		ck_assert_msg(crashed, "no overlapping state was ever left");
 		int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 		struct seglist sl;
-		ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+		ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 		struct maint m = { .msg = msg, .dfd = dfd };
-		ck_assert_int_eq(settings_load(dfd, &m.set, msg), 0);
+		ck_assert_int_eq(elog__settings_load(dfd, &m.set, msg), 0);
 		for (size_t i = 0; i + 1 < sl.n; i++) {
 			struct seg_info si;
-			ck_assert_int_eq(seg_info_read(&m, sl.base[i], &si), 0);
+			ck_assert_int_eq(elog__seg_info_read(&m, sl.base[i], &si), 0);
 			if (!si.empty && si.last >= sl.base[i + 1])
 				seen = 1;
 		}
-		seglist_free(&sl);
+		elog__seglist_free(&sl);
 		close(dfd);
 		check_log(ut_dir, &ex, 1);
 		verify_clean(ut_dir);

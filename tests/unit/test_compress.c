@@ -13,7 +13,7 @@ static uint32_t flags_of(uint64_t base)
 	size_t n;
 	unsigned char *h = ut_read_file(ut_seg_path(ut_dir, base, SEG_EXT), &n);
 	ck_assert_uint_ge(n, SEG_HDR);
-	uint32_t f = seg_header_flags(h);
+	uint32_t f = elog__seg_header_flags(h);
 	free(h);
 	return f;
 }
@@ -107,18 +107,18 @@ START_TEST(values_that_do_not_shrink_are_stored_raw)
 {
 	/* Tag byte 0 and the value itself, one byte longer than given. */
 	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
-	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	struct venc *z = elog__venc_new(elog__codec_for_flags(flags), 3);
 	const void *p;
 	const unsigned char *out;
 	size_t n;
 	char msg[ELOG_MSG_MAX];
 	ck_assert_ptr_nonnull(z);
-	ck_assert_int_eq(venc_value(z, -1, flags, "ab", 2, &p, &n, msg), 0);
+	ck_assert_int_eq(elog__venc_value(z, -1, flags, "ab", 2, &p, &n, msg), 0);
 	out = p;
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(out[0], TAG_RAW);
 	ck_assert_mem_eq(out + 1, "ab", 2);
-	venc_free(z);
+	elog__venc_free(z);
 }
 END_TEST
 
@@ -127,30 +127,30 @@ START_TEST(stored_frames_have_no_magic_number)
 	char v[400];
 	memset(v, 'a', sizeof v);
 	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
-	struct venc *z = venc_new(codec_for_flags(flags), 3);
+	struct venc *z = elog__venc_new(elog__codec_for_flags(flags), 3);
 	const void *p;
 	const unsigned char *out;
 	size_t n, len;
 	char msg[ELOG_MSG_MAX];
-	ck_assert_int_eq(venc_value(z, -1, flags, v, sizeof v, &p, &n, msg), 0);
+	ck_assert_int_eq(elog__venc_value(z, -1, flags, v, sizeof v, &p, &n, msg), 0);
 	out = p;
 	ck_assert_uint_eq(out[0], TAG_ZSTD);
 	ck_assert_uint_lt(n, 40);
 	/* A standard frame would start 28 b5 2f fd; the tag replaces it. */
 	ck_assert(!(out[1] == 0x28 && out[2] == 0xb5));
-	struct vdec *d = vdec_new();
-	ck_assert_int_eq(vdec_value(d, -1, flags, out, n, &p, &len, msg), 0);
+	struct vdec *d = elog__vdec_new();
+	ck_assert_int_eq(elog__vdec_value(d, -1, flags, out, n, &p, &len, msg), 0);
 	ck_assert_uint_eq(len, sizeof v);
 	ck_assert_mem_eq(p, v, sizeof v);
 	/* In an uncompressed segment, values are stored as given. */
-	ck_assert_int_eq(venc_value(z, -1, 0, v, sizeof v, &p, &n, msg), 0);
+	ck_assert_int_eq(elog__venc_value(z, -1, 0, v, sizeof v, &p, &n, msg), 0);
 	ck_assert_ptr_eq(p, v);
 	ck_assert_uint_eq(n, sizeof v);
-	ck_assert_int_eq(vdec_value(d, -1, 0, v, sizeof v, &p, &len, msg), 0);
+	ck_assert_int_eq(elog__vdec_value(d, -1, 0, v, sizeof v, &p, &len, msg), 0);
 	ck_assert_ptr_eq(p, v);
 	ck_assert_uint_eq(len, sizeof v);
-	vdec_free(d);
-	venc_free(z);
+	elog__vdec_free(d);
+	elog__venc_free(z);
 }
 END_TEST
 
@@ -253,8 +253,8 @@ START_TEST(segments_keep_the_dictionary_they_were_written_with)
 	unsigned char *d;
 	size_t len;
 	char msg[ELOG_MSG_MAX];
-	ck_assert_int_eq(dict_load(dfd, 1, &d, &len, msg), 0);
-	ck_assert_int_eq(dict_store(dfd, 2, d, len), 0);
+	ck_assert_int_eq(elog__dict_load(dfd, 1, &d, &len, msg), 0);
+	ck_assert_int_eq(elog__dict_store(dfd, 2, d, len), 0);
 	free(d);
 	close(dfd);
 	char v[256];
@@ -270,17 +270,17 @@ START_TEST(segments_keep_the_dictionary_they_were_written_with)
 	int seen1 = 0, seen2 = 0;
 	dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	for (size_t i = 0; i < sl.n; i++) {
 		size_t n;
 		unsigned char *h = ut_read_file(ut_seg_path(ut_dir, sl.base[i], SEG_EXT), &n);
-		uint32_t flags = seg_header_flags(h);
+		uint32_t flags = elog__seg_header_flags(h);
 		ck_assert_uint_eq(SEG_CODEC(flags), CODEC_ZSTD);
 		seen1 |= SEG_DICT(flags) == 1;
 		seen2 |= SEG_DICT(flags) == 2;
 		free(h);
 	}
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	ck_assert(seen1 && seen2);
 	read_all_events(6000);
@@ -310,7 +310,7 @@ START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 	/* No segment mixes codecs or dictionaries... */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	int with = 0, without = 0;
 	for (size_t i = 0; i < sl.n; i++) {
 		uint32_t f = flags_of(sl.base[i]);
@@ -318,7 +318,7 @@ START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 		with += SEG_DICT(f) == 1;
 		without += SEG_DICT(f) == 0;
 	}
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	ck_assert(with > 0 && without > 0);
 
@@ -352,9 +352,9 @@ START_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
 	uint64_t tail = 0;
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	tail = sl.base[sl.n - 1];
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	ck_assert_uint_eq(flags_of(tail), SEG_FLAGS(CODEC_ZSTD, 1));
 
 	char msg[ELOG_MSG_MAX];
@@ -381,12 +381,12 @@ START_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
 	ck_assert_int_eq(elog_close(a), 0);
 	ck_assert_int_eq(elog_close(b), 0);
 
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_gt(sl.base[sl.n - 1], tail);
 	for (size_t k = 0; k < sl.n; k++)
 		if (sl.base[k] > tail)
 			ck_assert_uint_eq(flags_of(sl.base[k]), 0);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	read_all_events(i);
 }
@@ -453,14 +453,14 @@ START_TEST(a_damaged_frame_is_corrupt_not_a_crash)
 	const void *p;
 	size_t len;
 	uint32_t flags = SEG_FLAGS(CODEC_ZSTD, 0);
-	struct vdec *d = vdec_new();
+	struct vdec *d = elog__vdec_new();
 	unsigned char bad[] = { TAG_ZSTD, 0xff, 0xff, 0xff, 0xff, 0xff };
-	ck_assert_int_eq(vdec_value(d, -1, flags, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__vdec_value(d, -1, flags, bad, sizeof bad, &p, &len, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "bad zstd frame");
 	unsigned char tag[] = { 7, 'x' };
-	ck_assert_int_eq(vdec_value(d, -1, flags, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__vdec_value(d, -1, flags, tag, sizeof tag, &p, &len, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "unknown value encoding 7");
-	vdec_free(d);
+	elog__vdec_free(d);
 }
 END_TEST
 
@@ -485,11 +485,11 @@ START_TEST(uncompressed_log_stays_uncompressed)
 	ck_assert(ut_exists(ut_seg_path(ut_dir, 1, SEG_EXT)) == 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_gt(sl.n, 1);
 	for (size_t i = 0; i < sl.n; i++)
 		ck_assert_uint_eq(flags_of(sl.base[i]), 0);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 }
 END_TEST
@@ -500,7 +500,7 @@ static void make_zstd_segment_by_hand(void)
 {
 	ut_make_settings(ut_dir, 1 << 20, 4096);
 	unsigned char hdr[SEG_HDR];
-	seg_header_encode_flags(hdr, 0, SEG_FLAGS(CODEC_ZSTD, 0));
+	elog__seg_header_encode_flags(hdr, 0, SEG_FLAGS(CODEC_ZSTD, 0));
 	ut_write_file(ut_seg_path(ut_dir, 0, SEG_EXT), hdr, SEG_HDR);
 	static const unsigned char raw[] = { TAG_RAW, 'h', 'i' };
 	static const unsigned char frame[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00,

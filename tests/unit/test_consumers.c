@@ -30,14 +30,14 @@ static void make_log(const char *path, uint64_t end)
 	ck_assert_int_eq(mkdir(path, 0777), 0);
 	dfd = open(path, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(settings_new_id(s.id), 0);
-	s.created_ms = fs_now_ms();
+	ck_assert_int_eq(elog__settings_new_id(s.id), 0);
+	s.created_ms = elog__fs_now_ms();
 	s.segment_bytes = DEFAULT_SEGMENT_BYTES;
 	s.index_interval = DEFAULT_INDEX_INTERVAL;
-	ck_assert_int_eq(settings_store(dfd, &s), 0);
-	fd = fs_openat(dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
+	ck_assert_int_eq(elog__settings_store(dfd, &s), 0);
+	fd = elog__fs_openat(dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(wm_write(fd, &wm), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &wm), 0);
 	close(fd);
 	close(dfd);
 }
@@ -51,7 +51,7 @@ static void set_end(const char *path, uint64_t end)
 	snprintf(p, sizeof p, "%s/%s", path, FN_WATERMARK);
 	fd = open(p, O_RDWR);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(wm_write(fd, &wm), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &wm), 0);
 	close(fd);
 }
 
@@ -128,7 +128,7 @@ START_TEST(commit_get_and_lag)
 {
 	char msg[ELOG_MSG_MAX];
 	struct elog_consumer c;
-	int64_t before = fs_now_ms();
+	int64_t before = elog__fs_now_ms();
 
 	make_log(ut_dir, 100);
 	ck_assert_int_eq(elog_consumer_get(ut_dir, "uplink", &c, msg), ELOG_NOCONSUMER);
@@ -139,7 +139,7 @@ START_TEST(commit_get_and_lag)
 	ck_assert_uint_eq(c.offset, 41);
 	ck_assert_uint_eq(c.lag, 58);     /* 42..99 are behind it */
 	ck_assert_int_ge(c.committed_ms, before);
-	ck_assert_int_le(c.committed_ms, fs_now_ms());
+	ck_assert_int_le(c.committed_ms, elog__fs_now_ms());
 	ck_assert_int_eq(elog_consumer_commit(ut_dir, "uplink", 99, msg), 0);
 	ck_assert_int_eq(elog_consumer_get(ut_dir, "uplink", &c, NULL), 0);
 	ck_assert_uint_eq(c.offset, 99);
@@ -350,7 +350,7 @@ START_TEST(nul_byte_is_corrupt)
 	struct ctable t = { 0 };
 	char msg[ELOG_MSG_MAX];
 
-	ck_assert_int_eq(ctable_parse(&t, text, sizeof text - 1, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__ctable_parse(&t, text, sizeof text - 1, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "consumers.json: byte 12: missing \"consumers\"");
 }
 END_TEST
@@ -406,13 +406,13 @@ START_TEST(whitespace_and_member_order)
 	struct ctable t = { 0 };
 	char msg[ELOG_MSG_MAX];
 
-	ck_assert_int_eq(ctable_parse(&t, text, strlen(text), msg), 0);
+	ck_assert_int_eq(elog__ctable_parse(&t, text, strlen(text), msg), 0);
 	ck_assert_uint_eq(t.n, 2);
 	ck_assert_str_eq(t.v[0].name, "a");
 	ck_assert_uint_eq(t.v[0].offset, UINT64_MAX - 1);
 	ck_assert_str_eq(t.v[1].name, "b");
 	ck_assert_int_eq(t.v[1].committed_ms, 5);
-	ctable_free(&t);
+	elog__ctable_free(&t);
 }
 END_TEST
 
@@ -424,17 +424,17 @@ START_TEST(format_parse_round_trip)
 
 	for (int i = 0; i < 300; i++) {
 		snprintf(name, sizeof name, "c%d", i * 7919 % 1000);
-		ck_assert_int_eq(ctable_set(&t, name, (uint64_t)i * 1000003,
+		ck_assert_int_eq(elog__ctable_set(&t, name, (uint64_t)i * 1000003,
 		                            INT64_MAX - i), 0);
 	}
-	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	ck_assert_int_eq(elog__ctable_format(&t, &text, &len), 0);
 	ck_assert_uint_eq(strlen(text), len);
-	ck_assert_int_eq(ctable_parse(&u, text, len, msg), 0);
+	ck_assert_int_eq(elog__ctable_parse(&u, text, len, msg), 0);
 	ck_assert_uint_eq(u.n, t.n);
 	ck_assert_mem_eq(u.v, t.v, t.n * sizeof *t.v);
 	free(text);
-	ctable_free(&t);
-	ctable_free(&u);
+	elog__ctable_free(&t);
+	elog__ctable_free(&u);
 }
 END_TEST
 
@@ -447,10 +447,10 @@ START_TEST(too_many_consumers)
 	make_log(ut_dir, 10);
 	for (int i = 0; i < ELOG_CONSUMERS_MAX; i++) {
 		snprintf(name, sizeof name, "c%05d", i);
-		ck_assert_int_eq(ctable_set(&t, name, 1, 1), 0);
+		ck_assert_int_eq(elog__ctable_set(&t, name, 1, 1), 0);
 	}
-	ck_assert_int_eq(ctable_set(&t, "one-more", 1, 1), ELOG_TOOMANY);
-	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	ck_assert_int_eq(elog__ctable_set(&t, "one-more", 1, 1), ELOG_TOOMANY);
+	ck_assert_int_eq(elog__ctable_format(&t, &text, &len), 0);
 	ck_assert_uint_le(len, CONSUMERS_FILE_MAX);
 	write_file(ut_dir, FN_CONSUMERS, text, len);
 	ck_assert_int_eq(elog_consumer_commit(ut_dir, "one-more", 1, msg), ELOG_TOOMANY);
@@ -462,7 +462,7 @@ START_TEST(too_many_consumers)
 	free(text);
 
 	/* A file with more entries than the limit is damaged. */
-	ck_assert_int_eq(ctable_format(&t, &text, &len), 0);
+	ck_assert_int_eq(elog__ctable_format(&t, &text, &len), 0);
 	char *more = malloc(len + 100);
 	char *end = strstr(text, "\n  }\n}\n");
 	ck_assert_ptr_nonnull(end);
@@ -470,8 +470,8 @@ START_TEST(too_many_consumers)
 	memcpy(more, text, head);
 	len = head + (size_t)sprintf(more + head, ",\n\"zz\":{\"offset\":1,"
 	                             "\"committed_ms\":1}}}");
-	ctable_free(&t);
-	ck_assert_int_eq(ctable_parse(&t, more, len, msg), ELOG_CORRUPT);
+	elog__ctable_free(&t);
+	ck_assert_int_eq(elog__ctable_parse(&t, more, len, msg), ELOG_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(msg, "more consumers than the limit"));
 	ck_assert_uint_eq(t.n, 0);
 	free(more);
@@ -516,13 +516,13 @@ START_TEST(hostile_input_never_crashes)
 				buf[(seed >> 8) % len] = (char)(seed >> 20);
 			}
 		}
-		rc = ctable_parse(&t, buf, len, msg);
+		rc = elog__ctable_parse(&t, buf, len, msg);
 		ck_assert(rc == 0 || rc == ELOG_CORRUPT || rc == ELOG_BADVERSION);
 		if (rc == 0)
 			ok++;
 		else
 			ck_assert_uint_eq(t.n, 0);
-		ctable_free(&t);
+		elog__ctable_free(&t);
 		free(buf);
 	}
 	/* Some mutations land in whitespace-free spots that stay valid

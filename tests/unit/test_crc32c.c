@@ -31,16 +31,16 @@ static void fill(unsigned char *p, size_t len, uint32_t seed)
 
 START_TEST(check_string)
 {
-	ck_assert_uint_eq(elog_crc32c(0, "123456789", 9), 0xE3069283u);
+	ck_assert_uint_eq(elog__crc32c(0, "123456789", 9), 0xE3069283u);
 }
 END_TEST
 
 START_TEST(empty_is_zero)
 {
-	ck_assert_uint_eq(elog_crc32c(0, "", 0), 0);
-	ck_assert_uint_eq(elog_crc32c(0, NULL, 0), 0);
+	ck_assert_uint_eq(elog__crc32c(0, "", 0), 0);
+	ck_assert_uint_eq(elog__crc32c(0, NULL, 0), 0);
 	/* An empty update leaves a running CRC as it was. */
-	ck_assert_uint_eq(elog_crc32c(0xE3069283u, "x", 0), 0xE3069283u);
+	ck_assert_uint_eq(elog__crc32c(0xE3069283u, "x", 0), 0xE3069283u);
 }
 END_TEST
 
@@ -49,15 +49,15 @@ START_TEST(rfc3720_vectors)
 {
 	unsigned char b[32];
 	memset(b, 0, sizeof b);
-	ck_assert_uint_eq(elog_crc32c(0, b, 32), 0x8A9136AAu);
+	ck_assert_uint_eq(elog__crc32c(0, b, 32), 0x8A9136AAu);
 	memset(b, 0xFF, sizeof b);
-	ck_assert_uint_eq(elog_crc32c(0, b, 32), 0x62A8AB43u);
+	ck_assert_uint_eq(elog__crc32c(0, b, 32), 0x62A8AB43u);
 	for (int i = 0; i < 32; i++)
 		b[i] = (unsigned char)i;
-	ck_assert_uint_eq(elog_crc32c(0, b, 32), 0x46DD794Eu);
+	ck_assert_uint_eq(elog__crc32c(0, b, 32), 0x46DD794Eu);
 	for (int i = 0; i < 32; i++)
 		b[i] = (unsigned char)(31 - i);
-	ck_assert_uint_eq(elog_crc32c(0, b, 32), 0x113FDB5Cu);
+	ck_assert_uint_eq(elog__crc32c(0, b, 32), 0x113FDB5Cu);
 }
 END_TEST
 
@@ -66,9 +66,9 @@ START_TEST(matches_reference_lengths_0_to_100)
 	unsigned char b[100];
 	fill(b, sizeof b, 7);
 	for (size_t len = 0; len <= 100; len++)
-		ck_assert_msg(elog_crc32c(0, b, len) == ref_crc(b, len),
+		ck_assert_msg(elog__crc32c(0, b, len) == ref_crc(b, len),
 		              "length %zu: 0x%08x, reference 0x%08x", len,
-		              elog_crc32c(0, b, len), ref_crc(b, len));
+		              elog__crc32c(0, b, len), ref_crc(b, len));
 }
 END_TEST
 
@@ -80,7 +80,7 @@ START_TEST(unaligned_buffers)
 	fill(raw, sizeof raw, 99);
 	for (size_t shift = 0; shift < 16; shift++)
 		for (size_t len = 0; len <= 64 + 17; len += 3)
-			ck_assert_msg(elog_crc32c(0, raw + shift, len) == ref_crc(raw + shift, len),
+			ck_assert_msg(elog__crc32c(0, raw + shift, len) == ref_crc(raw + shift, len),
 			              "shift %zu length %zu", shift, len);
 }
 END_TEST
@@ -89,18 +89,18 @@ START_TEST(incremental_equals_one_shot)
 {
 	unsigned char b[4096];
 	fill(b, sizeof b, 3);
-	uint32_t whole = elog_crc32c(0, b, sizeof b);
+	uint32_t whole = elog__crc32c(0, b, sizeof b);
 	ck_assert_uint_eq(whole, ref_crc(b, sizeof b));
 	static const size_t cuts[] = { 0, 1, 3, 7, 8, 9, 63, 1000, 4095, 4096 };
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-		uint32_t c = elog_crc32c(0, b, cuts[i]);
-		c = elog_crc32c(c, b + cuts[i], sizeof b - cuts[i]);
+		uint32_t c = elog__crc32c(0, b, cuts[i]);
+		c = elog__crc32c(c, b + cuts[i], sizeof b - cuts[i]);
 		ck_assert_msg(c == whole, "split at %zu", cuts[i]);
 	}
 	/* Byte by byte, too. */
 	uint32_t c = 0;
 	for (size_t i = 0; i < sizeof b; i++)
-		c = elog_crc32c(c, b + i, 1);
+		c = elog__crc32c(c, b + i, 1);
 	ck_assert_uint_eq(c, whole);
 }
 END_TEST
@@ -109,10 +109,10 @@ START_TEST(single_bit_changes_crc)
 {
 	unsigned char b[64];
 	fill(b, sizeof b, 5);
-	uint32_t base = elog_crc32c(0, b, sizeof b);
+	uint32_t base = elog__crc32c(0, b, sizeof b);
 	for (size_t i = 0; i < sizeof b * 8; i++) {
 		b[i / 8] ^= (unsigned char)(1u << (i % 8));
-		ck_assert_uint_ne(elog_crc32c(0, b, sizeof b), base);
+		ck_assert_uint_ne(elog__crc32c(0, b, sizeof b), base);
 		b[i / 8] ^= (unsigned char)(1u << (i % 8));
 	}
 }
@@ -120,7 +120,7 @@ END_TEST
 
 /* What the child prints and the parent computes: the CRC of a prefix of a
  * fixed buffer at a fixed misalignment, for many lengths, with the library
- * (crc = elog_crc32c) or with the reference (crc = NULL). */
+ * (crc = elog__crc32c) or with the reference (crc = NULL). */
 #define SAMPLES 200
 static void sample(uint32_t out[SAMPLES], uint32_t (*crc)(uint32_t, const void *, size_t))
 {
@@ -137,9 +137,9 @@ static void sample(uint32_t out[SAMPLES], uint32_t (*crc)(uint32_t, const void *
 static int child_main(void)
 {
 	uint32_t v[SAMPLES];
-	sample(v, elog_crc32c);
-	printf("%s\n", elog_crc32c_impl());
-	printf("%08x\n", elog_crc32c(0, "123456789", 9));
+	sample(v, elog__crc32c);
+	printf("%s\n", elog__crc32c_impl());
+	printf("%08x\n", elog__crc32c(0, "123456789", 9));
 	for (size_t i = 0; i < SAMPLES; i++)
 		printf("%08x\n", v[i]);
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -170,7 +170,7 @@ START_TEST(hardware_and_table_agree)
 	ck_assert_str_eq(line, "e3069283\n");
 
 	uint32_t mine[SAMPLES], ref[SAMPLES];
-	sample(mine, elog_crc32c);
+	sample(mine, elog__crc32c);
 	sample(ref, NULL);
 	for (size_t i = 0; i < SAMPLES; i++) {
 		unsigned v;
@@ -179,9 +179,9 @@ START_TEST(hardware_and_table_agree)
 		ck_assert_msg(v == ref[i], "sample %zu: table 0x%08x, reference 0x%08x", i, v,
 		              ref[i]);
 		ck_assert_msg(mine[i] == ref[i], "sample %zu: %s 0x%08x, reference 0x%08x", i,
-		              elog_crc32c_impl(), mine[i], ref[i]);
+		              elog__crc32c_impl(), mine[i], ref[i]);
 		ck_assert_msg(v == mine[i], "sample %zu: table 0x%08x, %s 0x%08x", i, v,
-		              elog_crc32c_impl(), mine[i]);
+		              elog__crc32c_impl(), mine[i]);
 	}
 	fclose(f);
 	ck_assert_int_eq(ut_wait_child(pid), 0);
@@ -190,9 +190,9 @@ START_TEST(hardware_and_table_agree)
 	 * say when this CPU had none (both paths were the table's, each
 	 * checked against the reference all the same). */
 #if defined(__x86_64__)
-	ck_assert_str_eq(elog_crc32c_impl(), "sse4.2");
+	ck_assert_str_eq(elog__crc32c_impl(), "sse4.2");
 #else
-	if (strcmp(elog_crc32c_impl(), "table") == 0)
+	if (strcmp(elog__crc32c_impl(), "table") == 0)
 		fprintf(stderr, "test_crc32c: no CRC-32C instruction on this CPU: "
 		        "only the table path was tested\n");
 #endif

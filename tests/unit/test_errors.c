@@ -1,6 +1,6 @@
 /*
  * test_errors.c: the error contract (lib/errors.c): a text of its own for
- * every code, and errmsg_set returning its code with the text bounded.
+ * every code, and elog__errmsg_set returning its code with the text bounded.
  */
 #include "unit.h"
 
@@ -20,7 +20,7 @@ START_TEST(every_code_has_its_own_text)
 	}
 	ck_assert_str_eq(elog_strerror(0), "success");
 	ck_assert_str_eq(elog_strerror(ENOSPC), strerror(ENOSPC));
-	/* The refusals of fs_openat(), by the same function. */
+	/* The refusals of elog__fs_openat(), by the same function. */
 	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
 	ck_assert_str_eq(elog_strerror(FS_ELINKED),
 	                 "has more than one hard link, refusing to write it");
@@ -35,7 +35,7 @@ START_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
 	char long_name[2 * ELOG_MSG_MAX];
 	memset(long_name, 'x', sizeof long_name - 1);
 	long_name[sizeof long_name - 1] = '\0';
-	ck_assert_int_eq(errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
 	ck_assert_uint_eq(strlen(msg), ELOG_MSG_MAX - 1);
 }
 END_TEST

@@ -261,9 +261,9 @@ START_TEST(follow_across_segment_rolls)
 	/* It did roll, many times. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_ge(sl.n, 3);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	elog_reader_close(r);
 }
@@ -349,9 +349,9 @@ START_TEST(follower_learns_new_segments_without_listing)
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 300);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	size_t before = sl.n;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	unsigned long lists = r->lists;
 	for (int batch = 0; batch < 300; batch++) {
 		ut_append(w, NULL, "one record a batch, rolling every few dozen");
@@ -359,9 +359,9 @@ START_TEST(follower_learns_new_segments_without_listing)
 		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
 		ck_assert_uint_eq(offs[0], 300 + (uint64_t)batch);
 	}
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_ge(sl.n, before + 5);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	ck_assert_uint_eq(r->lists, lists);
 	ck_assert_int_eq(elog_close(w), 0);

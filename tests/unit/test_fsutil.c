@@ -17,8 +17,8 @@ START_TEST(replace_file_writes_whole_content_and_leaves_no_temporary)
 {
 	int dfd = open_top();
 	char p[1200];
-	ck_assert_int_eq(fs_replace_file(dfd, "f", "first", 5), 0);
-	ck_assert_int_eq(fs_replace_file(dfd, "f", "second!", 7), 0);
+	ck_assert_int_eq(elog__fs_replace_file(dfd, "f", "first", 5), 0);
+	ck_assert_int_eq(elog__fs_replace_file(dfd, "f", "second!", 7), 0);
 	size_t len;
 	unsigned char *d = ut_read_file(ut_path(p, sizeof p, ut_top, "f"), &len);
 	ck_assert_uint_eq(len, 7);
@@ -42,7 +42,7 @@ START_TEST(replace_file_respects_the_umask)
 	int dfd = open_top();
 	char p[1200];
 	mode_t old = umask(027);
-	ck_assert_int_eq(fs_replace_file(dfd, "g", "x", 1), 0);
+	ck_assert_int_eq(elog__fs_replace_file(dfd, "g", "x", 1), 0);
 	umask(old);
 	struct stat st;
 	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_top, "g"), &st), 0);
@@ -57,16 +57,16 @@ START_TEST(read_small_bounds_and_refuses_links)
 	char p[1200], *data;
 	size_t len;
 	ut_write_file(ut_path(p, sizeof p, ut_top, "small"), "abc", 3);
-	ck_assert_int_eq(fs_read_small(dfd, "small", 3, &data, &len), 0);
+	ck_assert_int_eq(elog__fs_read_small(dfd, "small", 3, &data, &len), 0);
 	ck_assert_uint_eq(len, 3);
 	ck_assert_str_eq(data, "abc");	/* NUL-terminated */
 	free(data);
-	ck_assert_int_eq(fs_read_small(dfd, "small", 2, &data, &len), EFBIG);
+	ck_assert_int_eq(elog__fs_read_small(dfd, "small", 2, &data, &len), EFBIG);
 	ck_assert_int_eq(symlinkat("small", dfd, "link"), 0);
-	ck_assert_int_eq(fs_read_small(dfd, "link", 100, &data, &len), ELOOP);
-	ck_assert_int_eq(fs_read_small(dfd, "missing", 100, &data, &len), ENOENT);
+	ck_assert_int_eq(elog__fs_read_small(dfd, "link", 100, &data, &len), ELOOP);
+	ck_assert_int_eq(elog__fs_read_small(dfd, "missing", 100, &data, &len), ENOENT);
 	ck_assert_int_eq(mkdirat(dfd, "dir", 0777), 0);
-	ck_assert_int_eq(fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG);
+	ck_assert_int_eq(elog__fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG);
 	close(dfd);
 }
 END_TEST
@@ -97,14 +97,14 @@ START_TEST(dir_each_visits_every_entry_but_dots_and_stops_on_request)
 	ut_write_file(ut_path(p, sizeof p, ut_top, "b"), "", 0);
 	ut_write_file(ut_path(p, sizeof p, ut_top, "c"), "", 0);
 	struct names c = { 0, 0 };
-	ck_assert_int_eq(fs_dir_each(dfd, count_name, &c), 0);
+	ck_assert_int_eq(elog__fs_dir_each(dfd, count_name, &c), 0);
 	ck_assert_int_eq(c.n, 3);
 	ck_assert_int_eq(c.dots, 0);
 	/* Twice on the same descriptor: each walk starts at the top. */
 	c.n = 0;
-	ck_assert_int_eq(fs_dir_each(dfd, count_name, &c), 0);
+	ck_assert_int_eq(elog__fs_dir_each(dfd, count_name, &c), 0);
 	ck_assert_int_eq(c.n, 3);
-	ck_assert_int_eq(fs_dir_each(dfd, stop_at_b, NULL), 42);
+	ck_assert_int_eq(elog__fs_dir_each(dfd, stop_at_b, NULL), 42);
 	close(dfd);
 }
 END_TEST
@@ -112,8 +112,8 @@ END_TEST
 START_TEST(random_bytes_differ)
 {
 	unsigned char a[16], b[16];
-	ck_assert_int_eq(fs_random(a, sizeof a), 0);
-	ck_assert_int_eq(fs_random(b, sizeof b), 0);
+	ck_assert_int_eq(elog__fs_random(a, sizeof a), 0);
+	ck_assert_int_eq(elog__fs_random(b, sizeof b), 0);
 	ck_assert(memcmp(a, b, sizeof a) != 0);
 }
 END_TEST
@@ -123,15 +123,15 @@ START_TEST(write_all_and_pread_full)
 	char p[1200];
 	int fd = open(ut_path(p, sizeof p, ut_top, "w"), O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_write_all(fd, "hello", 5), 0);
-	ck_assert_int_eq(fs_pwrite_all(fd, "J", 1, 0), 0);
+	ck_assert_int_eq(elog__fs_write_all(fd, "hello", 5), 0);
+	ck_assert_int_eq(elog__fs_pwrite_all(fd, "J", 1, 0), 0);
 	char buf[16];
 	size_t got;
-	ck_assert_int_eq(fs_pread_full(fd, buf, sizeof buf, 0, &got), 0);
+	ck_assert_int_eq(elog__fs_pread_full(fd, buf, sizeof buf, 0, &got), 0);
 	ck_assert_uint_eq(got, 5);	/* short at the end of the file */
 	ck_assert_mem_eq(buf, "Jello", 5);
 	close(fd);
-	ck_assert_int_eq(fs_write_all(fd, "x", 1), EBADF);
+	ck_assert_int_eq(elog__fs_write_all(fd, "x", 1), EBADF);
 }
 END_TEST
 

@@ -12,36 +12,36 @@ START_TEST(huge_length_field_is_corrupt_without_allocating)
 	/* A record claiming just under ELOG_MAX_RECORD, of which 100 bytes
 	 * exist: the scan may grow its buffer to the record, never further. */
 	unsigned char buf[SEG_HDR + 100] = { 0 };
-	seg_header_encode(buf, 0);
+	elog__seg_header_encode(buf, 0);
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD);
 	int fd = memfd_create("seg", 0);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
+	ck_assert_int_eq(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
-	ck_assert(scan_truncated(&s));
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert(elog__scan_truncated(&s));
 	ck_assert_uint_le(s.cap, 2 * ((size_t)ELOG_MAX_RECORD + 4));
-	scan_free(&s);
+	elog__scan_free(&s);
 
 	/* One byte more than the maximum is corrupt at once, with no read of
 	 * the record at all. */
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD + 1);
-	ck_assert_int_eq(fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
-	ck_assert(!scan_truncated(&s));
+	ck_assert_int_eq(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert(!elog__scan_truncated(&s));
 	ck_assert_uint_eq(s.cap, 256u << 10);
-	scan_free(&s);
+	elog__scan_free(&s);
 	close(fd);
 }
 END_TEST
 
 START_TEST(index_read_is_bounded_by_its_segment)
 {
-	/* A 4 MiB index beside a segment of one record: idx_load() reads at
+	/* A 4 MiB index beside a segment of one record: elog__idx_load() reads at
 	 * most what that segment could need. */
 	uint64_t offs[] = { 0 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -50,10 +50,10 @@ START_TEST(index_read_is_bounded_by_its_segment)
 	size_t n = 4u << 20;
 	unsigned char *big = calloc(1, n);
 	ck_assert_ptr_nonnull(big);
-	idx_header_encode(big);
+	elog__idx_header_encode(big);
 	for (size_t i = 0; IDX_HDR + (i + 1) * IDX_ENTRY <= n; i++) {
 		struct idx_entry e = { i, 0, (uint32_t)(SEG_HDR + i) };
-		idx_entry_encode(big + IDX_HDR + i * IDX_ENTRY, &e);
+		elog__idx_entry_encode(big + IDX_HDR + i * IDX_ENTRY, &e);
 	}
 	char p[1200];
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
@@ -62,10 +62,10 @@ START_TEST(index_read_is_bounded_by_its_segment)
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct index ix;
 	int intact;
-	ck_assert_int_eq(idx_load(dfd, 0, size, &ix, &intact), 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 0, size, &ix, &intact), 0);
 	ck_assert_uint_le(ix.n, size / REC_HDR + 1);
 	ck_assert(!intact);
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	close(dfd);
 }
 END_TEST
@@ -213,7 +213,7 @@ START_TEST(temporary_names_are_created_exclusively)
 	ut_write_file(target, "precious\n", 9);
 	ck_assert_int_eq(symlink(target, ut_path(link, sizeof link, ut_dir, tmp)), 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(fs_replace_file(dfd, FN_CONSUMERS, "{}", 2), 0);
+	ck_assert_int_eq(elog__fs_replace_file(dfd, FN_CONSUMERS, "{}", 2), 0);
 	close(dfd);
 	target_intact(target);
 	struct stat st;
@@ -248,13 +248,13 @@ START_TEST(fifos_are_refused_without_blocking)
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
 	errno = 0;
-	ck_assert_int_eq(fs_openat(dfd, FN_LOCK, O_RDONLY, 0), -1);
+	ck_assert_int_eq(elog__fs_openat(dfd, FN_LOCK, O_RDONLY, 0), -1);
 	ck_assert_int_eq(errno, FS_ENOTREG);
-	ck_assert_int_eq(fs_openat(dfd, FN_LOCK, O_WRONLY | O_CREAT, 0666), -1);
+	ck_assert_int_eq(elog__fs_openat(dfd, FN_LOCK, O_WRONLY | O_CREAT, 0666), -1);
 	ck_assert_int_eq(errno, FS_ENOTREG);
 	char *data;
 	size_t len;
-	ck_assert_int_eq(fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG);
+	ck_assert_int_eq(elog__fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG);
 	close(dfd);
 	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
 	alarm(0);
@@ -295,7 +295,7 @@ START_TEST(hard_linked_files_are_not_written)
 	target_intact(target);
 	/* Read-only opens take a linked file. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	int fd = fs_openat(dfd, FN_MAINT, O_RDONLY, 0);
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY, 0);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	close(dfd);
@@ -312,16 +312,16 @@ START_TEST(files_root_creates_belong_to_the_directory_owner)
 	ck_assert_int_eq(chown(ut_dir, 65534, 65534), 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	int fd = fs_openat(dfd, "made", O_RDWR | O_CREAT, 0666);
+	int fd = elog__fs_openat(dfd, "made", O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	fd = fs_openat(dfd, "excl", O_RDWR | O_CREAT | O_EXCL, 0666);
+	fd = elog__fs_openat(dfd, "excl", O_RDWR | O_CREAT | O_EXCL, 0666);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(fs_replace_file(dfd, "replaced", "x", 1), 0);
+	ck_assert_int_eq(elog__fs_replace_file(dfd, "replaced", "x", 1), 0);
 	char p[1200];
 	ut_write_file(ut_path(p, sizeof p, ut_dir, "roots"), "y", 1);
-	fd = fs_openat(dfd, "roots", O_RDWR | O_CREAT, 0666);
+	fd = elog__fs_openat(dfd, "roots", O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	close(dfd);

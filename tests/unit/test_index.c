@@ -33,7 +33,7 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 	int any = 0;
 	while (pos < seg_len) {
 		struct elog_record r;
-		ck_assert_int_eq(rec_decode(seg + pos, seg_len - pos, &r, &got), 0);
+		ck_assert_int_eq(elog__rec_decode(seg + pos, seg_len - pos, &r, &got), 0);
 		if (r.ts_ms > ts_max)
 			ts_max = r.ts_ms;
 		if (!any || pos >= last + interval) {
@@ -42,7 +42,7 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 			put64(out + n, r.offset);
 			put64(out + n + 8, (uint64_t)ts_max);
 			put32(out + n + 16, (uint32_t)pos);
-			put32(out + n + 20, elog_crc32c(0, out + n, 20));
+			put32(out + n + 20, elog__crc32c(0, out + n, 20));
 			n += IDX_ENTRY;
 		}
 		pos += got;
@@ -79,9 +79,9 @@ static void write_index(const char *path, const struct idx_entry *e, size_t n)
 {
 	unsigned char buf[IDX_HDR + 32 * IDX_ENTRY];
 	ck_assert_uint_le(n, 32);
-	idx_header_encode(buf);
+	elog__idx_header_encode(buf);
 	for (size_t i = 0; i < n; i++)
-		idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &e[i]);
+		elog__idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &e[i]);
 	ut_write_file(path, buf, IDX_HDR + n * IDX_ENTRY);
 }
 
@@ -101,7 +101,7 @@ START_TEST(builder_placement)
 	static const int want[] = { 1, 0, 1, 0, 1, 0 };
 	for (int i = 0; i < 6; i++) {
 		memset(&e, 0xAA, sizeof e);
-		int got = idx_builder_add(&b, 10 + (uint64_t)i, ts[i], 32 + 50 * (uint64_t)i, 100, &e);
+		int got = elog__idx_builder_add(&b, 10 + (uint64_t)i, ts[i], 32 + 50 * (uint64_t)i, 100, &e);
 		ck_assert_msg(got == want[i], "record %d", i);
 		if (!got)
 			continue;
@@ -119,10 +119,10 @@ START_TEST(builder_ts_max_running)
 {
 	struct idx_builder b = { 0 };
 	struct idx_entry e;
-	ck_assert_int_eq(idx_builder_add(&b, 0, -50, 32, 64, &e), 1);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 0, -50, 32, 64, &e), 1);
 	ck_assert_int_eq(e.ts_max, -50);	/* negative times are times too */
-	ck_assert_int_eq(idx_builder_add(&b, 1, -10, 95, 64, &e), 0);
-	ck_assert_int_eq(idx_builder_add(&b, 2, -90, 96, 64, &e), 1);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 1, -10, 95, 64, &e), 0);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 2, -90, 96, 64, &e), 1);
 	ck_assert_int_eq(e.ts_max, -10);
 	ck_assert_uint_eq(e.pos, 96);
 }
@@ -135,7 +135,7 @@ START_TEST(load_all_valid)
 	write_index(ut_seg_path(ut_top, 100, IDX_EXT), good, 4);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
 	ck_assert_int_eq(intact, 1);
 	ck_assert_uint_eq(ix.n, 4);
 	for (size_t i = 0; i < 4; i++) {
@@ -143,7 +143,7 @@ START_TEST(load_all_valid)
 		ck_assert_int_eq(ix.e[i].ts_max, good[i].ts_max);
 		ck_assert_uint_eq(ix.e[i].pos, good[i].pos);
 	}
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	close(dfd);
 }
 END_TEST
@@ -153,10 +153,10 @@ START_TEST(load_header_only)
 	write_index(ut_seg_path(ut_top, 100, IDX_EXT), good, 0);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
 	ck_assert_int_eq(intact, 1);
 	ck_assert_uint_eq(ix.n, 0);
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	close(dfd);
 }
 END_TEST
@@ -172,12 +172,12 @@ static void load_expect_prefix(struct idx_entry *e, size_t k, int bad_crc)
 		ut_flip_bit(p, IDX_HDR + k * IDX_ENTRY + 20, 0);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
 	ck_assert_int_eq(intact, 0);
 	ck_assert_uint_eq(ix.n, k);
 	for (size_t i = 0; i < k; i++)
 		ck_assert_uint_eq(ix.e[i].offset, e[i].offset);
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	close(dfd);
 }
 
@@ -254,10 +254,10 @@ START_TEST(load_trailing_partial_entry)
 	ut_truncate(p, IDX_HDR + 3 * IDX_ENTRY + 10);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
 	ck_assert_int_eq(intact, 0);
 	ck_assert_uint_eq(ix.n, 3);
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	close(dfd);
 }
 END_TEST
@@ -266,18 +266,18 @@ START_TEST(load_missing_or_bad_header)
 {
 	int dfd = open_dir(ut_top), intact;
 	struct index ix;
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), ENOENT);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ENOENT);
 	const char *path = ut_seg_path(ut_top, 100, IDX_EXT);
 	char p[1200];
 	snprintf(p, sizeof p, "%s", path);
 	write_index(p, good, 4);
 	ut_flip_bit(p, 0, 1);		/* magic */
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	write_index(p, good, 4);
 	ut_write_at(p, 8, "\2\0\0\0", 4);	/* version 2 */
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	ut_write_file(p, "ELOGIDX\n", 8);	/* header cut short */
-	ck_assert_int_eq(idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	close(dfd);
 }
 END_TEST
@@ -287,16 +287,16 @@ END_TEST
 START_TEST(find_offset_edges)
 {
 	struct index ix = { (struct idx_entry *)good, 4, 4 };
-	ck_assert_int_eq(idx_find_offset(&ix, 0), -1);
-	ck_assert_int_eq(idx_find_offset(&ix, 99), -1);
-	ck_assert_int_eq(idx_find_offset(&ix, 100), 0);
-	ck_assert_int_eq(idx_find_offset(&ix, 102), 0);
-	ck_assert_int_eq(idx_find_offset(&ix, 103), 1);
-	ck_assert_int_eq(idx_find_offset(&ix, 119), 2);
-	ck_assert_int_eq(idx_find_offset(&ix, 120), 3);
-	ck_assert_int_eq(idx_find_offset(&ix, UINT64_MAX), 3);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 0), -1);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 99), -1);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 100), 0);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 102), 0);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 103), 1);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 119), 2);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, 120), 3);
+	ck_assert_int_eq(elog__idx_find_offset(&ix, UINT64_MAX), 3);
 	struct index none = { NULL, 0, 0 };
-	ck_assert_int_eq(idx_find_offset(&none, 5), -1);
+	ck_assert_int_eq(elog__idx_find_offset(&none, 5), -1);
 }
 END_TEST
 
@@ -304,15 +304,15 @@ START_TEST(find_time_edges)
 {
 	/* ts_max 5, 9, 9, 12. */
 	struct index ix = { (struct idx_entry *)good, 4, 4 };
-	ck_assert_int_eq(idx_find_time(&ix, INT64_MIN), 0);
-	ck_assert_int_eq(idx_find_time(&ix, 5), 0);
-	ck_assert_int_eq(idx_find_time(&ix, 6), 1);
-	ck_assert_int_eq(idx_find_time(&ix, 9), 1);	/* the first of equals */
-	ck_assert_int_eq(idx_find_time(&ix, 10), 3);
-	ck_assert_int_eq(idx_find_time(&ix, 12), 3);
-	ck_assert_int_eq(idx_find_time(&ix, 13), -1);
+	ck_assert_int_eq(elog__idx_find_time(&ix, INT64_MIN), 0);
+	ck_assert_int_eq(elog__idx_find_time(&ix, 5), 0);
+	ck_assert_int_eq(elog__idx_find_time(&ix, 6), 1);
+	ck_assert_int_eq(elog__idx_find_time(&ix, 9), 1);	/* the first of equals */
+	ck_assert_int_eq(elog__idx_find_time(&ix, 10), 3);
+	ck_assert_int_eq(elog__idx_find_time(&ix, 12), 3);
+	ck_assert_int_eq(elog__idx_find_time(&ix, 13), -1);
 	struct index none = { NULL, 0, 0 };
-	ck_assert_int_eq(idx_find_time(&none, 0), -1);
+	ck_assert_int_eq(elog__idx_find_time(&none, 0), -1);
 }
 END_TEST
 
@@ -326,7 +326,7 @@ START_TEST(rebuild_matches_rule)
 	ck_assert_int_ge(segfd, 0);
 	struct index ix;
 	char msg[ELOG_MSG_MAX] = "";
-	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
+	ck_assert_int_eq(elog__idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
 	size_t wlen;
 	unsigned char *want = expected_index(ut_seg_path(ut_top, 0, SEG_EXT), INTERVAL, &wlen);
 	assert_file_is(ut_seg_path(ut_top, 0, IDX_EXT), want, wlen);
@@ -337,13 +337,13 @@ START_TEST(rebuild_matches_rule)
 		ck_assert_uint_eq(ix.e[i].offset, get64(want + IDX_HDR + i * IDX_ENTRY));
 		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 16));
 	}
-	idx_free(&ix);
+	elog__idx_free(&ix);
 	free(want);
 	/* No temporary file is left behind. */
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 1);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(segfd);
 	close(dfd);
 }
@@ -358,7 +358,7 @@ START_TEST(rebuild_refuses_corrupt_segment)
 	int dfd = open_dir(ut_top);
 	int segfd = open(seg, O_RDONLY);
 	char msg[ELOG_MSG_MAX] = "";
-	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__idx_rebuild(dfd, segfd, 0, len, INTERVAL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000000.log: corrupt record at byte 122");
 	/* Nothing was written. */
 	ck_assert_int_eq(ut_exists(ut_seg_path(ut_top, 0, IDX_EXT)), 0);
@@ -367,7 +367,7 @@ START_TEST(rebuild_refuses_corrupt_segment)
 }
 END_TEST
 
-/* idx_lookup() searches the file and finds what idx_find_offset() finds
+/* elog__idx_lookup() searches the file and finds what elog__idx_find_offset() finds
  * in the loaded index, for every target. */
 START_TEST(lookup_in_file_matches_loaded_index)
 {
@@ -377,11 +377,11 @@ START_TEST(lookup_in_file_matches_loaded_index)
 	ck_assert_int_ge(segfd, 0);
 	struct index ix;
 	char msg[ELOG_MSG_MAX] = "";
-	ck_assert_int_eq(idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
+	ck_assert_int_eq(elog__idx_rebuild(dfd, segfd, 0, len, INTERVAL, &ix, msg), 0);
 	for (uint64_t t = 0; t < 210; t++) {
 		struct idx_entry e;
-		ssize_t k = idx_find_offset(&ix, t);
-		int rc = idx_lookup(dfd, 0, len, t, &e);
+		ssize_t k = elog__idx_find_offset(&ix, t);
+		int rc = elog__idx_lookup(dfd, 0, len, t, &e);
 		if (k < 0) {
 			ck_assert_int_eq(rc, ELOG_END);
 			continue;
@@ -395,10 +395,10 @@ START_TEST(lookup_in_file_matches_loaded_index)
 	 * reader falls back to the valid prefix. */
 	ut_flip_bit(ut_seg_path(ut_top, 0, IDX_EXT), IDX_HDR + (ix.n / 2) * IDX_ENTRY + 3, 1);
 	struct idx_entry e;
-	ck_assert_int_eq(idx_lookup(dfd, 0, len, 150, &e), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__idx_lookup(dfd, 0, len, 150, &e), ELOG_CORRUPT);
 	ck_assert_int_eq(unlink(ut_seg_path(ut_top, 0, IDX_EXT)), 0);
-	ck_assert_int_eq(idx_lookup(dfd, 0, len, 150, &e), ENOENT);
-	idx_free(&ix);
+	ck_assert_int_eq(elog__idx_lookup(dfd, 0, len, 150, &e), ENOENT);
+	elog__idx_free(&ix);
 	close(segfd);
 	close(dfd);
 }
@@ -415,8 +415,8 @@ static uint64_t quick_setup(int *dfd, int *segfd)
 	*segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	ck_assert_int_ge(*segfd, 0);
 	char msg[ELOG_MSG_MAX];
-	ck_assert_int_eq(idx_rebuild(*dfd, *segfd, 0, len, INTERVAL, NULL, msg), 0);
-	ck_assert_int_eq(idx_quick_check(*dfd, *segfd, 0, len, INTERVAL), 1);
+	ck_assert_int_eq(elog__idx_rebuild(*dfd, *segfd, 0, len, INTERVAL, NULL, msg), 0);
+	ck_assert_int_eq(elog__idx_quick_check(*dfd, *segfd, 0, len, INTERVAL), 1);
 	return len;
 }
 
@@ -425,7 +425,7 @@ START_TEST(quick_check_missing)
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
 	ck_assert_int_eq(unlink(ut_seg_path(ut_top, 0, IDX_EXT)), 0);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -438,11 +438,11 @@ START_TEST(quick_check_cut_by_entries)
 	const char *idx = ut_seg_path(ut_top, 0, IDX_EXT);
 	uint64_t size = ut_file_size(idx);
 	ut_truncate(idx, size - IDX_ENTRY);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	ut_truncate(idx, IDX_HDR + IDX_ENTRY);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	ut_truncate(idx, IDX_HDR);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -454,7 +454,7 @@ START_TEST(quick_check_cut_mid_entry)
 	uint64_t len = quick_setup(&dfd, &segfd);
 	const char *idx = ut_seg_path(ut_top, 0, IDX_EXT);
 	ut_truncate(idx, ut_file_size(idx) - 5);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -466,7 +466,7 @@ START_TEST(quick_check_bad_last_crc)
 	uint64_t len = quick_setup(&dfd, &segfd);
 	const char *idx = ut_seg_path(ut_top, 0, IDX_EXT);
 	ut_flip_bit(idx, ut_file_size(idx) - IDX_ENTRY + 3, 2);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -477,7 +477,7 @@ START_TEST(quick_check_bad_header)
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
 	ut_flip_bit(ut_seg_path(ut_top, 0, IDX_EXT), 2, 0);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -500,7 +500,7 @@ START_TEST(quick_check_stale)
 	}
 	uint64_t len = ut_file_size(p);
 	segfd = open(p, O_RDONLY);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -519,7 +519,7 @@ START_TEST(quick_check_segment_longer_than_index)
 		struct elog_record r = ut_rec(o, 1, 0, NULL, "v");
 		ut_append_rec(p, &r);
 	}
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, ut_file_size(p), INTERVAL), 0);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, ut_file_size(p), INTERVAL), 0);
 	close(segfd);
 	close(dfd);
 }
@@ -531,7 +531,7 @@ START_TEST(quick_check_empty_segment)
 	write_index(ut_seg_path(ut_top, 0, IDX_EXT), good, 0);
 	int dfd = open_dir(ut_top);
 	int segfd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
-	ck_assert_int_eq(idx_quick_check(dfd, segfd, 0, SEG_HDR, INTERVAL), 1);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, SEG_HDR, INTERVAL), 1);
 	close(segfd);
 	close(dfd);
 }
@@ -552,13 +552,13 @@ static size_t make_log(uint64_t *bases, size_t max)
 	ck_assert_int_eq(elog_close(w), 0);
 	int dfd = open_dir(ut_dir);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	close(dfd);
 	ck_assert_uint_ge(sl.n, 3);
 	ck_assert_uint_le(sl.n, max);
 	memcpy(bases, sl.base, sl.n * sizeof *bases);
 	size_t n = sl.n;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	return n;
 }
 

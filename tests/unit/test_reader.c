@@ -267,8 +267,8 @@ START_TEST(reader_in_other_process_sees_only_durable)
 		for (int i = 0; i < 3; i++) {
 			unsigned char b[64];
 			rec = ut_rec(10 + (uint64_t)i, 1, 0, NULL, "torn");
-			rec_encode(b, &rec);
-			if (write(fd, b, rec_size(0, 4)) != (ssize_t)rec_size(0, 4))
+			elog__rec_encode(b, &rec);
+			if (write(fd, b, elog__rec_size(0, 4)) != (ssize_t)elog__rec_size(0, 4))
 				_exit(5);
 		}
 		if (write(go[1], "x", 1) != 1 || read(done[0], &c, 1) != 1)
@@ -559,13 +559,13 @@ static uint64_t remove_first_segment(void)
 {
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	close(dfd);
 	ck_assert_uint_ge(sl.n, 3);
 	uint64_t second = sl.base[1];
 	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, sl.base[0], SEG_EXT)), 0);
 	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, sl.base[0], IDX_EXT)), 0);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	return second;
 }
 
@@ -647,7 +647,7 @@ static struct seglist list_now(void)
 {
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	close(dfd);
 	return sl;
 }
@@ -659,7 +659,7 @@ START_TEST(full_read_lists_segments_once)
 	make_log(3000, NULL);
 	struct seglist sl = list_now();
 	ck_assert_uint_ge(sl.n, 30);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	elog_reader *r = ut_open_reader(ut_dir);
 	unsigned long before = r->lists;
 	uint64_t offs[3000];
@@ -682,7 +682,7 @@ START_TEST(follower_lists_only_on_rolls)
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 2000), 2000);
 	struct seglist sl = list_now();
 	size_t segs_before = sl.n;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	unsigned long lists = r->lists;
 	for (int batch = 0; batch < 200; batch++) {
 		ut_append(w, NULL, "one small record");
@@ -692,7 +692,7 @@ START_TEST(follower_lists_only_on_rolls)
 	}
 	sl = list_now();
 	size_t rolls = sl.n - segs_before;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	ck_assert_uint_le(r->lists - lists, rolls + 1);
 	ck_assert_int_eq(elog_close(w), 0);
 	elog_reader_close(r);
@@ -736,7 +736,7 @@ START_TEST(retention_ahead_of_reader_is_gap)
 	ck_assert_uint_eq(a, sl.base[1]);
 	ck_assert_uint_eq(b, sl.base[4] - 1);
 	ck_assert_uint_eq(next, 600);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	elog_reader_close(r);
 }
 END_TEST
@@ -749,7 +749,7 @@ static uint64_t pos_of(int i)
 	uint64_t pos = SEG_HDR;
 	char v[64];
 	for (int k = 0; k < i; k++)
-		pos += rec_size(0, (size_t)snprintf(v, sizeof v, "r%d-padding-to-forty-bytes-or-so", k));
+		pos += elog__rec_size(0, (size_t)snprintf(v, sizeof v, "r%d-padding-to-forty-bytes-or-so", k));
 	return pos;
 }
 

@@ -11,7 +11,7 @@ static void round_trip(const struct elog_record *in)
 	unsigned char *p = ut_encode(in, &size);
 	ck_assert_uint_eq(size, 28 + in->key_len + in->value_len);
 	ck_assert_uint_eq(get32(p), 24 + in->key_len + in->value_len);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), 0);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
 	ck_assert_uint_eq(got, size);
 	ck_assert_uint_eq(out.offset, in->offset);
 	ck_assert_int_eq(out.ts_ms, in->ts_ms);
@@ -45,7 +45,7 @@ START_TEST(layout_is_little_endian_as_documented)
 	ck_assert_uint_eq(size, sizeof want);
 	ck_assert_mem_eq(p, want, 4);
 	ck_assert_mem_eq(p + 8, want + 8, sizeof want - 8);
-	ck_assert_uint_eq(get32(p + 4), elog_crc32c(0, p + 8, sizeof want - 8));
+	ck_assert_uint_eq(get32(p + 4), elog__crc32c(0, p + 8, sizeof want - 8));
 	free(p);
 }
 END_TEST
@@ -90,8 +90,8 @@ END_TEST
 
 START_TEST(rec_size_counts_length_field)
 {
-	ck_assert_uint_eq(rec_size(0, 0), 28);
-	ck_assert_uint_eq(rec_size(3, 5), 36);
+	ck_assert_uint_eq(elog__rec_size(0, 0), 28);
+	ck_assert_uint_eq(elog__rec_size(3, 5), 36);
 	ck_assert_uint_eq(REC_HDR, 28);
 	ck_assert_uint_eq(REC_FIXED, 24);
 }
@@ -101,7 +101,7 @@ END_TEST
 static void set_len(unsigned char *p, uint32_t len, size_t crc_len)
 {
 	put32(p, len);
-	put32(p + 4, elog_crc32c(0, p + 8, crc_len));
+	put32(p + 4, elog__crc32c(0, p + 8, crc_len));
 }
 
 START_TEST(rejects_length_below_24)
@@ -109,10 +109,10 @@ START_TEST(rejects_length_below_24)
 	struct elog_record r = ut_rec(1, 1, 0, NULL, NULL), out;
 	size_t size, got;
 	unsigned char *p = ut_encode(&r, &size);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), 0);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
 	for (uint32_t len = 0; len < 24; len++) {
 		put32(p, len);
-		ck_assert_msg(rec_decode(p, size, &out, &got) == ELOG_CORRUPT, "length %u", len);
+		ck_assert_msg(elog__rec_decode(p, size, &out, &got) == ELOG_CORRUPT, "length %u", len);
 	}
 	free(p);
 }
@@ -125,12 +125,12 @@ START_TEST(rejects_length_above_max)
 	size_t got;
 	put32(p, ELOG_MAX_RECORD + 1);
 	/* Refused at once, without waiting for 16 MiB that will never come. */
-	ck_assert_int_eq(rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
 	put32(p, UINT32_MAX);
-	ck_assert_int_eq(rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
 	/* Exactly the maximum is a length the decoder waits for. */
 	put32(p, ELOG_MAX_RECORD);
-	ck_assert_int_eq(rec_decode(p, sizeof p, &out, &got), ELOG_END);
+	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_END);
 }
 END_TEST
 
@@ -142,15 +142,15 @@ START_TEST(rejects_key_len_beyond_length)
 	/* key_len 4 still fits (all of key + value), 5 does not. */
 	put16(p + 26, 4);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), 0);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
 	ck_assert_uint_eq(out.key_len, 4);
 	ck_assert_uint_eq(out.value_len, 0);
 	put16(p + 26, 5);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT);
 	put16(p + 26, 0xFFFF);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT);
 	free(p);
 }
 END_TEST
@@ -169,11 +169,11 @@ START_TEST(rejects_every_flipped_bit)
 	for (size_t bit = 0; bit < size * 8; bit++) {
 		memcpy(buf, p, size);
 		buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-		int rc = rec_decode(buf, room, &out, &got);
+		int rc = elog__rec_decode(buf, room, &out, &got);
 		ck_assert_msg(rc == ELOG_CORRUPT, "bit %zu: %d", bit, rc);
 		/* With nothing after the record, a longer length reads as
 		 * incomplete; it must never decode. */
-		rc = rec_decode(buf, size, &out, &got);
+		rc = elog__rec_decode(buf, size, &out, &got);
 		if (bit >= 32)
 			ck_assert_msg(rc == ELOG_CORRUPT, "bit %zu: %d", bit, rc);
 		else
@@ -190,8 +190,8 @@ START_TEST(incomplete_buffer_is_end)
 	size_t size, got;
 	unsigned char *p = ut_encode(&r, &size);
 	for (size_t avail = 0; avail < size; avail++)
-		ck_assert_msg(rec_decode(p, avail, &out, &got) == ELOG_END, "avail %zu", avail);
-	ck_assert_int_eq(rec_decode(p, size, &out, &got), 0);
+		ck_assert_msg(elog__rec_decode(p, avail, &out, &got) == ELOG_END, "avail %zu", avail);
+	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
 	free(p);
 }
 END_TEST
@@ -205,10 +205,10 @@ START_TEST(decodes_first_of_several)
 	unsigned char buf[256];
 	memcpy(buf, pa, sa);
 	memcpy(buf + sa, pb, sb);
-	ck_assert_int_eq(rec_decode(buf, sa + sb, &out, &got), 0);
+	ck_assert_int_eq(elog__rec_decode(buf, sa + sb, &out, &got), 0);
 	ck_assert_uint_eq(got, sa);
 	ck_assert_uint_eq(out.offset, 1);
-	ck_assert_int_eq(rec_decode(buf + got, sa + sb - got, &out, &got), 0);
+	ck_assert_int_eq(elog__rec_decode(buf + got, sa + sb - got, &out, &got), 0);
 	ck_assert_uint_eq(got, sb);
 	ck_assert_uint_eq(out.offset, 2);
 	free(pa);

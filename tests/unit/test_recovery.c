@@ -398,7 +398,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 	snprintf(path, sizeof path, "%s", p);
 	ck_assert_uint_eq(ut_file_size(path), SEG_HDR);
 	unsigned char *h = ut_read_file(path, NULL);
-	ck_assert_int_eq(seg_header_check(h, next), 0);
+	ck_assert_int_eq(elog__seg_header_check(h, next), 0);
 	free(h);
 	ck_assert_uint_eq(elog_next_offset(w), next);
 	ck_assert_uint_eq(ut_append(w, NULL, "after the crash"), next);
@@ -415,7 +415,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 START_TEST(torn_header_of_new_segment_is_repaired)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode(h, 60);
+	elog__seg_header_encode(h, 60);
 	torn_header_repaired(h, 13);
 }
 END_TEST
@@ -445,7 +445,7 @@ START_TEST(segment_left_half_created_is_removed)
 	ck_assert_int_eq(elog_close(w), 0);
 	char p[1200], q[1200];
 	unsigned char hdr[SEG_HDR];
-	seg_header_encode(hdr, 1);
+	elog__seg_header_encode(hdr, 1);
 	snprintf(q, sizeof q, "%s%s", ut_seg_path(ut_dir, 1, SEG_EXT), SEG_NEW_EXT);
 	ut_write_file(q, hdr, SEG_HDR);
 	ut_crashed(ut_dir);
@@ -458,7 +458,7 @@ START_TEST(segment_left_half_created_is_removed)
 }
 END_TEST
 
-/* A process killed inside fs_replace_file() leaves "<name>.tmp.<pid>.<n>":
+/* A process killed inside elog__fs_replace_file() leaves "<name>.tmp.<pid>.<n>":
  * the next writer removes those of dead processes, and leaves a living
  * process's alone (it may be about to rename it). */
 START_TEST(temporary_files_of_dead_processes_are_removed)
@@ -478,9 +478,9 @@ START_TEST(temporary_files_of_dead_processes_are_removed)
 	snprintf(name, sizeof name, "consumers.json.tmp.%ld.3", (long)getppid());
 	ut_path(alive, sizeof alive, ut_dir, name);
 	ut_write_file(alive, "y", 1);
-	ck_assert_int_eq(fs_tmp_orphaned("x.tmp.1.2.3"), 0);
-	ck_assert_int_eq(fs_tmp_orphaned(".tmp.1.2"), 0);
-	ck_assert_int_eq(fs_tmp_orphaned("settings.tmp.12a.0"), 0);
+	ck_assert_int_eq(elog__fs_tmp_orphaned("x.tmp.1.2.3"), 0);
+	ck_assert_int_eq(elog__fs_tmp_orphaned(".tmp.1.2"), 0);
+	ck_assert_int_eq(elog__fs_tmp_orphaned("settings.tmp.12a.0"), 0);
 	ut_crashed(ut_dir);
 	w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert(!ut_exists(dead));

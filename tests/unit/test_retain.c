@@ -64,9 +64,9 @@ static uint64_t first_base(const char *path)
 	struct seglist sl;
 	int dfd = open(path, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	uint64_t b = sl.n ? sl.base[0] : UINT64_MAX;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	return b;
 }
@@ -154,9 +154,9 @@ START_TEST(by_size_never_the_active_segment)
 	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
 	struct seglist sl;
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 1);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	elog *w;
 	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
@@ -206,7 +206,7 @@ START_TEST(refusals)
 	ut_rm_rf(ut_dir);
 	fill(ut_dir, NULL);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(elog_retain(ut_dir, &o, NULL, NULL) == ELOG_LOCKED ? 0 : 1);

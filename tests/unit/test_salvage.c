@@ -24,7 +24,7 @@ static void two_segments(void)
 /* Record i of segment 0 starts here: every record is the same size. */
 static uint64_t rec_pos(int i)
 {
-	return SEG_HDR + (uint64_t)i * rec_size(0, 2);
+	return SEG_HDR + (uint64_t)i * elog__rec_size(0, 2);
 }
 
 static void read_all(uint64_t *offs, size_t *n, uint64_t *gf, uint64_t *gl, int *cause)
@@ -60,7 +60,7 @@ START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, msg), 0);
 	ck_assert_uint_eq(res.segments, 1);
 	ck_assert_uint_eq(res.ranges, 1);
-	ck_assert_uint_eq(res.bytes, 2 * rec_size(0, 2));
+	ck_assert_uint_eq(res.bytes, 2 * elog__rec_size(0, 2));
 	read_all(offs, &n, &gf, &gl, &cause);
 	ck_assert_uint_eq(n, 10);
 	ck_assert_uint_eq(offs[2], 2);
@@ -108,27 +108,27 @@ START_TEST(holes_merge_and_find)
 
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(holes_load(dfd, &h), 0);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), 0);
 	ck_assert_uint_eq(h.n, 0);
-	ck_assert_int_eq(holes_add(dfd, 20, 29, TS0), 0);
-	ck_assert_int_eq(holes_add(dfd, 5, 7, TS0), 0);
-	ck_assert_int_eq(holes_add(dfd, 25, 34, TS0), 0);
-	ck_assert_int_eq(holes_load(dfd, &h), 0);
+	ck_assert_int_eq(elog__holes_add(dfd, 20, 29, TS0), 0);
+	ck_assert_int_eq(elog__holes_add(dfd, 5, 7, TS0), 0);
+	ck_assert_int_eq(elog__holes_add(dfd, 25, 34, TS0), 0);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), 0);
 	ck_assert_uint_eq(h.n, 2);
 	ck_assert_uint_eq(h.v[0].first, 5);
 	ck_assert_uint_eq(h.v[1].first, 20);
 	ck_assert_uint_eq(h.v[1].last, 34);
-	ck_assert_int_eq(holes_find(&h, 0, 4, &a, &b), 0);
-	ck_assert_int_eq(holes_find(&h, 6, 40, &a, &b), 1);
+	ck_assert_int_eq(elog__holes_find(&h, 0, 4, &a, &b), 0);
+	ck_assert_int_eq(elog__holes_find(&h, 6, 40, &a, &b), 1);
 	ck_assert_uint_eq(a, 6);
 	ck_assert_uint_eq(b, 7);
-	ck_assert_int_eq(holes_find(&h, 8, 22, &a, &b), 1);
+	ck_assert_int_eq(elog__holes_find(&h, 8, 22, &a, &b), 1);
 	ck_assert_uint_eq(a, 20);
 	ck_assert_uint_eq(b, 22);
-	holes_free(&h);
+	elog__holes_free(&h);
 	char p[1200];
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SALVAGED), "elog-salvaged 1\n9 3 1\n", 22);
-	ck_assert_int_eq(holes_load(dfd, &h), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), ELOG_CORRUPT);
 	close(dfd);
 }
 END_TEST

@@ -26,16 +26,16 @@ START_TEST(reads_every_record_then_ends)
 	int fd = segment_of(10, &size);
 	struct scan s;
 	struct elog_record rec;
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
 	for (int i = 0; i < 10; i++) {
-		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 		ck_assert_uint_eq(rec.offset, (uint64_t)i);
-		ck_assert_uint_eq(at, SEG_HDR + (uint64_t)i * rec_size(0, 2));
+		ck_assert_uint_eq(at, SEG_HDR + (uint64_t)i * elog__rec_size(0, 2));
 	}
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
 	ck_assert_uint_eq(at, size);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);	/* and stays there */
-	scan_free(&s);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);	/* and stays there */
+	elog__scan_free(&s);
 	close(fd);
 }
 END_TEST
@@ -46,17 +46,17 @@ START_TEST(stops_at_the_limit)
 	int fd = segment_of(10, &size);
 	struct scan s;
 	struct elog_record rec;
-	uint64_t limit = SEG_HDR + 3 * rec_size(0, 2);
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, limit), 0);
+	uint64_t limit = SEG_HDR + 3 * elog__rec_size(0, 2);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, limit), 0);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
 	ck_assert_uint_eq(at, limit);
 	/* A limit inside a record reads as a record cut short. */
 	s.limit = limit + 5;
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
-	ck_assert_int_eq(scan_truncated(&s), 1);
-	scan_free(&s);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__scan_truncated(&s), 1);
+	elog__scan_free(&s);
 	close(fd);
 }
 END_TEST
@@ -70,24 +70,24 @@ START_TEST(cut_tail_is_truncated_and_damage_is_not)
 	fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	struct scan s;
 	struct elog_record rec;
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
-	ck_assert_int_eq(scan_truncated(&s), 1);
-	ck_assert_uint_eq(at, SEG_HDR + 3 * rec_size(0, 2));
-	scan_free(&s);
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__scan_truncated(&s), 1);
+	ck_assert_uint_eq(at, SEG_HDR + 3 * elog__rec_size(0, 2));
+	elog__scan_free(&s);
 	close(fd);
 
 	/* A flipped bit in the second record: damage, not a short tail. */
-	ut_flip_bit(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + rec_size(0, 2) + 20, 0);
+	ut_flip_bit(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + elog__rec_size(0, 2) + 20, 0);
 	fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_CORRUPT);
-	ck_assert_int_eq(scan_truncated(&s), 0);
-	ck_assert_uint_eq(at, SEG_HDR + rec_size(0, 2));
-	scan_free(&s);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__scan_truncated(&s), 0);
+	ck_assert_uint_eq(at, SEG_HDR + elog__rec_size(0, 2));
+	elog__scan_free(&s);
 	close(fd);
 }
 END_TEST
@@ -98,20 +98,20 @@ START_TEST(seek_back_and_forth)
 	int fd = segment_of(20, &size);
 	struct scan s;
 	struct elog_record rec;
-	uint64_t r = rec_size(0, 3);	/* "v10" and on */
-	uint64_t pos15 = SEG_HDR + 10 * rec_size(0, 2) + 5 * r;
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	scan_seek(&s, pos15);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	uint64_t r = elog__rec_size(0, 3);	/* "v10" and on */
+	uint64_t pos15 = SEG_HDR + 10 * elog__rec_size(0, 2) + 5 * r;
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	elog__scan_seek(&s, pos15);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.offset, 15);
 	ck_assert_uint_eq(at, pos15);
-	scan_seek(&s, SEG_HDR);	/* back, inside what is buffered or not */
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	elog__scan_seek(&s, SEG_HDR);	/* back, inside what is buffered or not */
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.offset, 0);
-	scan_seek(&s, pos15);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	elog__scan_seek(&s, pos15);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.offset, 15);
-	scan_free(&s);
+	elog__scan_free(&s);
 	close(fd);
 }
 END_TEST
@@ -131,13 +131,13 @@ START_TEST(record_larger_than_the_buffer)
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	ck_assert_int_eq(scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.value_len, big);
 	ck_assert_mem_eq(rec.value, v, big);
-	ck_assert_int_eq(scan_next(&s, &rec, &at), ELOG_END);
-	scan_free(&s);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	elog__scan_free(&s);
 	close(fd);
 	free(v);
 }

@@ -7,11 +7,11 @@
 START_TEST(name_is_20_digits)
 {
 	char b[NAME_MAX_LOCAL];
-	seg_name(b, 0, SEG_EXT);
+	elog__seg_name(b, 0, SEG_EXT);
 	ck_assert_str_eq(b, "00000000000000000000.log");
-	seg_name(b, 4182917, IDX_EXT);
+	elog__seg_name(b, 4182917, IDX_EXT);
 	ck_assert_str_eq(b, "00000000000004182917.idx");
-	seg_name(b, UINT64_MAX, SEG_EXT);
+	elog__seg_name(b, UINT64_MAX, SEG_EXT);
 	ck_assert_str_eq(b, "18446744073709551615.log");
 }
 END_TEST
@@ -19,9 +19,9 @@ END_TEST
 START_TEST(parse_name_accepts_and_refuses)
 {
 	uint64_t base = 999;
-	ck_assert_int_eq(seg_parse_name("00000000000004182917.log", SEG_EXT, &base), 1);
+	ck_assert_int_eq(elog__seg_parse_name("00000000000004182917.log", SEG_EXT, &base), 1);
 	ck_assert_uint_eq(base, 4182917);
-	ck_assert_int_eq(seg_parse_name("18446744073709551615.log", SEG_EXT, &base), 1);
+	ck_assert_int_eq(elog__seg_parse_name("18446744073709551615.log", SEG_EXT, &base), 1);
 	ck_assert_uint_eq(base, UINT64_MAX);
 
 	base = 999;
@@ -37,7 +37,7 @@ START_TEST(parse_name_accepts_and_refuses)
 		"LOCK", "", ".log",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(seg_parse_name(bad[i], SEG_EXT, &base) == 0, "%s", bad[i]);
+		ck_assert_msg(elog__seg_parse_name(bad[i], SEG_EXT, &base) == 0, "%s", bad[i]);
 	ck_assert_uint_eq(base, 999);	/* untouched on refusal */
 }
 END_TEST
@@ -45,69 +45,69 @@ END_TEST
 START_TEST(header_round_trip)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode(h, 12345);
+	elog__seg_header_encode(h, 12345);
 	ck_assert_mem_eq(h, "ELOGSEG\n", 8);
 	ck_assert_uint_eq(get32(h + 8), 1);
 	ck_assert_uint_eq(get32(h + 12), 0);
 	ck_assert_uint_eq(get64(h + 16), 12345);
-	ck_assert_uint_eq(get32(h + 24), elog_crc32c(0, h, 24));
+	ck_assert_uint_eq(get32(h + 24), elog__crc32c(0, h, 24));
 	ck_assert_uint_eq(get32(h + 28), 0);
-	ck_assert_int_eq(seg_header_check(h, 12345), 0);
+	ck_assert_int_eq(elog__seg_header_check(h, 12345), 0);
 }
 END_TEST
 
 START_TEST(header_wrong_base)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode(h, 100);
-	ck_assert_int_eq(seg_header_check(h, 101), ELOG_CORRUPT);
-	ck_assert_int_eq(seg_header_check(h, 0), ELOG_CORRUPT);
+	elog__seg_header_encode(h, 100);
+	ck_assert_int_eq(elog__seg_header_check(h, 101), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_header_check(h, 0), ELOG_CORRUPT);
 }
 END_TEST
 
 START_TEST(header_bad_magic_or_crc)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode(h, 7);
+	elog__seg_header_encode(h, 7);
 	h[0] = 'X';
-	put32(h + 24, elog_crc32c(0, h, 24));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_CORRUPT);
+	put32(h + 24, elog__crc32c(0, h, 24));
+	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_CORRUPT);
 	for (int byte = 8; byte < 28; byte++) {
-		seg_header_encode(h, 7);
+		elog__seg_header_encode(h, 7);
 		h[byte] ^= 0x10;
-		ck_assert_msg(seg_header_check(h, 7) == ELOG_CORRUPT, "byte %d", byte);
+		ck_assert_msg(elog__seg_header_check(h, 7) == ELOG_CORRUPT, "byte %d", byte);
 	}
 	unsigned char z[SEG_HDR] = { 0 };
-	ck_assert_int_eq(seg_header_check(z, 0), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_header_check(z, 0), ELOG_CORRUPT);
 }
 END_TEST
 
 START_TEST(header_newer_version)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode(h, 7);
+	elog__seg_header_encode(h, 7);
 	put32(h + 8, 2);
-	put32(h + 24, elog_crc32c(0, h, 24));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
+	put32(h + 24, elog__crc32c(0, h, 24));
+	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
 	/* A codec this version does not know is a newer format too. */
-	seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
+	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
+	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
 	/* A dictionary without a codec is nothing this version wrote. */
-	seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
-	ck_assert_int_eq(seg_header_check(h, 7), ELOG_BADVERSION);
+	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
+	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
 }
 END_TEST
 
 START_TEST(header_flags_round_trip)
 {
 	unsigned char h[SEG_HDR];
-	seg_header_encode_flags(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF));
-	ck_assert_int_eq(seg_header_check(h, 9), 0);
-	ck_assert_uint_eq(seg_header_flags(h), 0xABCDEF01u);
-	ck_assert_uint_eq(SEG_CODEC(seg_header_flags(h)), CODEC_ZSTD);
-	ck_assert_uint_eq(SEG_DICT(seg_header_flags(h)), 0xABCDEF);
-	seg_header_encode(h, 9);
-	ck_assert_uint_eq(seg_header_flags(h), 0);
+	elog__seg_header_encode_flags(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF));
+	ck_assert_int_eq(elog__seg_header_check(h, 9), 0);
+	ck_assert_uint_eq(elog__seg_header_flags(h), 0xABCDEF01u);
+	ck_assert_uint_eq(SEG_CODEC(elog__seg_header_flags(h)), CODEC_ZSTD);
+	ck_assert_uint_eq(SEG_DICT(elog__seg_header_flags(h)), 0xABCDEF);
+	elog__seg_header_encode(h, 9);
+	ck_assert_uint_eq(elog__seg_header_flags(h), 0);
 }
 END_TEST
 
@@ -134,21 +134,21 @@ START_TEST(seglist_sorted_and_filtered)
 
 	int dfd = open_top();
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 5);
 	ck_assert_uint_eq(sl.base[0], 0);
 	ck_assert_uint_eq(sl.base[1], 3);
 	ck_assert_uint_eq(sl.base[2], 42);
 	ck_assert_uint_eq(sl.base[3], 500);
 	ck_assert_uint_eq(sl.base[4], 10000000000ull);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	ck_assert_ptr_null(sl.base);
 	ck_assert_uint_eq(sl.n, 0);
 
 	/* Reading twice through the same descriptor lists everything again. */
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 5);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 }
 END_TEST
@@ -160,11 +160,11 @@ START_TEST(seglist_many)
 		ut_seg_create(ut_top, (b * 7919) % 1000);
 	int dfd = open_top();
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 100);
 	for (size_t i = 1; i < sl.n; i++)
 		ck_assert_uint_lt(sl.base[i - 1], sl.base[i]);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 }
 END_TEST
@@ -173,11 +173,11 @@ START_TEST(seglist_empty_dir)
 {
 	int dfd = open_top();
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_eq(sl.n, 0);
-	ck_assert_int_eq(seglist_find(&sl, 0), -1);
-	ck_assert_int_eq(seglist_find(&sl, UINT64_MAX), -1);
-	seglist_free(&sl);
+	ck_assert_int_eq(elog__seglist_find(&sl, 0), -1);
+	ck_assert_int_eq(elog__seglist_find(&sl, UINT64_MAX), -1);
+	elog__seglist_free(&sl);
 	close(dfd);
 }
 END_TEST
@@ -186,18 +186,18 @@ START_TEST(seglist_find_edges)
 {
 	uint64_t b[] = { 10, 20, 30 };
 	struct seglist sl = { b, 3 };
-	ck_assert_int_eq(seglist_find(&sl, 0), -1);
-	ck_assert_int_eq(seglist_find(&sl, 9), -1);
-	ck_assert_int_eq(seglist_find(&sl, 10), 0);
-	ck_assert_int_eq(seglist_find(&sl, 19), 0);
-	ck_assert_int_eq(seglist_find(&sl, 20), 1);
-	ck_assert_int_eq(seglist_find(&sl, 29), 1);
-	ck_assert_int_eq(seglist_find(&sl, 30), 2);
-	ck_assert_int_eq(seglist_find(&sl, UINT64_MAX), 2);
+	ck_assert_int_eq(elog__seglist_find(&sl, 0), -1);
+	ck_assert_int_eq(elog__seglist_find(&sl, 9), -1);
+	ck_assert_int_eq(elog__seglist_find(&sl, 10), 0);
+	ck_assert_int_eq(elog__seglist_find(&sl, 19), 0);
+	ck_assert_int_eq(elog__seglist_find(&sl, 20), 1);
+	ck_assert_int_eq(elog__seglist_find(&sl, 29), 1);
+	ck_assert_int_eq(elog__seglist_find(&sl, 30), 2);
+	ck_assert_int_eq(elog__seglist_find(&sl, UINT64_MAX), 2);
 	struct seglist one = { b, 1 };
-	ck_assert_int_eq(seglist_find(&one, 9), -1);
-	ck_assert_int_eq(seglist_find(&one, 10), 0);
-	ck_assert_int_eq(seglist_find(&one, 11), 0);
+	ck_assert_int_eq(elog__seglist_find(&one, 9), -1);
+	ck_assert_int_eq(elog__seglist_find(&one, 10), 0);
+	ck_assert_int_eq(elog__seglist_find(&one, 11), 0);
 }
 END_TEST
 
@@ -211,7 +211,7 @@ START_TEST(public_name_and_record_size)
 	ck_assert_uint_eq(strlen(b) + 1, ELOG_SEGMENT_NAME_MAX);
 	ck_assert_uint_eq(elog_record_size(0, 0), 28);
 	ck_assert_uint_eq(elog_record_size(3, 5), 36);
-	ck_assert_uint_eq(elog_record_size(3, 5), rec_size(3, 5));
+	ck_assert_uint_eq(elog_record_size(3, 5), elog__rec_size(3, 5));
 }
 END_TEST
 
@@ -264,14 +264,14 @@ START_TEST(classify_names)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct file_class fc;
-		int kind = file_classify(cases[i].name, &fc);
+		int kind = elog__file_classify(cases[i].name, &fc);
 		ck_assert_msg(kind == cases[i].kind && fc.kind == kind &&
 		              fc.tmp == cases[i].tmp && fc.num == cases[i].num,
 		              "%s: kind %d tmp %d num %llu", cases[i].name, kind, fc.tmp,
 		              (unsigned long long)fc.num);
 	}
 	struct file_class fc;
-	file_classify("settings.tmp.4242.7", &fc);
+	elog__file_classify("settings.tmp.4242.7", &fc);
 	ck_assert_int_eq(fc.pid, 4242);
 }
 END_TEST
@@ -284,23 +284,23 @@ START_TEST(seg_open_checks_the_header)
 	int fd = 123;
 	ut_seg_create(ut_top, 42);
 	int dfd = open_top();
-	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, &st, msg), 0);
+	ck_assert_int_eq(elog__seg_open(dfd, 42, O_RDONLY, &fd, &flags, &st, msg), 0);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_uint_eq(flags, 0);
 	ck_assert_uint_eq((uint64_t)st.st_size, SEG_HDR);
 	close(fd);
 
-	ck_assert_int_eq(seg_open(dfd, 43, O_RDONLY, &fd, NULL, NULL, msg), ENOENT);
+	ck_assert_int_eq(elog__seg_open(dfd, 43, O_RDONLY, &fd, NULL, NULL, msg), ENOENT);
 	ck_assert_int_eq(fd, -1);
 	ck_assert_str_eq(msg, "00000000000000000043.log: No such file or directory");
 
 	ut_flip_bit(ut_seg_path(ut_top, 42, SEG_EXT), SEG_AT_BASE, 0);
-	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
 	ck_assert_int_eq(fd, -1);
 	ck_assert_str_eq(msg, "00000000000000000042.log: bad segment header");
 
 	ut_truncate(ut_seg_path(ut_top, 42, SEG_EXT), SEG_HDR - 1);
-	ck_assert_int_eq(seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_open(dfd, 42, O_RDONLY, &fd, &flags, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000042.log: truncated header");
 	close(dfd);
 }

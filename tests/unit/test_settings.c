@@ -10,7 +10,7 @@
 
 static int parse(const char *text, struct elog_settings *s)
 {
-	return settings_parse(text, strlen(text), s);
+	return elog__settings_parse(text, strlen(text), s);
 }
 
 START_TEST(parse_valid)
@@ -55,12 +55,12 @@ START_TEST(format_round_trip)
 	ck_assert_int_eq(parse(VALID, &a), 0);
 	a.compression = ELOG_COMPRESS_ZSTD;
 	a.compression_level = 19;
-	size_t n = settings_format(&a, buf);
+	size_t n = elog__settings_format(&a, buf);
 	ck_assert_uint_gt(n, 0);
 	ck_assert_uint_lt(n, SETTINGS_MAX);
 	/* The first line names the format, so an older reader refuses. */
 	ck_assert_mem_eq(buf, "format 1\n", 9);
-	ck_assert_int_eq(settings_parse(buf, n, &b), 0);
+	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 }
 END_TEST
@@ -181,7 +181,7 @@ static int load(char *msg, struct elog_settings *s)
 {
 	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	int rc = settings_load(dfd, s, msg);
+	int rc = elog__settings_load(dfd, s, msg);
 	close(dfd);
 	return rc;
 }
@@ -247,7 +247,7 @@ START_TEST(store_then_read)
 	struct elog_settings a, b;
 	ck_assert_int_eq(parse(VALID, &a), 0);
 	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(settings_store(dfd, &a), 0);
+	ck_assert_int_eq(elog__settings_store(dfd, &a), 0);
 	close(dfd);
 	ck_assert_int_eq(elog_settings_read(ut_top, &b, NULL), 0);
 	ck_assert_mem_eq(&a, &b, sizeof a);
@@ -257,8 +257,8 @@ END_TEST
 START_TEST(new_ids_differ)
 {
 	char a[33], b[33];
-	ck_assert_int_eq(settings_new_id(a), 0);
-	ck_assert_int_eq(settings_new_id(b), 0);
+	ck_assert_int_eq(elog__settings_new_id(a), 0);
+	ck_assert_int_eq(elog__settings_new_id(b), 0);
 	ck_assert_uint_eq(strlen(a), 32);
 	ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
 	ck_assert_str_ne(a, b);
@@ -276,23 +276,23 @@ START_TEST(options_checked_against_an_existing_log)
 	st.segment_bytes = 65536;
 	st.index_interval = 4096;
 	st.retain_bytes = 1u << 20;
-	ck_assert_int_eq(settings_check_options(&st, NULL, msg), 0);
-	ck_assert_int_eq(settings_check_options(&st, &o, msg), 0);
+	ck_assert_int_eq(elog__settings_check_options(&st, NULL, msg), 0);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
 	o.segment_bytes = 65536;
 	o.retain_bytes = 1u << 20;
-	ck_assert_int_eq(settings_check_options(&st, &o, msg), 0);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
 	o.retain_bytes = 2u << 20;
-	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
 	ck_assert_str_eq(msg, "the log's retention size is 1048576 bytes, not 2097152; "
 	                 "change the log's settings with elog-retain --set");
 	o.retain_bytes = 0;
 	o.compression = ELOG_COMPRESS_ZSTD;
-	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
 	ck_assert_str_eq(msg, "the log is not compressed; change the log's settings "
 	                 "with elog-retain --set");
 	o.compression = 0;
 	o.segment_bytes = 4096;
-	ck_assert_int_eq(settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
 }
 END_TEST
 

@@ -21,7 +21,7 @@ static int open_dir(const char *dir)
 static void put_start(const char *dir, uint64_t start)
 {
 	int dfd = open_dir(dir);
-	ck_assert_int_eq(start_write(dfd, start), 0);
+	ck_assert_int_eq(elog__start_write(dfd, start), 0);
 	close(dfd);
 }
 
@@ -32,15 +32,15 @@ static const char *start_path(const char *dir)
 }
 
 /* The listing of dir: its bases in b (up to 16), their number returned. */
-static size_t list(const char *dir, uint64_t *b, struct start_view *sv)
+static size_t list(const char *dir, uint64_t *b, struct elog__start_view *sv)
 {
 	struct seglist sl;
 	int dfd = open_dir(dir);
-	ck_assert_int_eq(seglist_read_start(dfd, &sl, sv), 0);
+	ck_assert_int_eq(elog__seglist_read_start(dfd, &sl, sv), 0);
 	size_t n = sl.n;
 	for (size_t i = 0; i < n && i < 16; i++)
 		b[i] = sl.base[i];
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 	return n;
 }
@@ -97,7 +97,7 @@ static size_t fill(const char *dir, int n, uint64_t *b)
 		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
 	}
 	ck_assert_int_eq(elog_close(w), 0);
-	struct start_view sv;
+	struct elog__start_view sv;
 	size_t ns = list(dir, b, &sv);
 	/* A log is made with its start file, saying 0. */
 	ck_assert_int_eq(sv.state, START_OK);
@@ -138,14 +138,14 @@ START_TEST(bytes_round_trip)
 	unsigned char p[START_SIZE];
 	uint64_t v = 0;
 	const char *why = "x";
-	start_encode(p, 4182917);
+	elog__start_encode(p, 4182917);
 	ck_assert_mem_eq(p, "ELOGSTA\n", 8);
 	ck_assert_uint_eq(get32(p + 8), 1);
 	ck_assert_uint_eq(get32(p + 12), 0);
 	ck_assert_uint_eq(get64(p + 16), 4182917);
-	ck_assert_uint_eq(get32(p + 24), elog_crc32c(0, p, 24));
+	ck_assert_uint_eq(get32(p + 24), elog__crc32c(0, p, 24));
 	ck_assert_uint_eq(get32(p + 28), 0);
-	ck_assert_int_eq(start_decode(p, sizeof p, &v, &why), 0);
+	ck_assert_int_eq(elog__start_decode(p, sizeof p, &v, &why), 0);
 	ck_assert_uint_eq(v, 4182917);
 	ck_assert_ptr_null(why);
 
@@ -155,25 +155,25 @@ START_TEST(bytes_round_trip)
 		unsigned char q[START_SIZE];
 		memcpy(q, p, sizeof q);
 		q[i / 8] ^= (unsigned char)(1u << (i % 8));
-		ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT);
+		ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT);
 	}
 	unsigned char q[START_SIZE];
 	memcpy(q, p, sizeof q);
 	put32(q + 8, 2);
-	put32(q + 24, elog_crc32c(0, q, 24));
-	ck_assert_int_eq(start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION);
+	put32(q + 24, elog__crc32c(0, q, 24));
+	ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION);
 	memcpy(q, p, sizeof q);
 	put32(q + 28, 1);
-	ck_assert_int_eq(start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT);
 	ck_assert_str_eq(why, "reserved bytes are not zero");
-	ck_assert_int_eq(start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT);
 	ck_assert_str_eq(why, "not 32 bytes long");
 }
 END_TEST
 
 START_TEST(file_round_trip_and_damage)
 {
-	struct start_view sv;
+	struct elog__start_view sv;
 	uint64_t b[16];
 	for (uint64_t i = 0; i < 4; i++)
 		ut_seg_create(ut_top, i * 10);
@@ -232,13 +232,13 @@ START_TEST(file_round_trip_and_damage)
 
 	/* A newer version refuses the listing, as every file does. */
 	unsigned char q[START_SIZE];
-	start_encode(q, 10);
+	elog__start_encode(q, 10);
 	put32(q + 8, 2);
-	put32(q + 24, elog_crc32c(0, q, 24));
+	put32(q + 24, elog__crc32c(0, q, 24));
 	ut_write_file(start_path(ut_top), q, sizeof q);
 	struct seglist sl;
 	int dfd = open_dir(ut_top);
-	ck_assert_int_eq(seglist_read(dfd, &sl), ELOG_BADVERSION);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), ELOG_BADVERSION);
 	close(dfd);
 }
 END_TEST
@@ -288,9 +288,9 @@ START_TEST(readers_writer_and_verify_skip_segments_below_start)
 	ck_assert_uint_eq(res.damage, 0);
 	ck_assert_uint_eq(res.warnings, 2);
 	char name[NAME_MAX_LOCAL];
-	seg_name(name, b[0], SEG_EXT);
+	elog__seg_name(name, b[0], SEG_EXT);
 	ck_assert(said(&s, ELOG_PROBLEM_WARNING, name, "below the log's start"));
-	struct start_view sv;
+	struct elog__start_view sv;
 	ck_assert_uint_eq(res.segments, list(ut_dir, b, &sv));
 	ck_assert_uint_ge(res.segments, ns - 2);
 	ck_assert_uint_eq(res.records, 601 - start);
@@ -400,7 +400,7 @@ START_TEST(maintenance_rewrites_an_ignored_start)
 	char msg[ELOG_MSG_MAX];
 	struct elog_retain_opts o = { .max_bytes = UINT64_MAX / 2 };
 	struct elog_retain_result res;
-	struct start_view sv;
+	struct elog__start_view sv;
 	fill(ut_dir, 600, b);
 	put_start(ut_dir, 600);
 	ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
@@ -436,7 +436,7 @@ START_TEST(crash_at_every_step)
 		struct elog_verify_result vr = verify(ut_dir, 0, &s);
 		ck_assert_uint_eq(vr.damage, 0);
 		uint64_t first[16];
-		struct start_view sv;
+		struct elog__start_view sv;
 		list(ut_dir, first, &sv);
 		read_from(ut_dir, first[0], 600);
 
@@ -472,7 +472,7 @@ START_TEST(created_with_the_log)
 		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, names[i])),
 		              "%s missing", names[i]);
 	ck_assert_uint_eq(ut_file_size(start_path(ut_dir)), START_SIZE);
-	struct start_view sv;
+	struct elog__start_view sv;
 	uint64_t b[4];
 	ck_assert_uint_eq(list(ut_dir, b, &sv), 1);
 	ck_assert_int_eq(sv.state, START_OK);

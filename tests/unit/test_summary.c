@@ -82,7 +82,7 @@ START_TEST(the_start_file_hides_segments_below_it)
 
 	two_segments();
 	int dfd = open_dir();
-	ck_assert_int_eq(start_write(dfd, 10), 0);
+	ck_assert_int_eq(elog__start_write(dfd, 10), 0);
 	close(dfd);
 	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
 	ck_assert_uint_eq(s.start, 10);
@@ -128,22 +128,22 @@ START_TEST(lock_holders_from_proc_locks)
 		return;
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	int dfd = open_dir();
-	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	int fd = open(ut_path(p, sizeof p, ut_dir, FN_WRITERS), O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
-	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(pids[0], getpid());
 	free(pids);
 	/* Another file of the same directory is not confused with it. */
-	ck_assert_int_eq(lock_holders(dfd, ".", &pids, &n), 0);
+	ck_assert_int_eq(elog__lock_holders(dfd, ".", &pids, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	close(fd);
-	ck_assert_int_eq(lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	close(dfd);
 }
@@ -155,11 +155,11 @@ START_TEST(lastrun_round_trip)
 
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	int dfd = open_dir();
-	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
-	lastrun_mark(dfd, FN_RETAIN_LAST, TS0);
-	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), TS0);
+	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
+	elog__lastrun_mark(dfd, FN_RETAIN_LAST, TS0);
+	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), TS0);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), "12x\n", 4);
-	ck_assert_int_eq(lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
+	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
 	close(dfd);
 }
 END_TEST
@@ -200,7 +200,7 @@ START_TEST(consumer_lost_to_retention)
 	ck_assert_uint_eq(c.lost, 0);
 	ck_assert_uint_eq(c.lag, 9);
 	int dfd = open_dir();
-	ck_assert_int_eq(start_write(dfd, 10), 0);
+	ck_assert_int_eq(elog__start_write(dfd, 10), 0);
 	close(dfd);
 	ck_assert_int_eq(elog_consumer_get(ut_dir, "slow", &c, NULL), 0);
 	ck_assert_uint_eq(c.lost, 6);	/* offsets 4..9 */

@@ -60,7 +60,7 @@ static char *seg(uint64_t base, const char *ext)
 	static char name[4][NAME_MAX_LOCAL];
 	static int k;
 	k = (k + 1) % 4;
-	seg_name(name[k], base, ext);
+	elog__seg_name(name[k], base, ext);
 	return name[k];
 }
 
@@ -89,7 +89,7 @@ static void hand_indexes(void)
 		uint64_t base = i ? 5 : 0;
 		int fd = openat(dfd, seg(base, SEG_EXT), O_RDONLY);
 		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(idx_rebuild(dfd, fd, base, i ? seg5_size : seg0_size, 64,
+		ck_assert_int_eq(elog__idx_rebuild(dfd, fd, base, i ? seg5_size : seg0_size, 64,
 		                             NULL, msg), 0);
 		close(fd);
 	}
@@ -167,7 +167,7 @@ START_TEST(overlapping_segments)
 	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 };
 	ut_make_settings(ut_dir, 4096, 64);
 	ut_seg_create(ut_dir, 0);
-	uint64_t pos2 = SEG_HDR + 2 * rec_size(0, 2);
+	uint64_t pos2 = SEG_HDR + 2 * elog__rec_size(0, 2);
 	ut_seg_fill(ut_dir, 0, a, 4, 0);
 	ut_seg_create(ut_dir, 2);
 	uint64_t size = ut_seg_fill(ut_dir, 2, b, 2, 0);
@@ -190,7 +190,7 @@ START_TEST(merge_leftover_is_a_warning)
 	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 }, c[] = { 4 };
 	ut_make_settings(ut_dir, 4096, 64);
 	ut_seg_create(ut_dir, 0);
-	uint64_t pos2 = SEG_HDR + 2 * rec_size(0, 2);
+	uint64_t pos2 = SEG_HDR + 2 * elog__rec_size(0, 2);
 	ut_seg_fill(ut_dir, 0, a, 4, 0);
 	ut_seg_create(ut_dir, 2);
 	ut_seg_fill(ut_dir, 2, b, 2, 0);
@@ -274,7 +274,7 @@ START_TEST(index_entry_with_the_wrong_offset)
 	unsigned char *buf = ut_read_file(p, &len);
 	ck_assert_uint_ge(len, IDX_HDR + IDX_ENTRY);
 	struct idx_entry e = { 1, (int64_t)get64(buf + IDX_HDR + 8), get32(buf + IDX_HDR + 16) };
-	idx_entry_encode(buf + IDX_HDR, &e);
+	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
 	struct seen s;
@@ -304,7 +304,7 @@ START_TEST(index_entry_inside_a_record)
 	size_t len;
 	unsigned char *buf = ut_read_file(p, &len);
 	struct idx_entry e = { 0, (int64_t)get64(buf + IDX_HDR + 8), SEG_HDR + 3 };
-	idx_entry_encode(buf + IDX_HDR, &e);
+	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
 	struct seen s;
@@ -398,7 +398,7 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 	hand_indexes();
 	char p[1200];
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 5, SEG_EXT));
-	uint64_t second = SEG_HDR + rec_size(0, 2);
+	uint64_t second = SEG_HDR + elog__rec_size(0, 2);
 	ut_flip_bit(p, second + 20, 3);	/* the record of offset 6 */
 	size_t len;
 	unsigned char *before = ut_read_file(p, &len);
@@ -427,7 +427,7 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 	ck_assert_uint_eq(second + klen, len);
 	ck_assert_int_eq(memcmp(cut, before + second, klen), 0);
 	uint64_t segbase;
-	ck_assert(!seg_parse_name(kept, SEG_EXT, &segbase));
+	ck_assert(!elog__seg_parse_name(kept, SEG_EXT, &segbase));
 	free(cut);
 	free(before);
 
@@ -618,10 +618,10 @@ START_TEST(verify_beside_retention_sees_no_damage)
 	/* And it did its work once verify was done. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	close(dfd);
 	ck_assert_uint_lt(sl.n, res.segments);
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 }
 END_TEST
 
@@ -755,7 +755,7 @@ static void retag_first_value(unsigned char tag, int garble)
 	r[REC_HDR + get16(r + 26)] = tag;
 	if (garble)
 		memset(r + REC_HDR + get16(r + 26) + 1, 0xff, 4);
-	put32(r + 4, elog_crc32c(0, r + 8, rlen - 4));
+	put32(r + 4, elog__crc32c(0, r + 8, rlen - 4));
 	ut_write_file(p, b, len);
 	free(b);
 }
@@ -801,7 +801,7 @@ START_TEST(dictionaries_are_checked)
 	/* Make the segment name dictionary 1. */
 	size_t len;
 	unsigned char *b = ut_read_file(p, &len);
-	seg_header_encode_flags(b, 0, SEG_FLAGS(CODEC_ZSTD, 1));
+	elog__seg_header_encode_flags(b, 0, SEG_FLAGS(CODEC_ZSTD, 1));
 	ut_write_file(p, b, len);
 	free(b);
 	struct seen s;

@@ -7,13 +7,13 @@ START_TEST(encode_layout)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark wm = { 0x1122334455667788ull, 300, 4096 };
-	wm_encode(b, &wm);
+	elog__wm_encode(b, &wm);
 	ck_assert_mem_eq(b, "ELOGWMK\n", 8);
 	ck_assert_uint_eq(get64(b + 8), 0x1122334455667788ull);
 	ck_assert_uint_eq(b[8], 0x88);		/* little-endian */
 	ck_assert_uint_eq(get64(b + 16), 300);
 	ck_assert_uint_eq(get64(b + 24), 4096);
-	ck_assert_uint_eq(get32(b + 32), elog_crc32c(0, b, 32));
+	ck_assert_uint_eq(get32(b + 32), elog__crc32c(0, b, 32));
 	ck_assert_uint_eq(get32(b + 36), 0);
 }
 END_TEST
@@ -22,9 +22,9 @@ START_TEST(round_trip)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark in = { UINT64_MAX, 12, 34 }, out;
-	wm_encode(b, &in);
+	elog__wm_encode(b, &in);
 	memset(&out, 0, sizeof out);
-	ck_assert_int_eq(wm_decode(b, WM_SIZE, &out), 0);
+	ck_assert_int_eq(elog__wm_decode(b, WM_SIZE, &out), 0);
 	ck_assert_uint_eq(out.durable_end, UINT64_MAX);
 	ck_assert_uint_eq(out.segment_base, 12);
 	ck_assert_uint_eq(out.segment_bytes, 34);
@@ -36,17 +36,17 @@ START_TEST(torn_is_corrupt)
 {
 	unsigned char old[WM_SIZE], neu[WM_SIZE], mix[WM_SIZE];
 	struct watermark a = { 10, 0, 500 }, b = { 20, 0, 900 }, out = { 1, 2, 3 };
-	wm_encode(old, &a);
-	wm_encode(neu, &b);
+	elog__wm_encode(old, &a);
+	elog__wm_encode(neu, &b);
 	memcpy(mix, neu, 16);
 	memcpy(mix + 16, old + 16, WM_SIZE - 16);
-	ck_assert_int_eq(wm_decode(mix, WM_SIZE, &out), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__wm_decode(mix, WM_SIZE, &out), ELOG_CORRUPT);
 	/* Nothing was filled in. */
 	ck_assert_uint_eq(out.durable_end, 1);
 	for (int byte = 0; byte < 36; byte++) {
 		memcpy(mix, old, WM_SIZE);
 		mix[byte] ^= 0x01;
-		ck_assert_msg(wm_decode(mix, WM_SIZE, &out) == ELOG_CORRUPT, "byte %d", byte);
+		ck_assert_msg(elog__wm_decode(mix, WM_SIZE, &out) == ELOG_CORRUPT, "byte %d", byte);
 	}
 }
 END_TEST
@@ -55,9 +55,9 @@ START_TEST(short_is_corrupt)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark wm = { 1, 0, 100 }, out;
-	wm_encode(b, &wm);
-	ck_assert_int_eq(wm_decode(b, WM_SIZE - 1, &out), ELOG_CORRUPT);
-	ck_assert_int_eq(wm_decode(b, 0, &out), ELOG_CORRUPT);
+	elog__wm_encode(b, &wm);
+	ck_assert_int_eq(elog__wm_decode(b, WM_SIZE - 1, &out), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__wm_decode(b, 0, &out), ELOG_CORRUPT);
 }
 END_TEST
 
@@ -73,7 +73,7 @@ START_TEST(read_empty_is_zero)
 {
 	int fd = open_wm();
 	struct watermark wm = { 5, 5, 5 };
-	ck_assert_int_eq(wm_read(fd, &wm), 0);
+	ck_assert_int_eq(elog__wm_read(fd, &wm), 0);
 	ck_assert_uint_eq(wm.durable_end, 0);
 	ck_assert_uint_eq(wm.segment_base, 0);
 	ck_assert_uint_eq(wm.segment_bytes, 0);
@@ -85,12 +85,12 @@ START_TEST(write_then_read)
 {
 	int fd = open_wm();
 	struct watermark a = { 77, 70, 1234 }, b = { 80, 70, 1500 }, out;
-	ck_assert_int_eq(wm_write(fd, &a), 0);
-	ck_assert_int_eq(wm_read(fd, &out), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
+	ck_assert_int_eq(elog__wm_read(fd, &out), 0);
 	ck_assert_uint_eq(out.durable_end, 77);
 	/* Rewritten in place: the file stays 40 bytes. */
-	ck_assert_int_eq(wm_write(fd, &b), 0);
-	ck_assert_int_eq(wm_read(fd, &out), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &b), 0);
+	ck_assert_int_eq(elog__wm_read(fd, &out), 0);
 	ck_assert_uint_eq(out.durable_end, 80);
 	ck_assert_uint_eq(out.segment_bytes, 1500);
 	char p[1200];
@@ -103,14 +103,14 @@ START_TEST(read_damaged_gives_up)
 {
 	int fd = open_wm();
 	struct watermark a = { 77, 70, 1234 }, out;
-	ck_assert_int_eq(wm_write(fd, &a), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
 	char p[1200];
 	ut_flip_bit(ut_path(p, sizeof p, ut_top, FN_WATERMARK), 9, 3);
-	ck_assert_int_eq(wm_read(fd, &out), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__wm_read(fd, &out), ELOG_CORRUPT);
 	/* A file cut short is damaged too, not a torn read to wait out. */
-	ck_assert_int_eq(wm_write(fd, &a), 0);
+	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
 	ut_truncate(p, 20);
-	ck_assert_int_eq(wm_read(fd, &out), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__wm_read(fd, &out), ELOG_CORRUPT);
 	close(fd);
 }
 END_TEST
@@ -129,10 +129,10 @@ START_TEST(damaged_watermark_falls_back_to_closed_segments)
 
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	ck_assert_uint_gt(sl.n, 2);
 	uint64_t newest = sl.base[sl.n - 1];
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	close(dfd);
 
 	elog_reader *r = ut_open_reader(ut_dir);

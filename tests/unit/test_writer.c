@@ -74,7 +74,7 @@ START_TEST(create_makes_a_log)
 	size_t len;
 	unsigned char *lock = ut_read_file(ut_path(p, sizeof p, ut_dir, "LOCK"), &len);
 	struct lock_state ls;
-	ck_assert_int_eq(lock_state_decode((char *)lock, len, &ls), 0);
+	ck_assert_int_eq(elog__lock_state_decode((char *)lock, len, &ls), 0);
 	ck_assert_uint_eq(ls.pid, (unsigned)getpid());
 	ck_assert_uint_eq(ls.busy, 0);
 	free(lock);
@@ -356,11 +356,11 @@ START_TEST(writer_dead_mid_batch_is_recovered_by_the_next)
 	char p[1200];
 	int fd = open(ut_path(p, sizeof p, ut_dir, "LOCK"), O_RDWR);
 	struct lock_state ls;
-	ck_assert_int_eq(lock_state_read(fd, &ls), 0);
+	ck_assert_int_eq(elog__lock_state_read(fd, &ls), 0);
 	ck_assert(ls.valid && !ls.busy);
 	ls.gen++;
 	ls.busy = 1;
-	ck_assert_int_eq(lock_state_write(fd, &ls, 0), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
 	close(fd);
 	ut_append_file(ut_seg_path(ut_dir, 0, SEG_EXT), "half a record", 13);
 	uint64_t off = UINT64_MAX;
@@ -391,9 +391,9 @@ START_TEST(state_of_another_boot_means_recovery)
 	char p[1200];
 	int fd = open(ut_path(p, sizeof p, ut_dir, "LOCK"), O_RDWR);
 	struct lock_state ls;
-	ck_assert_int_eq(lock_state_read(fd, &ls), 0);
+	ck_assert_int_eq(elog__lock_state_read(fd, &ls), 0);
 	ls.boot[0] ^= 1;
-	ck_assert_int_eq(lock_state_write(fd, &ls, 0), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
 	close(fd);
 	ut_append_file(ut_seg_path(ut_dir, 0, SEG_EXT), "torn", 4);
 	w = ut_open_writer(ut_dir, 0, 0);
@@ -516,7 +516,7 @@ START_TEST(locked_past_the_wait)
 	                 "timed out after 50 ms waiting for LOCK, held by another process");
 	elog_close(w);
 	struct lock_state ls = { 1, 7, 0, 4242, { 0 } };
-	ck_assert_int_eq(lock_state_write(fd, &ls, 1), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 1), 0);
 	w = open_opt(ut_dir, &o, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(w), "timed out after 50 ms waiting for another writer "
 	                 "(pid 4242 holds or last held LOCK)");
@@ -570,7 +570,7 @@ START_TEST(append_is_not_durable_until_sync)
 	ck_assert_uint_eq(wm.durable_end, 2);
 	ck_assert_uint_eq(wm.segment_base, 0);
 	ck_assert_uint_eq(wm.segment_bytes, ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)));
-	ck_assert_uint_eq(wm.segment_bytes, SEG_HDR + rec_size(1, 3) + rec_size(0, 3));
+	ck_assert_uint_eq(wm.segment_bytes, SEG_HDR + elog__rec_size(1, 3) + elog__rec_size(0, 3));
 	r = read_all(ut_dir);
 	ck_assert_uint_eq(r.n, 2);
 	ck_assert_str_eq(r.val[0], "one");
@@ -716,18 +716,18 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(seglist_read(dfd, &sl), 0);
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
 	close(dfd);
 	ck_assert_uint_le(sl.n, max);
 	uint64_t expect = 0;
 	for (size_t i = 0; i < sl.n; i++) {
 		size_t len, got;
 		unsigned char *seg = ut_read_file(ut_seg_path(dir, sl.base[i], SEG_EXT), &len);
-		ck_assert_int_eq(seg_header_check(seg, sl.base[i]), 0);
+		ck_assert_int_eq(elog__seg_header_check(seg, sl.base[i]), 0);
 		uint64_t pos = SEG_HDR, n = 0;
 		while (pos < len) {
 			struct elog_record r;
-			ck_assert_int_eq(rec_decode(seg + pos, len - pos, &r, &got), 0);
+			ck_assert_int_eq(elog__rec_decode(seg + pos, len - pos, &r, &got), 0);
 			ck_assert_uint_eq(r.offset, expect);
 			if (n == 0)
 				ck_assert_uint_eq(r.offset, sl.base[i]);
@@ -747,7 +747,7 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 		free(seg);
 	}
 	size_t n = sl.n;
-	seglist_free(&sl);
+	elog__seglist_free(&sl);
 	*records = expect;
 	return n;
 }
@@ -770,7 +770,7 @@ START_TEST(segments_roll_at_segment_bytes)
 	/* A roll happens only when the next record would not fit. */
 	for (size_t i = 0; i + 1 < n; i++) {
 		uint64_t size = ut_file_size(ut_seg_path(ut_dir, bases[i], SEG_EXT));
-		ck_assert_uint_gt(size + rec_size(0, 62), 4096);
+		ck_assert_uint_gt(size + elog__rec_size(0, 62), 4096);
 	}
 	struct all a = read_all(ut_dir);
 	ck_assert_uint_eq(a.n, 300);
@@ -803,7 +803,7 @@ START_TEST(record_larger_than_segment_goes_alone)
 	ck_assert_uint_eq(bases[0], 0);
 	ck_assert_uint_eq(bases[1], 5);
 	ck_assert_uint_eq(bases[2], 6);
-	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + rec_size(0, 10000));
+	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + elog__rec_size(0, 10000));
 	free(big);
 }
 END_TEST

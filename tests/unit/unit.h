@@ -83,7 +83,7 @@ static inline const char *ut_seg_path(const char *dir, uint64_t base, const char
 	static char buf[2][1200];
 	static int k;
 	char name[NAME_MAX_LOCAL];
-	seg_name(name, base, ext);
+	elog__seg_name(name, base, ext);
 	k ^= 1;
 	return ut_path(buf[k], sizeof buf[k], dir, name);
 }
@@ -100,7 +100,7 @@ static inline void ut_write_file(const char *path, const void *data, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_write_all(fd, data, len), 0);
+	ck_assert_int_eq(elog__fs_write_all(fd, data, len), 0);
 	ck_assert_int_eq(close(fd), 0);
 }
 
@@ -108,7 +108,7 @@ static inline void ut_append_file(const char *path, const void *data, size_t len
 {
 	int fd = open(path, O_WRONLY | O_APPEND);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_write_all(fd, data, len), 0);
+	ck_assert_int_eq(elog__fs_write_all(fd, data, len), 0);
 	ck_assert_int_eq(close(fd), 0);
 }
 
@@ -124,7 +124,7 @@ static inline void ut_write_at(const char *path, uint64_t pos, const void *data,
 {
 	int fd = open(path, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_pwrite_all(fd, data, len, (off_t)pos), 0);
+	ck_assert_int_eq(elog__fs_pwrite_all(fd, data, len, (off_t)pos), 0);
 	ck_assert_int_eq(close(fd), 0);
 }
 
@@ -138,7 +138,7 @@ static inline unsigned char *ut_read_file(const char *path, size_t *len)
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	unsigned char *buf = malloc((size_t)st.st_size + 1);
 	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got), 0);
+	ck_assert_int_eq(elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got), 0);
 	ck_assert_uint_eq(got, (size_t)st.st_size);
 	buf[got] = '\0';
 	close(fd);
@@ -165,10 +165,10 @@ static inline void ut_flip_bit(const char *path, uint64_t pos, int bit)
 	size_t got;
 	int fd = open(path, O_RDWR);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fs_pread_full(fd, &c, 1, (off_t)pos, &got), 0);
+	ck_assert_int_eq(elog__fs_pread_full(fd, &c, 1, (off_t)pos, &got), 0);
 	ck_assert_uint_eq(got, 1);
 	c ^= (unsigned char)(1u << bit);
-	ck_assert_int_eq(fs_pwrite_all(fd, &c, 1, (off_t)pos), 0);
+	ck_assert_int_eq(elog__fs_pwrite_all(fd, &c, 1, (off_t)pos), 0);
 	close(fd);
 }
 
@@ -250,10 +250,10 @@ static inline struct elog_record ut_rec(uint64_t offset, int64_t ts, uint16_t sc
 /* Encode rec into a malloc'ed buffer; its size in *size. */
 static inline unsigned char *ut_encode(const struct elog_record *rec, size_t *size)
 {
-	*size = rec_size(rec->key_len, rec->value_len);
+	*size = elog__rec_size(rec->key_len, rec->value_len);
 	unsigned char *p = malloc(*size);
 	ck_assert_ptr_nonnull(p);
-	rec_encode(p, rec);
+	elog__rec_encode(p, rec);
 	return p;
 }
 
@@ -272,7 +272,7 @@ static inline uint64_t ut_append_rec(const char *path, const struct elog_record 
 static inline void ut_seg_create(const char *dir, uint64_t base)
 {
 	unsigned char hdr[SEG_HDR];
-	seg_header_encode(hdr, base);
+	elog__seg_header_encode(hdr, base);
 	ut_write_file(ut_seg_path(dir, base, SEG_EXT), hdr, SEG_HDR);
 }
 
@@ -302,7 +302,7 @@ static inline void ut_set_wm(const char *dir, uint64_t durable_end,
 	char p[1200];
 	unsigned char buf[WM_SIZE];
 	struct watermark wm = { durable_end, segment_base, segment_bytes };
-	wm_encode(buf, &wm);
+	elog__wm_encode(buf, &wm);
 	ut_write_file(ut_path(p, sizeof p, dir, FN_WATERMARK), buf, WM_SIZE);
 }
 
@@ -312,7 +312,7 @@ static inline struct watermark ut_get_wm(const char *dir)
 	size_t len;
 	struct watermark wm;
 	unsigned char *buf = ut_read_file(ut_path(p, sizeof p, dir, FN_WATERMARK), &len);
-	ck_assert_int_eq(wm_decode(buf, len, &wm), 0);
+	ck_assert_int_eq(elog__wm_decode(buf, len, &wm), 0);
 	free(buf);
 	return wm;
 }
@@ -325,11 +325,11 @@ static inline void ut_make_settings(const char *dir, uint64_t segment_bytes,
 	ck_assert_int_eq(mkdir(dir, 0777), 0);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(settings_new_id(s.id), 0);
+	ck_assert_int_eq(elog__settings_new_id(s.id), 0);
 	s.created_ms = 1764385200000;
 	s.segment_bytes = segment_bytes;
 	s.index_interval = interval;
-	ck_assert_int_eq(settings_store(dfd, &s), 0);
+	ck_assert_int_eq(elog__settings_store(dfd, &s), 0);
 	close(dfd);
 }
 
