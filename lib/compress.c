@@ -424,21 +424,6 @@ struct vdec {
 	size_t cap;
 };
 
-static int grow(unsigned char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 4096;
-	while (c < need)
-		c *= 2;
-	unsigned char *np = realloc(*p, c);
-	if (!np)
-		return ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
-}
-
 struct venc *elog__venc_new(const struct codec *c, int level)
 {
 	struct venc *e = calloc(1, sizeof *e);
@@ -533,7 +518,7 @@ int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, siz
 	if ((err = elog__venc_use_dict(e, dfd, flags, msg)) != 0 ||
 	    (err = enc_state(e, flags, &c, &s, msg)) != 0)
 		return err;
-	if (grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n)))
+	if (elog__buf_grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n), 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	size_t len = c->ops->encode(s->st, SEG_DICT(flags) != 0, v, n, e->buf + 1);
 	if (len == 0 || len + n / 8 >= n) {
@@ -605,7 +590,7 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 			                  "dictionary", id, c->name);
 		s->dict = id;
 	}
-	if (grow(&d->buf, &d->cap, size + 1))
+	if (elog__buf_grow(&d->buf, &d->cap, size + 1, 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	const char *why = "wrong size";
 	size_t len = 0;

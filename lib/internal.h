@@ -31,6 +31,10 @@ static inline uint32_t get32(const unsigned char *p)
 static inline uint64_t get64(const unsigned char *p)
 { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+/* ---- buf.c ---- */
+/* Make *p hold at least need bytes, doubling from first (0 or ENOMEM). */
+int elog__buf_grow(unsigned char **p, size_t *cap, size_t need, size_t first);
+
 /* ---- timestamp.c ---- */
 /* 1 when retention may believe ts_ms: from ELOG_TS_FLOOR_MS to
  * ELOG_TS_SKEW_DEFAULT_MS past now_ms. */
@@ -39,6 +43,8 @@ int elog__ts_plausible(int64_t ts_ms, int64_t now_ms);
 /* ---- crc32c.c ---- */
 uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog__crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
+/* The portable code alone, whatever the CPU has: for tests to compare. */
+uint32_t elog__crc32c_table(uint32_t crc, const void *buf, size_t len);
 
 /* ---- errors.c: messages ---- */
 /* Format a message into buf (ELOG_MSG_MAX bytes: a handle's or a caller's)

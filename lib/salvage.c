@@ -53,18 +53,12 @@ static int good_at(const unsigned char *p, size_t avail, uint64_t lo,
 	       rec->offset < next_base;
 }
 
-static int grow(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+/* Append n bytes at p to *buf. */
+static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
 {
-	if (*len + n > *cap) {
-		size_t c = *cap ? *cap : 4096;
-		while (c < *len + n)
-			c *= 2;
-		unsigned char *nb = realloc(*buf, c);
-		if (!nb)
-			return ENOMEM;
-		*buf = nb;
-		*cap = c;
-	}
+	int err = elog__buf_grow(buf, cap, *len + n, 4096);
+	if (err)
+		return err;
 	memcpy(*buf + *len, p, n);
 	*len += n;
 	return 0;
@@ -110,12 +104,12 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 
 	uint64_t lo = base;	/* the next good record's offset is at least this */
 	size_t pos = SEG_HDR;
-	err = grow(&keep, &klen, &kcap, data, SEG_HDR);
+	err = append(&keep, &klen, &kcap, data, SEG_HDR);
 	while (!err && pos < size) {
 		struct elog_record rec;
 		size_t rs;
 		if (good_at(data + pos, size - pos, lo, next_base, &rec, &rs)) {
-			err = grow(&keep, &klen, &kcap, data + pos, rs);
+			err = append(&keep, &klen, &kcap, data + pos, rs);
 			lo = rec.offset + 1;
 			pos += rs;
 			continue;
@@ -133,7 +127,7 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 		}
 		d = nd2;
 		d[nd++] = (struct damage){ pos, q - pos, lo, found ? rec.offset - 1 : next_base - 1 };
-		err = grow(&lost, &llen, &lcap, data + pos, q - pos);
+		err = append(&lost, &llen, &lcap, data + pos, q - pos);
 		pos = q;
 	}
 	free(data);

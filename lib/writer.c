@@ -130,21 +130,6 @@ struct elog {
 	int failed;		/* the error that stopped the writer, or 0 */
 };
 
-static int grow(unsigned char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64 * 1024;
-	while (c < need)
-		c *= 2;
-	unsigned char *np = realloc(*p, c);
-	if (!np)
-		return ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
-}
-
 /* The chunk of b for segment base, added if needed. */
 static struct chunk *batch_chunk(struct batch *b, uint64_t base, uint32_t flags)
 {
@@ -233,8 +218,8 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 		    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
 	size = elog__rec_size(stored.key_len, stored.value_len);
 	struct chunk *c = batch_chunk(b, t->base, t->flags);
-	if (!c || grow(&c->data, &c->cap, c->len + size) ||
-	    grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY)) {
+	if (!c || elog__buf_grow(&c->data, &c->cap, c->len + size, 64 * 1024) ||
+	    elog__buf_grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY, 64 * 1024)) {
 		if (c && c->len == 0 && c->ilen == 0)
 			b->n--;	/* drop the chunk just added */
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
