@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-int main(int argc, char **argv)
+int main(void)
 {
 	static const unsigned char zeros[32];
 	static unsigned char buf[5000];
@@ -25,17 +25,20 @@ int main(int argc, char **argv)
 	bad |= elog__crc32c(0, ones, 32) != 0x62A8AB43u;
 	bad |= elog__crc32c(0, "", 0) != 0;
 	/* Every length and alignment up to a few words, and long buffers
-	 * that take the interleaved lanes, with and without a tail: the same
-	 * digest as the table code gives (passed in argv[1] by the script). */
-	uint32_t mix = 0;
+	 * that take the interleaved lanes, with and without a tail: the
+	 * same digest from the chosen code as from the portable table. */
+	uint32_t mix = 0, table = 0;
 	for (int off = 0; off < 8; off++) {
-		for (int len = 0; len < 200; len++)
+		for (int len = 0; len < 200; len++) {
 			mix = mix * 31 + elog__crc32c(0, buf + off, (size_t)len);
-		for (int len = 200; len < 4900; len += 13)
+			table = table * 31 + elog__crc32c_table(0, buf + off, (size_t)len);
+		}
+		for (int len = 200; len < 4900; len += 13) {
 			mix = mix * 31 + elog__crc32c(0x12345678u, buf + off, (size_t)len);
+			table = table * 31 + elog__crc32c_table(0x12345678u, buf + off, (size_t)len);
+		}
 	}
-	printf("%s %08x\n", elog__crc32c_impl(), mix);
-	if (argc > 1 && strtoul(argv[1], NULL, 16) != mix)
-		bad = 1;
+	printf("%s %08x, table %08x\n", elog__crc32c_impl(), mix, table);
+	bad |= mix != table;
 	return bad;
 }

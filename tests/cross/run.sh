@@ -15,11 +15,10 @@ check() {
 	shift
 	# shellcheck disable=SC2086 # FLAGS is a list of words
 	"$@" $FLAGS -o "$out/crc32c_check" tests/cross/crc32c_check.c lib/crc32c.c -pthread
-	table=$(ELOG_CRC32C=table $run "$out/crc32c_check")
-	hw=$($run "$out/crc32c_check" "${table#table }")
+	hw=$($run "$out/crc32c_check")
 	case $hw in
 	table*) echo "cross: no hardware CRC-32C on this CPU: $hw" ;;
-	*) echo "cross: CRC-32C $hw, table: $table" ;;
+	*) echo "cross: CRC-32C $hw" ;;
 	esac
 }
 
