@@ -34,12 +34,20 @@ int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
 	return 0;
 }
 
+/* Reads of the same bad bytes that make a watermark garbled, not torn. */
+#define WM_STABLE_READS 8
+
 int elog__wm_read(int fd, struct watermark *wm)
 {
-	unsigned char buf[WM_SIZE];
-	int rc = ELOG_CORRUPT;
-	/* A torn read needs the writer to be mid-pwrite; a few retries are
-	 * plenty, and a damaged file must not make a reader loop forever. */
+	unsigned char buf[WM_SIZE], prev[WM_SIZE];
+	size_t prev_got = 0;
+	int same = 0, rc = ELOG_CORRUPT;
+	/* A torn read needs the writer to be mid-pwrite of 40 bytes: read
+	 * again, yielding in between, while the bytes change.  The same bad
+	 * bytes read WM_STABLE_READS times in a row are a garbled file, not
+	 * a race; a yield costs a whole time slice on a busy machine, so a
+	 * garbled file must not cost a hundred of them.  A damaged file
+	 * never makes a reader loop for ever. */
 	for (int attempt = 0; attempt < 100; attempt++) {
 		size_t got;
 		int err = elog__fs_pread_full(fd, buf, WM_SIZE, 0, &got);
@@ -52,6 +60,11 @@ int elog__wm_read(int fd, struct watermark *wm)
 		rc = elog__wm_decode(buf, got, wm);
 		if (rc == 0)
 			return 0;
+		same = got == prev_got && memcmp(buf, prev, got) == 0 ? same + 1 : 1;
+		if (same >= WM_STABLE_READS)
+			break;
+		memcpy(prev, buf, got);
+		prev_got = got;
 		sched_yield();
 	}
 	return rc;
