@@ -3,17 +3,23 @@
 #
 #   scripts/test.sh
 #
-# Installs missing packages (scripts/setup-debian.sh), then runs every step
-# below in order, whether or not the ones before it passed, so that one run
-# reports every failure (make runs with -k for the same reason: a failing
-# target does not keep the others from running).  It ends with a summary
-# of the steps and, as the last line, the number of tests that passed and
-# failed, added up from the Check and bats output of every step.  The exit
-# status is 0 only when every step passed.
+# Installs missing packages (scripts/setup-debian.sh), then runs the steps
+# below.  The steps of one lane run in order, whether or not the ones before
+# them passed, so that one run reports every failure (make runs with -k for
+# the same reason); the three lanes (the default build, the sanitizer build,
+# the build without zstd) run side by side, since the tests spend most of
+# their time waiting on fdatasync and on the processes they start, not on
+# the processor: this keeps the whole run within CI's 15 minutes on a
+# machine whose cores are all busy.  ELOG_TEST_LANES=1 runs the lanes one
+# after the other instead.  Each step's output is printed whole when its
+# lane ends; the run ends with a summary of the steps and, as the last
+# line, the number of tests that passed and failed, added up from the Check
+# and bats output of every step.  The exit status is 0 only when every
+# step passed.
 #
-# To add a step, write one line in the STEPS list: a name, then the command.
-# Each step has a time limit (ELOG_STEP_TIMEOUT seconds, default 600) so that
-# a hung test fails the run instead of eating CI's budget.
+# To add a step, write one line in a lane: a name, then the command.  Each
+# step has a time limit (ELOG_STEP_TIMEOUT seconds, default 600) so that a
+# hung test fails the run instead of eating CI's budget.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,16 +27,13 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 step_timeout=${ELOG_STEP_TIMEOUT:-600}
 
-# name | command (run with bash -c from the repository root)
-STEPS=(
-	"setup|scripts/setup-debian.sh"
-	"build|make -j$jobs all"
-	"check|make -k check"
-	"build-sanitize|make -j$jobs all SANITIZE=1"
-	"check-sanitize|make -k check SANITIZE=1"
-	"build-nozstd|make -j$jobs all HAVE_ZSTD=0"
-	"check-nozstd|make -k check-unit check-cli HAVE_ZSTD=0"
-	"check-cross|make check-cross"
+# Lanes of steps, "name|command" separated by ";;" (each command runs with
+# bash -c from the repository root).
+SETUP="setup|scripts/setup-debian.sh"
+LANES=(
+	"build|make -j$jobs all;;check|make -k check;;check-cross|make check-cross"
+	"build-sanitize|make -j$jobs all SANITIZE=1;;check-sanitize|make -k check SANITIZE=1"
+	"build-nozstd|make -j$jobs all HAVE_ZSTD=0;;check-nozstd|make -k check-unit check-cli HAVE_ZSTD=0"
 )
 
 passed=0
@@ -73,29 +76,76 @@ summary() {
 	echo "tests: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
 }
 
-for entry in "${STEPS[@]}"; do
-	name=${entry%%|*}
-	cmd=${entry#*|}
-	echo "==== $name: $cmd"
-	t0=$SECONDS
-	log=$logs/$name.log
+# Run one step; its output goes to $logs/NAME.log, its result line to
+# $logs/NAME.result ("ok|line" or "FAIL|line").
+run_step() {
+	local name=$1 cmd=$2 log=$logs/$1.log t0=$SECONDS rc
 	set +e
-	timeout --foreground -k 10 "$step_timeout" bash -c "$cmd" </dev/null 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+	timeout --foreground -k 10 "$step_timeout" bash -c "$cmd" </dev/null >"$log" 2>&1
+	rc=$?
 	set -e
-	count_tests "$log"
-	dt=$((SECONDS - t0))
+	local dt=$((SECONDS - t0))
 	if [ "$rc" -eq 0 ]; then
+		echo "ok|ok    $name (${dt}s)" >"$logs/$name.result"
+	elif [ "$rc" -eq 124 ]; then
+		echo "FAIL|FAIL  $name: timed out after ${step_timeout}s" >"$logs/$name.result"
+	else
+		echo "FAIL|FAIL  $name: exit status $rc (${dt}s)" >"$logs/$name.result"
+	fi
+	echo "---- $(cut -d'|' -f2 "$logs/$name.result")"
+}
+
+# The steps of one lane, in order.
+run_lane() {
+	local rest=$1 entry
+	while [ -n "$rest" ]; do
+		entry=${rest%%;;*}
+		run_step "${entry%%|*}" "${entry#*|}"
+		if [ "$rest" = "$entry" ]; then rest=; else rest=${rest#*;;}; fi
+	done
+}
+
+order=()
+for lane in "$SETUP" "${LANES[@]}"; do
+	rest=$lane
+	while [ -n "$rest" ]; do
+		entry=${rest%%;;*}
+		order+=("${entry%%|*}")
+		if [ "$rest" = "$entry" ]; then rest=; else rest=${rest#*;;}; fi
+	done
+done
+
+echo "==== ${SETUP%%|*}: ${SETUP#*|}"
+run_step "${SETUP%%|*}" "${SETUP#*|}"
+cat "$logs/${SETUP%%|*}.log"
+if [ "${ELOG_TEST_LANES:-3}" = 1 ]; then
+	for lane in "${LANES[@]}"; do
+		run_lane "$lane"
+	done
+else
+	pids=()
+	for lane in "${LANES[@]}"; do
+		run_lane "$lane" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || true
+	done
+fi
+
+for name in "${order[@]}"; do
+	result=$(cat "$logs/$name.result")
+	if [ "$name" != "${SETUP%%|*}" ]; then
+		echo "==== $name"
+		cat "$logs/$name.log"
+	fi
+	count_tests "$logs/$name.log"
+	results+=("${result#*|}")
+	if [ "${result%%|*}" = ok ]; then
 		passed=$((passed + 1))
-		results+=("ok    $name (${dt}s)")
 	else
 		failed=$((failed + 1))
-		if [ "$rc" -eq 124 ]; then
-			results+=("FAIL  $name: timed out after ${step_timeout}s")
-		else
-			results+=("FAIL  $name: exit status $rc (${dt}s)")
-		fi
-		echo "test.sh: step '$name' failed; going on with the next" >&2
+		echo "test.sh: step '$name' failed" >&2
 	fi
 done
 
