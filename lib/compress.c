@@ -362,6 +362,11 @@ int elog__codec_flags_valid(uint32_t flags)
 	return c && (c->dictionaries || SEG_DICT(flags) == 0);
 }
 
+int elog__codec_plain(uint32_t flags)
+{
+	return SEG_CODEC(flags) == CODEC_NONE;
+}
+
 int elog__codec_usable(const struct codec *c, char *msg)
 {
 	if (c->id != CODEC_NONE && !c->ops)

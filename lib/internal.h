@@ -412,6 +412,9 @@ const struct codec *elog__codec_for_flags(uint32_t flags);
 const struct codec *elog__codec_from_settings(const struct elog_settings *s);
 /* 1 when flags name a known codec, and a dictionary only if it has them. */
 int elog__codec_flags_valid(uint32_t flags);
+/* 1 when the values of a segment with these flags are stored as given
+ * (no codec): a reader need not decode them. */
+int elog__codec_plain(uint32_t flags);
 /* 0 when this build can encode and decode c's values, else
  * ELOG_UNSUPPORTED with "compressed with <c>, but this build has no <c>
  * support". */

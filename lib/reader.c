@@ -189,6 +189,7 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	r->segfd = fd;
 	r->seg_base = base;
 	r->seg_flags = flags;
+	r->seg_plain = elog__codec_plain(flags);
 	r->seg_id_known = 0;
 	r->last = 0;
 	r->have_last = 0;
@@ -465,7 +466,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
-			if ((err = decode_value(r, rec, at)) != 0)
+			if (!r->seg_plain && (err = decode_value(r, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;

@@ -18,6 +18,7 @@ struct elog_reader {
 	int segfd;		/* the open segment, or -1 */
 	uint64_t seg_base;
 	uint32_t seg_flags;	/* codec and dictionary of the open segment */
+	int seg_plain;		/* its values are stored as given */
 	struct vdec *vd;	/* decodes values, made when first needed */
 	ino_t seg_ino;		/* its file, once seg_identify() asked */
 	dev_t seg_dev;
