@@ -82,6 +82,11 @@ $(MAINT_FAULT_OBJ): tests/crash/maint_fault.c tests/crash/maint_fault.h $(B)/fla
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
+# LD_PRELOAD shim: a failed or interrupted fdatasync for the CLI tests.
+$(B)/tests/syncfault.so: tests/cli/syncfault.c $(B)/flags
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -fPIC -shared -Wall -Wextra -Werror -O2 -o $@ $< -ldl
+
 $(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.a $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
 		$(MAINT_FAULT) $(ELOG_LDLIBS)
@@ -172,7 +177,7 @@ check-examples: examples
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
 
-check-cli: $(PROGS) $(B)/tests/elog-compact-faulty
+check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
 	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli tests/live
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).

@@ -206,6 +206,15 @@ struct appender {
 	size_t f_n;
 };
 
+/* What the library did that the operator should know (a recovery that cut
+ * another writer's unacknowledged records): one line on stderr. */
+static void tell_notice(struct appender *a)
+{
+	const char *n = elog_notice(a->w);
+	if (n)
+		cli_warn(a->dir, "%s", n);
+}
+
 static void *flusher_main(void *arg)
 {
 	struct appender *a = arg;
@@ -220,6 +229,7 @@ static void *flusher_main(void *arg)
 		/* An offset is printed only after the flush that covers it
 		 * has succeeded: a printed offset is an acknowledgement. */
 		int rc = elog_sync(a->w);
+		tell_notice(a);
 		if (rc == 0 && a->cf->print_offsets) {
 			for (size_t i = 0; i < a->f_n; i++) {
 				cli_put_u64(offsets_at(&a->f_offsets, i));
@@ -670,6 +680,7 @@ int main(int argc, char *argv[])
 	rc = elog_open(&a.w, a.dir, &cf.create);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
+	tell_notice(&a);
 	flusher_start(&a);
 	run(&a);
 	flusher_stop(&a);

@@ -87,8 +87,8 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
  * first that is incomplete or damaged (or whose offset does not increase):
  * *at is where the valid records end, *next the offset after them.
  * ELOG_END or ELOG_CORRUPT, else an error with its message. */
-static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
-                       uint64_t *next, char *msg)
+static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit,
+                       uint64_t *at, uint64_t *next, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	struct scan s;
@@ -96,7 +96,7 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 	int err;
 	*at = SEG_HDR;
 	*next = rc->base;
-	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
+	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, limit)) != 0)
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
 	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
@@ -149,7 +149,8 @@ static int index_active(int dfd, struct recovery *rc, char *msg)
 }
 
 int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
+                   uint32_t interval, uint32_t new_flags, int to_watermark,
+                   struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t at, next;
@@ -168,7 +169,9 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
 		return err;
 
-	err = scan_active(rc, interval, &at, &next, msg);
+	/* After a failed sync, only what the watermark vouches for stays. */
+	err = scan_active(rc, interval, to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR)
+	                                             : UINT64_MAX, &at, &next, msg);
 	if (err != ELOG_END && err != ELOG_CORRUPT)
 		return err;
 	if (err == ELOG_CORRUPT && at < acked)

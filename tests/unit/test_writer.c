@@ -515,7 +515,7 @@ START_TEST(locked_past_the_wait)
 	ck_assert_str_eq(elog_errmsg(w),
 	                 "timed out after 50 ms waiting for LOCK, held by another process");
 	elog_close(w);
-	struct lock_state ls = { 1, 7, 0, 4242, { 0 } };
+	struct lock_state ls = { .valid = 1, .epoch = 9, .gen = 7, .pid = 4242 };
 	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 1), 0);
 	w = open_opt(ut_dir, &o, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(w), "timed out after 50 ms waiting for another writer "
