@@ -348,7 +348,7 @@ static int tail_load(elog *w, const struct lock_state *ls)
 		return ELOG_CORRUPT;
 	}
 	if (st.st_nlink == 0 || (uint64_t)st.st_size != ls->size ||
-	    fstat(w->idxfd, &st) < 0 || (uint64_t)st.st_size != ls->idx)
+	    fstat(w->idxfd, &st) < 0 || st.st_nlink == 0 || (uint64_t)st.st_size != ls->idx)
 		return ELOG_CORRUPT;
 	w->seg_size = ls->size;
 	w->idx_size = ls->idx;
@@ -374,18 +374,32 @@ static int tail_verify(elog *w)
 	    wm.durable_end > t->next ||
 	    (wm.segment_base == t->base && wm.segment_bytes > t->size))
 		return ELOG_CORRUPT;
-	uint64_t from = t->ib.any ? t->ib.last_pos : SEG_HDR;
+	/* The index's last entry: intact, and naming the record the state's
+	 * builder says it does. */
+	unsigned char e[IDX_ENTRY];
+	size_t got;
+	uint64_t from = SEG_HDR, named = 0;
+	if (t->ib.any) {
+		if (w->idx_size < IDX_HDR + IDX_ENTRY ||
+		    elog__fs_pread_full(w->idxfd, e, IDX_ENTRY, (off_t)(w->idx_size - IDX_ENTRY),
+		                        &got) != 0 || got != IDX_ENTRY ||
+		    get32(e + IDX_AT_CRC) != elog__crc32c(0, e, IDX_AT_CRC) ||
+		    get32(e + IDX_AT_POS) != t->ib.last_pos)
+			return ELOG_CORRUPT;
+		from = t->ib.last_pos;
+		named = get64(e);
+	}
 	if (from < SEG_HDR || from > t->size ||
 	    elog__scan_init(&s, w->segfd, t->base, from, t->size) != 0)
 		return ELOG_CORRUPT;
 	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-		if (any && rec.offset <= last)
+		if (any ? rec.offset <= last : t->ib.any && rec.offset != named)
 			break;
 		last = rec.offset;
 		any = 1;
 	}
 	elog__scan_free(&s);
-	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base && t->ib.any))
+	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base || t->ib.any))
 		return ELOG_CORRUPT;
 	return 0;
 }
