@@ -499,6 +499,7 @@ struct recovery {
 	uint32_t flags;         /* its header's flags (codec, dictionary) */
 	struct index ix;        /* index entries of the active segment */
 	struct idx_builder ib;  /* to go on adding entries */
+	int sync_failed;        /* the error of its failed fdatasync, or 0 */
 };
 /* Recover the active segment base; see the comment in recover.c. */
 int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,

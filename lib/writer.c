@@ -404,6 +404,8 @@ static int tail_verify(elog *w)
 	return 0;
 }
 
+static int sync_failed(elog *w, uint64_t base, int e, int held);
+
 /* The tail after a crash, a dead holder or a failed sync: recover the
  * active segment as on open.  When sick, everything past the watermark
  * is cut: a writer's fdatasync failed, and the kernel may have dropped
@@ -444,6 +446,10 @@ static int tail_recover(elog *w, int sick)
 		if (rc.idxfd >= 0)
 			close(rc.idxfd);
 		elog__recovery_free(&rc);
+		/* Its sync of the bytes it kept failed: they may be dropped
+		 * and still read back, so the next holder must cut them. */
+		if (rc.sync_failed)
+			return sync_failed(w, active, rc.sync_failed, 1);
 		return err;
 	}
 	if (sick && rc.cut)
@@ -460,7 +466,13 @@ static int tail_recover(elog *w, int sick)
 	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
 	elog__recovery_free(&rc);
 
-	/* Everything kept is durable now (recover_active synced it). */
+	/* Everything kept is durable now (recover_active synced it), and
+	 * so is its name: the holder that died or failed may have created
+	 * the active segment and not lived to sync the directory (or failed
+	 * to), and records acknowledged in it must not vanish with it. */
+	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
+		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	struct watermark now = { rc.next, active, rc.size };
 	if (memcmp(&now, &wm, sizeof now) != 0 && (err = elog__wm_write(w->wmfd, &now)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
