@@ -156,11 +156,11 @@ endif
 
 check-crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim $(CRASHSIM_QUICK)
-	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS)
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS) --writers 8
 
 crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim --long
-	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000 --writers 8
 
 # The aarch64 CRC-32C code under qemu (skipped where the tools are missing).
 check-cross:
