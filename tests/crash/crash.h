@@ -101,6 +101,11 @@ struct power_stats {
 int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
               unsigned seed, unsigned random_per_point, int final_only,
               struct power_stats *st);
+/* After a run whose sync failed: the directory as it reads once the
+ * pages the failure dropped are evicted, in the same boot (live: the
+ * directory the run left).  Returns the number of violations. */
+int power_evicted(const struct workload *w, const char *dir, const char *live,
+                  const struct vfs_log *log, uint64_t visible, const char *where);
 /* Check one point in power_sample (1: every point; the last point is
  * always checked).  crashsim --sample sets it. */
 extern unsigned power_sample;

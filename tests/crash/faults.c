@@ -11,9 +11,10 @@
  *   the file as Linux reports them: vfs.c);
  * - an interrupted or short write was retried, not reported;
  * - what was synced (every pending write dropped, as after a power loss
- *   right then, a failed fsync's writes included) and the directory as the
- *   process left it both pass every check of expect.c: nothing
- *   acknowledged is lost.
+ *   right then, a failed fsync's writes included), the directory as the
+ *   process left it, and after a failed sync the directory once the
+ *   pages it dropped are evicted (same boot, LOCK as left) all pass
+ *   every check of expect.c: nothing acknowledged is lost.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +83,10 @@ static int one(const struct workload *w, const char *base, unsigned seed, int cl
 	for (size_t i = 0; i < log.nops; i++)
 		if (log.ops[i].wm_end > visible)
 			visible = log.ops[i].wm_end;
+	if (hit && cls == FC_SYNC) {
+		snprintf(what, sizeof what, "%s, the pages it dropped evicted later", where);
+		bad += power_evicted(w, sdir, dir, &log, visible, what);
+	}
 	snprintf(what, sizeof what, "%s, the directory as the process left it", where);
 	bad += (int)check_state(w, dir, log.nops, visible, what, 0);
 	vfs_log_free(&log);

@@ -602,6 +602,62 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 	return st->failures ? 1 : 0;
 }
 
+/* The same boot, later: every pending write done (still dirty in the
+ * cache) but the ones a failed sync lost, whose pages the kernel evicted
+ * since, so that the file reads what the disk has there.  A file keeps
+ * its length (the inode stays in memory).  LOCK, never recorded, is the
+ * live one, and its state of this boot is trusted. */
+int power_evicted(const struct workload *w, const char *dir, const char *live,
+                  const struct vfs_log *log, uint64_t visible, const char *where)
+{
+	struct model *m = model_new(log);
+	struct name *names = NULL;
+	size_t nn = 0, capn = 0;
+	char path[4096];
+	for (size_t k = 0; k < log->nops; k++)
+		model_step(m, k);
+	for (size_t i = 0; i < m->nnames; i++)
+		names_set(&names, &nn, &capn, m->names[i].name, m->names[i].ino);
+	for (size_t i = 0; i < m->npd; i++)
+		apply_name(&names, &nn, &capn, &log->ops[m->pd[i]]);
+	rm_rf(dir);
+	if (mkdir(dir, 0777) < 0)
+		die("%s: cannot create", dir);
+	for (size_t i = 0; i < nn; i++) {
+		struct file img = { 0 };
+		struct file *src = model_file(m, names[i].ino);
+		struct stat st;
+		if (src->len)
+			file_put(&img, 0, src->d, src->len);
+		for (size_t j = 0; j < m->npw; j++) {
+			const struct op *o = &log->ops[m->pw[j]];
+			if (o->ino == names[i].ino)
+				apply_data(&img, o, (struct choice){ C_APPLY, 0 });
+		}
+		snprintf(path, sizeof path, "%s/%s", live, names[i].name);
+		if (stat(path, &st) == 0 && (size_t)st.st_size > img.len)
+			file_trunc(&img, (uint64_t)st.st_size);
+		write_file(dir, names[i].name, &img);
+		free(img.d);
+		free(names[i].name);
+	}
+	free(names);
+	model_free(m);
+	/* LOCK as the writers left it. */
+	struct file lock = { 0 };
+	snprintf(path, sizeof path, "%s/LOCK", live);
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		unsigned char buf[4096];
+		size_t n = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+		file_put(&lock, 0, buf, n);
+		write_file(dir, "LOCK", &lock);
+		free(lock.d);
+	}
+	return (int)check_state(w, dir, log->nops, visible, where, 0);
+}
+
 unsigned power_sample = 1;
 
 /* The points are shared out among processes, one per CPU (at most 4), each

@@ -378,16 +378,16 @@ stop_loop() {
 # written back in place without the lock.
 repair_loop() {
 	RANDOM=$((seed + 5))
-	local n=0 rc rewrite=$((3 + RANDOM % 6))
+	local n=0 rc rewrite=$((3 + RANDOM % 10))
 	while [ ! -e "$T/stop" ]; do
-		sleep_ms $((200 + RANDOM % 600))
+		sleep_ms $((50 + RANDOM % 350))
 		n=$((n + 1))
 		timeout $HANG "$BIN/elog-verify" --repair "$LOG" >"$T/s/$n.repair" 2>&1
 		rc=$?
 		echo "$n repair $rc" >>"$T/s/runs"
 		if [ "$n" -eq "$rewrite" ]; then
 			cat "$LOG/LOCK" >"$T/s/LOCK.copy"
-			sleep_ms $((20 + RANDOM % 100))
+			sleep_ms $((100 + RANDOM % 500))
 			cat "$T/s/LOCK.copy" >"$LOG/LOCK"
 			echo "$n lock-rewrite 0" >>"$T/s/runs"
 		fi
