@@ -378,7 +378,7 @@ stop_loop() {
 # written back in place without the lock.
 repair_loop() {
 	RANDOM=$((seed + 5))
-	local n=0 rc rewrite=$((3 + RANDOM % 10))
+	local n=0 rc rewrite=$((1 + RANDOM % 2))
 	while [ ! -e "$T/stop" ]; do
 		sleep_ms $((50 + RANDOM % 350))
 		n=$((n + 1))

@@ -707,6 +707,9 @@ class Checker:
             elif what == "lock-rewrite":
                 self.rewrites += 1
         self.stops = len(read_text(self.p("s", "stops")).splitlines())
+        if self.repairs >= 2 and self.rewrites != 1:
+            self.bad("-", "one LOCK rewrite after the first or second repair", "%d" % self.rewrites,
+                     "LOCK rewrite lane")
 
     def check_watermark(self):
         """The sampled watermark never goes back, the log ends at or above
