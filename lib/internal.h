@@ -558,6 +558,7 @@ struct verify {
 	struct watermark wm;
 	int wm_state;
 	int wm_fix;           /* the watermark disagrees with the data */
+	int sick;             /* LOCK says a writer's fdatasync failed */
 	uint64_t *base, *ibase;
 	size_t n, ni;
 	struct elog__start_view start;

@@ -52,7 +52,14 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	if ((err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
 	    (err = elog__lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
 		return err;
-	if (ftruncate(*lockfd, 0) < 0)
+	/* A sick state is kept: a writer's fdatasync failed, the bytes past
+	 * the watermark may be dropped pages that still read back, and only
+	 * the next writer, seeing sick, cuts them (under a new epoch).
+	 * Emptied, the mark would be lost and they would be published. */
+	struct lock_state ls;
+	elog__lock_state_read(*lockfd, &ls);
+	v->sick = (ls.valid && ls.sick) || elog__lock_sick_pending(*lockfd);
+	if (!v->sick && ftruncate(*lockfd, 0) < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
@@ -191,7 +198,13 @@ static int repair_active(struct verify *v)
 	}
 	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
 		goto out;
-	if (v->wm_fix) {
+	if (v->wm_fix && v->sick) {
+		/* Its own sync proves nothing after a failed one (a fresh
+		 * description syncs dropped pages "successfully"). */
+		repaired(v, FN_WATERMARK, ELOG_NOPOS,
+		         "left as it is: a writer's fdatasync failed, and the next "
+		         "writer cuts the log back to the watermark");
+	} else if (v->wm_fix) {
 		/* What the watermark will vouch for must be durable first. */
 		struct watermark wm = { ss->next, ss->base, ss->valid_end };
 		if (fdatasync(fd) < 0) {
