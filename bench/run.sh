@@ -31,7 +31,8 @@ else
 fi
 # The syncs of the many-writer rows are counted by wrapping fdatasync and
 # fsync at link time (libelog.a's calls and the bench's own): a counter,
-# nothing that slows the timed loops.
+# nothing that slows the timed loops.  (The flags are lists: split.)
+# shellcheck disable=SC2086
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -pthread -Wall -Wextra -Werror -Ilib $cflags \
 	-DBENCH_WRAP_SYNCS -Wl,--wrap=fdatasync -Wl,--wrap=fsync \
 	-o "$B/bench" bench/bench.c "$B/libelog.a" $libs $zlibs -lm
@@ -43,6 +44,7 @@ work=$(mktemp -d "${BENCH_DIR:-$PWD}/.bench.XXXXXX")
 # The bench stops its redis-server itself (and the server dies with it:
 # PR_SET_PDEATHSIG); should the bench be killed anyway, the server named by
 # its pid file is stopped here, if it is still the one serving $work.
+# shellcheck disable=SC2317  # called by the trap
 cleanup() {
 	pidf=$work/redis/redis.pid
 	if [ -f "$pidf" ]; then
