@@ -209,7 +209,6 @@ static int runnable(const char *prog)
 	return 0;
 }
 
-
 /* ---- counting syncs -------------------------------------------------- */
 
 /* run.sh links the bench with --wrap=fdatasync --wrap=fsync, so that every
