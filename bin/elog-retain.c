@@ -65,50 +65,89 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 
 /* --set KEY=VALUE: a setting of the log, named and written as the
  * elog-append option that gives it at creation; "none" turns a retention
- * limit or compression off. */
+ * limit or compression off.  Each key's parser reads v into o; opt is
+ * "--set KEY", for its messages. */
+typedef void set_fn(struct elog_options *o, const char *opt, const char *v, int none);
+
+static void set_retain_age(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->retain_ms = none ? 0 : cli_arg_duration(opt, v);
+}
+
+static void set_retain_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->retain_bytes = none ? 0 : cli_arg_size(opt, v);
+}
+
+static void set_segment_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	(void)none;
+	o->segment_bytes = cli_arg_size(opt, v);
+}
+
+static void set_index_interval(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	(void)none;
+	o->index_interval = (uint32_t)cli_arg_u64(opt, v, 1, UINT32_MAX);
+}
+
+static void set_compress(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->compression = ELOG_COMPRESS_NONE;
+	o->compression_level = 0;
+	if (strncmp(v, "zstd", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
+		o->compression = ELOG_COMPRESS_ZSTD;
+		if (v[4] == ':')
+			o->compression_level = (int)cli_arg_u64(opt, v + 5, 1, 19);
+	} else if (!none) {
+		cli_usage_error("%s: 'none' or 'zstd[:level]', not '%s'", opt, v);
+	}
+}
+
+static void set_dictionary(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	if (strcmp(v, "auto") != 0 && !none)
+		cli_usage_error("%s: 'auto' or 'none', not '%s'", opt, v);
+	o->no_dictionary = none;
+}
+
+/* The keys --set knows, in the order of elog-retain(1); an unknown key's
+ * message lists them from here. */
+static const struct set_key {
+	const char *name;
+	unsigned field;         /* ELOG_SET_* */
+	set_fn *parse;
+} set_keys[] = {
+	{ "retain-age",     ELOG_SET_RETAIN_MS,      set_retain_age },
+	{ "retain-bytes",   ELOG_SET_RETAIN_BYTES,   set_retain_bytes },
+	{ "segment-bytes",  ELOG_SET_SEGMENT_BYTES,  set_segment_bytes },
+	{ "index-interval", ELOG_SET_INDEX_INTERVAL, set_index_interval },
+	{ "compress",       ELOG_SET_COMPRESSION,    set_compress },
+	{ "dictionary",     ELOG_SET_DICTIONARY,     set_dictionary },
+};
+#define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
+
 static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
 		cli_usage_error("--set: expected key=value, not '%s'", arg);
 	size_t kn = (size_t)(eq - arg);
-	const char *v = eq + 1;
-	int none = strcmp(v, "none") == 0;
-#define KEY(k) (kn == sizeof(k) - 1 && strncmp(arg, k, kn) == 0)
-	if (KEY("segment-bytes")) {
-		o->segment_bytes = cli_arg_size("--set segment-bytes", v);
-		*fields |= ELOG_SET_SEGMENT_BYTES;
-	} else if (KEY("index-interval")) {
-		o->index_interval = (uint32_t)cli_arg_u64("--set index-interval", v, 1,
-		                                          UINT32_MAX);
-		*fields |= ELOG_SET_INDEX_INTERVAL;
-	} else if (KEY("retain-age")) {
-		o->retain_ms = none ? 0 : cli_arg_duration("--set retain-age", v);
-		*fields |= ELOG_SET_RETAIN_MS;
-	} else if (KEY("retain-bytes")) {
-		o->retain_bytes = none ? 0 : cli_arg_size("--set retain-bytes", v);
-		*fields |= ELOG_SET_RETAIN_BYTES;
-	} else if (KEY("compress")) {
-		o->compression = ELOG_COMPRESS_NONE;
-		o->compression_level = 0;
-		if (strncmp(v, "zstd", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
-			o->compression = ELOG_COMPRESS_ZSTD;
-			if (v[4] == ':')
-				o->compression_level = (int)cli_arg_u64("--set compress",
-				                                        v + 5, 1, 19);
-		} else if (!none) {
-			cli_usage_error("--set compress: 'none' or 'zstd[:level]', not '%s'", v);
+	char opt[64], known[256] = "";
+
+	for (size_t i = 0; i < NSET_KEYS; i++) {
+		const struct set_key *k = &set_keys[i];
+		if (strlen(k->name) == kn && strncmp(arg, k->name, kn) == 0) {
+			snprintf(opt, sizeof opt, "--set %s", k->name);
+			k->parse(o, opt, eq + 1, strcmp(eq + 1, "none") == 0);
+			*fields |= k->field;
+			return;
 		}
-		*fields |= ELOG_SET_COMPRESSION;
-	} else if (KEY("dictionary")) {
-		if (strcmp(v, "auto") != 0 && !none)
-			cli_usage_error("--set dictionary: 'auto' or 'none', not '%s'", v);
-		o->no_dictionary = none;
-		*fields |= ELOG_SET_DICTIONARY;
-	} else {
-		cli_usage_error("--set: unknown setting '%.*s'", (int)kn, arg);
 	}
-#undef KEY
+	for (size_t i = 0, n = 0; i < NSET_KEYS && n < sizeof known; i++)
+		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s",
+		                      i ? ", " : "", set_keys[i].name);
+	cli_usage_error("--set: unknown setting '%.*s' (one of %s)", (int)kn, arg, known);
 }
 
 /* With -v or -n: the first closed segment kept under the age limit, and
@@ -211,6 +250,9 @@ int main(int argc, char *argv[])
 	}
 	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
+	/* A dry run answers even when the answer is no segment at all. */
+	if (a.o.dry_run && res.segments == 0)
+		cli_puts("would remove nothing\n");
 	if (a.o.dry_run || a.verbose)
 		print_kept(&res);
 	cli_exit(CLI_EX_OK);

@@ -475,6 +475,39 @@ void elog__vdec_free(struct vdec *d);
 int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
                const void **out, size_t *outlen, char *msg);
 
+/* ---- train.c: a dictionary from the log's first values ---- */
+/* A training set: the log's first TRAIN_SAMPLES non-empty values, or fewer
+ * that add up to TRAIN_BYTES / 2 (a value that would take the set past
+ * TRAIN_BYTES is left out). */
+#define TRAIN_SAMPLES 1000
+#define TRAIN_BYTES   (1u << 20)
+/* Records laid end to end as in a segment whose header has these flags:
+ * a batch about to be written after the log's tail. */
+struct train_more {
+	const unsigned char *data;
+	size_t len;
+	uint32_t flags;
+};
+struct train_result {
+	size_t split;      /* the record of more (counted across them all)
+	                    * that completed the set, SIZE_MAX when the
+	                    * log's own values did */
+	uint64_t missing;  /* ELOG_END: records more that could complete it */
+	unsigned samples;  /* values gathered, */
+	size_t bytes;      /* and their bytes */
+};
+/* Train a dictionary of at most cap bytes for codec c from the log's first
+ * values, decoded as the application gave them: those of the segments of
+ * dfd from the first up to segment tail_base, read up to byte tail_size
+ * (the durable tail; the caller holds the batch lock), then those of
+ * more[0 .. nmore).  Segments whose header names a dictionary are passed
+ * over.  0 with the dictionary in dict (*len bytes); ELOG_END when there
+ * are fewer values than a set; ELOG_INVALID when the codec refuses them
+ * (too few, too alike); ENOMEM, errno values. */
+int elog__train_first(int dfd, const struct codec *c, uint64_t tail_base, uint64_t tail_size,
+                      const struct train_more *more, size_t nmore, unsigned char *dict,
+                      size_t cap, size_t *len, struct train_result *res);
+
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */

@@ -75,17 +75,12 @@ struct batch {
 				 * training set, or SIZE_MAX */
 };
 
-/* Values sampled from a compressed log's first records to train its
- * dictionary. */
-#define TRAIN_SAMPLES 1000
-#define TRAIN_BYTES   (1u << 20)
+/* Training a compressed log's dictionary from its first values (see
+ * train.c and train() below). */
 #define DICT_BYTES    (16u << 10)
 struct training {
-	unsigned char *buf;
-	size_t *sizes;
-	size_t len;
-	unsigned n;
-	int ready;		/* enough samples: the next leader trains */
+	uint64_t due;		/* not before the log (with the batch) ends
+				 * here: too few values were found below */
 	int done;		/* trained, adopted another's, or given up */
 };
 
@@ -681,59 +676,61 @@ static uint32_t dict_referenced(elog *w)
 	return max;
 }
 
-/* A compressed log's first values are sampled; with enough of them, the
- * leader trains a dictionary, under the batch lock so that no two writers
- * make one with the same id, stores it durably, and starts a segment that
- * uses it.  A writer that finds a newer dictionary than its own (another
- * writer trained one) uses that instead.  A failed training is not an
- * error: the log goes on without one.  Called with the mutex held. */
-static void train(elog *w)
+/* A compressed log without a dictionary gets one trained from its first
+ * values, whichever writers appended them (train.c).  The leader of a batch
+ * after which the log may hold a set reads them back and trains, under the
+ * batch lock so that no two writers make one with the same id, stores it
+ * durably, and starts a segment that uses it with the batch's record that
+ * completed the set (b->split), or with its first.  A writer that finds a
+ * newer dictionary than its own (another writer trained one) uses that
+ * instead.  Too few values is tried again once the log may hold enough;
+ * a failed training is not an error: the log goes on without one, and
+ * this handle tries no more (the next handle opened tries once again).
+ * Called with the mutex held. */
+static void train(elog *w, struct batch *b)
 {
 	struct training *t = &w->tr;
+	uint64_t end = w->disk.next + b->nrec;
+	/* A test every batch can afford: while the log's records with the
+	 * batch's are fewer than a set, and lie in the first segment with
+	 * fewer bytes than a set, they cannot make one. */
+	if (end < t->due || (end < TRAIN_SAMPLES && w->disk.base == 0 &&
+	                     w->disk.size - SEG_HDR + b->bytes < TRAIN_BYTES / 2))
+		return;
 	uint32_t latest = 0;
-	t->done = 1;
 	if (elog__dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
+		t->done = 1;
 		if (elog__venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
 			w->dict_new = latest;
-	} else {
-		unsigned char *dict = malloc(DICT_BYTES);
-		size_t dlen;
+		return;
+	}
+	struct train_more *more = malloc((b->n ? b->n : 1) * sizeof *more);
+	unsigned char *dict = malloc(DICT_BYTES);
+	struct train_result res;
+	size_t dlen;
+	int err = ENOMEM;
+	for (size_t i = 0; more && i < b->n; i++)
+		more[i] = (struct train_more){ b->c[i].data, b->c[i].len, b->c[i].flags };
+	if (more && dict)
+		err = elog__train_first(w->dfd, w->codec, w->disk.base, w->disk.size, more, b->n,
+		                        dict, DICT_BYTES, &dlen, &res);
+	if (err == ELOG_END)
+		t->due = end + res.missing;
+	else
+		t->done = 1;
+	if (!err) {
 		uint32_t id = latest + 1, ref = dict_referenced(w);
+		char why[ELOG_MSG_MAX];
 		if (ref >= id)
 			id = ref + 1;
-		char why[ELOG_MSG_MAX];
-		if (dict && elog__codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
-		                        &dlen) == 0 &&
-		    elog__dict_store(w->dfd, id, dict, dlen) == 0 &&
-		    elog__venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0)
+		if (elog__dict_store(w->dfd, id, dict, dlen) == 0 &&
+		    elog__venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0) {
 			w->dict_new = id;
-		free(dict);
+			b->split = res.split;
+		}
 	}
-	free(t->buf);
-	free(t->sizes);
-	t->buf = NULL;
-	t->sizes = NULL;
-}
-
-/* Keep a sample of a compressed log's first values.  Called with the
- * mutex held. */
-static void sample(elog *w, const void *value, size_t len)
-{
-	struct training *t = &w->tr;
-	if (t->done || t->ready || len == 0)
-		return;
-	if (!t->buf && (!(t->buf = malloc(TRAIN_BYTES)) ||
-	                !(t->sizes = malloc(TRAIN_SAMPLES * sizeof *t->sizes)))) {
-		t->done = 1;
-		return;
-	}
-	if (len <= TRAIN_BYTES - t->len) {
-		memcpy(t->buf + t->len, value, len);
-		t->len += len;
-		t->sizes[t->n++] = len;
-	}
-	if (t->n >= TRAIN_SAMPLES || t->len >= TRAIN_BYTES / 2)
-		t->ready = 1;
+	free(dict);
+	free(more);
 }
 
 /* ---- making a written batch durable ----
@@ -977,8 +974,8 @@ static int flush_batch(elog *w, struct batch *b)
 	if ((err = tail_sync(w, &moved)) != 0)
 		goto out;
 	uint32_t dict_before = w->dict_new;
-	if (w->tr.ready && !w->tr.done)
-		train(w);
+	if (!w->tr.done)
+		train(w, b);
 	if (w->dict_new != dict_before) {
 		/* The new dictionary starts with a new segment at once: with
 		 * the record that completed the samples, or this batch's
@@ -1134,11 +1131,6 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
 		r.ts_ms = elog__fs_now_ms();
-	if (!w->tr.done && !w->tr.ready) {
-		sample(w, r.value, r.value_len);
-		if (w->tr.ready)
-			w->pending.split = w->pending.nrec;
-	}
 	if ((err = place(w, &w->pending, &r, new_segment_flags(w), offset)) != 0) {
 		pthread_mutex_unlock(&w->mu);
 		return err;
@@ -1208,7 +1200,7 @@ static int open_codec(elog *w)
 	if (!(w->ve = elog__venc_new(w->codec, w->set.compression_level)) ||
 	    !(w->vd = elog__vdec_new()))
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	/* Only a codec with dictionaries samples values to train one. */
+	/* Only a codec with dictionaries trains one. */
 	w->tr.done = w->set.no_dictionary || !w->codec->dictionaries;
 	return 0;
 }
@@ -1364,8 +1356,6 @@ int elog_close(elog *w)
 	batch_free(&w->spare);
 	elog__venc_free(w->ve);
 	elog__vdec_free(w->vd);
-	free(w->tr.buf);
-	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->gather);

@@ -459,7 +459,7 @@ value_of() {
 
 @test "cat: --help prints the man page's synopsis, --version the version" {
 	run --separate-stderr elog-cat --version
-	[ "$status" -eq 0 ] && [ "$output" = "elog-cat (elog) 0.2.0" ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ] && [[ "$output" =~ ^elog-cat\ \(elog\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]] && [ "$stderr" = "" ]
 	run --separate-stderr elog-cat --help
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [[ "$output" == "usage: elog-cat "* ]]
 	[ "$(elog-cat -h)" = "$output" ]

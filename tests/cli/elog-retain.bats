@@ -70,6 +70,23 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	[ "${#lines[@]}" -gt 0 ] && [[ "${lines[0]}" =~ ^removed\ 00000000000000000000\.log ]]
 }
 
+@test "retain: -n says when nothing would go" {
+	fill
+	before=$(ls "$L")
+	run --separate-stderr "$B/elog-retain" -n --max-bytes 1G "$L"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [ "$output" = "would remove nothing" ]
+	# Under an age limit the line that says why the first segment stays
+	# follows.
+	run --separate-stderr "$B/elog-retain" -n --max-age 5000w "$L"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "would remove nothing" ]
+	[[ "${lines[1]}" == "kept 00000000000000000000.log offsets 0-"*": younger than the age limit" ]]
+	[ "$(ls "$L")" = "$before" ]
+	# Without -n a run that removes nothing stays silent.
+	run --separate-stderr "$B/elog-retain" --max-bytes 1G "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+}
+
 @test "retain: a bare run applies the policy stored at creation" {
 	fill --retain-bytes 16K
 	run "$B/elog-retain" "$L"
@@ -193,7 +210,7 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	cp "$L/settings" "$T/before"
 	run "$B/elog-retain" --set bogus=1 "$L"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "elog-retain: --set: unknown setting 'bogus'" ]
+	[[ "${lines[0]}" == "elog-retain: --set: unknown setting 'bogus' (one of "*")" ]]
 	run "$B/elog-retain" --set segment-bytes=1K "$L"
 	[ "$status" -eq 2 ]
 	[ "$output" = "elog-retain: $L: segment size must be between 4096 and 1073741824 bytes" ]
@@ -203,6 +220,34 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	run "$B/elog-retain" --set retain-bytes=1M --max-bytes 1M "$L"
 	[ "$status" -eq 2 ]
 	cmp "$T/before" "$L/settings"
+}
+
+@test "retain --set: an unknown key lists the keys of the man page, each of which is taken" {
+	local listed documented k
+	fill
+	run --separate-stderr "$B/elog-retain" --set segment_bytes=8K "$L"
+	[ "$status" -eq 2 ] && [ "$output" = "" ]
+	[ "${stderr%%$'\n'*}" != "${stderr#*$'\n'}" ]
+	[ "${stderr#*$'\n'}" = "Try 'elog-retain --help'." ]
+	listed=$(echo "${stderr%%$'\n'*}" |
+		sed -n "s/^elog-retain: --set: unknown setting 'segment_bytes' (one of \(.*\))$/\1/p" |
+		sed 's/, /\n/g' | sort)
+	documented=$(sed -n 's/^\.It Cm \([a-z-]*\) Ns = Ns .*/\1/p' \
+		"$BATS_TEST_DIRNAME/../../man/elog-retain.1" | sort)
+	[ -n "$documented" ] && [ "$listed" = "$documented" ] || {
+		echo "listed: $listed" >&2
+		echo "documented: $documented" >&2
+		return 1
+	}
+	# Each listed key is one --set knows: its error, if any, is about
+	# the value, never an unknown setting.
+	for k in $listed; do
+		run --separate-stderr "$B/elog-retain" --set "$k=bogus" "$L"
+		[ "$status" -eq 2 ] && [[ "$stderr" != *"unknown setting"* ]] || {
+			echo "$k: $stderr" >&2
+			return 1
+		}
+	done
 }
 
 # $2 records stamped $1 (epoch ms), in 4 KiB segments; flags after to
