@@ -103,6 +103,10 @@ void elog__lock_release(int fd);
  * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
 void elog__lock_sick_announce(int fd, int on);
 int elog__lock_sick_pending(int fd);
+/* Take a free sync slot on LOCK (fd): its number, or -1 when every one is
+ * taken; release it after the sync. */
+int elog__lock_slot_take(int fd);
+void elog__lock_slot_release(int fd, int slot);
 /* 0 when fd is still the directory's LOCK, else ELOG_FAILED with a
  * message: the log was deleted, or LOCK removed or replaced. */
 int elog__lock_is_current(int dfd, int fd, char *msg);

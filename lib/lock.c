@@ -117,7 +117,7 @@ int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fd
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
-#define LOCK_POLL_MAX_US   200
+#define LOCK_POLL_MAX_US   50
 
 static int waiters_announce(int fd, short type)
 {
@@ -242,6 +242,37 @@ int elog__lock_sick_pending(int fd)
 	(void)fd;
 	return 0;
 #endif
+}
+
+/*
+ * Sync slots: a writer that syncs for others holds an open file
+ * description write lock on one of LOCK_SLOTS bytes from LOCK_SLOT_BYTE
+ * for as long as its fdatasync runs.  A writer that finds every slot taken
+ * waits for the watermark instead of syncing too: a sync that starts
+ * later will cover it.  Two slots keep ext4's commits overlapping (one
+ * sync runs while the next transaction fills) without paying one sync per
+ * writer.  The kernel releases a dead writer's slot.
+ */
+#define LOCK_SLOT_BYTE 16
+#define LOCK_SLOTS 2
+
+int elog__lock_slot_take(int fd)
+{
+#ifdef F_OFD_SETLK
+	for (int i = 0; i < LOCK_SLOTS; i++)
+		if (range_lock(fd, F_WRLCK, LOCK_SLOT_BYTE + i) == 0)
+			return i;
+	return -1;
+#else
+	(void)fd;
+	return 0;	/* no slots: every writer syncs for itself */
+#endif
+}
+
+void elog__lock_slot_release(int fd, int slot)
+{
+	if (slot >= 0)
+		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
 }
 
 int elog__lock_is_current(int dfd, int fd, char *msg)

@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +92,8 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
+	int inofd;		/* inotify on the watermark; -2 not tried yet */
+	int64_t sync_ns;	/* how long its last fdatasync took */
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -875,51 +879,127 @@ static int batch_recheck(elog *w, struct batch *b, const struct watermark *mine)
 	return err;
 }
 
-static int64_t lock_mono_ms(void)
+static int64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t lock_mono_ms(void)
+{
+	return mono_ns() / 1000000;
+}
+
+/* Wait, at most ms milliseconds, for the watermark to be rewritten:
+ * inotify where it can be had, else a short sleep.  The watch is made
+ * before the caller's first look at the watermark, so no rewrite between
+ * that look and this wait is missed. */
+static void wm_watch(elog *w)
+{
+	if (w->inofd != -2)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
+	w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->inofd >= 0 && inotify_add_watch(w->inofd, path, IN_MODIFY) < 0) {
+		close(w->inofd);
+		w->inofd = -1;
+	}
+}
+
+static void wm_wait(elog *w, int ms)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	if (w->inofd >= 0) {
+		struct pollfd p = { w->inofd, POLLIN, 0 };
+		if (poll(&p, 1, ms) > 0)
+			while (read(w->inofd, buf, sizeof buf) > 0)
+				;
+	} else {
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* How long a handle follows another's sync before it syncs itself: twice
+ * its own last sync, within bounds, so that a leader that was stopped or
+ * killed costs its followers little. */
+static int follow_ms(const elog *w)
+{
+	int64_t ms = 2 * w->sync_ns / 1000000;
+	return ms < 2 ? 2 : ms > 100 ? 100 : (int)ms;
 }
 
 /* Make b, written under epoch e, durable and published.  Called without
- * the mutex or the batch lock. */
+ * the mutex or the batch lock.  A handle that finds a free sync slot
+ * leads: it syncs and publishes the tail its sync covered.  One that finds
+ * none follows: it waits for the watermark to pass its batch, which a sync
+ * that started after its write will do, and leads itself after a while. */
 static int make_durable(elog *w, struct batch *b, uint64_t e)
 {
 	struct watermark wm;
 	struct lock_state ls;
-	int err;
+	int err, slot = -1, moved = 0;
 	if (b->n == 0)
 		return 0;
 	const struct chunk *last = &b->c[b->n - 1];
 	struct watermark mine = { b->end.next, last->base, last->at + last->len };
 
-	/* Covered by another's sync and publication already. */
-	if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end &&
-	    epoch_holds(w, e, &ls)) {
-		note_durable(w, wm.durable_end);
-		return 0;
+	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	for (int first = 1;; first = 0) {
+		/* Covered by another's sync and publication already? */
+		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
+			if (epoch_holds(w, e, &ls)) {
+				note_durable(w, wm.durable_end);
+				return 0;
+			}
+			moved = 1;
+			break;
+		}
+		if (!epoch_holds(w, e, &ls)) {
+			moved = 1;
+			break;
+		}
+		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
+			break;
+		wm_watch(w);
+		if (!first)
+			wm_wait(w, follow_ms(w));
 	}
-	/* What the sync covers: the complete tail recorded now, when it is
-	 * in this segment (written before the sync starts). */
-	struct watermark cover = mine;
-	if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base && ls.next >= mine.durable_end)
-		cover = (struct watermark){ ls.next, ls.base, ls.size };
-	if (fdatasync(w->segfd) < 0)
-		return sync_failed(w, mine.segment_base, errno, 0);
+	if (!moved) {
+		/* What the sync covers: the complete tail recorded now, when
+		 * it is in this segment (written before the sync starts). */
+		struct watermark cover = mine;
+		if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base &&
+		    ls.next >= mine.durable_end)
+			cover = (struct watermark){ ls.next, ls.base, ls.size };
+		int64_t t0 = mono_ns();
+		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
+		w->sync_ns = mono_ns() - t0;
+		if (failed) {
+			elog__lock_slot_release(w->lockfd, slot);
+			return sync_failed(w, mine.segment_base, failed, 0);
+		}
+		mine = cover;
+	}
 
 	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
 	for (;;) {
-		if ((err = lock_take(w)) != 0)
+		if ((err = lock_take(w)) != 0) {
+			elog__lock_slot_release(w->lockfd, slot);
 			return err;
+		}
 		/* Another writer's sync failed and it has not marked the
 		 * state yet: it needs the lock to do so. */
 		if (elog__lock_sick_pending(w->lockfd)) {
 			elog__lock_release(w->lockfd);
-			if (lock_mono_ms() >= deadline)
+			if (lock_mono_ms() >= deadline) {
+				elog__lock_slot_release(w->lockfd, slot);
 				return elog__errmsg_set(w->msg, ELOG_LOCKED,
 				    "timed out waiting for a writer whose fdatasync failed "
 				    "to mark LOCK; this batch was not acknowledged");
+			}
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
 			continue;
@@ -927,14 +1007,16 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		break;
 	}
 	elog__lock_state_read(w->lockfd, &ls);
-	if (ls.valid && ls.epoch == e && !ls.sick) {
-		err = publish(w, &cover);
+	if (!moved && ls.valid && ls.epoch == e && !ls.sick) {
+		err = publish(w, &mine);
 	} else {
+		struct watermark end = { b->end.next, last->base, last->at + last->len };
 		pthread_mutex_lock(&w->mu);
-		err = batch_recheck(w, b, &mine);
+		err = batch_recheck(w, b, &end);
 		pthread_mutex_unlock(&w->mu);
 	}
 	elog__lock_release(w->lockfd);
+	elog__lock_slot_release(w->lockfd, slot);
 	return err;
 }
 
@@ -1021,13 +1103,6 @@ static int flush_batch(elog *w, struct batch *b)
 out:
 	elog__lock_release(w->lockfd);
 	return err;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Before a leader takes the batch, it waits briefly for the threads the
@@ -1325,6 +1400,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	if (!w)
 		return ENOMEM;
 	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
+	w->inofd = -2;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
 	w->have_boot = elog__lock_boot_id(w->boot);
@@ -1348,7 +1424,7 @@ int elog_close(elog *w)
 	/* A writer that failed (or never opened) has nothing it could still
 	 * make durable; saying so keeps a caller from assuming otherwise. */
 	int err = w->failed ? ELOG_FAILED : elog_sync(w);
-	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd };
+	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd, w->inofd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
