@@ -103,6 +103,9 @@ struct elog_options {
 	int no_dictionary;        /* creation: never train a zstd dictionary */
 	size_t batch_bytes;       /* buffer that flushes by itself, 1 MiB */
 	int64_t wait_ms;          /* wait for LOCK, default 10000; -1 ever */
+	int exclusive;            /* the only writer while open: any other
+	                           * writer's open fails, and this one fails
+	                           * while another is open (ELOG_LOCKED) */
 };
 
 /* Settings of a log as stored in its directory. */

@@ -1294,6 +1294,40 @@ static int create_log(elog *w, const struct elog_options *opt)
 	return err;
 }
 
+/* Every open handle holds a lock on "writers": shared, or exclusive for a
+ * handle that must be the log's only writer.  An operator sees in it which
+ * processes have the log open for writing (elog-cat -L).  For a shared
+ * handle that cannot create or lock the file (a log another user owns,
+ * opened read-only by root's cron...) it is a report only, and writing
+ * goes on; an exclusive handle needs it. */
+static int writers_join(elog *w, int exclusive)
+{
+	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+	if (w->writersfd < 0 && errno == EACCES)
+		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
+	if (w->writersfd < 0)
+		return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+		                                    elog_strerror(errno)) : 0;
+	while (flock(w->writersfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+			                                    elog_strerror(errno)) : 0;
+		pid_t *pids = NULL;
+		size_t n = 0;
+		elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
+		long pid = n ? (long)pids[0] : 0;
+		free(pids);
+		const char *who = exclusive ? "another writer has the log open"
+		                            : "an exclusive writer has the log open";
+		if (pid)
+			return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s (pid %ld)", who, pid);
+		return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s", who);
+	}
+	return 0;
+}
+
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
 	int err, moved;
@@ -1331,12 +1365,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	/* Every open handle holds a shared lock on "writers", so that an
-	 * operator can see which processes have the log open for writing
-	 * (elog-cat -L).  It is a report only: without it, writing goes on. */
-	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
-	if (w->writersfd >= 0)
-		flock(w->writersfd, LOCK_SH | LOCK_NB);
+	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
+		return err;
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)

@@ -211,3 +211,34 @@ assert_acked() {
 		elog-verify "$LOG"
 	done
 }
+
+@test "--exclusive: a second writer is refused with status 3 and the holder's pid" {
+	echo first | elog-append "$LOG"
+	open_writer --exclusive
+	feed A-1
+	run elog-append "$LOG" <<<"intruder"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-append: $LOG: an exclusive writer has the log open (pid $A)" ]
+	run elog-append --exclusive "$LOG" <<<"intruder"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-append: $LOG: another writer has the log open (pid $A)" ]
+	# Readers and maintenance are not kept out.
+	elog-cat "$LOG" >/dev/null
+	elog-retain --max-age 1d "$LOG"
+	feed A-2
+	close_writer
+	[ "$(elog-cat "$LOG" | jq -r .value | tr '\n' ' ')" = "first A-1 A-2 " ]
+	echo after | elog-append "$LOG"
+}
+
+@test "--exclusive: refused while another writer has the log open; the other goes on" {
+	echo first | elog-append "$LOG"
+	open_writer
+	feed A-1
+	run elog-append --exclusive "$LOG" <<<"x"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-append: $LOG: another writer has the log open (pid $A)" ]
+	feed A-2
+	close_writer
+	[ "$(elog-cat "$LOG" | jq -r .value | tr '\n' ' ')" = "first A-1 A-2 " ]
+}
