@@ -242,3 +242,25 @@ assert_acked() {
 	close_writer
 	[ "$(elog-cat "$LOG" | jq -r .value | tr '\n' ' ')" = "first A-1 A-2 " ]
 }
+
+@test "repair of damage below the durable end never hands an acknowledged offset out again" {
+	seq 2000 | sed 's/.*/{"n":&}/' | elog-append "$LOG"
+	elog-commit "$LOG" uplink 1500
+	printf Z | dd of="$LOG/00000000000000000000.log" bs=1 seek=20000 conv=notrunc 2>/dev/null
+	run elog-verify --repair "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"offsets 542 to 1999, acknowledged but lost to the damage, are recorded as a damage gap, and the log goes on at 2000"* ]]
+	[[ "$output" == *"watermark: repaired: rewritten: durable end 2000, 32 bytes of 00000000000000002000.log"* ]]
+	seq 3 | elog-append -p "$LOG" >"$T/off"
+	[ "$(tr '\n' ' ' <"$T/off")" = "2000 2001 2002 " ]
+	# Offset 1200 names no record now; the reader says why.
+	run --separate-stderr elog-cat -o 1200 -c 1 "$LOG"
+	[ "$(echo "$output" | jq -r .offset)" = 2000 ]
+	[[ "$stderr" == *"offsets 1200-1999 were lost to damage"* ]]
+	run elog-cat --strict -o 1200 "$LOG"
+	[ "$status" -ne 0 ]
+	# The consumer resumes above its commit, told of the loss.
+	run --separate-stderr elog-cat -g uplink "$LOG"
+	[ "$(echo "$output" | head -1 | jq -r .offset)" = 2000 ]
+	[[ "$stderr" == *"offsets 1501-1999 were lost to damage"* ]]
+}
