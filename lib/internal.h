@@ -100,6 +100,11 @@ int elog__fs_is_netfs(int fd);
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
 int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+/* The same, waiting up to wait_ms (0: not at all, -1: for ever); when the
+ * time runs out, ELOG_LOCKED and a message naming the file, the time waited
+ * and the pid the holder wrote, if any. */
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid,
+                       int *fdp, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
 int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting
