@@ -2,7 +2,8 @@
  * fsutil.c: the durability helpers.  Every write that must survive a crash
  * goes through these: full writes that retry short ones, fsync of a
  * directory after a name changes in it, and replacing a small file by
- * write-temporary, fsync, rename, fsync-directory.
+ * write-temporary, fsync, rename, fsync-directory; and the rule that tells
+ * a temporary file some process is writing from one a crash left.
  */
 #include <dirent.h>
 #include <errno.h>
