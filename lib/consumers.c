@@ -3,8 +3,8 @@
  * CONSUMERS).  The file format is in consumers_json.c.
  *
  * Every change is a read-modify-write of consumers.json under an exclusive
- * flock(2) of consumers.lock, so that commits from many processes never lose
- * each other's updates; the new text replaces the old by write, fsync, rename
+ * flock(2) of consumers.lock, waited for CONSUMERS_WAIT_MS at most, so that
+ * commits from many processes never lose each other's updates; the new text replaces the old by write, fsync, rename
  * and fsync of the directory.  Readers take no lock: they see the old file or
  * the new one, never a mix.
  */
@@ -125,6 +125,10 @@ static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start)
 	c->lag = end > next ? end - next : 0;
 }
 
+/* How long a change waits for consumers.lock, which another commit holds
+ * for one fsync'ed rename: as long as a writer waits for LOCK by default. */
+#define CONSUMERS_WAIT_MS 10000
+
 /* Run change on the table under the lock and store the result. */
 typedef int (*change_fn)(struct ctable *t, const void *arg, uint64_t end,
                          char *msg);
@@ -135,29 +139,19 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 	uint64_t end;
 	char *text = NULL;
 	size_t len;
-	int dfd, lfd, rc;
+	int dfd, lfd = -1, rc;
 
 	if ((rc = open_log(dir, &dfd, msg)))
 		return rc;
-	lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	/* Only flock(2) is done with it, which needs no write access: one
-	 * made by another user (root, before elog gave the files it creates
-	 * the directory's owner) still serves. */
-	if (lfd < 0 && errno == EACCES)
-		lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
-	if (lfd < 0) {
-		rc = errno;
-		rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", elog_strerror(rc));
+	/* Bounded, and the holder writes its pid into the file for the
+	 * message: a commit stopped with ^Z while it holds the lock must not
+	 * hang every other consumer's without a word.  Only flock(2) is done
+	 * with the file, which needs no write access: one made by another
+	 * user (root, before elog gave the files it creates the directory's
+	 * owner) still serves, and then names no holder. */
+	if ((rc = elog__lock_take_ms(dfd, FN_CONSUMERS_LOCK, CONSUMERS_WAIT_MS, 1, &lfd,
+	                             msg)) != 0)
 		goto out;
-	}
-	while (flock(lfd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			rc = errno;
-			rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
-			                elog_strerror(rc));
-			goto out;
-		}
-	}
 	/* The watermark is read under the lock only for simplicity; it moves
 	 * up by itself, so any value read after the caller's check is safe. */
 	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &t, msg)) ||

@@ -61,9 +61,17 @@ int elog__fs_fsync_dir(int dfd);
 /* Write data to a fresh temporary file in dfd, fsync it, rename it over
  * name and fsync the directory.  The file gets mode 0666 less the umask. */
 int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len);
-/* 1 when name is a temporary file of elog__fs_replace_file() whose process has
- * died (killed between creating and renaming it), so it is garbage. */
-int elog__fs_tmp_orphaned(const char *name);
+/* Create "<name>.tmp.<pid>.<n>" in dfd (its name in tmp, of size bytes) for
+ * writing, and hold an exclusive flock on it through the descriptor
+ * returned, which is closed only once the name is renamed or unlinked:
+ * that lock is what keeps elog__fs_tmp_drop() away.  -1 and errno. */
+int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size);
+/* Unlink name from dfd when it is a temporary file left by a process that
+ * is gone: one whose lock can be taken, and whose last change is minutes
+ * old (for one made by an elog that did not lock them).  The unlink is done
+ * under that lock.  *dropped says whether it was; an errno value when the
+ * unlink failed. */
+int elog__fs_tmp_drop(int dfd, const char *name, int *dropped);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
  * NUL-terminated buffer.  Refuses what elog__fs_openat() refuses. */
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
@@ -92,6 +100,11 @@ int elog__fs_is_netfs(int fd);
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
 int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+/* The same, waiting up to wait_ms (0: not at all, -1: for ever); when the
+ * time runs out, ELOG_LOCKED and a message naming the file, the time waited
+ * and the pid the holder wrote, if any. */
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid,
+                       int *fdp, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
 int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting

@@ -66,8 +66,8 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 /* Copy bytes [from, end) of segment fd to a new file beside it, synced,
  * so that cutting them loses nothing.  Holes are skipped (the copy has
  * them too), and the copy is written under a temporary name and renamed:
- * a repair killed half way leaves "<kept>.tmp.<pid>.0", which the next
- * repair or writer removes. */
+ * a repair killed half way leaves "<kept>.tmp.<pid>.<n>", which the next
+ * repair or writer removes (elog__fs_tmp_drop()). */
 static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
                      uint64_t end, char *kept, size_t kept_size)
 {
@@ -87,9 +87,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		if (attempt > 100)
 			return elog__errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
 	}
-	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
-	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
-	out = elog__fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	out = elog__fs_tmp_create(v->dfd, kept, tmp, sizeof tmp);
 	if (out < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", tmp, elog_strerror(errno));
 	unsigned char *buf = malloc(1u << 16);
@@ -124,16 +122,15 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		err = errno;
 	if (!err && fsync(out) < 0)
 		err = errno;
-	if (close(out) < 0 && !err)
-		err = errno;
 	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
 		err = errno;
+	if (err)
+		unlinkat(v->dfd, tmp, 0);
+	close(out);	/* drops the lock once the temporary name is gone */
 	if (!err)
 		err = elog__fs_fsync_dir(v->dfd);
-	if (err) {
-		unlinkat(v->dfd, tmp, 0);
+	if (err)
 		return elog__errmsg_set(v->msg, err, "%s: %s", kept, elog_strerror(err));
-	}
 	return 0;
 }
 
@@ -275,7 +272,8 @@ out:
 static int drop_stale_tmp(const char *name, void *arg)
 {
 	struct verify *v = arg;
-	if (elog__fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
+	int dropped;
+	if (elog__fs_tmp_drop(v->dfd, name, &dropped) == 0 && dropped)
 		repaired(v, name, ELOG_NOPOS,
 		         "removed: the temporary file of a process that died");
 	return 0;

@@ -11,6 +11,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${STOPPED:-}" ] && kill -KILL "$STOPPED" 2>/dev/null || true
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
 	rm -rf "$T"
 }
@@ -452,4 +453,60 @@ committed_is() {
 	for p in 1 2 3 4 5 6 7 8; do
 		[ "$(committed "c$p")" = 9 ]
 	done
+}
+
+# Wait up to 10 s until someone holds a lock on file $1.
+held() {
+	for _ in $(seq 1000); do
+		flock -n -x "$1" true 2>/dev/null || return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+@test "a commit waits 10 s at most for consumers.lock, then exits 3 naming the holder" {
+	"$B/elog-commit" "$L" app 3
+	# A holder that never lets go, its pid in the file as a commit's is.
+	sh -c 'echo $$ >"$1"; exec 9<"$1"; flock -x 9; exec sleep 600' sh \
+		"$L/consumers.lock" 3>&- &
+	PID=$!
+	held "$L/consumers.lock"
+	run timeout 60 "$B/elog-commit" "$L" app 5
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $PID holds or last held it)" ]
+	[ "$(committed app)" = 3 ]
+	# Once it is gone, commits go through.
+	kill "$PID"
+	wait "$PID" || true
+	"$B/elog-commit" "$L" app 5
+	[ "$(committed app)" = 5 ]
+}
+
+@test "a commit stopped while it holds consumers.lock does not hang the others" {
+	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	# Stopped at its first fsync, the temporary file's: under the lock,
+	# as ^Z catches an elog-cat -g ... | elog-commit pipeline.
+	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:signal=SIGSTOP:when=1 \
+		"$B/elog-commit" "$L" app 3 3>&- &
+	PID=$!
+	for _ in $(seq 1000); do
+		read -r STOPPED _ <"/proc/$PID/task/$PID/children" 2>/dev/null || true
+		[ -n "$STOPPED" ] && grep -qs '^State:.*stop' "/proc/$STOPPED/status" && break
+		STOPPED=
+		sleep 0.01
+	done
+	[ -n "$STOPPED" ]
+	run timeout 60 "$B/elog-commit" "$L" other 4 </dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	# And when the offsets come on standard input.
+	run timeout 60 sh -c "echo 4 | '$B/elog-commit' '$L' other"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	kill -CONT "$STOPPED"
+	wait "$PID"
+	[ "$(committed app)" = 3 ]
+	[ "$(committed other)" = none ]
+	"$B/elog-commit" "$L" other 4
+	[ "$(committed other)" = 4 ]
 }

@@ -505,6 +505,12 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	hand_indexes();
 	snprintf(tmp, sizeof tmp, "%s.cut-1700000000000.tmp.%ld.0", seg(5, SEG_EXT), (long)dead);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, tmp), "partial", 7);
+	/* Unlocked and unchanged for an hour (elog__fs_tmp_drop()). */
+	struct timespec t[2];
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 3600;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
 	struct seen s;
 	struct elog_verify_result res;
 	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
@@ -512,6 +518,7 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	ck_assert(!ut_exists(p));
 
 	ut_write_file(p, "partial", 7);
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
 	char msg[ELOG_MSG_MAX];
 	struct elog_retain_opts o = { 0 };
 	o.max_bytes = 1ull << 40;
