@@ -180,15 +180,16 @@ assert_acked() {
 @test "a writer started before index-interval changed reads no more than its own batches" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	seq 40000 | sed 's/.*/{"n":&,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}/' |
-		elog-append "$LOG"
+		elog-append --index-interval 256 "$LOG"
 	mkfifo "$T/in"
 	exec 4<>"$T/in"
 	background strace -f -e trace=read,pread64 -o "$T/trace" elog-append -p "$LOG" <"$T/in" >"$T/a.off" 4>&-
 	A=${BG_PIDS##* }
 	feed A-0
-	elog-retain --set index-interval=64 "$LOG"
+	# Other writers now put entries much further apart than A would.
+	elog-retain --set index-interval=1048576 "$LOG"
 	for i in 1 2 3 4 5; do
-		echo "B-$i" | elog-append "$LOG"
+		seq 10 | sed "s/^/B-$i-/" | elog-append "$LOG"
 		feed "A-$i"
 	done
 	close_writer
@@ -200,7 +201,7 @@ assert_acked() {
 }
 
 @test "16 writers creating the same log at once: each creates it or opens the other's" {
-	for try in 1 2 3 4 5; do
+	for try in $(seq 10); do
 		rm -rf "$LOG"
 		for i in $(seq 16); do
 			(echo "w$i" | elog-append --sync "$LOG" 2>>"$T/err" || echo "w$i: $?" >>"$T/failed") &
