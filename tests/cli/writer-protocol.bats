@@ -201,10 +201,12 @@ assert_acked() {
 }
 
 @test "16 writers creating the same log at once: each creates it or opens the other's" {
-	for try in $(seq 10); do
+	# The race (one creator sees no settings, then another's) was hit
+	# about once in 240 creations by elog 0.2.
+	for try in $(seq 20); do
 		rm -rf "$LOG"
 		for i in $(seq 16); do
-			(echo "w$i" | elog-append --sync "$LOG" 2>>"$T/err" || echo "w$i: $?" >>"$T/failed") &
+			(echo "w$i" | elog-append "$LOG" 2>>"$T/err" || echo "w$i: $?" >>"$T/failed") &
 		done
 		wait
 		[ ! -s "$T/failed" ] || { cat "$T/failed" "$T/err"; return 1; }
