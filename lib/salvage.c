@@ -81,19 +81,31 @@ struct damage {
 
 /* 1 when every record after the header in keep (klen bytes, records
  * only) has a value that decodes under flags; 0 when one does not (it is
- * not how they were stored); an error when that cannot be told. */
+ * not how they were stored); an error when that cannot be told (a
+ * dictionary the flags name is missing or unreadable, a codec not in this
+ * build).  *tagged: a value is compressed under flags. */
 static int values_decode(struct maint *m, struct vdec *dec, const unsigned char *keep,
                          size_t klen, uint32_t flags, int *tagged)
 {
 	char why[ELOG_MSG_MAX];
 	size_t pos = SEG_HDR;
+	uint32_t id = SEG_DICT(flags);
 	*tagged = 0;
+	if (id) {
+		unsigned char *dict;
+		size_t dlen;
+		int err = elog__dict_load(m->dfd, id, &dict, &dlen, why);
+		if (err)
+			return elog__errmsg_set(m->msg, err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err,
+			                        "%s", why);
+		free(dict);
+	}
 	while (pos < klen) {
 		struct elog_record rec;
 		const void *out;
 		size_t rs, outlen;
 		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return ELOG_CORRUPT;	/* cannot be: salvage kept it */
+			return 0;	/* cannot be: salvage kept it */
 		int err = elog__vdec_value(dec, m->dfd, flags, rec.value, rec.value_len,
 		                           &out, &outlen, why);
 		if (err == ELOG_CORRUPT)
@@ -107,6 +119,24 @@ static int values_decode(struct maint *m, struct vdec *dec, const unsigned char 
 	return 1;
 }
 
+/* 1 when a value in keep cannot be a codec's (its first byte is no tag):
+ * the segment stores values as they are. */
+static int untagged_value(const unsigned char *keep, size_t klen)
+{
+	size_t pos = SEG_HDR;
+	while (pos < klen) {
+		struct elog_record rec;
+		size_t rs;
+		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
+			return 0;
+		const unsigned char *v = rec.value;
+		if (rec.value_len && v[0] != TAG_RAW && v[0] != TAG_ZSTD)
+			return 1;
+		pos += rs;
+	}
+	return 0;
+}
+
 /* The flags of segment k, whose header is damaged, rebuilt from its
  * neighbours, the settings and its own damaged header (see the top). */
 static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
@@ -114,8 +144,8 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 {
 	uint32_t cand[6];
 	size_t n = 0;
-	char name[NAME_MAX_LOCAL];
-	int err = 0;
+	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
+	int err = 0, coded = 0;
 
 	for (size_t j = k ? k - 1 : k + 1; j <= k + 1 && j < m->sl.n; j += 2) {
 		int fd;
@@ -135,19 +165,20 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 	uint32_t own = get32(old + SEG_AT_FLAGS);
 	if (elog__codec_flags_valid(own))
 		cand[n++] = own;
-	cand[n++] = SEG_FLAGS(CODEC_NONE, 0);
 
-	/* A codec first: one whose every value decodes, with at least one
-	 * compressed, is how they were stored; then one whose values all
-	 * decode as raw-tagged; none only when no codec reads them. */
+	/* A codec whose every value decodes, one at least compressed, is how
+	 * they were stored; else one whose values all decode as stored raw;
+	 * none (values as they are) only when no codec is in sight, or a
+	 * value is plainly not a codec's. */
 	struct vdec *dec = elog__vdec_new();
 	if (!dec)
 		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int found = 0, untagged = -1;
-	for (size_t i = 0; i < n && !found && !err; i++) {
+	int found = 0, rawonly = -1;
+	for (size_t i = 0; i < n && !found; i++) {
 		int tagged, ok;
 		if (elog__codec_plain(cand[i]))
 			continue;
+		coded = 1;
 		/* 1 or 0, else an error code (negative, or an errno). */
 		if ((ok = values_decode(m, dec, keep, klen, cand[i], &tagged)) < 0 ||
 		    ok > 1) {
@@ -157,24 +188,24 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 		if (ok && tagged) {
 			*flags = cand[i];
 			found = 1;
-		} else if (ok && untagged < 0) {
-			untagged = (int)i;
+		} else if (ok && rawonly < 0) {
+			rawonly = (int)i;
 		}
 	}
 	elog__vdec_free(dec);
-	if (err)
-		goto refuse;
-	if (!found && untagged >= 0) {
-		*flags = cand[untagged];
+	if (!found && !err && rawonly >= 0) {
+		*flags = cand[rawonly];
 		found = 1;
 	}
-	if (!found)
+	if (!found && !err && (!coded || untagged_value(keep, klen))) {
 		*flags = SEG_FLAGS(CODEC_NONE, 0);
-	return 0;
-refuse:
+		found = 1;
+	}
+	if (found)
+		return 0;
 	elog__seg_name(name, m->sl.base[k], SEG_EXT);
-	char why[ELOG_MSG_MAX];
-	snprintf(why, sizeof why, "%s", m->msg);
+	snprintf(why, sizeof why, "%s", err ? m->msg : "no codec the log uses "
+	         "reads its values");
 	return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged "
 	                        "and cannot be rebuilt: %s", name, why);
 }
