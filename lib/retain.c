@@ -18,8 +18,10 @@
  * retention, there, after every older segment went; the caller is told.
  *
  * Consumers.  The losses are computed and written under consumers.lock,
- * held until the start is written, so that no commit slips in between:
- * what a consumer had not committed when the start moved is what it lost.
+ * held until the start is written and the segments unlinked (commits wait
+ * that long), so that no commit slips in between: what a consumer had not
+ * committed when the start moved is what it lost.  A rerun after a crash
+ * between the two records the same range again, which counts once.
  * With retain-consumers=protect, age retention stops at the first segment
  * holding a record some named consumer has not read; a size limit removes
  * it all the same, and the loss is reported as forced.
@@ -335,6 +337,8 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 			 * ever unrecorded after a crash; on a full disk, after
 			 * the segments went and made room. */
 			int deferred = 0;
+			if (dirty)
+				elog__maint_step();
 			if (dirty && (err = elog__losses_store(m->dfd, &l)) != 0) {
 				deferred = 1;
 				err = 0;
