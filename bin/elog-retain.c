@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -289,16 +290,27 @@ int main(int argc, char *argv[])
 		print_kept(&res);
 	cli_flush();
 	/* Damage kept retention from part of its work, or from knowing the
-	 * consumers: what could go went, and the status says damage. */
-	if (res.consumers_unknown)
-		cli_warn(dir, "consumers.json cannot be read, so the losses of named "
-		         "consumers are not known; run: elog-verify %s", dir);
+	 * consumers: what could go went, and the status says what stopped
+	 * it, as the program that reads that file would. */
+	int status = CLI_EX_OK;
+	if (res.consumers_unknown) {
+		struct elog_consumer *c = NULL;
+		size_t n;
+		rc = elog_consumer_list(dir, &c, &n, msg);
+		free(c);
+		if (rc == 0)
+			snprintf(msg, sizeof msg, "consumers.json could not be read");
+		cli_warn(dir, "the losses of named consumers are not known (see "
+		         "elog-verify %s): %s", dir, msg);
+		status = rc ? cli_status(rc) : CLI_EX_IO;
+	}
 	if (res.unjudged) {
 		char name[ELOG_SEGMENT_NAME_MAX];
 		elog_segment_name(name, res.unjudged_base);
 		cli_warn(dir, "%s is damaged and no later closed segment tells its age: "
 		         "kept, with every segment after it; run: elog-verify --repair "
 		         "--salvage %s", name, dir);
+		status = CLI_EX_CORRUPT;
 	}
-	cli_exit(res.unjudged || res.consumers_unknown ? CLI_EX_CORRUPT : CLI_EX_OK);
+	cli_exit(status);
 }

@@ -379,7 +379,7 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 	run --separate-stderr "$B/elog-retain" --max-bytes 20K "$L"
 	[ "$status" -eq 4 ]
 	[ "$(start)" -gt 0 ]
-	[ "$stderr" = "elog-retain: $L: consumers.json cannot be read, so the losses of named consumers are not known; run: elog-verify $L" ]
+	[ "$stderr" = "elog-retain: $L: the losses of named consumers are not known (see elog-verify $L): consumers.json: byte 0: expected '{'" ]
 }
 
 @test "protect: age retention keeps what a named consumer has not read, and -v says who" {
