@@ -61,6 +61,8 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	cli_put_u64(rep->bytes_before);
 	cli_puts(" newest ");
 	cli_puts(when);
+	if (rep->damaged)
+		cli_puts(" damaged");
 	cli_putc('\n');
 }
 

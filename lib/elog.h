@@ -339,6 +339,7 @@ struct elog_segment_report {
 	uint64_t bytes_after;      /* ...and after (0 when removed) */
 	int64_t newest_ms;         /* retention: its newest record's ts_ms,
 	                            * INT64_MIN when it held none */
+	int damaged;               /* retention: it could not be read */
 };
 /* Called in the calling thread after each change (or instead, dry_run). */
 typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);

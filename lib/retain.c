@@ -290,6 +290,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 		rep[k].end = end;
 		rep[k].bytes_before = si->size;
 		rep[k].newest_ms = si->newest_ms;
+		rep[k].damaged = in.damaged[k];
 	}
 	res->segments = k;
 	res->total_bytes = total;

@@ -427,12 +427,14 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 @test "damage: a damaged closed-segment header does not stop age retention of the others" {
 	fill
 	n=$(segments)
-	damage_header "$(nth 3)"
+	third=$(nth 3)
+	damage_header "$third"
 	run --separate-stderr "$B/elog-retain" -v --max-age 7d "$L"
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
 	# Every closed segment went, the damaged one judged by those after.
 	[ "$(segments)" -eq 1 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^removed ')" -eq $((n - 1)) ]
+	[[ "${lines[2]}" =~ ^removed\ $third\ offsets\ [0-9]+-[0-9]+\ bytes\ [0-9]+\ newest\ -\ damaged$ ]]
 }
 
 @test "damage: a damaged record does not stop age retention either" {
