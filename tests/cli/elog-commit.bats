@@ -460,6 +460,23 @@ committed_is() {
 	[ "${lines[0]}" = "elog-commit: unexpected argument '3'" ]
 }
 
+@test "--ack-loss takes DIR NAME; a consumer with no loss is left as it is" {
+	"$B/elog-commit" "$L" uplink 3
+	cp "$L/consumers.json" "$T/before"
+	run "$B/elog-commit" --ack-loss "$L" uplink
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+	cmp "$L/consumers.json" "$T/before"
+	[ ! -e "$L/consumers.lost" ]
+	run "$B/elog-commit" --ack-loss "$L"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: missing consumer name" ]
+	run "$B/elog-commit" --ack-loss "$L" "a b"
+	[ "$status" -eq 2 ]
+	run "$B/elog-commit" -T --ack-loss "$L" uplink
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: -T and --every go with committing only" ]
+}
+
 @test "-l, -d and --log-id exclude each other and -T" {
 	run "$B/elog-commit" -l -d "$L" uplink
 	[ "$status" -eq 2 ]
