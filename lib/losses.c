@@ -28,7 +28,7 @@
 
 #define LOSSES_MAGIC "elog-consumers-lost 1"
 /* A larger file is not ours: 4096 consumers of the longest lines take
- * about 600 KiB. */
+ * about 750 KiB. */
 #define LOSSES_MAX   (1u << 20)
 
 void elog__losses_free(struct losses *l)
