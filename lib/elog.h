@@ -31,7 +31,7 @@ extern "C" {
 #define ELOG_VERSION_STRING "0.2.0"
 
 /* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END      (-1)  /* no more durable records right now */
+#define ELOG_END      (-1)  /* no more durable records right now (prev: none before) */
 #define ELOG_GAP      (-2)  /* records the reader expected are gone */
 #define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT  (-4)  /* damaged data */
