@@ -588,6 +588,9 @@ static void seek_to(elog_reader *r, uint64_t offset)
 
 int elog_reader_seek(elog_reader *r, uint64_t offset)
 {
+	/* A seek looks at the log afresh, also walking back: the stretch
+	 * kept may be of a segment compaction has since replaced. */
+	r->bk.valid = 0;
 	seek_to(r, offset);
 	return 0;
 }
@@ -788,6 +791,32 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 	return 0;
 }
 
+/* Before a new stretch is read from the back segment kept open: -1 when
+ * its name now means another file (compaction replaced it; it is opened
+ * again), else 0, with what may be read of it brought up to date (the
+ * active segment grows, and a segment the writer has left is closed). */
+static int back_refresh(elog_reader *r, uint64_t next)
+{
+	char name[NAME_MAX_LOCAL];
+	struct back *b = &r->bk;
+	struct stat st;
+	elog__seg_name(name, b->base, SEG_EXT);
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_ino != b->ino || st.st_dev != b->dev)
+		return -1;
+	uint64_t limit = visible_limit(r, b->base, next);
+	if ((uint64_t)st.st_size != b->size && b->ix_state) {
+		/* Grown: its index has entries the one kept lacks. */
+		elog__idx_free(&b->ix);
+		b->ix_state = 0;
+		b->lookups = 0;
+	}
+	b->size = (uint64_t)st.st_size;
+	b->next = next;
+	b->sc.limit = limit == UINT64_MAX ? b->size : limit;
+	return 0;
+}
+
 /* Fill the back cache with the stretch that holds offset p - 1, up to p.
  * ELOG_END when no segment holds it (it is below the log's start). */
 static int back_locate(elog_reader *r, uint64_t p)
@@ -812,6 +841,8 @@ static int back_locate(elog_reader *r, uint64_t p)
 			return ELOG_END;
 		uint64_t base = sl->base[i];
 		uint64_t next = (size_t)i + 1 < sl->n ? sl->base[i + 1] : UINT64_MAX;
+		if (b->fd >= 0 && b->base == base && back_refresh(r, next) != 0)
+			back_close(r);
 		if (b->fd < 0 || b->base != base) {
 			struct scan sc;
 			struct stat st;
@@ -835,7 +866,15 @@ static int back_locate(elog_reader *r, uint64_t p)
 			b->sc = sc;
 			b->base = base;
 			b->next = next;
-			b->size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : sc.limit;
+			if (fstat(fd, &st) < 0) {
+				err = errno;
+				elog__scan_free(&sc);
+				close(fd);
+				return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
+			}
+			b->size = (uint64_t)st.st_size;
+			b->ino = st.st_ino;
+			b->dev = st.st_dev;
 			b->flags = elog__seg_header_flags(sc.buf);
 			b->plain = elog__codec_plain(b->flags);
 		}
@@ -943,6 +982,7 @@ int elog_reader_seek_last(elog_reader *r, uint64_t n)
 		return err;
 	/* Step back n records; fewer when the log holds fewer, which leaves
 	 * the position at its first record. */
+	r->bk.valid = 0;
 	uint64_t p = r->wm.durable_end;
 	size_t k;
 	for (uint64_t i = 0; i < n; i++) {

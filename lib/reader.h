@@ -61,7 +61,9 @@ struct elog_reader {
 	struct back {
 		int fd;			/* the segment, or -1 */
 		uint64_t base, next;	/* its base, the next segment's base */
-		uint64_t size;		/* its file size when opened */
+		uint64_t size;		/* its file size when last looked at */
+		ino_t ino;		/* its file */
+		dev_t dev;
 		uint32_t flags;		/* codec and dictionary */
 		int plain;
 		struct scan sc;

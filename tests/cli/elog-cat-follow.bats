@@ -303,7 +303,8 @@ follower_ends_with() {
 @test "follow: -f --until ends on a quiet log once the clock has passed the time" {
 	printf '1000\tone\n2000\ttwo\n' | elog-append -t "$LOG"
 	run --separate-stderr timeout 20 elog-cat -f --until @3000 -v "$LOG"
-	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
 	[ "$output" = $'one\ntwo' ]
 }
 

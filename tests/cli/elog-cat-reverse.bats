@@ -18,7 +18,8 @@ five() {
 @test "reverse: newest first, every member as without --reverse" {
 	five
 	run --separate-stderr elog-cat --reverse "$LOG"
-	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
 	[ "$output" = "$(elog-cat "$LOG" | tac)" ]
 	[ "${lines[0]}" = '{"offset":4,"ts":5000,"schema":3,"key":"b","value":{"n":4}}' ]
 }
@@ -26,7 +27,9 @@ five() {
 @test "reverse: an empty log prints nothing" {
 	elog-append "$LOG" </dev/null
 	run --separate-stderr elog-cat --reverse "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
 }
 
 @test "reverse: over compaction holes and segment boundaries to the first record" {
@@ -41,7 +44,8 @@ five() {
 	[ "$(wc -l <"$T/fwd")" -lt 1200 ]
 	[ "$(ls "$LOG"/*.log | wc -l)" -gt 2 ]
 	run --separate-stderr elog-cat --reverse -F '%o %s\n' "$LOG"
-	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
 	[ "$(printf '%s\n' "$output" | cut -d' ' -f1)" = "$(tac "$T/fwd")" ]
 	# Each record is its own: value i at offset i.
 	printf '%s\n' "$output" | awk '$1 != $3 { exit 1 }'
@@ -50,43 +54,56 @@ five() {
 @test "reverse: -n is the last records, newest first" {
 	seq 0 9 | elog-append "$LOG"
 	run elog-cat --reverse -n 3 -v "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = $'9\n8\n7' ]
+	[ "$status" -eq 0 ]
+	[ "$output" = $'9\n8\n7' ]
 	run elog-cat --reverse -o -2 -v "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = $'9\n8' ]
+	[ "$status" -eq 0 ]
+	[ "$output" = $'9\n8' ]
 	run elog-cat --reverse -n 50 -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "9 8 7 6 5 4 3 2 1 0 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "9 8 7 6 5 4 3 2 1 0 " ]
 	run elog-cat --reverse -n 0 "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
 }
 
 @test "reverse: -c stops after count records" {
 	seq 0 9 | elog-append "$LOG"
 	run elog-cat --reverse -c 2 -v "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = $'9\n8' ]
+	[ "$status" -eq 0 ]
+	[ "$output" = $'9\n8' ]
 	run elog-cat --reverse -n 5 -c 2 -v "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = $'9\n8' ]
+	[ "$status" -eq 0 ]
+	[ "$output" = $'9\n8' ]
 }
 
 @test "reverse: -o N starts at offset N, or the last record before it" {
 	seq 0 9 | elog-append "$LOG"
 	run elog-cat --reverse -o 4 -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "4 3 2 1 0 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "4 3 2 1 0 " ]
 	run elog-cat --reverse -o 400 -c 1 -F '%o' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "9" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "9" ]
 	run elog-cat --reverse -o end -c 1 -F '%o' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "9" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "9" ]
 	run elog-cat --reverse -o 0 -F '%o' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "0" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "0" ]
 }
 
 @test "reverse: -k prints only the key, and -n counts records of the key" {
 	five
 	run elog-cat --reverse -k a -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "2 0 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "2 0 " ]
 	run elog-cat --reverse -k b -n 1 -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "4 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "4 " ]
 	run elog-cat --reverse -k nope "$LOG"
-	[ "$status" -eq 1 ] && [ "$output" = "" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "" ]
 }
 
 @test "reverse: --since and --until select exactly, whatever the order of timestamps" {
@@ -94,13 +111,17 @@ five() {
 	printf '%s\n' $'5000\tx' $'1000\tx' $'3000\tx' $'7000\tx' $'2000\tx' \
 		$'6000\tx' $'4000\tx' $'9000\tx' $'3500\tx' | elog-append -t "$LOG"
 	run elog-cat --reverse --since @3000 --until @6000 -F '%T ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "3500 4000 6000 3000 5000 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "3500 4000 6000 3000 5000 " ]
 	run elog-cat --reverse --until @2000 -F '%T ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "2000 1000 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "2000 1000 " ]
 	run elog-cat --reverse --since @6500 -F '%T ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "9000 7000 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "9000 7000 " ]
 	run elog-cat --reverse --since @3000 --until @6000 -c 2 -F '%T ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "3500 4000 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "3500 4000 " ]
 	# The same set as jq picks from the whole log, newest first.
 	if command -v jq >/dev/null; then
 		[ "$(elog-cat --reverse --since @3000 --until @6000 "$LOG")" = \
@@ -122,10 +143,12 @@ five() {
 	[ "$(elog-cat -o 3 -c 1 -F '%o' "$LOG")" = 6 ]
 	printf 'elog-salvaged 1\n3 5 1\n' >"$LOG/salvaged"
 	run --separate-stderr elog-cat --reverse -o 7 -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = "7 6 2 1 0 " ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "7 6 2 1 0 " ]
 	[ "$stderr" = "elog-cat: $LOG: offsets 3-5 were lost to damage (see elog-verify --salvage)" ]
 	run --separate-stderr elog-cat --reverse --strict -o 7 -F '%o ' "$LOG"
-	[ "$status" -eq 1 ] && [ "$output" = "7 6 " ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "7 6 " ]
 }
 
 @test "reverse: cannot be used with -f, -g or -o beginning" {

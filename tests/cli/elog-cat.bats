@@ -135,7 +135,8 @@ value_of() {
 	usage_error elog-cat "-F '$LOG' has no % directive: did you mean -f?" -F "$LOG" "$LOG"
 	# A format of text alone is fine where it cannot be the log.
 	run elog-cat -F 'x\n' "$LOG"
-	[ "$status" -eq 0 ] && [ "$output" = $'x\nx' ]
+	[ "$status" -eq 0 ]
+	[ "$output" = $'x\nx' ]
 }
 
 @test "cat: -F prints every directive and escape" {

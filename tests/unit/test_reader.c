@@ -1255,6 +1255,60 @@ START_TEST(prev_after_retention_ends_at_the_new_start)
 }
 END_TEST
 
+/* The segment open for walking back grows (the active one) or is
+ * replaced (compaction) between walks: the next walk sees it as it is. */
+START_TEST(prev_sees_the_active_segment_grow)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 64);
+	for (int i = 0; i < 5; i++)
+		ut_append(w, NULL, "first");
+	ck_assert_int_eq(elog_sync(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 4);
+	for (int i = 0; i < 100; i++)
+		ut_append(w, NULL, "second");
+	ck_assert_int_eq(elog_sync(w), 0);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	uint64_t offs[200];
+	ck_assert_uint_eq(read_back(r, offs, 200), 105);
+	for (int i = 0; i < 105; i++)
+		ck_assert_uint_eq(offs[i], 104 - (uint64_t)i);
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(prev_sees_a_segment_compaction_replaced)
+{
+	static const uint64_t b2[] = { 10, 19 };
+	make_holes_3();		/* {0,2,4} {10,15,19} {25} */
+	elog_reader *r = ut_open_reader(ut_dir);
+	prev_expect(r, 20, 19);
+	prev_expect(r, 19, 15);
+	/* Compaction's way: a new file renamed over the old one. */
+	char tmp[1200];
+	snprintf(tmp, sizeof tmp, "%s/new", ut_dir);
+	ut_seg_create(ut_dir, 30);
+	ut_seg_fill(ut_dir, 30, b2, 2, 0);
+	unsigned char hdr[SEG_HDR];
+	elog__seg_header_encode(hdr, 10);
+	ut_write_at(ut_seg_path(ut_dir, 30, SEG_EXT), 0, hdr, SEG_HDR);
+	ck_assert_int_eq(rename(ut_seg_path(ut_dir, 30, SEG_EXT), tmp), 0);
+	ck_assert_int_eq(rename(tmp, ut_seg_path(ut_dir, 10, SEG_EXT)), 0);
+	prev_expect(r, 19, 10);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	uint64_t offs[8];
+	ck_assert_uint_eq(read_back(r, offs, 8), 6);
+	static const uint64_t want[] = { 25, 19, 10, 4, 2, 0 };
+	for (int i = 0; i < 6; i++)
+		ck_assert_uint_eq(offs[i], want[i]);
+	elog_reader_close(r);
+}
+END_TEST
+
 /* Compressed values come back decoded, walking back as forward. */
 START_TEST(prev_decodes_compressed_values)
 {
@@ -1330,6 +1384,8 @@ int main(void)
 	tcase_add_test(tc, prev_reports_damage_gaps);
 	tcase_add_test(tc, prev_after_retention_ends_at_the_new_start);
 	tcase_add_test(tc, prev_decodes_compressed_values);
+	tcase_add_test(tc, prev_sees_the_active_segment_grow);
+	tcase_add_test(tc, prev_sees_a_segment_compaction_replaced);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
