@@ -252,6 +252,10 @@ follower_ends_with() {
 		kill -0 "$FOLLOWER" 2>/dev/null || break
 		sleep 0.1
 	done
+	if kill -0 "$FOLLOWER" 2>/dev/null; then
+		echo "the follower did not end by itself" >&2
+		return 1
+	fi
 	wait "$FOLLOWER" || st=$?
 	BG_PIDS=
 	[ "$st" -eq "$1" ] || { echo "status $st, stderr: $(cat "$T/err")" >&2; return 1; }
