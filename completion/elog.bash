@@ -23,11 +23,11 @@ _elog_args_append='-K --key-delimiter -k --key -s --schema --batch
 	--retain-age --retain-bytes --compress'
 
 _elog_flags_cat='-F --format -v --values -o --offset -n --last --since
-	-g --group -c --count --until -f --follow -k --key --strict
-	-L --list --json
+	-g --group -c --count --until -f --follow -k --key --reverse --idle
+	--existing --strict -L --list --json
 	-h --help --version'
 _elog_args_cat='-F --format -o --offset -n --last --since -g --group
-	-c --count --until -k --key'
+	-c --count --until -k --key --idle'
 
 _elog_flags_commit='-T --tee -e --every -l --list --json -d --delete
 	--ack-loss --log-id -h --help --version'

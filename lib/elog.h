@@ -31,7 +31,7 @@ extern "C" {
 #define ELOG_VERSION_STRING "0.2.0"
 
 /* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END      (-1)  /* no more durable records right now */
+#define ELOG_END      (-1)  /* no more durable records right now (prev: none before) */
 #define ELOG_GAP      (-2)  /* records the reader expected are gone */
 #define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT  (-4)  /* damaged data */
@@ -168,10 +168,14 @@ int elog_reader_seek_begin(elog_reader *r);
 int elog_reader_seek_end(elog_reader *r);
 /* Position at the first record, in offset order, whose ts_ms >= ts_ms. */
 int elog_reader_seek_time(elog_reader *r, int64_t ts_ms);
-/* Position so that the last n durable records are next. */
+/* Position so that the last n durable records are next; at the first
+ * record when the log holds fewer (count them with elog_reader_prev()). */
 int elog_reader_seek_last(elog_reader *r, uint64_t n);
 /* The next durable record; *rec is valid until the next call on r. */
 int elog_reader_next(elog_reader *r, struct elog_record *rec);
+/* The durable record before the position, which then moves to it (so
+ * elog_reader_next() returns it again); ELOG_END at the first record. */
+int elog_reader_prev(elog_reader *r, struct elog_record *rec);
 /* After ELOG_GAP: the offsets that are gone, first and last inclusive. */
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 /* After ELOG_GAP: why they are gone. */
