@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,7 +17,7 @@ static const char usage_text[] =
 	"       elog-retain -h | --help | --version\n"
 	"\n"
 	"  -n, --dry-run              print what would go, remove nothing\n"
-	"  -v, --verbose              print each segment removed\n"
+	"  -v, --verbose              print each segment removed and each loss\n"
 	"  --max-age duration         remove segments whose newest record is older\n"
 	"  --max-bytes size           remove the oldest segments while larger\n"
 	"  --wait                     wait for another maintenance run to finish\n"
@@ -60,6 +61,8 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	cli_put_u64(rep->bytes_before);
 	cli_puts(" newest ");
 	cli_puts(when);
+	if (rep->damaged)
+		cli_puts(" damaged");
 	cli_putc('\n');
 }
 
@@ -111,6 +114,18 @@ static void set_dictionary(struct elog_options *o, const char *opt, const char *
 	o->no_dictionary = none;
 }
 
+static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v,
+                                 int none)
+{
+	(void)none;
+	if (strcmp(v, "report") == 0)
+		o->retain_consumers = ELOG_RETAIN_CONSUMERS_REPORT;
+	else if (strcmp(v, "protect") == 0)
+		o->retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT;
+	else
+		cli_usage_error("%s: 'report' or 'protect', not '%s'", opt, v);
+}
+
 /* The keys --set knows, in the order of elog-retain(1); an unknown key's
  * message lists them from here. */
 static const struct set_key {
@@ -124,6 +139,7 @@ static const struct set_key {
 	{ "index-interval", ELOG_SET_INDEX_INTERVAL, set_index_interval },
 	{ "compress",       ELOG_SET_COMPRESSION,    set_compress },
 	{ "dictionary",     ELOG_SET_DICTIONARY,     set_dictionary },
+	{ "retain-consumers", ELOG_SET_RETAIN_CONSUMERS, set_retain_consumers },
 };
 #define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
 
@@ -169,11 +185,22 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_put_u64(res->kept_end - 1);
 	cli_puts(" newest ");
 	cli_puts(newest);
+	if (res->kept_why == ELOG_KEPT_CONSUMER) {
+		cli_puts(": consumer ");
+		cli_puts(res->kept_consumer);
+		cli_puts(" has not read it (retain-consumers=protect)\n");
+		return;
+	}
+	if (res->kept_why == ELOG_KEPT_DAMAGED) {
+		cli_puts(": damaged, and no later closed segment tells its age\n");
+		return;
+	}
 	if (res->kept_why == ELOG_KEPT_YOUNG) {
 		cli_puts(": younger than the age limit\n");
 		return;
 	}
-	cli_puts(": its newest timestamp is not plausible (in the future or before 2000)");
+	cli_puts(res->kept_damaged ? ": damaged, so its age is not known" :
+	         ": its newest timestamp is not plausible (in the future or before 2000)");
 	if (res->kept_judged_ms == INT64_MIN ||
 	    cli_format_time(res->kept_judged_ms, judged) < 0) {
 		cli_puts(" and no later closed segment has one that is\n");
@@ -182,6 +209,60 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_puts("; judged by a later segment's ");
 	cli_puts(judged);
 	cli_puts(", younger than the age limit\n");
+}
+
+/* What the run is told, for the callbacks. */
+struct run {
+	const char *dir;
+	int verbose, dry_run;
+};
+
+/* With -v or -n, one line per segment (print_segment()). */
+static void each_segment(const struct elog_segment_report *rep, void *arg)
+{
+	const struct run *r = arg;
+	if (r->verbose || r->dry_run)
+		print_segment(rep, (void *)(r->dry_run ? "would remove" : "removed"));
+}
+
+/* A consumer that loses records it has not read: always a line on stderr
+ * (a cron job mails it), which names the command that acknowledges the
+ * loss; with -v or -n also a line on stdout, after the segments'. */
+static void each_loss(const struct elog_consumer_loss *l, void *arg)
+{
+	const struct run *r = arg;
+	char how[160] = "";
+
+	if (r->verbose || r->dry_run) {
+		cli_puts(r->dry_run ? "would lose " : "lost ");
+		cli_puts(l->name);
+		cli_puts(" offsets ");
+		cli_put_u64(l->first);
+		cli_putc('-');
+		cli_put_u64(l->last);
+		cli_puts(" records ");
+		cli_put_u64(l->records);
+		if (l->forced)
+			cli_puts(" by the size limit");
+		cli_putc('\n');
+	}
+	if (r->dry_run)
+		return;
+	/* What is on stdout goes first, so the two read in order. */
+	cli_flush();
+	if (l->forced)
+		snprintf(how, sizeof how, " to the size limit, although "
+		         "retain-consumers=protect");
+	if (l->recorded)
+		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
+		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s", l->name,
+		         (unsigned long long)l->records, (unsigned long long)l->first,
+		         (unsigned long long)l->last, how, r->dir, l->name);
+	else
+		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
+		         "%llu-%llu)%s; the loss could not be recorded for "
+		         "elog-commit -l", l->name, (unsigned long long)l->records,
+		         (unsigned long long)l->first, (unsigned long long)l->last, how);
 }
 
 /* What the command line asks for. */
@@ -244,10 +325,10 @@ int main(int argc, char *argv[])
 			cli_die_elog(dir, rc, msg);
 		cli_exit(CLI_EX_OK);
 	}
-	if (a.o.dry_run || a.verbose) {
-		a.o.each = print_segment;
-		a.o.arg = a.o.dry_run ? "would remove" : "removed";
-	}
+	struct run r = { dir, a.verbose, a.o.dry_run };
+	a.o.each = each_segment;
+	a.o.lost = each_loss;
+	a.o.arg = &r;
 	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
 	/* A dry run answers even when the answer is no segment at all. */
@@ -255,5 +336,29 @@ int main(int argc, char *argv[])
 		cli_puts("would remove nothing\n");
 	if (a.o.dry_run || a.verbose)
 		print_kept(&res);
-	cli_exit(CLI_EX_OK);
+	cli_flush();
+	/* Damage kept retention from part of its work, or from knowing the
+	 * consumers: what could go went, and the status says what stopped
+	 * it, as the program that reads that file would. */
+	int status = CLI_EX_OK;
+	if (res.consumers_unknown) {
+		struct elog_consumer *c = NULL;
+		size_t n;
+		rc = elog_consumer_list(dir, &c, &n, msg);
+		free(c);
+		if (rc == 0)
+			snprintf(msg, sizeof msg, "consumers.json could not be read");
+		cli_warn(dir, "the losses of named consumers are not known (see "
+		         "elog-verify %s): %s", dir, msg);
+		status = rc ? cli_status(rc) : CLI_EX_IO;
+	}
+	if (res.unjudged) {
+		char name[ELOG_SEGMENT_NAME_MAX];
+		elog_segment_name(name, res.unjudged_base);
+		cli_warn(dir, "%s is damaged and no later closed segment tells its age: "
+		         "kept, with every segment after it; run: elog-verify --repair "
+		         "--salvage %s", name, dir);
+		status = CLI_EX_CORRUPT;
+	}
+	cli_exit(status);
 }

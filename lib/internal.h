@@ -179,9 +179,35 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
 int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
                uint64_t *first, uint64_t *last);
 
+/* ---- losses.c: what consumers lost to retention, until acknowledged ---- */
+struct loss {
+	char name[ELOG_CONSUMER_NAME_MAX + 1];
+	uint64_t first, last;   /* the offsets lost, inclusive */
+	uint64_t count;         /* how many of them */
+	int64_t ms;             /* when retention last added to it */
+};
+struct losses {
+	struct loss *v;         /* one per consumer, in no order */
+	size_t n;
+};
+/* Read FN_LOSSES (none, or a file that is not ours: no loss); lines that
+ * do not parse are skipped.  ENOMEM and errno values of reading. */
+int elog__losses_load(int dfd, struct losses *l);
+void elog__losses_free(struct losses *l);
+struct loss *elog__losses_find(const struct losses *l, const char *name);
+/* Add [first, last] to name's loss, counting only offsets not in it yet. */
+int elog__losses_add(struct losses *l, const char *name, uint64_t first,
+                     uint64_t last, int64_t ms);
+/* Drop name's loss: 1 when it had one. */
+int elog__losses_remove(struct losses *l, const char *name);
+/* Replace FN_LOSSES with l (remove it when l is empty), durably. */
+int elog__losses_store(int dfd, const struct losses *l);
+
 /* ---- lastrun.c: when maintenance last ran ---- */
-/* Record ms in the file name, ignoring failure (the mark is information). */
-void elog__lastrun_mark(int dfd, const char *name, int64_t ms);
+/* Record ms in the file name, then the len bytes of more (lines, each
+ * ending in a newline), ignoring failure (the mark is information). */
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms, const char *more,
+                        size_t len);
 /* The time recorded in name, INT64_MIN when there is none. */
 int64_t elog__lastrun_read(int dfd, const char *name);
 
@@ -280,7 +306,8 @@ enum {
 	FILE_COMPACT_STATE,
 	FILE_RETAIN_LAST,
 	FILE_COMPACT_LAST,
-	FILE_SALVAGED
+	FILE_SALVAGED,
+	FILE_LOSSES
 };
 struct file_class {
 	int kind;             /* FILE_*: of the name, or for a temporary file

@@ -536,15 +536,26 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 	int err;
 	for (size_t i = 0; i < m->nclosed; i++) {
 		struct seg_info si;
-		if ((err = elog__seg_info_read(m, m->sl.base[i], &si)) != 0)
-			return err;
+		/* A segment that cannot be read is no merge's output, as far
+		 * as can be told: it is left to the run (retention judges it
+		 * by its neighbours; elog-verify reports it). */
+		if ((err = elog__seg_info_read(m, m->sl.base[i], &si)) != 0) {
+			if (err != ELOG_CORRUPT && err != ELOG_BADVERSION)
+				return err;
+			m->msg[0] = '\0';
+			continue;
+		}
 		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
 			/* Only a segment whose every record is also in its
 			 * predecessor is a merge's leftover; other overlaps
 			 * are damage, and damage is never deleted. */
 			struct seg_info ni;
-			if ((err = elog__seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
-				return err;
+			if ((err = elog__seg_info_read(m, m->sl.base[i + 1], &ni)) != 0) {
+				if (err != ELOG_CORRUPT && err != ELOG_BADVERSION)
+					return err;
+				m->msg[0] = '\0';
+				break;
+			}
 			if (!ni.empty && ni.last > si.last) {
 				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
 				elog__seg_name(a, m->sl.base[i], SEG_EXT);
