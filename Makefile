@@ -11,10 +11,11 @@ INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 PKGDIR  ?= $(LIBDIR)/pkgconfig
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
-CC      ?= cc
-AR      ?= ar
+# CC and AR are make's own (cc, ar) unless given.
+INSTALL ?= install
 CFLAGS  ?= -O2 -g
-VERSION  = 0.2.0
+# The one version, ELOG_VERSION_STRING of lib/elog.h.
+VERSION := $(shell sed -n 's/^.define ELOG_VERSION_STRING "\(.*\)"$$/\1/p' lib/elog.h)
 
 # The flags (ELOG_CFLAGS, ELOG_LDLIBS, HAVE_ZSTD detected with pkg-config
 # unless given) and the build directory named for them: mk/flags.mk.
@@ -24,8 +25,8 @@ ELOG_CFLAGS += $(SAN_CFLAGS)
 ELOG_LDLIBS += $(SAN_LDLIBS)
 endif
 B ?= $(ELOG_BUILD)
-# Not for `make builddir`, whose output is the directory alone.
-ifneq ($(MAKECMDGOALS),builddir)
+# Not for `make builddir` or `make print-libs`, whose output is one line.
+ifeq ($(filter builddir print-libs,$(MAKECMDGOALS)),)
 $(info elog: building with$(if $(filter 1,$(HAVE_ZSTD)),,out) zstd (HAVE_ZSTD=$(HAVE_ZSTD)) into $(B)/)
 endif
 
@@ -41,27 +42,35 @@ MANS     = $(sort $(wildcard man/*.[1357]))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
-all: $(B)/libelog.a $(PROGS) $(B)/elog.pc
+all: $(B)/libelog.a $(PROGS) $(B)/elog.pc $(B)/elog-uninstalled.pc
 
-# What this directory's objects were compiled with (mk/flags.mk).
+# The headers each object or test program was compiled from, written by
+# the compiler beside it ($(B)/lib/writer.d); -MP: a header removed is not
+# an error.
+DEPFLAGS = -MMD -MP
+-include $(wildcard $(B)/lib/*.d $(B)/bin/*.d $(B)/tests/*.d)
+
+# What this directory's objects were compiled with (mk/flags.mk).  With
+# DEPFLAGS: a directory built before there were dependency files is built
+# again, so that every object has its own.
 $(B)/flags: FORCE
-	$(call elog_flags_file,$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) $(ELOG_LDLIBS))
+	$(call elog_flags_file,$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(ELOG_LDLIBS))
 
 # The build directory of these flags, for scripts: `make -s builddir`.
 builddir:
 	@echo $(B)
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) $(B)/flags
+$(B)/lib/%.o: lib/%.c $(B)/flags
 	@mkdir -p $(@D)
-	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/libelog.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
-$(B)/bin/%.o: bin/%.c lib/elog.h $(wildcard bin/*.h) $(B)/flags
+$(B)/bin/%.o: bin/%.c $(B)/flags
 	@mkdir -p $(@D)
-	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(ELOG_LDLIBS)
@@ -73,14 +82,14 @@ $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
 MAINT_FAULT_OBJ = $(B)/tests/maint_fault.o
 MAINT_FAULT     = $(MAINT_FAULT_OBJ) -Wl,--wrap=elog__maint_step
 
-$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
+$(B)/tests/%: tests/unit/%.c $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
+	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
 		$(B)/libelog.a $(MAINT_FAULT) $(CHECK_LIBS) $(ELOG_LDLIBS)
 
-$(MAINT_FAULT_OBJ): tests/crash/maint_fault.c tests/crash/maint_fault.h $(B)/flags
+$(MAINT_FAULT_OBJ): tests/crash/maint_fault.c $(B)/flags
 	@mkdir -p $(@D)
-	$(CC) $(ELOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # LD_PRELOAD shim: a failed or interrupted fdatasync for the CLI tests.
 $(B)/tests/syncfault.so: tests/cli/syncfault.c $(B)/flags
@@ -91,15 +100,27 @@ $(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
 		$(MAINT_FAULT) $(ELOG_LDLIBS)
 
+# elog.pc from elog.pc.in: $(call pc_sed,PREFIX,LIBDIR,INCDIR).  Libs
+# names what the library of this build needs (threads, zstd, sanitizers).
+pc_sed = sed -e 's|@PREFIX@|$(1)|g' -e 's|@LIBDIR@|$(2)|g' -e 's|@INCDIR@|$(3)|g' \
+	-e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBS@|$(strip $(ELOG_LDLIBS))|g' elog.pc.in
+
 # elog.pc names the install's directories, so `make install` writes it
 # again with the PREFIX it is given.
-PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	-e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	-e 's|@ZSTD_LIBS@|$(ZSTD_LIBS)|g' elog.pc.in
-
-$(B)/elog.pc: elog.pc.in Makefile $(B)/flags
+$(B)/elog.pc: elog.pc.in lib/elog.h Makefile $(B)/flags
 	@mkdir -p $(@D)
-	$(PC_SED) > $@
+	$(call pc_sed,$(PREFIX),$(LIBDIR),$(INCDIR)) > $@
+
+# A program built against this build in the tree, without installing:
+# elog-uninstalled.pc, which pkg-config takes before elog.pc from the same
+# directory (PKG_CONFIG_PATH=build pkg-config --libs elog), and
+# `make -s print-libs`, given the variables the build was given.
+$(B)/elog-uninstalled.pc: elog.pc.in lib/elog.h Makefile $(B)/flags
+	@mkdir -p $(@D)
+	$(call pc_sed,$(CURDIR),$(abspath $(B)),$(CURDIR)/lib) > $@
+
+print-libs:
+	@echo '-L$(abspath $(B)) -lelog $(strip $(ELOG_LDLIBS))'
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
@@ -166,7 +187,7 @@ crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 check-cross:
 	B=$(B) tests/cross/run.sh
 
-EXAMPLES_VARS = B=$(CURDIR)/$(B) SANITIZE=$(SANITIZE) HAVE_ZSTD=$(HAVE_ZSTD)
+EXAMPLES_VARS = B=$(abspath $(B)) SANITIZE=$(SANITIZE) HAVE_ZSTD=$(HAVE_ZSTD)
 
 examples: all
 	$(MAKE) -C examples $(EXAMPLES_VARS)
@@ -186,17 +207,18 @@ check-man:
 	tests/man/api-check.sh lib/elog.h man/elog.3
 
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR)
-	for s in 1 3 5 7; do mkdir -p $(DESTDIR)$(MANDIR)/man$$s; done
-	cp $(PROGS) $(DESTDIR)$(BINDIR)/
-	cp $(B)/libelog.a $(DESTDIR)$(LIBDIR)/
-	cp lib/elog.h $(DESTDIR)$(INCDIR)/
-	$(PC_SED) > $(DESTDIR)$(PKGDIR)/elog.pc
-	for m in $(MANS); do s=$${m##*.}; cp $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(PKGDIR) $(DESTDIR)$(COMPDIR) \
+		$(patsubst .%,$(DESTDIR)$(MANDIR)/man%,$(sort $(suffix $(MANS))))
+	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 644 $(B)/libelog.a $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 644 lib/elog.h $(DESTDIR)$(INCDIR)
+	$(call pc_sed,$(PREFIX),$(LIBDIR),$(INCDIR)) > $(DESTDIR)$(PKGDIR)/elog.pc
+	chmod 644 $(DESTDIR)$(PKGDIR)/elog.pc
+	for m in $(MANS); do $(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}; done
 	# bash-completion loads a command's completion from a file of its name:
 	# one copy of completion/elog.bash, and a symlink to it per program.
-	mkdir -p $(DESTDIR)$(COMPDIR)
-	cp completion/elog.bash $(DESTDIR)$(COMPDIR)/elog-append
+	$(INSTALL) -m 644 completion/elog.bash $(DESTDIR)$(COMPDIR)/elog-append
 	for p in $(filter-out elog-append,$(notdir $(PROGS))); do \
 		ln -sf elog-append $(DESTDIR)$(COMPDIR)/$$p; done
 
@@ -212,4 +234,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE builddir all check check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: FORCE builddir print-libs all check check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -13,6 +13,11 @@
  *
  *   bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]
  *         [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]
+ *         [--redis-server PATH | --no-redis]
+ *
+ * Where the issue names Redis Streams as a peer, the bench starts its own
+ * redis-server (appendfsync always, on a unix socket in DIR) and the rows
+ * gain a Redis figure; without hiredis or redis-server those rows say why.
  *
  * bench/README.md says what each row measures and how to read the table.
  * Every figure is a median of RUNS runs; ratios are elog / reference, and a
@@ -36,6 +41,7 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -45,6 +51,10 @@
 
 #include "elog.h"
 #include "internal.h"	/* the format, for build_direct() */
+
+#ifdef HAVE_HIREDIS
+#include <hiredis.h>
+#endif
 
 #define KEY_LEN 16
 #define NVALS   65536u		/* distinct values pregenerated per size */
@@ -75,7 +85,7 @@ static const struct sizes QUICK = {
 };
 static const struct sizes FULL = {
 	"full", 5, { 1000000, 200000 }, 1000000, 5000, 5.0, { 2000000, 500000 },
-	20000, 100, 1000000, 2000000, 2000, (1ull << 30) - (8ull << 20), 1000000,
+	20000, 100, 1000000, 2000000, 2000, (1ull << 30) - (64ull << 20), 1000000,
 };
 
 static struct sizes S;
@@ -92,8 +102,12 @@ static const char *bindir = "build";
 static const char *sqlite3_cli = "sqlite3";
 static const char *only;
 static FILE *jsonf;
+static const char *redis_server = "redis-server";
+static int no_redis;
 
 /* ---- small helpers -------------------------------------------------- */
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 static void die(const char *fmt, ...)
 {
@@ -178,8 +192,70 @@ static void sort_doubles(double *v, long n)
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 }
 
-/* The program running now, killed if the suite's alarm goes off. */
-static volatile pid_t child_pid;
+/* 1 when prog can be run: a path, or a name found in PATH. */
+static int runnable(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	const char *p = getenv("PATH");
+	char buf[4096];
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+/* ---- counting syncs -------------------------------------------------- */
+
+/* run.sh links the bench with --wrap=fdatasync --wrap=fsync, so that every
+ * call of either, libelog.a's and the bench's own (not SQLite's, a shared
+ * library), goes through these and is counted: one atomic increment, which
+ * does not slow the timed loops.  Without BENCH_WRAP_SYNCS (built some other
+ * way) the counts are unknown and the rows that show them say "-". */
+#ifdef BENCH_WRAP_SYNCS
+static long sync_calls;
+int __real_fdatasync(int fd);
+int __real_fsync(int fd);
+int __wrap_fdatasync(int fd);
+int __wrap_fsync(int fd);
+
+int __wrap_fdatasync(int fd)
+{
+	__atomic_add_fetch(&sync_calls, 1, __ATOMIC_RELAXED);
+	return __real_fdatasync(fd);
+}
+
+int __wrap_fsync(int fd)
+{
+	__atomic_add_fetch(&sync_calls, 1, __ATOMIC_RELAXED);
+	return __real_fsync(fd);
+}
+
+static long syncs_now(void)
+{
+	return __atomic_load_n(&sync_calls, __ATOMIC_RELAXED);
+}
+#else
+static long syncs_now(void)
+{
+	return -1;
+}
+#endif
+
+/* Syncs per acknowledgement, or NAN when they were not counted. */
+static double per_ack(long syncs, long acks)
+{
+	return syncs < 0 || acks <= 0 ? NAN : (double)syncs / (double)acks;
+}
+
+/* The program running now, killed if the suite's alarm goes off; and the
+ * bench's redis-server, stopped on every way out (see redis_start()). */
+static volatile pid_t child_pid, redis_pid;
+static pid_t redis_owner;
 
 static void on_alarm(int sig)
 {
@@ -187,9 +263,23 @@ static void on_alarm(int sig)
 	static const char m[] = "bench: time limit reached, giving up\n";
 	if (child_pid > 0)
 		kill(child_pid, SIGKILL);
+	if (redis_pid > 0 && getpid() == redis_owner)
+		kill(redis_pid, SIGKILL);
 	if (write(2, m, sizeof m - 1) < 0)
 		_exit(3);
 	_exit(3);
+}
+
+/* SIGINT, SIGTERM, SIGHUP (timeout(1) sends SIGTERM): stop the program
+ * running and the redis-server, then die of the signal. */
+static void on_fatal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, SIGKILL);
+	if (redis_pid > 0 && getpid() == redis_owner)
+		kill(redis_pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* Run argv with stdin from in and stdout to out (NULL: /dev/null); wall
@@ -562,6 +652,320 @@ static void build_sqlite(const char *db, const struct corpus *c, long n, long nk
 	sqlite3_close(d);
 }
 
+/* ---- Redis Streams ---------------------------------------------------- */
+
+/* The peer the issue names beside SQLite: a private redis-server, its data
+ * in DIR/redis (on the disk elog writes to), reached on a unix socket there,
+ * with appendonly yes, appendfsync always (a write is answered after the
+ * append-only file is fdatasync'ed: Redis's durable mode, one sync per turn
+ * of its event loop for every client served in that turn), no RDB
+ * snapshots (save "") and no automatic rewrite of the append-only file.
+ * A record is a stream entry of two fields, k (the 16 B key) and v (the
+ * value): XADD log * k KEY v VALUE.  Started by the first workload that
+ * needs it and again, empty, by redis_fresh() at the start of each; stopped
+ * at the end of the suite and on every other way out: an atexit handler,
+ * the signal handlers (on_alarm, on_fatal), and PR_SET_PDEATHSIG should
+ * the bench be killed; run.sh stops it once more from its pid file. */
+static const char *redis_why;	/* why the Redis figures are missing */
+static char *redis_dir;
+
+#define REDIS_KEY "log"
+
+static void redis_stop(void)
+{
+	if (redis_pid <= 0 || getpid() != redis_owner)
+		return;
+	pid_t pid = redis_pid;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 500; i++) {		/* 5 s to write and exit */
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			redis_pid = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	redis_pid = 0;
+}
+
+#ifdef HAVE_HIREDIS
+typedef redisContext rd;
+static char *redis_sock;
+
+static int redis_start(void)
+{
+	static int registered;
+	char pidf[4096], logf[4096], errf[4096];
+	if (!redis_dir) {
+		redis_dir = path("redis");
+		redis_sock = path("redis/redis.sock");
+	}
+	rm_rf(redis_dir);
+	if (mkdir(redis_dir, 0700) < 0)
+		die("%s: %s", redis_dir, strerror(errno));
+	snprintf(pidf, sizeof pidf, "%s/redis.pid", redis_dir);
+	snprintf(logf, sizeof logf, "%s/redis.log", redis_dir);
+	snprintf(errf, sizeof errf, "%s/stderr", redis_dir);
+	char *argv[] = { (char *)redis_server, "--port", "0", "--unixsocket", redis_sock,
+	    "--unixsocketperm", "700", "--dir", redis_dir, "--appendonly", "yes",
+	    "--appendfsync", "always", "--save", "", "--auto-aof-rewrite-percentage", "0",
+	    "--daemonize", "no", "--pidfile", pidf, "--logfile", logf, "--loglevel", "warning",
+	    "--proc-title-template", "{title} {unixsocket}", NULL };
+	if (!registered) {
+		atexit(redis_stop);
+		registered = 1;
+	}
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* The server dies with the bench, however the bench ends. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int in = open("/dev/null", O_RDONLY), out = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	redis_owner = getpid();
+	redis_pid = pid;
+	for (int i = 0; i < 500; i++) {		/* 10 s to answer */
+		redisContext *c = redisConnectUnix(redis_sock);
+		if (c && !c->err) {
+			redisReply *r = redisCommand(c, "PING");
+			int ok = r && r->type == REDIS_REPLY_STATUS;
+			if (r)
+				freeReplyObject(r);
+			redisFree(c);
+			if (ok)
+				return 1;
+		} else if (c) {
+			redisFree(c);
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			redis_pid = 0;
+			redis_why = "n/a (redis-server exited at start: its stderr and log are"
+			    " in DIR/redis)";
+			return 0;
+		}
+		usleep(20000);
+	}
+	redis_stop();
+	redis_why = "n/a (redis-server did not answer within 10 s)";
+	return 0;
+}
+
+/* 1 when Redis can be measured (starting the server if need be); else 0,
+ * with the reason in redis_why for the rows. */
+static int redis_ok(void)
+{
+	if (redis_pid > 0)
+		return 1;
+	if (redis_why)
+		return 0;
+	if (no_redis)
+		redis_why = "n/a (--no-redis)";
+	else if (!runnable(redis_server))
+		redis_why = "n/a (no redis-server: apt-get install redis-server)";
+	return redis_why ? 0 : redis_start();
+}
+
+static rd *rd_connect(void)
+{
+	redisContext *c = redisConnectUnix(redis_sock);
+	if (!c || c->err)
+		die("redis: %s: %s", redis_sock, c ? c->errstr : "out of memory");
+	c->reader->maxbuf = 0;	/* keep the read buffer: XRANGE pages are large */
+	return c;
+}
+
+static void rd_free(rd *x)
+{
+	redisFree(x);
+}
+
+/* A reply, which must not be an error. */
+static redisReply *rd_reply(rd *x, const char *what)
+{
+	redisReply *r;
+	if (redisGetReply(x, (void **)&r) != REDIS_OK || !r)
+		die("redis: %s: %s", what, x->errstr);
+	if (r->type == REDIS_REPLY_ERROR)
+		die("redis: %s: %s", what, r->str);
+	return r;
+}
+
+/* A command without arguments of binary data, waited for. */
+static void rd_exec(rd *x, const char *cmd)
+{
+	if (redisAppendCommand(x, cmd) != REDIS_OK)
+		die("redis: %s: %s", cmd, x->errstr);
+	freeReplyObject(rd_reply(x, cmd));
+}
+
+static void rd_xadd_send(rd *x, const struct corpus *c, long i)
+{
+	const char *argv[7] = { "XADD", REDIS_KEY, "*", "k", ckey(c, i), "v", cval(c, i) };
+	size_t len[7] = { 4, sizeof REDIS_KEY - 1, 1, 1, KEY_LEN, 1, c->size };
+	if (redisAppendCommandArgv(x, 7, argv, len) != REDIS_OK)
+		die("redis: XADD: %s", x->errstr);
+}
+
+/* The reply to an XADD: the entry's id, copied to id when it is not NULL. */
+static void rd_xadd_reply(rd *x, char *id, size_t cap)
+{
+	redisReply *r = rd_reply(x, "XADD");
+	if (r->type != REDIS_REPLY_STRING)
+		die("redis: XADD: a reply of type %d", r->type);
+	if (id)
+		snprintf(id, cap, "%s", r->str);
+	freeReplyObject(r);
+}
+
+/* One durable append: XADD, and its reply. */
+static void rd_xadd(rd *x, const struct corpus *c, long i)
+{
+	rd_xadd_send(x, c, i);
+	rd_xadd_reply(x, NULL, 0);
+}
+
+/* Records from .. from+n-1 of c, pipelined: per XADDs sent, then their
+ * replies read; the id of record mid (if in range) to midid. */
+static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per,
+                              long mid, char *midid, size_t cap)
+{
+	for (long b = from; b < from + n; b += per) {
+		long e = b + per < from + n ? b + per : from + n;
+		for (long i = b; i < e; i++)
+			rd_xadd_send(x, c, i);
+		for (long i = b; i < e; i++)
+			rd_xadd_reply(x, i == mid ? midid : NULL, cap);
+	}
+}
+
+static long rd_len(rd *x)
+{
+	redisReply *r = redisCommand(x, "XLEN " REDIS_KEY);
+	if (!r || r->type != REDIS_REPLY_INTEGER)
+		die("redis: XLEN failed");
+	long n = (long)r->integer;
+	freeReplyObject(r);
+	return n;
+}
+
+/* An empty stream. */
+static void rd_clear(rd *x)
+{
+	rd_exec(x, "DEL " REDIS_KEY);
+}
+
+/* A stream of records 0 .. n-1 of c, not timed: added with appendfsync
+ * no, then made durable (appendfsync always again, and one write whose sync
+ * covers the whole file) so that no timed command pays for them; the id of
+ * record mid to midid. */
+static void rd_load(rd *x, const struct corpus *c, long n, long mid, char *midid, size_t cap)
+{
+	rd_clear(x);
+	rd_exec(x, "CONFIG SET appendfsync no");
+	rd_xadd_pipelined(x, c, 0, n, 1000, mid, midid, cap);
+	rd_exec(x, "CONFIG SET appendfsync always");
+	rd_exec(x, "SET bench-sync 1");
+	if (rd_len(x) != n)
+		die("redis: the stream holds %ld entries, not %ld", rd_len(x), n);
+}
+
+/* Every entry of the stream, read with XRANGE in pages of page entries,
+ * each entry's value touched; the number read. */
+static long rd_read_paged(rd *x, long page, uint64_t *sum)
+{
+	char start[64] = "-", count[32];
+	long n = 0;
+	snprintf(count, sizeof count, "%ld", page);
+	for (;;) {
+		const char *argv[6] = { "XRANGE", REDIS_KEY, start, "+", "COUNT", count };
+		redisReply *r = redisCommandArgv(x, 6, argv, NULL);
+		if (!r || r->type != REDIS_REPLY_ARRAY)
+			die("redis: XRANGE failed: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
+		size_t got = r->elements;
+		for (size_t i = 0; i < got; i++) {
+			redisReply *e = r->element[i];
+			if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+			    e->element[1]->elements != 4)
+				die("redis: XRANGE: an entry of an unexpected shape");
+			redisReply *v = e->element[1]->element[3];
+			*sum += v->len + (unsigned char)v->str[0];
+		}
+		n += (long)got;
+		if (got > 0)
+			snprintf(start, sizeof start, "(%s", r->element[got - 1]->element[0]->str);
+		freeReplyObject(r);
+		if (got < (size_t)page)
+			return n;
+	}
+}
+
+/* XTRIM MINID id: the entries before id removed (and the command synced). */
+static long rd_trim_minid(rd *x, const char *id)
+{
+	const char *argv[4] = { "XTRIM", REDIS_KEY, "MINID", id };
+	redisReply *r = redisCommandArgv(x, 4, argv, NULL);
+	if (!r || r->type != REDIS_REPLY_INTEGER)
+		die("redis: XTRIM failed: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
+	long n = (long)r->integer;
+	freeReplyObject(r);
+	return n;
+}
+#else	/* without hiredis: redis_ok() says so, and nothing below is called */
+typedef struct rd rd;
+
+static int redis_ok(void)
+{
+	redis_why = "n/a (bench built without hiredis: apt-get install libhiredis-dev)";
+	return 0;
+}
+
+static rd *rd_connect(void) { die("built without hiredis"); }
+static void rd_free(rd *x) { (void)x; }
+static void rd_xadd(rd *x, const struct corpus *c, long i) { (void)x; (void)c; (void)i; }
+static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per,
+                              long mid, char *midid, size_t cap)
+{
+	(void)x; (void)c; (void)from; (void)n; (void)per; (void)mid; (void)midid; (void)cap;
+}
+static long rd_len(rd *x) { (void)x; return -1; }
+static void rd_clear(rd *x) { (void)x; }
+static void rd_load(rd *x, const struct corpus *c, long n, long mid, char *midid, size_t cap)
+{
+	(void)x; (void)c; (void)n; (void)mid; (void)midid; (void)cap;
+}
+static long rd_read_paged(rd *x, long page, uint64_t *sum)
+{
+	(void)x; (void)page; (void)sum;
+	return -1;
+}
+static long rd_trim_minid(rd *x, const char *id) { (void)x; (void)id; return -1; }
+#endif
+
+/* Redis as each workload that uses it starts: an empty server, its
+ * append-only file new, so that one workload's data never weighs on the
+ * next.  1 when Redis can be measured. */
+static int redis_fresh(void)
+{
+#ifdef HAVE_HIREDIS
+	if (redis_pid > 0) {
+		redis_stop();
+		return redis_start();
+	}
+#endif
+	return redis_ok();
+}
+
 /* ---- the table ------------------------------------------------------ */
 
 enum goal { G_NONE, G_RATIO_GE, G_RATIO_LE, G_ELOG_GE, G_ELOG_LE };
@@ -703,6 +1107,16 @@ static void row_na(const char *id, const char *workload, const char *why)
 	}
 }
 
+/* A row against Redis, or the reason there is no Redis figure. */
+static void row_redis(int have, const char *id, const char *workload, const char *unit,
+                      double elog, const char *refname, double ref, enum goal g, double bound)
+{
+	if (have)
+		row(id, workload, unit, elog, refname, ref, g, bound);
+	else
+		row_na(id, workload, redis_why);
+}
+
 /* ---- shared logs ---------------------------------------------------- */
 
 /* The read logs: read_n records of 100 B / 1024 B, in elog and in SQLite,
@@ -726,14 +1140,24 @@ static void ensure_read(int big)
 /* ---- workloads ------------------------------------------------------ */
 
 /* Batched append: elog_append x1000 then elog_sync; SQLite: one
- * transaction per 1000 rows. */
+ * transaction per 1000 rows; Redis: 1000 XADDs pipelined, then their
+ * replies (each sent after the append-only file is synced). */
 static void w_append(int big)
 {
 	const struct corpus *c = corpus(big);
 	long n = S.batch_n[big];
-	double er[16], sr[16];
+	double er[16], sr[16], rr[16];
 	char *dir = path("append.elog"), *db = path("append.db");
-	progress("batched append %zu B: %ld records x %d runs", c->size, n, S.runs);
+	int have_redis = redis_fresh();
+	/* Redis syncs once per turn of its event loop, which reads 16 KiB of
+	 * a client's pipeline per turn: far slower, so a quarter of the
+	 * records, at most 50k / 12.5k, give its rate. */
+	long rn = n / 4 < (big ? 12500 : 50000) ? n / 4 : (big ? 12500 : 50000);
+	if (have_redis)
+		progress("batched append %zu B: %ld records x %d runs, elog and SQLite;"
+		         " %ld into Redis", c->size, n, S.runs, rn);
+	else
+		progress("batched append %zu B: %ld records x %d runs", c->size, n, S.runs);
 	for (int run = 0; run < S.runs; run++) {
 		rm_rf(dir);
 		elog *w = e_open(dir, 0, ELOG_COMPRESS_NONE, 0);
@@ -761,13 +1185,29 @@ static void w_append(int big)
 		sr[run] = (double)n / (now() - t0);
 		sqlite3_finalize(st);
 		sqlite3_close(d);
+
+		if (have_redis) {
+			rd *x = rd_connect();
+			rd_clear(x);
+			t0 = now();
+			rd_xadd_pipelined(x, c, 0, rn, 1000, -1, NULL, 0);
+			rr[run] = (double)rn / (now() - t0);
+			if (rd_len(x) != rn)
+				die("redis: the stream holds %ld entries, not %ld", rd_len(x), rn);
+			rd_clear(x);
+			rd_free(x);
+		}
 	}
 	rm_rf(dir);
 	sq_unlink(db);
 	char wl[64];
 	snprintf(wl, sizeof wl, "batched append %zu B, fsync/1000", c->size);
-	row(big ? "append_1024" : "append_100", wl, "rec/s", median(er, S.runs),
+	double rate = median(er, S.runs);
+	row(big ? "append_1024" : "append_100", wl, "rec/s", rate,
 	    "SQLite txn/1000", median(sr, S.runs), G_RATIO_GE, 5);
+	row_redis(have_redis, big ? "append_1024_redis" : "append_100_redis",
+	          "  against Redis, XADD pipelined x1000", "rec/s", rate, "Redis always",
+	          have_redis ? median(rr, S.runs) : NAN, G_NONE, 0);
 	free(dir);
 	free(db);
 }
@@ -882,7 +1322,8 @@ static void w_append_prog(void)
 }
 
 /* Durable acknowledgement, one thread: append + elog_sync per record,
- * against write + fdatasync of the same bytes on a plain file. */
+ * against write + fdatasync of the same bytes on a plain file, SQLite and
+ * one Redis client (XADD, then its reply). */
 static double ack1_rate[2] = { NAN, NAN };
 
 static void w_ack1(int big)
@@ -890,12 +1331,15 @@ static void w_ack1(int big)
 	const struct corpus *c = corpus(big);
 	long n = S.ack1_n;
 	double *lat = xmalloc((size_t)n * sizeof *lat);
-	double er[16], e50[16], e99[16], rr[16], r50[16], r99[16], sr[16];
+	double er[16], e50[16], e99[16], rr[16], r50[16], r99[16], sr[16], xr[16], x99[16];
 	char *dir = path("ack1.elog"), *raw = path("ack1.raw"), *db = path("ack1.db");
-	progress("durable ack 1 thread %zu B: %ld acks x %d runs", c->size, n, S.runs);
+	int have_redis = redis_fresh();
+	progress("durable ack 1 thread %zu B: %ld acks x %d runs%s", c->size, n, S.runs,
+	         have_redis ? ", with Redis" : "");
 	double *rlat = xmalloc((size_t)n * sizeof *rlat);
+	double *xlat = xmalloc((size_t)n * sizeof *xlat);
 	for (int run = 0; run < S.runs; run++) {
-		/* The three take turns in blocks of 50, so that they meet the
+		/* They take turns in blocks of 50, so that they meet the
 		 * same noise from other users of the disk. */
 		rm_rf(dir);
 		sq_unlink(db);
@@ -905,15 +1349,29 @@ static void w_ack1(int big)
 			die("%s: %s", raw, strerror(errno));
 		sqlite3 *d = sq_open(db);
 		sqlite3_stmt *st = sq_insert_stmt(d);
-		double et = 0, rt = 0, sqt = 0;
+		rd *x = NULL;
+		if (have_redis) {
+			x = rd_connect();
+			rd_clear(x);
+		}
+		int turns = have_redis ? 3 : 2;
+		double et = 0, rt = 0, sqt = 0, xt = 0;
 		long m = 0;
 		for (long b = 0; b < n; b += 50) {
 			long e = b + 50 < n ? b + 50 : n;
-			/* elog and the raw loop swap places every block, so
-			 * that neither always follows SQLite's commits. */
-			for (int turn = 0; turn < 2; turn++) {
+			/* elog, the raw loop (and Redis) change places every
+			 * block, so that none always follows SQLite's commits. */
+			for (int turn = 0; turn < turns; turn++) {
 				double t0 = now();
-				if ((turn == 0) == ((b / 50) % 2 == 0)) {
+				int who = (int)((turn + b / 50) % turns);
+				if (who == 2) {
+					for (long i = b; i < e; i++) {
+						double a = now();
+						rd_xadd(x, c, i);
+						xlat[i] = now() - a;
+					}
+					xt += now() - t0;
+				} else if (who == 0) {
 					for (long i = b; i < e; i++) {
 						double a = now();
 						uint64_t off;
@@ -949,6 +1407,15 @@ static void w_ack1(int big)
 		sqlite3_finalize(st);
 		sqlite3_close(d);
 		sq_unlink(db);
+		if (x) {
+			if (rd_len(x) != n)
+				die("redis: the stream holds %ld entries, not %ld", rd_len(x), n);
+			rd_clear(x);
+			rd_free(x);
+			xr[run] = (double)n / xt;
+			sort_doubles(xlat, n);
+			x99[run] = quantile(xlat, n, 0.99) * 1e6;
+		}
 		er[run] = (double)n / et;
 		rr[run] = (double)n / rt;
 		sr[run] = (double)m / sqt;
@@ -978,6 +1445,14 @@ static void w_ack1(int big)
 	snprintf(id, sizeof id, "ack1_%s_sqlite", sz);
 	row(id, "  against SQLite, 1 thread", "acks/s", ack1_rate[big], "SQLite txn/row",
 	    median(sr, S.runs), G_NONE, 0);
+	snprintf(id, sizeof id, "ack1_%s_redis", sz);
+	row_redis(have_redis, id, "  against Redis, 1 client", "acks/s", ack1_rate[big],
+	          "Redis always", have_redis ? median(xr, S.runs) : NAN, G_NONE, 0);
+	snprintf(id, sizeof id, "ack1_%s_redis_p99", sz);
+	row_redis(have_redis, id, "  latency p99 against Redis, 1 client", "us",
+	          median(e99, S.runs), "Redis always", have_redis ? median(x99, S.runs) : NAN,
+	          G_NONE, 0);
+	free(xlat);
 	free(lat);
 	free(dir);
 	free(raw);
@@ -1040,54 +1515,135 @@ static void *ack_sqlite(void *arg)
 	return NULL;
 }
 
+#ifdef HAVE_HIREDIS
+static void *ack_redis(void *arg)
+{
+	struct acker *a = arg;
+	rd *x = rd_connect();
+	long i = a->idx * 1000003L;
+	while (now() < a->deadline) {
+		rd_xadd(x, a->c, i++);
+		a->acks++;
+	}
+	rd_free(x);
+	return NULL;
+}
+#else
+static void *ack_redis(void *arg)
+{
+	return arg;
+}
+#endif
+
+/* One writer's raw rate: write + fdatasync of each record on a plain file
+ * opened O_APPEND, one thread, until the deadline; syncs/ack in *spa. */
+static double raw1_rate(const char *file, const struct corpus *c, double secs, double *spa)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (fd < 0)
+		die("%s: %s", file, strerror(errno));
+	long acks = 0, s0 = syncs_now();
+	double t0 = now(), deadline = t0 + secs;
+	while (now() < deadline) {
+		if (write(fd, cval(c, acks), c->size) != (ssize_t)c->size || fdatasync(fd) < 0)
+			die("%s: %s", file, strerror(errno));
+		acks++;
+	}
+	double rate = (double)acks / (now() - t0);
+	*spa = per_ack(syncs_now() < 0 ? -1 : syncs_now() - s0, acks);
+	close(fd);
+	unlink(file);
+	return rate;
+}
+
+/* Durable acknowledgement from 8 threads of one process: elog's group
+ * commit against its ideal (8 x one writer's raw rate, measured here), 8
+ * SQLite connections and 8 Redis connections; the phases take turns, each
+ * run starting one further on. */
 static void w_ack8(int big)
 {
 	const struct corpus *c = corpus(big);
-	double er[16], sr[16], e99[16];
-	char *dir = path("ack8.elog"), *db = path("ack8.db");
+	double er[16], sr[16], e99[16], r1[16], xr[16], es[16], rs[16];
+	char *dir = path("ack8.elog"), *db = path("ack8.db"), *raw = path("ack8.raw");
 	struct acker a[THREADS];
-	progress("durable ack %d threads %zu B: %.0f s x %d runs, elog and SQLite",
-	         THREADS, c->size, S.ack8_secs, S.runs);
+	int have_redis = redis_fresh();
+	int phases = have_redis ? 4 : 3;
+	progress("durable ack %d threads %zu B: %.0f s x %d runs, elog, SQLite, raw 1 writer%s",
+	         THREADS, c->size, S.ack8_secs, S.runs, have_redis ? ", Redis" : "");
 	double *all = xmalloc((size_t)THREADS * LATCAP * sizeof *all);
 	for (int run = 0; run < S.runs; run++) {
-		rm_rf(dir);
-		elog *w = e_open(dir, 0, ELOG_COMPRESS_NONE, 0);
-		double t0 = now();
-		for (int k = 0; k < THREADS; k++) {
-			a[k] = (struct acker){ .idx = k, .w = w, .c = c,
-			    .deadline = t0 + S.ack8_secs, .lat = all + (size_t)k * LATCAP };
-			pthread_create(&a[k].t, NULL, ack_elog, &a[k]);
+		for (int turn = 0; turn < phases; turn++) {
+			int which = (turn + run) % phases;	/* elog, SQLite, raw, Redis */
+			double t0;
+			long acks = 0;
+			if (which == 0) {
+				rm_rf(dir);
+				elog *w = e_open(dir, 0, ELOG_COMPRESS_NONE, 0);
+				long s0 = syncs_now();
+				t0 = now();
+				for (int k = 0; k < THREADS; k++) {
+					a[k] = (struct acker){ .idx = k, .w = w, .c = c,
+					    .deadline = t0 + S.ack8_secs, .lat = all + (size_t)k * LATCAP };
+					pthread_create(&a[k].t, NULL, ack_elog, &a[k]);
+				}
+				long nl = 0;
+				for (int k = 0; k < THREADS; k++) {
+					pthread_join(a[k].t, NULL);
+					acks += a[k].acks;
+				}
+				er[run] = (double)acks / (now() - t0);
+				es[run] = per_ack(syncs_now() < 0 ? -1 : syncs_now() - s0, acks);
+				e_close(w);
+				/* Gather the latencies in one array. */
+				for (int k = 0; k < THREADS; k++) {
+					memmove(all + nl, a[k].lat, (size_t)a[k].nlat * sizeof *all);
+					nl += a[k].nlat;
+				}
+				sort_doubles(all, nl);
+				e99[run] = quantile(all, nl, 0.99) * 1e6;
+			} else if (which == 1) {
+				sq_unlink(db);
+				sqlite3_close(sq_open(db));	/* create the table once */
+				t0 = now();
+				for (int k = 0; k < THREADS; k++) {
+					a[k] = (struct acker){ .idx = k, .db = db, .c = c,
+					    .deadline = t0 + S.ack8_secs };
+					pthread_create(&a[k].t, NULL, ack_sqlite, &a[k]);
+				}
+				for (int k = 0; k < THREADS; k++) {
+					pthread_join(a[k].t, NULL);
+					acks += a[k].acks;
+				}
+				sr[run] = (double)acks / (now() - t0);
+				sq_unlink(db);
+			} else if (which == 2) {
+				r1[run] = raw1_rate(raw, c, S.ack8_secs, &rs[run]);
+			} else {
+				rd *x = rd_connect();
+				rd_clear(x);
+				t0 = now();
+				for (int k = 0; k < THREADS; k++) {
+					a[k] = (struct acker){ .idx = k, .c = c,
+					    .deadline = t0 + S.ack8_secs };
+					pthread_create(&a[k].t, NULL, ack_redis, &a[k]);
+				}
+				for (int k = 0; k < THREADS; k++) {
+					pthread_join(a[k].t, NULL);
+					acks += a[k].acks;
+				}
+				xr[run] = (double)acks / (now() - t0);
+				if (rd_len(x) != acks)
+					die("redis: %ld acknowledged, the stream holds %ld", acks, rd_len(x));
+				rd_clear(x);
+				rd_free(x);
+			}
 		}
-		long acks = 0, nl = 0;
-		for (int k = 0; k < THREADS; k++) {
-			pthread_join(a[k].t, NULL);
-			acks += a[k].acks;
-		}
-		er[run] = (double)acks / (now() - t0);
-		e_close(w);
-		/* Gather the latencies in one array. */
-		for (int k = 0; k < THREADS; k++) {
-			memmove(all + nl, a[k].lat, (size_t)a[k].nlat * sizeof *all);
-			nl += a[k].nlat;
-		}
-		sort_doubles(all, nl);
-		e99[run] = quantile(all, nl, 0.99) * 1e6;
-
-		sq_unlink(db);
-		sqlite3_close(sq_open(db));	/* create the table once */
-		t0 = now();
-		for (int k = 0; k < THREADS; k++) {
-			a[k] = (struct acker){ .idx = k, .db = db, .c = c,
-			    .deadline = t0 + S.ack8_secs };
-			pthread_create(&a[k].t, NULL, ack_sqlite, &a[k]);
-		}
-		acks = 0;
-		for (int k = 0; k < THREADS; k++) {
-			pthread_join(a[k].t, NULL);
-			acks += a[k].acks;
-		}
-		sr[run] = (double)acks / (now() - t0);
-		sq_unlink(db);
+		progress("  run %d: elog %.0f acks/s (%.2f syncs/ack), ideal 8 x %.0f = %.0f"
+		         " (%.2fx), SQLite %.0f", run + 1, er[run], es[run], r1[run],
+		         THREADS * r1[run], er[run] / (THREADS * r1[run]), sr[run]);
+		if (have_redis)
+			progress("  run %d: Redis 8 connections %.0f acks/s (%.2fx)", run + 1, xr[run],
+			         er[run] / xr[run]);
 	}
 	rm_rf(dir);
 	double rate = median(er, S.runs);
@@ -1096,14 +1652,24 @@ static void w_ack8(int big)
 	snprintf(wl, sizeof wl, "durable ack, %d threads, %s B", THREADS, sz);
 	snprintf(id, sizeof id, "ack8_%s_vs_1", sz);
 	row(id, wl, "acks/s", rate, "elog 1 thread", ack1_rate[big], G_RATIO_GE, 4);
+	snprintf(id, sizeof id, "ack8_%s_ideal", sz);
+	row(id, "  against ideal: 8 x one raw writer", "acks/s", rate, "8 x write+fdatasync",
+	    THREADS * median(r1, S.runs), G_RATIO_GE, 0.7);
 	snprintf(id, sizeof id, "ack8_%s", sz);
 	row(id, "  against SQLite, 8 connections", "acks/s", rate, "SQLite 8 conns",
 	    median(sr, S.runs), G_RATIO_GE, 10);
+	snprintf(id, sizeof id, "ack8_%s_redis", sz);
+	row_redis(have_redis, id, "  against Redis, 8 connections", "acks/s", rate,
+	          "Redis always 8 conns", have_redis ? median(xr, S.runs) : NAN, G_NONE, 0);
 	snprintf(id, sizeof id, "ack8_%s_p99", sz);
 	row(id, "  latency p99", "us", median(e99, S.runs), "", NAN, G_NONE, 0);
+	snprintf(id, sizeof id, "ack8_%s_syncs", sz);
+	row(id, "  syncs per ack", "syncs", median(es, S.runs), "raw 1 writer",
+	    median(rs, S.runs), G_NONE, 0);
 	free(all);
 	free(dir);
 	free(db);
+	free(raw);
 }
 
 /* Sequential reads of the whole read log through the library (every CRC
@@ -1155,22 +1721,92 @@ static double read_sqlite(const char *db, long expect)
 	return (double)n / t;
 }
 
+/* The page cache's limit for reading the log at dir: its segment files
+ * read whole with read(2) into a buffer of 128 KiB (what cat(1) uses), warm,
+ * in bytes/s. */
+static double pagecache_rate(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (!dp)
+		die("%s: %s", dir, strerror(errno));
+	size_t cap = 128u << 10;
+	char *buf = xmalloc(cap), name[4096];
+	uint64_t bytes = 0;
+	struct dirent *e;
+	double t0 = now();
+	while ((e = readdir(dp)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l < 4 || strcmp(e->d_name + l - 4, ".log") != 0)
+			continue;
+		snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+		int fd = open(name, O_RDONLY);
+		if (fd < 0)
+			die("%s: %s", name, strerror(errno));
+		ssize_t got;
+		while ((got = read(fd, buf, cap)) > 0)
+			bytes += (uint64_t)got;
+		if (got < 0)
+			die("%s: %s", name, strerror(errno));
+		close(fd);
+	}
+	double t = now() - t0;
+	closedir(dp);
+	free(buf);
+	return (double)bytes / t;
+}
+
+/* Sequential read of the read log: the library (every CRC checked), against
+ * an ordered SELECT, the page cache's limit and Redis's XRANGE in pages of
+ * 1000 entries (over a stream of the same records). */
 static void w_read(int big)
 {
+	const struct corpus *c = corpus(big);
 	long n = S.read_n[big];
-	double er[16], sr[16];
-	progress("sequential read %zu B: %ld records x %d runs", corpus(big)->size, n, S.runs);
-	read_elog(read_log[big], n);	/* warm the page cache for both */
+	double er[16], sr[16], pr[16], xr[16];
+	/* Bytes of segment files per record: the page cache's limit in
+	 * records/s is its rate in bytes/s over this. */
+	double bpr = (double)dir_bytes(read_log[big], ".log") / (double)n;
+	int have_redis = redis_fresh();
+	rd *x = NULL;
+	progress("sequential read %zu B: %ld records x %d runs%s", c->size, n, S.runs,
+	         have_redis ? ", loading them into Redis first" : "");
+	if (have_redis) {
+		x = rd_connect();
+		rd_load(x, c, n, -1, NULL, 0);
+	}
+	read_elog(read_log[big], n);	/* warm the page cache for all */
 	read_sqlite(read_db[big], n);
+	pagecache_rate(read_log[big]);
 	for (int run = 0; run < S.runs; run++) {
 		er[run] = read_elog(read_log[big], n);
 		sr[run] = read_sqlite(read_db[big], n);
+		pr[run] = pagecache_rate(read_log[big]) / bpr;
+		if (x) {
+			uint64_t sum = 0;
+			double t0 = now();
+			long got = rd_read_paged(x, 1000, &sum);
+			xr[run] = (double)got / (now() - t0);
+			if (got != n || sum == 0)
+				die("redis: XRANGE read %ld entries, not %ld", got, n);
+		}
+	}
+	if (x) {
+		rd_clear(x);
+		rd_free(x);
 	}
 	sqlite_select_rate[big] = median(sr, S.runs);
-	char wl[64];
-	snprintf(wl, sizeof wl, "sequential read %s B, library, CRC", big ? "1024" : "100");
-	row(big ? "read_1024" : "read_100", wl, "rec/s", median(er, S.runs),
+	const char *sz = big ? "1024" : "100";
+	char wl[64], id[32];
+	double rate = median(er, S.runs);
+	snprintf(wl, sizeof wl, "sequential read %s B, library, CRC", sz);
+	row(big ? "read_1024" : "read_100", wl, "rec/s", rate,
 	    "SQLite ORDER BY", sqlite_select_rate[big], G_RATIO_GE, 4);
+	snprintf(wl, sizeof wl, "  against the page cache (%.0f B/rec)", bpr);
+	snprintf(id, sizeof id, "read_%s_pagecache", sz);
+	row(id, wl, "rec/s", rate, "read(2) 128 KiB", median(pr, S.runs), G_RATIO_GE, 0.5);
+	snprintf(id, sizeof id, "read_%s_redis", sz);
+	row_redis(have_redis, id, "  against Redis, XRANGE COUNT 1000", "rec/s", rate,
+	          "Redis XRANGE", have_redis ? median(xr, S.runs) : NAN, G_NONE, 0);
 }
 
 /* elog-cat (JSON and -v) to /dev/null against the ordered SELECT. */
@@ -1270,29 +1906,12 @@ static void w_seek(int big)
 	    G_RATIO_LE, 1);
 	snprintf(id, sizeof id, "seek_%s_p99", sz);
 	row(id, "  p99", "us", median(e99, S.runs), "SQLite >= ? LIMIT 1",
-	    median(s99, S.runs), G_NONE, 0);
+	    median(s99, S.runs), G_RATIO_LE, 1);
 	free(lat);
 }
 
 /* A new process for one record: elog-cat -o N -c 1 against the sqlite3
  * command-line shell running the same query. */
-/* 1 when prog can be run: a path, or a name found in PATH. */
-static int runnable(const char *prog)
-{
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	const char *p = getenv("PATH");
-	char buf[4096];
-	while (p && *p) {
-		size_t n = strcspn(p, ":");
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
-		if (access(buf, X_OK) == 0)
-			return 1;
-		p += n + (p[n] == ':');
-	}
-	return 0;
-}
-
 static void w_spawn(void)
 {
 	if (!runnable(sqlite3_cli)) {
@@ -1328,7 +1947,8 @@ static void w_spawn(void)
 	free(st);
 }
 
-/* Retention: drop the oldest half of a log, against DELETE + VACUUM. */
+/* Retention: drop the oldest half of a log, against DELETE + VACUUM and
+ * Redis's XTRIM MINID of a stream of the same records. */
 static void w_retain(void)
 {
 	char prog[4096];
@@ -1340,12 +1960,13 @@ static void w_retain(void)
 	const struct corpus *c = corpus(0);
 	long n = S.retain_n;
 	char *dir = path("retain.elog"), *db = path("retain.db");
-	double er[16], sr[16];
+	double er[16], sr[16], xr[16];
 	/* About 32 segments, so that half the log is about half its segments. */
 	uint64_t seg = ((uint64_t)n * (KEY_LEN + c->size + 32) / 32 + 4095) & ~4095ull;
 	if (seg < (64u << 10))
 		seg = 64u << 10;
-	progress("retention: %ld x 100 B x %d runs", n, S.runs);
+	int have_redis = redis_fresh();
+	progress("retention: %ld x 100 B x %d runs%s", n, S.runs, have_redis ? ", with Redis" : "");
 	for (int run = 0; run < S.runs; run++) {
 		build_elog(dir, c, n, seg, 0);
 		uint64_t total = dir_bytes(dir, ".log");
@@ -1367,6 +1988,20 @@ static void w_retain(void)
 		sq_exec(d, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
 		sr[run] = now() - t0;
 		sqlite3_close(d);
+
+		if (have_redis) {
+			/* The entries before the middle one's id: the oldest half. */
+			char mid[64];
+			rd *x = rd_connect();
+			rd_load(x, c, n, n / 2, mid, sizeof mid);
+			t0 = now();
+			long gone = rd_trim_minid(x, mid);
+			xr[run] = now() - t0;
+			if (gone != n / 2 || rd_len(x) != n - n / 2)
+				die("redis: XTRIM MINID removed %ld entries of %ld", gone, n);
+			rd_clear(x);
+			rd_free(x);
+		}
 	}
 	rm_rf(dir);
 	sq_unlink(db);
@@ -1374,6 +2009,9 @@ static void w_retain(void)
 	snprintf(wl, sizeof wl, "retention: drop oldest half of %ldk x 100 B", n / 1000);
 	row("retain", wl, "s", median(er, S.runs), "DELETE+VACUUM", median(sr, S.runs),
 	    G_RATIO_LE, 0.01);
+	row_redis(have_redis, "retain_redis", "  against Redis XTRIM MINID", "s",
+	          median(er, S.runs), "Redis XTRIM", have_redis ? median(xr, S.runs) : NAN,
+	          G_NONE, 0);
 	free(dir);
 	free(db);
 }
@@ -1620,40 +2258,243 @@ static void w_follow(void)
 	    median(ea, S.runs), "SQLite poll 1 ms", median(sa, S.runs), G_NONE, 0);
 }
 
-/* Recovery: a child writes recovery_bytes to the active segment and exits
- * without closing; then elog_open is timed (every record's CRC checked).
- * SQLite: the same bytes left in a WAL, recovered by the first query
- * (with its -shm removed, so the WAL is scanned). */
+/* Recovery: the writer's open after a crash, which must scan the whole
+ * active segment (every record's CRC checked) and cut what a dead writer
+ * left half written.  Two crashes, each run:
+ *
+ *   (a) a writer killed with SIGKILL in the middle of a batch: a child
+ *       appends recovery_bytes of 1024 B records in one segment, synced in
+ *       batches of 1000, then batches of 2048 records, and the bench kills
+ *       it once LOCK's state says busy=1 (elog(5)) or the segment grows:
+ *       the next writer must recover;
+ *   (b) LOCK's state from another boot: its boot id changed and its CRC made
+ *       right again, through what elog(5) documents of the state and
+ *       nothing more; a state of a layout this code does not know is filled
+ *       with garbage instead (unreadable: recovery all the same).
+ *
+ * Each timed elog_open counts the bytes it read (rchar of /proc/self/io):
+ * a recovery reads the whole segment, a clean open almost nothing, so the
+ * rows recovery_scan and recovery_boot_scan fail when no scan happened.
+ * SQLite: the same records left in a WAL by a writer that never
+ * checkpointed, with -shm removed, so that the first query replays it. */
 static char *recovery_log;
+
+/* Bytes this process has read with read(2), pread(2) and the like, from
+ * the page cache or not, all its threads: rchar of /proc/self/io; -1 when
+ * that is not known. */
+static double bytes_read(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	double v = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "rchar: %lf", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* CRC-32C (Castagnoli, reflected), as elog(5) uses it. */
+static uint32_t crc32c_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint32_t c = 0xffffffffu;
+	while (n--) {
+		c ^= *b++;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+static int all_hex(const char *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Make LOCK's state one from another boot, through what elog(5) documents
+ * of it and no more: 32 lowercase hex digits after "boot=", and after
+ * "crc=" the 8 hex digits of a CRC-32C of the bytes before them.  Which
+ * bytes the CRC covers is found by checking the CRC the file holds; then
+ * every digit of the boot id is changed and the CRC made right again, so
+ * the state is valid but not from this boot.  A file that does not look
+ * like that (a state of another layout) is filled with '#' instead: a
+ * state that cannot be read, which a writer must not trust either.
+ * 1 for another boot, 0 for garbage. */
+static int lock_other_boot(const char *lock)
+{
+	char buf[4096];
+	int fd = open(lock, O_RDWR);
+	if (fd < 0)
+		die("%s: %s", lock, strerror(errno));
+	ssize_t len = pread(fd, buf, sizeof buf - 1, 0);
+	if (len < 0)
+		die("%s: %s", lock, strerror(errno));
+	buf[len] = '\0';
+	char *b = strstr(buf, "boot="), *c = NULL;
+	for (char *p = buf; (p = strstr(p, "crc=")) != NULL; p++)
+		c = p;
+	int ok = 0;
+	if (b && c && b + 5 + 32 <= c && c + 4 + 8 <= buf + len && all_hex(b + 5, 32) &&
+	    all_hex(c + 4, 8)) {
+		char hex[9];
+		memcpy(hex, c + 4, 8);
+		hex[8] = '\0';
+		uint32_t stored = (uint32_t)strtoul(hex, NULL, 16);
+		/* Through "crc=", up to it, or up to the space before it. */
+		size_t covers[3] = { (size_t)(c + 4 - buf), (size_t)(c - buf), (size_t)(c - 1 - buf) };
+		for (int k = 0; k < 3 && !ok; k++) {
+			if (crc32c_bytes(buf, covers[k]) != stored)
+				continue;
+			for (int i = 5; i < 5 + 32; i++)
+				b[i] = "123456789abcdef0"[b[i] <= '9' ? b[i] - '0' : b[i] - 'a' + 10];
+			snprintf(hex, sizeof hex, "%08x", crc32c_bytes(buf, covers[k]));
+			memcpy(c + 4, hex, 8);
+			ok = 1;
+		}
+	}
+	if (!ok) {
+		if (len < 107)
+			len = 107;
+		memset(buf, '#', (size_t)len);
+	}
+	if (pwrite(fd, buf, (size_t)len, 0) != len)
+		die("%s: %s", lock, strerror(errno));
+	close(fd);
+	return ok;
+}
+
+#define KILL_BATCH 2048		/* records of the batch the writer dies in */
+
+/* The recovery log's writer, in a child: n records of 1024 B from record
+ * from on, in batches of 1000, each synced; then it writes the durable end
+ * to fd and appends batches of KILL_BATCH records, one elog_sync each, for
+ * the bench to kill it in the middle of one; after 3 it gives up. */
+static void recovery_writer(const char *dir, long from, long n, int fd)
+{
+	const struct corpus *c = corpus(1);
+	struct elog_options o = { 0 };
+	o.create = 1;
+	o.segment_bytes = 1ull << 30;
+	o.batch_bytes = 64u << 20;	/* a batch is written at elog_sync only */
+	elog *w;
+	int rc = elog_open(&w, dir, &o);
+	if (rc)
+		die("elog_open %s: %s: %s", dir, elog_strerror(rc), elog_errmsg(w));
+	long i = from;
+	for (; i < from + n; i++) {
+		e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
+		if ((i + 1 - from) % 1000 == 0)
+			e_flush(w);
+	}
+	e_flush(w);
+	uint64_t end = elog_durable_end(w);
+	if (write(fd, &end, sizeof end) != (ssize_t)sizeof end)
+		_exit(2);
+	for (int k = 0; k < 3; k++) {
+		for (long j = 0; j < KILL_BATCH; j++, i++)
+			e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
+		elog_sync(w);	/* the bench kills this process in here */
+	}
+	_exit(3);
+}
+
+/* Start the recovery writer and SIGKILL it in the middle of a batch: once
+ * it has said that its earlier records are durable (their end to *acked),
+ * as soon as LOCK's state says busy=1 (elog(5)) or the segment grows.
+ * 1 when LOCK's state said busy after the kill. */
+static int recovery_crash(const char *dir, long from, long n, uint64_t *acked)
+{
+	char seg[4096], lock[4096], st[1024];
+	snprintf(seg, sizeof seg, "%s/00000000000000000000.log", dir);
+	snprintf(lock, sizeof lock, "%s/LOCK", dir);
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		alarm(600);
+		signal(SIGALRM, SIG_DFL);
+		close(pfd[0]);
+		recovery_writer(dir, from, n, pfd[1]);
+	}
+	close(pfd[1]);
+	child_pid = pid;
+	if (read(pfd[0], acked, sizeof *acked) != (ssize_t)sizeof *acked)
+		die("the recovery writer failed before its last batches");
+	close(pfd[0]);
+	struct stat sb;
+	if (stat(seg, &sb) < 0)
+		die("%s: %s", seg, strerror(errno));
+	off_t size0 = sb.st_size;
+	int lfd = open(lock, O_RDONLY);
+	if (lfd < 0)
+		die("%s: %s", lock, strerror(errno));
+	double deadline = now() + 60;
+	for (;;) {
+		ssize_t k = pread(lfd, st, sizeof st - 1, 0);
+		if (k > 0) {
+			st[k] = '\0';
+			if (strstr(st, "busy=1"))
+				break;
+		}
+		if (stat(seg, &sb) == 0 && sb.st_size > size0)
+			break;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			die("the recovery writer ended before it was killed mid-batch");
+		if (now() > deadline)
+			die("the recovery writer's batch did not start within 60 s");
+	}
+	kill(pid, SIGKILL);
+	int status;
+	waitpid(pid, &status, 0);
+	child_pid = 0;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		die("the recovery writer was not killed (status %d)", status);
+	ssize_t k = pread(lfd, st, sizeof st - 1, 0);
+	close(lfd);
+	st[k > 0 ? k : 0] = '\0';
+	return strstr(st, "busy=1") != NULL;
+}
+
+/* elog_open of dir, timed; the bytes it read to *readb, the durable end it
+ * found to *end. */
+static double timed_open(const char *dir, double *readb, uint64_t *end)
+{
+	elog *w;
+	double r0 = bytes_read(), t0 = now();
+	int rc = elog_open(&w, dir, NULL);
+	double t = now() - t0;
+	*readb = r0 < 0 ? NAN : bytes_read() - r0;
+	if (rc)
+		die("elog_open after a crash: %s: %s", elog_strerror(rc), elog_errmsg(w));
+	*end = elog_durable_end(w);
+	e_close(w);
+	return t;
+}
 
 static void w_recovery(void)
 {
 	const struct corpus *c = corpus(1);
 	uint64_t target = S.recovery_bytes;
 	recovery_log = path("recovery.elog");
-	char *db = path("recovery.db");
+	char *db = path("recovery.db"), lock[4096];
+	snprintf(lock, sizeof lock, "%s/LOCK", recovery_log);
 	rm_rf(recovery_log);
 	sq_unlink(db);
-	progress("recovery: %.0f MiB active segment x %d runs", (double)target / MIB, S.runs);
-	long elog__rec_bytes = KEY_LEN + (long)c->size + 32;
-	long n = (long)(target / (uint64_t)elog__rec_bytes);
+	progress("recovery: %.0f MiB active segment x %d runs: killed mid-batch, LOCK from"
+	         " another boot, clean", (double)target / MIB, S.runs);
+	long rec_bytes = KEY_LEN + (long)c->size + 32;
+	long n = (long)(target / (uint64_t)rec_bytes);
 	pid_t pid = fork();
-	if (pid == 0) {
-		alarm(600);
-		elog *w = e_open(recovery_log, 1ull << 30, ELOG_COMPRESS_NONE, 0);
-		for (long i = 0; i < n; i++) {
-			e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
-			if ((i + 1) % 1000 == 0)
-				e_flush(w);
-		}
-		e_flush(w);
-		_exit(0);	/* a crash: no elog_close */
-	}
-	int status;
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		die("recovery writer failed");
-	pid = fork();
 	if (pid == 0) {
 		alarm(600);
 		sqlite3 *d = sq_open(db);
@@ -1668,32 +2509,61 @@ static void w_recovery(void)
 		sq_exec(d, "COMMIT");
 		_exit(0);
 	}
+	int status;
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		die("recovery SQLite writer failed");
 
-	uint64_t seg = dir_bytes(recovery_log, ".log");
 	char wal[4096], shm[4096];
 	snprintf(wal, sizeof wal, "%s-wal", db);
 	snprintf(shm, sizeof shm, "%s-shm", db);
 	uint64_t walb = file_bytes(wal);
-	double er[16], sr[16];
+	double er[16], eb[16], ec[16], ra[16], rb[16], rc[16], sr[16], ta[16];
+	double seg_mib = 0;
+	int other_boot = 1;
+	uint64_t next = 0;
 	for (int run = 0; run < S.runs; run++) {
-		elog *w;
-		double t0 = now();
-		int rc = elog_open(&w, recovery_log, NULL);
-		double t = now() - t0;
-		if (rc)
-			die("elog_open after crash: %s: %s", elog_strerror(rc), elog_errmsg(w));
-		if (elog_durable_end(w) != (uint64_t)n)
-			die("recovered %llu records, not %ld",
-			    (unsigned long long)elog_durable_end(w), n);
-		e_close(w);
-		er[run] = (double)seg / t / 1e9;
+		/* (a): the first run's writer makes the log, later ones add
+		 * to it; each dies in a batch. */
+		uint64_t acked, end;
+		int busy = recovery_crash(recovery_log, (long)next, run ? 0 : n, &acked);
+		double seg = (double)dir_bytes(recovery_log, ".log");
+		double t = timed_open(recovery_log, &ra[run], &end);
+		if (end < acked || end > acked + 3 * KILL_BATCH)
+			die("recovered the durable end %llu after %llu acknowledged records",
+			    (unsigned long long)end, (unsigned long long)acked);
+		er[run] = seg / t / 1e9;
+		ta[run] = t * 1e3;
+		ra[run] /= seg;
+		next = end;
+		progress("  run %d: killed mid-batch (LOCK %s), %.1f MiB: open %.1f ms, %.2f GB/s,"
+		         " read %.2fx the segment, cut %.0f KiB, kept %llu records past the"
+		         " acknowledged", run + 1, busy ? "busy" : "NOT busy", seg / MIB, t * 1e3,
+		         er[run], ra[run], (seg - (double)dir_bytes(recovery_log, ".log")) / 1024,
+		         (unsigned long long)(end - acked));
+
+		/* (b): a state from another boot (or unreadable). */
+		other_boot &= lock_other_boot(lock);
+		seg = (double)dir_bytes(recovery_log, ".log");
+		t = timed_open(recovery_log, &rb[run], &end);
+		if (end != next)
+			die("recovered %llu records after another boot, not %llu",
+			    (unsigned long long)end, (unsigned long long)next);
+		eb[run] = seg / t / 1e9;
+		rb[run] /= seg;
+		seg_mib = seg / MIB;
+
+		/* For contrast: a clean open, which scans nothing. */
+		t = timed_open(recovery_log, &rc[run], &end);
+		ec[run] = t * 1e3;
+		progress("  run %d: LOCK %s: open %.2f GB/s, read %.2fx the segment;"
+		         " clean open %.2f ms, read %.0f B", run + 1,
+		         other_boot ? "from another boot" : "unreadable", eb[run], rb[run],
+		         ec[run], rc[run]);
 
 		unlink(shm);
 		sqlite3 *d;
-		t0 = now();
+		double t0 = now();
 		if (sqlite3_open(db, &d) != SQLITE_OK)
 			die("sqlite: %s", sqlite3_errmsg(d));
 		sqlite3_db_config(d, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
@@ -1708,11 +2578,20 @@ static void w_recovery(void)
 		sr[run] = (double)walb / t / 1e9;
 	}
 	sq_unlink(db);
-	char wl[64];
-	snprintf(wl, sizeof wl, "recovery: open after crash, %.0f MiB segment",
-	         (double)seg / MIB);
-	row("recovery", wl, "GB/s", median(er, S.runs), "SQLite WAL recovery",
-	    median(sr, S.runs), G_ELOG_GE, 1);
+	double sq = median(sr, S.runs);
+	char wl[80];
+	snprintf(wl, sizeof wl, "recovery: kill -9 mid-batch, %.0f MiB segment", seg_mib);
+	row("recovery", wl, "GB/s", median(er, S.runs), "SQLite WAL recovery", sq, G_ELOG_GE, 1);
+	row("recovery_scan", "  that open read the segment (rchar)", "x seg",
+	    median(ra, S.runs), "", NAN, G_ELOG_GE, 0.99);
+	snprintf(wl, sizeof wl, "recovery: LOCK %s",
+	         other_boot ? "from another boot" : "unreadable (garbage)");
+	row("recovery_boot", wl, "GB/s", median(eb, S.runs), "SQLite WAL recovery", sq,
+	    G_ELOG_GE, 1);
+	row("recovery_boot_scan", "  that open read the segment (rchar)", "x seg",
+	    median(rb, S.runs), "", NAN, G_ELOG_GE, 0.99);
+	row("recovery_clean", "  clean open, for contrast", "ms", median(ec, S.runs),
+	    "kill -9 recovery", median(ta, S.runs), G_NONE, 0);
 	free(db);
 }
 
@@ -1847,10 +2726,11 @@ static struct many_sizes many_sizes(void)
  * bench. */
 struct proc_slot {
 	long acks, busy;
+	long syncs;		/* fdatasync and fsync calls in the loop, -1 unknown */
 	double end;
 };
 
-enum mw_kind { MW_ELOG, MW_RAW, MW_SQLITE };
+enum mw_kind { MW_ELOG, MW_RAW, MW_SQLITE, MW_REDIS };
 
 struct mw_job {
 	enum mw_kind kind;
@@ -1870,8 +2750,9 @@ static void sleep_until(double t)
 }
 
 /* One process of a many-writer phase: open its own handle, wait for the
- * common start, then append and sync (or write + fdatasync, or commit)
- * job->per records at a time until the deadline. */
+ * common start, then append and sync (or write + fdatasync, or commit, or
+ * XADD and wait for the reply) job->per records at a time until the
+ * deadline. */
 static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 {
 	const struct corpus *c = job->c;
@@ -1880,7 +2761,10 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 	int fd = -1;
 	sqlite3 *d = NULL;
 	sqlite3_stmt *st = NULL;
-	if (job->kind == MW_ELOG) {
+	rd *x = NULL;
+	if (job->kind == MW_REDIS) {
+		x = rd_connect();
+	} else if (job->kind == MW_ELOG) {
 		w = e_open(job->target, 0, ELOG_COMPRESS_NONE, 0);
 	} else if (job->kind == MW_RAW) {
 		fd = open(job->target, O_WRONLY | O_APPEND);
@@ -1891,8 +2775,12 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 		st = sq_insert_stmt(d);
 	}
 	sleep_until(job->start);
+	long s0 = syncs_now();
 	while (now() < job->deadline) {
-		if (job->kind == MW_ELOG) {
+		if (job->kind == MW_REDIS) {
+			rd_xadd(x, c, i++);
+			slot->acks++;
+		} else if (job->kind == MW_ELOG) {
 			uint64_t off;
 			for (long j = 0; j < per; j++, i++)
 				e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size,
@@ -1931,6 +2819,9 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 		}
 	}
 	slot->end = now();
+	slot->syncs = syncs_now() < 0 ? -1 : syncs_now() - s0;
+	if (x)
+		rd_free(x);
 	if (w)
 		e_close(w);
 	if (fd >= 0)
@@ -1943,12 +2834,15 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 
 /* Fork n processes running job->kind (each with its own handle) from a
  * common start for secs seconds; the aggregate rate (records acknowledged
- * per second from the start to the last one's end), and the fewest and the
- * most records one process had acknowledged.  No SQLite connection may be
- * open in this process. */
-static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp)
+ * per second from the start to the last one's end), the fewest and the
+ * most records one process had acknowledged, and the syncs per sync call
+ * (elog_sync, fdatasync of the raw loop, or commit: per record when
+ * job->per is 1) in *spa (NAN when not counted: SQLite, Redis).  No SQLite
+ * connection or Redis connection may be open in this process. */
+static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp,
+                       double *spa)
 {
-	long sum = 0, mn = LONG_MAX, mx = 0;
+	long sum = 0, mn = LONG_MAX, mx = 0, syncs = 0;
 	struct proc_slot *slots = mmap(NULL, (size_t)n * sizeof *slots,
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED)
@@ -1982,6 +2876,8 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 	double end = job->start;
 	for (int k = 0; k < n; k++) {
 		sum += slots[k].acks;
+		if (syncs >= 0)
+			syncs = slots[k].syncs < 0 ? -1 : syncs + slots[k].syncs;
 		if (slots[k].acks < mn)
 			mn = slots[k].acks;
 		if (slots[k].acks > mx)
@@ -1992,6 +2888,8 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 	munmap(slots, (size_t)n * sizeof *slots);
 	*minp = mn;
 	*maxp = mx;
+	*spa = job->kind == MW_ELOG || job->kind == MW_RAW ?
+	    per_ack(syncs, sum / job->per) : NAN;
 	if (job->kind == MW_ELOG) {	/* every acknowledged record is there */
 		elog_reader *r;
 		if (elog_reader_open(&r, job->target) != 0 || elog_reader_seek_end(r) != 0)
@@ -2001,13 +2899,26 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 			    job->target, n, sum, (unsigned long long)elog_reader_position(r));
 		elog_reader_close(r);
 	}
+	if (job->kind == MW_REDIS) {	/* and every acknowledged entry */
+		rd *x = rd_connect();
+		if (rd_len(x) != sum)
+			die("redis: %d clients acknowledged %ld entries, the stream holds %ld",
+			    n, sum, rd_len(x));
+		rd_free(x);
+	}
 	return end > job->start ? (double)sum / (end - job->start) : NAN;
 }
 
 /* Fresh targets for one phase: an empty log, an empty file, an empty
- * table (made here, so that the processes only open them). */
-static void mw_fresh(const char *dir, const char *raw, const char *db)
+ * table (made here, so that the processes only open them), an empty
+ * stream. */
+static void mw_fresh(const char *dir, const char *raw, const char *db, int redis)
 {
+	if (redis) {
+		rd *x = rd_connect();
+		rd_clear(x);
+		rd_free(x);
+	}
 	if (dir) {
 		rm_rf(dir);
 		e_close(e_open(dir, 0, ELOG_COMPRESS_NONE, 0));
@@ -2027,58 +2938,81 @@ static void mw_fresh(const char *dir, const char *raw, const char *db)
 /* N processes, each with its own elog handle on one log, each
  * appending and syncing one 100 B record at a time; against N processes
  * doing write + fdatasync of the same bytes on one file opened O_APPEND,
- * against one process doing so alone, and against N SQLite connections in
- * N processes committing a row per transaction.  The phases take turns. */
+ * against one process doing so alone, against N SQLite connections in
+ * N processes committing a row per transaction, and against N Redis
+ * clients in N processes, each sending one XADD and waiting for its
+ * reply.  The phases take turns. */
 static void w_multi(void)
 {
 	struct many_sizes ms = many_sizes();
 	const struct corpus *c = corpus(0);
 	char *dir = path("multi.elog"), *raw = path("multi.raw"), *db = path("multi.db");
 	static const int ns[2] = { 4, 8 };
-	double er[2][16], rr[2][16], sr[2][16], r1[2][16], ef[2][16], sf[2][16];
+	double er[2][16], rr[2][16], sr[2][16], r1[2][16], ef[2][16], sf[2][16], xr[2][16];
+	double es[2][16], rs[2][16], spa;
 	long mn, mx;
-	progress("many writers: 4 and 8 processes, %.1f s per phase x %d runs",
-	         ms.secs, S.runs);
+	int have_redis = redis_fresh();
+	int phases = have_redis ? 5 : 4;
+	progress("many writers: 4 and 8 processes, %.1f s per phase x %d runs%s",
+	         ms.secs, S.runs, have_redis ? ", with Redis" : "");
 	for (int run = 0; run < S.runs; run++) {
 		struct mw_job job = { .c = c, .per = 1 };
 		for (int x = 0; x < 2; x++) {
 			int n = ns[x];
-			/* The four phases take turns, each run starting one
+			/* The phases take turns, each run starting one
 			 * further on, so that none always follows another. */
-			for (int turn = 0; turn < 4; turn++) {
-				int which = (turn + run + x) % 4;
+			for (int turn = 0; turn < phases; turn++) {
+				int which = (turn + run + x) % phases;
 				const char *what;
 				double *rate;
 				int procs = n;
-				job.kind = which == 0 ? MW_ELOG : which == 3 ? MW_SQLITE : MW_RAW;
+				job.kind = which == 0 ? MW_ELOG : which == 3 ? MW_SQLITE :
+				    which == 4 ? MW_REDIS : MW_RAW;
 				if (which == 0) {
-					mw_fresh(dir, NULL, NULL);
+					mw_fresh(dir, NULL, NULL, 0);
 					job.target = dir;
 					what = "elog";
 					rate = &er[x][run];
 				} else if (which == 1 || which == 2) {
-					mw_fresh(NULL, raw, NULL);
+					mw_fresh(NULL, raw, NULL, 0);
 					job.target = raw;
 					what = which == 1 ? "raw O_APPEND" : "raw (alone)";
 					rate = which == 1 ? &rr[x][run] : &r1[x][run];
 					procs = which == 1 ? n : 1;
-				} else {
-					mw_fresh(NULL, NULL, db);
+				} else if (which == 3) {
+					mw_fresh(NULL, NULL, db, 0);
 					job.target = db;
 					what = "SQLite";
 					rate = &sr[x][run];
+				} else {
+					mw_fresh(NULL, NULL, NULL, 1);
+					job.target = "redis";
+					what = "Redis";
+					rate = &xr[x][run];
 				}
-				*rate = mw_phase(&job, procs, ms.secs, &mn, &mx);
-				if (which == 0)
+				*rate = mw_phase(&job, procs, ms.secs, &mn, &mx, &spa);
+				if (which == 0) {
 					ef[x][run] = mx ? (double)mn / (double)mx : NAN;
+					es[x][run] = spa;
+				}
+				if (which == 1)
+					rs[x][run] = spa;
 				if (which == 3)
 					sf[x][run] = mx ? (double)mn / (double)mx : NAN;
-				progress("  run %d, %d %s writers: %.0f acks/s, per writer %ld..%ld",
-				         run + 1, procs, what, *rate, mn, mx);
+				if (isnan(spa))
+					progress("  run %d, %d %s writers: %.0f acks/s, per writer"
+					         " %ld..%ld", run + 1, procs, what, *rate, mn, mx);
+				else
+					progress("  run %d, %d %s writers: %.0f acks/s, per writer"
+					         " %ld..%ld, %.3f syncs/ack", run + 1, procs, what,
+					         *rate, mn, mx, spa);
 			}
 			progress("  run %d, %d writers: elog / raw O_APPEND %.2fx, / raw 1 process"
 			         " %.2fx, / SQLite %.2fx", run + 1, n, er[x][run] / rr[x][run],
 			         er[x][run] / r1[x][run], er[x][run] / sr[x][run]);
+			if (have_redis)
+				progress("  run %d, %d writers: elog / Redis %.2fx", run + 1, n,
+				         er[x][run] / xr[x][run]);
 		}
 	}
 	rm_rf(dir);
@@ -2099,6 +3033,17 @@ static void w_multi(void)
 		snprintf(ref, sizeof ref, "SQLite %d procs", n);
 		snprintf(wl, sizeof wl, "  against SQLite, %d procs, txn/row", n);
 		row(id, wl, "acks/s", rate, ref, median(sr[x], S.runs), G_RATIO_GE, 1);
+		/* The issue's target: 8 writer processes at or above Redis
+		 * with 8 clients; at 4, context. */
+		snprintf(id, sizeof id, "multi%d_100_redis", n);
+		snprintf(ref, sizeof ref, "Redis always %d cl", n);
+		snprintf(wl, sizeof wl, "  against Redis, %d client procs, XADD", n);
+		row_redis(have_redis, id, wl, "acks/s", rate, ref,
+		          have_redis ? median(xr[x], S.runs) : NAN, n == 8 ? G_RATIO_GE : G_NONE, 1);
+		snprintf(id, sizeof id, "multi%d_100_syncs", n);
+		snprintf(ref, sizeof ref, "raw %d procs", n);
+		row(id, "  syncs per ack", "syncs", median(es[x], S.runs), ref,
+		    median(rs[x], S.runs), G_NONE, 0);
 		snprintf(id, sizeof id, "multi%d_100_fair", n);
 		row(id, "  fairness: min/max acks per process", "min/max",
 		    median(ef[x], S.runs), "SQLite min/max", median(sf[x], S.runs), G_NONE, 0);
@@ -2116,7 +3061,7 @@ static void w_multi_batch(void)
 	struct many_sizes ms = many_sizes();
 	const struct corpus *c = corpus(0);
 	char *dir = path("multib.elog"), *db = path("multib.db");
-	double er[16], sr[16], ef[16], sf[16];
+	double er[16], sr[16], ef[16], sf[16], es[16], spa;
 	long mn, mx;
 	progress("many writers, batches of 1000: 4 processes, %.1f s per phase x %d runs",
 	         ms.secs, S.runs);
@@ -2124,16 +3069,16 @@ static void w_multi_batch(void)
 		struct mw_job job = { .c = c, .per = 1000 };
 		for (int turn = 0; turn < 2; turn++) {
 			if ((turn == 0) == (run % 2 == 0)) {
-				mw_fresh(dir, NULL, NULL);
+				mw_fresh(dir, NULL, NULL, 0);
 				job.kind = MW_ELOG;
 				job.target = dir;
-				er[run] = mw_phase(&job, 4, ms.secs, &mn, &mx);
+				er[run] = mw_phase(&job, 4, ms.secs, &mn, &mx, &es[run]);
 				ef[run] = mx ? (double)mn / (double)mx : NAN;
 			} else {
-				mw_fresh(NULL, NULL, db);
+				mw_fresh(NULL, NULL, db, 0);
 				job.kind = MW_SQLITE;
 				job.target = db;
-				sr[run] = mw_phase(&job, 4, ms.secs, &mn, &mx);
+				sr[run] = mw_phase(&job, 4, ms.secs, &mn, &mx, &spa);
 				sf[run] = mx ? (double)mn / (double)mx : NAN;
 			}
 		}
@@ -2146,6 +3091,8 @@ static void w_multi_batch(void)
 	    median(er, S.runs), "SQLite 4 procs", median(sr, S.runs), G_NONE, 0);
 	row("multib4_100_fair", "  fairness: min/max records per process", "min/max",
 	    median(ef, S.runs), "SQLite min/max", median(sf, S.runs), G_NONE, 0);
+	row("multib4_100_syncs", "  syncs per batch of 1000", "syncs", median(es, S.runs), "",
+	    NAN, G_NONE, 0);
 	free(dir);
 	free(db);
 }
@@ -2164,6 +3111,53 @@ static void oneshot_spawn(int sqlite, const char *log, const char *db,
 	    " VALUES(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0, NULL, 'x')",
 	    NULL };
 	spawn(sqlite ? as : ae, sqlite ? NULL : xfile, NULL, secs);
+}
+
+/* The raw one-shot writer (bench/oneshot-raw.c, built by run.sh): a
+ * process that opens file O_APPEND, writes 100 B, fdatasyncs and exits;
+ * spawned as elog-append is, stdin from xfile. */
+static void raw_oneshot_spawn(const char *prog, const char *file, const char *xfile,
+                              double *secs)
+{
+	char *argv[] = { (char *)prog, (char *)file, NULL };
+	spawn(argv, xfile, NULL, secs);
+}
+
+/* The system calls of one run of argv (stdin from in), counted by strace:
+ * the lines `strace -f -o FILE` writes, less those that end a call begun on
+ * another line ("resumed") and the exit and signal lines; the fdatasync and
+ * fsync calls among them in *syncs.  -1 without strace. */
+static long count_syscalls(char *const argv[], const char *in, long *syncs)
+{
+	if (!runnable("strace"))
+		return -1;
+	char out[4096], line[8192], *av[64];
+	snprintf(out, sizeof out, "%s/strace.out", workdir);
+	int n = 0;
+	av[n++] = "strace";
+	av[n++] = "-f";
+	av[n++] = "-qq";
+	av[n++] = "-o";
+	av[n++] = out;
+	for (int i = 0; argv[i] && n < 63; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	spawn(av, in, NULL, NULL);
+	FILE *f = fopen(out, "r");
+	if (!f)
+		die("%s: %s", out, strerror(errno));
+	long calls = 0;
+	*syncs = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strstr(line, " resumed>") || strstr(line, "+++ ") || strstr(line, "--- "))
+			continue;
+		calls++;
+		if (strstr(line, "fdatasync(") || strstr(line, "fsync("))
+			++*syncs;
+	}
+	fclose(f);
+	unlink(out);
+	return calls;
 }
 
 /* 4 processes each running one-shot writers one after the other for secs
@@ -2214,7 +3208,8 @@ static double oneshot_loops(int sqlite, const char *log, const char *db,
 
 /* A new process appending one record to an existing healthy log,
  * against the sqlite3 shell inserting one row into an existing WAL
- * database with synchronous=full; one at a time, then 4 loops at once. */
+ * database with synchronous=full and against the raw one-shot writer; one
+ * at a time, then 4 loops at once (elog and sqlite3). */
 static void w_oneshot(void)
 {
 	if (!runnable(sqlite3_cli)) {
@@ -2225,6 +3220,9 @@ static void w_oneshot(void)
 	struct many_sizes ms = many_sizes();
 	const struct corpus *c = corpus(0);
 	char *dir = path("oneshot.elog"), *db = path("oneshot.db"), *xfile = path("x.txt");
+	char *rawfile = path("oneshot.raw"), rawprog[4096];
+	snprintf(rawprog, sizeof rawprog, "%s/bench-oneshot-raw", bindir);
+	int have_raw = access(rawprog, X_OK) == 0;
 	FILE *f = fopen(xfile, "w");
 	if (!f || fputs("x\n", f) < 0 || fclose(f) != 0)
 		die("%s: write failed", xfile);
@@ -2232,23 +3230,30 @@ static void w_oneshot(void)
 	         " then 4 loops of %.1f s", ms.log_n, ms.oneshots, S.runs, ms.loop_secs);
 	build_elog(dir, c, ms.log_n, 0, 0);
 	build_sqlite(db, c, ms.log_n, 0);
+	if (have_raw)
+		mw_fresh(NULL, rawfile, NULL, 0);
 	int k1 = ms.oneshots;
 	double *et = xmalloc((size_t)k1 * sizeof *et), *st = xmalloc((size_t)k1 * sizeof *st);
+	double *rt = xmalloc((size_t)k1 * sizeof *rt);
 	long cap = 100000;
 	double *lt = xmalloc(4 * (size_t)cap * sizeof *lt), *all = xmalloc(4 * (size_t)cap * sizeof *all);
-	double em[16], sm[16], e4[16], s4[16], ea[16], sa[16];
+	double em[16], sm[16], rm[16], e4[16], s4[16], ea[16], sa[16];
 	for (int run = 0; run < S.runs; run++) {
+		/* elog-append, the sqlite3 shell (and the raw writer) take
+		 * turns, each spawn starting one further on. */
+		int np = have_raw ? 3 : 2;
 		for (int i = 0; i < k1; i++) {
-			if ((i + run) % 2 == 0) {
-				oneshot_spawn(0, dir, db, xfile, &et[i]);
-				oneshot_spawn(1, dir, db, xfile, &st[i]);
-			} else {
-				oneshot_spawn(1, dir, db, xfile, &st[i]);
-				oneshot_spawn(0, dir, db, xfile, &et[i]);
+			for (int t = 0; t < np; t++) {
+				int who = (t + i + run) % np;
+				if (who == 2)
+					raw_oneshot_spawn(rawprog, rawfile, xfile, &rt[i]);
+				else
+					oneshot_spawn(who, dir, db, xfile, who ? &st[i] : &et[i]);
 			}
 		}
 		em[run] = median(et, k1) * 1e3;
 		sm[run] = median(st, k1) * 1e3;
+		rm[run] = have_raw ? median(rt, k1) * 1e3 : NAN;
 		for (int turn = 0; turn < 2; turn++) {
 			int sqlite = (turn == 0) != (run % 2 == 0);
 			long n[4], m = 0;
@@ -2266,9 +3271,35 @@ static void w_oneshot(void)
 		progress("  run %d: one %.2f / %.2f ms (%.2fx); 4 loops %.2f / %.2f ms (%.2fx),"
 		         " %.0f / %.0f per s (elog / sqlite3)", run + 1, em[run], sm[run],
 		         em[run] / sm[run], e4[run], s4[run], e4[run] / s4[run], ea[run], sa[run]);
+		if (have_raw)
+			progress("  run %d: one %.2f ms, raw one-shot %.2f ms (%.2fx)", run + 1,
+			         em[run], rm[run], em[run] / rm[run]);
 	}
-	row("oneshot", "one-shot writer: echo x | elog-append", "ms", median(em, S.runs),
+	double one = median(em, S.runs);
+	row("oneshot", "one-shot writer: echo x | elog-append", "ms", one,
 	    "sqlite3 CLI insert", median(sm, S.runs), G_RATIO_LE, 0.35);
+	if (have_raw) {
+		row("oneshot_raw", "  against a raw one-shot process", "ms", one,
+		    "O_APPEND+fdatasync", median(rm, S.runs), G_RATIO_LE, 1.3);
+		/* Not timed: one more of each under strace. */
+		char prog[4096];
+		snprintf(prog, sizeof prog, "%s/elog-append", bindir);
+		char *ae[] = { prog, dir, NULL }, *ar[] = { rawprog, rawfile, NULL };
+		long esy = 0, rsy = 0;
+		long ec = count_syscalls(ae, xfile, &esy), rc = count_syscalls(ar, xfile, &rsy);
+		if (ec < 0) {
+			row_na("oneshot_syscalls", "  system calls of one (strace -f)",
+			       "n/a (no strace)");
+		} else {
+			row("oneshot_syscalls", "  system calls of one (strace -f)", "calls",
+			    (double)ec, "raw one-shot", (double)rc, G_NONE, 0);
+			row("oneshot_syncs", "  fdatasync + fsync calls of one", "syncs",
+			    (double)esy, "raw one-shot", (double)rsy, G_NONE, 0);
+		}
+	} else {
+		row_na("oneshot_raw", "  against a raw one-shot process",
+		       "n/a (no bench-oneshot-raw in --bin: run.sh builds it)");
+	}
 	row("oneshot4", "  4 at once: time per process", "ms", median(e4, S.runs),
 	    "4 sqlite3 CLI loops", median(s4, S.runs), G_NONE, 0);
 	row("oneshot4_rate", "  4 at once: aggregate", "proc/s", median(ea, S.runs),
@@ -2276,13 +3307,16 @@ static void w_oneshot(void)
 	rm_rf(dir);
 	sq_unlink(db);
 	unlink(xfile);
+	unlink(rawfile);
 	free(et);
 	free(st);
+	free(rt);
 	free(lt);
 	free(all);
 	free(dir);
 	free(db);
 	free(xfile);
+	free(rawfile);
 }
 
 /* ---- cost that does not grow with the number of segments ------------- */
@@ -2680,6 +3714,9 @@ static void teardown(void)
 	}
 	if (recovery_log)
 		rm_rf(recovery_log);
+	redis_stop();
+	if (redis_dir)
+		rm_rf(redis_dir);
 }
 
 /* The suite: every selected workload in the order of the table. */
@@ -2712,6 +3749,7 @@ static void usage(void)
 
 	fputs("usage: bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]\n"
 	      "             [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]\n"
+	      "             [--redis-server PATH | --no-redis]\n"
 	      "LIST: ", stderr);
 	for (size_t i = 0; i < NWORKLOADS; i++) {
 		size_t n = strlen(workloads[i].name) + 1;
@@ -2767,6 +3805,8 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "long", no_argument, NULL, 'L' },
 		{ "long-records", required_argument, NULL, 'N' },
+		{ "redis-server", required_argument, NULL, 'R' },
+		{ "no-redis", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, runs = 0, long_mode = 0;
@@ -2787,6 +3827,8 @@ static int parse_args(int argc, char **argv)
 		case 'x': scale = atof(optarg); break;
 		case 'L': long_mode = 1; break;
 		case 'N': long_n = atol(optarg); break;
+		case 'R': redis_server = optarg; break;
+		case 'n': no_redis = 1; break;
 		default: usage();
 		}
 	}
@@ -2819,6 +3861,9 @@ int main(int argc, char **argv)
 	signal(SIGALRM, on_alarm);
 	alarm(strcmp(S.name, "quick") == 0 ? 1500 : 3600);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_fatal);
+	signal(SIGTERM, on_fatal);
+	signal(SIGHUP, on_fatal);
 
 	double t0;
 	if (long_mode) {	/* one run of the long workload, nothing else */
@@ -2832,7 +3877,8 @@ int main(int argc, char **argv)
 	} else {
 		printf("elog %s against SQLite %s: %s sizes, medians of %d runs, in %s\n",
 		       elog_version(), sqlite3_libversion(), S.name, S.runs, workdir);
-		printf("ratio = elog / reference; targets from issue 7 (and issue 8 for zstd)\n\n");
+		printf("ratio = elog / reference; targets from issue 7 (issue 8 for zstd; issue 25"
+		       " for many writers, 8 threads, page cache, seek p99, one-shot)\n\n");
 		header();
 		t0 = now();
 		run_suite();

@@ -21,11 +21,44 @@ B=${B:-$($MAKE -s --no-print-directory builddir)}
 cflags=$(pkg-config --cflags sqlite3)
 libs=$(pkg-config --libs sqlite3)
 zlibs=$(sed -n 's/^Libs:.*-pthread *//p' "$B/elog.pc")
+# Redis Streams is a peer when hiredis is there (the bench starts its own
+# redis-server); without it, the bench says so on each Redis row.
+if pkg-config --exists hiredis 2>/dev/null; then
+	cflags="$cflags -DHAVE_HIREDIS $(pkg-config --cflags hiredis)"
+	libs="$libs $(pkg-config --libs hiredis)"
+else
+	echo "run.sh: no hiredis (apt-get install libhiredis-dev): the Redis rows are skipped" >&2
+fi
+# The syncs of the many-writer rows are counted by wrapping fdatasync and
+# fsync at link time (libelog.a's calls and the bench's own): a counter,
+# nothing that slows the timed loops.  (The flags are lists: split.)
+# shellcheck disable=SC2086
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -pthread -Wall -Wextra -Werror -Ilib $cflags \
+	-DBENCH_WRAP_SYNCS -Wl,--wrap=fdatasync -Wl,--wrap=fsync \
 	-o "$B/bench" bench/bench.c "$B/libelog.a" $libs $zlibs -lm
+# The raw one-shot writer the oneshot_raw row times beside elog-append.
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
+	-o "$B/bench-oneshot-raw" bench/oneshot-raw.c
 
 work=$(mktemp -d "${BENCH_DIR:-$PWD}/.bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM HUP
+# The bench stops its redis-server itself (and the server dies with it:
+# PR_SET_PDEATHSIG); should the bench be killed anyway, the server named by
+# its pid file is stopped here, if it is still the one serving $work.
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+	pidf=$work/redis/redis.pid
+	if [ -f "$pidf" ]; then
+		pid=$(cat "$pidf")
+		if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$work/"; then
+			kill "$pid" 2>/dev/null || true
+		fi
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 fstype=$(df -PT "$work" | awk 'NR == 2 { print $2 }')
 if [ "$fstype" = tmpfs ] && [ -z "${BENCH_DIR:-}" ]; then
 	echo "run.sh: $work is on tmpfs; set BENCH_DIR to a directory on a disk" >&2

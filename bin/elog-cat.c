@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 static const char usage_text[] =
 	"usage: elog-cat [-f | --follow=name] [-F format | -v]\n"
 	"                [-o position | -n count | --since time | -g name]\n"
-	"                [-c count] [-k key] [--until time] [--strict] dir\n"
+	"                [-c count] [-k key] [--until time] [--reverse]\n"
+	"                [--idle duration] [--existing] [--strict] dir\n"
 	"       elog-cat -L [--json] dir\n"
 	"       elog-cat -h | --help | --version\n"
 	"\n"
@@ -33,6 +35,9 @@ static const char usage_text[] =
 	"  -c, --count count          stop after count records\n"
 	"  -k, --key key              print only the records with this key\n"
 	"  --until time               stop at the first record after time\n"
+	"  --reverse                  newest first, back to the first record\n"
+	"  --idle duration            with -f: exit after duration without a record\n"
+	"  --existing                 with -g: refuse a consumer that never committed\n"
 	"  --strict                   a gap in the offsets is an error\n"
 	"  -L, --list                 print a summary of the log instead\n"
 	"  --json                     with -L: the summary as JSON\n"
@@ -43,7 +48,14 @@ static const char usage_text[] =
  * case a wake-up from the library were ever missed. */
 #define FOLLOW_TIMEOUT_MS 1000
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON };
+/* -f --until T ends once the clock has passed T by this much: a record
+ * the writer stamped at T or before is durable by then, unless its writer
+ * lingers or waits for the lock longer than elog-append does by default
+ * (--wait 10s).  elog-cat(1) says so. */
+#define UNTIL_GRACE_MS 10000
+
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_REVERSE, OPT_IDLE,
+       OPT_EXISTING };
 
 static const struct option long_options[] = {
 	{ "format",  required_argument, NULL, 'F' },
@@ -57,6 +69,9 @@ static const struct option long_options[] = {
 	{ "since",   required_argument, NULL, OPT_SINCE },
 	{ "until",   required_argument, NULL, OPT_UNTIL },
 	{ "strict",  no_argument,       NULL, OPT_STRICT },
+	{ "reverse", no_argument,       NULL, OPT_REVERSE },
+	{ "idle",    required_argument, NULL, OPT_IDLE },
+	{ "existing", no_argument,      NULL, OPT_EXISTING },
 	{ "list",    no_argument,       NULL, 'L' },
 	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
@@ -83,6 +98,7 @@ struct format {
 struct config {
 	enum { OUT_JSON, OUT_FORMAT, OUT_VALUES } out;
 	struct format fmt;
+	const char *fmt_arg;       /* -F's argument */
 	enum start start;
 	const char *start_opt;     /* the option that chose start, for messages */
 	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
@@ -97,6 +113,10 @@ struct config {
 	int follow;
 	int follow_name;           /* --follow=name: a new log of the name */
 	int strict;
+	int reverse;               /* --reverse */
+	int idle_set;              /* --idle */
+	uint64_t idle_ms;
+	int existing;              /* --existing */
 	int summary;               /* -L */
 	int json;                  /* --json, with -L */
 	int reading;               /* an option about reading records was given */
@@ -275,66 +295,23 @@ static int key_matches(const struct config *cf, const struct elog_record *rec)
 	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
 }
 
-/* Read from the reader's position up to (not including) offset end,
- * counting the records with the key; with skip, stop at the record after
- * skip of them, leaving *at its offset.  Gaps pass silently: the real read
- * reports them. */
-static int count_key(elog_reader *r, const struct config *cf, uint64_t end,
-                     uint64_t skip, uint64_t *count, uint64_t *at)
-{
-	struct elog_record rec;
-	int rc;
-
-	*count = 0;
-	*at = end;
-	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
-		if (rc == ELOG_GAP)
-			continue;
-		if (rec.offset >= end)
-			break;
-		if (!key_matches(cf, &rec))
-			continue;
-		if (*count == skip) {
-			*at = rec.offset;
-			return 0;
-		}
-		(*count)++;
-	}
-	return rc == 0 || rc == ELOG_END ? 0 : rc;
-}
-
-/* -n N with -k KEY: the last N records with the key, found by reading
- * back from the end over a window that doubles until it holds N of them
- * (or reaches the start), so that the cost is that of the records between
- * the Nth last one and the end. */
+/* -n N with -k KEY: the last N records with the key, found by walking
+ * back from the end until N of them went by (or the first record did), so
+ * that the cost is that of the records between the Nth last one and the
+ * end.  Gaps pass silently: the read forward reports them. */
 static int seek_last_of_key(elog_reader *r, const struct config *cf)
 {
-	uint64_t n = cf->start_arg, end, span = n ? n : 1, count, at;
+	struct elog_record rec;
+	uint64_t found = 0;
 	int rc;
 
 	if ((rc = elog_reader_seek_end(r)) != 0)
 		return rc;
-	end = elog_reader_position(r);
-	if (n == 0)
-		return 0;
-	for (;;) {
-		if ((rc = elog_reader_seek_last(r, span)) != 0)
-			return rc;
-		uint64_t from = elog_reader_position(r);
-		if ((rc = count_key(r, cf, end, UINT64_MAX, &count, &at)) != 0)
-			return rc;
-		/* At the start of the log when the window holds fewer records
-		 * than asked for: there is nothing before it. */
-		int at_start = end - from < span;
-		if (count >= n || at_start || span > UINT64_MAX / 2) {
-			if ((rc = elog_reader_seek(r, from)) != 0)
-				return rc;
-			if ((rc = count_key(r, cf, end, count > n ? count - n : 0, &count, &at)) != 0)
-				return rc;
-			return elog_reader_seek(r, at);
-		}
-		span *= 2;
-	}
+	while (found < cf->start_arg &&
+	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP))
+		if (rc == 0 && key_matches(cf, &rec))
+			found++;
+	return rc == 0 || rc == ELOG_END ? 0 : rc;
 }
 
 static void on_stop_signal(int sig)
@@ -381,9 +358,11 @@ static int stdout_gone(const struct pollfd *p)
 
 /* At the end of the durable records, with -f: show what was printed, then
  * sleep until the log may have grown, stdout's reader has gone, a stop
- * signal came, or the safety timeout passed. */
-static void wait_for_records(elog_reader *r, const char *dir)
+ * signal came, or timeout_ms (at most the safety timeout) passed. */
+static void wait_for_records(elog_reader *r, const char *dir, int64_t timeout_ms)
 {
+	int ms = timeout_ms < 0 ? 0 : timeout_ms < FOLLOW_TIMEOUT_MS ? (int)timeout_ms
+	                                                          : FOLLOW_TIMEOUT_MS;
 	struct pollfd p[2] = {
 		{ .fd = elog_reader_fd(r), .events = POLLIN },
 		{ .fd = STDOUT_FILENO, .events = 0 },
@@ -392,11 +371,11 @@ static void wait_for_records(elog_reader *r, const char *dir)
 
 	cli_flush();
 	if (p[0].fd >= 0) {
-		rc = poll(p, 2, FOLLOW_TIMEOUT_MS);
+		rc = poll(p, 2, ms);
 		if (rc < 0 && errno != EINTR)
 			cli_die(CLI_EX_IO, dir, "poll: %s", cli_strerror(errno));
 	} else {
-		rc = elog_reader_wait(r, FOLLOW_TIMEOUT_MS);
+		rc = elog_reader_wait(r, ms);
 		if (rc != 0 && rc != ELOG_TIMEOUT && rc != EINTR)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		if (poll(&p[1], 1, 0) < 0 && errno != EINTR)
@@ -408,14 +387,44 @@ static void wait_for_records(elog_reader *r, const char *dir)
 		cli_exit(CLI_EX_OK);
 }
 
+/* "the log was moved to PATH" for a log directory renamed away from its
+ * name, where the system tells where it went (Linux), else without PATH. */
+static const char *moved_to(void)
+{
+	static char why[PATH_MAX + 64];
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof link, "/proc/self/fd/%d", log_fd);
+	n = readlink(link, path, sizeof path - 1);
+	if (n <= 0 || path[0] != '/')
+		return "the log was moved away from this name";
+	path[n] = '\0';
+	snprintf(why, sizeof why, "the log was moved to %s", path);
+	return why;
+}
+
 /* NULL when dir still names the directory being read, else what became
  * of it. */
 static const char *log_moved(const char *dir)
 {
 	struct stat st, self;
 
-	if (stat(dir, &st) < 0)
-		return errno == ENOENT ? "the log was deleted" : NULL;
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return NULL;
+		if (fstat(log_fd, &self) < 0 || self.st_nlink == 0)
+			return "the log was deleted";
+		/* Renamed away, not deleted.  A mv(1) of another log into
+		 * its place may follow at once: a moment's look for it
+		 * tells a replacement from a move. */
+		for (int i = 0; i < 10; i++) {
+			poll(NULL, 0, 20);
+			if (stat(dir, &st) == 0)
+				return "the log was replaced by another directory";
+		}
+		return moved_to();
+	}
 	if (st.st_ino != log_st.st_ino || st.st_dev != log_st.st_dev ||
 	    (fstat(log_fd, &self) == 0 && self.st_nlink == 0))
 		return "the log was replaced by another directory";
@@ -482,6 +491,77 @@ static void reopen(elog_reader **r, const char *dir, const struct config *cf,
 		cli_die_elog(dir, rc, elog_reader_errmsg(*r));
 }
 
+/* s as one shell word: as it is when it needs no quoting, else in single
+ * quotes. */
+static void put_shell_word(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	if (s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                             "0123456789/._-+:@%,=")] == '\0') {
+		snprintf(buf, size, "%s", s);
+		return;
+	}
+	if (size < 8) {
+		buf[0] = '\0';
+		return;
+	}
+	buf[n++] = '\'';
+	for (; *s != '\0' && n + 6 < size; s++) {
+		if (*s == '\'') {
+			memcpy(buf + n, "'\\''", 4);
+			n += 4;
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+}
+
+/* -g: just after the consumer's committed offset.  One that never
+ * committed starts at the beginning, and says so (--existing refuses it);
+ * one whose committed offset lies at or above the log's durable end read
+ * records the log has lost since (a backup restored, a log made again):
+ * data loss, with the command that takes the consumer on from the end. */
+static void position_group(elog_reader *r, const char *dir, const struct config *cf)
+{
+	char msg[ELOG_MSG_MAX], qdir[PATH_MAX + 16];
+	struct elog_consumer c;
+	int rc;
+
+	rc = elog_consumer_get(dir, cf->group, &c, msg);
+	if (rc == ELOG_NOCONSUMER) {
+		if (cf->existing)
+			cli_die(CLI_EX_NO, dir, "no consumer \"%s\" (without --existing, "
+			        "it would start at the beginning of the log)", cf->group);
+		cli_warn(dir, "consumer \"%s\" has committed nothing: a new consumer, "
+		         "reading from the beginning of the log", cf->group);
+	} else if (rc != 0) {
+		cli_die_elog(dir, rc, msg);
+	}
+	rc = elog_consumer_seek(r, dir, cf->group, msg);
+	if (rc == ELOG_BEYOND && (rc = elog_consumer_get(dir, cf->group, &c, msg)) == 0 &&
+	    (rc = elog_reader_seek_end(r)) == 0) {
+		uint64_t end = elog_reader_durable_end(r);
+
+		put_shell_word(qdir, sizeof qdir, dir);
+		if (end > 0)
+			cli_die(CLI_EX_CORRUPT, dir, "consumer \"%s\" committed offset %llu, "
+			        "but the log ends at %llu: records it read were lost; to "
+			        "go on with the records to come: elog-commit %s %s %llu",
+			        cf->group, (unsigned long long)c.offset,
+			        (unsigned long long)end, qdir, cf->group,
+			        (unsigned long long)(end - 1));
+		cli_die(CLI_EX_CORRUPT, dir, "consumer \"%s\" committed offset %llu, but "
+		        "the log is empty: records it read were lost; to start it over: "
+		        "elog-commit -d %s %s", cf->group, (unsigned long long)c.offset,
+		        cf->group, qdir);
+	}
+	if (rc != 0)
+		cli_die_elog(dir, rc, msg);
+}
+
 static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
@@ -497,17 +577,102 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 	case START_OFFSET: rc = elog_reader_seek(r, cf->start_arg); break;
 	case START_LAST: rc = elog_reader_seek_last(r, cf->start_arg); break;
 	case START_TIME: rc = elog_reader_seek_time(r, cf->since); break;
-	case START_GROUP: {
-		char msg[ELOG_MSG_MAX];
-
-		rc = elog_consumer_seek(r, dir, cf->group, msg);
-		if (rc != 0)
-			cli_die_elog(dir, rc, msg);
-		break;
-	}
+	case START_GROUP: position_group(r, dir, cf); break;
 	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+}
+
+/* A gap the reader reported, on stderr; 1 when --strict makes it the end. */
+static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
+{
+	uint64_t first, last;
+
+	elog_reader_gap(r, &first, &last);
+	const char *why = elog_reader_gap_cause(r) == ELOG_GAP_DAMAGE
+	        ? "lost to damage (see elog-verify --salvage)"
+	        : "removed by retention";
+	if (first == last)
+		cli_warn(dir, "offset %llu was %s", (unsigned long long)first, why);
+	else
+		cli_warn(dir, "offsets %llu-%llu were %s",
+		         (unsigned long long)first, (unsigned long long)last, why);
+	return cf->strict;
+}
+
+/* --reverse: newest first, from the end (or from -o N down), back to the
+ * first record, or with --since to the first record, in offset order,
+ * whose timestamp is since or later: no record before it is.  --since and
+ * --until select exactly (since <= ts <= until); -n, like -c, is how many
+ * to print. */
+static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t printed = 0, limit = UINT64_MAX, lo = 0;
+	int rc;
+
+	if (cf->count_set)
+		limit = cf->count;
+	if (cf->start == START_LAST && cf->start_arg < limit)
+		limit = cf->start_arg;
+	if (limit == 0)
+		return CLI_EX_OK;
+	switch (cf->start) {
+	case START_OFFSET:
+		rc = elog_reader_seek(r, cf->start_arg < UINT64_MAX ? cf->start_arg + 1
+		                                                    : UINT64_MAX);
+		break;
+	case START_TIME:
+		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
+			break;
+		lo = elog_reader_position(r);
+		/* fall through */
+	default:
+		rc = elog_reader_seek_end(r);
+		break;
+	}
+	if (rc != 0)
+		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+	for (;;) {
+		if (stop_requested)
+			stop_now();
+		rc = elog_reader_prev(r, &rec);
+		if (rc == 0) {
+			if (rec.offset < lo)
+				return CLI_EX_OK;
+			if ((cf->until_set && rec.ts_ms > cf->until) ||
+			    (cf->start == START_TIME && rec.ts_ms < cf->since) ||
+			    (cf->key != NULL && !key_matches(cf, &rec)))
+				continue;
+			key_matched = 1;
+			print_record(cf, &rec);
+			if (++printed == limit)
+				return CLI_EX_OK;
+		} else if (rc == ELOG_GAP) {
+			if (report_gap(r, dir, cf))
+				return CLI_EX_NO;
+		} else if (rc == ELOG_END) {
+			return CLI_EX_OK;
+		} else {
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		}
+	}
+}
+
+/* How long a follower may still wait, in ms, before --idle or --until
+ * ends it; INT64_MAX when neither applies, 0 or less when it is time. */
+static int64_t follow_left(const struct config *cf, int64_t last_record_ms)
+{
+	int64_t left = INT64_MAX;
+
+	if (cf->idle_set)
+		left = last_record_ms + (int64_t)cf->idle_ms - cli_monotonic_ms();
+	if (cf->until_set && cf->until < INT64_MAX - UNTIL_GRACE_MS) {
+		int64_t u = cf->until + UNTIL_GRACE_MS - cli_now_ms();
+		if (u < left)
+			left = u;
+	}
+	return left;
 }
 
 static int cat(elog_reader **rp, const char *dir, const struct config *cf)
@@ -515,6 +680,7 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 	elog_reader *r = *rp;
 	struct elog_record rec;
 	uint64_t printed = 0;
+	int64_t last_record_ms = cli_monotonic_ms();
 	const char *moved;
 	int rc;
 
@@ -527,10 +693,16 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 		if (rc == 0) {
 			if (cf->until_set && rec.ts_ms > cf->until)
 				return CLI_EX_OK;
-			if (cf->key != NULL && !key_matches(cf, &rec))
+			if (cf->key != NULL && !key_matches(cf, &rec)) {
+				/* Records of other keys are not news to
+				 * --idle, however many go by. */
+				if (cf->idle_set && follow_left(cf, last_record_ms) <= 0)
+					return CLI_EX_OK;
 				continue;
+			}
 			key_matched = 1;
 			print_record(cf, &rec);
+			last_record_ms = cli_monotonic_ms();
 			if (cf->count_set && ++printed == cf->count)
 				return CLI_EX_OK;
 		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {
@@ -538,18 +710,7 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			reopen(rp, dir, cf, moved);
 			r = *rp;
 		} else if (rc == ELOG_GAP) {
-			uint64_t first, last;
-
-			elog_reader_gap(r, &first, &last);
-			const char *why = elog_reader_gap_cause(r) == ELOG_GAP_DAMAGE
-			        ? "lost to damage (see elog-verify --salvage)"
-			        : "removed by retention";
-			if (first == last)
-				cli_warn(dir, "offset %llu was %s", (unsigned long long)first, why);
-			else
-				cli_warn(dir, "offsets %llu-%llu were %s",
-				         (unsigned long long)first, (unsigned long long)last, why);
-			if (cf->strict)
+			if (report_gap(r, dir, cf))
 				return CLI_EX_NO;
 		} else if (rc == ELOG_END) {
 			if (!cf->follow)
@@ -559,7 +720,10 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 				r = *rp;
 				continue;
 			}
-			wait_for_records(r, dir);
+			int64_t left = follow_left(cf, last_record_ms);
+			if (left <= 0)
+				return CLI_EX_OK;
+			wait_for_records(r, dir, left);
 		} else if (cf->follow && (moved = log_moved_after_failure(dir)) != NULL) {
 			/* Reading a log as it is deleted may fail. */
 			reopen(rp, dir, cf, moved);
@@ -592,6 +756,30 @@ static void set_start(struct config *cf, const char *opt)
 	cf->start_opt = opt;
 }
 
+/* What the options cannot mean together; operands: how many are left
+ * after them. */
+static void check_combinations(const struct config *cf, int operands)
+{
+	struct stat st;
+
+	/* "elog-cat -F events": -f meant, the log taken for a format. */
+	if (cf->out == OUT_FORMAT && strchr(cf->fmt_arg, '%') == NULL &&
+	    (operands == 0 || (stat(cf->fmt_arg, &st) == 0 && S_ISDIR(st.st_mode))))
+		cli_usage_error("-F '%s' has no %% directive: did you mean -f?", cf->fmt_arg);
+	if (cf->reverse && cf->follow)
+		cli_usage_error("--reverse and -f cannot be used together");
+	if (cf->reverse && cf->start == START_GROUP)
+		cli_usage_error("--reverse and -g cannot be used together");
+	if (cf->reverse && cf->start == START_BEGIN && cf->start_opt != NULL)
+		cli_usage_error("--reverse reads back from the end: -o beginning has "
+		                "nothing before it");
+	if (cf->idle_set && !cf->follow)
+		cli_usage_error("--idle goes with -f (without it, elog-cat ends at the "
+		                "end of the log)");
+	if (cf->existing && cf->start != START_GROUP)
+		cli_usage_error("--existing goes with -g");
+}
+
 /* The command line, into cf; the log directory. */
 static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 {
@@ -606,6 +794,7 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			if (cf->out == OUT_VALUES)
 				cli_usage_error("-F and -v cannot be used together");
 			cf->out = OUT_FORMAT;
+			cf->fmt_arg = optarg;
 			free(cf->fmt.pieces);
 			free(cf->fmt.text);
 			compile_format(&cf->fmt, optarg);
@@ -661,6 +850,16 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 		case OPT_STRICT:
 			cf->strict = 1;
 			break;
+		case OPT_REVERSE:
+			cf->reverse = 1;
+			break;
+		case OPT_IDLE:
+			cf->idle_set = 1;
+			cf->idle_ms = cli_arg_duration("--idle", optarg);
+			break;
+		case OPT_EXISTING:
+			cf->existing = 1;
+			break;
 		case 'L':
 			cf->summary = 1;
 			break;
@@ -675,6 +874,7 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 		cli_usage_error("-L reads no records: it takes only --json");
 	if (cf->json && !cf->summary)
 		cli_usage_error("--json goes with -L (records are JSON by default)");
+	check_combinations(cf, argc - optind);
 	return cli_dir_operand(argc - optind, argv + optind);
 }
 
@@ -693,8 +893,12 @@ int main(int argc, char *argv[])
 	if (cf.follow)
 		catch_stop_signals();
 	r = open_log(dir, &cf);
-	position(r, dir, &cf);
-	rc = cat(&r, dir, &cf);
+	if (cf.reverse) {
+		rc = cat_reverse(r, dir, &cf);
+	} else {
+		position(r, dir, &cf);
+		rc = cat(&r, dir, &cf);
+	}
 	cli_flush();
 	elog_reader_close(r);
 	free(cf.fmt.pieces);

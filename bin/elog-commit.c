@@ -3,6 +3,7 @@
  * lines of a pipeline; list and delete consumers.  See elog-commit(1).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +17,8 @@
 static const char usage_text[] =
 	"usage: elog-commit [-T] [-e duration] dir name [offset]\n"
 	"       elog-commit -l [--json] dir\n"
-	"       elog-commit -d name dir\n"
+	"       elog-commit -d dir name\n"
+	"       elog-commit --ack-loss dir name\n"
 	"       elog-commit --log-id dir\n"
 	"       elog-commit -h | --help | --version\n"
 	"\n"
@@ -24,7 +26,8 @@ static const char usage_text[] =
 	"  -e, --every duration       commit from stdin at most this often\n"
 	"  -l, --list                 list the consumers\n"
 	"  --json                     with -l: JSON lines\n"
-	"  -d, --delete name          forget consumer name\n"
+	"  -d, --delete               forget consumer name\n"
+	"  --ack-loss                 acknowledge name's loss to retention\n"
 	"  --log-id                   print the log's id\n"
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
@@ -43,13 +46,16 @@ static const char usage_text[] =
  * value written entirely as \u escapes stays below this. */
 #define LINE_MAX_BYTES (256u << 20)
 
-enum { OPT_JSON = 256, OPT_LOG_ID };
+enum { OPT_JSON = 256, OPT_LOG_ID, OPT_ACK_LOSS };
 
 static const struct option long_options[] = {
 	{ "tee",     no_argument,       NULL, 'T' },
 	{ "every",   required_argument, NULL, 'e' },
 	{ "list",    no_argument,       NULL, 'l' },
-	{ "delete",  required_argument, NULL, 'd' },
+	/* -d takes DIR NAME as operands, as a commit does; "-dNAME DIR"
+	 * and "--delete=NAME DIR" of the older order still work. */
+	{ "delete",  optional_argument, NULL, 'd' },
+	{ "ack-loss", no_argument,      NULL, OPT_ACK_LOSS },
 	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "log-id",  no_argument,       NULL, OPT_LOG_ID },
 	{ "help",    no_argument,       NULL, 'h' },
@@ -78,11 +84,15 @@ static void pad(int n)
 		cli_putc(' ');
 }
 
+/* The header of -l, one word over each column. */
+static const char *const heads[] = { "NAME", "OFFSET", "LAG", "COMMITTED" };
+
 static noreturn void list(const char *dir, int json)
 {
 	char msg[ELOG_MSG_MAX], when[32];
 	struct elog_consumer *c;
-	int wname = 0, woff = 0, wlag = 0;
+	int wname = (int)strlen(heads[0]), woff = (int)strlen(heads[1]);
+	int wlag = (int)strlen(heads[2]);
 	size_t n;
 	int rc;
 
@@ -95,6 +105,18 @@ static noreturn void list(const char *dir, int json)
 		woff = digits(c[i].offset) > woff ? digits(c[i].offset) : woff;
 		wlag = digits(c[i].lag) > wlag ? digits(c[i].lag) : wlag;
 	}
+	/* A header for people, over the columns; scripts read --json, whose
+	 * lines have none. */
+	if (n > 0 && !json) {
+		cli_puts(heads[0]);
+		pad(wname - (int)strlen(heads[0]) + 1 + woff - (int)strlen(heads[1]));
+		cli_puts(heads[1]);
+		pad(1 + wlag - (int)strlen(heads[2]));
+		cli_puts(heads[2]);
+		cli_putc(' ');
+		cli_puts(heads[3]);
+		cli_putc('\n');
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (json) {
 			/* Names need no escaping: their alphabet has none. */
@@ -106,6 +128,12 @@ static noreturn void list(const char *dir, int json)
 			cli_put_u64(c[i].lag);
 			cli_puts(",\"lost\":");
 			cli_put_u64(c[i].lost);
+			if (c[i].lost) {
+				cli_puts(",\"lost_first\":");
+				cli_put_u64(c[i].lost_first);
+				cli_puts(",\"lost_last\":");
+				cli_put_u64(c[i].lost_last);
+			}
 			cli_puts(",\"committed_ms\":");
 			cli_put_i64(c[i].committed_ms);
 			cli_puts("}\n");
@@ -123,7 +151,11 @@ static noreturn void list(const char *dir, int json)
 		if (c[i].lost) {
 			cli_puts(" LOST ");
 			cli_put_u64(c[i].lost);
-			cli_puts(" to retention");
+			cli_puts(" to retention (offsets ");
+			cli_put_u64(c[i].lost_first);
+			cli_putc('-');
+			cli_put_u64(c[i].lost_last);
+			cli_putc(')');
 		}
 		cli_putc('\n');
 	}
@@ -457,13 +489,58 @@ static noreturn void print_log_id(const char *dir)
 	cli_exit(CLI_EX_OK);
 }
 
-/* -d name */
+/* 1 when path is a log directory: its settings read. */
+static int is_log(const char *path)
+{
+	struct elog_settings s;
+
+	return elog_settings_read(path, &s, NULL) == 0;
+}
+
+/* The operands of -d and --ack-loss: "dir name", as a commit takes them.
+ * -d also takes "name dir", its older order, when the first operand is
+ * not a log and the second is; the old "-dNAME dir" and
+ * "--delete=NAME dir" give the name as the option's argument. */
+static void dir_and_name(int argc, char *argv[], const char *optname,
+                         const char **dir, const char **name)
+{
+	if (optname) {
+		*dir = cli_dir_operand(argc, argv);
+		*name = optname;
+		return;
+	}
+	if (argc < 1)
+		cli_usage_error("missing log directory");
+	if (argc < 2)
+		cli_usage_error("missing consumer name");
+	if (argc > 2)
+		cli_usage_error("unexpected argument '%s'", argv[2]);
+	*dir = argv[0];
+	*name = argv[1];
+	if (!is_log(argv[0]) && is_log(argv[1])) {
+		*dir = argv[1];
+		*name = argv[0];
+	}
+}
+
+/* -d dir name */
 static noreturn void delete_consumer(const char *dir, const char *name)
 {
 	char msg[ELOG_MSG_MAX];
 	int rc;
 
 	if ((rc = elog_consumer_delete(dir, name, msg)) != 0)
+		cli_die_elog(dir, rc, msg);
+	cli_exit(CLI_EX_OK);
+}
+
+/* --ack-loss dir name */
+static noreturn void ack_loss(const char *dir, const char *name)
+{
+	char msg[ELOG_MSG_MAX];
+	int rc;
+
+	if ((rc = elog_consumer_ack_loss(dir, name, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
 	cli_exit(CLI_EX_OK);
 }
@@ -488,7 +565,9 @@ struct args {
 	uint64_t every_ms;          /* --every */
 	int every_set;
 	int list, json;             /* -l, --json */
-	const char *del;            /* -d name */
+	int del;                    /* -d */
+	const char *del_name;       /* -dNAME, --delete=NAME (older order) */
+	int ack;                    /* --ack-loss */
 	int log_id;                 /* --log-id */
 };
 
@@ -498,7 +577,7 @@ static void parse_options(int argc, char *argv[], struct args *a)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Te:ld:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Te:ld::h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			a->tee = 1;
@@ -511,7 +590,11 @@ static void parse_options(int argc, char *argv[], struct args *a)
 			a->list = 1;
 			break;
 		case 'd':
-			a->del = optarg;
+			a->del = 1;
+			a->del_name = optarg;
+			break;
+		case OPT_ACK_LOSS:
+			a->ack = 1;
 			break;
 		case OPT_JSON:
 			a->json = 1;
@@ -523,11 +606,11 @@ static void parse_options(int argc, char *argv[], struct args *a)
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	if (a->list + (a->del != NULL) + a->log_id > 1)
-		cli_usage_error("-l, -d and --log-id exclude each other");
+	if (a->list + a->del + a->ack + a->log_id > 1)
+		cli_usage_error("-l, -d, --ack-loss and --log-id exclude each other");
 	if (a->json && !a->list)
 		cli_usage_error("--json goes with -l");
-	if ((a->tee || a->every_set) && (a->list || a->del || a->log_id))
+	if ((a->tee || a->every_set) && (a->list || a->del || a->ack || a->log_id))
 		cli_usage_error("-T and --every go with committing only");
 }
 
@@ -562,7 +645,12 @@ int main(int argc, char *argv[])
 		list(cli_dir_operand(argc, argv), a.json);
 	if (a.log_id)
 		print_log_id(cli_dir_operand(argc, argv));
-	if (a.del)
-		delete_consumer(cli_dir_operand(argc, argv), a.del);
+	if (a.del || a.ack) {
+		const char *dir, *name;
+		dir_and_name(argc, argv, a.del_name, &dir, &name);
+		if (a.del)
+			delete_consumer(dir, name);
+		ack_loss(dir, name);
+	}
 	commit(argc, argv, &a);
 }

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,7 +17,7 @@ static const char usage_text[] =
 	"       elog-retain -h | --help | --version\n"
 	"\n"
 	"  -n, --dry-run              print what would go, remove nothing\n"
-	"  -v, --verbose              print each segment removed\n"
+	"  -v, --verbose              print each segment removed and each loss\n"
 	"  --max-age duration         remove segments whose newest record is older\n"
 	"  --max-bytes size           remove the oldest segments while larger\n"
 	"  --wait                     wait for another maintenance run to finish\n"
@@ -60,55 +61,109 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	cli_put_u64(rep->bytes_before);
 	cli_puts(" newest ");
 	cli_puts(when);
+	if (rep->damaged)
+		cli_puts(" damaged");
 	cli_putc('\n');
 }
 
 /* --set KEY=VALUE: a setting of the log, named and written as the
  * elog-append option that gives it at creation; "none" turns a retention
- * limit or compression off. */
+ * limit or compression off.  Each key's parser reads v into o; opt is
+ * "--set KEY", for its messages. */
+typedef void set_fn(struct elog_options *o, const char *opt, const char *v, int none);
+
+static void set_retain_age(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->retain_ms = none ? 0 : cli_arg_duration(opt, v);
+}
+
+static void set_retain_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->retain_bytes = none ? 0 : cli_arg_size(opt, v);
+}
+
+static void set_segment_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	(void)none;
+	o->segment_bytes = cli_arg_size(opt, v);
+}
+
+static void set_index_interval(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	(void)none;
+	o->index_interval = (uint32_t)cli_arg_u64(opt, v, 1, UINT32_MAX);
+}
+
+static void set_compress(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	o->compression = ELOG_COMPRESS_NONE;
+	o->compression_level = 0;
+	if (strncmp(v, "zstd", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
+		o->compression = ELOG_COMPRESS_ZSTD;
+		if (v[4] == ':')
+			o->compression_level = (int)cli_arg_u64(opt, v + 5, 1, 19);
+	} else if (!none) {
+		cli_usage_error("%s: 'none' or 'zstd[:level]', not '%s'", opt, v);
+	}
+}
+
+static void set_dictionary(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	if (strcmp(v, "auto") != 0 && !none)
+		cli_usage_error("%s: 'auto' or 'none', not '%s'", opt, v);
+	o->no_dictionary = none;
+}
+
+static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v,
+                                 int none)
+{
+	(void)none;
+	if (strcmp(v, "report") == 0)
+		o->retain_consumers = ELOG_RETAIN_CONSUMERS_REPORT;
+	else if (strcmp(v, "protect") == 0)
+		o->retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT;
+	else
+		cli_usage_error("%s: 'report' or 'protect', not '%s'", opt, v);
+}
+
+/* The keys --set knows, in the order of elog-retain(1); an unknown key's
+ * message lists them from here. */
+static const struct set_key {
+	const char *name;
+	unsigned field;         /* ELOG_SET_* */
+	set_fn *parse;
+} set_keys[] = {
+	{ "retain-age",     ELOG_SET_RETAIN_MS,      set_retain_age },
+	{ "retain-bytes",   ELOG_SET_RETAIN_BYTES,   set_retain_bytes },
+	{ "segment-bytes",  ELOG_SET_SEGMENT_BYTES,  set_segment_bytes },
+	{ "index-interval", ELOG_SET_INDEX_INTERVAL, set_index_interval },
+	{ "compress",       ELOG_SET_COMPRESSION,    set_compress },
+	{ "dictionary",     ELOG_SET_DICTIONARY,     set_dictionary },
+	{ "retain-consumers", ELOG_SET_RETAIN_CONSUMERS, set_retain_consumers },
+};
+#define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
+
 static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
 		cli_usage_error("--set: expected key=value, not '%s'", arg);
 	size_t kn = (size_t)(eq - arg);
-	const char *v = eq + 1;
-	int none = strcmp(v, "none") == 0;
-#define KEY(k) (kn == sizeof(k) - 1 && strncmp(arg, k, kn) == 0)
-	if (KEY("segment-bytes")) {
-		o->segment_bytes = cli_arg_size("--set segment-bytes", v);
-		*fields |= ELOG_SET_SEGMENT_BYTES;
-	} else if (KEY("index-interval")) {
-		o->index_interval = (uint32_t)cli_arg_u64("--set index-interval", v, 1,
-		                                          UINT32_MAX);
-		*fields |= ELOG_SET_INDEX_INTERVAL;
-	} else if (KEY("retain-age")) {
-		o->retain_ms = none ? 0 : cli_arg_duration("--set retain-age", v);
-		*fields |= ELOG_SET_RETAIN_MS;
-	} else if (KEY("retain-bytes")) {
-		o->retain_bytes = none ? 0 : cli_arg_size("--set retain-bytes", v);
-		*fields |= ELOG_SET_RETAIN_BYTES;
-	} else if (KEY("compress")) {
-		o->compression = ELOG_COMPRESS_NONE;
-		o->compression_level = 0;
-		if (strncmp(v, "zstd", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
-			o->compression = ELOG_COMPRESS_ZSTD;
-			if (v[4] == ':')
-				o->compression_level = (int)cli_arg_u64("--set compress",
-				                                        v + 5, 1, 19);
-		} else if (!none) {
-			cli_usage_error("--set compress: 'none' or 'zstd[:level]', not '%s'", v);
+	char opt[64], known[256] = "";
+
+	for (size_t i = 0; i < NSET_KEYS; i++) {
+		const struct set_key *k = &set_keys[i];
+		if (strlen(k->name) == kn && strncmp(arg, k->name, kn) == 0) {
+			snprintf(opt, sizeof opt, "--set %s", k->name);
+			k->parse(o, opt, eq + 1, strcmp(eq + 1, "none") == 0);
+			*fields |= k->field;
+			return;
 		}
-		*fields |= ELOG_SET_COMPRESSION;
-	} else if (KEY("dictionary")) {
-		if (strcmp(v, "auto") != 0 && !none)
-			cli_usage_error("--set dictionary: 'auto' or 'none', not '%s'", v);
-		o->no_dictionary = none;
-		*fields |= ELOG_SET_DICTIONARY;
-	} else {
-		cli_usage_error("--set: unknown setting '%.*s'", (int)kn, arg);
 	}
-#undef KEY
+	for (size_t i = 0, n = 0; i < NSET_KEYS && n < sizeof known; i++)
+		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s",
+		                      i ? ", " : "", set_keys[i].name);
+	cli_usage_error("--set: unknown setting '%.*s' (one of %s)", (int)kn, arg, known);
 }
 
 /* With -v or -n: the first closed segment kept under the age limit, and
@@ -130,11 +185,22 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_put_u64(res->kept_end - 1);
 	cli_puts(" newest ");
 	cli_puts(newest);
+	if (res->kept_why == ELOG_KEPT_CONSUMER) {
+		cli_puts(": consumer ");
+		cli_puts(res->kept_consumer);
+		cli_puts(" has not read it (retain-consumers=protect)\n");
+		return;
+	}
+	if (res->kept_why == ELOG_KEPT_DAMAGED) {
+		cli_puts(": damaged, and no later closed segment tells its age\n");
+		return;
+	}
 	if (res->kept_why == ELOG_KEPT_YOUNG) {
 		cli_puts(": younger than the age limit\n");
 		return;
 	}
-	cli_puts(": its newest timestamp is not plausible (in the future or before 2000)");
+	cli_puts(res->kept_damaged ? ": damaged, so its age is not known" :
+	         ": its newest timestamp is not plausible (in the future or before 2000)");
 	if (res->kept_judged_ms == INT64_MIN ||
 	    cli_format_time(res->kept_judged_ms, judged) < 0) {
 		cli_puts(" and no later closed segment has one that is\n");
@@ -143,6 +209,60 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_puts("; judged by a later segment's ");
 	cli_puts(judged);
 	cli_puts(", younger than the age limit\n");
+}
+
+/* What the run is told, for the callbacks. */
+struct run {
+	const char *dir;
+	int verbose, dry_run;
+};
+
+/* With -v or -n, one line per segment (print_segment()). */
+static void each_segment(const struct elog_segment_report *rep, void *arg)
+{
+	const struct run *r = arg;
+	if (r->verbose || r->dry_run)
+		print_segment(rep, (void *)(r->dry_run ? "would remove" : "removed"));
+}
+
+/* A consumer that loses records it has not read: always a line on stderr
+ * (a cron job mails it), which names the command that acknowledges the
+ * loss; with -v or -n also a line on stdout, after the segments'. */
+static void each_loss(const struct elog_consumer_loss *l, void *arg)
+{
+	const struct run *r = arg;
+	char how[160] = "";
+
+	if (r->verbose || r->dry_run) {
+		cli_puts(r->dry_run ? "would lose " : "lost ");
+		cli_puts(l->name);
+		cli_puts(" offsets ");
+		cli_put_u64(l->first);
+		cli_putc('-');
+		cli_put_u64(l->last);
+		cli_puts(" records ");
+		cli_put_u64(l->records);
+		if (l->forced)
+			cli_puts(" by the size limit");
+		cli_putc('\n');
+	}
+	if (r->dry_run)
+		return;
+	/* What is on stdout goes first, so the two read in order. */
+	cli_flush();
+	if (l->forced)
+		snprintf(how, sizeof how, " to the size limit, although "
+		         "retain-consumers=protect");
+	if (l->recorded)
+		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
+		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s", l->name,
+		         (unsigned long long)l->records, (unsigned long long)l->first,
+		         (unsigned long long)l->last, how, r->dir, l->name);
+	else
+		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
+		         "%llu-%llu)%s; the loss could not be recorded for "
+		         "elog-commit -l", l->name, (unsigned long long)l->records,
+		         (unsigned long long)l->first, (unsigned long long)l->last, how);
 }
 
 /* What the command line asks for. */
@@ -205,13 +325,40 @@ int main(int argc, char *argv[])
 			cli_die_elog(dir, rc, msg);
 		cli_exit(CLI_EX_OK);
 	}
-	if (a.o.dry_run || a.verbose) {
-		a.o.each = print_segment;
-		a.o.arg = a.o.dry_run ? "would remove" : "removed";
-	}
+	struct run r = { dir, a.verbose, a.o.dry_run };
+	a.o.each = each_segment;
+	a.o.lost = each_loss;
+	a.o.arg = &r;
 	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
+	/* A dry run answers even when the answer is no segment at all. */
+	if (a.o.dry_run && res.segments == 0)
+		cli_puts("would remove nothing\n");
 	if (a.o.dry_run || a.verbose)
 		print_kept(&res);
-	cli_exit(CLI_EX_OK);
+	cli_flush();
+	/* Damage kept retention from part of its work, or from knowing the
+	 * consumers: what could go went, and the status says what stopped
+	 * it, as the program that reads that file would. */
+	int status = CLI_EX_OK;
+	if (res.consumers_unknown) {
+		struct elog_consumer *c = NULL;
+		size_t n;
+		rc = elog_consumer_list(dir, &c, &n, msg);
+		free(c);
+		if (rc == 0)
+			snprintf(msg, sizeof msg, "consumers.json could not be read");
+		cli_warn(dir, "the losses of named consumers are not known (see "
+		         "elog-verify %s): %s", dir, msg);
+		status = rc ? cli_status(rc) : CLI_EX_IO;
+	}
+	if (res.unjudged) {
+		char name[ELOG_SEGMENT_NAME_MAX];
+		elog_segment_name(name, res.unjudged_base);
+		cli_warn(dir, "%s is damaged and no later closed segment tells its age: "
+		         "kept, with every segment after it; run: elog-verify --repair "
+		         "--salvage %s", name, dir);
+		status = CLI_EX_CORRUPT;
+	}
+	cli_exit(status);
 }

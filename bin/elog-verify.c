@@ -22,7 +22,7 @@ static const char usage_text[] =
 	"       elog-verify -l [--json] dir\n"
 	"       elog-verify -h | --help | --version\n"
 	"\n"
-	"  -q, --quiet                no summary line on standard error\n"
+	"  -q, --quiet                print nothing; only the exit status tells\n"
 	"  --json                     problems (or with -l, segments) as JSON lines\n"
 	"  --repair                   repair what can be repaired without loss\n"
 	"  --salvage                  with --repair: get past damaged closed segments\n"

@@ -185,6 +185,10 @@ static void print_json(const char *dir, const struct elog_summary *s,
 		j_u64("offset", c[i].offset);
 		j_u64("lag", c[i].lag);
 		j_u64("lost", c[i].lost);
+		if (c[i].lost) {
+			j_u64("lost_first", c[i].lost_first);
+			j_u64("lost_last", c[i].lost_last);
+		}
 		j_time("committed", c[i].committed_ms);
 		j_close('}');
 	}
@@ -301,10 +305,12 @@ static void print_text(const char *dir, const struct elog_summary *s,
 		line("damage", "found in what was read: run elog-verify");
 	line("consumers", "%zu", n);
 	for (size_t i = 0; i < n; i++) {
-		char lost[64] = "";
+		char lost[128] = "";
 		if (c[i].lost)
-			snprintf(lost, sizeof lost, ", LOST %llu to retention",
-			         (unsigned long long)c[i].lost);
+			snprintf(lost, sizeof lost, ", LOST %llu to retention (offsets "
+			         "%llu-%llu)", (unsigned long long)c[i].lost,
+			         (unsigned long long)c[i].lost_first,
+			         (unsigned long long)c[i].lost_last);
 		cli_puts("    ");
 		cli_puts(c[i].name);
 		cli_puts(": offset ");

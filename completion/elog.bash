@@ -23,15 +23,15 @@ _elog_args_append='-K --key-delimiter -k --key -s --schema --batch
 	--retain-age --retain-bytes --compress'
 
 _elog_flags_cat='-F --format -v --values -o --offset -n --last --since
-	-g --group -c --count --until -f --follow -k --key --strict
-	-L --list --json
+	-g --group -c --count --until -f --follow -k --key --reverse --idle
+	--existing --strict -L --list --json
 	-h --help --version'
 _elog_args_cat='-F --format -o --offset -n --last --since -g --group
-	-c --count --until -k --key'
+	-c --count --until -k --key --idle'
 
 _elog_flags_commit='-T --tee -e --every -l --list --json -d --delete
-	--log-id -h --help --version'
-_elog_args_commit='-e --every -d --delete'
+	--ack-loss --log-id -h --help --version'
+_elog_args_commit='-e --every'
 
 _elog_flags_compact='--grace --min-lag -n --dry-run -v --verbose --wait
 	-h --help --version'
@@ -156,10 +156,14 @@ _elog() {
 	fi
 
 	# elog-commit DIR NAME [OFFSET]: the second word is a consumer name,
-	# unless -l, -d or --log-id made the log directory the only one.
+	# unless -l or --log-id made the log directory the only one; -d and
+	# --ack-loss take DIR NAME and nothing more.
 	if [[ $prog == commit && ${#pos[@]} -ge 1 ]]; then
 		for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-			case $w in -l | --list | -d | --delete | --log-id) return 0 ;; esac
+			case $w in
+			-l | --list | --log-id) return 0 ;;
+			-d | --delete | --ack-loss) ((${#pos[@]} == 1)) || return 0 ;;
+			esac
 		done
 		if ((${#pos[@]} == 1)); then
 			_elog_consumers "$(_elog_dequote "${pos[0]}")" "$cur"

@@ -725,7 +725,7 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	if (!err)
 		err = compact(&c);
 	if (!err && !o->dry_run)
-		elog__lastrun_mark(m.dfd, FN_COMPACT_LAST, c.now);
+		elog__lastrun_mark(m.dfd, FN_COMPACT_LAST, c.now, NULL, 0);
 	elog__maint_close(&m);
 	elog__keyset_free(&c.ks);
 	free(c.old.v);

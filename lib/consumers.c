@@ -3,8 +3,8 @@
  * CONSUMERS).  The file format is in consumers_json.c.
  *
  * Every change is a read-modify-write of consumers.json under an exclusive
- * flock(2) of consumers.lock, so that commits from many processes never lose
- * each other's updates; the new text replaces the old by write, fsync, rename
+ * flock(2) of consumers.lock, waited for CONSUMERS_WAIT_MS at most, so that
+ * commits from many processes never lose each other's updates; the new text replaces the old by write, fsync, rename
  * and fsync of the directory.  Readers take no lock: they see the old file or
  * the new one, never a mix.
  */
@@ -113,62 +113,114 @@ static int load_table(int dfd, struct ctable *t, char *msg)
 }
 
 /* The lag counts what the consumer can still read: from its next offset,
- * or from the log's start when retention removed that (lost counts those
- * removed), to the last durable record. */
-static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start)
+ * or from the log's start when retention removed that, to the last
+ * durable record.  The loss is what retention recorded for it and nobody
+ * acknowledged yet (x, or NULL), and besides the offsets between its next
+ * one and the log's start that the record does not cover: a consumer below
+ * the start meets that gap when it reads on, acknowledged or not. */
+static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start,
+                    const struct loss *x)
 {
 	uint64_t next = c->offset + 1;
 
-	c->lost = start > next ? start - next : 0;
-	if (start > next)
+	c->lost = c->lost_first = c->lost_last = 0;
+	if (x) {
+		c->lost = x->count;
+		c->lost_first = x->first;
+		c->lost_last = x->last;
+	}
+	if (start > next) {
+		uint64_t first = next, last = start - 1, add = last - first + 1;
+		if (x && !(last < x->first || first > x->last)) {
+			/* What lies inside the recorded range is counted. */
+			add = 0;
+			if (first < x->first)
+				add += x->first - first;
+			if (last > x->last)
+				add += last - x->last;
+		}
+		if (!x || first < c->lost_first)
+			c->lost_first = first;
+		if (!x || last > c->lost_last)
+			c->lost_last = last;
+		c->lost += add;
 		next = start;
+	}
 	c->lag = end > next ? end - next : 0;
 }
 
-/* Run change on the table under the lock and store the result. */
-typedef int (*change_fn)(struct ctable *t, const void *arg, uint64_t end,
+/* How long a change waits for consumers.lock, which another commit holds
+ * for one fsync'ed rename: as long as a writer waits for LOCK by default. */
+#define CONSUMERS_WAIT_MS 10000
+
+int elog__consumers_lock(int dfd, int *lfd, char *msg)
+{
+	/* Bounded, and the holder writes its pid into the file for the
+	 * message: a commit stopped with ^Z while it holds the lock must not
+	 * hang every other consumer's without a word.  Only flock(2) is done
+	 * with the file, which needs no write access: one made by another
+	 * user (root, before elog gave the files it creates the directory's
+	 * owner) still serves, and then names no holder. */
+	return elog__lock_take_ms(dfd, FN_CONSUMERS_LOCK, CONSUMERS_WAIT_MS, 1, lfd, msg);
+}
+
+int elog__consumers_load(int dfd, struct ctable *t, char *msg)
+{
+	return load_table(dfd, t, msg);
+}
+
+static int load_losses(int dfd, struct losses *l, char *msg)
+{
+	int rc = elog__losses_load(dfd, l);
+	if (rc)
+		return elog__errmsg_set(msg, rc, FN_LOSSES ": %s", elog_strerror(rc));
+	return 0;
+}
+
+/* Run change on the table and the losses under the lock and store what it
+ * changed. */
+struct state {
+	struct ctable t;
+	struct losses l;
+	int table_changed, losses_changed;
+};
+typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end,
                          char *msg);
 
 static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 {
-	struct ctable t = { 0 };
+	struct state st = { { 0 }, { 0 }, 1, 0 };
 	uint64_t end;
 	char *text = NULL;
 	size_t len;
-	int dfd, lfd, rc;
+	int dfd, lfd = -1, rc;
 
 	if ((rc = open_log(dir, &dfd, msg)))
 		return rc;
-	lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	/* Only flock(2) is done with it, which needs no write access: one
-	 * made by another user (root, before elog gave the files it creates
-	 * the directory's owner) still serves. */
-	if (lfd < 0 && errno == EACCES)
-		lfd = elog__fs_openat(dfd, FN_CONSUMERS_LOCK, O_RDONLY | O_CLOEXEC, 0);
-	if (lfd < 0) {
-		rc = errno;
-		rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s", elog_strerror(rc));
+	if ((rc = elog__consumers_lock(dfd, &lfd, msg)))
 		goto out;
-	}
-	while (flock(lfd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			rc = errno;
-			rc = elog__errmsg_set(msg, rc, FN_CONSUMERS_LOCK ": %s",
-			                elog_strerror(rc));
+	/* The watermark is read under the lock only for simplicity; it moves
+	 * up by itself, so any value read after the caller's check is safe. */
+	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &st.t, msg)) ||
+	    (rc = load_losses(dfd, &st.l, msg)) || (rc = change(&st, arg, end, msg)))
+		goto out;
+	if (st.table_changed) {
+		if ((rc = elog__ctable_format(&st.t, &text, &len)))
+			goto out;
+		rc = elog__fs_replace_file(dfd, FN_CONSUMERS, text, len);
+		if (rc) {
+			rc = elog__errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
 			goto out;
 		}
 	}
-	/* The watermark is read under the lock only for simplicity; it moves
-	 * up by itself, so any value read after the caller's check is safe. */
-	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &t, msg)) ||
-	    (rc = change(&t, arg, end, msg)) || (rc = elog__ctable_format(&t, &text, &len)))
-		goto out;
-	rc = elog__fs_replace_file(dfd, FN_CONSUMERS, text, len);
-	if (rc)
-		rc = elog__errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
+	/* After consumers.json: a crash between the two leaves a loss of a
+	 * deleted consumer, which nothing shows and the next change drops. */
+	if (st.losses_changed && (rc = elog__losses_store(dfd, &st.l)))
+		rc = elog__errmsg_set(msg, rc, FN_LOSSES ": %s", elog_strerror(rc));
 out:
 	free(text);
-	elog__ctable_free(&t);
+	elog__ctable_free(&st.t);
+	elog__losses_free(&st.l);
 	if (lfd >= 0)
 		close(lfd);   /* releases the lock */
 	close(dfd);
@@ -180,9 +232,10 @@ struct commit_arg {
 	uint64_t offset;
 };
 
-static int do_commit(struct ctable *t, const void *arg, uint64_t end, char *msg)
+static int do_commit(struct state *st, const void *arg, uint64_t end, char *msg)
 {
 	const struct commit_arg *a = arg;
+	struct ctable *t = &st->t;
 	int64_t now = elog__fs_now_ms();
 	int rc;
 
@@ -198,15 +251,29 @@ static int do_commit(struct ctable *t, const void *arg, uint64_t end, char *msg)
 	return rc;
 }
 
-static int do_delete(struct ctable *t, const void *arg, uint64_t end, char *msg)
+static int do_delete(struct state *st, const void *arg, uint64_t end, char *msg)
 {
 	const char *name = arg;
-	ssize_t i = elog__ctable_find(t, name);
+	ssize_t i = elog__ctable_find(&st->t, name);
 
 	(void)end;
 	if (i < 0)
 		return elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
-	elog__ctable_remove(t, (size_t)i);
+	elog__ctable_remove(&st->t, (size_t)i);
+	/* A consumer made again under the name starts with no loss. */
+	st->losses_changed = elog__losses_remove(&st->l, name);
+	return 0;
+}
+
+static int do_ack_loss(struct state *st, const void *arg, uint64_t end, char *msg)
+{
+	const char *name = arg;
+
+	(void)end;
+	st->table_changed = 0;
+	st->losses_changed = elog__losses_remove(&st->l, name);
+	if (!st->losses_changed && elog__ctable_find(&st->t, name) < 0)
+		return elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
 	return 0;
 }
 
@@ -222,6 +289,18 @@ int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
 	return modify(dir, do_commit, &a, msg);
+}
+
+int elog_consumer_ack_loss(const char *dir, const char *name, char *msg)
+{
+	char local[ELOG_MSG_MAX];
+
+	if (!msg)
+		msg = local;
+	msg[0] = 0;
+	if (elog_consumer_name_check(name))
+		return bad_name(msg, name);
+	return modify(dir, do_ack_loss, name, msg);
 }
 
 int elog_consumer_delete(const char *dir, const char *name, char *msg)
@@ -251,8 +330,8 @@ static int log_start(int dfd, uint64_t *start, char *msg)
 
 /* Load the table, the durable end and the log's start without taking the
  * lock. */
-static int snapshot(const char *dir, struct ctable *t, uint64_t *end,
-                    uint64_t *start, char *msg)
+static int snapshot(const char *dir, struct ctable *t, struct losses *l,
+                    uint64_t *end, uint64_t *start, char *msg)
 {
 	int dfd, rc;
 
@@ -264,6 +343,8 @@ static int snapshot(const char *dir, struct ctable *t, uint64_t *end,
 	rc = durable_end(dfd, end, 0, msg);
 	if (!rc)
 		rc = load_table(dfd, t, msg);
+	if (!rc)
+		rc = load_losses(dfd, l, msg);
 	/* The start, read last, only grows too: what it says was lost was
 	 * lost. */
 	if (!rc)
@@ -277,22 +358,27 @@ static int get_entry(const char *dir, const char *name,
                      struct elog_consumer *c, uint64_t *end, char *msg)
 {
 	struct ctable t = { 0 };
+	struct losses l = { 0 };
 	uint64_t start;
 	ssize_t i;
 	int rc;
 
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	if ((rc = snapshot(dir, &t, end, &start, msg)))
+	if ((rc = snapshot(dir, &t, &l, end, &start, msg))) {
+		elog__ctable_free(&t);
+		elog__losses_free(&l);
 		return rc;
+	}
 	i = elog__ctable_find(&t, name);
 	if (i < 0) {
 		rc = elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
 	} else {
 		*c = t.v[i];
-		set_lag(c, *end, start);
+		set_lag(c, *end, start, elog__losses_find(&l, name));
 	}
 	elog__ctable_free(&t);
+	elog__losses_free(&l);
 	return rc;
 }
 
@@ -313,6 +399,7 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 {
 	char local[ELOG_MSG_MAX];
 	struct ctable t = { 0 };
+	struct losses l = { 0 };
 	uint64_t end, start;
 	int rc;
 
@@ -321,10 +408,14 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 	msg[0] = 0;
 	*list = NULL;
 	*n = 0;
-	if ((rc = snapshot(dir, &t, &end, &start, msg)))
+	if ((rc = snapshot(dir, &t, &l, &end, &start, msg))) {
+		elog__ctable_free(&t);
+		elog__losses_free(&l);
 		return rc;
+	}
 	for (size_t i = 0; i < t.n; i++)
-		set_lag(&t.v[i], end, start);
+		set_lag(&t.v[i], end, start, elog__losses_find(&l, t.v[i].name));
+	elog__losses_free(&l);
 	*list = t.v;
 	*n = t.n;
 	return 0;

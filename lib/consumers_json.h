@@ -39,4 +39,10 @@ int elog__ctable_parse(struct ctable *t, const char *text, size_t len, char *msg
 /* Render t as the text of consumers.json into a malloc'ed buffer. */
 int elog__ctable_format(const struct ctable *t, char **text, size_t *len);
 
+/* consumers.c, for retention: take the exclusive lock of consumers.lock
+ * (*lfd; closing it releases the lock), and read consumers.json into an
+ * empty table (a missing file: no consumer). */
+int elog__consumers_lock(int dfd, int *lfd, char *msg);
+int elog__consumers_load(int dfd, struct ctable *t, char *msg);
+
 #endif

@@ -78,6 +78,8 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
 	s->compression_level = opt ? opt->compression_level : 0;
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
+	s->retain_consumers = opt && opt->retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT ?
+	                      ELOG_RETAIN_CONSUMERS_PROTECT : ELOG_RETAIN_CONSUMERS_REPORT;
 	int err = elog__codec_settings_check(s, msg);
 	if (err)
 		return err;

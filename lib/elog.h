@@ -31,7 +31,7 @@ extern "C" {
 #define ELOG_VERSION_STRING "0.2.0"
 
 /* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END      (-1)  /* no more durable records right now */
+#define ELOG_END      (-1)  /* no more durable records right now (prev: none before) */
 #define ELOG_GAP      (-2)  /* records the reader expected are gone */
 #define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT  (-4)  /* damaged data */
@@ -101,8 +101,12 @@ struct elog_options {
 	int compression;          /* creation: ELOG_COMPRESS_NONE or _ZSTD */
 	int compression_level;    /* creation: zstd level 1..19, default 3 */
 	int no_dictionary;        /* creation: never train a zstd dictionary */
+	int retain_consumers;     /* creation: ELOG_RETAIN_CONSUMERS_* */
 	size_t batch_bytes;       /* buffer that flushes by itself, 1 MiB */
 	int64_t wait_ms;          /* wait for LOCK, default 10000; -1 ever */
+	int exclusive;            /* the only writer while open: any other
+	                           * writer's open fails, and this one fails
+	                           * while another is open (ELOG_LOCKED) */
 };
 
 /* Settings of a log as stored in its directory. */
@@ -116,7 +120,13 @@ struct elog_settings {
 	int compression;          /* ELOG_COMPRESS_NONE or ELOG_COMPRESS_ZSTD */
 	int compression_level;
 	int no_dictionary;
+	int retain_consumers;     /* ELOG_RETAIN_CONSUMERS_* */
 };
+/* What age retention does with records a named consumer has not read:
+ * remove them and report the loss, or keep them (a size limit still
+ * removes them, and reports it). */
+#define ELOG_RETAIN_CONSUMERS_REPORT  0
+#define ELOG_RETAIN_CONSUMERS_PROTECT 1
 
 typedef struct elog elog;
 typedef struct elog_reader elog_reader;
@@ -166,10 +176,14 @@ int elog_reader_seek_begin(elog_reader *r);
 int elog_reader_seek_end(elog_reader *r);
 /* Position at the first record, in offset order, whose ts_ms >= ts_ms. */
 int elog_reader_seek_time(elog_reader *r, int64_t ts_ms);
-/* Position so that the last n durable records are next. */
+/* Position so that the last n durable records are next; at the first
+ * record when the log holds fewer (count them with elog_reader_prev()). */
 int elog_reader_seek_last(elog_reader *r, uint64_t n);
 /* The next durable record; *rec is valid until the next call on r. */
 int elog_reader_next(elog_reader *r, struct elog_record *rec);
+/* The durable record before the position, which then moves to it (so
+ * elog_reader_next() returns it again); ELOG_END at the first record. */
+int elog_reader_prev(elog_reader *r, struct elog_record *rec);
 /* After ELOG_GAP: the offsets that are gone, first and last inclusive. */
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 /* After ELOG_GAP: why they are gone. */
@@ -202,6 +216,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 #define ELOG_SET_RETAIN_BYTES   0x08u
 #define ELOG_SET_COMPRESSION    0x10u  /* compression and compression_level */
 #define ELOG_SET_DICTIONARY     0x20u  /* no_dictionary */
+#define ELOG_SET_RETAIN_CONSUMERS 0x80u  /* retain_consumers */
 int elog_settings_update(const char *dir, const struct elog_options *opt,
                          unsigned fields, char *msg);
 
@@ -217,8 +232,10 @@ struct elog_consumer {
 	uint64_t offset;       /* the last record processed */
 	int64_t committed_ms;  /* when it was committed, ms since the epoch */
 	uint64_t lag;          /* offsets still to read, to the durable end */
-	uint64_t lost;         /* offsets after offset removed by retention
-	                        * before the consumer read them */
+	uint64_t lost;         /* offsets retention removed before the
+	                        * consumer read them, not acknowledged */
+	uint64_t lost_first;   /* when lost: the first and last of them */
+	uint64_t lost_last;
 };
 
 /* 0 when name is a valid consumer name, else ELOG_BADNAME. */
@@ -234,6 +251,9 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
                        size_t *n, char *msg);
 /* Forget consumer name. */
 int elog_consumer_delete(const char *dir, const char *name, char *msg);
+/* Acknowledge consumer name's loss to retention: lost reads 0 again once
+ * its committed offset is at or above the log's start - 1. */
+int elog_consumer_ack_loss(const char *dir, const char *name, char *msg);
 /* Position reader r (opened on DIR) just after name's committed offset. */
 int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
                        char *msg);
@@ -331,11 +351,26 @@ struct elog_segment_report {
 	uint64_t bytes_after;      /* ...and after (0 when removed) */
 	int64_t newest_ms;         /* retention: its newest record's ts_ms,
 	                            * INT64_MIN when it held none */
+	int damaged;               /* retention: it could not be read */
 };
 /* Called in the calling thread after each change (or instead, dry_run). */
 typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
 
 #define ELOG_RETAIN_OFF UINT64_MAX   /* a limit that is not applied */
+/* A named consumer that loses (dry_run: would lose) records it has not
+ * read, reported through elog_loss_fn before the segments go. */
+struct elog_consumer_loss {
+	const char *name;      /* the consumer */
+	uint64_t first, last;  /* the offsets it loses, inclusive */
+	uint64_t records;      /* last - first + 1: offsets, of which
+	                        * compaction may have left some empty */
+	int forced;            /* retain-consumers=protect kept them from age
+	                        * retention; the size limit removes them */
+	int recorded;          /* kept for elog_consumer_list() until
+	                        * elog_consumer_ack_loss(); 0 in a dry run, or
+	                        * when the file could not be written */
+};
+typedef void elog_loss_fn(const struct elog_consumer_loss *l, void *arg);
 struct elog_retain_opts {
 	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	uint64_t max_bytes;    /* 0: the log's stored policy; ELOG_RETAIN_OFF */
@@ -344,6 +379,8 @@ struct elog_retain_opts {
 	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment removed */
 	void *arg;
+	elog_loss_fn *lost;    /* NULL, or called per consumer losing records,
+	                        * with arg */
 };
 struct elog_retain_result {
 	uint64_t segments;     /* segments removed */
@@ -357,10 +394,25 @@ struct elog_retain_result {
 	uint64_t kept_base, kept_end;
 	int64_t kept_newest_ms;  /* its newest record's ts_ms */
 	int64_t kept_judged_ms;  /* the timestamp it was judged by */
+	int kept_damaged;        /* it cannot be read (elog-verify) */
+	char kept_consumer[ELOG_CONSUMER_NAME_MAX + 1];  /* ELOG_KEPT_CONSUMER */
+	uint64_t losers;       /* consumers that lost records they had not read */
+	int losses_unrecorded; /* their losses could not be written down */
+	int consumers_unknown; /* consumers.json could not be read: losses
+	                        * are not known, protect keeps everything */
+	uint64_t unjudged;     /* closed segments kept because they could not be
+	                        * read (damage), with no size limit to remove
+	                        * them; their first: */
+	uint64_t unjudged_base;
+	uint64_t damaged;      /* damaged segments removed all the same */
 };
 #define ELOG_KEPT_NONE      0  /* no age limit, or no closed segment kept */
 #define ELOG_KEPT_YOUNG     1  /* its newest record is within the limit */
 #define ELOG_KEPT_UNTRUSTED 2  /* its newest timestamp is not plausible */
+#define ELOG_KEPT_CONSUMER  3  /* retain-consumers=protect: kept_consumer
+                                * has not read it */
+#define ELOG_KEPT_DAMAGED   4  /* it cannot be read, and nothing later says
+                                * how old it is */
 /* Remove the oldest closed segments of DIR by age and size; o may be NULL. */
 int elog_retain(const char *dir, const struct elog_retain_opts *o,
                 struct elog_retain_result *res, char *msg);

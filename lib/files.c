@@ -27,6 +27,7 @@ static const struct {
 	{ FN_RETAIN_LAST, FILE_RETAIN_LAST },
 	{ FN_COMPACT_LAST, FILE_COMPACT_LAST },
 	{ FN_SALVAGED, FILE_SALVAGED },
+	{ FN_LOSSES, FILE_LOSSES },
 };
 
 /* The files of a segment: "<20 digits>" and one of these. */

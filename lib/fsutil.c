@@ -2,7 +2,8 @@
  * fsutil.c: the durability helpers.  Every write that must survive a crash
  * goes through these: full writes that retry short ones, fsync of a
  * directory after a name changes in it, and replacing a small file by
- * write-temporary, fsync, rename, fsync-directory.
+ * write-temporary, fsync, rename, fsync-directory; and the rule that tells
+ * a temporary file some process is writing from one a crash left.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -165,41 +166,125 @@ fail:
 	return -1;
 }
 
+/*
+ * Temporary files.  "<name>.tmp.<pid>.<n>" is created exclusively and its
+ * creator holds an exclusive flock(2) on it, through the descriptor it
+ * writes with, until it has renamed or unlinked it.  A cleaner removes one
+ * only when it can take that lock itself, and unlinks it while holding it:
+ * a lock, unlike a pid, means the same thing in every pid namespace, so a
+ * process in a container that shares the directory keeps its file.
+ *
+ * Two races are closed by the creator.  A cleaner may open the new file and
+ * take the lock between its creation and the creator's flock; the creator
+ * then finds the lock taken, or the file already unlinked (st_nlink 0), and
+ * starts again under the next name.  And a cleaner checks, under the lock,
+ * that the name still leads to the file it locked: the creator renames or
+ * unlinks the name before its lock goes, so a name that was reused since
+ * is never taken for the file that was locked.
+ */
+
+/* Versions of elog before this one did not lock their temporary files, and
+ * a writer started before an upgrade (a `journalctl -f | elog-append`
+ * running for months) still does not.  Its file is written in one burst and
+ * renamed after one fsync, so one whose last change is this far from now is
+ * no longer being written: only then is an unlocked temporary file garbage.
+ * Either way from now, so that a file stamped by a wrong clock does not
+ * stay for ever.  A crash's leftover waits this long for the next cleaner. */
+#define TMP_STALE_MS (10 * 60 * 1000)
+
+int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size)
+{
+	for (int attempt = 0;; attempt++) {
+		struct stat st;
+		int fd;
+		if (attempt > 100) {
+			errno = EEXIST;
+			return -1;
+		}
+		/* The pid only tells people whose file it is: uniqueness
+		 * comes from O_EXCL, and liveness from the lock. */
+		snprintf(tmp, size, "%s" TMP_INFIX "%ld.%d", name, (long)getpid(), attempt);
+		fd = elog__fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstat(fd, &st) == 0 && st.st_nlink > 0)
+				return fd;
+			close(fd);	/* a cleaner unlinked it: take another */
+			continue;
+		}
+		int e = errno;
+		/* A cleaner looks at it: never wait for one, leave it the
+		 * name, and go on to the next. */
+		struct stat now;
+		if (fstat(fd, &st) == 0 &&
+		    fstatat(dfd, tmp, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+			unlinkat(dfd, tmp, 0);
+		close(fd);
+		if (e == EWOULDBLOCK)
+			continue;
+		errno = e;
+		return -1;
+	}
+}
+
 int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len)
 {
 	char tmp[NAME_MAX_LOCAL + 32];
-	int fd = -1, err = 0;
-
-	/* The temporary name is unique per process and created exclusively,
-	 * so neither a concurrent writer nor a planted file is overwritten. */
-	for (int attempt = 0; fd < 0; attempt++) {
-		snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.%d", name, (long)getpid(),
-		         attempt);
-		fd = elog__fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-		if (fd < 0 && (errno != EEXIST || attempt > 100))
-			return errno;
-	}
+	int fd = elog__fs_tmp_create(dfd, name, tmp, sizeof tmp), err = 0;
+	if (fd < 0)
+		return errno;
 	err = elog__fs_write_all(fd, data, len);
 	if (!err && fsync(fd) < 0)
 		err = errno;
-	if (close(fd) < 0 && !err)
-		err = errno;
 	if (!err && renameat(dfd, tmp, dfd, name) < 0)
 		err = errno;
-	if (err) {
+	if (err)
 		unlinkat(dfd, tmp, 0);
+	/* Closed, which drops the lock, only once the temporary name is gone.
+	 * A local file system reports no error at close that fsync did not. */
+	close(fd);
+	if (err)
 		return err;
-	}
 	return elog__fs_fsync_dir(dfd);
 }
 
-int elog__fs_tmp_orphaned(const char *name)
+/* 1 when the last change of st lies TMP_STALE_MS or more from now. */
+static int stale(const struct stat *st)
+{
+	int64_t changed = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+	int64_t age = elog__fs_now_ms() - changed;
+	return age >= TMP_STALE_MS || age <= -TMP_STALE_MS;
+}
+
+int elog__fs_tmp_drop(int dfd, const char *name, int *dropped)
 {
 	struct file_class fc;
+	struct stat st, now;
+	int fd, err = 0;
+
+	*dropped = 0;
 	elog__file_classify(name, &fc);
-	if (!fc.tmp || fc.pid <= 0 || fc.pid > INT_MAX || fc.pid == (long)getpid())
+	if (!fc.tmp)
 		return 0;
-	return kill((pid_t)fc.pid, 0) < 0 && errno == ESRCH;
+	/* Refuses a link, a FIFO, a device: nothing elog made, so nothing to
+	 * judge (elog-verify reports it). */
+	fd = elog__fs_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
+	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_dev == st.st_dev && now.st_ino == st.st_ino && stale(&st)) {
+		if (unlinkat(dfd, name, 0) == 0)
+			*dropped = 1;
+		else if (errno != ENOENT)
+			err = errno;
+	}
+	close(fd);
+	return err;
 }
 
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)

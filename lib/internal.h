@@ -61,9 +61,17 @@ int elog__fs_fsync_dir(int dfd);
 /* Write data to a fresh temporary file in dfd, fsync it, rename it over
  * name and fsync the directory.  The file gets mode 0666 less the umask. */
 int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len);
-/* 1 when name is a temporary file of elog__fs_replace_file() whose process has
- * died (killed between creating and renaming it), so it is garbage. */
-int elog__fs_tmp_orphaned(const char *name);
+/* Create "<name>.tmp.<pid>.<n>" in dfd (its name in tmp, of size bytes) for
+ * writing, and hold an exclusive flock on it through the descriptor
+ * returned, which is closed only once the name is renamed or unlinked:
+ * that lock is what keeps elog__fs_tmp_drop() away.  -1 and errno. */
+int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size);
+/* Unlink name from dfd when it is a temporary file left by a process that
+ * is gone: one whose lock can be taken, and whose last change is minutes
+ * old (for one made by an elog that did not lock them).  The unlink is done
+ * under that lock.  *dropped says whether it was; an errno value when the
+ * unlink failed. */
+int elog__fs_tmp_drop(int dfd, const char *name, int *dropped);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
  * NUL-terminated buffer.  Refuses what elog__fs_openat() refuses. */
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
@@ -92,6 +100,11 @@ int elog__fs_is_netfs(int fd);
 /* Take an exclusive flock on name in dfd (blocking when wait), writing our
  * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
 int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+/* The same, waiting up to wait_ms (0: not at all, -1: for ever); when the
+ * time runs out, ELOG_LOCKED and a message naming the file, the time waited
+ * and the pid the holder wrote, if any. */
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid,
+                       int *fdp, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
 int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting
@@ -103,6 +116,10 @@ void elog__lock_release(int fd);
  * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
 void elog__lock_sick_announce(int fd, int on);
 int elog__lock_sick_pending(int fd);
+/* Take a free sync slot on LOCK (fd): its number, or -1 when every one is
+ * taken; release it after the sync. */
+int elog__lock_slot_take(int fd);
+void elog__lock_slot_release(int fd, int slot);
 /* 0 when fd is still the directory's LOCK, else ELOG_FAILED with a
  * message: the log was deleted, or LOCK removed or replaced. */
 int elog__lock_is_current(int dfd, int fd, char *msg);
@@ -162,9 +179,35 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
 int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
                uint64_t *first, uint64_t *last);
 
+/* ---- losses.c: what consumers lost to retention, until acknowledged ---- */
+struct loss {
+	char name[ELOG_CONSUMER_NAME_MAX + 1];
+	uint64_t first, last;   /* the offsets lost, inclusive */
+	uint64_t count;         /* how many of them */
+	int64_t ms;             /* when retention last added to it */
+};
+struct losses {
+	struct loss *v;         /* one per consumer, in no order */
+	size_t n;
+};
+/* Read FN_LOSSES (none, or a file that is not ours: no loss); lines that
+ * do not parse are skipped.  ENOMEM and errno values of reading. */
+int elog__losses_load(int dfd, struct losses *l);
+void elog__losses_free(struct losses *l);
+struct loss *elog__losses_find(const struct losses *l, const char *name);
+/* Add [first, last] to name's loss, counting only offsets not in it yet. */
+int elog__losses_add(struct losses *l, const char *name, uint64_t first,
+                     uint64_t last, int64_t ms);
+/* Drop name's loss: 1 when it had one. */
+int elog__losses_remove(struct losses *l, const char *name);
+/* Replace FN_LOSSES with l (remove it when l is empty), durably. */
+int elog__losses_store(int dfd, const struct losses *l);
+
 /* ---- lastrun.c: when maintenance last ran ---- */
-/* Record ms in the file name, ignoring failure (the mark is information). */
-void elog__lastrun_mark(int dfd, const char *name, int64_t ms);
+/* Record ms in the file name, then the len bytes of more (lines, each
+ * ending in a newline), ignoring failure (the mark is information). */
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms, const char *more,
+                        size_t len);
 /* The time recorded in name, INT64_MIN when there is none. */
 int64_t elog__lastrun_read(int dfd, const char *name);
 
@@ -263,7 +306,8 @@ enum {
 	FILE_COMPACT_STATE,
 	FILE_RETAIN_LAST,
 	FILE_COMPACT_LAST,
-	FILE_SALVAGED
+	FILE_SALVAGED,
+	FILE_LOSSES
 };
 struct file_class {
 	int kind;             /* FILE_*: of the name, or for a temporary file
@@ -474,6 +518,39 @@ void elog__vdec_free(struct vdec *d);
  * codec is not in this build), ENOMEM. */
 int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
                const void **out, size_t *outlen, char *msg);
+
+/* ---- train.c: a dictionary from the log's first values ---- */
+/* A training set: the log's first TRAIN_SAMPLES non-empty values, or fewer
+ * that add up to TRAIN_BYTES / 2 (a value that would take the set past
+ * TRAIN_BYTES is left out). */
+#define TRAIN_SAMPLES 1000
+#define TRAIN_BYTES   (1u << 20)
+/* Records laid end to end as in a segment whose header has these flags:
+ * a batch about to be written after the log's tail. */
+struct train_more {
+	const unsigned char *data;
+	size_t len;
+	uint32_t flags;
+};
+struct train_result {
+	size_t split;      /* the record of more (counted across them all)
+	                    * that completed the set, SIZE_MAX when the
+	                    * log's own values did */
+	uint64_t missing;  /* ELOG_END: records more that could complete it */
+	unsigned samples;  /* values gathered, */
+	size_t bytes;      /* and their bytes */
+};
+/* Train a dictionary of at most cap bytes for codec c from the log's first
+ * values, decoded as the application gave them: those of the segments of
+ * dfd from the first up to segment tail_base, read up to byte tail_size
+ * (the durable tail; the caller holds the batch lock), then those of
+ * more[0 .. nmore).  Segments whose header names a dictionary are passed
+ * over.  0 with the dictionary in dict (*len bytes); ELOG_END when there
+ * are fewer values than a set; ELOG_INVALID when the codec refuses them
+ * (too few, too alike); ENOMEM, errno values. */
+int elog__train_first(int dfd, const struct codec *c, uint64_t tail_base, uint64_t tail_size,
+                      const struct train_more *more, size_t nmore, unsigned char *dict,
+                      size_t cap, size_t *len, struct train_result *res);
 
 /* ---- create.c ---- */
 /* Fill the creation settings of s from opt (defaults for zeros), checking

@@ -9,19 +9,41 @@
  * mark is information only: a run whose mark cannot be written (a full
  * disk, a read-only directory) has still done its work and still
  * succeeds, and a missing or unreadable mark reads as "never".
+ *
+ * Retention adds a line after the time for each named consumer that lost
+ * records it had not read, "lost NAME FIRST LAST COUNT" (elog(5)); only
+ * the first line is read here.  Version 0.2.0 and earlier read no more
+ * than 32 bytes of the file, and take a longer one for no mark at all.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-void elog__lastrun_mark(int dfd, const char *name, int64_t ms)
-{
-	char buf[32];
-	int len = snprintf(buf, sizeof buf, "%lld\n", (long long)ms);
+/* The largest mark read: the time and a line for each of the most
+ * consumers a log may have. */
+#define LASTRUN_MAX (1u << 20)
 
-	(void)elog__fs_replace_file(dfd, name, buf, (size_t)len);
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms, const char *more,
+                        size_t len)
+{
+	char head[32];
+	int n = snprintf(head, sizeof head, "%lld\n", (long long)ms);
+	char *buf = malloc((size_t)n + len);
+
+	if (!buf || (size_t)n + len > LASTRUN_MAX) {
+		/* The time alone is better than no mark. */
+		free(buf);
+		(void)elog__fs_replace_file(dfd, name, head, (size_t)n);
+		return;
+	}
+	memcpy(buf, head, (size_t)n);
+	if (len)
+		memcpy(buf + n, more, len);
+	(void)elog__fs_replace_file(dfd, name, buf, (size_t)n + len);
+	free(buf);
 }
 
 int64_t elog__lastrun_read(int dfd, const char *name)
@@ -30,7 +52,7 @@ int64_t elog__lastrun_read(int dfd, const char *name)
 	size_t len;
 	int64_t ms = INT64_MIN;
 
-	if (elog__fs_read_small(dfd, name, 32, &text, &len) != 0)
+	if (elog__fs_read_small(dfd, name, LASTRUN_MAX, &text, &len) != 0)
 		return INT64_MIN;
 	errno = 0;
 	long long v = strtoll(text, &end, 10);

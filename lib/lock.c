@@ -61,25 +61,65 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg)
 	return open_lock_file(dfd, name, 0, fdp, &writable, msg);
 }
 
+/* flock(2) has no timeout: poll with a growing sleep, from LOCK_TAKE_POLL_US
+ * to LOCK_TAKE_POLL_MAX_US, which a holder of a small lock (a commit holds
+ * consumers.lock for one fsync'ed rename) barely notices.  0, EWOULDBLOCK
+ * when wait_ms ran out, or another errno value; wait_ms -1 waits for ever. */
+#define LOCK_TAKE_POLL_US     100
+#define LOCK_TAKE_POLL_MAX_US 20000
+
+static int flock_within(int fd, int64_t wait_ms)
+{
+	struct timespec t0, now;
+	int64_t sleep_us = LOCK_TAKE_POLL_US;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
+		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
+		if (left <= 0)
+			return EWOULDBLOCK;
+		int64_t d = sleep_us < left ? sleep_us : left;
+		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
+		nanosleep(&ts, NULL);
+		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
+			sleep_us *= 2;
+	}
+}
+
 int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
+{
+	return elog__lock_take_ms(dfd, name, wait ? -1 : 0, record_pid, fdp, msg);
+}
+
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid,
+                       int *fdp, char *msg)
 {
 	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
 		return err;
-	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
-		int e = errno;
-		if (e == EINTR)
-			continue;
-		if (e == EWOULDBLOCK) {
-			long pid = lock_holder(fd);
-			close(fd);
-			if (pid)
-				return elog__errmsg_set(msg, ELOG_LOCKED,
-				    "locked by another writer (pid %ld)", pid);
-			return elog__errmsg_set(msg, ELOG_LOCKED, "locked by another process");
-		}
+	if ((err = flock_within(fd, wait_ms)) != 0) {
+		long pid = err == EWOULDBLOCK ? lock_holder(fd) : 0;
 		close(fd);
-		return elog__errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
+		if (err != EWOULDBLOCK)
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+		if (wait_ms > 0 && pid)
+			return elog__errmsg_set(msg, ELOG_LOCKED, "timed out after %lld ms "
+			    "waiting for %s (pid %ld holds or last held it)",
+			    (long long)wait_ms, name, pid);
+		if (wait_ms > 0)
+			return elog__errmsg_set(msg, ELOG_LOCKED, "timed out after %lld ms "
+			    "waiting for %s, held by another process", (long long)wait_ms, name);
+		if (pid)
+			return elog__errmsg_set(msg, ELOG_LOCKED,
+			    "locked by another writer (pid %ld)", pid);
+		return elog__errmsg_set(msg, ELOG_LOCKED, "locked by another process");
 	}
 	if (record_pid && writable) {
 		char buf[32];
@@ -117,7 +157,7 @@ int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fd
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
-#define LOCK_POLL_MAX_US   200
+#define LOCK_POLL_MAX_US   50
 
 static int waiters_announce(int fd, short type)
 {
@@ -242,6 +282,37 @@ int elog__lock_sick_pending(int fd)
 	(void)fd;
 	return 0;
 #endif
+}
+
+/*
+ * Sync slots: a writer that syncs for others holds an open file
+ * description write lock on one of LOCK_SLOTS bytes from LOCK_SLOT_BYTE
+ * for as long as its fdatasync runs.  A writer that finds every slot taken
+ * waits for the watermark instead of syncing too: a sync that starts
+ * later will cover it.  Two slots keep ext4's commits overlapping (one
+ * sync runs while the next transaction fills) without paying one sync per
+ * writer.  The kernel releases a dead writer's slot.
+ */
+#define LOCK_SLOT_BYTE 16
+#define LOCK_SLOTS 2
+
+int elog__lock_slot_take(int fd)
+{
+#ifdef F_OFD_SETLK
+	for (int i = 0; i < LOCK_SLOTS; i++)
+		if (range_lock(fd, F_WRLCK, LOCK_SLOT_BYTE + i) == 0)
+			return i;
+	return -1;
+#else
+	(void)fd;
+	return 0;	/* no slots: every writer syncs for itself */
+#endif
+}
+
+void elog__lock_slot_release(int fd, int slot)
+{
+	if (slot >= 0)
+		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
 }
 
 int elog__lock_is_current(int dfd, int fd, char *msg)

@@ -385,6 +385,8 @@ struct strays {
 	struct maint *m;
 	uint64_t limit;
 	struct namelist *tmp, *orphan, *below;
+	uint64_t dropped;	/* temporary files of processes that are gone */
+	int said;		/* the message is set */
 };
 
 static int stray(const char *name, void *arg)
@@ -397,11 +399,18 @@ static int stray(const char *name, void *arg)
 	if (kind == FILE_COMPACT_TMP && !fc.tmp)
 		return namelist_add(st->tmp, name, base);
 	/* The temporary file of a process killed before it renamed it (a
-	 * cut tail kept by elog-verify --repair, a commit, an index). */
-	if (elog__fs_tmp_orphaned(name))
-		return namelist_add(st->orphan, name, 0);
-	if (fc.tmp)
+	 * cut tail kept by elog-verify --repair, a commit, an index),
+	 * removed under the lock that tells it from a living one's. */
+	if (fc.tmp) {
+		int dropped, err;
+		elog__maint_step();
+		if ((err = elog__fs_tmp_drop(m->dfd, name, &dropped)) != 0) {
+			st->said = 1;
+			return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+		}
+		st->dropped += (uint64_t)dropped;
 		return 0;
+	}
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
 	if (kind == FILE_SEGMENT && m->start.state == START_OK &&
@@ -426,11 +435,16 @@ static int stray(const char *name, void *arg)
  * files with no segment below the first segment that is not closed (where
  * the writer never creates one). */
 static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *orphan,
-                      struct namelist *below)
+                      struct namelist *below, uint64_t *dropped)
 {
 	struct strays st = { m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0,
-	                     tmp, orphan, below };
-	return elog__fs_dir_each(m->dfd, stray, &st);
+	                     tmp, orphan, below, 0, 0 };
+	int err = elog__fs_dir_each(m->dfd, stray, &st);
+	*dropped = st.dropped;
+	if (err && !st.said)
+		err = elog__errmsg_set(m->msg, err, "listing the log directory: %s",
+		                       elog_strerror(err));
+	return err;
 }
 
 /* Check the index of segment base, rebuilding it when it looks wrong. */
@@ -479,11 +493,11 @@ static int fix_start(struct maint *m, uint64_t *fixed)
 static int remove_strays(struct maint *m, uint64_t *fixed)
 {
 	struct namelist tmp = { 0 }, orphan = { 0 }, below = { 0 };
+	uint64_t dropped = 0;
 	int err;
-	if ((err = find_stray(m, &tmp, &orphan, &below)) != 0) {
-		err = elog__errmsg_set(m->msg, err, "listing the log directory: %s", elog_strerror(err));
+	if ((err = find_stray(m, &tmp, &orphan, &below, &dropped)) != 0)
 		goto out;
-	}
+	*fixed += dropped;
 	/* The index of a segment below the start is among the orphans. */
 	if ((err = unlink_hidden(m, &below)) != 0)
 		goto out;
@@ -498,7 +512,7 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 			goto out;
 		(*fixed)++;
 	}
-	if (tmp.n + orphan.n + below.n > 0 && (err = sync_dir(m)) != 0)
+	if (tmp.n + orphan.n + below.n + dropped > 0 && (err = sync_dir(m)) != 0)
 		goto out;
 	/* A temporary file may be all that is left of a swap that renamed the
 	 * segment but not yet its index. */
@@ -522,15 +536,26 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 	int err;
 	for (size_t i = 0; i < m->nclosed; i++) {
 		struct seg_info si;
-		if ((err = elog__seg_info_read(m, m->sl.base[i], &si)) != 0)
-			return err;
+		/* A segment that cannot be read is no merge's output, as far
+		 * as can be told: it is left to the run (retention judges it
+		 * by its neighbours; elog-verify reports it). */
+		if ((err = elog__seg_info_read(m, m->sl.base[i], &si)) != 0) {
+			if (err != ELOG_CORRUPT && err != ELOG_BADVERSION)
+				return err;
+			m->msg[0] = '\0';
+			continue;
+		}
 		while (!si.empty && i + 1 < m->nclosed && m->sl.base[i + 1] <= si.last) {
 			/* Only a segment whose every record is also in its
 			 * predecessor is a merge's leftover; other overlaps
 			 * are damage, and damage is never deleted. */
 			struct seg_info ni;
-			if ((err = elog__seg_info_read(m, m->sl.base[i + 1], &ni)) != 0)
-				return err;
+			if ((err = elog__seg_info_read(m, m->sl.base[i + 1], &ni)) != 0) {
+				if (err != ELOG_CORRUPT && err != ELOG_BADVERSION)
+					return err;
+				m->msg[0] = '\0';
+				break;
+			}
 			if (!ni.empty && ni.last > si.last) {
 				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
 				elog__seg_name(a, m->sl.base[i], SEG_EXT);

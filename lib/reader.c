@@ -123,9 +123,12 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
 }
 
 /* Open segment base, listed before segment next (UINT64_MAX when it was
- * the newest), for reading.  *gone is 1 when it was removed since it was
- * listed, -1 when it is too new to hold anything durable yet. */
-static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
+ * the newest), for reading: 0 with *fd and *sc set up, the scan's limit
+ * at what may be read and its position at the first record.  *gone is 1
+ * (nothing open) when it was removed since it was listed, -1 when it is
+ * too new to hold anything durable yet. */
+static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
+                         struct scan *scp, int *gone)
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
@@ -183,6 +186,19 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 		else if (fstat(fd, &st) == 0)
 			sc.limit = (uint64_t)st.st_size;
 	}
+	*fdp = fd;
+	*scp = sc;
+	return 0;
+}
+
+/* Open segment base, listed before segment next, as the one read on. */
+static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
+{
+	struct scan sc;
+	int fd, err;
+
+	if ((err = seg_read_open(r, base, next, &fd, &sc, gone)) != 0 || *gone)
+		return err;
 	uint32_t flags = elog__seg_header_flags(sc.buf);
 	close_segment(r);
 	r->sc = sc;
@@ -394,24 +410,32 @@ static int advance(elog_reader *r)
 	return 0;
 }
 
-/* Replace the stored value of a record by the value itself. */
-static int decode_value(elog_reader *r, struct elog_record *rec, uint64_t at)
+/* Replace the stored value of a record, read at byte at of segment base
+ * whose header has flags, by the value itself. */
+static int decode_value(elog_reader *r, uint64_t base, uint32_t flags,
+                        struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	if (!r->vd && !(r->vd = elog__vdec_new()))
 		return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int err = elog__vdec_value(r->vd, r->dfd, r->seg_flags, rec->value, rec->value_len,
+	int err = elog__vdec_value(r->vd, r->dfd, flags, rec->value, rec->value_len,
 	                     &rec->value, &rec->value_len, why);
 	if (err) {
-		elog__seg_name(name, r->seg_base, SEG_EXT);
+		elog__seg_name(name, base, SEG_EXT);
 		return elog__errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
 		                  (unsigned long long)at, why);
 	}
 	return 0;
 }
 
+static void seek_to(elog_reader *r, uint64_t offset);
+
 int elog_reader_next(elog_reader *r, struct elog_record *rec)
 {
+	if (r->reseek) {	/* elog_reader_prev() moved the position */
+		r->reseek = 0;
+		seek_to(r, r->want);
+	}
 	for (int ends = 0;;) {
 		if (r->gap_pending) {
 			r->gap_pending = 0;
@@ -466,7 +490,8 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
-			if (!r->seg_plain && (err = decode_value(r, rec, at)) != 0)
+			if (!r->seg_plain &&
+			    (err = decode_value(r, r->seg_base, r->seg_flags, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;
@@ -551,13 +576,22 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	return 1;
 }
 
-int elog_reader_seek(elog_reader *r, uint64_t offset)
+static void seek_to(elog_reader *r, uint64_t offset)
 {
 	r->gap_pending = 0;
+	r->reseek = 0;
 	if (seek_within(r, offset))
-		return 0;
+		return;
 	close_segment(r);
 	r->want = offset;
+}
+
+int elog_reader_seek(elog_reader *r, uint64_t offset)
+{
+	/* A seek looks at the log afresh, also walking back: the stretch
+	 * kept may be of a segment compaction has since replaced. */
+	r->bk.valid = 0;
+	seek_to(r, offset);
 	return 0;
 }
 
@@ -584,52 +618,382 @@ int elog_reader_seek_end(elog_reader *r)
 	return err ? err : elog_reader_seek(r, r->wm.durable_end);
 }
 
-/* Count the durable records from offset on, and note the offset of the one
- * skip records in (or the end). */
-static int count_from(elog_reader *r, uint64_t offset, uint64_t skip,
-                      uint64_t *count, uint64_t *at_skip)
+/*
+ * Walking back.  A segment can only be read forward, so a step back finds
+ * the stretch of the segment that holds the record before the position:
+ * from the last index entry at or below it (an entry is used only once the
+ * record it points at proves to have its offset) up to the position, read
+ * forward once, its records' offsets and byte positions kept.  The steps
+ * back after it are answered from those; the stretch before is found from
+ * the entry before, and so on to the segment's first record, then on to
+ * the last stretch of the segment before it.  A step costs one record read
+ * and, once per stretch (index_interval bytes), one index lookup and one
+ * read of the stretch: nothing grows with the size of the log.  A segment
+ * whose index is missing or wrong is scanned once for entries of its own.
+ */
+
+/* How far apart the entries made by scanning a segment without a usable
+ * index lie, in bytes: the writer's default spacing. */
+#define BACK_INTERVAL 4096
+/* Lookups in an index file before it is loaded whole: a walk of one or
+ * two steps reads a few entries; a longer one reads it once. */
+#define BACK_LOOKUPS 2
+
+static void back_close(elog_reader *r)
+{
+	struct back *b = &r->bk;
+	if (b->fd >= 0) {
+		close(b->fd);
+		elog__scan_free(&b->sc);
+	}
+	b->fd = -1;
+	if (b->ix_state)
+		elog__idx_free(&b->ix);
+	b->ix_state = 0;
+	b->lookups = 0;
+	b->valid = 0;
+	b->n = 0;
+}
+
+static void back_free(elog_reader *r)
+{
+	back_close(r);
+	free(r->bk.off);
+	free(r->bk.pos);
+	r->bk.off = r->bk.pos = NULL;
+	r->bk.cap = 0;
+}
+
+/* Whether the record at byte pos of the back segment has offset off. */
+static int back_record_is(elog_reader *r, uint64_t pos, uint64_t off)
 {
 	struct elog_record rec;
+	uint64_t at;
+	elog__scan_seek(&r->bk.sc, pos);
+	return elog__scan_next(&r->bk.sc, &rec, &at) == 0 && rec.offset == off;
+}
+
+static int back_corrupt(elog_reader *r, int err, uint64_t at)
+{
+	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, r->bk.base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
+		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
+		                  elog__scan_truncated(&r->bk.sc) ? "truncated" : "corrupt",
+		                  (unsigned long long)at);
+	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
+/* Entries for the back segment made by scanning it: its index file is
+ * missing, damaged or points at the wrong records. */
+static int back_index_scan(elog_reader *r)
+{
+	struct back *b = &r->bk;
+	struct idx_builder ib = { 0 };
+	struct elog_record rec;
+	struct idx_entry e;
+	uint64_t at;
 	int err;
-	*count = 0;
-	*at_skip = r->wm.durable_end;
-	elog_reader_seek(r, offset);
-	while ((err = elog_reader_next(r, &rec)) == 0 || err == ELOG_GAP) {
-		if (err == ELOG_GAP)
-			continue;
-		if (*count == skip)
-			*at_skip = rec.offset;
-		(*count)++;
+	if (b->ix_state)
+		elog__idx_free(&b->ix);
+	b->ix_state = 2;
+	elog__scan_seek(&b->sc, SEG_HDR);
+	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 &&
+	       rec.offset < r->wm.durable_end) {
+		if (elog__idx_builder_add(&ib, rec.offset, rec.ts_ms, at, BACK_INTERVAL, &e) &&
+		    (err = elog__idx_push(&b->ix, &e)) != 0)
+			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
-	return err == ELOG_END ? 0 : err;
+	return err == 0 || err == ELOG_END ? 0 : back_corrupt(r, err, at);
+}
+
+/* Where the stretch of the back segment holding offset target begins: the
+ * last entry at or below it (*lo its offset, *pos its byte), or the first
+ * record (*lo the base, *pos SEG_HDR) when there is none. */
+static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *pos)
+{
+	struct back *b = &r->bk;
+	struct idx_entry e;
+	int intact, rc;
+	for (;;) {
+		if (b->ix_state) {
+			ssize_t k = elog__idx_find_offset(&b->ix, target);
+			rc = k < 0 ? ELOG_END : 0;
+			if (k >= 0)
+				e = b->ix.e[k];
+		} else if (b->lookups < BACK_LOOKUPS) {
+			b->lookups++;
+			rc = elog__idx_lookup(r->dfd, b->base, b->size, target, &e);
+		} else {
+			rc = elog__idx_load(r->dfd, b->base, b->size, &b->ix, &intact);
+			if (rc == 0) {
+				b->ix_state = 1;
+				continue;
+			}
+		}
+		/* No entry at or below target is to be believed only of an
+		 * index whose entries start at the first record. */
+		if (rc == ELOG_END && (b->ix_state != 1 || b->ix.n > 0)) {
+			*lo = b->base;
+			*pos = SEG_HDR;
+			return 0;
+		}
+		if (rc == 0 && back_record_is(r, e.pos, e.offset)) {
+			*lo = e.offset;
+			*pos = e.pos;
+			return 0;
+		}
+		if (b->ix_state == 2)	/* entries of our own scan: cannot be */
+			return back_corrupt(r, ELOG_CORRUPT, e.pos);
+		if ((rc = back_index_scan(r)) != 0)
+			return rc;
+	}
+}
+
+/* Keep the records of the back segment from byte pos (the record of
+ * offset lo) up to offset hi. */
+static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
+{
+	struct back *b = &r->bk;
+	struct elog_record rec;
+	uint64_t at;
+	int err;
+	b->n = 0;
+	b->valid = 0;
+	elog__scan_seek(&b->sc, pos);
+	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 && rec.offset < hi) {
+		if (rec.offset < lo || (b->n > 0 && rec.offset <= b->off[b->n - 1])) {
+			char name[NAME_MAX_LOCAL];
+			elog__seg_name(name, b->base, SEG_EXT);
+			return elog__errmsg_set(r->msg, ELOG_CORRUPT,
+			    "%s: offset %llu out of order at byte %llu", name,
+			    (unsigned long long)rec.offset, (unsigned long long)at);
+		}
+		if (b->n == b->cap) {
+			size_t cap = b->cap ? b->cap * 2 : 256;
+			uint64_t *no = realloc(b->off, cap * sizeof *no);
+			if (no)
+				b->off = no;
+			uint64_t *np = no ? realloc(b->pos, cap * sizeof *np) : NULL;
+			if (!np)
+				return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+			b->pos = np;
+			b->cap = cap;
+		}
+		b->off[b->n] = rec.offset;
+		b->pos[b->n++] = at;
+	}
+	if (err != 0 && err != ELOG_END)
+		return back_corrupt(r, err, at);
+	b->lo = lo;
+	b->hi = hi;
+	b->valid = 1;
+	return 0;
+}
+
+/* Before a new stretch is read from the back segment kept open: -1 when
+ * its name now means another file (compaction replaced it; it is opened
+ * again), else 0, with what may be read of it brought up to date (the
+ * active segment grows, and a segment the writer has left is closed). */
+static int back_refresh(elog_reader *r, uint64_t next)
+{
+	char name[NAME_MAX_LOCAL];
+	struct back *b = &r->bk;
+	struct stat st;
+	elog__seg_name(name, b->base, SEG_EXT);
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_ino != b->ino || st.st_dev != b->dev)
+		return -1;
+	uint64_t limit = visible_limit(r, b->base, next);
+	if ((uint64_t)st.st_size != b->size && b->ix_state) {
+		/* Grown: its index has entries the one kept lacks. */
+		elog__idx_free(&b->ix);
+		b->ix_state = 0;
+		b->lookups = 0;
+	}
+	b->size = (uint64_t)st.st_size;
+	b->next = next;
+	b->sc.limit = limit == UINT64_MAX ? b->size : limit;
+	return 0;
+}
+
+/* Fill the back cache with the stretch that holds offset p - 1, up to p.
+ * ELOG_END when no segment holds it (it is below the log's start). */
+static int back_locate(elog_reader *r, uint64_t p)
+{
+	struct back *b = &r->bk;
+	uint64_t target = p - 1;
+	int err;
+	/* Salvage is maintenance, as in locate(). */
+	if (elog__holes_load(r->dfd, &r->holes) != 0)
+		elog__holes_free(&r->holes);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		const struct seglist *sl = &r->segs;
+		/* The list may predate a roll of the writer's, which a target
+		 * at or past its newest segment would not see. */
+		if (!r->segs_valid || (sl->n > 0 && target >= sl->base[sl->n - 1] &&
+		                       sl->base[sl->n - 1] < r->wm.segment_base)) {
+			if ((err = list_segments(r)) != 0)
+				return err;
+		}
+		ssize_t i = elog__seglist_find(sl, target);
+		if (i < 0)
+			return ELOG_END;
+		uint64_t base = sl->base[i];
+		uint64_t next = (size_t)i + 1 < sl->n ? sl->base[i + 1] : UINT64_MAX;
+		if (b->fd >= 0 && b->base == base && back_refresh(r, next) != 0)
+			back_close(r);
+		if (b->fd < 0 || b->base != base) {
+			struct scan sc;
+			struct stat st;
+			int fd, gone;
+			back_close(r);
+			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone)) != 0)
+				return err;
+			if (gone > 0) {
+				r->segs_valid = 0;	/* removed since listed */
+				continue;
+			}
+			if (gone < 0) {		/* nothing durable in it yet */
+				b->base = base;
+				b->lo = base;
+				b->hi = p;
+				b->n = 0;
+				b->valid = 1;
+				return 0;
+			}
+			b->fd = fd;
+			b->sc = sc;
+			b->base = base;
+			b->next = next;
+			if (fstat(fd, &st) < 0) {
+				err = errno;
+				elog__scan_free(&sc);
+				close(fd);
+				return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
+			}
+			b->size = (uint64_t)st.st_size;
+			b->ino = st.st_ino;
+			b->dev = st.st_dev;
+			b->flags = elog__seg_header_flags(sc.buf);
+			b->plain = elog__codec_plain(b->flags);
+		}
+		uint64_t lo = base, pos = SEG_HDR;
+		if ((err = back_entry(r, target, &lo, &pos)) != 0)
+			return err;
+		return back_fill(r, lo, pos, p);
+	}
+	return elog__errmsg_set(r->msg, EAGAIN, "segments keep disappearing while listed");
+}
+
+/* The last durable record below offset p: 0 with *k its place in the back
+ * cache, ELOG_END when there is none, or an error. */
+static int back_find(elog_reader *r, uint64_t p, size_t *k)
+{
+	struct back *b = &r->bk;
+	int err;
+	if (p > r->wm.durable_end)
+		p = r->wm.durable_end;
+	while (p > 0) {
+		if (!b->valid || p <= b->lo || p > b->hi) {
+			if ((err = back_locate(r, p)) != 0)
+				return err;
+		}
+		size_t lo = 0, hi = b->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (b->off[mid] < p)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0) {
+			*k = lo - 1;
+			return 0;
+		}
+		p = b->lo;	/* none from lo to p: look below lo */
+	}
+	return ELOG_END;
+}
+
+/* The last range salvage lost that meets [from, to], cut to it. */
+static int hole_before(const struct holes *h, uint64_t from, uint64_t to,
+                       uint64_t *first, uint64_t *last)
+{
+	for (size_t i = h->n; i-- > 0;) {
+		if (h->v[i].first > to)
+			continue;
+		if (h->v[i].last < from)
+			return 0;
+		*first = h->v[i].first > from ? h->v[i].first : from;
+		*last = h->v[i].last < to ? h->v[i].last : to;
+		return 1;
+	}
+	return 0;
+}
+
+/* Offsets lost to damage from `from` up to p: reported as a gap, and the
+ * position moved below them. */
+static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
+{
+	if (p == 0 || from > p - 1 ||
+	    !hole_before(&r->holes, from, p - 1, &r->gap_first, &r->gap_last))
+		return 0;
+	r->gap_cause = ELOG_GAP_DAMAGE;
+	r->want = r->gap_first;
+	r->reseek = 1;
+	return ELOG_GAP;
+}
+
+int elog_reader_prev(elog_reader *r, struct elog_record *rec)
+{
+	struct back *b = &r->bk;
+	uint64_t at;
+	size_t k;
+	int err;
+	r->gap_pending = 0;
+	/* A position past the durable end as last read (a seek past it)
+	 * steps back from the durable end as it is now. */
+	if (r->want > r->wm.durable_end && (err = refresh_watermark(r)) != 0)
+		return err;
+	uint64_t p = r->want < r->wm.durable_end ? r->want : r->wm.durable_end;
+	err = back_find(r, p, &k);
+	if (err == ELOG_END)	/* the beginning: after what damage took there */
+		return r->segs.n > 0 && back_gap(r, r->segs.base[0], p) ? ELOG_GAP : ELOG_END;
+	if (err)
+		return err;
+	uint64_t off = b->off[k];
+	if (back_gap(r, off + 1, p))
+		return ELOG_GAP;
+	elog__scan_seek(&b->sc, b->pos[k]);
+	if ((err = elog__scan_next(&b->sc, rec, &at)) != 0 || rec->offset != off)
+		return back_corrupt(r, err ? err : ELOG_CORRUPT, b->pos[k]);
+	if (!b->plain && (err = decode_value(r, b->base, b->flags, rec, at)) != 0)
+		return err;
+	r->want = off;
+	r->reseek = 1;
+	return 0;
 }
 
 int elog_reader_seek_last(elog_reader *r, uint64_t n)
 {
-	uint64_t first, count, at;
-	int err = first_base(r, &first);
-	if (!err)
-		err = refresh_watermark(r);
+	int err = refresh_watermark(r);
 	if (err)
 		return err;
-	uint64_t end = r->wm.durable_end;
-	if (n == 0 || end <= first)
-		return elog_reader_seek(r, end);
-	/* Offsets are dense unless compaction made holes: start n offsets
-	 * before the end and widen the window while it holds too few. */
-	uint64_t span = n;
-	for (;;) {
-		uint64_t lo = end - first > span ? end - span : first;
-		if ((err = count_from(r, lo, UINT64_MAX, &count, &at)) != 0)
+	/* Step back n records; fewer when the log holds fewer, which leaves
+	 * the position at its first record. */
+	r->bk.valid = 0;
+	uint64_t p = r->wm.durable_end;
+	size_t k;
+	for (uint64_t i = 0; i < n; i++) {
+		if ((err = back_find(r, p, &k)) == ELOG_END)
+			break;
+		if (err)
 			return err;
-		if (count >= n || lo == first) {
-			uint64_t skip = count > n ? count - n : 0;
-			if ((err = count_from(r, lo, skip, &count, &at)) != 0)
-				return err;
-			return elog_reader_seek(r, at);
-		}
-		span = span > UINT64_MAX / 2 ? UINT64_MAX : span * 2;
+		p = r->bk.off[k];
 	}
+	seek_to(r, p);
+	return 0;
 }
 
 int elog_reader_seek_time(elog_reader *r, int64_t ts)
@@ -695,7 +1059,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	*rp = r;
 	if (!r)
 		return ENOMEM;
-	r->segfd = r->wmfd = r->ino_fd = -1;
+	r->segfd = r->wmfd = r->ino_fd = r->bk.fd = -1;
 	r->dir = strdup(dir);
 	if (!r->dir)
 		return ENOMEM;
@@ -716,6 +1080,7 @@ void elog_reader_close(elog_reader *r)
 	if (!r)
 		return;
 	close_segment(r);
+	back_free(r);
 	for (int i = 0; i < 4; i++)
 		if (r->ixc[i].size)
 			elog__idx_free(&r->ixc[i].ix);

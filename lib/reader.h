@@ -54,6 +54,31 @@ struct elog_reader {
 	int gap_cause;		/* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
 	struct holes holes;	/* the file "salvaged", as last loaded */
 
+	/* Walking back (elog_reader_prev()): a segment open on its own,
+	 * and the records of one stretch of it between index entries, read
+	 * forward once and kept, so that each step back costs a lookup in
+	 * them and one record read, and a stretch is read once per walk. */
+	struct back {
+		int fd;			/* the segment, or -1 */
+		uint64_t base, next;	/* its base, the next segment's base */
+		uint64_t size;		/* its file size when last looked at */
+		ino_t ino;		/* its file */
+		dev_t dev;
+		uint32_t flags;		/* codec and dictionary */
+		int plain;
+		struct scan sc;
+		struct index ix;	/* its entries, once ix_state is set: */
+		int ix_state;		/* 1 loaded from .idx, 2 made by a scan */
+		int lookups;		/* searches of the .idx file made */
+		int valid;		/* off/pos hold every record of the
+					 * segment with lo <= offset < hi */
+		uint64_t lo, hi;
+		uint64_t *off, *pos;	/* offsets and byte positions */
+		size_t n, cap;
+	} bk;
+	int reseek;		/* elog_reader_prev() moved want: the forward
+				 * scan must look it up before reading on */
+
 	int ino_fd;		/* inotify instance, or -1 */
 	int wd_wm, wd_dir;	/* its watches, or -1 */
 	int follow_ready;

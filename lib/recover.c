@@ -260,13 +260,18 @@ static int remove_half_created(const char *name, void *arg)
 	struct leftovers *l = arg;
 	struct file_class fc;
 	int half_created = elog__file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
-	if (!half_created && !elog__fs_tmp_orphaned(name))
-		return 0;
-	if (unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT) {
+	int err = 0, dropped = 0;
+	if (fc.tmp)
+		err = elog__fs_tmp_drop(l->dfd, name, &dropped);
+	else if (half_created && unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT)
+		err = errno;
+	else
+		dropped = half_created;
+	if (err) {
 		l->said = 1;
-		return elog__errmsg_set(l->msg, errno, "%s: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(l->msg, err, "%s: %s", name, elog_strerror(err));
 	}
-	l->removed++;
+	l->removed += dropped;
 	return 0;
 }
 
@@ -276,7 +281,9 @@ int elog__recover_leftovers(int dfd, char *msg)
 	 * written, not yet renamed) when it stopped.  Under LOCK no one else
 	 * creates one, so any left now is garbage.  So is the temporary file
 	 * of a replacement (an index rebuilt, consumers.json committed) whose
-	 * process was killed before renaming it. */
+	 * process was killed before renaming it, as elog__fs_tmp_drop() judges:
+	 * not by its pid, which names no process here when it was made in
+	 * another pid namespace. */
 	struct leftovers l = { dfd, 0, 0, msg };
 	int err = elog__fs_dir_each(dfd, remove_half_created, &l);
 	if (err && !l.said)

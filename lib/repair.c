@@ -73,8 +73,8 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 /* Copy bytes [from, end) of segment fd to a new file beside it, synced,
  * so that cutting them loses nothing.  Holes are skipped (the copy has
  * them too), and the copy is written under a temporary name and renamed:
- * a repair killed half way leaves "<kept>.tmp.<pid>.0", which the next
- * repair or writer removes. */
+ * a repair killed half way leaves "<kept>.tmp.<pid>.<n>", which the next
+ * repair or writer removes (elog__fs_tmp_drop()). */
 static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
                      uint64_t end, char *kept, size_t kept_size)
 {
@@ -94,9 +94,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		if (attempt > 100)
 			return elog__errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
 	}
-	snprintf(tmp, sizeof tmp, "%s" TMP_INFIX "%ld.0", kept, (long)getpid());
-	unlinkat(v->dfd, tmp, 0);	/* ours: a pid is not reused while we run */
-	out = elog__fs_openat(v->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	out = elog__fs_tmp_create(v->dfd, kept, tmp, sizeof tmp);
 	if (out < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", tmp, elog_strerror(errno));
 	unsigned char *buf = malloc(1u << 16);
@@ -131,16 +129,15 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		err = errno;
 	if (!err && fsync(out) < 0)
 		err = errno;
-	if (close(out) < 0 && !err)
-		err = errno;
 	if (!err && renameat(v->dfd, tmp, v->dfd, kept) < 0)
 		err = errno;
+	if (err)
+		unlinkat(v->dfd, tmp, 0);
+	close(out);	/* drops the lock once the temporary name is gone */
 	if (!err)
 		err = elog__fs_fsync_dir(v->dfd);
-	if (err) {
-		unlinkat(v->dfd, tmp, 0);
+	if (err)
 		return elog__errmsg_set(v->msg, err, "%s: %s", kept, elog_strerror(err));
-	}
 	return 0;
 }
 
@@ -155,6 +152,44 @@ static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
 	if (err)
 		return elog__errmsg_set(v->msg, err, "%s", msg);
 	repaired(v, name, ELOG_NOPOS, "rebuilt from its segment");
+	return 0;
+}
+
+/* Offsets are forever: the cut took records below the durable end, whose
+ * offsets were acknowledged and may be known to consumers (committed
+ * offsets, idempotency keys).  The log goes on at that end, in a new
+ * segment, and the offsets lost are recorded as a damage gap (salvaged),
+ * which readers report, so that no offset ever names a second record. */
+static int resume_above(struct verify *v, int fd, const struct segstate *ss,
+                        uint64_t end, struct watermark *wm)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int sfd, ifd, err;
+	if ((err = elog__fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || got != SEG_HDR)
+		return elog__errmsg_set(v->msg, err ? err : ELOG_CORRUPT, "reading a header: %s",
+		                        elog_strerror(err ? err : ELOG_CORRUPT));
+	elog__seg_name(name, end, SEG_EXT);
+	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), &sfd, &ifd)) != 0)
+		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	if (fdatasync(sfd) < 0 || fdatasync(ifd) < 0)
+		err = errno;
+	close(sfd);
+	close(ifd);
+	if (!err)
+		err = elog__fs_fsync_dir(v->dfd);
+	if (!err)
+		err = elog__holes_add(v->dfd, ss->next, end - 1, elog__fs_now_ms());
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	repaired(v, name, ELOG_NOPOS,
+	         "created: offsets %llu to %llu, acknowledged but lost to the damage, are "
+	         "recorded as a damage gap, and the log goes on at %llu, so that no offset "
+	         "names a second record",
+	         (unsigned long long)ss->next, (unsigned long long)end - 1,
+	         (unsigned long long)end);
+	*wm = (struct watermark){ end, end, SEG_HDR };
 	return 0;
 }
 
@@ -198,7 +233,12 @@ static int repair_active(struct verify *v)
 	}
 	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
 		goto out;
-	if (v->wm_fix && v->sick) {
+	struct watermark wm = { ss->next, ss->base, ss->valid_end };
+	if (v->wm_fix && v->wm.durable_end > ss->next &&
+	    (err = resume_above(v, fd, ss, v->wm.durable_end, &wm)) != 0)
+		goto out;
+	if (v->wm_fix && v->sick &&
+	    (v->wm_state != WM_OK || wm.durable_end > v->wm.durable_end)) {
 		/* Its own sync proves nothing after a failed one (a fresh
 		 * description syncs dropped pages "successfully"). */
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
@@ -206,7 +246,6 @@ static int repair_active(struct verify *v)
 		         "writer cuts the log back to the watermark");
 	} else if (v->wm_fix) {
 		/* What the watermark will vouch for must be durable first. */
-		struct watermark wm = { ss->next, ss->base, ss->valid_end };
 		if (fdatasync(fd) < 0) {
 			err = elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
@@ -231,6 +270,7 @@ static int repair_active(struct verify *v)
 			err = elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 			goto out;
 		}
+		elog__seg_name(name, wm.segment_base, SEG_EXT);
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
 		         "rewritten: durable end %llu, %llu bytes of %s",
 		         (unsigned long long)wm.durable_end,
@@ -246,7 +286,8 @@ out:
 static int drop_stale_tmp(const char *name, void *arg)
 {
 	struct verify *v = arg;
-	if (elog__fs_tmp_orphaned(name) && unlinkat(v->dfd, name, 0) == 0)
+	int dropped;
+	if (elog__fs_tmp_drop(v->dfd, name, &dropped) == 0 && dropped)
 		repaired(v, name, ELOG_NOPOS,
 		         "removed: the temporary file of a process that died");
 	return 0;

@@ -18,6 +18,16 @@
  *   3. the good records are written to a new file renamed over the
  *      segment, and its index is rebuilt.
  *
+ * A damaged header (the first 32 bytes) is rebuilt when that can be done
+ * with certainty: the magic, version and base come from the format and the
+ * file name; the flags (how values are stored) are those of a neighbour
+ * segment, of the settings or of the damaged header itself under which
+ * every record's value decodes, a codec being preferred to none (a plain
+ * value never starts with a codec's tag and frame).  The old header bytes
+ * go aside with the other damaged bytes; no offset is lost by it.  When no
+ * candidate reads every value (a dictionary is gone, or a codec is not in
+ * this build), salvage refuses, as it did before it rebuilt headers.
+ *
  * A crash between steps leaves the damaged segment as it was, so the
  * next salvage does it again; a range recorded twice is merged.  Some of
  * the offsets of a range may have held no record (compaction holes): the
@@ -69,9 +79,141 @@ struct damage {
 	uint64_t first, last;     /* offsets lost */
 };
 
-/* Salvage segment base, whose successor starts at next_base. */
-static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
+/* 1 when every record after the header in keep (klen bytes, records
+ * only) has a value that decodes under flags; 0 when one does not (it is
+ * not how they were stored); an error when that cannot be told (a
+ * dictionary the flags name is missing or unreadable, a codec not in this
+ * build).  *tagged: a value is compressed under flags. */
+static int values_decode(struct maint *m, struct vdec *dec, const unsigned char *keep,
+                         size_t klen, uint32_t flags, int *tagged)
 {
+	char why[ELOG_MSG_MAX];
+	size_t pos = SEG_HDR;
+	uint32_t id = SEG_DICT(flags);
+	*tagged = 0;
+	if (id) {
+		unsigned char *dict;
+		size_t dlen;
+		int err = elog__dict_load(m->dfd, id, &dict, &dlen, why);
+		if (err)
+			return elog__errmsg_set(m->msg, err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err,
+			                        "%s", why);
+		free(dict);
+	}
+	while (pos < klen) {
+		struct elog_record rec;
+		const void *out;
+		size_t rs, outlen;
+		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
+			return 0;	/* cannot be: salvage kept it */
+		int err = elog__vdec_value(dec, m->dfd, flags, rec.value, rec.value_len,
+		                           &out, &outlen, why);
+		if (err == ELOG_CORRUPT)
+			return 0;
+		if (err)
+			return elog__errmsg_set(m->msg, err, "%s", why);
+		if (rec.value_len && ((const unsigned char *)rec.value)[0] == TAG_ZSTD)
+			*tagged = 1;
+		pos += rs;
+	}
+	return 1;
+}
+
+/* 1 when a value in keep cannot be a codec's (its first byte is no tag):
+ * the segment stores values as they are. */
+static int untagged_value(const unsigned char *keep, size_t klen)
+{
+	size_t pos = SEG_HDR;
+	while (pos < klen) {
+		struct elog_record rec;
+		size_t rs;
+		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
+			return 0;
+		const unsigned char *v = rec.value;
+		if (rec.value_len && v[0] != TAG_RAW && v[0] != TAG_ZSTD)
+			return 1;
+		pos += rs;
+	}
+	return 0;
+}
+
+/* The flags of segment k, whose header is damaged, rebuilt from its
+ * neighbours, the settings and its own damaged header (see the top). */
+static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
+                         const unsigned char *keep, size_t klen, uint32_t *flags)
+{
+	uint32_t cand[6];
+	size_t n = 0;
+	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
+	int err = 0, coded = 0;
+
+	for (size_t j = k ? k - 1 : k + 1; j <= k + 1 && j < m->sl.n; j += 2) {
+		int fd;
+		uint32_t f;
+		if (elog__seg_open(m->dfd, m->sl.base[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
+			close(fd);
+			cand[n++] = f;
+		}
+	}
+	const struct codec *c = elog__codec_from_settings(&m->set);
+	uint32_t latest = 0;
+	if (c) {
+		cand[n++] = SEG_FLAGS(c->id, 0);
+		if (c->dictionaries && elog__dict_latest(m->dfd, &latest) == 0 && latest)
+			cand[n++] = SEG_FLAGS(c->id, latest);
+	}
+	uint32_t own = get32(old + SEG_AT_FLAGS);
+	if (elog__codec_flags_valid(own))
+		cand[n++] = own;
+
+	/* A codec whose every value decodes, one at least compressed, is how
+	 * they were stored; else one whose values all decode as stored raw;
+	 * none (values as they are) only when no codec is in sight, or a
+	 * value is plainly not a codec's. */
+	struct vdec *dec = elog__vdec_new();
+	if (!dec)
+		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	int found = 0, rawonly = -1;
+	for (size_t i = 0; i < n && !found; i++) {
+		int tagged, ok;
+		if (elog__codec_plain(cand[i]))
+			continue;
+		coded = 1;
+		/* 1 or 0, else an error code (negative, or an errno). */
+		if ((ok = values_decode(m, dec, keep, klen, cand[i], &tagged)) < 0 ||
+		    ok > 1) {
+			err = ok;
+			break;
+		}
+		if (ok && tagged) {
+			*flags = cand[i];
+			found = 1;
+		} else if (ok && rawonly < 0) {
+			rawonly = (int)i;
+		}
+	}
+	elog__vdec_free(dec);
+	if (!found && !err && rawonly >= 0) {
+		*flags = cand[rawonly];
+		found = 1;
+	}
+	if (!found && !err && (!coded || untagged_value(keep, klen))) {
+		*flags = SEG_FLAGS(CODEC_NONE, 0);
+		found = 1;
+	}
+	if (found)
+		return 0;
+	elog__seg_name(name, m->sl.base[k], SEG_EXT);
+	snprintf(why, sizeof why, "%s", err ? m->msg : "no codec the log uses "
+	         "reads its values");
+	return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged "
+	                        "and cannot be rebuilt: %s", name, why);
+}
+
+/* Salvage segment k, whose successor starts at next_base. */
+static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
+{
+	uint64_t base = v->m->sl.base[k];
 	struct maint *m = v->m;
 	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
 	unsigned char *data = NULL, *keep = NULL, *lost = NULL;
@@ -96,15 +238,30 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	close(fd);
-	if (size < SEG_HDR || elog__seg_header_check(data, base) != 0) {
+	/* A header of another version (its CRC holds) is not damage. */
+	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
+	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
 		free(data);
-		return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged; "
-		                  "salvage needs it to know how values are stored", name);
+		return elog__errmsg_set(m->msg, hdr, "%s: %s", name, size < SEG_HDR ?
+		                  "shorter than a segment header" : "unsupported segment version");
+	}
+	unsigned char old[SEG_HDR];
+	memcpy(old, data, SEG_HDR);
+	if (hdr) {
+		/* The header's bytes are the first damaged range: they go
+		 * aside, and no offset lay in them. */
+		if (!(d = malloc(sizeof *d))) {
+			free(data);
+			return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		}
+		d[nd++] = (struct damage){ 0, SEG_HDR, base + 1, base };
+		err = append(&lost, &llen, &lcap, data, SEG_HDR);
 	}
 
 	uint64_t lo = base;	/* the next good record's offset is at least this */
 	size_t pos = SEG_HDR;
-	err = append(&keep, &klen, &kcap, data, SEG_HDR);
+	if (!err)
+		err = append(&keep, &klen, &kcap, data, SEG_HDR);
 	while (!err && pos < size) {
 		struct elog_record rec;
 		size_t rs;
@@ -137,6 +294,12 @@ static int salvage_one(struct salvager *v, uint64_t base, uint64_t next_base)
 	}
 	if (nd == 0)
 		goto out;	/* nothing wrong here */
+	if (hdr) {
+		uint32_t flags = 0;
+		if ((err = rebuild_flags(m, k, old, keep, klen, &flags)) != 0)
+			goto out;
+		elog__seg_header_encode_flags(keep, base, flags);
+	}
 
 	/* 1: the damaged bytes, aside. */
 	snprintf(aside, sizeof aside, "%s" CUT_INFIX "%lld", name, (long long)v->now);
@@ -207,7 +370,7 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
 	int err = elog__maint_open(&m, dir, 0, msg);
 	struct salvager v = { &m, each, arg, elog__fs_now_ms(), res };
 	for (size_t i = 0; !err && i < m.nclosed; i++)
-		err = salvage_one(&v, m.sl.base[i], m.sl.base[i + 1]);
+		err = salvage_one(&v, i, m.sl.base[i + 1]);
 	elog__maint_close(&m);
 	return err;
 }

@@ -13,6 +13,7 @@
  *   compression zstd
  *   compression_level 3
  *   dictionary auto
+ *   retain_consumers report
  *
  * Unknown keys are ignored so that a later version can add some; a format
  * number other than 1 is refused.
@@ -97,13 +98,20 @@ static const struct key {
 	{ "compression_level", K_INT,  AT(compression_level), 0, 19, { NULL }, 0 },
 	{ "dictionary",        K_WORD, AT(no_dictionary), 0, 0, { "auto", "none" },
 	                       ELOG_CORRUPT },
+	/* A policy this version does not know is a newer format: retention
+	 * must not remove what it would keep. */
+	{ "retain_consumers",  K_WORD, AT(retain_consumers), 0, 0, { "report", "protect" },
+	                       ELOG_BADVERSION },
 #undef AT
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* The words of "compression" are its field's values. */
+/* The words of "compression" and "retain_consumers" are their fields'
+ * values. */
 _Static_assert(ELOG_COMPRESS_NONE == 0 && ELOG_COMPRESS_ZSTD == 1,
                "compression words out of step with ELOG_COMPRESS_*");
+_Static_assert(ELOG_RETAIN_CONSUMERS_REPORT == 0 && ELOG_RETAIN_CONSUMERS_PROTECT == 1,
+               "retain_consumers words out of step with ELOG_RETAIN_CONSUMERS_*");
 
 /* The key named by the kn bytes at name, or NULL for one this version does
  * not know. */
@@ -362,13 +370,15 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 	}
 	if (fields & ELOG_SET_DICTIONARY)
 		s.no_dictionary = opt->no_dictionary != 0;
+	if (fields & ELOG_SET_RETAIN_CONSUMERS)
+		s.retain_consumers = opt->retain_consumers;
 	/* The rules of creation, defaults included (a zstd level of 0 is
 	 * the default level). */
 	struct elog_options o = {
 		.segment_bytes = s.segment_bytes, .index_interval = s.index_interval,
 		.retain_ms = s.retain_ms, .retain_bytes = s.retain_bytes,
 		.compression = s.compression, .compression_level = s.compression_level,
-		.no_dictionary = s.no_dictionary,
+		.no_dictionary = s.no_dictionary, .retain_consumers = s.retain_consumers,
 	};
 	if ((err = elog__opt_check(&o, &chk, msg)) != 0)
 		goto out;

@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,17 +77,12 @@ struct batch {
 				 * training set, or SIZE_MAX */
 };
 
-/* Values sampled from a compressed log's first records to train its
- * dictionary. */
-#define TRAIN_SAMPLES 1000
-#define TRAIN_BYTES   (1u << 20)
+/* Training a compressed log's dictionary from its first values (see
+ * train.c and train() below). */
 #define DICT_BYTES    (16u << 10)
 struct training {
-	unsigned char *buf;
-	size_t *sizes;
-	size_t len;
-	unsigned n;
-	int ready;		/* enough samples: the next leader trains */
+	uint64_t due;		/* not before the log (with the batch) ends
+				 * here: too few values were found below */
 	int done;		/* trained, adopted another's, or given up */
 };
 
@@ -95,6 +92,8 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
+	int inofd;		/* inotify on the watermark; -2 not tried yet */
+	int64_t sync_ns;	/* how long its last fdatasync took */
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -693,59 +692,61 @@ static uint32_t dict_referenced(elog *w)
 	return max;
 }
 
-/* A compressed log's first values are sampled; with enough of them, the
- * leader trains a dictionary, under the batch lock so that no two writers
- * make one with the same id, stores it durably, and starts a segment that
- * uses it.  A writer that finds a newer dictionary than its own (another
- * writer trained one) uses that instead.  A failed training is not an
- * error: the log goes on without one.  Called with the mutex held. */
-static void train(elog *w)
+/* A compressed log without a dictionary gets one trained from its first
+ * values, whichever writers appended them (train.c).  The leader of a batch
+ * after which the log may hold a set reads them back and trains, under the
+ * batch lock so that no two writers make one with the same id, stores it
+ * durably, and starts a segment that uses it with the batch's record that
+ * completed the set (b->split), or with its first.  A writer that finds a
+ * newer dictionary than its own (another writer trained one) uses that
+ * instead.  Too few values is tried again once the log may hold enough;
+ * a failed training is not an error: the log goes on without one, and
+ * this handle tries no more (the next handle opened tries once again).
+ * Called with the mutex held. */
+static void train(elog *w, struct batch *b)
 {
 	struct training *t = &w->tr;
+	uint64_t end = w->disk.next + b->nrec;
+	/* A test every batch can afford: while the log's records with the
+	 * batch's are fewer than a set, and lie in the first segment with
+	 * fewer bytes than a set, they cannot make one. */
+	if (end < t->due || (end < TRAIN_SAMPLES && w->disk.base == 0 &&
+	                     w->disk.size - SEG_HDR + b->bytes < TRAIN_BYTES / 2))
+		return;
 	uint32_t latest = 0;
-	t->done = 1;
 	if (elog__dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
+		t->done = 1;
 		if (elog__venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
 			w->dict_new = latest;
-	} else {
-		unsigned char *dict = malloc(DICT_BYTES);
-		size_t dlen;
+		return;
+	}
+	struct train_more *more = malloc((b->n ? b->n : 1) * sizeof *more);
+	unsigned char *dict = malloc(DICT_BYTES);
+	struct train_result res;
+	size_t dlen;
+	int err = ENOMEM;
+	for (size_t i = 0; more && i < b->n; i++)
+		more[i] = (struct train_more){ b->c[i].data, b->c[i].len, b->c[i].flags };
+	if (more && dict)
+		err = elog__train_first(w->dfd, w->codec, w->disk.base, w->disk.size, more, b->n,
+		                        dict, DICT_BYTES, &dlen, &res);
+	if (err == ELOG_END)
+		t->due = end + res.missing;
+	else
+		t->done = 1;
+	if (!err) {
 		uint32_t id = latest + 1, ref = dict_referenced(w);
+		char why[ELOG_MSG_MAX];
 		if (ref >= id)
 			id = ref + 1;
-		char why[ELOG_MSG_MAX];
-		if (dict && elog__codec_train(w->codec, t->buf, t->sizes, t->n, dict, DICT_BYTES,
-		                        &dlen) == 0 &&
-		    elog__dict_store(w->dfd, id, dict, dlen) == 0 &&
-		    elog__venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0)
+		if (elog__dict_store(w->dfd, id, dict, dlen) == 0 &&
+		    elog__venc_set_dict(w->ve, SEG_FLAGS(w->codec->id, id), dict, dlen, why) == 0) {
 			w->dict_new = id;
-		free(dict);
+			b->split = res.split;
+		}
 	}
-	free(t->buf);
-	free(t->sizes);
-	t->buf = NULL;
-	t->sizes = NULL;
-}
-
-/* Keep a sample of a compressed log's first values.  Called with the
- * mutex held. */
-static void sample(elog *w, const void *value, size_t len)
-{
-	struct training *t = &w->tr;
-	if (t->done || t->ready || len == 0)
-		return;
-	if (!t->buf && (!(t->buf = malloc(TRAIN_BYTES)) ||
-	                !(t->sizes = malloc(TRAIN_SAMPLES * sizeof *t->sizes)))) {
-		t->done = 1;
-		return;
-	}
-	if (len <= TRAIN_BYTES - t->len) {
-		memcpy(t->buf + t->len, value, len);
-		t->len += len;
-		t->sizes[t->n++] = len;
-	}
-	if (t->n >= TRAIN_SAMPLES || t->len >= TRAIN_BYTES / 2)
-		t->ready = 1;
+	free(dict);
+	free(more);
 }
 
 /* ---- making a written batch durable ----
@@ -890,51 +891,127 @@ static int batch_recheck(elog *w, struct batch *b, const struct watermark *mine)
 	return err;
 }
 
-static int64_t lock_mono_ms(void)
+static int64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t lock_mono_ms(void)
+{
+	return mono_ns() / 1000000;
+}
+
+/* Wait, at most ms milliseconds, for the watermark to be rewritten:
+ * inotify where it can be had, else a short sleep.  The watch is made
+ * before the caller's first look at the watermark, so no rewrite between
+ * that look and this wait is missed. */
+static void wm_watch(elog *w)
+{
+	if (w->inofd != -2)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
+	w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->inofd >= 0 && inotify_add_watch(w->inofd, path, IN_MODIFY) < 0) {
+		close(w->inofd);
+		w->inofd = -1;
+	}
+}
+
+static void wm_wait(elog *w, int ms)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	if (w->inofd >= 0) {
+		struct pollfd p = { w->inofd, POLLIN, 0 };
+		if (poll(&p, 1, ms) > 0)
+			while (read(w->inofd, buf, sizeof buf) > 0)
+				;
+	} else {
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* How long a handle follows another's sync before it syncs itself: twice
+ * its own last sync, within bounds, so that a leader that was stopped or
+ * killed costs its followers little. */
+static int follow_ms(const elog *w)
+{
+	int64_t ms = 2 * w->sync_ns / 1000000;
+	return ms < 2 ? 2 : ms > 100 ? 100 : (int)ms;
 }
 
 /* Make b, written under epoch e, durable and published.  Called without
- * the mutex or the batch lock. */
+ * the mutex or the batch lock.  A handle that finds a free sync slot
+ * leads: it syncs and publishes the tail its sync covered.  One that finds
+ * none follows: it waits for the watermark to pass its batch, which a sync
+ * that started after its write will do, and leads itself after a while. */
 static int make_durable(elog *w, struct batch *b, uint64_t e)
 {
 	struct watermark wm;
 	struct lock_state ls;
-	int err;
+	int err, slot = -1, moved = 0;
 	if (b->n == 0)
 		return 0;
 	const struct chunk *last = &b->c[b->n - 1];
 	struct watermark mine = { b->end.next, last->base, last->at + last->len };
 
-	/* Covered by another's sync and publication already. */
-	if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end &&
-	    epoch_holds(w, e, &ls)) {
-		note_durable(w, wm.durable_end);
-		return 0;
+	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	for (int first = 1;; first = 0) {
+		/* Covered by another's sync and publication already? */
+		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
+			if (epoch_holds(w, e, &ls)) {
+				note_durable(w, wm.durable_end);
+				return 0;
+			}
+			moved = 1;
+			break;
+		}
+		if (!epoch_holds(w, e, &ls)) {
+			moved = 1;
+			break;
+		}
+		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
+			break;
+		wm_watch(w);
+		if (!first)
+			wm_wait(w, follow_ms(w));
 	}
-	/* What the sync covers: the complete tail recorded now, when it is
-	 * in this segment (written before the sync starts). */
-	struct watermark cover = mine;
-	if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base && ls.next >= mine.durable_end)
-		cover = (struct watermark){ ls.next, ls.base, ls.size };
-	if (fdatasync(w->segfd) < 0)
-		return sync_failed(w, mine.segment_base, errno, 0);
+	if (!moved) {
+		/* What the sync covers: the complete tail recorded now, when
+		 * it is in this segment (written before the sync starts). */
+		struct watermark cover = mine;
+		if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base &&
+		    ls.next >= mine.durable_end)
+			cover = (struct watermark){ ls.next, ls.base, ls.size };
+		int64_t t0 = mono_ns();
+		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
+		w->sync_ns = mono_ns() - t0;
+		if (failed) {
+			elog__lock_slot_release(w->lockfd, slot);
+			return sync_failed(w, mine.segment_base, failed, 0);
+		}
+		mine = cover;
+	}
 
 	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
 	for (;;) {
-		if ((err = lock_take(w)) != 0)
+		if ((err = lock_take(w)) != 0) {
+			elog__lock_slot_release(w->lockfd, slot);
 			return err;
+		}
 		/* Another writer's sync failed and it has not marked the
 		 * state yet: it needs the lock to do so. */
 		if (elog__lock_sick_pending(w->lockfd)) {
 			elog__lock_release(w->lockfd);
-			if (lock_mono_ms() >= deadline)
+			if (lock_mono_ms() >= deadline) {
+				elog__lock_slot_release(w->lockfd, slot);
 				return elog__errmsg_set(w->msg, ELOG_LOCKED,
 				    "timed out waiting for a writer whose fdatasync failed "
 				    "to mark LOCK; this batch was not acknowledged");
+			}
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
 			continue;
@@ -942,14 +1019,16 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		break;
 	}
 	elog__lock_state_read(w->lockfd, &ls);
-	if (ls.valid && ls.epoch == e && !ls.sick) {
-		err = publish(w, &cover);
+	if (!moved && ls.valid && ls.epoch == e && !ls.sick) {
+		err = publish(w, &mine);
 	} else {
+		struct watermark end = { b->end.next, last->base, last->at + last->len };
 		pthread_mutex_lock(&w->mu);
-		err = batch_recheck(w, b, &mine);
+		err = batch_recheck(w, b, &end);
 		pthread_mutex_unlock(&w->mu);
 	}
 	elog__lock_release(w->lockfd);
+	elog__lock_slot_release(w->lockfd, slot);
 	return err;
 }
 
@@ -989,8 +1068,8 @@ static int flush_batch(elog *w, struct batch *b)
 	if ((err = tail_sync(w, &moved)) != 0)
 		goto out;
 	uint32_t dict_before = w->dict_new;
-	if (w->tr.ready && !w->tr.done)
-		train(w);
+	if (!w->tr.done)
+		train(w, b);
 	if (w->dict_new != dict_before) {
 		/* The new dictionary starts with a new segment at once: with
 		 * the record that completed the samples, or this batch's
@@ -1036,13 +1115,6 @@ static int flush_batch(elog *w, struct batch *b)
 out:
 	elog__lock_release(w->lockfd);
 	return err;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Before a leader takes the batch, it waits briefly for the threads the
@@ -1146,11 +1218,6 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
 		r.ts_ms = elog__fs_now_ms();
-	if (!w->tr.done && !w->tr.ready) {
-		sample(w, r.value, r.value_len);
-		if (w->tr.ready)
-			w->pending.split = w->pending.nrec;
-	}
 	if ((err = place(w, &w->pending, &r, new_segment_flags(w), offset)) != 0) {
 		pthread_mutex_unlock(&w->mu);
 		return err;
@@ -1220,7 +1287,7 @@ static int open_codec(elog *w)
 	if (!(w->ve = elog__venc_new(w->codec, w->set.compression_level)) ||
 	    !(w->vd = elog__vdec_new()))
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	/* Only a codec with dictionaries samples values to train one. */
+	/* Only a codec with dictionaries trains one. */
 	w->tr.done = w->set.no_dictionary || !w->codec->dictionaries;
 	return 0;
 }
@@ -1237,6 +1304,40 @@ static int create_log(elog *w, const struct elog_options *opt)
 		err = elog__settings_load(w->dfd, &w->set, w->msg);
 	elog__lock_release(w->lockfd);
 	return err;
+}
+
+/* Every open handle holds a lock on "writers": shared, or exclusive for a
+ * handle that must be the log's only writer.  An operator sees in it which
+ * processes have the log open for writing (elog-cat -L).  For a shared
+ * handle that cannot create or lock the file (a log another user owns,
+ * opened read-only by root's cron...) it is a report only, and writing
+ * goes on; an exclusive handle needs it. */
+static int writers_join(elog *w, int exclusive)
+{
+	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+	if (w->writersfd < 0 && errno == EACCES)
+		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
+	if (w->writersfd < 0)
+		return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+		                                    elog_strerror(errno)) : 0;
+	while (flock(w->writersfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+			                                    elog_strerror(errno)) : 0;
+		pid_t *pids = NULL;
+		size_t n = 0;
+		elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
+		long pid = n ? (long)pids[0] : 0;
+		free(pids);
+		const char *who = exclusive ? "another writer has the log open"
+		                            : "an exclusive writer has the log open";
+		if (pid)
+			return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s (pid %ld)", who, pid);
+		return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s", who);
+	}
+	return 0;
 }
 
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
@@ -1276,12 +1377,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	/* Every open handle holds a shared lock on "writers", so that an
-	 * operator can see which processes have the log open for writing
-	 * (elog-cat -L).  It is a report only: without it, writing goes on. */
-	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
-	if (w->writersfd >= 0)
-		flock(w->writersfd, LOCK_SH | LOCK_NB);
+	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
+		return err;
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
@@ -1345,6 +1442,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	if (!w)
 		return ENOMEM;
 	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
+	w->inofd = -2;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
 	w->have_boot = elog__lock_boot_id(w->boot);
@@ -1368,7 +1466,7 @@ int elog_close(elog *w)
 	/* A writer that failed (or never opened) has nothing it could still
 	 * make durable; saying so keeps a caller from assuming otherwise. */
 	int err = w->failed ? ELOG_FAILED : elog_sync(w);
-	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd };
+	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd, w->inofd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -1376,8 +1474,6 @@ int elog_close(elog *w)
 	batch_free(&w->spare);
 	elog__venc_free(w->ve);
 	elog__vdec_free(w->vd);
-	free(w->tr.buf);
-	free(w->tr.sizes);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->gather);

@@ -132,14 +132,20 @@ complete_words() {
 	[ "$reply" = "" ]
 }
 
-@test "completion: elog-commit -l, -d NAME and --log-id take DIR alone" {
+@test "completion: elog-commit -l and --log-id take DIR alone; -d and --ack-loss DIR NAME" {
 	elog-commit events mailer 0
 	complete_words elog-commit -l ev
 	[ "$reply" = events ]
 	complete_words elog-commit -l events ''
 	[ "$reply" = "" ]
-	complete_words elog-commit -d mailer ev
+	complete_words elog-commit -d ev
 	[ "$reply" = events ]
+	complete_words elog-commit -d events m
+	[ "$reply" = mailer ]
+	complete_words elog-commit --ack-loss events ''
+	[ "$reply" = mailer ]
+	complete_words elog-commit -d events mailer ''
+	[ "$reply" = "" ]
 	complete_words elog-commit --log-id events ''
 	[ "$reply" = "" ]
 }

@@ -30,6 +30,84 @@ events() {
 	[ $((z * 2)) -le "$p" ]
 }
 
+# The dictionary each segment's header names, in the order of the segments:
+# bits 8-31 of the u32 flags at byte 12 (elog(5)).
+seg_dicts() {
+	local f
+	for f in "$1"/*.log; do
+		echo $(($(od -An -tu4 -j12 -N4 "$f") >> 8))
+	done | tr '\n' ' '
+}
+
+# Values i to j - 1 of the file in, by elog-append processes of n each.
+append_by() {
+	local in=$1 n=$2 i=$3 j=$4
+	while [ "$i" -lt "$j" ]; do
+		sed -n "$((i + 1)),$((i + n))p" "$in" | elog-append "$LOG" || return 1
+		i=$((i + n))
+	done
+}
+
+@test "compress: 30 writers of 100 values each train the dictionary of the log's first 1000" {
+	have_zstd || skip "built without zstd"
+	events 3000 >"$T/in"
+	elog-append --compress zstd "$LOG" </dev/null
+	append_by "$T/in" 100 0 3000
+	[ -f "$LOG/dict.1" ]
+	[ ! -e "$LOG/dict.2" ]
+	# As one writer of the 3000 does: the same dictionary, and a segment
+	# naming it from the record that completed the set (offset 999) on.
+	elog-append --compress zstd "$T/one" <"$T/in"
+	cmp "$T/one/dict.1" "$LOG/dict.1"
+	[ "$(cd "$LOG" && echo *.log)" = "00000000000000000000.log 00000000000000000999.log" ]
+	[ "$(seg_dicts "$LOG")" = "0 1 " ]
+	elog-cat -v "$LOG" | cmp - "$T/in"
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+}
+
+@test "compress: fewer than 1000 values make no dictionary; writing goes on until there are" {
+	have_zstd || skip "built without zstd"
+	events 1000 >"$T/in"
+	elog-append --compress zstd "$LOG" </dev/null
+	append_by "$T/in" 100 0 900
+	append_by "$T/in" 1 900 999
+	[ ! -e "$LOG/dict.1" ]
+	[ "$(seg_dicts "$LOG")" = "0 " ]
+	[ "$(elog-cat -v "$LOG" | wc -l)" -eq 999 ]
+	# The 1000th value completes the set: it starts the segment that
+	# names the dictionary.
+	append_by "$T/in" 1 999 1000
+	[ -f "$LOG/dict.1" ]
+	[ "$(seg_dicts "$LOG")" = "0 1 " ]
+	[ -f "$LOG/00000000000000000999.log" ]
+	elog-cat -v "$LOG" | cmp - "$T/in"
+}
+
+@test "compress: values zstd cannot train on leave no dictionary, and writing goes on" {
+	have_zstd || skip "built without zstd"
+	# Five values of 110,000 random bytes (no NUL: -0 splits there) make
+	# a set by their size, and zstd refuses to train on so few.
+	local i
+	for i in 1 2 3 4 5; do
+		head -c 200000 /dev/urandom | tr -d '\000' | head -c 110000
+		printf '\0'
+	done >"$T/big"
+	elog-append --compress zstd -0 "$LOG" <"$T/big"
+	[ ! -e "$LOG/dict.1" ]
+	# Another writer tries again with the same first values, in vain.
+	events 1500 | elog-append "$LOG"
+	[ ! -e "$LOG/dict.1" ]
+	[ "$(seg_dicts "$LOG")" = "0 " ]
+	diff <(elog-cat -v -o 5 "$LOG") <(events 1500)
+	# (-v would split the random values at their newlines.)
+	elog-cat -F '%s' -c 5 "$LOG" | cmp - <(tr -d '\000' <"$T/big")
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+}
+
 @test "compress: keys, schemas, timestamps, tombstones and binary values survive" {
 	have_zstd || skip "built without zstd"
 	printf '1000\tk1=%s\n2000\tk2=\n3000\t=plain\n' "$(head -c 3000 /dev/zero | tr '\0' a)" |

@@ -102,13 +102,15 @@ follower_exits_with() {
 }
 
 @test "follow: --until exits at the first record later than TIME" {
-	printf '1000\ta\n' | elog-append -t "$LOG"
-	follow -f --until @2000 -v
+	# A time a minute ahead, so that the clock does not end it first.
+	local t=$(($(now_ms) + 60000))
+	printf '%s\ta\n' $((t - 1000)) | elog-append -t "$LOG"
+	follow -f --until "@$t" -v
 	wait_lines "$T/out" 1
-	printf '2000\tb\n' | elog-append -t "$LOG"
+	printf '%s\tb\n' $t | elog-append -t "$LOG"
 	wait_lines "$T/out" 2
 	kill -0 "$FOLLOWER"
-	printf '2001\tc\n2000\td\n' | elog-append -t "$LOG"
+	printf '%s\tc\n%s\td\n' $((t + 1)) $t | elog-append -t "$LOG"
 	follower_exits_with 0
 	[ "$(cat "$T/out")" = $'a\nb' ]
 }
@@ -240,4 +242,95 @@ follower_exits_with() {
 	seq 1 2 | elog-append "$LOG"
 	run -0 timeout 10 elog-cat --follow=descriptor -c 2 -v "$LOG"
 	[ "$output" = $'1\n2' ]
+}
+
+# Wait for the follower to exit by itself, for at most 30 seconds (for
+# the clock rules of --idle and --until), and check its status.
+follower_ends_with() {
+	local st=0 i
+	for i in $(seq 300); do
+		kill -0 "$FOLLOWER" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$FOLLOWER" 2>/dev/null; then
+		echo "the follower did not end by itself" >&2
+		return 1
+	fi
+	wait "$FOLLOWER" || st=$?
+	BG_PIDS=
+	[ "$st" -eq "$1" ] || { echo "status $st, stderr: $(cat "$T/err")" >&2; return 1; }
+}
+
+@test "follow: --idle ends a quiet follower with status 0" {
+	seq 1 3 | elog-append "$LOG"
+	follow -f --idle 500ms -v
+	follower_ends_with 0
+	[ "$(cat "$T/out")" = $'1\n2\n3' ]
+	[ ! -s "$T/err" ]
+}
+
+@test "follow: --idle counts from the last record printed" {
+	echo 1 | elog-append "$LOG"
+	follow -f --idle 4s -v
+	wait_lines "$T/out" 1
+	# Each record comes within 4 s of the one before, the last well
+	# after 4 s from the start: only a follower whose wait starts over
+	# at each record prints it.
+	sleep 2; echo 2 | elog-append "$LOG"
+	sleep 2; echo 3 | elog-append "$LOG"
+	sleep 2; echo 4 | elog-append "$LOG"
+	follower_ends_with 0
+	[ "$(cat "$T/out")" = $'1\n2\n3\n4' ]
+}
+
+@test "follow: --idle with -k: records of other keys are not news" {
+	echo a:1 | elog-append -K : "$LOG"
+	follow -f -k a --idle 1s -v
+	# Records of key b keep coming, for far longer than the idle time.
+	for i in $(seq 100); do
+		kill -0 "$FOLLOWER" 2>/dev/null || break
+		echo "b:$i" | elog-append -K : "$LOG"
+		sleep 0.1
+	done
+	follower_ends_with 0
+	[ "$i" -lt 100 ]
+	[ "$(cat "$T/out")" = 1 ]
+}
+
+@test "follow: --idle goes with -f" {
+	seq 1 3 | elog-append "$LOG"
+	usage_error elog-cat '--idle goes with -f (without it, elog-cat ends at the end of the log)' \
+		--idle 1s "$LOG"
+	usage_error elog-cat "--idle: invalid duration 'soon'" -f --idle soon "$LOG"
+}
+
+@test "follow: -f --until ends on a quiet log once the clock has passed the time" {
+	printf '1000\tone\n2000\ttwo\n' | elog-append -t "$LOG"
+	run --separate-stderr timeout 20 elog-cat -f --until @3000 -v "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$output" = $'one\ntwo' ]
+}
+
+@test "follow: -f --until waits out the grace for records at or before the time" {
+	local t=$(($(now_ms) - 5000))
+	printf '%s\told\n' $((t - 10)) | elog-append -t "$LOG"
+	follow -f --until "@$t" -v
+	wait_lines "$T/out" 1
+	# Stamped before the time, made durable after it: still printed.
+	printf '%s\tlate\n' $((t - 1)) | elog-append -t "$LOG"
+	wait_lines "$T/out" 2
+	follower_ends_with 0
+	[ "$(cat "$T/out")" = $'old\nlate' ]
+	# Never before the grace of 10 s after the time.
+	[ "$(now_ms)" -ge $((t + 10000)) ]
+}
+
+@test "follow: a log renamed away ends -f saying where it went" {
+	seq 1 3 | elog-append "$LOG"
+	follow -f -v
+	wait_lines "$T/out" 3
+	mv "$LOG" "$T/old"
+	follower_exits_with 5
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was moved to $(realpath "$T/old")" ]
 }

@@ -16,11 +16,30 @@ ten() {
 	[ "$output" = "5 6 7 8 9 " ]
 }
 
-@test "cat -g: a consumer that never committed starts at the beginning" {
+@test "cat -g: a consumer that never committed starts at the beginning, and says so" {
 	ten
 	run --separate-stderr elog-cat -g newcomer -c 3 -F '%o ' "$LOG"
-	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ]
 	[ "$output" = "0 1 2 " ]
+	[ "$stderr" = "elog-cat: $LOG: consumer \"newcomer\" has committed nothing: a new consumer, reading from the beginning of the log" ]
+}
+
+@test "cat -g --existing: a consumer that never committed is refused" {
+	ten
+	run --separate-stderr elog-cat -g newcomer --existing "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "elog-cat: $LOG: no consumer \"newcomer\" (without --existing, it would start at the beginning of the log)" ]
+	elog-commit "$LOG" newcomer 7
+	run --separate-stderr elog-cat -g newcomer --existing -F '%o ' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "8 9 " ]
+	[ "$stderr" = "" ]
+}
+
+@test "cat --existing goes with -g" {
+	ten
+	usage_error elog-cat '--existing goes with -g' --existing "$LOG"
 }
 
 @test "cat -g: a consumer at the end prints nothing" {
@@ -85,11 +104,32 @@ ten() {
 	[[ "$stderr" == "elog-cat: $LOG: consumers.json: "* ]]
 }
 
-@test "cat -g: a committed offset beyond the durable end is refused" {
+@test "cat -g: a consumer ahead of the log is data loss, with the command that goes on" {
 	ten
 	printf '{"version":1,"consumers":{"uplink":{"offset":50,"committed_ms":1}}}\n' \
 		>"$LOG/consumers.json"
 	run --separate-stderr elog-cat -g uplink "$LOG"
-	[ "$status" -eq 2 ] && [ "$output" = "" ]
-	[[ "$stderr" == "elog-cat: $LOG: "*50* ]]
+	[ "$status" -eq 4 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "elog-cat: $LOG: consumer \"uplink\" committed offset 50, but the log ends at 10: records it read were lost; to go on with the records to come: elog-commit $LOG uplink 9" ]
+	# The command given works: the consumer goes on with what comes.
+	${stderr##*: }
+	echo 10 | elog-append "$LOG"
+	run --separate-stderr elog-cat -g uplink -F '%o ' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "10 " ]
+	[ "$stderr" = "" ]
+}
+
+@test "cat -g: a consumer ahead of an empty log: the command that starts it over" {
+	elog-append "$LOG" </dev/null
+	printf '{"version":1,"consumers":{"uplink":{"offset":5,"committed_ms":1}}}\n' \
+		>"$LOG/consumers.json"
+	run --separate-stderr elog-cat -g uplink "$LOG"
+	[ "$status" -eq 4 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "elog-cat: $LOG: consumer \"uplink\" committed offset 5, but the log is empty: records it read were lost; to start it over: elog-commit -d uplink $LOG" ]
+	${stderr##*: }
+	run --separate-stderr elog-cat -g uplink --existing "$LOG"
+	[ "$status" -eq 1 ]
 }

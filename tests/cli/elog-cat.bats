@@ -129,6 +129,16 @@ value_of() {
 	[ "$(elog-cat --values "$LOG")" = "$output" ]
 }
 
+@test "cat: -F LOG with no % directive asks whether -f was meant" {
+	seq 1 2 | elog-append "$LOG"
+	usage_error elog-cat "-F '$LOG' has no % directive: did you mean -f?" -F "$LOG"
+	usage_error elog-cat "-F '$LOG' has no % directive: did you mean -f?" -F "$LOG" "$LOG"
+	# A format of text alone is fine where it cannot be the log.
+	run elog-cat -F 'x\n' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = $'x\nx' ]
+}
+
 @test "cat: -F prints every directive and escape" {
 	five
 	run elog-cat -c 1 -F 'o=%o k=%k s=%s T=%T S=%S K=%K c=%c %%o\t|\\|\r|\n' "$LOG"
@@ -459,7 +469,7 @@ value_of() {
 
 @test "cat: --help prints the man page's synopsis, --version the version" {
 	run --separate-stderr elog-cat --version
-	[ "$status" -eq 0 ] && [ "$output" = "elog-cat (elog) 0.2.0" ] && [ "$stderr" = "" ]
+	[ "$status" -eq 0 ] && [[ "$output" =~ ^elog-cat\ \(elog\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]] && [ "$stderr" = "" ]
 	run --separate-stderr elog-cat --help
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ] && [[ "$output" == "usage: elog-cat "* ]]
 	[ "$(elog-cat -h)" = "$output" ]

@@ -11,6 +11,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${STOPPED:-}" ] && kill -KILL "$STOPPED" 2>/dev/null || true
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
 	rm -rf "$T"
 }
@@ -40,9 +41,10 @@ committed_is() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "usage: elog-commit [-T] [-e duration] dir name [offset]" ]
 	[ "${lines[1]}" = "       elog-commit -l [--json] dir" ]
-	[ "${lines[2]}" = "       elog-commit -d name dir" ]
-	[ "${lines[3]}" = "       elog-commit --log-id dir" ]
-	[ "${lines[4]}" = "       elog-commit -h | --help | --version" ]
+	[ "${lines[2]}" = "       elog-commit -d dir name" ]
+	[ "${lines[3]}" = "       elog-commit --ack-loss dir name" ]
+	[ "${lines[4]}" = "       elog-commit --log-id dir" ]
+	[ "${lines[5]}" = "       elog-commit -h | --help | --version" ]
 	run "$B/elog-commit" -h
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "usage: elog-commit [-T] [-e duration] dir name [offset]" ]
@@ -339,14 +341,29 @@ committed_is() {
 	[ -z "$output" ]
 }
 
-@test "-l: name, offset, lag and commit time, aligned, sorted by name" {
+@test "-l: a header, then name, offset, lag and commit time, aligned, sorted by name" {
 	"$B/elog-commit" "$L" uplink 3
 	"$B/elog-commit" "$L" a 9
 	run "$B/elog-commit" --list "$L"
 	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 2 ]
-	[[ "${lines[0]}" =~ ^a\ \ \ \ \ \ 9\ 0\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
-	[[ "${lines[1]}" =~ ^uplink\ 3\ 6\ [0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "NAME   OFFSET LAG COMMITTED" ]
+	[[ "${lines[1]}" =~ ^a\ {11}9\ \ \ 0\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
+	[[ "${lines[2]}" =~ ^uplink\ \ \ \ \ \ 3\ \ \ 6\ [0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
+}
+
+@test "-l: the header widens with the columns, and is the same when piped" {
+	"$B/elog-commit" "$L" a-consumer-with-a-long-name 9
+	run bash -c "'$B/elog-commit' -l '$L' | cat"
+	[ "${lines[0]}" = "NAME                        OFFSET LAG COMMITTED" ]
+	[[ "${lines[1]}" =~ ^a-consumer-with-a-long-name\ {6}9\ \ \ 0\ [0-9]{4}- ]]
+}
+
+@test "-l --json has no header" {
+	"$B/elog-commit" "$L" uplink 3
+	run "$B/elog-commit" -l --json "$L"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == '{"name":"uplink",'* ]]
 }
 
 @test "-l --json: one object per consumer" {
@@ -385,40 +402,88 @@ committed_is() {
 	[ "$output" = "elog-commit: $T/plain: not an elog directory (no settings file)" ]
 }
 
-@test "-d deletes one consumer silently" {
+@test "-d DIR NAME deletes one consumer silently, as a commit orders them" {
 	"$B/elog-commit" "$L" uplink 3
 	"$B/elog-commit" "$L" other 4
-	run "$B/elog-commit" -d uplink "$L"
+	run "$B/elog-commit" -d "$L" uplink
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ "$(committed uplink)" = none ]
 	[ "$(committed other)" = 4 ]
-	"$B/elog-commit" --delete other "$L"
+	"$B/elog-commit" --delete "$L" other
 	[ "$(committed other)" = none ]
 }
 
-@test "-d of a consumer that does not exist is a negative answer" {
+@test "-d NAME DIR, the older order, still deletes" {
+	"$B/elog-commit" "$L" uplink 3
+	"$B/elog-commit" "$L" other 4
+	"$B/elog-commit" "$L" third 5
 	run "$B/elog-commit" -d uplink "$L"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ "$(committed uplink)" = none ]
+	"$B/elog-commit" --delete other "$L"
+	[ "$(committed other)" = none ]
+	"$B/elog-commit" --delete=third "$L"
+	[ "$(committed third)" = none ]
+}
+
+@test "-d: a directory named like the consumer does not confuse the order" {
+	"$B/elog-commit" "$L" uplink 3
+	mkdir "$T/uplink"
+	cd "$T"
+	run "$B/elog-commit" -d log uplink
+	[ "$status" -eq 0 ]
+	[ "$(committed uplink)" = none ]
+}
+
+@test "-d of a consumer that does not exist is a negative answer" {
+	run "$B/elog-commit" -d "$L" uplink
 	[ "$status" -eq 1 ]
 	[ "$output" = "elog-commit: $L: no consumer \"uplink\"" ]
 }
 
 @test "-d with an invalid name is bad usage" {
-	run "$B/elog-commit" -d "a b" "$L"
+	run "$B/elog-commit" -d "$L" "a b"
 	[ "$status" -eq 2 ]
 	[[ "$output" == "elog-commit: $L: consumer name \"a b\": invalid consumer name"* ]]
 }
 
-@test "-d takes the directory only" {
-	run "$B/elog-commit" -d uplink "$L" 3
+@test "-d takes the directory and the name only" {
+	run "$B/elog-commit" -d "$L" uplink 3
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: unexpected argument '3'" ]
+	run "$B/elog-commit" -d "$L"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: missing consumer name" ]
+	run "$B/elog-commit" --delete=uplink "$L" 3
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "elog-commit: unexpected argument '3'" ]
 }
 
-@test "-l, -d and --log-id exclude each other and -T" {
-	run "$B/elog-commit" -l -d uplink "$L"
+@test "--ack-loss takes DIR NAME; a consumer with no loss is left as it is" {
+	"$B/elog-commit" "$L" uplink 3
+	cp "$L/consumers.json" "$T/before"
+	run "$B/elog-commit" --ack-loss "$L" uplink
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+	cmp "$L/consumers.json" "$T/before"
+	[ ! -e "$L/consumers.lost" ]
+	run "$B/elog-commit" --ack-loss "$L"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "elog-commit: -l, -d and --log-id exclude each other" ]
+	[ "${lines[0]}" = "elog-commit: missing consumer name" ]
+	run "$B/elog-commit" --ack-loss "$L" "a b"
+	[ "$status" -eq 2 ]
+	run "$B/elog-commit" -T --ack-loss "$L" uplink
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: -T and --every go with committing only" ]
+}
+
+@test "-l, -d and --log-id exclude each other and -T" {
+	run "$B/elog-commit" -l -d "$L" uplink
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "elog-commit: -l, -d, --ack-loss and --log-id exclude each other" ]
+	run "$B/elog-commit" -d --ack-loss "$L" uplink
+	[ "$status" -eq 2 ]
 	run "$B/elog-commit" -l --log-id "$L"
 	[ "$status" -eq 2 ]
 	run "$B/elog-commit" -T -l "$L"
@@ -448,8 +513,64 @@ committed_is() {
 		( for i in $(seq 0 9); do "$B/elog-commit" "$L" "c$p" "$i"; done ) &
 	done
 	wait
-	[ "$("$B/elog-commit" -l "$L" | wc -l)" -eq 8 ]
+	[ "$("$B/elog-commit" -l --json "$L" | wc -l)" -eq 8 ]
 	for p in 1 2 3 4 5 6 7 8; do
 		[ "$(committed "c$p")" = 9 ]
 	done
+}
+
+# Wait up to 10 s until someone holds a lock on file $1.
+held() {
+	for _ in $(seq 1000); do
+		flock -n -x "$1" true 2>/dev/null || return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+@test "a commit waits 10 s at most for consumers.lock, then exits 3 naming the holder" {
+	"$B/elog-commit" "$L" app 3
+	# A holder that never lets go, its pid in the file as a commit's is.
+	sh -c 'echo $$ >"$1"; exec 9<"$1"; flock -x 9; exec sleep 600' sh \
+		"$L/consumers.lock" 3>&- &
+	PID=$!
+	held "$L/consumers.lock"
+	run timeout 60 "$B/elog-commit" "$L" app 5
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $PID holds or last held it)" ]
+	[ "$(committed app)" = 3 ]
+	# Once it is gone, commits go through.
+	kill "$PID"
+	wait "$PID" || true
+	"$B/elog-commit" "$L" app 5
+	[ "$(committed app)" = 5 ]
+}
+
+@test "a commit stopped while it holds consumers.lock does not hang the others" {
+	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	# Stopped at its first fsync, the temporary file's: under the lock,
+	# as ^Z catches an elog-cat -g ... | elog-commit pipeline.
+	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:signal=SIGSTOP:when=1 \
+		"$B/elog-commit" "$L" app 3 3>&- &
+	PID=$!
+	for _ in $(seq 1000); do
+		read -r STOPPED _ <"/proc/$PID/task/$PID/children" 2>/dev/null || true
+		[ -n "$STOPPED" ] && grep -qs '^State:.*stop' "/proc/$STOPPED/status" && break
+		STOPPED=
+		sleep 0.01
+	done
+	[ -n "$STOPPED" ]
+	run timeout 60 "$B/elog-commit" "$L" other 4 </dev/null
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	# And when the offsets come on standard input.
+	run timeout 60 sh -c "echo 4 | '$B/elog-commit' '$L' other"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	kill -CONT "$STOPPED"
+	wait "$PID"
+	[ "$(committed app)" = 3 ]
+	[ "$(committed other)" = none ]
+	"$B/elog-commit" "$L" other 4
+	[ "$(committed other)" = 4 ]
 }

@@ -33,6 +33,17 @@ flip() {
 	[ "${lines[2]}" = "       elog-verify -h | --help | --version" ]
 }
 
+@test "--help describes -q as the man page does" {
+	local man help
+	# The sentence after ".It Fl q , Fl \-quiet", its full stop dropped.
+	man=$(sed -n '/^\.It Fl q , Fl \\-quiet$/{n;p;}' "$BATS_TEST_DIRNAME/../../man/elog-verify.1")
+	[ "$man" = "Print nothing; only the exit status tells." ]
+	run "$B/elog-verify" --help
+	help=$(printf '%s\n' "${lines[@]}" | sed -n 's/^  -q, --quiet  *//p')
+	man=${man%.}
+	[ "$help" = "${man,}" ]
+}
+
 @test "--version names the program and the version" {
 	run "$B/elog-verify" --version
 	[ "$status" -eq 0 ]

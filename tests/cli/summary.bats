@@ -119,14 +119,29 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	[ "$(js '.consumers[] | select(.name == "slow") | [.offset, .lag, .lost]')" = "[5,$((2000 - start)),$((start - 6))]" ]
 	[ "$(js '.consumers[] | select(.name == "fast") | [.offset, .lag, .lost]')" = "[1990,9,0]" ]
 	run elog-cat -L "$LOG"
-	[[ "$output" == *"    slow: offset 5, lag $((2000 - start)), LOST $((start - 6)) to retention, committed "* ]]
+	[[ "$output" == *"    slow: offset 5, lag $((2000 - start)), LOST $((start - 6)) to retention (offsets 6-$((start - 1))), committed "* ]]
 	[[ "$output" == *"    fast: offset 1990, lag 9, committed "* ]]
 	[[ "$output" == *"  retention    max size 20.0 KiB"* ]]
 	run elog-commit -l "$LOG"
-	[[ "${lines[1]}" =~ ^slow\ +5\ +$((2000 - start))\ [0-9T:.Z-]+\ LOST\ $((start - 6))\ to\ retention$ ]]
-	[[ "${lines[0]}" =~ ^fast\ 1990\ +9\ [0-9T:.Z-]+$ ]]
+	[[ "${lines[2]}" =~ ^slow\ +5\ +$((2000 - start))\ [0-9T:.Z-]+\ LOST\ $((start - 6))\ to\ retention\ \(offsets\ 6-$((start - 1))\)$ ]]
+	[[ "${lines[1]}" =~ ^fast\ +1990\ +9\ [0-9T:.Z-]+$ ]]
 	run elog-commit -l --json "$LOG"
-	[ "$(echo "${lines[1]}" | jq -c '[.name, .lost]')" = "[\"slow\",$((start - 6))]" ]
+	[ "$(echo "${lines[1]}" | jq -c '[.name, .lost, .lost_first, .lost_last]')" = "[\"slow\",$((start - 6)),6,$((start - 1))]" ]
+}
+
+@test "summary: a loss to retention stays in -L after the consumer moves past it, until acknowledged" {
+	fill --retain-bytes 20K
+	elog-commit "$LOG" slow 5
+	elog-retain "$LOG" 2>/dev/null
+	start=$(js .start)
+	elog-commit "$LOG" slow 1999
+	[ "$(js '.consumers[] | select(.name == "slow") | [.offset, .lag, .lost, .lost_first, .lost_last]')" = "[1999,0,$((start - 6)),6,$((start - 1))]" ]
+	run elog-cat -L "$LOG"
+	[[ "$output" == *"    slow: offset 1999, lag 0, LOST $((start - 6)) to retention (offsets 6-$((start - 1))), committed "* ]]
+	elog-commit --ack-loss "$LOG" slow
+	[ "$(js '.consumers[] | select(.name == "slow") | [.lost, .lost_first]')" = "[0,null]" ]
+	run elog-cat -L "$LOG"
+	[[ "$output" == *"    slow: offset 1999, lag 0, committed "* ]]
 }
 
 @test "summary: a dry run of retention is not a run" {

@@ -287,6 +287,306 @@ START_TEST(segments_keep_the_dictionary_they_were_written_with)
 }
 END_TEST
 
+/* ---- training from the log's first values ---- */
+
+/* Append events first .. first + n - 1 through w. */
+static void append_events(elog *w, int first, int n)
+{
+	char v[256];
+	for (int i = first; i < first + n; i++) {
+		struct elog_record r = { .ts_ms = 1, .value = v };
+		r.value_len = event(v, sizeof v, i);
+		int rc = elog_append(w, &r, NULL);
+		ck_assert_msg(rc == 0, "event %d: %d %s", i, rc, elog_errmsg(w));
+	}
+}
+
+/* The bases of dir's segments, and the dictionary each names. */
+static size_t segment_dicts(const char *dir, uint64_t *base, uint32_t *dict, size_t max)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	ck_assert_uint_le(sl.n, max);
+	for (size_t i = 0; i < sl.n; i++) {
+		size_t n;
+		unsigned char *h = ut_read_file(ut_seg_path(dir, sl.base[i], SEG_EXT), &n);
+		ck_assert_uint_ge(n, SEG_HDR);
+		base[i] = sl.base[i];
+		dict[i] = SEG_DICT(elog__seg_header_flags(h));
+		ck_assert_uint_eq(SEG_CODEC(elog__seg_header_flags(h)), CODEC_ZSTD);
+		free(h);
+	}
+	size_t n = sl.n;
+	elog__seglist_free(&sl);
+	close(dfd);
+	return n;
+}
+
+/* dir/dict.1 holds the same bytes as the one a single handle trains from
+ * the first 3000 events. */
+static void same_dictionary_as_one_handle(const char *dir)
+{
+	char one[1200], p[1200], q[1200];
+	snprintf(one, sizeof one, "%s/one", ut_top);
+	elog *w = open_zstd(one, 0);
+	append_events(w, 0, 3000);
+	ck_assert_int_eq(elog_close(w), 0);
+	size_t n1, n2;
+	unsigned char *d1 = ut_read_file(ut_path(p, sizeof p, one, "dict.1"), &n1);
+	unsigned char *d2 = ut_read_file(ut_path(q, sizeof q, dir, "dict.1"), &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(d1, d2, n1);
+	free(d1);
+	free(d2);
+}
+
+/* Thirty handles, each opened for 100 events and closed: the log gets the
+ * dictionary of its first 1000 values, as if one handle wrote them all. */
+START_TEST(short_lived_handles_train_from_the_logs_first_values)
+{
+	elog *w = open_zstd(ut_dir, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	for (int k = 0; k < 30; k++) {
+		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
+		append_events(w, k * 100, 100);
+		ck_assert_int_eq(elog_close(w), 0);
+		char p[1200];
+		/* Not before the log holds 1000 values. */
+		ck_assert_int_eq(ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")), k >= 9);
+	}
+	uint64_t base[4];
+	uint32_t dict[4];
+	ck_assert_uint_eq(segment_dicts(ut_dir, base, dict, 4), 2);
+	ck_assert_uint_eq(base[0], 0);
+	ck_assert_uint_eq(dict[0], 0);
+	ck_assert_uint_eq(base[1], 999);	/* the value that completed the set */
+	ck_assert_uint_eq(dict[1], 1);
+	same_dictionary_as_one_handle(ut_dir);
+	read_all_events(3000);
+}
+END_TEST
+
+/* Four handles open together, taking turns with 100 events each: none
+ * appends 1000 values itself, and the log gets its dictionary all the
+ * same. */
+START_TEST(handles_open_together_train_from_the_logs_first_values)
+{
+	elog *w[4];
+	w[0] = open_zstd(ut_dir, 0);
+	for (int k = 1; k < 4; k++)
+		ck_assert_int_eq(elog_open(&w[k], ut_dir, NULL), 0);
+	for (int turn = 0; turn < 12; turn++) {
+		append_events(w[turn % 4], turn * 100, 100);
+		ck_assert_int_eq(elog_sync(w[turn % 4]), 0);
+	}
+	/* The others go on with it. */
+	for (int turn = 12; turn < 30; turn++) {
+		append_events(w[turn % 4], turn * 100, 100);
+		ck_assert_int_eq(elog_sync(w[turn % 4]), 0);
+	}
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(elog_close(w[k]), 0);
+	char p[1200];
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.2")));
+	uint64_t base[8];
+	uint32_t dict[8];
+	size_t n = segment_dicts(ut_dir, base, dict, 8);
+	ck_assert_uint_ge(n, 2);
+	ck_assert_uint_eq(base[1], 999);
+	ck_assert_uint_eq(dict[0], 0);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_uint_eq(dict[i], 1);
+	same_dictionary_as_one_handle(ut_dir);
+	read_all_events(3000);
+}
+END_TEST
+
+/* Fewer than 1000 values (tombstones are not values) make no dictionary,
+ * and writing goes on; the value that completes the set starts the
+ * segment that names the dictionary. */
+START_TEST(too_few_values_make_no_dictionary_and_writing_goes_on)
+{
+	char p[1200];
+	elog *w = open_zstd(ut_dir, 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
+		append_events(w, k * 333, 333);
+		ck_assert_int_eq(elog_close(w), 0);
+	}
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
+	for (int i = 0; i < 10; i++) {
+		struct elog_record r = { .ts_ms = 1, .key = "gone", .key_len = 4 };
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	ck_assert_uint_eq(flags_of(0), SEG_FLAGS(CODEC_ZSTD, 0));
+
+	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
+	append_events(w, 999, 1);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert(ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	uint64_t base[4];
+	uint32_t dict[4];
+	ck_assert_uint_eq(segment_dicts(ut_dir, base, dict, 4), 2);
+	ck_assert_uint_eq(base[1], 1009);
+	ck_assert_uint_eq(dict[1], 1);
+
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	char v[256];
+	for (int i = 0; i < 1010; i++) {
+		ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+		size_t n = i < 999 ? event(v, sizeof v, i) : i < 1009 ? 0 : event(v, sizeof v, 999);
+		ck_assert_uint_eq(rec.value_len, n);
+		ck_assert_mem_eq(rec.value, v, n);
+	}
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A value of n random bytes. */
+static unsigned char *noise(size_t n, unsigned seed)
+{
+	unsigned char *b = malloc(n);
+	ck_assert_ptr_nonnull(b);
+	srand(seed);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)rand();
+	return b;
+}
+
+/* Five values of 110,000 random bytes make a set by their size, and zstd
+ * refuses to train on so few: the handle goes on without a dictionary and
+ * tries no more, even once retention has removed them and the log's first
+ * values would make one; a handle opened then tries again, and does. */
+START_TEST(a_handle_whose_training_failed_tries_no_more)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	elog *a = open_zstd(ut_dir, 128 * 1024);
+	for (unsigned i = 0; i < 5; i++) {
+		unsigned char *b = noise(110000, i + 1);
+		struct elog_record r = { .ts_ms = 1, .value = b, .value_len = 110000 };
+		ck_assert_int_eq(elog_append(a, &r, NULL), 0);
+		free(b);
+	}
+	ck_assert_int_eq(elog_sync(a), 0);
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	append_events(a, 0, 1000);
+	ck_assert_int_eq(elog_sync(a), 0);
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+
+	/* Retention keeps the active segment only: events all. */
+	struct elog_retain_opts o = { .max_age_ms = ELOG_RETAIN_OFF, .max_bytes = 1 };
+	struct elog_retain_result res;
+	int rc = elog_retain(ut_dir, &o, &res, msg);
+	ck_assert_msg(rc == 0, "elog_retain: %d %s", rc, msg);
+	ck_assert_uint_gt(res.start_after, 5);
+	append_events(a, 1000, 1000);
+	ck_assert_int_eq(elog_sync(a), 0);
+	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+
+	elog *b;
+	ck_assert_int_eq(elog_open(&b, ut_dir, NULL), 0);
+	append_events(b, 2000, 1);
+	ck_assert_int_eq(elog_close(b), 0);
+	ck_assert(ut_exists(ut_path(p, sizeof p, ut_dir, "dict.1")));
+	ck_assert_int_eq(elog_close(a), 0);
+}
+END_TEST
+
+/* elog__train_first() itself: the log's values, then the batch's; the
+ * record of the batch that completes the set; too few values. */
+START_TEST(train_first_reads_the_log_then_the_batch)
+{
+	struct elog_options o = { .create = 1, .compression = ELOG_COMPRESS_ZSTD,
+	                          .no_dictionary = 1 };
+	elog *w;
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	append_events(w, 0, 600);
+	ck_assert_int_eq(elog_close(w), 0);
+	struct watermark wm = ut_get_wm(ut_dir);
+	ck_assert_uint_eq(wm.durable_end, 600);
+
+	/* Events 600 .. 999 + 200 as a batch would hold them, with a
+	 * tombstone first, in a segment without codec. */
+	size_t cap = 1 << 20, len = 0;
+	unsigned char *batch = malloc(cap);
+	char v[256];
+	struct elog_record tomb = { .offset = 600, .ts_ms = 1, .key = "k", .key_len = 1 };
+	elog__rec_encode(batch, &tomb);
+	len += elog__rec_size(1, 0);
+	for (int i = 600; i < 1200; i++) {
+		struct elog_record r = { .offset = (uint64_t)i + 1, .ts_ms = 1, .value = v };
+		r.value_len = event(v, sizeof v, i);
+		elog__rec_encode(batch + len, &r);
+		len += elog__rec_size(0, r.value_len);
+	}
+	struct train_more more = { batch, len, 0 };
+
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	const struct codec *c = elog__codec_for_flags(SEG_FLAGS(CODEC_ZSTD, 0));
+	unsigned char dict[16384], want[16384];
+	size_t dlen = 0, wlen = 0;
+	struct train_result res;
+	ck_assert_int_eq(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1,
+	                                   dict, sizeof dict, &dlen, &res), 0);
+	ck_assert_uint_eq(res.samples, 1000);
+	ck_assert_uint_eq(res.split, 400);	/* the tombstone, then 400 values */
+	/* The same dictionary as the first 1000 events make. */
+	unsigned char *all = malloc(cap);
+	size_t sizes[1000], off = 0;
+	for (int i = 0; i < 1000; i++) {
+		sizes[i] = event((char *)all + off, 256, i);
+		off += sizes[i];
+	}
+	ck_assert_int_eq(elog__codec_train(c, all, sizes, 1000, want, sizeof want, &wlen), 0);
+	ck_assert_uint_eq(dlen, wlen);
+	ck_assert_mem_eq(dict, want, dlen);
+
+	/* Too few: the log's 600 and a batch of 300 (tombstone included). */
+	size_t short_len = elog__rec_size(1, 0);
+	for (int i = 600; i < 899; i++)
+		short_len += elog__rec_size(0, event(v, sizeof v, i));
+	more.len = short_len;
+	ck_assert_int_eq(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1,
+	                                   dict, sizeof dict, &dlen, &res), ELOG_END);
+	ck_assert_uint_eq(res.samples, 899);
+	ck_assert_uint_eq(res.missing, 101);
+	ck_assert_uint_eq(res.split, SIZE_MAX);
+	/* Only the log's: read no further than the tail it is given. */
+	ck_assert_int_eq(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes - 1, NULL,
+	                                   0, dict, sizeof dict, &dlen, &res), ELOG_END);
+	ck_assert_uint_eq(res.samples, 599);
+	close(dfd);
+	free(all);
+	free(batch);
+}
+END_TEST
+
+/* A segment whose header names a dictionary is passed over: before the
+ * log's first dictionary there is none, unless one was deleted by hand,
+ * and then its values cannot be read. */
+START_TEST(train_first_passes_over_segments_that_name_a_dictionary)
+{
+	make_trained_log(3000);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct watermark wm = ut_get_wm(ut_dir);
+	const struct codec *c = elog__codec_for_flags(SEG_FLAGS(CODEC_ZSTD, 0));
+	unsigned char dict[16384];
+	size_t dlen;
+	struct train_result res;
+	ck_assert_int_eq(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, NULL, 0,
+	                                   dict, sizeof dict, &dlen, &res), ELOG_END);
+	ck_assert_uint_eq(res.samples, 999);	/* segments from 999 on name dict 1 */
+	close(dfd);
+}
+END_TEST
+
 START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 {
 	/* 40 keys over many small segments: the first ones without a
@@ -569,13 +869,19 @@ Suite *suite(void)
 	tcase_add_test(tc, missing_dictionary_is_a_clear_error);
 	tcase_add_test(tc, compaction_keeps_values_encoded_and_merges_only_alike);
 	tcase_add_test(tc, damaged_dictionary_is_a_clear_error);
+	tcase_add_test(tc, short_lived_handles_train_from_the_logs_first_values);
+	tcase_add_test(tc, handles_open_together_train_from_the_logs_first_values);
+	tcase_add_test(tc, too_few_values_make_no_dictionary_and_writing_goes_on);
+	tcase_add_test(tc, a_handle_whose_training_failed_tries_no_more);
+	tcase_add_test(tc, train_first_reads_the_log_then_the_batch);
+	tcase_add_test(tc, train_first_passes_over_segments_that_name_a_dictionary);
 	tcase_add_test(tc, a_damaged_frame_is_corrupt_not_a_crash);
 #endif
 	tcase_add_test(tc, uncompressed_log_stays_uncompressed);
 	tcase_add_test(tc, a_segment_compressed_by_hand_reads_as_documented);
 #ifndef ELOG_HAVE_ZSTD
 	/* Visible in the output: what this build cannot test. */
-	fprintf(stderr, "test_compress: SKIPPED 11 zstd tests: built without zstd\n");
+	fprintf(stderr, "test_compress: SKIPPED 17 zstd tests: built without zstd\n");
 	tcase_add_test(tc, creating_a_compressed_log_needs_zstd);
 #endif
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -537,6 +538,56 @@ END_TEST
 #define PROCS   8
 #define COMMITS 500
 
+/* A commit holds consumers.lock with its pid written in it, so that a
+ * commit waiting for it can name it. */
+START_TEST(commit_records_its_pid_in_the_lock_file)
+{
+	char want[32];
+	make_log(ut_dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "app", 3, NULL), 0);
+	char *text = read_file(ut_dir, FN_CONSUMERS_LOCK);
+	snprintf(want, sizeof want, "%ld\n", (long)getpid());
+	ck_assert_str_eq(text, want);
+	free(text);
+}
+END_TEST
+
+/* A holder that never lets go (a commit stopped with ^Z): the commit
+ * waits its bound, then says who holds the lock, and changes nothing. */
+START_TEST(commit_gives_up_on_a_held_lock_and_names_the_holder)
+{
+	char msg[ELOG_MSG_MAX], p[1200];
+	make_log(ut_dir, 10);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "app", 3, NULL), 0);
+	write_file(ut_dir, FN_CONSUMERS_LOCK, "4242\n", 5);
+	int fd = open(ut_path(p, sizeof p, ut_dir, FN_CONSUMERS_LOCK), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	int64_t t0 = elog__fs_now_ms();
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "app", 5, msg), ELOG_LOCKED);
+	ck_assert_str_eq(msg, "timed out after 10000 ms waiting for consumers.lock "
+	                      "(pid 4242 holds or last held it)");
+	ck_assert_int_ge(elog__fs_now_ms() - t0, 10000);
+	ck_assert_int_eq(elog_consumer_delete(ut_dir, "app", msg), ELOG_LOCKED);
+	/* No pid in the file (a holder that could not write it, one made by
+	 * another user): the message says so, here after a shorter wait. */
+	write_file(ut_dir, FN_CONSUMERS_LOCK, "", 0);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY), lfd = -1;
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(elog__lock_take_ms(dfd, FN_CONSUMERS_LOCK, 50, 1, &lfd, msg),
+	                 ELOG_LOCKED);
+	ck_assert_str_eq(msg, "timed out after 50 ms waiting for consumers.lock, "
+	                      "held by another process");
+	ck_assert_int_eq(lfd, -1);
+	close(dfd);
+	close(fd);
+	struct elog_consumer c;
+	ck_assert_int_eq(elog_consumer_get(ut_dir, "app", &c, NULL), 0);
+	ck_assert_uint_eq(c.offset, 3);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "app", 5, msg), 0);
+}
+END_TEST
+
 START_TEST(concurrent_commits_lose_nothing)
 {
 	struct elog_consumer *list;
@@ -676,6 +727,8 @@ int main(void)
 	tcase_add_test(tc, format_parse_round_trip);
 	tcase_add_test(tc, too_many_consumers);
 	tcase_add_test(tc, hostile_input_never_crashes);
+	tcase_add_test(tc, commit_records_its_pid_in_the_lock_file);
+	tcase_add_test(tc, commit_gives_up_on_a_held_lock_and_names_the_holder);
 	tcase_add_test(tc, concurrent_commits_lose_nothing);
 	tcase_add_test(tc, seek_resumes_after_committed_offset);
 	tcase_add_test(tc, seek_refuses_offset_beyond_the_log);

@@ -3,6 +3,7 @@
  * tested in test_lock.c, the error texts in test_errors.c.
  */
 #include <dirent.h>
+#include <sys/file.h>
 
 #include "unit.h"
 
@@ -67,6 +68,150 @@ START_TEST(read_small_bounds_and_refuses_links)
 	ck_assert_int_eq(elog__fs_read_small(dfd, "missing", 100, &data, &len), ENOENT);
 	ck_assert_int_eq(mkdirat(dfd, "dir", 0777), 0);
 	ck_assert_int_eq(elog__fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG);
+	close(dfd);
+}
+END_TEST
+
+/* Move name's last change by `minutes` (negative: into the past). */
+static void shift_mtime(int dfd, const char *name, int minutes)
+{
+	struct timespec t[2];
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec += minutes * 60;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(dfd, name, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void put(int dfd, const char *name, const char *text)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	ck_assert_msg(fd >= 0, "%s: %s", name, strerror(errno));
+	ck_assert_int_eq(elog__fs_write_all(fd, text, strlen(text)), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static int exists_at(int dfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* What elog__fs_tmp_drop() did with name: 1 removed, 0 kept. */
+static int drop(int dfd, const char *name)
+{
+	int dropped = -1;
+	ck_assert_int_eq(elog__fs_tmp_drop(dfd, name, &dropped), 0);
+	ck_assert_int_eq(dropped, !exists_at(dfd, name));
+	return dropped;
+}
+
+/* The creator's lock keeps its file, whatever its age and whatever its
+ * pid says: a process in another pid namespace is invisible to kill(2). */
+START_TEST(tmp_file_is_kept_while_its_creator_holds_it)
+{
+	int dfd = open_top();
+	char tmp[128];
+	int fd = elog__fs_tmp_create(dfd, "consumers.json", tmp, sizeof tmp);
+	ck_assert_msg(fd >= 0, "%s", strerror(errno));
+	char want[64];
+	snprintf(want, sizeof want, "consumers.json.tmp.%ld.0", (long)getpid());
+	ck_assert_str_eq(tmp, want);
+	ck_assert_int_eq(elog__fs_write_all(fd, "{}", 2), 0);
+	shift_mtime(dfd, tmp, -60);
+	/* Even in the process that holds it: flock belongs to the open file
+	 * description, and the cleaner opens its own. */
+	ck_assert_int_eq(drop(dfd, tmp), 0);
+	close(fd);
+	ck_assert_int_eq(drop(dfd, tmp), 1);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(tmp_file_held_by_another_process_is_kept)
+{
+	int dfd = open_top();
+	int ready[2], done[2];
+	char c;
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	put(dfd, "held.tmp.1.0", "x");
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		int fd = openat(dfd, "held.tmp.1.0", O_RDONLY);
+		if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		_exit(read(done[0], &c, 1) == 1 ? 0 : 1);
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	shift_mtime(dfd, "held.tmp.1.0", -60);
+	ck_assert_int_eq(drop(dfd, "held.tmp.1.0"), 0);
+	ck_assert_int_eq(write(done[1], "d", 1), 1);
+	ck_assert_int_eq(ut_wait_child(child), 0);
+	ck_assert_int_eq(drop(dfd, "held.tmp.1.0"), 1);
+	close(dfd);
+}
+END_TEST
+
+/* An unlocked temporary file may be a writer's of an elog that did not lock
+ * them: it goes only once it has not changed for ten minutes, either way
+ * from the clock. */
+START_TEST(unlocked_tmp_file_goes_only_when_minutes_old)
+{
+	int dfd = open_top();
+	put(dfd, "settings.tmp.4242.0", "x");
+	ck_assert_int_eq(drop(dfd, "settings.tmp.4242.0"), 0);
+	shift_mtime(dfd, "settings.tmp.4242.0", -9);
+	ck_assert_int_eq(drop(dfd, "settings.tmp.4242.0"), 0);
+	shift_mtime(dfd, "settings.tmp.4242.0", -11);
+	ck_assert_int_eq(drop(dfd, "settings.tmp.4242.0"), 1);
+	put(dfd, "settings.tmp.4242.1", "x");
+	shift_mtime(dfd, "settings.tmp.4242.1", 11);
+	ck_assert_int_eq(drop(dfd, "settings.tmp.4242.1"), 1);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(drop_leaves_what_is_not_a_temporary_file)
+{
+	int dfd = open_top();
+	const char *names[] = { "settings", "x.tmp.1.2.3", ".tmp.1.2", "settings.tmp.12a.0",
+	                        "settings.tmp.12" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		put(dfd, names[i], "x");
+		shift_mtime(dfd, names[i], -60);
+		ck_assert_msg(drop(dfd, names[i]) == 0, "%s", names[i]);
+	}
+	/* A link, a FIFO, a directory under a temporary name: nothing elog
+	 * made; a FIFO is not even opened for long. */
+	ck_assert_int_eq(symlinkat("settings", dfd, "a.tmp.1.0"), 0);
+	ck_assert_int_eq(mkfifoat(dfd, "b.tmp.1.0", 0666), 0);
+	ck_assert_int_eq(mkdirat(dfd, "c.tmp.1.0", 0777), 0);
+	const char *odd[] = { "a.tmp.1.0", "b.tmp.1.0", "c.tmp.1.0" };
+	for (size_t i = 0; i < 3; i++) {
+		shift_mtime(dfd, odd[i], -60);
+		ck_assert_msg(drop(dfd, odd[i]) == 0, "%s", odd[i]);
+	}
+	int dropped = -1;
+	ck_assert_int_eq(elog__fs_tmp_drop(dfd, "missing.tmp.1.0", &dropped), 0);
+	ck_assert_int_eq(dropped, 0);
+	close(dfd);
+}
+END_TEST
+
+/* The first name is taken (a file of another process that has our pid in
+ * its own namespace): the next one is used, and the other is left alone. */
+START_TEST(tmp_create_takes_the_next_name_when_one_is_taken)
+{
+	int dfd = open_top();
+	char taken[64], tmp[128];
+	snprintf(taken, sizeof taken, "f.tmp.%ld.0", (long)getpid());
+	put(dfd, taken, "theirs");
+	int fd = elog__fs_tmp_create(dfd, "f", tmp, sizeof tmp);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_str_ne(tmp, taken);
+	ck_assert(exists_at(dfd, taken));
+	close(fd);
 	close(dfd);
 }
 END_TEST
@@ -145,6 +290,11 @@ int main(void)
 	tcase_add_test(tc, dir_each_visits_every_entry_but_dots_and_stops_on_request);
 	tcase_add_test(tc, random_bytes_differ);
 	tcase_add_test(tc, write_all_and_pread_full);
+	tcase_add_test(tc, tmp_file_is_kept_while_its_creator_holds_it);
+	tcase_add_test(tc, tmp_file_held_by_another_process_is_kept);
+	tcase_add_test(tc, unlocked_tmp_file_goes_only_when_minutes_old);
+	tcase_add_test(tc, drop_leaves_what_is_not_a_temporary_file);
+	tcase_add_test(tc, tmp_create_takes_the_next_name_when_one_is_taken);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -911,6 +911,435 @@ START_TEST(garbled_header_beyond_the_watermark_is_not_there_yet)
 }
 END_TEST
 
+/* ---- walking back ---- */
+
+/* Step back with elog_reader_prev() until ELOG_END, storing up to max
+ * offsets; returns how many records it stepped over.  Any other result
+ * fails the test. */
+static size_t read_back(elog_reader *r, uint64_t *offs, size_t max)
+{
+	struct elog_record rec;
+	size_t n = 0;
+	int rc;
+	while ((rc = elog_reader_prev(r, &rec)) == 0) {
+		if (n < max)
+			offs[n] = rec.offset;
+		n++;
+	}
+	ck_assert_msg(rc == ELOG_END, "elog_reader_prev: %d %s", rc, elog_reader_errmsg(r));
+	return n;
+}
+
+/* Position at target, step back once, and check the offset (want
+ * UINT64_MAX: ELOG_END). */
+static void prev_expect(elog_reader *r, uint64_t target, uint64_t want)
+{
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek(r, target), 0);
+	int rc = elog_reader_prev(r, &rec);
+	if (want == UINT64_MAX) {
+		ck_assert_msg(rc == ELOG_END, "prev from %llu: %d, offset %llu",
+		              (unsigned long long)target, rc,
+		              rc == 0 ? (unsigned long long)rec.offset : 0ull);
+		return;
+	}
+	ck_assert_msg(rc == 0, "prev from %llu: %d %s", (unsigned long long)target, rc,
+	              elog_reader_errmsg(r));
+	ck_assert_msg(rec.offset == want, "prev from %llu: offset %llu, expected %llu",
+	              (unsigned long long)target, (unsigned long long)rec.offset,
+	              (unsigned long long)want);
+}
+
+/* Holes of compaction: seek(off - 1) is a seek forward (the first record
+ * at or above it), so it hands the same record back; prev steps over the
+ * hole to the record before, and says when there is none. */
+START_TEST(prev_over_compaction_holes)
+{
+	make_holes();
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	seek_expect(r, 11, 12);		/* what the issue saw: the same one */
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 12);
+	ck_assert_mem_eq(rec.value, "v12", 3);
+	ck_assert_int_eq(rec.ts_ms, 1012);
+	ck_assert_uint_eq(elog_reader_position(r), 12);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 9);
+	ck_assert_mem_eq(rec.value, "v9", 2);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 5);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	ck_assert_uint_eq(elog_reader_position(r), 5);
+	prev_expect(r, 12, 9);
+	prev_expect(r, 11, 9);
+	prev_expect(r, 10, 9);
+	prev_expect(r, 9, 5);
+	prev_expect(r, 6, 5);
+	prev_expect(r, 5, UINT64_MAX);
+	prev_expect(r, 0, UINT64_MAX);
+	prev_expect(r, 13, 12);
+	prev_expect(r, UINT64_MAX, 12);	/* past the end: from the durable end */
+	elog_reader_close(r);
+}
+END_TEST
+
+/* prev and next move one cursor: next after prev returns the record prev
+ * returned, prev after next the record next returned. */
+START_TEST(prev_and_next_share_the_position)
+{
+	make_holes();
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 5);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 9);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 9);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 5);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 5);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 9);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 12);
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 12);
+	ck_assert_mem_eq(rec.value, "v12", 3);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Holes across three segments {0,2,4} {10,15,19} {25}: back across each
+ * segment boundary, and from a segment base that holds no record. */
+START_TEST(prev_across_segments_with_holes)
+{
+	make_holes_3();
+	elog_reader *r = ut_open_reader(ut_dir);
+	uint64_t offs[16];
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_uint_eq(read_back(r, offs, 16), 7);
+	static const uint64_t want[] = { 25, 19, 15, 10, 4, 2, 0 };
+	for (int i = 0; i < 7; i++)
+		ck_assert_uint_eq(offs[i], want[i]);
+	prev_expect(r, 25, 19);
+	prev_expect(r, 20, 19);
+	prev_expect(r, 11, 10);
+	prev_expect(r, 10, 4);
+	prev_expect(r, 5, 4);
+	prev_expect(r, 1, 0);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* seek_last(n) past the first record: at the first record, as documented
+ * (the log holds fewer than n); prev then says there is nothing before. */
+START_TEST(seek_last_past_the_first_record)
+{
+	make_holes_3();
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_last(r, 7), 0);
+	ck_assert_uint_eq(elog_reader_position(r), 0);
+	ck_assert_int_eq(elog_reader_seek_last(r, 8), 0);
+	ck_assert_uint_eq(elog_reader_position(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	ck_assert_int_eq(elog_reader_seek_last(r, 2), 0);
+	ck_assert_uint_eq(elog_reader_position(r), 19);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 19);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Only durable records, whatever lies in the file past the watermark. */
+START_TEST(prev_never_returns_a_record_beyond_the_durable_end)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	for (int i = 0; i < 10; i++)
+		ut_append(w, NULL, "acked");
+	ck_assert_int_eq(elog_close(w), 0);
+	for (int i = 0; i < 3; i++) {
+		struct elog_record rec = ut_rec(10 + (uint64_t)i, 1, 0, NULL, "not yet");
+		ut_append_rec(ut_seg_path(ut_dir, 0, SEG_EXT), &rec);
+	}
+	elog_reader *r = ut_open_reader(ut_dir);
+	prev_expect(r, UINT64_MAX, 9);
+	prev_expect(r, 12, 9);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	uint64_t offs[20];
+	ck_assert_uint_eq(read_back(r, offs, 20), 10);
+	ck_assert_uint_eq(offs[0], 9);
+	ck_assert_uint_eq(offs[9], 0);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A log of many segments and a dense index, compacted so that holes lie
+ * everywhere: walking back from the end gives exactly what reading
+ * forward gives, reversed, down to the first record; the index is used
+ * (no segment scanned for entries of its own) and the directory listed
+ * once. */
+START_TEST(prev_walks_back_over_compaction_and_segments)
+{
+	char key[16], val[32];
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 1500; i++) {
+		snprintf(key, sizeof key, "k%d", i % 7 == 0 ? i : i % 50);
+		snprintf(val, sizeof val, "value %d", i);
+		ut_append(w, key, val);
+	}
+	ck_assert_int_eq(elog_sync(w), 0);
+	/* (Compaction needs cleanup=compact where the log setting exists.) */
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	char msg[ELOG_MSG_MAX];
+	ck_assert_msg(elog_compact(ut_dir, &o, &res, msg) == 0, "compact: %s", msg);
+	ck_assert_uint_lt(res.records_after, res.records_before);
+	static uint64_t fwd[1500], back[1500];
+	elog_reader *all = ut_open_reader(ut_dir);
+	size_t n = ut_read_offsets(all, fwd, 1500);
+	elog_reader_close(all);
+	ck_assert_uint_lt(n, 1500);
+	ck_assert_uint_gt(n, 200);
+	elog_reader *r = ut_open_reader(ut_dir);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	unsigned long lists = r->lists;
+	struct elog_record rec;
+	size_t m = 0;
+	int rc;
+	while ((rc = elog_reader_prev(r, &rec)) == 0) {
+		ck_assert_uint_lt(m, n);
+		back[m++] = rec.offset;
+		/* The value is the record's own. */
+		snprintf(val, sizeof val, "value %llu", (unsigned long long)rec.offset);
+		ck_assert_uint_eq(rec.value_len, strlen(val));
+		ck_assert_mem_eq(rec.value, val, rec.value_len);
+		ck_assert_int_eq(r->bk.ix_state == 2, 0);
+	}
+	ck_assert_msg(rc == ELOG_END, "prev: %d %s", rc, elog_reader_errmsg(r));
+	ck_assert_uint_eq(m, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(back[i], fwd[n - 1 - i]);
+	ck_assert_uint_le(r->lists - lists, 1);
+	/* And forward again from the first record. */
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, fwd[0]);
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+/* An index that is missing, or whose entries point at the wrong records,
+ * costs a scan, never a wrong answer. */
+START_TEST(prev_with_missing_or_wrong_index)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 64);
+	for (int i = 0; i < 300; i++)
+		ut_append(w, NULL, "a value of some length");
+	ck_assert_int_eq(elog_close(w), 0);
+	static uint64_t offs[300];
+	for (int round = 0; round < 2; round++) {
+		const char *idx = ut_seg_path(ut_dir, 0, IDX_EXT);
+		if (round == 0) {
+			ck_assert_int_eq(unlink(idx), 0);
+		} else {
+			/* Every entry's offset one too high (CRCs made right). */
+			size_t len;
+			unsigned char *buf = ut_read_file(idx, &len);
+			for (size_t at = IDX_HDR; at + IDX_ENTRY <= len; at += IDX_ENTRY) {
+				struct idx_entry e = { get64(buf + at) + 1, (int64_t)get64(buf + at + 8),
+				                       get32(buf + at + 16) };
+				elog__idx_entry_encode(buf + at, &e);
+			}
+			ut_write_file(idx, buf, len);
+			free(buf);
+		}
+		elog_reader *r = ut_open_reader(ut_dir);
+		ck_assert_int_eq(elog_reader_seek_end(r), 0);
+		ck_assert_uint_eq(read_back(r, offs, 300), 300);
+		for (int i = 0; i < 300; i++)
+			ck_assert_uint_eq(offs[i], 299 - (uint64_t)i);
+		elog_reader_close(r);
+		if (round == 0) {
+			char m[ELOG_MSG_MAX];
+			int fd = open(ut_seg_path(ut_dir, 0, SEG_EXT), O_RDONLY);
+			int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+			ck_assert_int_eq(elog__idx_rebuild(dfd, fd, 0,
+			    ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)), 64, NULL, m), 0);
+			close(fd);
+			close(dfd);
+		}
+	}
+}
+END_TEST
+
+/* Offsets lost to damage (the file "salvaged") are a gap walking back as
+ * walking forward: reported once, cause damage, then the record below. */
+START_TEST(prev_reports_damage_gaps)
+{
+	static const uint64_t a[] = { 3, 4 }, b[] = { 10, 15, 19 };
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, a, 2, 0);
+	ut_seg_create(ut_dir, 10);
+	uint64_t len = ut_seg_fill(ut_dir, 10, b, 3, 0);
+	ut_set_wm(ut_dir, 20, 10, len);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(elog__holes_add(dfd, 5, 8, 1), 0);
+	ck_assert_int_eq(elog__holes_add(dfd, 0, 2, 1), 0);
+	close(dfd);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	uint64_t first, last;
+	ck_assert_int_eq(elog_reader_seek(r, 11), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 10);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_GAP);
+	elog_reader_gap(r, &first, &last);
+	ck_assert_uint_eq(first, 5);
+	ck_assert_uint_eq(last, 8);
+	ck_assert_int_eq(elog_reader_gap_cause(r), ELOG_GAP_DAMAGE);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 4);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 3);
+	/* Below the first record: what damage took at the start, then the
+	 * beginning. */
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_GAP);
+	elog_reader_gap(r, &first, &last);
+	ck_assert_uint_eq(first, 0);
+	ck_assert_uint_eq(last, 2);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	/* Forward from there, the same gaps. */
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_GAP);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 3);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Retention while walking back: the beginning is where the log now
+ * starts. */
+START_TEST(prev_after_retention_ends_at_the_new_start)
+{
+	make_holes_3();
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 25);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 19);
+	struct elog_retain_opts o = { 0 };
+	struct elog_retain_result res;
+	char msg[ELOG_MSG_MAX];
+	o.max_age_ms = ELOG_RETAIN_OFF;
+	o.max_bytes = 1;
+	ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "retain: %s", msg);
+	ck_assert_uint_eq(res.segments, 2);
+	/* The segment open for walking back stays readable, as one open
+	 * for reading forward does; below it the first segment is gone. */
+	uint64_t offs[8];
+	size_t n = read_back(r, offs, 8);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(offs[0], 15);
+	ck_assert_uint_eq(offs[1], 10);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* The segment open for walking back grows (the active one) or is
+ * replaced (compaction) between walks: the next walk sees it as it is. */
+START_TEST(prev_sees_the_active_segment_grow)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 64);
+	for (int i = 0; i < 5; i++)
+		ut_append(w, NULL, "first");
+	ck_assert_int_eq(elog_sync(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 4);
+	for (int i = 0; i < 100; i++)
+		ut_append(w, NULL, "second");
+	ck_assert_int_eq(elog_sync(w), 0);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	uint64_t offs[200];
+	ck_assert_uint_eq(read_back(r, offs, 200), 105);
+	for (int i = 0; i < 105; i++)
+		ck_assert_uint_eq(offs[i], 104 - (uint64_t)i);
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+END_TEST
+
+START_TEST(prev_sees_a_segment_compaction_replaced)
+{
+	static const uint64_t b2[] = { 10, 19 };
+	make_holes_3();		/* {0,2,4} {10,15,19} {25} */
+	elog_reader *r = ut_open_reader(ut_dir);
+	prev_expect(r, 20, 19);
+	prev_expect(r, 19, 15);
+	/* Compaction's way: a new file renamed over the old one. */
+	char tmp[1200];
+	snprintf(tmp, sizeof tmp, "%s/new", ut_dir);
+	ut_seg_create(ut_dir, 30);
+	ut_seg_fill(ut_dir, 30, b2, 2, 0);
+	unsigned char hdr[SEG_HDR];
+	elog__seg_header_encode(hdr, 10);
+	ut_write_at(ut_seg_path(ut_dir, 30, SEG_EXT), 0, hdr, SEG_HDR);
+	ck_assert_int_eq(rename(ut_seg_path(ut_dir, 30, SEG_EXT), tmp), 0);
+	ck_assert_int_eq(rename(tmp, ut_seg_path(ut_dir, 10, SEG_EXT)), 0);
+	prev_expect(r, 19, 10);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	uint64_t offs[8];
+	ck_assert_uint_eq(read_back(r, offs, 8), 6);
+	static const uint64_t want[] = { 25, 19, 10, 4, 2, 0 };
+	for (int i = 0; i < 6; i++)
+		ck_assert_uint_eq(offs[i], want[i]);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Compressed values come back decoded, walking back as forward. */
+START_TEST(prev_decodes_compressed_values)
+{
+	if (!elog_have_zstd())
+		return;
+	struct elog_options o = { 0 };
+	elog *w;
+	char val[64];
+	o.create = 1;
+	o.compression = ELOG_COMPRESS_ZSTD;
+	o.no_dictionary = 1;
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	for (int i = 0; i < 50; i++) {
+		snprintf(val, sizeof val, "record %d record %d record %d", i, i, i);
+		ut_append(w, NULL, val);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	for (int i = 49; i >= 0; i--) {
+		ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
+		snprintf(val, sizeof val, "record %d record %d record %d", i, i, i);
+		ck_assert_uint_eq(rec.value_len, strlen(val));
+		ck_assert_mem_eq(rec.value, val, rec.value_len);
+	}
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	elog_reader_close(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reader");
@@ -945,6 +1374,18 @@ int main(void)
 	tcase_add_test(tc, bad_segment_header_is_corrupt);
 	tcase_add_test(tc, reader_open_errors);
 	tcase_add_test(tc, garbled_header_beyond_the_watermark_is_not_there_yet);
+	tcase_add_test(tc, prev_over_compaction_holes);
+	tcase_add_test(tc, prev_and_next_share_the_position);
+	tcase_add_test(tc, prev_across_segments_with_holes);
+	tcase_add_test(tc, seek_last_past_the_first_record);
+	tcase_add_test(tc, prev_never_returns_a_record_beyond_the_durable_end);
+	tcase_add_test(tc, prev_walks_back_over_compaction_and_segments);
+	tcase_add_test(tc, prev_with_missing_or_wrong_index);
+	tcase_add_test(tc, prev_reports_damage_gaps);
+	tcase_add_test(tc, prev_after_retention_ends_at_the_new_start);
+	tcase_add_test(tc, prev_decodes_compressed_values);
+	tcase_add_test(tc, prev_sees_the_active_segment_grow);
+	tcase_add_test(tc, prev_sees_a_segment_compaction_replaced);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -7,6 +7,8 @@
  * Each test writes a log with the writer, then changes its files the way a
  * crash (or a disk) could, then opens it again.
  */
+#include <sys/file.h>
+
 #include "unit.h"
 
 #define N 10
@@ -459,33 +461,43 @@ START_TEST(segment_left_half_created_is_removed)
 END_TEST
 
 /* A process killed inside elog__fs_replace_file() leaves "<name>.tmp.<pid>.<n>":
- * the next writer removes those of dead processes, and leaves a living
- * process's alone (it may be about to rename it). */
+ * the next writer removes one nobody holds a lock on and that has not
+ * changed for minutes, and leaves alone one that a process holds (it may be
+ * about to rename it; its pid may mean nothing here, from another pid
+ * namespace) or that changed lately (an elog that did not lock them). */
+static void backdate(const char *path)
+{
+	struct timespec t[2];
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 3600;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
 START_TEST(temporary_files_of_dead_processes_are_removed)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ut_append(w, NULL, "a");
 	ck_assert_int_eq(elog_close(w), 0);
-	pid_t child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0)
-		_exit(0);
-	ck_assert_int_eq(ut_wait_child(child), 0);
-	char dead[1200], alive[1200], name[128];
-	snprintf(name, sizeof name, "00000000000000000000.idx.tmp.%ld.0", (long)child);
-	ut_path(dead, sizeof dead, ut_dir, name);
+	char dead[1200], held[1200], fresh[1200];
+	ut_path(dead, sizeof dead, ut_dir, "00000000000000000000.idx.tmp.7.0");
 	ut_write_file(dead, "x", 1);
-	snprintf(name, sizeof name, "consumers.json.tmp.%ld.3", (long)getppid());
-	ut_path(alive, sizeof alive, ut_dir, name);
-	ut_write_file(alive, "y", 1);
-	ck_assert_int_eq(elog__fs_tmp_orphaned("x.tmp.1.2.3"), 0);
-	ck_assert_int_eq(elog__fs_tmp_orphaned(".tmp.1.2"), 0);
-	ck_assert_int_eq(elog__fs_tmp_orphaned("settings.tmp.12a.0"), 0);
+	backdate(dead);
+	ut_path(held, sizeof held, ut_dir, "consumers.json.tmp.7.3");
+	ut_write_file(held, "y", 1);
+	backdate(held);
+	int hfd = open(held, O_RDONLY);
+	ck_assert_int_ge(hfd, 0);
+	ck_assert_int_eq(flock(hfd, LOCK_EX), 0);
+	ut_path(fresh, sizeof fresh, ut_dir, "settings.tmp.7.0");
+	ut_write_file(fresh, "z", 1);
 	ut_crashed(ut_dir);
 	w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert(!ut_exists(dead));
-	ck_assert(ut_exists(alive));
+	ck_assert(ut_exists(held));
+	ck_assert(ut_exists(fresh));
 	ck_assert_int_eq(elog_close(w), 0);
+	close(hfd);
 }
 END_TEST
 

@@ -7,6 +7,16 @@
 
 #define TS0 1764385200000LL
 
+/* The first n bytes of path into buf. */
+static void read_head(const char *path, unsigned char *buf, size_t n)
+{
+	size_t len;
+	unsigned char *all = ut_read_file(path, &len);
+	ck_assert_uint_ge(len, n);
+	memcpy(buf, all, n);
+	free(all);
+}
+
 /* Segment 0 holds offsets 0..9, closed; segment 10 holds 10..11. */
 static void two_segments(void)
 {
@@ -75,6 +85,52 @@ START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 }
 END_TEST
 
+START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
+{
+	struct elog_salvage_result res;
+	uint64_t offs[32], gf = 0, gl = 0;
+	size_t n;
+	int cause;
+	char msg[ELOG_MSG_MAX];
+	unsigned char hdr[SEG_HDR], good[SEG_HDR];
+
+	two_segments();
+	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
+	read_head(seg, good, SEG_HDR);
+	ut_flip_bit(seg, SEG_AT_BASE, 0);	/* the base no longer matches */
+	struct elog_verify_result vr;
+	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_uint_gt(vr.damage, 0);
+	ck_assert_msg(elog_salvage(ut_dir, NULL, NULL, &res, msg) == 0, "%s", msg);
+	ck_assert_uint_eq(res.segments, 1);
+	ck_assert_uint_eq(res.ranges, 1);
+	ck_assert_uint_eq(res.bytes, SEG_HDR);
+	read_head(seg, hdr, SEG_HDR);
+	ck_assert_mem_eq(hdr, good, SEG_HDR);
+	read_all(offs, &n, &gf, &gl, &cause);
+	ck_assert_uint_eq(n, 12);
+	ck_assert_int_eq(cause, 0);	/* no gap: the header held no offset */
+	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_uint_eq(vr.damage, 0);
+}
+END_TEST
+
+START_TEST(a_header_of_a_newer_version_is_not_rebuilt)
+{
+	char msg[ELOG_MSG_MAX];
+	unsigned char hdr[SEG_HDR];
+
+	two_segments();
+	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
+	read_head(seg, hdr, SEG_HDR);
+	put32(hdr + SEG_AT_VERSION, SEG_VERSION + 1);
+	put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
+	ut_write_at(seg, 0, hdr, SEG_HDR);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, NULL, msg), ELOG_BADVERSION);
+	ck_assert_str_eq(msg, "00000000000000000000.log: unsupported segment version");
+}
+END_TEST
+
 START_TEST(salvage_of_a_sound_log_changes_nothing)
 {
 	struct elog_salvage_result res;
@@ -138,6 +194,8 @@ int main(void)
 	Suite *s = suite_create("salvage");
 	TCase *tc = ut_tcase("salvage");
 	tcase_add_test(tc, salvage_keeps_every_good_record_and_readers_see_the_gap);
+	tcase_add_test(tc, a_damaged_header_is_rebuilt_and_every_record_kept);
+	tcase_add_test(tc, a_header_of_a_newer_version_is_not_rebuilt);
 	tcase_add_test(tc, salvage_of_a_sound_log_changes_nothing);
 	tcase_add_test(tc, the_active_segment_is_not_salvaged);
 	tcase_add_test(tc, holes_merge_and_find);

@@ -156,8 +156,17 @@ START_TEST(lastrun_round_trip)
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	int dfd = open_dir();
 	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
-	elog__lastrun_mark(dfd, FN_RETAIN_LAST, TS0);
+	elog__lastrun_mark(dfd, FN_RETAIN_LAST, TS0, NULL, 0);
 	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), TS0);
+	/* Retention's loss lines after the time leave the time readable. */
+	const char *more = "lost uplink 100 1333 1234\nlost a-much-longer-name 7 7 1\n";
+	elog__lastrun_mark(dfd, FN_RETAIN_LAST, TS0 + 1, more, strlen(more));
+	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), TS0 + 1);
+	size_t len;
+	unsigned char *text = ut_read_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), &len);
+	ck_assert_str_eq((char *)text, "1764385200001\nlost uplink 100 1333 1234\n"
+	                 "lost a-much-longer-name 7 7 1\n");
+	free(text);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), "12x\n", 4);
 	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
 	close(dfd);

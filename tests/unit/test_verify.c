@@ -431,9 +431,20 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 	free(cut);
 	free(before);
 
-	/* The writer opens the log again and goes on from offset 6. */
+	/* Offsets 6 and 7 were acknowledged (the durable end was 8): they
+	 * are a recorded damage gap, and the writer goes on from offset 8,
+	 * in a new segment, never giving them to other records. */
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, seg(8, SEG_EXT)), 0);
+	struct holes h = { 0 };
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), 0);
+	close(dfd);
+	ck_assert_uint_eq(h.n, 1);
+	ck_assert_uint_eq(h.v[0].first, 6);
+	ck_assert_uint_eq(h.v[0].last, 7);
+	elog__holes_free(&h);
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
-	ck_assert_uint_eq(elog_next_offset(w), 6);
+	ck_assert_uint_eq(elog_next_offset(w), 8);
 	elog_close(w);
 }
 END_TEST
@@ -494,6 +505,12 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	hand_indexes();
 	snprintf(tmp, sizeof tmp, "%s.cut-1700000000000.tmp.%ld.0", seg(5, SEG_EXT), (long)dead);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, tmp), "partial", 7);
+	/* Unlocked and unchanged for an hour (elog__fs_tmp_drop()). */
+	struct timespec t[2];
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 3600;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
 	struct seen s;
 	struct elog_verify_result res;
 	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
@@ -501,6 +518,7 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	ck_assert(!ut_exists(p));
 
 	ut_write_file(p, "partial", 7);
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
 	char msg[ELOG_MSG_MAX];
 	struct elog_retain_opts o = { 0 };
 	o.max_bytes = 1ull << 40;
