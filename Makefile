@@ -91,6 +91,11 @@ $(MAINT_FAULT_OBJ): tests/crash/maint_fault.c $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+# LD_PRELOAD shim: a failed or interrupted fdatasync for the CLI tests.
+$(B)/tests/syncfault.so: tests/cli/syncfault.c $(B)/flags
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -fPIC -shared -Wall -Wextra -Werror -O2 -o $@ $< -ldl
+
 $(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.a $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
 		$(MAINT_FAULT) $(ELOG_LDLIBS)
@@ -172,11 +177,11 @@ endif
 
 check-crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim $(CRASHSIM_QUICK)
-	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS)
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS) --writers 8
 
 crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim --long
-	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000
+	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills 1000 --writers 8
 
 # The aarch64 CRC-32C code under qemu (skipped where the tools are missing).
 check-cross:
@@ -193,7 +198,7 @@ check-examples: examples
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
 
-check-cli: $(PROGS) $(B)/tests/elog-compact-faulty
+check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
 	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli tests/live
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).

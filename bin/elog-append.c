@@ -22,7 +22,7 @@
 static const char usage_text[] =
 	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
 	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
-	"                   [--wait duration] [--max-skew duration]\n"
+	"                   [--exclusive] [--wait duration] [--max-skew duration]\n"
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
@@ -40,6 +40,7 @@ static const char usage_text[] =
 	"  --batch-bytes size         write a batch at this many bytes\n"
 	"  --linger duration          write a batch this long after its first record\n"
 	"  --sync                     make every record durable on its own\n"
+	"  --exclusive                be the log's only writer while this runs\n"
 	"  --wait duration            wait at most this for another writer (10s)\n"
 	"  --segment-bytes size       new log: roll segments at this size\n"
 	"  --index-interval size      new log: bytes between index entries\n"
@@ -56,7 +57,7 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW, OPT_EXCLUSIVE
 };
 
 static const struct option long_options[] = {
@@ -73,6 +74,7 @@ static const struct option long_options[] = {
 	{ "linger",         required_argument, NULL, OPT_LINGER },
 	{ "sync",           no_argument,       NULL, OPT_SYNC },
 	{ "wait",           required_argument, NULL, OPT_WAIT },
+	{ "exclusive",      no_argument,       NULL, OPT_EXCLUSIVE },
 	{ "segment-bytes",  required_argument, NULL, OPT_SEGMENT_BYTES },
 	{ "index-interval", required_argument, NULL, OPT_INDEX_INTERVAL },
 	{ "retain-age",     required_argument, NULL, OPT_RETAIN_AGE },
@@ -206,6 +208,15 @@ struct appender {
 	size_t f_n;
 };
 
+/* What the library did that the operator should know (a recovery that cut
+ * another writer's unacknowledged records): one line on stderr. */
+static void tell_notice(struct appender *a)
+{
+	const char *n = elog_notice(a->w);
+	if (n)
+		cli_warn(a->dir, "%s", n);
+}
+
 static void *flusher_main(void *arg)
 {
 	struct appender *a = arg;
@@ -220,6 +231,7 @@ static void *flusher_main(void *arg)
 		/* An offset is printed only after the flush that covers it
 		 * has succeeded: a printed offset is an acknowledgement. */
 		int rc = elog_sync(a->w);
+		tell_notice(a);
 		if (rc == 0 && a->cf->print_offsets) {
 			for (size_t i = 0; i < a->f_n; i++) {
 				cli_put_u64(offsets_at(&a->f_offsets, i));
@@ -597,6 +609,9 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			cf->batch_records = 1;
 			cf->sync = 1;
 			break;
+		case OPT_EXCLUSIVE:
+			cf->create.exclusive = 1;
+			break;
 		case OPT_WAIT:
 			cf->create.wait_ms = (int64_t)cli_arg_duration("--wait", optarg);
 			/* 0 asks the library for its default; --wait 0 means
@@ -670,6 +685,7 @@ int main(int argc, char *argv[])
 	rc = elog_open(&a.w, a.dir, &cf.create);
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
+	tell_notice(&a);
 	flusher_start(&a);
 	run(&a);
 	flusher_stop(&a);

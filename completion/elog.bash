@@ -16,7 +16,7 @@
 # The flags of each program, and among them the ones that take an argument.
 _elog_flags_append='-0 --null -K --key-delimiter -k --key -s --schema
 	-t --timestamp -p --print-offsets -v --verbose --batch --batch-bytes
-	--linger --sync --wait --max-skew --segment-bytes --index-interval
+	--linger --sync --exclusive --wait --max-skew --segment-bytes --index-interval
 	--retain-age --retain-bytes --compress --no-dictionary -h --help --version'
 _elog_args_append='-K --key-delimiter -k --key -s --schema --batch
 	--batch-bytes --linger --wait --max-skew --segment-bytes --index-interval

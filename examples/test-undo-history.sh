@@ -55,6 +55,20 @@ done
 [ "$("$E" "$D" 'u 10')" = "ok 10 undid 3" ] || fail "u 10 did not undo the 3 edits left"
 [ "$(show "$D")" = "" ] || fail "u 10 left $(show "$D")"
 [ "$("$B/elog-cat" -v "$D" | wc -l)" -eq 11 ] || fail "the log does not hold 11 records"
+# A second copy of the editor on the same document is refused while the
+# first is open, naming it; the first goes on.
+mkfifo "$T/in"
+"$E" "$D" < "$T/in" > "$T/first.out" &
+first=$!
+exec 9> "$T/in"
+echo 'a one' >&9
+while ! grep -q '^ok' "$T/first.out" 2>/dev/null; do sleep 0.01; done
+if "$E" "$D" 'a two' > /dev/null 2> "$T/second.err"; then fail "a second editor was let in"; fi
+grep -q "another writer has the log open (pid $first)" "$T/second.err" ||
+	fail "the second editor said: $(cat "$T/second.err")"
+exec 9>&-
+wait "$first"
+[ "$(show "$D")" = one ] || fail "with a second editor refused: $(show "$D")"
 
 # 2. The random script: COMMANDS lines in $T/cmds, and in $T/model line i
 # the document after command i.  Edits are only ever made to lines that

@@ -376,7 +376,7 @@ static void command(elog *w, char *line)
 
 int main(int argc, char *argv[])
 {
-	struct elog_options opt = { .create = 1 };
+	struct elog_options opt = { .create = 1, .exclusive = 1 };
 	elog *w = NULL;
 	char *line = NULL;
 	size_t cap = 0;
@@ -387,8 +387,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: %s dir [command ...]\n", prog);
 		return 2;
 	}
-	/* The writer first: it recovers the log after a crash, and it keeps a
-	 * second editor of the same document out. */
+	/* The writer first: it recovers the log after a crash, and, opened
+	 * exclusive, it keeps a second editor of the same document out (its
+	 * open fails with ELOG_LOCKED, naming this process). */
 	if ((rc = elog_open(&w, argv[1], &opt)) != 0)
 		die(argv[1], w ? elog_errmsg(w) : elog_strerror(rc));
 	rebuild(argv[1]);

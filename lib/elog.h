@@ -104,6 +104,9 @@ struct elog_options {
 	int retain_consumers;     /* creation: ELOG_RETAIN_CONSUMERS_* */
 	size_t batch_bytes;       /* buffer that flushes by itself, 1 MiB */
 	int64_t wait_ms;          /* wait for LOCK, default 10000; -1 ever */
+	int exclusive;            /* the only writer while open: any other
+	                           * writer's open fails, and this one fails
+	                           * while another is open (ELOG_LOCKED) */
 };
 
 /* Settings of a log as stored in its directory. */
@@ -151,6 +154,11 @@ uint64_t elog_durable_end(elog *w);
 const struct elog_settings *elog_settings_of(elog *w);
 /* The message of w's last error, with its context.  Never NULL. */
 const char *elog_errmsg(elog *w);
+/* Something w did that its caller should tell the operator, though no
+ * call failed (a recovery that cut records after another writer's failed
+ * sync), or NULL.  Each notice is returned once; the text stays valid in
+ * the calling thread until its next call. */
+const char *elog_notice(elog *w);
 
 /*
  * Reading (elog(3), Reading).  A reader takes no lock and is not

@@ -119,6 +119,6 @@
 #define DEFAULT_ZSTD_LEVEL     3
 
 /* ---- LOCK: the state of the log's tail, text of this many bytes ---- */
-#define LOCK_STATE_LEN 107
+#define LOCK_STATE_LEN 316
 
 #endif

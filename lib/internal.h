@@ -112,15 +112,38 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
  * ELOG_LOCKED when the time runs out. */
 int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
 void elog__lock_release(int fd);
+/* A failed fdatasync, announced on LOCK (fd) until the state says sick
+ * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
+void elog__lock_sick_announce(int fd, int on);
+int elog__lock_sick_pending(int fd);
+/* Take a free sync slot on LOCK (fd): its number, or -1 when every one is
+ * taken; release it after the sync. */
+int elog__lock_slot_take(int fd);
+void elog__lock_slot_release(int fd, int slot);
+/* 0 when fd is still the directory's LOCK, else ELOG_FAILED with a
+ * message: the log was deleted, or LOCK removed or replaced. */
+int elog__lock_is_current(int dfd, int fd, char *msg);
 /* What LOCK says about the log's tail, written by the holder of the batch
  * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
 struct lock_state {
 	int valid;                /* the file held a state with a right crc */
+	uint64_t epoch;           /* random, never 0; chosen anew whenever the
+	                           * state is rebuilt or anything at or below
+	                           * the recorded tail may have been removed */
 	uint64_t gen;             /* bumped by every change to the log's tail */
-	unsigned busy;            /* 1 while a holder changes it: a holder that
-	                           * died left it so */
+	unsigned busy;            /* 1 while a holder writes past the tail: a
+	                           * holder that died left it so */
+	unsigned sick;            /* 1: a writer's fdatasync failed; the next
+	                           * holder cuts back to the watermark */
 	unsigned pid;             /* the last holder */
 	unsigned char boot[16];   /* the boot it was written in */
+	/* The tail: complete records end here (even while busy). */
+	uint64_t next, base, size;
+	uint32_t flags;           /* the active segment's header flags */
+	uint64_t idx;             /* its index's length */
+	uint64_t ixpos;           /* the index builder: last entry's position, */
+	int64_t ixts;             /* greatest time since, */
+	unsigned ixany;           /* whether there is an entry */
 };
 void elog__lock_state_encode(char *p, const struct lock_state *ls);
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls);
@@ -553,10 +576,12 @@ struct recovery {
 	uint32_t flags;         /* its header's flags (codec, dictionary) */
 	struct index ix;        /* index entries of the active segment */
 	struct idx_builder ib;  /* to go on adding entries */
+	int sync_failed;        /* the error of its failed fdatasync, or 0 */
 };
 /* Recover the active segment base; see the comment in recover.c. */
 int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg);
+                   uint32_t interval, uint32_t new_flags, int to_watermark,
+                   struct recovery *rc, char *msg);
 void elog__recovery_free(struct recovery *rc);
 /* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
 int elog__recover_leftovers(int dfd, char *msg);
@@ -610,6 +635,7 @@ struct verify {
 	struct watermark wm;
 	int wm_state;
 	int wm_fix;           /* the watermark disagrees with the data */
+	int sick;             /* LOCK says a writer's fdatasync failed */
 	uint64_t *base, *ibase;
 	size_t n, ni;
 	struct elog__start_view start;

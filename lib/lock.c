@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,7 +157,7 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
-#define LOCK_POLL_MAX_US   200
+#define LOCK_POLL_MAX_US   50
 
 static int waiters_announce(int fd, short type)
 {
@@ -244,6 +245,90 @@ void elog__lock_release(int fd)
 	flock(fd, LOCK_UN);
 }
 
+/*
+ * A writer whose fdatasync failed announces it at once with an open file
+ * description read lock on byte LOCK_SICK_BYTE, and holds it until it has
+ * marked LOCK's state sick, which needs the batch lock.  Linux reports a
+ * writeback error once to each file description that was open when it
+ * happened, and a description opened later syncs "successfully" over the
+ * pages the kernel dropped: until the state says sick, no one may publish
+ * or recover bytes past the watermark on the strength of its own sync.
+ */
+#define LOCK_SICK_BYTE 1
+
+static int range_lock(int fd, short type, off_t at)
+{
+#ifdef F_OFD_SETLK
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+	return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+	(void)fd; (void)type; (void)at;
+	return 0;
+#endif
+}
+
+void elog__lock_sick_announce(int fd, int on)
+{
+	range_lock(fd, on ? F_RDLCK : F_UNLCK, LOCK_SICK_BYTE);
+}
+
+int elog__lock_sick_pending(int fd)
+{
+#ifdef F_OFD_GETLK
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	                    .l_start = LOCK_SICK_BYTE, .l_len = 1 };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+/*
+ * Sync slots: a writer that syncs for others holds an open file
+ * description write lock on one of LOCK_SLOTS bytes from LOCK_SLOT_BYTE
+ * for as long as its fdatasync runs.  A writer that finds every slot taken
+ * waits for the watermark instead of syncing too: a sync that starts
+ * later will cover it.  Two slots keep ext4's commits overlapping (one
+ * sync runs while the next transaction fills) without paying one sync per
+ * writer.  The kernel releases a dead writer's slot.
+ */
+#define LOCK_SLOT_BYTE 16
+#define LOCK_SLOTS 2
+
+int elog__lock_slot_take(int fd)
+{
+#ifdef F_OFD_SETLK
+	for (int i = 0; i < LOCK_SLOTS; i++)
+		if (range_lock(fd, F_WRLCK, LOCK_SLOT_BYTE + i) == 0)
+			return i;
+	return -1;
+#else
+	(void)fd;
+	return 0;	/* no slots: every writer syncs for itself */
+#endif
+}
+
+void elog__lock_slot_release(int fd, int slot)
+{
+	if (slot >= 0)
+		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
+}
+
+int elog__lock_is_current(int dfd, int fd, char *msg)
+{
+	struct stat mine, now;
+	if (fstat(fd, &mine) < 0)
+		return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+	if (mine.st_nlink == 0 || fstatat(dfd, FN_LOCK, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    now.st_dev != mine.st_dev || now.st_ino != mine.st_ino)
+		return elog__errmsg_set(msg, ELOG_FAILED,
+		    "%s was removed or replaced while this writer had the log open "
+		    "(the log was deleted, or LOCK was changed by hand): nothing more "
+		    "is written or acknowledged; reopen the log", FN_LOCK);
+	return 0;
+}
+
 /* The boot id, so that a state written before a reboot (or a power loss,
  * which may have kept any part of it) is never taken for the log's. */
 int elog__lock_boot_id(unsigned char id[16])
@@ -271,9 +356,10 @@ int elog__lock_boot_id(unsigned char id[16])
 	return n == 32;
 }
 
-/* LOCK_STATE_LEN bytes of text, e.g.
- * "ELOGLCK1 gen=00000000000000000042 busy=0 pid=0000012345 boot=<32 hex> crc=1a2b3c4d\n" */
-#define LOCK_STATE_FMT "ELOGLCK1 gen=%020llu busy=%u pid=%010u boot=%s crc="
+/* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
+#define LOCK_STATE_FMT "ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
+	"boot=%s next=%020llu base=%020llu size=%020llu flags=%08x idx=%020llu " \
+	"ixpos=%020llu ixts=%+020lld ixany=%u crc="
 
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
@@ -281,37 +367,50 @@ void elog__lock_state_encode(char *p, const struct lock_state *ls)
 	for (int i = 0; i < 16; i++)
 		snprintf(boot + 2 * i, 3, "%02x", ls->boot[i]);
 	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT,
-	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->pid, boot);
+	                 (unsigned long long)ls->epoch, (unsigned long long)ls->gen,
+	                 ls->busy ? 1u : 0u, ls->sick ? 1u : 0u, ls->pid, boot,
+	                 (unsigned long long)ls->next, (unsigned long long)ls->base,
+	                 (unsigned long long)ls->size, ls->flags,
+	                 (unsigned long long)ls->idx, (unsigned long long)ls->ixpos,
+	                 (long long)ls->ixts, ls->ixany ? 1u : 0u);
 	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n",
 	         elog__crc32c(0, p, (size_t)n));
 }
 
+/* The fields are read with sscanf, then the state is encoded again and
+ * must give the same bytes: one canonical text per state, so that no
+ * reading of a damaged file can pass for another state. */
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
-	unsigned long long gen;
-	unsigned busy, pid, crc;
-	char boot[33];
+	unsigned long long epoch, gen, next, base, size, idx, ixpos;
+	long long ixts;
+	unsigned busy, sick, pid, flags, ixany, crc;
+	char boot[33], text[LOCK_STATE_LEN + 1], again[LOCK_STATE_LEN + 1];
 	memset(ls, 0, sizeof *ls);
 	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n' ||
-	    memcmp(p, "ELOGLCK1 ", 9) != 0)
+	    memcmp(p, "ELOGLCK2 ", 9) != 0)
 		return ELOG_CORRUPT;
-	char text[LOCK_STATE_LEN + 1];
 	memcpy(text, p, len);
 	text[len] = '\0';
-	if (sscanf(text, "ELOGLCK1 gen=%20llu busy=%1u pid=%10u boot=%32[0-9a-f] crc=%8x",
-	           &gen, &busy, &pid, boot, &crc) != 5 || strlen(boot) != 32)
+	if (sscanf(text, "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
+	           "boot=%32[0-9a-f] next=%20llu base=%20llu size=%20llu flags=%8x "
+	           "idx=%20llu ixpos=%20llu ixts=%20lld ixany=%1u crc=%8x",
+	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags,
+	           &idx, &ixpos, &ixts, &ixany, &crc) != 15 || strlen(boot) != 32 ||
+	    busy > 1 || sick > 1 || ixany > 1)
 		return ELOG_CORRUPT;
-	if (crc != elog__crc32c(0, p, LOCK_STATE_LEN - 9))
-		return ELOG_CORRUPT;
-	ls->gen = gen;
-	ls->busy = busy;
-	ls->pid = pid;
+	struct lock_state s = { 1, epoch, gen, busy, sick, pid, { 0 }, next, base, size,
+	                        flags, idx, ixpos, ixts, ixany };
 	for (int i = 0; i < 16; i++) {
 		unsigned v;
 		sscanf(boot + 2 * i, "%2x", &v);
-		ls->boot[i] = (unsigned char)v;
+		s.boot[i] = (unsigned char)v;
 	}
-	ls->valid = 1;
+	elog__lock_state_encode(again, &s);
+	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
+		return ELOG_CORRUPT;	/* a bad crc, or not the canonical text */
+	(void)crc;
+	*ls = s;
 	return 0;
 }
 

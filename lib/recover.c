@@ -87,8 +87,8 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
  * first that is incomplete or damaged (or whose offset does not increase):
  * *at is where the valid records end, *next the offset after them.
  * ELOG_END or ELOG_CORRUPT, else an error with its message. */
-static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
-                       uint64_t *next, char *msg)
+static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit,
+                       uint64_t *at, uint64_t *next, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	struct scan s;
@@ -96,7 +96,7 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 	int err;
 	*at = SEG_HDR;
 	*next = rc->base;
-	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, UINT64_MAX)) != 0)
+	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, limit)) != 0)
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
 	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
@@ -119,14 +119,16 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t *at,
 
 /* Write the active segment's index from rc's entries, unless the file on
  * disk already says exactly that (a valid index is never rewritten), and
- * open it. */
-static int index_active(int dfd, struct recovery *rc, char *msg)
+ * open it.  After a failed sync (always) it is rewritten: a failed
+ * fdatasync of the index may have dropped its pages, which still read
+ * back from the cache, and the segment is closed with it later. */
+static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
 	int err;
 	elog__seg_name(name, rc->base, IDX_EXT);
-	if (index_matches(dfd, rc->base, rc->size, &rc->ix)) {
+	if (!always && index_matches(dfd, rc->base, rc->size, &rc->ix)) {
 		if ((rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
 			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		rc->idx_size = len;
@@ -149,7 +151,8 @@ static int index_active(int dfd, struct recovery *rc, char *msg)
 }
 
 int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, uint32_t new_flags, struct recovery *rc, char *msg)
+                   uint32_t interval, uint32_t new_flags, int to_watermark,
+                   struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t at, next;
@@ -168,7 +171,9 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
 		return err;
 
-	err = scan_active(rc, interval, &at, &next, msg);
+	/* After a failed sync, only what the watermark vouches for stays. */
+	err = scan_active(rc, interval, to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR)
+	                                             : UINT64_MAX, &at, &next, msg);
 	if (err != ELOG_END && err != ELOG_CORRUPT)
 		return err;
 	if (err == ELOG_CORRUPT && at < acked)
@@ -190,12 +195,24 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	rc->size = at;
 	rc->next = next;
 
+	/* After a failed sync the header is written again: when the failed
+	 * sync was the first of a new segment, the header's page was in it,
+	 * may have been dropped, and reads back only from the cache; written
+	 * again, the sync below makes it durable. */
+	if (to_watermark) {
+		unsigned char hdr[SEG_HDR];
+		elog__seg_header_encode_flags(hdr, base, rc->flags);
+		if ((err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0)
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	}
 	/* Whatever survived is made durable now, before it is published.
 	 * Bytes up to the watermark's were synced before it was written;
 	 * only a cut or bytes past them need it. */
-	if ((rc->cut || at > acked) && fdatasync(rc->segfd) < 0)
+	if ((rc->cut || at > acked || to_watermark) && fdatasync(rc->segfd) < 0) {
+		rc->sync_failed = errno;
 		return elog__errmsg_set(msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
-	return index_active(dfd, rc, msg);
+	}
+	return index_active(dfd, rc, to_watermark, msg);
 }
 
 void elog__recovery_free(struct recovery *rc)

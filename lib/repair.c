@@ -52,7 +52,14 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	if ((err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
 	    (err = elog__lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
 		return err;
-	if (ftruncate(*lockfd, 0) < 0)
+	/* A sick state is kept: a writer's fdatasync failed, the bytes past
+	 * the watermark may be dropped pages that still read back, and only
+	 * the next writer, seeing sick, cuts them (under a new epoch).
+	 * Emptied, the mark would be lost and they would be published. */
+	struct lock_state ls;
+	elog__lock_state_read(*lockfd, &ls);
+	v->sick = (ls.valid && ls.sick) || elog__lock_sick_pending(*lockfd);
+	if (!v->sick && ftruncate(*lockfd, 0) < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
@@ -148,6 +155,44 @@ static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
 	return 0;
 }
 
+/* Offsets are forever: the cut took records below the durable end, whose
+ * offsets were acknowledged and may be known to consumers (committed
+ * offsets, idempotency keys).  The log goes on at that end, in a new
+ * segment, and the offsets lost are recorded as a damage gap (salvaged),
+ * which readers report, so that no offset ever names a second record. */
+static int resume_above(struct verify *v, int fd, const struct segstate *ss,
+                        uint64_t end, struct watermark *wm)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int sfd, ifd, err;
+	if ((err = elog__fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || got != SEG_HDR)
+		return elog__errmsg_set(v->msg, err ? err : ELOG_CORRUPT, "reading a header: %s",
+		                        elog_strerror(err ? err : ELOG_CORRUPT));
+	elog__seg_name(name, end, SEG_EXT);
+	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), &sfd, &ifd)) != 0)
+		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	if (fdatasync(sfd) < 0 || fdatasync(ifd) < 0)
+		err = errno;
+	close(sfd);
+	close(ifd);
+	if (!err)
+		err = elog__fs_fsync_dir(v->dfd);
+	if (!err)
+		err = elog__holes_add(v->dfd, ss->next, end - 1, elog__fs_now_ms());
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	repaired(v, name, ELOG_NOPOS,
+	         "created: offsets %llu to %llu, acknowledged but lost to the damage, are "
+	         "recorded as a damage gap, and the log goes on at %llu, so that no offset "
+	         "names a second record",
+	         (unsigned long long)ss->next, (unsigned long long)end - 1,
+	         (unsigned long long)end);
+	*wm = (struct watermark){ end, end, SEG_HDR };
+	return 0;
+}
+
 static int repair_active(struct verify *v)
 {
 	struct segstate *ss = &v->seg[v->n - 1];
@@ -188,9 +233,19 @@ static int repair_active(struct verify *v)
 	}
 	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
 		goto out;
-	if (v->wm_fix) {
+	struct watermark wm = { ss->next, ss->base, ss->valid_end };
+	if (v->wm_fix && v->wm.durable_end > ss->next &&
+	    (err = resume_above(v, fd, ss, v->wm.durable_end, &wm)) != 0)
+		goto out;
+	if (v->wm_fix && v->sick &&
+	    (v->wm_state != WM_OK || wm.durable_end > v->wm.durable_end)) {
+		/* Its own sync proves nothing after a failed one (a fresh
+		 * description syncs dropped pages "successfully"). */
+		repaired(v, FN_WATERMARK, ELOG_NOPOS,
+		         "left as it is: a writer's fdatasync failed, and the next "
+		         "writer cuts the log back to the watermark");
+	} else if (v->wm_fix) {
 		/* What the watermark will vouch for must be durable first. */
-		struct watermark wm = { ss->next, ss->base, ss->valid_end };
 		if (fdatasync(fd) < 0) {
 			err = elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
 			goto out;
@@ -215,6 +270,7 @@ static int repair_active(struct verify *v)
 			err = elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 			goto out;
 		}
+		elog__seg_name(name, wm.segment_base, SEG_EXT);
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
 		         "rewritten: durable end %llu, %llu bytes of %s",
 		         (unsigned long long)wm.durable_end,

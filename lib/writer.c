@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,7 @@ struct tail {
 struct chunk {
 	uint64_t base;
 	uint32_t flags;		/* the segment's header flags, for a roll */
+	uint64_t at;		/* where it was written in its segment */
 	unsigned char *data;
 	size_t len, cap;
 	unsigned char *idx;
@@ -89,6 +92,8 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
+	int inofd;		/* inotify on the watermark; -2 not tried yet */
+	int64_t sync_ns;	/* how long its last fdatasync took */
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -100,8 +105,10 @@ struct elog {
 	int segfd, idxfd;
 	uint64_t seg_base, seg_size, idx_size;	/* the open segment */
 	struct tail disk;	/* the log's tail as this handle last saw it */
-	uint64_t gen;		/* LOCK's generation then */
-	int known;		/* disk and gen are valid */
+	uint64_t epoch, gen;	/* LOCK's epoch and generation then */
+	uint64_t seen[3];	/* and the tail it recorded: next, base, size */
+	int known;		/* disk, epoch and gen are valid */
+	char notice[ELOG_MSG_MAX];	/* for elog_notice() */
 	struct vdec *vd;	/* to lay compressed values out again */
 
 	pthread_mutex_t mu;
@@ -314,96 +321,95 @@ static void close_segment(elog *w)
 	w->segfd = w->idxfd = -1;
 }
 
-/* The tail of a log whose last batch ended cleanly: the watermark says where
- * it is.  Reads what it needs: the watermark, the active segment's header
- * and size, its index's last entry and the records after it.  ELOG_CORRUPT
- * (with no message) when what it finds does not agree: then recover. */
-static int tail_reload(elog *w)
+/* The tail a clean state of LOCK records: open its segment when it is not
+ * the open one, and check that the files agree with it (their sizes, the
+ * segment still linked).  No record is read: the state carries the index
+ * builder too, so it holds whatever index interval the writer that wrote
+ * it was started with.  ELOG_CORRUPT (no message) when the files
+ * disagree: then recover. */
+static int tail_load(elog *w, const struct lock_state *ls)
 {
-	struct watermark wm;
-	struct stat st;
-	unsigned char hdr[SEG_HDR > IDX_ENTRY ? SEG_HDR : IDX_ENTRY];
 	char name[NAME_MAX_LOCAL];
-	size_t got;
-	int err;
-
-	if ((err = elog__wm_read(w->wmfd, &wm)) != 0)
-		return err == ELOG_CORRUPT ? err : elog__errmsg_set(w->msg, err, "%s: %s",
-		                                              FN_WATERMARK, elog_strerror(err));
-	if (wm.segment_bytes < SEG_HDR)
-		return ELOG_CORRUPT;
+	struct stat st;
 	uint32_t flags;
-	if (w->segfd < 0 || wm.segment_base != w->seg_base) {
+	if (ls->size < SEG_HDR || ls->next < ls->base || ls->idx < IDX_HDR ||
+	    (ls->idx - IDX_HDR) % IDX_ENTRY != 0)
+		return ELOG_CORRUPT;
+	if (w->segfd < 0 || ls->base != w->seg_base) {
 		close_segment(w);
-		if (elog__seg_open(w->dfd, wm.segment_base, O_RDWR, &w->segfd, &flags, &st,
-		             NULL) != 0)
+		if (elog__seg_open(w->dfd, ls->base, O_RDWR, &w->segfd, &flags, &st, NULL) != 0)
 			return ELOG_CORRUPT;
-		elog__seg_name(name, wm.segment_base, IDX_EXT);
-		if ((w->idxfd = elog__fs_openat(w->dfd, name, O_RDWR, 0)) < 0)
+		elog__seg_name(name, ls->base, IDX_EXT);
+		if ((w->idxfd = elog__fs_openat(w->dfd, name, O_RDWR, 0)) < 0 || flags != ls->flags)
 			return ELOG_CORRUPT;
-		w->seg_base = wm.segment_base;
-	} else if (fstat(w->segfd, &st) < 0 ||
-	           elog__fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got) != 0 ||
-	           elog__seg_header_verify(hdr, got, wm.segment_base, NULL) != 0) {
-		return ELOG_CORRUPT;	/* the open segment, checked again */
-	} else {
-		flags = elog__seg_header_flags(hdr);
-	}
-	if ((uint64_t)st.st_size != wm.segment_bytes)
-		return ELOG_CORRUPT;
-	struct tail t = { wm.durable_end, wm.segment_base, wm.segment_bytes,
-	                  flags, { 0 } };
-	if (fstat(w->idxfd, &st) < 0 || st.st_size < IDX_HDR ||
-	    ((uint64_t)st.st_size - IDX_HDR) % IDX_ENTRY != 0)
-		return ELOG_CORRUPT;
-	uint64_t idx_size = (uint64_t)st.st_size;
-	if (idx_size > IDX_HDR) {
-		/* The builder goes on from the last entry: its position, and the
-		 * greatest time through the records after it. */
-		if (elog__fs_pread_full(w->idxfd, hdr, IDX_ENTRY, (off_t)(idx_size - IDX_ENTRY),
-		                  &got) != 0 || got != IDX_ENTRY ||
-		    get32(hdr + 20) != elog__crc32c(0, hdr, 20))
-			return ELOG_CORRUPT;
-		uint64_t pos = get32(hdr + 16), entry_offset = get64(hdr);
-		t.ib.any = 1;
-		t.ib.last_pos = pos;
-		t.ib.ts_max = (int64_t)get64(hdr + 8);
-		/* The records from the last entry on: the first must be the
-		 * one it names, the last the one before the durable end, and
-		 * none may be due an entry of its own (else entries are
-		 * missing: the index was cut). */
-		struct scan s;
-		struct elog_record rec;
-		struct idx_entry e;
-		uint64_t at, last = 0;
-		int any = 0, wrong = 0;
-		if (pos < SEG_HDR || pos >= t.size)
-			return ELOG_CORRUPT;
-		if ((err = elog__scan_init(&s, w->segfd, t.base, pos, t.size)) != 0)
-			return elog__errmsg_set(w->msg, err, "%s", elog_strerror(err));
-		while (!wrong && (err = elog__scan_next(&s, &rec, &at)) == 0) {
-			wrong = any ? rec.offset <= last
-			            : rec.offset != entry_offset || rec.ts_ms > t.ib.ts_max;
-			wrong |= elog__idx_builder_add(&t.ib, rec.offset, rec.ts_ms, at,
-			                         w->set.index_interval, &e);
-			last = rec.offset;
-			any = 1;
-		}
-		elog__scan_free(&s);
-		if (wrong || err != ELOG_END || !any || last + 1 != t.next)
-			return ELOG_CORRUPT;
-	} else if (t.size > SEG_HDR || t.base != t.next) {
+		w->seg_base = ls->base;
+	} else if (fstat(w->segfd, &st) < 0 || w->disk.flags != ls->flags) {
 		return ELOG_CORRUPT;
 	}
-	w->seg_size = t.size;
-	w->idx_size = idx_size;
-	w->disk = t;
-	w->durable = t.next;
+	if (st.st_nlink == 0 || (uint64_t)st.st_size != ls->size ||
+	    fstat(w->idxfd, &st) < 0 || st.st_nlink == 0 || (uint64_t)st.st_size != ls->idx)
+		return ELOG_CORRUPT;
+	w->seg_size = ls->size;
+	w->idx_size = ls->idx;
+	w->disk = (struct tail){ ls->next, ls->base, ls->size, ls->flags,
+	                         { ls->ixpos, ls->ixts, ls->ixany != 0 } };
 	return 0;
 }
 
-/* The tail after a crash: recover the active segment as on open. */
-static int tail_recover(elog *w)
+/* At open, a clean state is checked against the files once more, so that
+ * a damaged tail is refused at open rather than written after: the records
+ * after the index's last entry must be intact and end at the recorded
+ * tail, and the watermark must not pass it.  ELOG_CORRUPT (no message)
+ * when not: then recover, which refuses damage below the watermark. */
+static int tail_verify(elog *w)
+{
+	struct watermark wm;
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at, last = 0;
+	int any = 0, err;
+	const struct tail *t = &w->disk;
+	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.segment_base > t->base ||
+	    wm.durable_end > t->next ||
+	    (wm.segment_base == t->base && wm.segment_bytes > t->size))
+		return ELOG_CORRUPT;
+	/* The index's last entry: intact, and naming the record the state's
+	 * builder says it does. */
+	unsigned char e[IDX_ENTRY];
+	size_t got;
+	uint64_t from = SEG_HDR, named = 0;
+	if (t->ib.any) {
+		if (w->idx_size < IDX_HDR + IDX_ENTRY ||
+		    elog__fs_pread_full(w->idxfd, e, IDX_ENTRY, (off_t)(w->idx_size - IDX_ENTRY),
+		                        &got) != 0 || got != IDX_ENTRY ||
+		    get32(e + IDX_AT_CRC) != elog__crc32c(0, e, IDX_AT_CRC) ||
+		    get32(e + IDX_AT_POS) != t->ib.last_pos)
+			return ELOG_CORRUPT;
+		from = t->ib.last_pos;
+		named = get64(e);
+	}
+	if (from < SEG_HDR || from > t->size ||
+	    elog__scan_init(&s, w->segfd, t->base, from, t->size) != 0)
+		return ELOG_CORRUPT;
+	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
+		if (any ? rec.offset <= last : t->ib.any && rec.offset != named)
+			break;
+		last = rec.offset;
+		any = 1;
+	}
+	elog__scan_free(&s);
+	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base || t->ib.any))
+		return ELOG_CORRUPT;
+	return 0;
+}
+
+static int sync_failed(elog *w, uint64_t base, int e, int held);
+
+/* The tail after a crash, a dead holder or a failed sync: recover the
+ * active segment as on open.  When sick, everything past the watermark
+ * is cut: a writer's fdatasync failed, and the kernel may have dropped
+ * pages that still read back from its cache. */
+static int tail_recover(elog *w, int sick)
 {
 	struct watermark wm;
 	struct seglist sl = { 0 };
@@ -432,27 +438,45 @@ static int tail_recover(elog *w)
 	if (err)
 		return err;
 	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval,
-	                     new_segment_flags(w), &rc, w->msg);
+	                     new_segment_flags(w), sick, &rc, w->msg);
 	if (err) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
 		if (rc.idxfd >= 0)
 			close(rc.idxfd);
 		elog__recovery_free(&rc);
+		/* Its sync of the bytes it kept failed: they may be dropped
+		 * and still read back, so the next holder must cut them. */
+		if (rc.sync_failed)
+			return sync_failed(w, active, rc.sync_failed, 1);
 		return err;
 	}
+	if (sick && rc.cut)
+		snprintf(w->notice, sizeof w->notice,
+		    "a writer's fdatasync failed: the records after offset %llu, which "
+		    "were never acknowledged, were cut (%llu bytes)",
+		    (unsigned long long)rc.next,
+		    (unsigned long long)(rc.file_size - rc.size));
 	w->segfd = rc.segfd;
 	w->idxfd = rc.idxfd;
 	w->seg_base = active;
 	w->seg_size = rc.size;
 	w->idx_size = rc.idx_size;
 	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
-	w->durable = rc.next;
 	elog__recovery_free(&rc);
 
+	/* Everything kept is durable now (recover_active synced it), and
+	 * so is its name: the holder that died or failed may have created
+	 * the active segment and not lived to sync the directory (or failed
+	 * to), and records acknowledged in it must not vanish with it. */
+	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
+		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	struct watermark now = { rc.next, active, rc.size };
 	if (memcmp(&now, &wm, sizeof now) != 0 && (err = elog__wm_write(w->wmfd, &now)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if (rc.next > w->durable)
+		w->durable = rc.next;
 	return 0;
 }
 
@@ -467,14 +491,58 @@ static void adopt_dict(elog *w)
 	}
 }
 
-static int state_write(elog *w, uint64_t gen, unsigned busy, int trunc)
+/* Write LOCK's state: the handle's epoch, generation gen, and the tail t
+ * with an index of idx bytes. */
+static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick,
+                       const struct tail *t, uint64_t idx, int trunc)
 {
-	struct lock_state ls = { 1, gen, busy, (unsigned)getpid(), { 0 } };
+	struct lock_state ls = { 1, w->epoch, gen, busy, sick, (unsigned)getpid(), { 0 },
+	                         t->next, t->base, t->size, t->flags, idx,
+	                         t->ib.last_pos, t->ib.ts_max, t->ib.any ? 1u : 0u };
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
 	int err = elog__lock_state_write(w->lockfd, &ls, trunc);
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+	w->seen[0] = t->next;
+	w->seen[1] = t->base;
+	w->seen[2] = t->size;
 	return 0;
+}
+
+/* A fresh epoch: random and never 0, so that nothing a writer remembers
+ * from before a reset can match the state after it. */
+static uint64_t epoch_new(void)
+{
+	uint64_t e = 0;
+	while (e == 0 && elog__fs_random(&e, sizeof e) == 0)
+		;
+	if (e == 0)	/* no randomness: time and pid make a poor but changing one */
+		e = ((uint64_t)elog__fs_now_ms() << 20) ^ (uint64_t)getpid() ^ 1;
+	return e;
+}
+
+/* 1 when ls is a state of this boot (or, without a boot id, one written
+ * since this handle first found the tail). */
+static int state_ours(const elog *w, const struct lock_state *ls)
+{
+	return ls->valid && (w->have_boot ? memcmp(ls->boot, w->boot, sizeof ls->boot) == 0
+	                                  : w->known);
+}
+
+/* 1 when the files agree with the tail this handle recorded: its segment
+ * still linked and of that length, and no segment after it.  A state that
+ * reads as the one the handle left, but was written back from an old copy
+ * of LOCK, then still cannot make it write over another's records. */
+static int files_as_seen(elog *w)
+{
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	if (w->segfd < 0 || w->seg_base != w->seen[1] || fstat(w->segfd, &st) < 0 ||
+	    st.st_nlink == 0 || (uint64_t)st.st_size != w->seen[2])
+		return 0;
+	elog__seg_name(name, w->seen[0], SEG_EXT);
+	return w->seen[0] == w->seen[1] ||
+	       (fstatat(w->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
 }
 
 /* With the batch lock held: make w->disk the log's tail.  *moved says
@@ -485,36 +553,58 @@ static int tail_sync(elog *w, int *moved)
 	int err = elog__lock_state_read(w->lockfd, &ls);
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
-	/* A state from this boot can be trusted; without a boot id, only one
-	 * written since this handle first found the tail. */
-	int clean = ls.valid && !ls.busy &&
-	            (w->have_boot ? memcmp(ls.boot, w->boot, sizeof ls.boot) == 0 : w->known);
+	/* A writer whose sync failed and that has not marked the state yet
+	 * counts as marked. */
+	int sick = (ls.valid && ls.sick) || elog__lock_sick_pending(w->lockfd);
+	int clean = state_ours(w, &ls) && !ls.busy && !sick;
 	*moved = 1;
-	if (clean && w->known && ls.gen == w->gen) {
+	if (clean && w->known && ls.epoch == w->epoch && ls.gen == w->gen &&
+	    ls.next == w->seen[0] && ls.base == w->seen[1] && ls.size == w->seen[2] &&
+	    files_as_seen(w)) {
 		*moved = 0;
 		return 0;
 	}
+	int opening = !w->known && !w->gen;
 	w->known = 0;
-	if (clean && (err = tail_reload(w)) == 0) {
+	if (clean && tail_load(w, &ls) == 0 && (!opening || tail_verify(w) == 0)) {
+		w->epoch = ls.epoch;
 		w->gen = ls.gen;
+		w->seen[0] = ls.next;
+		w->seen[1] = ls.base;
+		w->seen[2] = ls.size;
 		w->known = 1;
 		adopt_dict(w);
 		return 0;
 	}
-	if (clean && err != ELOG_CORRUPT)
+	/* A holder died mid-batch, a sync failed, the state is from another
+	 * boot (a crash or power loss may have kept any part of what was
+	 * written), it disagrees with the files, or it is not one this code
+	 * wrote: recover. */
+	if ((err = tail_recover(w, sick)) != 0)
 		return err;
-	/* A holder died mid-batch, the state is from another boot (a crash
-	 * or power loss may have kept any part of what was written), or it
-	 * is not one this code wrote: recover, and say the tail is known. */
-	if ((err = tail_recover(w)) != 0)
-		return err;
+	/* The epoch stays only when nothing at or below the recorded tail
+	 * went (a dead holder's partial batch lies above it): in-flight
+	 * writers' records are then still there. */
+	if (!(state_ours(w, &ls) && !sick && w->disk.next >= ls.next && ls.epoch))
+		w->epoch = epoch_new();
+	else
+		w->epoch = ls.epoch;
 	uint64_t gen = ls.valid ? ls.gen + 1 : 1;
-	if ((err = state_write(w, gen, 0, !ls.valid)) != 0)
+	if ((err = state_write(w, gen, 0, 0, &w->disk, w->idx_size, !ls.valid)) != 0)
 		return err;
 	w->gen = gen;
 	w->known = 1;
 	adopt_dict(w);
 	return 0;
+}
+
+/* Take the batch lock, and check that it is still the log's. */
+static int lock_take(elog *w)
+{
+	int err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	if (!err && (err = elog__lock_is_current(w->dfd, w->lockfd, w->msg)) != 0)
+		elog__lock_release(w->lockfd);
+	return err;
 }
 
 /* ---- writing a batch ---- */
@@ -523,16 +613,20 @@ static int tail_sync(elog *w, int *moved)
  * index (so that closed segments and their indexes are durable: only the
  * active segment's index is rebuilt after a crash), then create the new
  * one. */
-static int roll(elog *w, uint64_t base, uint32_t flags)
+static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
 	elog__seg_name(name, w->seg_base, SEG_EXT);
-	if (fdatasync(w->segfd) < 0)
+	if (fdatasync(w->segfd) < 0) {
+		*sick = 1;
 		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+	}
 	elog__seg_name(name, w->seg_base, IDX_EXT);
-	if (fdatasync(w->idxfd) < 0)
+	if (fdatasync(w->idxfd) < 0) {
+		*sick = 1;
 		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+	}
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
@@ -545,15 +639,17 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 	return 0;
 }
 
-/* Write b and make it durable, with the batch lock held. */
-static int batch_write(elog *w, const struct batch *b)
+/* Write b, with the batch lock held: one pwrite per segment it touches,
+ * rolling as needed.  It is made durable after the lock is released. */
+static int batch_write(elog *w, struct batch *b, int *sick)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
 	for (size_t i = 0; i < b->n; i++) {
-		const struct chunk *c = &b->c[i];
-		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags)) != 0)
+		struct chunk *c = &b->c[i];
+		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags, sick)) != 0)
 			return err;
+		c->at = w->seg_size;
 		if ((err = elog__fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
 			elog__seg_name(name, w->seg_base, SEG_EXT);
 			return elog__errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
@@ -570,13 +666,6 @@ static int batch_write(elog *w, const struct batch *b)
 			w->idx_size += c->ilen;
 		}
 	}
-	if (fdatasync(w->segfd) < 0) {
-		elog__seg_name(name, w->seg_base, SEG_EXT);
-		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
-	}
-	struct watermark wm = { b->end.next, w->seg_base, w->seg_size };
-	if ((err = elog__wm_write(w->wmfd, &wm)) != 0)
-		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	return 0;
 }
 
@@ -660,14 +749,319 @@ static void train(elog *w, struct batch *b)
 	free(more);
 }
 
+/* ---- making a written batch durable ----
+ *
+ * A batch is written under the batch lock and made durable outside it, so
+ * that writers in several processes sync at the same time and share their
+ * syncs (elog(5), LOCK): once its pwrite returned, a batch is durable when
+ * an fdatasync of its segment that started afterwards has completed,
+ * whoever called it, because Linux writes back every dirty page of the
+ * inode.  The handle syncs, then publishes under the lock the greatest
+ * complete tail its sync covered, unless the watermark is past it already;
+ * a handle that finds the watermark past its batch before it syncs skips
+ * the sync.  Either way its batch is acknowledged only if LOCK's epoch is
+ * still the one it wrote under, which proves that nothing at or below its
+ * records was removed since (a recovery's cut, a repair, a failed sync).
+ * Otherwise, under the lock, it checks that its bytes are still where it
+ * wrote them and syncs them itself, or fails without acknowledging them.
+ */
+
+/* 1 when LOCK's state, read without the lock, is of epoch e and not sick.
+ * A state being rewritten reads as torn: a few more reads, then 0 (the
+ * slow path, which reads under the lock, decides). */
+static int epoch_holds(elog *w, uint64_t e, struct lock_state *ls)
+{
+	for (int i = 0; i < 8; i++) {
+		elog__lock_state_read(w->lockfd, ls);
+		if (ls->valid)
+			return ls->epoch == e && !ls->sick;
+	}
+	return 0;
+}
+
+static void note_durable(elog *w, uint64_t end)
+{
+	pthread_mutex_lock(&w->mu);
+	if (end > w->durable)
+		w->durable = end;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Under the batch lock: raise the watermark to cover, never lower it. */
+static int publish(elog *w, const struct watermark *cover)
+{
+	struct watermark wm;
+	int err = 0;
+	if (elog__wm_read(w->wmfd, &wm) != 0 || cover->durable_end > wm.durable_end)
+		err = elog__wm_write(w->wmfd, cover);
+	else
+		cover = &wm;
+	if (err)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	note_durable(w, cover->durable_end);
+	return 0;
+}
+
+/* An fdatasync of the segment based at base failed with e: the kernel may
+ * have dropped the pages, which still read back from its cache.  Nothing
+ * of the batch is acknowledged, and LOCK's state is marked sick so that
+ * the next holder cuts back to the watermark instead of publishing them.
+ * Called without the batch lock (held says otherwise). */
+static int sync_failed(elog *w, uint64_t base, int e, int held)
+{
+	char name[NAME_MAX_LOCAL], keep[ELOG_MSG_MAX];
+	struct lock_state ls;
+	elog__seg_name(name, base, SEG_EXT);
+	elog__lock_sick_announce(w->lockfd, 1);
+	int err = elog__errmsg_set(w->msg, e, "%s: fdatasync: %s (nothing of this batch was "
+	                           "acknowledged)", name, elog_strerror(e));
+	memcpy(keep, w->msg, sizeof keep);
+	if (held || elog__lock_acquire(w->lockfd, w->wait_ms, w->msg) == 0) {
+		elog__lock_state_read(w->lockfd, &ls);
+		if (!ls.valid) {	/* any tail: the next holder recovers */
+			ls = (struct lock_state){ 1, epoch_new(), 1, 0, 0, 0, { 0 },
+			                          w->disk.next, w->disk.base, w->disk.size,
+			                          w->disk.flags, IDX_HDR, 0, 0, 0 };
+			memcpy(ls.boot, w->boot, sizeof ls.boot);
+		}
+		ls.sick = 1;
+		ls.pid = (unsigned)getpid();
+		if (elog__lock_state_write(w->lockfd, &ls, 1) == 0)
+			elog__lock_sick_announce(w->lockfd, 0);
+		if (!held)
+			elog__lock_release(w->lockfd);
+	}
+	/* Else the announcement stays until the handle is closed. */
+	memcpy(w->msg, keep, sizeof keep);
+	w->known = 0;
+	return err;
+}
+
+/* 1 when every chunk of b is still in the file of its segment's name,
+ * byte for byte where it was written. */
+static int batch_there(elog *w, const struct batch *b)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0, got;
+	int there = 1;
+	for (size_t i = 0; i < b->n && there; i++) {
+		const struct chunk *c = &b->c[i];
+		char name[NAME_MAX_LOCAL];
+		elog__seg_name(name, c->base, SEG_EXT);
+		int fd = elog__fs_openat(w->dfd, name, O_RDONLY, 0);
+		there = fd >= 0 && elog__buf_grow(&buf, &cap, c->len, 64 * 1024) == 0 &&
+		        elog__fs_pread_full(fd, buf, c->len, (off_t)c->at, &got) == 0 &&
+		        got == c->len && memcmp(buf, c->data, c->len) == 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	free(buf);
+	return there;
+}
+
+/* The slow path, with the batch lock and the mutex held: LOCK's epoch
+ * moved since b was written.  Find the tail (recovering if need be); if
+ * b's bytes are still there, sync and publish them; else fail. */
+static int batch_recheck(elog *w, struct batch *b, const struct watermark *mine)
+{
+	int moved, err;
+	if ((err = tail_sync(w, &moved)) != 0)
+		return err;
+	if (!batch_there(w, b))
+		return elog__errmsg_set(w->msg, ELOG_FAILED,
+		    "records %llu to %llu were removed before they were durable (a "
+		    "recovery after another writer's failed sync, or a repair); they "
+		    "were not acknowledged: append them again",
+		    (unsigned long long)b->start.next, (unsigned long long)b->end.next - 1);
+	/* Any descriptor syncs the inode: the open one when it is b's. */
+	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, mine->segment_base, SEG_EXT);
+	int fd = w->seg_base == mine->segment_base && w->segfd >= 0
+	       ? w->segfd : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return elog__errmsg_set(w->msg, errno, "%s: %s", name, elog_strerror(errno));
+	int failed = fdatasync(fd) < 0 ? errno : 0;
+	if (fd != w->segfd)
+		close(fd);
+	if (failed)
+		return sync_failed(w, mine->segment_base, failed, 1);
+	pthread_mutex_unlock(&w->mu);
+	err = publish(w, mine);
+	pthread_mutex_lock(&w->mu);
+	return err;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t lock_mono_ms(void)
+{
+	return mono_ns() / 1000000;
+}
+
+/* Wait, at most ms milliseconds, for the watermark to be rewritten:
+ * inotify where it can be had, else a short sleep.  The watch is made
+ * before the caller's first look at the watermark, so no rewrite between
+ * that look and this wait is missed. */
+static void wm_watch(elog *w)
+{
+	if (w->inofd != -2)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
+	w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->inofd >= 0 && inotify_add_watch(w->inofd, path, IN_MODIFY) < 0) {
+		close(w->inofd);
+		w->inofd = -1;
+	}
+}
+
+static void wm_wait(elog *w, int ms)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	if (w->inofd >= 0) {
+		struct pollfd p = { w->inofd, POLLIN, 0 };
+		if (poll(&p, 1, ms) > 0)
+			while (read(w->inofd, buf, sizeof buf) > 0)
+				;
+	} else {
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* How long a handle follows another's sync before it syncs itself: twice
+ * its own last sync, within bounds, so that a leader that was stopped or
+ * killed costs its followers little. */
+static int follow_ms(const elog *w)
+{
+	int64_t ms = 2 * w->sync_ns / 1000000;
+	return ms < 2 ? 2 : ms > 100 ? 100 : (int)ms;
+}
+
+/* Make b, written under epoch e, durable and published.  Called without
+ * the mutex or the batch lock.  A handle that finds a free sync slot
+ * leads: it syncs and publishes the tail its sync covered.  One that finds
+ * none follows: it waits for the watermark to pass its batch, which a sync
+ * that started after its write will do, and leads itself after a while. */
+static int make_durable(elog *w, struct batch *b, uint64_t e)
+{
+	struct watermark wm;
+	struct lock_state ls;
+	int err, slot = -1, moved = 0;
+	if (b->n == 0)
+		return 0;
+	const struct chunk *last = &b->c[b->n - 1];
+	struct watermark mine = { b->end.next, last->base, last->at + last->len };
+
+	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	for (int first = 1;; first = 0) {
+		/* Covered by another's sync and publication already? */
+		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
+			if (epoch_holds(w, e, &ls)) {
+				note_durable(w, wm.durable_end);
+				return 0;
+			}
+			moved = 1;
+			break;
+		}
+		if (!epoch_holds(w, e, &ls)) {
+			moved = 1;
+			break;
+		}
+		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
+			break;
+		wm_watch(w);
+		if (!first)
+			wm_wait(w, follow_ms(w));
+	}
+	if (!moved) {
+		/* What the sync covers: the complete tail recorded now, when
+		 * it is in this segment (written before the sync starts). */
+		struct watermark cover = mine;
+		if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base &&
+		    ls.next >= mine.durable_end)
+			cover = (struct watermark){ ls.next, ls.base, ls.size };
+		int64_t t0 = mono_ns();
+		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
+		w->sync_ns = mono_ns() - t0;
+		if (failed) {
+			elog__lock_slot_release(w->lockfd, slot);
+			return sync_failed(w, mine.segment_base, failed, 0);
+		}
+		mine = cover;
+	}
+
+	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
+	for (;;) {
+		if ((err = lock_take(w)) != 0) {
+			elog__lock_slot_release(w->lockfd, slot);
+			return err;
+		}
+		/* Another writer's sync failed and it has not marked the
+		 * state yet: it needs the lock to do so. */
+		if (elog__lock_sick_pending(w->lockfd)) {
+			elog__lock_release(w->lockfd);
+			if (lock_mono_ms() >= deadline) {
+				elog__lock_slot_release(w->lockfd, slot);
+				return elog__errmsg_set(w->msg, ELOG_LOCKED,
+				    "timed out waiting for a writer whose fdatasync failed "
+				    "to mark LOCK; this batch was not acknowledged");
+			}
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		break;
+	}
+	elog__lock_state_read(w->lockfd, &ls);
+	if (!moved && ls.valid && ls.epoch == e && !ls.sick) {
+		err = publish(w, &mine);
+	} else {
+		struct watermark end = { b->end.next, last->base, last->at + last->len };
+		pthread_mutex_lock(&w->mu);
+		err = batch_recheck(w, b, &end);
+		pthread_mutex_unlock(&w->mu);
+	}
+	elog__lock_release(w->lockfd);
+	elog__lock_slot_release(w->lockfd, slot);
+	return err;
+}
+
+/* With the batch lock held, at open: records past the watermark that a
+ * writer wrote completely but did not live to sync (it was killed after
+ * its batch) are synced and published now, rather than left invisible
+ * until the next batch. */
+static int publish_tail(elog *w)
+{
+	struct watermark wm;
+	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next ||
+	    elog__lock_sick_pending(w->lockfd)) {
+		w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
+		return 0;
+	}
+	if (fdatasync(w->segfd) < 0)
+		return sync_failed(w, w->disk.base, errno, 1);
+	struct watermark now = { w->disk.next, w->disk.base, w->disk.size };
+	int err = elog__wm_write(w->wmfd, &now);
+	if (err)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	w->durable = now.durable_end;
+	return 0;
+}
+
 /* The leader's work on batch b, with the mutex held on entry and exit:
  * take the batch lock, find the tail, lay b out again if the log moved,
- * write, sync, publish, release. */
+ * write, release, then make it durable. */
 static int flush_batch(elog *w, struct batch *b)
 {
-	int err, moved;
+	int err, moved, sick = 0;
 	pthread_mutex_unlock(&w->mu);
-	err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	err = lock_take(w);
 	pthread_mutex_lock(&w->mu);
 	if (err)
 		return err;
@@ -692,31 +1086,35 @@ static int flush_batch(elog *w, struct batch *b)
 	for (size_t i = 0; i < b->nrec; i++)
 		if (b->out[i])
 			*b->out[i] = b->start.next + i;
-	uint64_t gen = w->gen + 1;
+	uint64_t gen = w->gen + 1, epoch = w->epoch;
+	struct tail before = w->disk;
 	pthread_mutex_unlock(&w->mu);
-	err = state_write(w, gen, 1, 0);
+	/* busy: bytes past the recorded tail (the one before this batch)
+	 * may be partial until the state names the new one. */
+	err = state_write(w, gen, 1, 0, &before, w->idx_size, 0);
 	if (!err)
-		err = batch_write(w, b);
+		err = batch_write(w, b, &sick);
 	if (!err)
-		err = state_write(w, gen, 0, 0);
+		err = state_write(w, gen, 0, 0, &b->end, w->idx_size, 0);
 	pthread_mutex_lock(&w->mu);
-	if (!err) {
-		w->gen = gen;
-		w->disk = b->end;
-		w->durable = b->end.next;
-	} else {
+	if (err) {
+		if (sick)	/* a roll's sync failed: we hold the lock */
+			err = sync_failed(w, before.base, err, 1);
 		w->known = 0;
+		goto out;
 	}
+	w->gen = gen;
+	w->disk = b->end;
+	elog__lock_release(w->lockfd);
+	pthread_mutex_unlock(&w->mu);
+	err = make_durable(w, b, epoch);
+	pthread_mutex_lock(&w->mu);
+	if (err)
+		w->known = 0;
+	return err;
 out:
 	elog__lock_release(w->lockfd);
 	return err;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Before a leader takes the batch, it waits briefly for the threads the
@@ -854,6 +1252,19 @@ const struct elog_settings *elog_settings_of(elog *w)
 	return &w->set;
 }
 
+const char *elog_notice(elog *w)
+{
+	static __thread char last[ELOG_MSG_MAX];
+	pthread_mutex_lock(&w->mu);
+	int any = w->notice[0] != '\0';
+	if (any) {
+		memcpy(last, w->notice, sizeof last);
+		w->notice[0] = '\0';
+	}
+	pthread_mutex_unlock(&w->mu);
+	return any ? last : NULL;
+}
+
 const char *elog_errmsg(elog *w)
 {
 	if (!w)
@@ -895,6 +1306,40 @@ static int create_log(elog *w, const struct elog_options *opt)
 	return err;
 }
 
+/* Every open handle holds a lock on "writers": shared, or exclusive for a
+ * handle that must be the log's only writer.  An operator sees in it which
+ * processes have the log open for writing (elog-cat -L).  For a shared
+ * handle that cannot create or lock the file (a log another user owns,
+ * opened read-only by root's cron...) it is a report only, and writing
+ * goes on; an exclusive handle needs it. */
+static int writers_join(elog *w, int exclusive)
+{
+	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+	if (w->writersfd < 0 && errno == EACCES)
+		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
+	if (w->writersfd < 0)
+		return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+		                                    elog_strerror(errno)) : 0;
+	while (flock(w->writersfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
+			                                    elog_strerror(errno)) : 0;
+		pid_t *pids = NULL;
+		size_t n = 0;
+		elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
+		long pid = n ? (long)pids[0] : 0;
+		free(pids);
+		const char *who = exclusive ? "another writer has the log open"
+		                            : "an exclusive writer has the log open";
+		if (pid)
+			return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s (pid %ld)", who, pid);
+		return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s", who);
+	}
+	return 0;
+}
+
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
 	int err, moved;
@@ -911,8 +1356,15 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	 * it, so that a mistaken path is left as it was found. */
 	err = elog__settings_load(w->dfd, &w->set, w->msg);
 	int fresh = err == ELOG_NOTLOG && opt && opt->create;
-	if (fresh && (err = elog__log_check_fresh(w->dfd, w->msg)) != 0)
-		return err;
+	if (fresh && (err = elog__log_check_fresh(w->dfd, w->msg)) != 0) {
+		/* Another writer may have created the log since we looked:
+		 * its settings, written last, make it one. */
+		char again[ELOG_MSG_MAX];
+		if (err == ELOG_NOTLOG && elog__settings_load(w->dfd, &w->set, again) == 0)
+			err = fresh = 0;
+		else
+			return err;
+	}
 	if (err && !fresh)
 		return err;
 	if ((err = elog__lock_open(w->dfd, FN_LOCK, &w->lockfd, w->msg)) != 0)
@@ -925,12 +1377,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	/* Every open handle holds a shared lock on "writers", so that an
-	 * operator can see which processes have the log open for writing
-	 * (elog-cat -L).  It is a report only: without it, writing goes on. */
-	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
-	if (w->writersfd >= 0)
-		flock(w->writersfd, LOCK_SH | LOCK_NB);
+	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
+		return err;
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
@@ -939,9 +1387,11 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		return err;
 
 	/* Find the tail now, so that a damaged log is refused at open. */
-	if ((err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg)) != 0)
+	if ((err = lock_take(w)) != 0)
 		return err;
 	err = tail_sync(w, &moved);
+	if (!err)
+		err = publish_tail(w);
 	if (!err && w->codec->dictionaries) {
 		/* New segments use the newest dictionary, which may be newer
 		 * than the tail segment's (stored by a writer that stopped
@@ -992,6 +1442,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	if (!w)
 		return ENOMEM;
 	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
+	w->inofd = -2;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
 	w->have_boot = elog__lock_boot_id(w->boot);
@@ -1015,7 +1466,7 @@ int elog_close(elog *w)
 	/* A writer that failed (or never opened) has nothing it could still
 	 * make durable; saying so keeps a caller from assuming otherwise. */
 	int err = w->failed ? ELOG_FAILED : elog_sync(w);
-	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd };
+	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd, w->inofd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

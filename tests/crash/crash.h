@@ -33,6 +33,10 @@ struct workload {
 	void (*setup)(const char *dir, unsigned seed);
 	/* The recorded part. */
 	void (*run)(const char *dir, unsigned seed);
+	/* The classes of calls (1 << FC_...) the fault runs fail in turn;
+	 * 0: none.  Only workloads whose calls come in the same order in
+	 * every run. */
+	unsigned faults;
 };
 
 extern const struct workload workloads[];
@@ -42,8 +46,23 @@ extern const size_t nworkloads;
 void expect_reset(void);
 /* A record appended at offset (call while its append is not yet synced). */
 void expect_written(uint64_t offset, const struct elog_record *r);
-/* elog_sync() returned 0 for offset: everything up to it is durable. */
-void expect_acked(uint64_t offset);
+/* Another record written at an offset some record was written at
+ * before: a writer's batch that was never acknowledged may be cut and its
+ * offsets given again (both are kept as candidates). */
+/* elog_sync() returned 0 for offset, holding r: everything up to it is
+ * durable.  An offset acknowledged for two records is a violation. */
+void expect_acked(uint64_t offset, const struct elog_record *r);
+/* Operations from..to (vfs_now() values) were a repair's: the watermark
+ * may go back there (check (a) of expect_oplog()). */
+void expect_repair(size_t from, size_t to);
+/* Violations noted while recording (an offset acknowledged twice). */
+unsigned long expect_problems(void);
+/* The checks over the recorded operations themselves, with the model of
+ * power.c: (a) the watermark never goes back within the recording but in
+ * a repair; (b) when a watermark is written, every record below its
+ * durable end is durable; (c) every acknowledged record was durable when
+ * it was acknowledged.  Returns the number of violations, printed. */
+unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where);
 /* Records that exist before the recording starts (all durable). */
 void expect_all_durable(void);
 /* A consumer commit about to be made, and its successful return. */
@@ -60,6 +79,20 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k,
                      uint64_t visible, const char *where, int reboot);
 
 /* ---- power.c ---- */
+/* The model of the disk along a recording: what is durable after each
+ * operation (an fsync makes its file's pending writes durable, a failed
+ * one loses them; a directory fsync makes its names durable). */
+struct model;
+struct model *model_new(const struct vfs_log *log);
+void model_free(struct model *m);
+void model_step(struct model *m, size_t i);      /* past operation i */
+typedef void (*model_file_fn)(const char *name, int ino, unsigned long ver,
+                              const unsigned char *d, size_t len, void *arg);
+/* fn for each name of the durable directory, with its file's durable
+ * bytes; ver changes whenever they may have. */
+void model_durable_each(struct model *m, model_file_fn fn, void *arg);
+unsigned long model_version(const struct model *m);
+
 /* Checks the states a power loss could leave at every point of log (or,
  * with final_only, only the durable state at its end). */
 struct power_stats {
@@ -68,6 +101,11 @@ struct power_stats {
 int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
               unsigned seed, unsigned random_per_point, int final_only,
               struct power_stats *st);
+/* After a run whose sync failed: the directory as it reads once the
+ * pages the failure dropped are evicted, in the same boot (live: the
+ * directory the run left).  Returns the number of violations. */
+int power_evicted(const struct workload *w, const char *dir, const char *live,
+                  const struct vfs_log *log, uint64_t visible, const char *where);
 /* Check one point in power_sample (1: every point; the last point is
  * always checked).  crashsim --sample sets it. */
 extern unsigned power_sample;
@@ -78,6 +116,7 @@ struct fault_stats {
 };
 int faults_run(const struct workload *w, const char *base, unsigned seed,
                struct fault_stats *st);
+/* The same checks on one recording, as the power runs' too. */
 
 /* ---- workloads.c ---- */
 /* A fresh dir holding w's starting log (nothing recorded yet), and fresh

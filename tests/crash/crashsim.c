@@ -11,6 +11,11 @@
  * at the last), for slow builds such as the sanitizer's.  Prints the number of states and runs checked; exits 0 when
  * every check passed, 1 otherwise.  Scratch files go to $ELOG_CRASH_DIR,
  * else /dev/shm, else $TMPDIR or /tmp.
+ *
+ * For a closer look at a failure: CRASHSIM_FAULT=CLASS:N runs only the
+ * fault run with call N of class CLASS (a number of enum fault_class:
+ * 0 write, 1 fsync, ...) failing; CRASHSIM_OPS=1 prints each recording's
+ * operations; CRASHSIM_DEBUG=1 prints the errors the library returned.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -86,7 +91,8 @@ static int power(const struct workload *w, const char *base, unsigned seed, unsi
 	vfs_record(dir, &log);
 	w->run(dir, seed);
 	vfs_stop();
-	int rc = power_run(w, sdir, &log, seed, nrandom, 0, &st);
+	unsigned bad = expect_oplog(w, &log, "the recording");
+	int rc = power_run(w, sdir, &log, seed, nrandom, 0, &st) || bad;
 	printf("crashsim: power loss, %-11s seed %u: %zu operations, %llu records (%llu acknowledged), "
 	       "%lu points, %lu states built, %lu distinct checked, %lu failures (%.1f s)\n",
 	       w->name, seed, log.nops, (unsigned long long)expect_count(),
@@ -157,12 +163,12 @@ int main(int argc, char **argv)
 				printf("crashsim: %s: skipped, this build has no zstd\n", w->name);
 				continue;
 			}
-			/* The fault runs take the single-threaded workload,
-			 * where the nth call is the same call every time, and
-			 * the group commit one. */
+			/* The fault runs take the workloads whose nth call
+			 * is the same call every time (and the group commit
+			 * one). */
 			if (do_power && strcmp(w->name, "serial") != 0)
 				fails += power(w, base, s, nrandom);
-			if (do_faults && (strcmp(w->name, "serial") == 0 || strcmp(w->name, "append") == 0))
+			if (do_faults && w->faults)
 				fails += faults(w, base, s);
 		}
 	if (fails) {

@@ -26,6 +26,16 @@
 #include <string.h>
 
 #include "crash.h"
+#include "internal.h"
+
+/* A record written at an offset that an earlier, never acknowledged one
+ * had: either may be in the log. */
+struct cand {
+	unsigned char *key, *val;
+	size_t klen, vlen;
+	int64_t ts;
+	uint16_t schema;
+};
 
 struct expected {
 	unsigned char *key, *val;
@@ -35,6 +45,12 @@ struct expected {
 	int written;
 	size_t acked;          /* vfs_now() when acknowledged, or NEVER */
 	uint64_t next_same;    /* next offset with the same key, or UINT64_MAX */
+	struct cand *alt;      /* other records written at this offset */
+	size_t nalt;
+};
+
+struct span {
+	size_t from, to;
 };
 
 struct commit {
@@ -49,6 +65,9 @@ static size_t nex, capex;
 static struct commit *cm;
 static size_t ncm, capcm;
 static int finalized;
+static struct span *repairs;
+static size_t nrepairs, caprepairs;
+static unsigned long problems;
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -70,11 +89,18 @@ void expect_reset(void)
 	for (size_t i = 0; i < nex; i++) {
 		free(ex[i].key);
 		free(ex[i].val);
+		for (size_t j = 0; j < ex[i].nalt; j++) {
+			free(ex[i].alt[j].key);
+			free(ex[i].alt[j].val);
+		}
+		free(ex[i].alt);
 	}
 	if (ex)
 		memset(ex, 0, capex * sizeof *ex);
 	nex = 0;
 	ncm = 0;
+	nrepairs = 0;
+	problems = 0;
 	finalized = 0;
 }
 
@@ -88,35 +114,102 @@ static unsigned char *dup_bytes(const void *p, size_t n)
 	return d;
 }
 
+static struct cand cand_of(const struct elog_record *r)
+{
+	return (struct cand){ dup_bytes(r->key, r->key_len), dup_bytes(r->value, r->value_len),
+	                      r->key_len, r->value_len, r->ts_ms, r->schema };
+}
+
+static int cand_is(const struct cand *c, const struct elog_record *r)
+{
+	return r->key_len == c->klen && r->value_len == c->vlen && r->ts_ms == c->ts &&
+	       r->schema == c->schema && (!c->klen || memcmp(r->key, c->key, c->klen) == 0) &&
+	       (!c->vlen || memcmp(r->value, c->val, c->vlen) == 0);
+}
+
+static struct cand main_cand(const struct expected *e)
+{
+	return (struct cand){ e->key, e->val, e->klen, e->vlen, e->ts, e->schema };
+}
+
 void expect_written(uint64_t offset, const struct elog_record *r)
 {
 	pthread_mutex_lock(&mu);
 	ex = grow(ex, &capex, offset + 1, sizeof *ex);
 	struct expected *e = &ex[offset];
-	if (e->written)
-		die("offset %llu given out twice", (unsigned long long)offset);
+	if (e->written) {
+		/* Several handles: a batch that was never acknowledged was cut
+		 * (after a failed sync) and its offsets given again. */
+		struct cand *n = realloc(e->alt, (e->nalt + 1) * sizeof *n);
+		if (!n)
+			die("out of memory");
+		e->alt = n;
+		e->alt[e->nalt++] = cand_of(r);
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	struct cand c = cand_of(r);
 	e->written = 1;
-	e->key = dup_bytes(r->key, r->key_len);
-	e->klen = r->key_len;
-	e->val = dup_bytes(r->value, r->value_len);
-	e->vlen = r->value_len;
-	e->ts = r->ts_ms;
-	e->schema = r->schema;
+	e->key = c.key;
+	e->klen = c.klen;
+	e->val = c.val;
+	e->vlen = c.vlen;
+	e->ts = c.ts;
+	e->schema = c.schema;
 	e->acked = NEVER;
 	if (offset + 1 > nex)
 		nex = offset + 1;
 	pthread_mutex_unlock(&mu);
 }
 
-void expect_acked(uint64_t offset)
+void expect_acked(uint64_t offset, const struct elog_record *r)
 {
 	size_t now = vfs_now();
 	pthread_mutex_lock(&mu);
 	if (offset >= nex || !ex[offset].written)
 		die("acknowledged offset %llu was never appended", (unsigned long long)offset);
-	if (ex[offset].acked == NEVER)
-		ex[offset].acked = now;
+	struct expected *e = &ex[offset];
+	struct cand m = main_cand(e);
+	if (!cand_is(&m, r)) {
+		size_t j = 0;
+		while (j < e->nalt && !cand_is(&e->alt[j], r))
+			j++;
+		if (j == e->nalt)
+			die("acknowledged offset %llu holds a record never written there",
+			    (unsigned long long)offset);
+		if (e->acked != NEVER) {
+			problems++;
+			fprintf(stderr, "crashsim: offset %llu acknowledged for two records\n",
+			        (unsigned long long)offset);
+			pthread_mutex_unlock(&mu);
+			return;
+		}
+		/* The acknowledged one becomes the record of the offset. */
+		struct cand c = e->alt[j];
+		e->alt[j] = m;
+		e->key = c.key;
+		e->klen = c.klen;
+		e->val = c.val;
+		e->vlen = c.vlen;
+		e->ts = c.ts;
+		e->schema = c.schema;
+	}
+	if (e->acked == NEVER)
+		e->acked = now;
 	pthread_mutex_unlock(&mu);
+}
+
+void expect_repair(size_t from, size_t to)
+{
+	pthread_mutex_lock(&mu);
+	repairs = grow(repairs, &caprepairs, nrepairs + 1, sizeof *repairs);
+	repairs[nrepairs++] = (struct span){ from, to };
+	pthread_mutex_unlock(&mu);
+}
+
+unsigned long expect_problems(void)
+{
+	return problems;
 }
 
 void expect_all_durable(void)
@@ -276,9 +369,16 @@ static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, 
 			fail(c, "%s: offset %llu was never appended", stage, (unsigned long long)rec.offset);
 			continue;
 		}
-		if (!same(&rec, &ex[rec.offset]))
-			fail(c, "%s: offset %llu reads different bytes than were appended", stage,
-			     (unsigned long long)rec.offset);
+		if (!same(&rec, &ex[rec.offset])) {
+			const struct expected *e = &ex[rec.offset];
+			size_t j = 0;
+			while (j < e->nalt && !cand_is(&e->alt[j], &rec))
+				j++;
+			if (j == e->nalt)
+				fail(c, "%s: offset %llu reads different bytes than were appended", stage,
+				     (unsigned long long)rec.offset);
+			continue;	/* one never acknowledged: not the offset's own */
+		}
 		if (seen)
 			seen[rec.offset] = 1;
 	}
@@ -466,4 +566,247 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	}
 	free(seen);
 	return c.fails;
+}
+
+/* ---- the checks over the recorded operations ----
+ *
+ * Beside the states a power loss leaves, the recording itself must keep
+ * the rules the protocol promises, at the moment of each operation, with
+ * the model of power.c saying what is durable then:
+ * (a) a watermark write never lowers the durable end (but in a repair);
+ * (b) every record below the durable end a watermark write publishes is
+ *     durable: whole and intact in the durable copy of its segment, which
+ *     the durable directory names, before the first bad record;
+ * (c) every record is durable when it is acknowledged.
+ * A record that retention (below the first durable segment) or
+ * compaction (a newer one of its key below the end, or a tombstone) may
+ * have removed is excused. */
+
+struct segscan {
+	int ino;
+	unsigned long ver;
+	unsigned mark;
+	uint64_t *offs;
+	size_t n;
+};
+
+struct olog {
+	const struct workload *w;
+	const char *where;
+	unsigned fails;
+	unsigned *dur;          /* per offset: durable copies of its record */
+	unsigned *durany;       /* of any record written at it */
+	struct segscan *sc;
+	size_t nsc, capsc;
+	unsigned epoch;
+	uint64_t min_base;
+};
+
+static void ofail(struct olog *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ofail(struct olog *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (o->fails++ >= 5)
+		return;
+	fprintf(stderr, "crashsim: %s: %s: ", o->w->name, o->where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Whether the record read is the one expected at its offset (for a
+ * compressed segment, its key, time and schema). */
+static int record_is(const struct elog_record *r, const struct cand *e, int plain)
+{
+	if (plain)
+		return cand_is(e, r);
+	return r->key_len == e->klen && r->ts_ms == e->ts && r->schema == e->schema &&
+	       (!e->klen || memcmp(r->key, e->key, e->klen) == 0);
+}
+
+static void scan_marks(struct olog *o, struct segscan *s, int add)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t off = s->offs[i] >> 1;
+		o->durany[off] += add ? 1u : (unsigned)-1;
+		if (s->offs[i] & 1)
+			o->dur[off] += add ? 1u : (unsigned)-1;
+	}
+	if (!add)
+		s->n = 0;
+}
+
+static void scan_segment(const char *name, int ino, unsigned long ver, const unsigned char *d,
+                         size_t len, void *arg)
+{
+	struct olog *o = arg;
+	uint64_t base;
+	if (!elog__seg_parse_name(name, SEG_EXT, &base))
+		return;
+	if (base < o->min_base)
+		o->min_base = base;
+	struct segscan *s = NULL;
+	for (size_t i = 0; i < o->nsc && !s; i++)
+		if (o->sc[i].ino == ino)
+			s = &o->sc[i];
+	if (!s) {
+		o->sc = grow(o->sc, &o->capsc, o->nsc + 1, sizeof *o->sc);
+		s = &o->sc[o->nsc++];
+		*s = (struct segscan){ ino, ver + 1, 0, NULL, 0 };
+	}
+	s->mark = o->epoch;
+	if (s->ver == ver)
+		return;
+	scan_marks(o, s, 0);
+	s->ver = ver;
+	if (len < SEG_HDR)
+		return;
+	int plain = SEG_CODEC(get32(d + SEG_AT_FLAGS)) == CODEC_NONE;
+	size_t cap = 0;
+	for (size_t pos = SEG_HDR; pos < len;) {
+		struct elog_record r;
+		size_t size;
+		if (elog__rec_decode(d + pos, len - pos, &r, &size) != 0)
+			break;	/* recovery cuts here: nothing after it counts */
+		pos += size;
+		if (r.offset >= nex || !ex[r.offset].written)
+			continue;
+		const struct expected *e = &ex[r.offset];
+		struct cand m = main_cand(e);
+		int is_main = record_is(&r, &m, plain), any = is_main;
+		for (size_t j = 0; j < e->nalt && !any; j++)
+			any = record_is(&r, &e->alt[j], plain);
+		if (!any)
+			continue;
+		s->offs = grow(s->offs, &cap, s->n + 1, sizeof *s->offs);
+		s->offs[s->n++] = r.offset << 1 | (unsigned)is_main;
+	}
+	scan_marks(o, s, 1);
+}
+
+/* Bring o->dur up to the model's durable state. */
+static void durable_now(struct olog *o, struct model *m)
+{
+	o->epoch++;
+	o->min_base = UINT64_MAX;
+	model_durable_each(m, scan_segment, o);
+	for (size_t i = 0; i < o->nsc;) {
+		if (o->sc[i].mark == o->epoch) {
+			i++;
+			continue;
+		}
+		scan_marks(o, &o->sc[i], 0);
+		free(o->sc[i].offs);
+		o->sc[i] = o->sc[--o->nsc];
+	}
+}
+
+static int excused(const struct olog *o, uint64_t off, uint64_t end)
+{
+	const struct expected *e = &ex[off];
+	if ((o->w->flags & W_RETAIN) && off < o->min_base)
+		return 1;
+	return (o->w->flags & W_COMPACT) && e->written && e->klen &&
+	       (e->vlen == 0 || e->next_same < end);
+}
+
+static int in_repair(size_t k)
+{
+	for (size_t i = 0; i < nrepairs; i++)
+		if (k >= repairs[i].from && k < repairs[i].to)
+			return 1;
+	return 0;
+}
+
+static int by_ack(const void *a, const void *b)
+{
+	size_t x = ex[*(const uint64_t *)a].acked, y = ex[*(const uint64_t *)b].acked;
+	return x < y ? -1 : x > y;
+}
+
+unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where)
+{
+	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX };
+	struct model *m = model_new(log);
+	uint64_t *acks = malloc((nex + 1) * sizeof *acks);
+	size_t nacks = 0, a = 0;
+	unsigned long ver = (unsigned long)-1;
+	uint64_t last_end = 0;
+	size_t last_at = 0;
+	int any_wm = 0;
+
+	finalize();
+	o.dur = calloc(nex + 1, sizeof *o.dur);
+	o.durany = calloc(nex + 1, sizeof *o.durany);
+	if (!acks || !o.dur || !o.durany)
+		die("out of memory");
+	for (uint64_t i = 0; i < nex; i++)
+		if (ex[i].written && ex[i].acked != NEVER && ex[i].acked > 0)
+			acks[nacks++] = i;
+	qsort(acks, nacks, sizeof *acks, by_ack);
+	if (getenv("CRASHSIM_OPS"))
+		for (size_t k = 0; k < log->nops; k++) {
+			const struct op *op = &log->ops[k];
+			static const char *const kn[] = { "write", "trunc", "fsync", "link", "rename",
+			                                  "unlink", "dirsync" };
+			fprintf(stderr, "op %zu: %s ino %d off %llu len %zu %s%s%s wm %llu\n", k,
+			        kn[op->kind], op->ino, (unsigned long long)op->off, op->len,
+			        op->name ? op->name : "", op->name2 ? " -> " : "",
+			        op->name2 ? op->name2 : "", (unsigned long long)op->wm_end);
+		}
+	for (size_t k = 0; k <= log->nops; k++) {
+		const struct op *op = k < log->nops ? &log->ops[k] : NULL;
+		int is_wm = op && op->kind == OP_WRITE && op->wm_end;
+		if ((a < nacks && ex[acks[a]].acked <= k) || is_wm) {
+			if (model_version(m) != ver) {
+				durable_now(&o, m);
+				ver = model_version(m);
+			}
+		}
+		/* (c) Acknowledged after k operations: durable then. */
+		for (; a < nacks && ex[acks[a]].acked <= k; a++) {
+			uint64_t off = acks[a];
+			if (!o.dur[off] && !excused(&o, off, off + 1))
+				ofail(&o, "offset %llu was acknowledged after operation %zu, when it "
+				      "was not durable", (unsigned long long)off, k);
+		}
+		if (op && !is_wm)
+			model_step(m, k);
+		if (!is_wm)
+			continue;
+		model_step(m, k);
+		/* (a) The durable end never goes back. */
+		if (any_wm && op->wm_end < last_end && !in_repair(k))
+			ofail(&o, "operation %zu: the watermark went back from %llu (operation %zu) "
+			      "to %llu", k, (unsigned long long)last_end, last_at,
+			      (unsigned long long)op->wm_end);
+		any_wm = 1;
+		last_end = op->wm_end;
+		last_at = k;
+		/* (b) What it publishes is durable. */
+		for (uint64_t off = 0; off < op->wm_end; off++)
+			if (off >= nex || !ex[off].written) {
+				ofail(&o, "operation %zu: the watermark publishes %llu, but offset %llu "
+				      "was never appended", k, (unsigned long long)op->wm_end,
+				      (unsigned long long)off);
+				break;
+			} else if (!o.durany[off] && !excused(&o, off, op->wm_end)) {
+				ofail(&o, "operation %zu: the watermark publishes %llu, but offset %llu "
+				      "is not durable", k, (unsigned long long)op->wm_end,
+				      (unsigned long long)off);
+				break;
+			}
+	}
+	if (o.fails > 5)
+		fprintf(stderr, "crashsim: %s: %s: %u violations of the operations' rules in all\n",
+		        w->name, where, o.fails);
+	for (size_t i = 0; i < o.nsc; i++)
+		free(o.sc[i].offs);
+	free(o.sc);
+	free(o.dur);
+	free(o.durany);
+	free(acks);
+	model_free(m);
+	return o.fails + (unsigned)problems;
 }

@@ -34,6 +34,7 @@ struct choice {
 struct file {
 	unsigned char *d;
 	size_t len, cap;
+	unsigned long ver;       /* changes with its durable bytes */
 };
 
 struct name {
@@ -49,6 +50,7 @@ struct model {
 	size_t nnames, capnames;
 	size_t *pw, npw;         /* pending data operations */
 	size_t *pd, npd;         /* pending name operations */
+	unsigned long version;   /* changes with the durable part */
 };
 
 static void file_put(struct file *f, uint64_t off, const unsigned char *p, size_t n)
@@ -197,7 +199,7 @@ static struct file *model_file(struct model *m, int ino)
 }
 
 /* Moves the model past operation i. */
-static void model_step(struct model *m, size_t i)
+void model_step(struct model *m, size_t i)
 {
 	const struct op *o = &m->log->ops[i];
 	size_t j, keep;
@@ -218,6 +220,8 @@ static void model_step(struct model *m, size_t i)
 				apply_data(model_file(m, p->ino), p, (struct choice){ C_APPLY, 0 });
 		}
 		m->npw = keep;
+		model_file(m, o->ino)->ver++;
+		m->version++;
 		break;
 	case OP_LINK:
 	case OP_RENAME:
@@ -228,7 +232,52 @@ static void model_step(struct model *m, size_t i)
 		for (j = 0; j < m->npd; j++)
 			apply_name(&m->names, &m->nnames, &m->capnames, &m->log->ops[m->pd[j]]);
 		m->npd = 0;
+		m->version++;
 		break;
+	}
+}
+
+struct model *model_new(const struct vfs_log *log)
+{
+	struct model *m = calloc(1, sizeof *m);
+	if (!m)
+		die("out of memory");
+	m->log = log;
+	m->pw = malloc((log->nops + 1) * sizeof *m->pw);
+	m->pd = malloc((log->nops + 1) * sizeof *m->pd);
+	if (!m->pw || !m->pd)
+		die("out of memory");
+	for (size_t i = 0; i < log->nstart; i++) {
+		const struct vfile *v = &log->start[i];
+		file_put(model_file(m, v->ino), 0, v->data, v->len);
+		names_set(&m->names, &m->nnames, &m->capnames, v->name, v->ino);
+	}
+	return m;
+}
+
+void model_free(struct model *m)
+{
+	for (int i = 0; i < m->nf; i++)
+		free(m->f[i].d);
+	for (size_t i = 0; i < m->nnames; i++)
+		free(m->names[i].name);
+	free(m->f);
+	free(m->names);
+	free(m->pw);
+	free(m->pd);
+	free(m);
+}
+
+unsigned long model_version(const struct model *m)
+{
+	return m->version;
+}
+
+void model_durable_each(struct model *m, model_file_fn fn, void *arg)
+{
+	for (size_t i = 0; i < m->nnames; i++) {
+		const struct file *f = model_file(m, m->names[i].ino);
+		fn(m->names[i].name, m->names[i].ino, f->ver, f->d, f->len, arg);
 	}
 }
 
@@ -520,19 +569,10 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
                       unsigned seed, unsigned random_per_point, int final_only,
                       unsigned id, unsigned nproc, struct power_stats *st)
 {
-	struct model m = { .log = log };
-	struct run r = { .w = w, .dir = dir, .m = &m, .st = st };
+	struct model *mp = model_new(log);
+	struct run r = { .w = w, .dir = dir, .m = mp, .st = st };
 	uint64_t rs = 0x9e3779b97f4a7c15ull ^ seed ^ ((uint64_t)id << 32);
 
-	m.pw = malloc((log->nops + 1) * sizeof *m.pw);
-	m.pd = malloc((log->nops + 1) * sizeof *m.pd);
-	if (!m.pw || !m.pd)
-		die("out of memory");
-	for (size_t i = 0; i < log->nstart; i++) {
-		const struct vfile *v = &log->start[i];
-		file_put(model_file(&m, v->ino), 0, v->data, v->len);
-		names_set(&m.names, &m.nnames, &m.capnames, v->name, v->ino);
-	}
 	r.visible = expect_acked_end(0);
 	size_t every = (size_t)nproc * (power_sample ? power_sample : 1);
 	for (size_t k = 0; k <= log->nops; k++) {
@@ -552,21 +592,70 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 				break;
 		}
 		if (k < log->nops) {
-			model_step(&m, k);
+			model_step(mp, k);
 			if (log->ops[k].wm_end > r.visible)
 				r.visible = log->ops[k].wm_end;
 		}
 	}
-	for (int i = 0; i < m.nf; i++)
-		free(m.f[i].d);
-	for (size_t i = 0; i < m.nnames; i++)
-		free(m.names[i].name);
-	free(m.f);
-	free(m.names);
-	free(m.pw);
-	free(m.pd);
+	model_free(mp);
 	free(r.seen);
 	return st->failures ? 1 : 0;
+}
+
+/* The same boot, later: every pending write done (still dirty in the
+ * cache) but the ones a failed sync lost, whose pages the kernel evicted
+ * since, so that the file reads what the disk has there.  A file keeps
+ * its length (the inode stays in memory).  LOCK, never recorded, is the
+ * live one, and its state of this boot is trusted. */
+int power_evicted(const struct workload *w, const char *dir, const char *live,
+                  const struct vfs_log *log, uint64_t visible, const char *where)
+{
+	struct model *m = model_new(log);
+	struct name *names = NULL;
+	size_t nn = 0, capn = 0;
+	char path[4096];
+	for (size_t k = 0; k < log->nops; k++)
+		model_step(m, k);
+	for (size_t i = 0; i < m->nnames; i++)
+		names_set(&names, &nn, &capn, m->names[i].name, m->names[i].ino);
+	for (size_t i = 0; i < m->npd; i++)
+		apply_name(&names, &nn, &capn, &log->ops[m->pd[i]]);
+	rm_rf(dir);
+	if (mkdir(dir, 0777) < 0)
+		die("%s: cannot create", dir);
+	for (size_t i = 0; i < nn; i++) {
+		struct file img = { 0 };
+		struct file *src = model_file(m, names[i].ino);
+		struct stat st;
+		if (src->len)
+			file_put(&img, 0, src->d, src->len);
+		for (size_t j = 0; j < m->npw; j++) {
+			const struct op *o = &log->ops[m->pw[j]];
+			if (o->ino == names[i].ino)
+				apply_data(&img, o, (struct choice){ C_APPLY, 0 });
+		}
+		snprintf(path, sizeof path, "%s/%s", live, names[i].name);
+		if (stat(path, &st) == 0 && (size_t)st.st_size > img.len)
+			file_trunc(&img, (uint64_t)st.st_size);
+		write_file(dir, names[i].name, &img);
+		free(img.d);
+		free(names[i].name);
+	}
+	free(names);
+	model_free(m);
+	/* LOCK as the writers left it. */
+	struct file lock = { 0 };
+	snprintf(path, sizeof path, "%s/LOCK", live);
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		unsigned char buf[4096];
+		size_t n = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+		file_put(&lock, 0, buf, n);
+		write_file(dir, "LOCK", &lock);
+		free(lock.d);
+	}
+	return (int)check_state(w, dir, log->nops, visible, where, 0);
 }
 
 unsigned power_sample = 1;

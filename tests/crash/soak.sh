@@ -17,7 +17,19 @@
 #  - a consumer that reads batches as elog-cat -g soak and commits them
 #    with elog-commit, sometimes replaying a little;
 #  - a maintenance loop running elog-compact --grace 0s (some runs crashed
-#    on purpose, some killed) and elog-retain --max-bytes.
+#    on purpose, some killed), elog-retain --max-bytes, and now and then
+#    elog-verify --repair on the healthy log beside the writers (it takes
+#    LOCK, empties its state, and every writer recovers under a new epoch);
+#  - a stop lane: SIGSTOP to a random running writer for 5 to 500 ms, then
+#    SIGCONT, so that a stop lands while a writer holds LOCK, between its
+#    write and its sync, or while it publishes;
+#  - once, LOCK's content copied and written back in place a moment later
+#    without the lock (an operator's mistake elog(5) warns about: the state
+#    written back is an old one; the file stays the same inode, so writers
+#    go on, and must lose nothing);
+#  - a watermark sampler reading the watermark every millisecond
+#    (soak_check.py --sample-watermark): its durable end must never go
+#    back, and everything below it must be in the final log.
 #
 # Run 0, clean, creates the log before anything else starts; when every
 # lane is done, a last clean writer run (--kills + 1) alone, elog-verify,
@@ -87,9 +99,15 @@ for t in python3 awk sleep mktemp timeout seq; do
 	fi
 done
 
+# The interpreter itself, not a version manager's shim (a shell script
+# that takes seconds to start on a busy machine: the watermark sampler
+# would miss the soak, and the follower's restarts would lag).
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+[ -x "$PY" ] || PY=python3
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/elog-soak.XXXXXX") || exit 1
 LOG=$T/log
-mkdir -p "$T/w" "$T/f" "$T/c" "$T/m"
+mkdir -p "$T/w" "$T/f" "$T/c" "$T/m" "$T/s"
 echo "soak: seed $seed, $kills kills, $writers writer lanes, in $T" >&2
 
 RETAIN=384K		# what elog-retain keeps
@@ -107,7 +125,7 @@ cleanup_bg() {
 	for p in $LANES $BG; do kill -KILL "$p" 2>/dev/null; done
 	# Each lane names the writer it runs in w/laneL.pid.
 	for f in "$T"/w/lane*.pid "$T/f/pid"; do
-		if [ -s "$f" ]; then kill -KILL "$(cat "$f")" 2>/dev/null; fi
+		if [ -s "$f" ]; then kill -CONT "$(cat "$f")" 2>/dev/null; kill -KILL "$(cat "$f")" 2>/dev/null; fi
 	done
 }
 trap 'cleanup_bg; echo "soak: interrupted, seed $seed, kept $T" >&2; exit 1' INT TERM HUP
@@ -241,7 +259,7 @@ follow_loop() {
 		echo "$n $sig $rc" >>"$T/f/runs"
 		# A line cut by SIGKILL was never printed; start again after the
 		# last whole one.
-		last=$(python3 "$here/soak_check.py" --last-offset "$T/f/$n.out")
+		last=$("$PY" "$here/soak_check.py" --last-offset "$T/f/$n.out")
 		[ -n "$last" ] && next=$((last + 1))
 		# Now and then stay away long enough for retention to pass by.
 		[ $((RANDOM % 3)) -eq 0 ] && sleep_ms $((500 + RANDOM % 2000))
@@ -249,7 +267,7 @@ follow_loop() {
 	target=$(cat "$T/f/target")
 	[ -n "$target" ] || target=-1
 	for _ in $(seq $((HANG * 10))); do
-		last=$(python3 "$here/soak_check.py" --last-offset "$T/f/$n.out")
+		last=$("$PY" "$here/soak_check.py" --last-offset "$T/f/$n.out")
 		[ -n "$last" ] && [ "$last" -ge "$target" ] && break
 		sleep 0.1
 	done
@@ -335,6 +353,47 @@ maint_loop() {
 	done
 }
 
+# The stop lane: a random writer, stopped for 5 to 500 ms, then continued.
+# A writer killed while stopped dies all the same (SIGKILL needs no
+# SIGCONT).
+stop_loop() {
+	RANDOM=$((seed + 4))
+	local n=0 lane pid ms
+	while [ ! -e "$T/stop" ]; do
+		sleep_ms $((10 + RANDOM % 50))
+		lane=$((1 + RANDOM % writers))
+		pid=$(cat "$T/w/lane$lane.pid" 2>/dev/null)
+		[ -n "$pid" ] || continue
+		ms=$((5 + RANDOM % 496))
+		kill -STOP "$pid" 2>/dev/null || continue
+		n=$((n + 1))
+		sleep_ms "$ms"
+		kill -CONT "$pid" 2>/dev/null
+		echo "$n $pid $ms" >>"$T/s/stops"
+	done
+}
+
+# elog-verify --repair now and then on the healthy log, beside the
+# writers; and once, a while into the soak, LOCK's content copied and
+# written back in place without the lock.
+repair_loop() {
+	RANDOM=$((seed + 5))
+	local n=0 rc rewrite=$((1 + RANDOM % 2))
+	while [ ! -e "$T/stop" ]; do
+		sleep_ms $((50 + RANDOM % 350))
+		n=$((n + 1))
+		timeout $HANG "$BIN/elog-verify" --repair "$LOG" >"$T/s/$n.repair" 2>&1
+		rc=$?
+		echo "$n repair $rc" >>"$T/s/runs"
+		if [ "$n" -eq "$rewrite" ]; then
+			cat "$LOG/LOCK" >"$T/s/LOCK.copy"
+			sleep_ms $((100 + RANDOM % 500))
+			cat "$T/s/LOCK.copy" >"$LOG/LOCK"
+			echo "$n lock-rewrite 0" >>"$T/s/runs"
+		fi
+	done
+}
+
 start=$SECONDS
 RANDOM=$seed
 
@@ -344,6 +403,12 @@ RANDOM=$seed
 writer_run 0 - 50
 
 follow_loop 3>&- &
+BG="$BG $!"
+"$PY" "$here/soak_check.py" --sample-watermark "$LOG/watermark" "$T/s/wm" "$T/stop-follow" 3>&- &
+BG="$BG $!"
+stop_loop 3>&- &
+BG="$BG $!"
+repair_loop 3>&- &
 BG="$BG $!"
 consume_loop 3>&- &
 BG="$BG $!"
@@ -363,7 +428,8 @@ LANES=
 touch "$T/stop"
 set -- $BG
 fpid=$1
-shift
+spid=$2
+shift 2
 for p in "$@"; do wait "$p"; done
 final=$((kills + 1))
 writer_run $final - 200
@@ -372,6 +438,7 @@ writer_run $final - 200
 tail -n 1 "$T/w/$final.ack" >"$T/f/target"
 touch "$T/stop-follow"
 wait "$fpid"
+wait "$spid"
 
 # The consumer reads the rest and commits it.
 n=$(( $(cat "$T/c/count" 2>/dev/null || echo 0) + 1 ))
@@ -399,7 +466,7 @@ fi
 wait 2>/dev/null
 elapsed=$((SECONDS - start))
 
-python3 "$here/soak_check.py" --dir "$T" --kills "$kills" --runs "$final" --writers "$writers"
+"$PY" "$here/soak_check.py" --dir "$T" --kills "$kills" --runs "$final" --writers "$writers"
 status=$?
 if [ "$status" -eq 0 ]; then
 	echo "soak: seed $seed, ${elapsed}s" >&2

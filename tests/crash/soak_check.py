@@ -6,6 +6,18 @@
                                    the violations
   soak_check.py --last-offset FILE the offset of the last whole record in a
                                    follower's output
+  soak_check.py --sample-watermark WM OUT STOP
+                                   read the watermark WM every millisecond
+                                   until the file STOP exists, writing each
+                                   new valid value to OUT
+
+The watermark's samples must never decrease, the log's final end must be
+at or above every one, and every offset of the active segment below the
+last one must be in the final log (retention and compaction touch only
+closed segments).  elog-verify --repair, run beside the writers on the
+healthy log, must exit 0 (or 3, the log busy).  A writer may fail only
+with ELOG_FAILED's documented reasons (LOCK changed under it, or its
+unacknowledged records cut): counted, never a loss.
 
 The truth is what the generator sent: w/R.sent holds the lines of writer run
 R (a superset of what the writer read), w/R.ack the offsets it printed, the
@@ -33,7 +45,9 @@ import bisect
 import json
 import os
 import re
+import struct
 import sys
+import time
 
 GAP = re.compile(r"^elog-cat: .*: offsets \d+-\d+ were removed by retention$")
 # What elog-cat -g says, once, of a consumer that has committed nothing yet.
@@ -41,6 +55,71 @@ NEW_CONSUMER = re.compile(r'^elog-cat: .*: consumer "soak" has committed nothing
                           r"a new consumer, reading from the beginning of the log$")
 IDENT = re.compile(rb'^\{"r":(\d+),"i":(\d+),')
 SANITIZER = re.compile(r"Sanitizer|runtime error:|LeakSanitizer")
+# What a writer may fail with beside the soak's LOCK rewrite and repairs
+# (elog(5), LOCK; elog-append(1)): nothing it acknowledged is at stake.
+EXPECTED_FAILURE = re.compile(r"LOCK was removed or replaced|were removed before they were durable")
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _crc_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC_TABLE = _crc_table()
+
+
+def decode_watermark(b):
+    """(durable_end, segment_base, segment_bytes) of a 40-byte watermark,
+    or None when it is not a whole valid one (a read that raced with a
+    write, elog(5))."""
+    if len(b) != 40 or b[:8] != b"ELOGWMK\n":
+        return None
+    end, base, nbytes, crc = struct.unpack("<QQQI", b[8:36])
+    if crc32c(b[:32]) != crc:
+        return None
+    return end, base, nbytes
+
+
+def sample_watermark(path, out, stop):
+    """Every millisecond, until stop exists: read the watermark; each valid
+    value that differs from the last goes to out as 't end base bytes'."""
+    last = None
+    n = 0
+    with open(out, "w") as f:
+        while True:
+            # Checked before a read, so that a sampler started late (its
+            # python slow to start on a busy machine) still reads once.
+            done = n % 100 == 0 and os.path.exists(stop)
+            n += 1
+            try:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    b = os.pread(fd, 64, 0)
+                finally:
+                    os.close(fd)
+            except OSError:
+                b = b""
+            v = decode_watermark(b)
+            if v is not None and v != last:
+                f.write("%.3f %d %d %d\n" % (time.time(), v[0], v[1], v[2]))
+                f.flush()
+                last = v
+            if done:
+                break
+            time.sleep(0.001)
+    return 0
 
 
 def parse_dump(data):
@@ -145,6 +224,7 @@ class Checker:
         self.tomb_at = {}    # offset -> (run, line) given to an unacknowledged tombstone
         self.tomb_used = {}  # key -> how many of tombs[key] tomb_at has given out
         self.killed = 0
+        self.expected_failures = 0
         self.acked = 0
         self.interleaved = 0  # runs whose acknowledged offsets have gaps
         owner = {}
@@ -165,6 +245,8 @@ class Checker:
             if not clean:
                 if rc == 137:
                     self.killed += 1
+                elif rc == 1 and EXPECTED_FAILURE.search(err):
+                    self.expected_failures += 1
                 elif rc != 0:
                     self.bad("-", "writer run %d killed (137)" % r, "status %d: %s" % (rc, err), "writer")
             self.sent[r] = whole_lines(self.p("w", "%d.sent" % r))
@@ -570,6 +652,8 @@ class Checker:
 
         self.check_commits()
         self.check_maint()
+        self.check_side_lanes()
+        self.check_watermark()
         self.check_sanitizers()
 
     def check_commits(self):
@@ -612,8 +696,56 @@ class Checker:
                 self.bad("-", "elog-%s run %s (%s) to succeed" % (what, n, how),
                          "status %d: %s" % (rc, err), "maintenance")
 
+    def check_side_lanes(self):
+        """The repairs beside the writers and the LOCK rewrite."""
+        self.repairs = self.rewrites = 0
+        for ln in read_text(self.p("s", "runs")).splitlines():
+            n, what, rc = ln.split()
+            if what == "repair":
+                self.repairs += 1
+                if rc not in ("0", "3"):
+                    self.bad("-", "elog-verify --repair %s on the healthy log to exit 0 (or 3, busy)" % n,
+                             "status %s: %s" % (rc, read_text(self.p("s", "%s.repair" % n)).strip()[:300]),
+                             "repair")
+            elif what == "lock-rewrite":
+                self.rewrites += 1
+        self.stops = len(read_text(self.p("s", "stops")).splitlines())
+        if self.repairs >= 2 and self.rewrites != 1:
+            self.bad("-", "one LOCK rewrite after the first or second repair", "%d" % self.rewrites,
+                     "LOCK rewrite lane")
+
+    def check_watermark(self):
+        """The sampled watermark never goes back, the log ends at or above
+        every sample, and the active segment holds every offset below the
+        last sample from its base."""
+        self.samples = 0
+        prev = None
+        top = None
+        for ln in read_text(self.p("s", "wm")).splitlines():
+            f = ln.split()
+            end, base, nbytes = int(f[1]), int(f[2]), int(f[3])
+            self.samples += 1
+            if prev is not None and end < prev[0]:
+                self.bad(end, "a durable end at or above %d (sampled at %s)" % (prev[0], prev[3]),
+                         "%d at %s" % (end, f[0]), "watermark went back")
+            prev = (end, base, nbytes, f[0])
+            top = prev if top is None or end > top[0] else top
+        if top is None:
+            self.bad("-", "watermark samples", "none", "watermark sampler")
+            return
+        final_end = self.final_offs[-1] + 1 if self.final_offs else 0
+        if top[0] > final_end:
+            self.bad(top[0], "a final log ending at or above the sampled durable end %d" % top[0],
+                     "it ends at %d" % final_end, "published records lost")
+        lo = self.active_base if self.active_base is not None else final_end
+        missing = [o for o in range(lo, top[0]) if o not in self.final_map]
+        if missing:
+            self.lost += len(missing)
+            self.bad(missing[0], "every offset from %d to %d, published (sampled %s), in the final log" %
+                     (lo, top[0] - 1, top[3]), "%d missing" % len(missing), "published records lost")
+
     def check_sanitizers(self):
-        for sub in ("w", "f", "c", "m", ""):
+        for sub in ("w", "f", "c", "m", "s", ""):
             dd = os.path.join(self.d, sub)
             for name in sorted(os.listdir(dd)):
                 path = os.path.join(dd, name)
@@ -632,9 +764,12 @@ class Checker:
                self.retentions, self.duplicated, self.lost, self.reused))
         print("soak: (%d consumed in %d batches, %d commits, final commit %s; %d records in the final "
               "log from %d; %d known durable records gone by retention, %d by compaction; "
-              "%d runs interleaved with other writers)" %
+              "%d runs interleaved with other writers; %d repairs, %d LOCK rewrites, %d stops, "
+              "%d writer runs failed as documented; %d watermark samples)" %
               (len(self.consumed), len(self.batches), self.commits, self.committed, len(self.final),
-               self.log_start, self.by_retention, self.by_compaction, self.interleaved), file=sys.stderr)
+               self.log_start, self.by_retention, self.by_compaction, self.interleaved,
+               self.repairs, self.rewrites, self.stops, self.expected_failures, self.samples),
+              file=sys.stderr)
         # Not a violation: temporary files of killed processes, for
         # segments retention has deleted (see soak-repro-tmp-leak.sh).
         try:
@@ -657,6 +792,8 @@ def main(argv):
         if recs:
             print(recs[-1][0])
         return 0
+    if len(argv) == 5 and argv[1] == "--sample-watermark":
+        return sample_watermark(argv[2], argv[3], argv[4])
     args = dict(zip(argv[1::2], argv[2::2]))
     try:
         c = Checker(args["--dir"], int(args["--kills"]), int(args["--runs"]),

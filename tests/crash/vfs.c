@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "crash.h"
 #include "vfs.h"
 
 int __real_open(const char *path, int flags, ...);
@@ -50,6 +52,7 @@ const char *const fault_class_name[FC_N] = {
 
 enum { FD_NONE, FD_DIR, FD_FILE };
 #define MAXFD 4096
+#define MAXDESC 65536
 
 struct name_ent {
 	char *name;
@@ -60,7 +63,25 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int active;          /* recording or a fault armed */
 static struct vfs_log *rec;
 static char *watched;
-static struct { int kind, ino; } fds[MAXFD];
+/* Each fd the wrappers gave out while active: what it is, its open file
+ * description (an index into descs, shared by dup), and the thread that
+ * opened it (vfs_kill_thread()). */
+static struct {
+	int kind, ino, used;
+	unsigned desc;
+	pthread_t owner;
+} fds[MAXFD];
+/* Open file descriptions of the directory's files, for the errseq
+ * emulation: the error a later fdatasync of the description reports once
+ * (Linux's per-file f_wb_err), and how many fds share it. */
+static struct { int ino, err, refs; } descs[MAXDESC];
+static unsigned ndescs;
+static unsigned long errseq_reported;
+static unsigned sync_delay_max, sync_delay_seed;
+static unsigned long sync_delay_n;
+static vfs_sync_hook sync_hook;
+static void *sync_hook_arg;
+static __thread int in_hook;
 static struct name_ent *names;       /* the directory as it is now */
 static size_t nnames, capnames;
 static unsigned long calls[FC_N];
@@ -199,6 +220,9 @@ void vfs_record(const char *dir, struct vfs_log *log)
 		free(names[i].name);
 	nnames = 0;
 	memset(fds, 0, sizeof fds);
+	memset(descs, 0, sizeof descs);
+	ndescs = 0;
+	errseq_reported = 0;
 	memset(calls, 0, sizeof calls);
 	free(watched);
 	watched = xstrdup(dir);
@@ -214,6 +238,8 @@ void vfs_stop(void)
 	active = 0;
 	rec = NULL;
 	fault_cls = -1;
+	sync_hook = NULL;
+	sync_delay_max = 0;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -267,12 +293,88 @@ int vfs_fault_hit(void)
 	return n;
 }
 
+static void desc_drop(unsigned d)
+{
+	if (d && descs[d].refs > 0 && --descs[d].refs == 0)
+		descs[d].err = 0;
+}
+
+/* fd now names kind/ino through the open file description desc (0:
+ * none), opened by the calling thread. */
+static void track_desc(int fd, int kind, int ino, unsigned desc)
+{
+	if (fd < 0 || fd >= MAXFD)
+		return;
+	desc_drop(fds[fd].desc);
+	fds[fd].kind = kind;
+	fds[fd].ino = ino;
+	fds[fd].desc = desc;
+	fds[fd].used = 1;
+	fds[fd].owner = pthread_self();
+	if (desc)
+		descs[desc].refs++;
+}
+
+static unsigned desc_new(int ino)
+{
+	if (ndescs + 1 >= MAXDESC)
+		return 0;	/* no room: such fds see no errseq errors */
+	unsigned d = ++ndescs;
+	descs[d].ino = ino;
+	descs[d].err = 0;
+	descs[d].refs = 0;
+	return d;
+}
+
 static void track(int fd, int kind, int ino)
 {
-	if (fd >= 0 && fd < MAXFD) {
-		fds[fd].kind = kind;
-		fds[fd].ino = ino;
-	}
+	track_desc(fd, kind, ino, kind == FD_FILE ? desc_new(ino) : 0);
+}
+
+static void untrack(int fd)
+{
+	if (fd < 0 || fd >= MAXFD)
+		return;
+	desc_drop(fds[fd].desc);
+	memset(&fds[fd], 0, sizeof fds[fd]);
+}
+
+void vfs_sync_delay(unsigned max_us, unsigned seed)
+{
+	pthread_mutex_lock(&mu);
+	sync_delay_max = max_us;
+	sync_delay_seed = seed;
+	sync_delay_n = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+void vfs_before_sync(vfs_sync_hook fn, void *arg)
+{
+	pthread_mutex_lock(&mu);
+	sync_hook = fn;
+	sync_hook_arg = arg;
+	pthread_mutex_unlock(&mu);
+}
+
+unsigned long vfs_errseq_reported(void)
+{
+	pthread_mutex_lock(&mu);
+	unsigned long n = errseq_reported;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+void vfs_kill_thread(void)
+{
+	pthread_t me = pthread_self();
+	pthread_mutex_lock(&mu);
+	for (int fd = 0; fd < MAXFD; fd++)
+		if (fds[fd].used && pthread_equal(fds[fd].owner, me)) {
+			untrack(fd);
+			__real_close(fd);
+		}
+	pthread_mutex_unlock(&mu);
+	pthread_exit(NULL);
 }
 
 /* The boot id the library reads, so that a state checked after a power
@@ -344,6 +446,8 @@ int __wrap_openat(int dfd, const char *name, int flags, ...)
 	if (tracked(dfd) != FD_DIR || strchr(name, '/')) {
 		fd = __real_openat(dfd, name, flags, mode);
 		err = errno;
+		if (fd >= 0)
+			track(fd, FD_NONE, 0);
 		pthread_mutex_unlock(&mu);
 		errno = err;
 		return fd;
@@ -462,15 +566,72 @@ int __wrap_ftruncate(int fd, off_t len)
 	return r;
 }
 
+/* The live name of inode ino, or NULL. */
+static const char *name_of(int ino)
+{
+	for (size_t i = 0; i < nnames; i++)
+		if (names[i].ino == ino)
+			return names[i].name;
+	return NULL;
+}
+
+/* Before a sync: the seeded delay, which lets other handles' writes and
+ * publications come between a writer's release of LOCK and its sync, and
+ * the workload's hook.  Neither holds the recorder's lock. */
+static void before_sync(int fd)
+{
+	char name[256] = "";
+	pthread_mutex_lock(&mu);
+	unsigned max = sync_delay_max;
+	uint64_t s = ((uint64_t)sync_delay_seed << 32) ^ ++sync_delay_n;
+	vfs_sync_hook hook = in_hook ? NULL : sync_hook;
+	void *arg = sync_hook_arg;
+	if (hook && tracked(fd) == FD_FILE && name_of(fds[fd].ino))
+		snprintf(name, sizeof name, "%s", name_of(fds[fd].ino));
+	pthread_mutex_unlock(&mu);
+	if (max) {
+		uint64_t us = rng_next(&s) % (max + 1);
+		struct timespec ts = { 0, (long)us * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	if (hook && name[0]) {
+		in_hook = 1;
+		hook(name, arg);
+		in_hook = 0;
+	}
+}
+
 static int do_sync(int fd, int data_only)
 {
+	before_sync(fd);
 	pthread_mutex_lock(&mu);
 	int r, err, shorten = 0, kind = tracked(fd);
+	unsigned d = kind == FD_FILE ? fds[fd].desc : 0;
 	if (kind != FD_NONE && (err = fault_check(FC_SYNC, &shorten)) != 0) {
 		/* A failed fsync may have dropped the dirty pages: the
-		 * writes it covered are taken as lost for good. */
-		if (rec && kind == FD_FILE)
+		 * writes it covered are taken as lost for good (the file
+		 * still reads them back: the real one keeps them).  Every
+		 * other description of the inode open now reports the error
+		 * once, at its next sync; those opened later never do. */
+		if (rec && kind == FD_FILE) {
 			op_add(OP_FSYNC, fds[fd].ino)->off = 1;
+			for (unsigned i = 1; i <= ndescs; i++)
+				if (i != d && descs[i].refs > 0 && descs[i].ino == fds[fd].ino)
+					descs[i].err = err;
+		}
+		pthread_mutex_unlock(&mu);
+		errno = err;
+		return -1;
+	}
+	if (d && descs[d].err) {
+		/* The error of another description's failed sync, reported
+		 * once here.  Linux writes back the pages dirtied since, but
+		 * the caller cannot know it: they stay pending, neither
+		 * durable nor lost. */
+		err = descs[d].err;
+		descs[d].err = 0;
+		errseq_reported++;
+		(void)(data_only ? __real_fdatasync(fd) : __real_fsync(fd));
 		pthread_mutex_unlock(&mu);
 		errno = err;
 		return -1;
@@ -553,8 +714,8 @@ int __wrap_dup(int fd)
 		return __real_dup(fd);
 	pthread_mutex_lock(&mu);
 	int r = __real_dup(fd), err = errno;
-	if (r >= 0 && tracked(fd) != FD_NONE)
-		track(r, fds[fd].kind, fds[fd].ino);
+	if (r >= 0 && fd >= 0 && fd < MAXFD && fds[fd].used)
+		track_desc(r, fds[fd].kind, fds[fd].ino, fds[fd].desc);
 	pthread_mutex_unlock(&mu);
 	errno = err;
 	return r;
@@ -565,7 +726,7 @@ int __wrap_close(int fd)
 	if (!active)
 		return __real_close(fd);
 	pthread_mutex_lock(&mu);
-	track(fd, FD_NONE, 0);
+	untrack(fd);
 	int r = __real_close(fd), err = errno;
 	pthread_mutex_unlock(&mu);
 	errno = err;

@@ -76,4 +76,28 @@ int vfs_fault_hit(void);
 
 extern const char *const fault_class_name[FC_N];
 
+/* Linux's failed-sync semantics (errseq): after an injected fsync failure
+ * of an inode, every other open file description of that inode fails its
+ * next fsync once with the same error; descriptions opened later never
+ * do.  The failed sync's pending writes are lost (the model drops them)
+ * while the file still reads them back.  How many syncs failed so: */
+unsigned long vfs_errseq_reported(void);
+
+/* A seeded delay of 0 to max_us microseconds before each sync takes the
+ * recorder's lock, so that other handles' writes and publications come
+ * between a writer's release of LOCK and its sync (0: none).  Reset by
+ * vfs_stop(). */
+void vfs_sync_delay(unsigned max_us, unsigned seed);
+
+/* fn(name, arg) runs in the syncing thread before each fsync or fdatasync
+ * of a file of the directory (name: its name now), not within itself.
+ * Reset by vfs_stop(). */
+typedef void (*vfs_sync_hook)(const char *name, void *arg);
+void vfs_before_sync(vfs_sync_hook fn, void *arg);
+
+/* Process death for one thread: closes every fd the calling thread opened
+ * through the wrappers (releasing its flock and OFD locks, as the kernel
+ * does at exit), without any other call, and ends the thread. */
+void vfs_kill_thread(void) __attribute__((noreturn));
+
 #endif

@@ -431,9 +431,20 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 	free(cut);
 	free(before);
 
-	/* The writer opens the log again and goes on from offset 6. */
+	/* Offsets 6 and 7 were acknowledged (the durable end was 8): they
+	 * are a recorded damage gap, and the writer goes on from offset 8,
+	 * in a new segment, never giving them to other records. */
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, seg(8, SEG_EXT)), 0);
+	struct holes h = { 0 };
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), 0);
+	close(dfd);
+	ck_assert_uint_eq(h.n, 1);
+	ck_assert_uint_eq(h.v[0].first, 6);
+	ck_assert_uint_eq(h.v[0].last, 7);
+	elog__holes_free(&h);
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
-	ck_assert_uint_eq(elog_next_offset(w), 6);
+	ck_assert_uint_eq(elog_next_offset(w), 8);
 	elog_close(w);
 }
 END_TEST

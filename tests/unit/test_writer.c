@@ -502,6 +502,36 @@ END_TEST
 
 /* Someone else holding LOCK for longer than a writer waits, without a
  * state in it, then with one that names its pid. */
+/* An exclusive handle keeps every other writer out for its life, and is
+ * refused while another writer is open; readers are not kept out. */
+START_TEST(exclusive_writer_keeps_others_out)
+{
+	struct elog_options ex = { .create = 1, .exclusive = 1 };
+	elog *a = open_opt(ut_dir, &ex, 0);
+	ck_assert_uint_eq(ut_append(a, NULL, "a"), 0);
+	char want[128];
+	snprintf(want, sizeof want, "an exclusive writer has the log open (pid %ld)",
+	         (long)getpid());
+	elog *b = open_opt(ut_dir, NULL, ELOG_LOCKED);
+	ck_assert_str_eq(elog_errmsg(b), want);
+	elog_close(b);
+	b = open_opt(ut_dir, &ex, ELOG_LOCKED);
+	elog_close(b);
+	elog_reader *r = ut_open_reader(ut_dir);
+	elog_reader_close(r);
+	ck_assert_int_eq(elog_close(a), 0);
+	/* Closed: others write again; and an exclusive open waits for none. */
+	a = open_opt(ut_dir, NULL, 0);
+	snprintf(want, sizeof want, "another writer has the log open (pid %ld)",
+	         (long)getpid());
+	b = open_opt(ut_dir, &ex, ELOG_LOCKED);
+	ck_assert_str_eq(elog_errmsg(b), want);
+	elog_close(b);
+	ck_assert_uint_eq(ut_append(a, NULL, "b"), 1);
+	ck_assert_int_eq(elog_close(a), 0);
+}
+END_TEST
+
 START_TEST(locked_past_the_wait)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
@@ -515,7 +545,7 @@ START_TEST(locked_past_the_wait)
 	ck_assert_str_eq(elog_errmsg(w),
 	                 "timed out after 50 ms waiting for LOCK, held by another process");
 	elog_close(w);
-	struct lock_state ls = { 1, 7, 0, 4242, { 0 } };
+	struct lock_state ls = { .valid = 1, .epoch = 9, .gen = 7, .pid = 4242 };
 	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 1), 0);
 	w = open_opt(ut_dir, &o, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(w), "timed out after 50 ms waiting for another writer "
@@ -952,6 +982,7 @@ int main(void)
 	tcase_add_test(tc, state_of_another_boot_means_recovery);
 	tcase_add_test(tc, compressed_log_with_two_handles);
 	tcase_add_test(tc, killed_writer_leaves_no_lock);
+	tcase_add_test(tc, exclusive_writer_keeps_others_out);
 	tcase_add_test(tc, locked_past_the_wait);
 	tcase_add_test(tc, sync_timed_out_writes_nothing);
 	tcase_add_test(tc, append_is_not_durable_until_sync);
