@@ -164,12 +164,8 @@ static void stop_signals_catch(void)
 {
 	struct sigaction sa;
 
-	if (pipe(stop_pipe) < 0)
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		cli_die(CLI_EX_IO, "pipe", "%s", cli_strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
-		fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK);
-	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
