@@ -25,9 +25,32 @@ ELOG_CFLAGS += $(SAN_CFLAGS)
 ELOG_LDLIBS += $(SAN_LDLIBS)
 endif
 B ?= $(ELOG_BUILD)
+
+# The programs link libzstd.a when it is there (ZSTD_STATIC=0: the shared
+# library), found where pkg-config's -L says, else where the compiler looks.
+# A program then starts without loading libzstd.so: no open, mmap and
+# relocation of it (nine system calls and a dozen page faults) for a log
+# that does not compress, in every one-shot `elog-append`.  libelog.a and
+# elog.pc leave that choice to the program that links them.
+ifeq ($(HAVE_ZSTD),1)
+ZSTD_LIBDIRS := $(patsubst -L%,%,$(filter -L%,$(ZSTD_LIBS)))
+ZSTD_A := $(firstword $(if $(ZSTD_LIBDIRS),$(wildcard $(ZSTD_LIBDIRS:%=%/libzstd.a)),\
+	$(abspath $(filter /%,$(shell $(CC) -print-file-name=libzstd.a 2>/dev/null)))))
+ZSTD_STATIC ?= $(if $(ZSTD_A),1,0)
+else
+ZSTD_STATIC := 0
+endif
+ifeq ($(ZSTD_STATIC),1)
+ifeq ($(ZSTD_A),)
+$(error ZSTD_STATIC=1, but no libzstd.a was found (install libzstd-dev, or give ZSTD_STATIC=0))
+endif
+PROG_LDLIBS = $(patsubst -lzstd,$(ZSTD_A),$(ELOG_LDLIBS))
+else
+PROG_LDLIBS = $(ELOG_LDLIBS)
+endif
 # Not for `make builddir` or `make print-libs`, whose output is one line.
 ifeq ($(filter builddir print-libs,$(MAKECMDGOALS)),)
-$(info elog: building with$(if $(filter 1,$(HAVE_ZSTD)),,out) zstd (HAVE_ZSTD=$(HAVE_ZSTD)) into $(B)/)
+$(info elog: building with$(if $(filter 1,$(HAVE_ZSTD)),,out) zstd (HAVE_ZSTD=$(HAVE_ZSTD)$(if $(filter 1,$(HAVE_ZSTD)), ZSTD_STATIC=$(ZSTD_STATIC))) into $(B)/)
 endif
 
 LIB_SRC  = $(ELOG_LIB_SRC)
@@ -54,7 +77,7 @@ DEPFLAGS = -MMD -MP
 # DEPFLAGS: a directory built before there were dependency files is built
 # again, so that every object has its own.
 $(B)/flags: FORCE
-	$(call elog_flags_file,$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(ELOG_LDLIBS))
+	$(call elog_flags_file,$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) $(ELOG_LDLIBS) $(PROG_LDLIBS))
 
 # The build directory of these flags, for scripts: `make -s builddir`.
 builddir:
@@ -73,7 +96,7 @@ $(B)/bin/%.o: bin/%.c $(B)/flags
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/elog-%: $(B)/bin/elog-%.o $(CLI_OBJ) $(B)/libelog.a
-	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(ELOG_LDLIBS)
+	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a $(PROG_LDLIBS)
 
 # A maintenance run made to crash at a chosen step (tests/crash/maint_fault.h):
 # the library's elog__maint_step() is replaced at link time, in the unit tests and
@@ -98,7 +121,7 @@ $(B)/tests/syncfault.so: tests/cli/syncfault.c $(B)/flags
 
 $(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.a $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
-		$(MAINT_FAULT) $(ELOG_LDLIBS)
+		$(MAINT_FAULT) $(PROG_LDLIBS)
 
 # elog.pc from elog.pc.in: $(call pc_sed,PREFIX,LIBDIR,INCDIR).  Libs
 # names what the library of this build needs (threads, zstd, sanitizers).

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -30,8 +31,13 @@ void cli_init(const char *prog)
 	 * the next open(2), and output meant for stdout could land in a
 	 * segment file.  Hold each such slot with /dev/null; a closed stdout
 	 * is still reported at the first write. */
+	struct pollfd std[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
+	/* One poll(2) asks for all three (POLLNVAL: not open); should it
+	 * fail, fcntl(2) asks each. */
+	int polled = poll(std, 3, 0) >= 0;
 	for (int fd = 0; fd <= 2; fd++) {
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		if (polled ? !(std[fd].revents & POLLNVAL)
+		           : fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
 		/* Without /dev/null there is nowhere safe to even complain. */
 		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)

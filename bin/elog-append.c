@@ -164,12 +164,8 @@ static void stop_signals_catch(void)
 {
 	struct sigaction sa;
 
-	if (pipe(stop_pipe) < 0)
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		cli_die(CLI_EX_IO, "pipe", "%s", cli_strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
-		fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK);
-	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
@@ -196,8 +192,12 @@ struct appender {
 	uint64_t total, batches, batches_done, first_offset, last_offset;
 	/* The flusher thread makes a batch durable and acknowledges it while
 	 * this thread reads and appends the next one, so that parsing input
-	 * overlaps fdatasync.  One batch at a time is in its hands. */
+	 * overlaps fdatasync.  One batch at a time is in its hands.  It is
+	 * started only for a batch after the first (commit()), so that a
+	 * one-shot append (`echo x | elog-append LOG`) never pays for a
+	 * thread it cannot use. */
 	pthread_t flusher;
+	int flusher_on;             /* the thread runs */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int busy;                   /* a batch is handed over, not yet done */
@@ -217,6 +217,36 @@ static void tell_notice(struct appender *a)
 		cli_warn(a->dir, "%s", n);
 }
 
+/* Make the batch handed over durable, then acknowledge it: in the flusher
+ * thread, or in this one while there is none. */
+static void flush_handed(struct appender *a)
+{
+	/* An offset is printed only after the flush that covers it has
+	 * succeeded: a printed offset is an acknowledgement. */
+	int rc = elog_sync(a->w);
+	tell_notice(a);
+	if (rc == 0 && a->cf->print_offsets) {
+		for (size_t i = 0; i < a->f_n; i++) {
+			cli_put_u64(offsets_at(&a->f_offsets, i));
+			cli_putc('\n');
+		}
+		cli_flush();
+	}
+	pthread_mutex_lock(&a->mu);
+	if (rc == 0 && a->f_n > 0 && a->f_offsets.n > 0) {
+		if (a->batches_done++ == 0)
+			a->first_offset = offsets_at(&a->f_offsets, 0);
+		a->last_offset = offsets_at(&a->f_offsets, a->f_n - 1);
+	}
+	if (rc != 0 && !a->failed) {
+		a->failed = rc;
+		snprintf(a->failed_msg, sizeof a->failed_msg, "%s", elog_errmsg(a->w));
+	}
+	a->busy = 0;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static void *flusher_main(void *arg)
 {
 	struct appender *a = arg;
@@ -228,29 +258,8 @@ static void *flusher_main(void *arg)
 		if (!a->busy)
 			break;
 		pthread_mutex_unlock(&a->mu);
-		/* An offset is printed only after the flush that covers it
-		 * has succeeded: a printed offset is an acknowledgement. */
-		int rc = elog_sync(a->w);
-		tell_notice(a);
-		if (rc == 0 && a->cf->print_offsets) {
-			for (size_t i = 0; i < a->f_n; i++) {
-				cli_put_u64(offsets_at(&a->f_offsets, i));
-				cli_putc('\n');
-			}
-			cli_flush();
-		}
+		flush_handed(a);
 		pthread_mutex_lock(&a->mu);
-		if (rc == 0 && a->f_n > 0 && a->f_offsets.n > 0) {
-			if (a->batches_done++ == 0)
-				a->first_offset = offsets_at(&a->f_offsets, 0);
-			a->last_offset = offsets_at(&a->f_offsets, a->f_n - 1);
-		}
-		if (rc != 0 && !a->failed) {
-			a->failed = rc;
-			snprintf(a->failed_msg, sizeof a->failed_msg, "%s", elog_errmsg(a->w));
-		}
-		a->busy = 0;
-		pthread_cond_broadcast(&a->cv);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;
@@ -260,8 +269,6 @@ static void flusher_start(struct appender *a)
 {
 	sigset_t set, old;
 
-	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
 	/* The stop signals go to the reading thread, whose poll they wake. */
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
@@ -271,6 +278,7 @@ static void flusher_start(struct appender *a)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0)
 		cli_die(CLI_EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
+	a->flusher_on = 1;
 }
 
 /* Wait until the batch handed over is durable and acknowledged.  After
@@ -290,6 +298,8 @@ static void flusher_idle(struct appender *a)
 static void flusher_stop(struct appender *a)
 {
 	flusher_idle(a);
+	if (!a->flusher_on)
+		return;
 	pthread_mutex_lock(&a->mu);
 	a->quit = 1;
 	pthread_cond_broadcast(&a->cv);
@@ -297,32 +307,40 @@ static void flusher_stop(struct appender *a)
 	pthread_join(a->flusher, NULL);
 }
 
-/* End the batch: hand it to the flusher (once it is done with the one
- * before) and start the next. */
-static void commit(struct appender *a)
+/* End the batch: hand it over (once the one before is done) and start the
+ * next.  The flusher takes it, started for the first batch that could
+ * overlap the reading of input; the first batch, and every one waited for
+ * while no flusher runs (--sync, the end of the input), is made durable by
+ * this thread instead: no thread would gain anything there. */
+static void commit(struct appender *a, int wait)
 {
-	if (a->batch_n == 0)
-		return;
-	flusher_idle(a);
-	struct offsets t = a->f_offsets;
-	a->f_offsets = a->offsets;
-	a->offsets = t;
-	a->offsets.n = 0;
-	a->f_n = a->batch_n;
-	pthread_mutex_lock(&a->mu);
-	a->busy = 1;
-	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	a->batches++;
-	a->batch_n = 0;
-	a->batch_size = 0;
+	if (a->batch_n > 0) {
+		flusher_idle(a);
+		struct offsets t = a->f_offsets;
+		a->f_offsets = a->offsets;
+		a->offsets = t;
+		a->offsets.n = 0;
+		a->f_n = a->batch_n;
+		pthread_mutex_lock(&a->mu);
+		a->busy = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		a->batch_n = 0;
+		a->batch_size = 0;
+		if (!a->flusher_on && (wait || a->batches == 0))
+			flush_handed(a);
+		else if (!a->flusher_on)
+			flusher_start(a);
+		a->batches++;
+	}
+	if (wait)
+		flusher_idle(a);
 }
 
 /* End the batch and wait until it is durable and acknowledged. */
 static void commit_wait(struct appender *a)
 {
-	commit(a);
-	flusher_idle(a);
+	commit(a, 1);
 }
 
 /* Stop with an error: what was appended before is still made durable
@@ -443,7 +461,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		commit_wait(a);
 	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
 	         a->batch_size >= cf->batch_bytes)
-		commit(a);
+		commit(a, 0);
 }
 
 /* Whether stdin has data (or its end) to read within timeout_ms (-1: wait
@@ -474,11 +492,11 @@ static void maybe_commit(struct appender *a)
 	left = a->batch_start + (int64_t)a->cf->linger_ms - cli_monotonic_ms();
 	if (left <= 0) {
 		if (a->cf->linger_ms > 0 || !input_ready(0))
-			commit(a);
+			commit(a, 0);
 		return;
 	}
 	if (!input_ready(left > INT_MAX ? INT_MAX : (int)left))
-		commit(a);
+		commit(a, 0);
 }
 
 static void run(struct appender *a)
@@ -686,7 +704,8 @@ int main(int argc, char *argv[])
 	if (rc != 0)
 		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
 	tell_notice(&a);
-	flusher_start(&a);
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_cond_init(&a.cv, NULL);
 	run(&a);
 	flusher_stop(&a);
 	rc = elog_close(a.w);

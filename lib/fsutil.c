@@ -98,72 +98,82 @@ static void give_to_dir_owner(int dfd, int fd)
 		(void)!fchown(fd, d.st_uid, d.st_gid);
 }
 
-int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)
+/* elog__fs_openat(), and the file's status in *st. */
+static int open_regular(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
-	struct stat st;
-	int fd, created = 0, e;
-	int as_root = (flags & O_CREAT) && geteuid() == 0;
+	int fd = -1, e;
+	int create = (flags & O_CREAT) != 0, excl = create && (flags & O_EXCL);
+	int exists = !create;
 
 	flags |= O_CLOEXEC | O_NOFOLLOW;
 	/* Look before opening: open(2) of a FIFO blocks until someone opens
 	 * the other end, and opening or closing a device may act (a tape
 	 * rewinds).  O_NONBLOCK covers a file swapped in between. */
-	if (!((flags & O_CREAT) && (flags & O_EXCL)) &&
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode)) {
+	if (!excl && fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st->st_mode)) {
 			errno = ELOOP;
 			return -1;
 		}
-		if (!S_ISREG(st.st_mode)) {
+		if (!S_ISREG(st->st_mode)) {
 			errno = FS_ENOTREG;
 			return -1;
 		}
+		exists = 1;
 	}
-	if (as_root && !(flags & O_EXCL)) {
-		/* Root must know whether it made the file: try to make it,
-		 * and open the one there when there is one. */
-		for (int attempt = 0;; attempt++) {
-			fd = openat(dfd, name, flags | O_EXCL | O_NONBLOCK, mode);
-			if (fd >= 0) {
-				created = 1;
-				break;
-			}
-			if (errno != EEXIST || attempt > 100)
-				return -1;
+	/* A file that is there is opened as it is, in one call.  One that is
+	 * not is made with O_EXCL, so that this process knows whether it
+	 * made it (root gives what it made to the directory's owner); when
+	 * another process makes it or removes it in between, try again. */
+	for (int attempt = 0;; attempt++) {
+		if (exists) {
 			fd = openat(dfd, name, (flags & ~O_CREAT) | O_NONBLOCK, mode);
-			if (fd >= 0 || errno != ENOENT)
+			if (fd >= 0 || errno != ENOENT || !create || attempt > 100)
 				break;
 		}
-	} else {
-		fd = openat(dfd, name, flags | O_NONBLOCK, mode);
-		created = fd >= 0 && (flags & O_CREAT) && (flags & O_EXCL);
+		fd = openat(dfd, name, flags | O_EXCL | O_NONBLOCK, mode);
+		if (fd >= 0) {
+			if (geteuid() == 0)
+				give_to_dir_owner(dfd, fd);
+			break;
+		}
+		if (excl || errno != EEXIST || attempt > 100)
+			break;
+		exists = 1;
 	}
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		goto fail;
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st->st_mode)) {
 		errno = FS_ENOTREG;
 		goto fail;
 	}
 	/* A second name may lie outside the log (a hard link planted by
 	 * whoever can write the directory): writing through it would
 	 * change a file elsewhere, with the rights of whoever runs us. */
-	if (st.st_nlink > 1 && (flags & O_ACCMODE) != O_RDONLY) {
+	if (st->st_nlink > 1 && (flags & O_ACCMODE) != O_RDONLY) {
 		errno = FS_ELINKED;
 		goto fail;
 	}
+	/* F_SETFL sets O_APPEND, O_DIRECT, O_NOATIME, O_NONBLOCK and O_ASYNC
+	 * (which open(2) cannot set) and leaves every other flag: the first
+	 * three as opened are what F_GETFL would give, so one call clears
+	 * O_NONBLOCK. */
 	if (!(flags & O_NONBLOCK) &&
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+	    fcntl(fd, F_SETFL, flags & (O_APPEND | O_DIRECT | O_NOATIME)) < 0)
 		goto fail;
-	if (created && as_root)
-		give_to_dir_owner(dfd, fd);
 	return fd;
 fail:
 	e = errno;
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)
+{
+	struct stat st;
+	return open_regular(dfd, name, flags, mode, &st);
 }
 
 /*
@@ -290,14 +300,9 @@ int elog__fs_tmp_drop(int dfd, const char *name, int *dropped)
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)
 {
 	struct stat st;
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = open_regular(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return errno;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
 		return EFBIG;

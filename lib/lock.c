@@ -330,19 +330,30 @@ int elog__lock_is_current(int dfd, int fd, char *msg)
 }
 
 /* The boot id, so that a state written before a reboot (or a power loss,
- * which may have kept any part of it) is never taken for the log's. */
+ * which may have kept any part of it) is never taken for the log's.  Read
+ * at each open, not once a process: the crash simulator reboots between
+ * the writers of one process. */
+#define BOOT_ID_TEXT 36
+
 int elog__lock_boot_id(unsigned char id[16])
 {
 	char text[64];
-	size_t got;
+	size_t got = 0;
 	memset(id, 0, 16);
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	int err = elog__fs_pread_full(fd, text, sizeof text - 1, 0, &got);
+	/* A UUID of 36 characters and a newline: one read gives it all,
+	 * without a second one to see the end of the file. */
+	while (got < BOOT_ID_TEXT) {
+		ssize_t n = pread(fd, text + got, sizeof text - 1 - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(fd);
-	if (err)
-		return 0;
 	text[got] = '\0';
 	size_t n = 0;
 	for (const char *p = text; *p && n < 32; p++) {

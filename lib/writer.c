@@ -1344,9 +1344,14 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
 	int err, moved;
 
-	if (opt && opt->create && mkdir(dir, 0777) < 0 && errno != EEXIST)
-		return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
+	/* The directory is made only when it is not there: one call for a
+	 * log that exists, as most are. */
 	w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dfd < 0 && errno == ENOENT && opt && opt->create) {
+		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+			return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
+		w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (w->dfd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
 	if (elog__fs_is_netfs(w->dfd))
