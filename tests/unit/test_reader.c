@@ -866,6 +866,7 @@ START_TEST(repeated_seeks_in_one_reader)
 			 * indexes, while the reader holds the old ones. */
 			struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 			char msg[ELOG_MSG_MAX];
+			ut_cleanup_compact(ut_dir);
 			ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
 			/* What is left, read by a fresh reader. */
 			elog_reader *all = ut_open_reader(ut_dir);
