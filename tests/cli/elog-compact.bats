@@ -124,6 +124,17 @@ newest() {
 	[ "$status" -eq 2 ] && [ "$stderr" = "$(refusal "$L")" ]
 }
 
+@test "compact: a cleanup word of a later version is refused as a newer format, status 4" {
+	fill
+	sed -i 's/^cleanup compact$/cleanup compact,delete/' "$L/settings"
+	grep -qx 'cleanup compact,delete' "$L/settings"
+	before=$(snapshot)
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 4 ] && [ "$output" = "" ]
+	[ "$stderr" = "elog-compact: $L: settings: unsupported format version" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
 @test "compact: a tombstone stays for --grace, then goes" {
 	fill
 	"$B/elog-compact" "$L"
