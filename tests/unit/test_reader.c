@@ -1096,7 +1096,7 @@ START_TEST(prev_walks_back_over_compaction_and_segments)
 		ut_append(w, key, val);
 	}
 	ck_assert_int_eq(elog_sync(w), 0);
-	/* (Compaction needs cleanup=compact where the log setting exists.) */
+	ut_cleanup_compact(ut_dir);
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
