@@ -502,6 +502,17 @@ static elog *e_open(const char *dir, uint64_t seg_bytes, int compression,
 	return w;
 }
 
+/* Set the cleanup of the log dir to compact: compaction refuses the
+ * default, delete. */
+static void e_compactable(const char *dir)
+{
+	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT };
+	char msg[ELOG_MSG_MAX];
+	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
+	if (rc)
+		die("cleanup compact %s: %s: %s", dir, elog_strerror(rc), msg);
+}
+
 static void e_append(elog *w, const void *key, size_t klen, const void *val,
                      size_t vlen, uint64_t *off)
 {
@@ -2034,6 +2045,7 @@ static void w_compact(void)
 		seg = 64u << 10;
 	for (int run = 0; run < S.runs; run++) {
 		build_elog(dir, c, n, seg, keys);
+		e_compactable(dir);
 		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 		struct elog_compact_result res;
 		char msg[ELOG_MSG_MAX];
@@ -2050,6 +2062,7 @@ static void w_compact(void)
 
 		if (have_prog) {	/* the program, for the record */
 			build_elog(dir, c, n, seg, keys);
+			e_compactable(dir);
 			char *argv[] = { prog, dir, NULL };
 			spawn(argv, NULL, NULL, &prog_t[run]);
 			prog_t[run] = (double)res.bytes_before / prog_t[run] / 1e6;
@@ -3549,6 +3562,8 @@ static void w_compact_rss(void)
 	progress("compaction RSS: %ld distinct keys x %d runs", keys, S.runs);
 	build_direct(big, c, keys, 64u << 20, 1, 16);
 	build_direct(tiny, c, 1000, 64u << 20, 1, 16);
+	e_compactable(big);
+	e_compactable(tiny);
 	double bpk[16];
 	for (int run = 0; run < S.runs; run++) {
 		char *a[] = { prog, big, NULL }, *b[] = { prog, tiny, NULL };
@@ -3636,6 +3651,7 @@ static void w_long(void)
 
 	snprintf(prog, sizeof prog, "%s/elog-compact", bindir);
 	char *cmp[] = { prog, dir, NULL };
+	e_compactable(dir);
 	t0 = now();
 	rss = peak_rss(cmp);
 	row("long_compact", "  long: elog-compact, 100k keys", "s", now() - t0, "", NAN,

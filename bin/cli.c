@@ -130,6 +130,7 @@ int cli_status(int code)
 	case ELOG_INVALID:
 	case ELOG_BADNAME:
 	case ELOG_BEYOND:	/* a commit past the durable end */
+	case ELOG_NOCOMPACT:	/* compaction asked of a delete log */
 		return CLI_EX_USAGE;
 	case ELOG_GAP:
 	case ELOG_NOCONSUMER:

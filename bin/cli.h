@@ -93,6 +93,8 @@ uint64_t cli_arg_size_range(const char *opt, const char *arg, uint64_t min, uint
 uint64_t cli_arg_limit_duration(const char *opt, const char *arg);
 uint64_t cli_arg_limit_size(const char *opt, const char *arg);
 int64_t cli_arg_time(const char *opt, const char *arg);
+/* "delete" or "compact": ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT. */
+int cli_arg_cleanup(const char *opt, const char *arg);
 /* The options every program takes, in its struct option table with the
  * optstring holding 'h': { "help", no_argument, NULL, 'h' } and
  * { "version", no_argument, NULL, CLI_OPT_VERSION }.  CLI_OPT_VERSION is

@@ -25,7 +25,8 @@ static const char usage_text[] =
 	"                   [--exclusive] [--wait duration] [--max-skew duration]\n"
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
-	"                   [--compress zstd[:level]] [--no-dictionary] dir\n"
+	"                   [--compress zstd[:level]] [--no-dictionary]\n"
+	"                   [--cleanup delete | compact] dir\n"
 	"       elog-append -h | --help | --version\n"
 	"\n"
 	"  -0, --null                 records end with NUL, not newline\n"
@@ -48,6 +49,7 @@ static const char usage_text[] =
 	"  --retain-bytes size        new log: retention policy by size\n"
 	"  --compress zstd[:level]    new log: compress values with zstd\n"
 	"  --no-dictionary            new log: never train a zstd dictionary\n"
+	"  --cleanup delete|compact   new log: whether elog-compact may run (delete)\n"
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
 
@@ -57,7 +59,8 @@ static const char usage_text[] =
 enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW, OPT_EXCLUSIVE
+	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW, OPT_EXCLUSIVE,
+	OPT_CLEANUP
 };
 
 static const struct option long_options[] = {
@@ -81,6 +84,7 @@ static const struct option long_options[] = {
 	{ "retain-bytes",   required_argument, NULL, OPT_RETAIN_BYTES },
 	{ "compress",       required_argument, NULL, OPT_COMPRESS },
 	{ "no-dictionary",  no_argument,       NULL, OPT_NO_DICTIONARY },
+	{ "cleanup",        required_argument, NULL, OPT_CLEANUP },
 	{ "help",           no_argument,       NULL, 'h' },
 	{ "version",        no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -657,6 +661,9 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			break;
 		case OPT_NO_DICTIONARY:
 			cf->create.no_dictionary = 1;
+			break;
+		case OPT_CLEANUP:
+			cf->create.cleanup = cli_arg_cleanup("--cleanup", optarg);
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);

@@ -127,6 +127,15 @@ static void print_result(const struct elog_compact_result *res, int dry)
 	cli_puts(" bytes\n");
 }
 
+/* A log whose cleanup is delete: the one command that makes it compactable,
+ * and when to run it, since a log whose keys only filter (a run, a sensor)
+ * must stay as it is. */
+static noreturn void die_not_compacted(const char *dir, const char *msg)
+{
+	cli_die(cli_status(ELOG_NOCOMPACT), dir, "%s; if only the newest record of "
+	        "each key matters, run: elog-retain --set cleanup=compact %s", msg, dir);
+}
+
 int main(int argc, char *argv[])
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
@@ -141,6 +150,8 @@ int main(int argc, char *argv[])
 		o.arg = &o.dry_run;
 	}
 	int rc = elog_compact(dir, &o, &res, msg);
+	if (rc == ELOG_NOCOMPACT)
+		die_not_compacted(dir, msg);
 	if (rc)
 		cli_die_elog(dir, rc, msg);
 	if (o.dry_run || verbose)

@@ -126,6 +126,12 @@ static void set_retain_consumers(struct elog_options *o, const char *opt, const 
 		cli_usage_error("%s: 'report' or 'protect', not '%s'", opt, v);
 }
 
+static void set_cleanup(struct elog_options *o, const char *opt, const char *v, int none)
+{
+	(void)none;
+	o->cleanup = cli_arg_cleanup(opt, v);
+}
+
 /* The keys --set knows, in the order of elog-retain(1); an unknown key's
  * message lists them from here. */
 static const struct set_key {
@@ -140,6 +146,7 @@ static const struct set_key {
 	{ "compress",       ELOG_SET_COMPRESSION,    set_compress },
 	{ "dictionary",     ELOG_SET_DICTIONARY,     set_dictionary },
 	{ "retain-consumers", ELOG_SET_RETAIN_CONSUMERS, set_retain_consumers },
+	{ "cleanup",        ELOG_SET_CLEANUP,        set_cleanup },
 };
 #define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
 

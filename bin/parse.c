@@ -405,6 +405,15 @@ int64_t cli_arg_time(const char *opt, const char *arg)
 	cli_usage_error("%s: invalid time '%s'", opt, arg);
 }
 
+int cli_arg_cleanup(const char *opt, const char *arg)
+{
+	if (strcmp(arg, "delete") == 0)
+		return ELOG_CLEANUP_DELETE;
+	if (strcmp(arg, "compact") == 0)
+		return ELOG_CLEANUP_COMPACT;
+	cli_usage_error("%s: 'delete' or 'compact', not '%s'", opt, arg);
+}
+
 int cli_format_time(int64_t ms, char buf[CLI_TIME_MAX])
 {
 	/* Floor division, so that times before 1970 get a positive fraction. */

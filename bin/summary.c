@@ -1,9 +1,10 @@
 /*
  * summary.c: elog-cat -L, one look at a log in the manner of kcat -L:
- * offsets, records, sizes, times, writers, maintenance, compression and
- * consumers, for people or as one JSON object (--json).  The figures come
- * from elog_summary_read() and elog_consumer_list(), which take no lock;
- * elog-cat(1) says what each one means.
+ * offsets, records, sizes, times, writers, maintenance (with the cleanup
+ * policy), compression and consumers, for people or as one JSON object
+ * (--json).  The figures come from elog_summary_read() and
+ * elog_consumer_list(), which take no lock; elog-cat(1) says what each one
+ * means.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -105,6 +106,12 @@ static const char *codec(const struct elog_summary *s)
 	return s->settings.compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none";
 }
 
+/* The cleanup policy, as the settings file and elog-retain --set write it. */
+static const char *cleanup(const struct elog_summary *s)
+{
+	return s->settings.cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete";
+}
+
 static void print_json(const char *dir, const struct elog_summary *s,
                        const struct elog_consumer *c, size_t n)
 {
@@ -156,6 +163,7 @@ static void print_json(const char *dir, const struct elog_summary *s,
 	j_close('}');
 	j_key("compaction");
 	j_open('{');
+	j_str("cleanup", cleanup(s));
 	j_time("last_run", s->compact_last_ms);
 	j_close('}');
 	j_key("compression");
@@ -292,7 +300,9 @@ static void print_text(const char *dir, const struct elog_summary *s,
 		line("retention", "no stored policy");
 	}
 	line("  last run", "%s", when(s->retain_last_ms, t));
-	line("compaction", "last run %s", when(s->compact_last_ms, t));
+	line("compaction", "%s (cleanup %s), last run %s",
+	     s->settings.cleanup == ELOG_CLEANUP_COMPACT ? "on" : "off", cleanup(s),
+	     when(s->compact_last_ms, t));
 	if (s->settings.compression == ELOG_COMPRESS_ZSTD && ratio(s) > 0)
 		line("compression", "zstd level %d, ratio %.2f (newest records)",
 		     s->settings.compression_level, ratio(s));

@@ -17,10 +17,11 @@
 _elog_flags_append='-0 --null -K --key-delimiter -k --key -s --schema
 	-t --timestamp -p --print-offsets -v --verbose --batch --batch-bytes
 	--linger --sync --exclusive --wait --max-skew --segment-bytes --index-interval
-	--retain-age --retain-bytes --compress --no-dictionary -h --help --version'
+	--retain-age --retain-bytes --compress --no-dictionary --cleanup
+	-h --help --version'
 _elog_args_append='-K --key-delimiter -k --key -s --schema --batch
 	--batch-bytes --linger --wait --max-skew --segment-bytes --index-interval
-	--retain-age --retain-bytes --compress'
+	--retain-age --retain-bytes --compress --cleanup'
 
 _elog_flags_cat='-F --format -v --values -o --offset -n --last --since
 	-g --group -c --count --until -f --follow -k --key --reverse --idle
@@ -146,6 +147,8 @@ _elog() {
 			mapfile -t COMPREPLY < <(compgen -W 'beginning end' -- "$cur") ;;
 		--compress)
 			mapfile -t COMPREPLY < <(compgen -W zstd -- "$cur") ;;
+		--cleanup)
+			mapfile -t COMPREPLY < <(compgen -W 'delete compact' -- "$cur") ;;
 		esac
 		return 0
 	fi

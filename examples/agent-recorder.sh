@@ -16,7 +16,12 @@
 #   shape": the id a reader checks before it reads a value, and the one to
 #   change when the shape changes.  Actions come in the order they were
 #   taken, so that timestamps grow with offsets, which --since and --until
-#   rely on; several agents share one recorder.  jq passes each action on as
+#   rely on; several agents share one recorder.  The run is a key that
+#   filters (elog-cat -k run-7), not one that names state: every action of
+#   a run matters, so the log is made with the cleanup policy delete
+#   (elog-append --cleanup delete, the default, said here on purpose) and
+#   elog-compact refuses it with status 2; compacted, a run of 61 actions
+#   would keep its last one.  jq passes each action on as
 #   it comes (--unbuffered), and elog-append makes it durable before reading
 #   the next one that is not already waiting, so a crash loses none of the
 #   actions reported before it.
@@ -42,7 +47,7 @@ record() {
 	jq -rc --unbuffered 'if (.run | type) != "string" or (.run | contains(":"))
 		then error("\"run\" must be a string without a colon") else . end |
 		"\(.at)\t\(.run):\(tojson)"' |
-		elog-append -t -K : -s "$SCHEMA" "$1"
+		elog-append -t -K : -s "$SCHEMA" --cleanup delete "$1"
 }
 
 between() {

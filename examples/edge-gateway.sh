@@ -16,6 +16,11 @@
 #   length of the outage.  What goes is the oldest readings, whole segments
 #   at a time.  (A gateway fed forever would run elog-append once, and
 #   elog-retain from cron; here each batch of input is one run of both.)
+#   The sensor is a key that filters, not one that names state: every
+#   reading must reach the far side, so the log's cleanup policy is delete
+#   (--cleanup delete, the default, said here on purpose) and elog-compact
+#   refuses it with status 2.  Compacted, the unsent readings of a sensor
+#   would shrink to its last one.
 #
 # replay: the uplink.  The consumer "uplink" reads the log from just after
 #   its committed offset, sends each reading, and commits what was sent:
@@ -45,8 +50,10 @@ usage() {
 }
 
 record() {
-	# The creation settings are kept with the log; later runs ignore them.
-	elog-append -t -K : --segment-bytes "$SEGMENT" --retain-bytes "$LIMIT" "$1"
+	# The creation settings are kept with the log; a later run must give
+	# the same ones, or none.
+	elog-append -t -K : --segment-bytes "$SEGMENT" --retain-bytes "$LIMIT" \
+		--cleanup delete "$1"
 	elog-retain "$1"
 }
 

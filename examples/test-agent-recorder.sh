@@ -47,6 +47,9 @@ cut -d' ' -f2- "$T/timed" > "$T/input"
 # Recorded as an agent would report them: in three sittings, the recorder
 # restarted in between.
 head -n 40 "$T/input" | "$here/agent-recorder.sh" record "$L"
+# Small segments from here on, so that compaction, were it allowed, would
+# find closed segments of both runs to work on (see the end).
+elog-retain --set segment-bytes=4K "$L"
 sed -n '41,80p' "$T/input" | "$here/agent-recorder.sh" record "$L"
 # A heartbeat of another schema, inside the window.
 printf '2026-11-29T03:05:00Z\t{"alive":true}\n' | elog-append -t -s 2 "$L"
@@ -82,6 +85,17 @@ elog-cat -k run-2 "$L" | jq -se 'map(select(.value.step == 103)) | length == 1 a
 	.ts == 1795921800001 and .key == "run-2" and .schema == 1 and .value.tool == "edge")' > /dev/null ||
 	fail "run-2's step 103: $(elog-cat -k run-2 "$L" | grep '"step":103')"
 [ "$(elog-cat "$L" | jq -s 'map(select(.schema == 1)) | length')" -eq 114 ] || fail "not 114 actions in the log"
+
+# Keys that filter (the run): a delete log, which a blanket elog-compact
+# leaves as it is (status 2) although it has closed segments; compacted,
+# each run would keep little more than its last action.
+grep -qx 'cleanup delete' "$L/settings" || fail "settings: $(grep cleanup "$L/settings")"
+[ "$(elog-verify -l "$L" | grep -c ' closed$')" -ge 2 ] || fail "fewer than 2 closed segments"
+elog-cat -F '%o %k\n' "$L" > "$T/before"
+st=0
+elog-compact "$L" 2> "$T/err" || st=$?
+[ "$st" -eq 2 ] && grep -q "cleanup is delete" "$T/err" || fail "elog-compact: status $st: $(cat "$T/err")"
+elog-cat -F '%o %k\n' "$L" | cmp -s - "$T/before" || fail "elog-compact changed the log"
 
 # A bad action stops the recorder with an error, after the ones before it.
 printf '%s\n' '{"at":"2026-11-29T03:30:00Z","run":"run-3","step":0,"tool":"x","args":{}}' '{"at":"later","run":"run-3"}' |

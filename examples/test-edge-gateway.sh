@@ -50,6 +50,13 @@ first=$(elog-cat -c 1 -F '%o' "$L")
 elog-cat -F '%o\t%T\t%k\t%s\n' "$L" > "$T/kept"
 kept=$(wc -l < "$T/kept")
 [ "$((first + kept))" -eq "$N" ] || fail "the log holds $kept readings from $first, not up to $N"
+# Keys that filter (the sensor): a delete log, which a blanket elog-compact
+# leaves as it is (status 2), every unsent reading still there.
+grep -qx 'cleanup delete' "$L/settings" || fail "settings: $(grep cleanup "$L/settings")"
+st=0
+elog-compact "$L" 2> "$T/err" || st=$?
+[ "$st" -eq 2 ] && grep -q "cleanup is delete" "$T/err" || fail "elog-compact: status $st: $(cat "$T/err")"
+elog-cat -F '%o\t%T\t%k\t%s\n' "$L" | cmp -s - "$T/kept" || fail "elog-compact changed the readings"
 id=$(elog-commit --log-id "$L")
 
 # The uplink is back, over a slow link (20 ms a batch of 50): replay,

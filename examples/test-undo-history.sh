@@ -69,6 +69,18 @@ grep -q "another writer has the log open (pid $first)" "$T/second.err" ||
 exec 9>&-
 wait "$first"
 [ "$(show "$D")" = one ] || fail "with a second editor refused: $(show "$D")"
+# A history, never compacted: made with cleanup delete, which elog-compact
+# refuses (status 2); a log set to compact is not taken for a document.
+grep -qx 'cleanup delete' "$D/settings" || fail "settings: $(grep cleanup "$D/settings")"
+st=0
+"$B/elog-compact" "$D" 2> "$T/err" || st=$?
+[ "$st" -eq 2 ] && grep -q "cleanup is delete" "$T/err" || fail "elog-compact: status $st: $(cat "$T/err")"
+cp -r "$D" "$T/compact"
+"$B/elog-retain" --set cleanup=compact "$T/compact"
+st=0
+"$E" "$T/compact" p > /dev/null 2> "$T/err" || st=$?
+[ "$st" -ne 0 ] && grep -q "the log's cleanup is compact, not delete" "$T/err" ||
+	fail "a compact log was opened: status $st: $(cat "$T/err")"
 
 # 2. The random script: COMMANDS lines in $T/cmds, and in $T/model line i
 # the document after command i.  Edits are only ever made to lines that

@@ -34,6 +34,12 @@
  * and reverses each.  An edit made after an undo is pushed as usual; the
  * undone edits are gone from the stack (there is no redo).
  *
+ * The log is a history, not a store of state: every record counts, and
+ * none has a key, so compaction has nothing to do with it.  It is created
+ * with the cleanup policy delete (the default, said here on purpose), so
+ * that elog-compact refuses it; an existing log whose policy is compact is
+ * refused at open, as a document this program did not make.
+ *
  * Records have schema id 1 and a value of tab-separated fields:
  *
  *   a<TAB>text   i<TAB>n<TAB>text   r<TAB>n<TAB>text<TAB>old
@@ -376,7 +382,8 @@ static void command(elog *w, char *line)
 
 int main(int argc, char *argv[])
 {
-	struct elog_options opt = { .create = 1, .exclusive = 1 };
+	struct elog_options opt = { .create = 1, .exclusive = 1,
+	                            .cleanup = ELOG_CLEANUP_DELETE };
 	elog *w = NULL;
 	char *line = NULL;
 	size_t cap = 0;

@@ -23,6 +23,12 @@
  * that must stay; a segment without its index is read by scanning, and the
  * next run removes the temporary files and rebuilds a missing index.
  *
+ * Only a log whose stored cleanup is compact is compacted.  Keys also
+ * serve to filter (a run, a sensor), and there every record matters; a
+ * delete log, the default and every log made before the setting existed,
+ * is refused before anything is touched, maint.lock included, and again
+ * under the lock in case the setting changed while the run waited for it.
+ *
  * A merge writes the records of segments A, B... into A's replacement, and
  * only once that is in place and synced removes B...; see maint.c for why
  * the moment in between shows nothing twice and how the next run ends it.
@@ -699,6 +705,18 @@ static int compact(struct compactor *c)
 	return 0;
 }
 
+/* ELOG_NOCOMPACT unless the settings s allow compaction.  The message
+ * says what delete means, not which program changes it: that is the
+ * caller's to add. */
+static int cleanup_allows(const struct elog_settings *s, char *msg)
+{
+	if (s->cleanup == ELOG_CLEANUP_COMPACT)
+		return 0;
+	return elog__errmsg_set(msg, ELOG_NOCOMPACT, "the log's cleanup is delete, so it "
+	    "is not compacted (delete is the default, and the policy of every log "
+	    "created before the setting existed)");
+}
+
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg)
 {
@@ -721,7 +739,17 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	c.o = o;
 	c.res = res;
 	c.now = o->now_ms ? o->now_ms : elog__fs_now_ms();
-	int err = elog__maint_open(&m, dir, o->wait, msg);
+	struct elog_settings set;
+	int err = elog_settings_read(dir, &set, msg);
+	if (!err)
+		err = cleanup_allows(&set, msg);
+	if (err)
+		return err;
+	err = elog__maint_open(&m, dir, o->wait, msg);
+	/* The settings as they are under maint.lock, which every change of
+	 * them takes. */
+	if (!err && (err = elog__settings_load(m.dfd, &m.set, msg)) == 0)
+		err = cleanup_allows(&m.set, msg);
 	if (!err)
 		err = compact(&c);
 	if (!err && !o->dry_run)

@@ -80,8 +80,13 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
 	s->retain_consumers = opt && opt->retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT ?
 	                      ELOG_RETAIN_CONSUMERS_PROTECT : ELOG_RETAIN_CONSUMERS_REPORT;
+	/* Delete unless compaction is asked for: a log whose keys only
+	 * filter must never lose records to a blanket compaction run. */
+	s->cleanup = opt && opt->cleanup ? opt->cleanup : ELOG_CLEANUP_DELETE;
 	int err = elog__codec_settings_check(s, msg);
 	if (err)
+		return err;
+	if ((err = elog__cleanup_check(s->cleanup, msg)) != 0)
 		return err;
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
 		return elog__errmsg_set(msg, ELOG_INVALID,

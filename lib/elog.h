@@ -43,6 +43,7 @@ extern "C" {
 #define ELOG_INVALID  (-10) /* an invalid argument or setting */
 #define ELOG_TIMEOUT  (-11) /* elog_reader_wait() timed out */
 #define ELOG_UNSUPPORTED (-12) /* the log needs zstd, which this build lacks */
+#define ELOG_NOCOMPACT   (-13) /* compaction of a log whose cleanup is delete */
 #define ELOG_BADNAME     (-20)  /* not a valid consumer name */
 #define ELOG_NOCONSUMER  (-21)  /* no consumer of that name */
 #define ELOG_BEYOND      (-22)  /* an offset at or above the durable end */
@@ -61,6 +62,14 @@ int elog_have_zstd(void);
 /* Value compression, chosen when a log is created. */
 #define ELOG_COMPRESS_NONE 0
 #define ELOG_COMPRESS_ZSTD 1
+
+/* The cleanup policy of a log (Kafka's cleanup.policy): whether
+ * elog_compact() may remove the records of a key that a newer one of the
+ * same key supersedes.  Delete, the default, is for logs whose keys only
+ * filter (a run, a sensor); compact is for logs whose keys name state.
+ * elog_options.cleanup 0 means "not given". */
+#define ELOG_CLEANUP_DELETE  1
+#define ELOG_CLEANUP_COMPACT 2
 
 /* The largest record (24 bytes of fixed fields, key and value) and key. */
 #define ELOG_MAX_RECORD (16u * 1024 * 1024)
@@ -102,6 +111,7 @@ struct elog_options {
 	int compression_level;    /* creation: zstd level 1..19, default 3 */
 	int no_dictionary;        /* creation: never train a zstd dictionary */
 	int retain_consumers;     /* creation: ELOG_RETAIN_CONSUMERS_* */
+	int cleanup;              /* creation: ELOG_CLEANUP_*, default delete */
 	size_t batch_bytes;       /* buffer that flushes by itself, 1 MiB */
 	int64_t wait_ms;          /* wait for LOCK, default 10000; -1 ever */
 	int exclusive;            /* the only writer while open: any other
@@ -121,6 +131,7 @@ struct elog_settings {
 	int compression_level;
 	int no_dictionary;
 	int retain_consumers;     /* ELOG_RETAIN_CONSUMERS_* */
+	int cleanup;              /* ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT */
 };
 /* What age retention does with records a named consumer has not read:
  * remove them and report the loss, or keep them (a size limit still
@@ -216,6 +227,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 #define ELOG_SET_RETAIN_BYTES   0x08u
 #define ELOG_SET_COMPRESSION    0x10u  /* compression and compression_level */
 #define ELOG_SET_DICTIONARY     0x20u  /* no_dictionary */
+#define ELOG_SET_CLEANUP        0x40u  /* cleanup */
 #define ELOG_SET_RETAIN_CONSUMERS 0x80u  /* retain_consumers */
 int elog_settings_update(const char *dir, const struct elog_options *opt,
                          unsigned fields, char *msg);
@@ -443,7 +455,8 @@ struct elog_compact_result {
 	uint64_t memory;              /* bytes of the key table and state */
 };
 /* Keep the newest record of each key in the closed segments of DIR, then
- * merge small neighbours; o NULL means ELOG_COMPACT_OPTS_INIT. */
+ * merge small neighbours; o NULL means ELOG_COMPACT_OPTS_INIT.  A log
+ * whose cleanup is delete is refused with ELOG_NOCOMPACT, untouched. */
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg);
 

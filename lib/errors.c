@@ -26,6 +26,7 @@ const char *elog_strerror(int code)
 	case ELOG_INVALID: return "invalid argument";
 	case ELOG_TIMEOUT: return "timed out";
 	case ELOG_UNSUPPORTED: return "this build has no zstd support";
+	case ELOG_NOCOMPACT: return "the log's cleanup policy is delete, not compact";
 	case ELOG_BADNAME:
 		return "invalid consumer name (1 to 64 of A-Z a-z 0-9 . _ -, "
 		       "not starting with . or -)";

@@ -600,6 +600,8 @@ int elog__settings_new_id(char id[33]);
  * that does not. */
 int elog__settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg);
+/* 0 when cleanup is ELOG_CLEANUP_DELETE or _COMPACT, else ELOG_INVALID. */
+int elog__cleanup_check(int cleanup, char *msg);
 
 /* ---- verify.c and repair.c: elog_verify() ---- */
 enum { WM_MISSING, WM_OK, WM_BAD };	/* the watermark file, as checked */

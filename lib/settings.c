@@ -14,9 +14,12 @@
  *   compression_level 3
  *   dictionary auto
  *   retain_consumers report
+ *   cleanup delete
  *
  * Unknown keys are ignored so that a later version can add some; a format
- * number other than 1 is refused.
+ * number other than 1 is refused.  A key a log was made without reads as
+ * its first word or 0: a log made before "cleanup" existed is a delete log,
+ * never compacted until someone says otherwise.
  *
  * Creation options given again when an existing log is opened must agree
  * with what is stored (elog__settings_check_options()); the settings change only
@@ -65,6 +68,9 @@ enum kind {
 	K_FORMAT,	/* a decimal number: the format, checked, not kept */
 	K_ID,		/* 32 lowercase hex digits (char[33]) */
 	K_WORD,		/* words[0] or words[1], kept as 0 or 1 (int) */
+	K_CHOICE,	/* words[0] or words[1], kept as 1 or 2 (int), the
+			 * ELOG_* values of a setting whose 0 in
+			 * elog_options means "not given"; absent: 1 */
 	K_TIME,		/* a decimal number (int64_t, at most INT64_MAX) */
 	K_U64,		/* a decimal number (uint64_t) */
 	K_U32,		/* a decimal number (uint32_t) */
@@ -102,16 +108,22 @@ static const struct key {
 	 * must not remove what it would keep. */
 	{ "retain_consumers",  K_WORD, AT(retain_consumers), 0, 0, { "report", "protect" },
 	                       ELOG_BADVERSION },
+	/* A policy this version does not know is a newer one, which it must
+	 * not apply by guessing. */
+	{ "cleanup",           K_CHOICE, AT(cleanup), 0, 0, { "delete", "compact" },
+	                       ELOG_BADVERSION },
 #undef AT
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 /* The words of "compression" and "retain_consumers" are their fields'
- * values. */
+ * values, those of "cleanup" one more than its field's. */
 _Static_assert(ELOG_COMPRESS_NONE == 0 && ELOG_COMPRESS_ZSTD == 1,
                "compression words out of step with ELOG_COMPRESS_*");
 _Static_assert(ELOG_RETAIN_CONSUMERS_REPORT == 0 && ELOG_RETAIN_CONSUMERS_PROTECT == 1,
                "retain_consumers words out of step with ELOG_RETAIN_CONSUMERS_*");
+_Static_assert(ELOG_CLEANUP_DELETE == 1 && ELOG_CLEANUP_COMPACT == 2,
+               "cleanup words out of step with ELOG_CLEANUP_*");
 
 /* The key named by the kn bytes at name, or NULL for one this version does
  * not know. */
@@ -136,9 +148,10 @@ static int value_read(const struct key *k, const char *val, size_t vn,
 		s->id[32] = '\0';
 		return 0;
 	case K_WORD:
+	case K_CHOICE:
 		for (int i = 0; i < 2; i++)
 			if (strlen(k->words[i]) == vn && memcmp(val, k->words[i], vn) == 0) {
-				*(int *)((char *)s + k->at) = i;
+				*(int *)((char *)s + k->at) = k->kind == K_CHOICE ? i + 1 : i;
 				return 0;
 			}
 		return k->unknown;
@@ -196,6 +209,8 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s)
 	if (s->id[0] == '\0')
 		return ELOG_CORRUPT;
 	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].kind == K_CHOICE && *(int *)((char *)s + keys[i].at) == 0)
+			*(int *)((char *)s + keys[i].at) = 1;
 		if (keys[i].kind < K_TIME)
 			continue;
 		if (num[i] < keys[i].min || num[i] > keys[i].max)
@@ -225,6 +240,9 @@ size_t elog__settings_format(const struct elog_settings *s, char *buf)
 			break;
 		case K_WORD:
 			v = k->words[*(const int *)f == 1];
+			break;
+		case K_CHOICE:
+			v = k->words[*(const int *)f == 2];
 			break;
 		case K_TIME:
 			snprintf(num, sizeof num, "%lld", (long long)*(const int64_t *)f);
@@ -302,6 +320,19 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 /* The hint every refusal of a creation option ends with. */
 #define SET_HINT "; change the log's settings with elog-retain --set"
 
+int elog__cleanup_check(int cleanup, char *msg)
+{
+	if (cleanup == ELOG_CLEANUP_DELETE || cleanup == ELOG_CLEANUP_COMPACT)
+		return 0;
+	return elog__errmsg_set(msg, ELOG_INVALID, "cleanup must be ELOG_CLEANUP_DELETE "
+	                        "or ELOG_CLEANUP_COMPACT, not %d", cleanup);
+}
+
+static const char *cleanup_word(int cleanup)
+{
+	return cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete";
+}
+
 int elog__settings_check_options(const struct elog_settings *s,
                            const struct elog_options *opt, char *msg)
 {
@@ -331,6 +362,11 @@ int elog__settings_check_options(const struct elog_settings *s,
 		    SET_HINT, s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
 		return elog__errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
+	if (opt->cleanup && elog__cleanup_check(opt->cleanup, msg) != 0)
+		return ELOG_INVALID;
+	if (opt->cleanup && opt->cleanup != s->cleanup)
+		return elog__errmsg_set(msg, ELOG_INVALID, "the log's cleanup is %s, not %s"
+		    SET_HINT, cleanup_word(s->cleanup), cleanup_word(opt->cleanup));
 	return 0;
 }
 
@@ -372,6 +408,13 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 		s.no_dictionary = opt->no_dictionary != 0;
 	if (fields & ELOG_SET_RETAIN_CONSUMERS)
 		s.retain_consumers = opt->retain_consumers;
+	/* The policy is read by each compaction run under this lock, so it
+	 * holds from the next run.  0 ("not given") is no policy to set. */
+	if (fields & ELOG_SET_CLEANUP) {
+		if ((err = elog__cleanup_check(opt->cleanup, msg)) != 0)
+			goto out;
+		s.cleanup = opt->cleanup;
+	}
 	/* The rules of creation, defaults included (a zstd level of 0 is
 	 * the default level). */
 	struct elog_options o = {
@@ -379,6 +422,7 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 		.retain_ms = s.retain_ms, .retain_bytes = s.retain_bytes,
 		.compression = s.compression, .compression_level = s.compression_level,
 		.no_dictionary = s.no_dictionary, .retain_consumers = s.retain_consumers,
+		.cleanup = s.cleanup,
 	};
 	if ((err = elog__opt_check(&o, &chk, msg)) != 0)
 		goto out;

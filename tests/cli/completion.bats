@@ -110,6 +110,10 @@ complete_words() {
 	[ "$reply" = end ]
 	complete_words elog-append --compress ''
 	[ "$reply" = zstd ]
+	complete_words elog-append --cleanup ''
+	[ "$reply" = "$(printf '%s\n' compact delete)" ]
+	complete_words elog-append --cleanup c
+	[ "$reply" = compact ]
 	complete_words elog-append -k cart-7 ''
 	[ "$reply" = "$(printf '%s\n' events 'old events' plain)" ]
 	# bash splits "--every=1s" at the "=".

@@ -293,6 +293,55 @@ producer() {
 	grep -qx 'retain_ms 604800000' "$LOG/settings"
 }
 
+@test "append: a new log's cleanup is delete unless --cleanup compact is given" {
+	echo a | elog-append "$LOG"
+	grep -qx 'cleanup delete' "$LOG/settings"
+	echo a | elog-append --cleanup compact "$T/state"
+	grep -qx 'cleanup compact' "$T/state/settings"
+	echo a | elog-append --cleanup delete "$T/history"
+	grep -qx 'cleanup delete' "$T/history/settings"
+	# The option's value with = works as well.
+	echo a | elog-append --cleanup=compact "$T/state2"
+	grep -qx 'cleanup compact' "$T/state2/settings"
+}
+
+@test "append: --cleanup must agree with an existing log's, and appends nothing otherwise" {
+	echo a | elog-append "$LOG"
+	cp "$LOG/settings" "$T/before"
+	run --separate-stderr elog-append --cleanup compact "$LOG" <<<"b"
+	[ "$status" -eq 2 ] && [ "$output" = "" ]
+	[ "$stderr" = "elog-append: $LOG: the log's cleanup is delete, not compact; change the log's settings with elog-retain --set" ]
+	cmp "$T/before" "$LOG/settings"
+	[ "$(elog-cat -v "$LOG")" = a ]
+	echo b | elog-append --cleanup delete "$LOG"
+	elog-retain --set cleanup=compact "$LOG"
+	run --separate-stderr elog-append --cleanup delete "$LOG" <<<"c"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "elog-append: $LOG: the log's cleanup is compact, not delete; change the log's settings with elog-retain --set" ]
+	echo c | elog-append --cleanup compact "$LOG"
+	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc' ]
+}
+
+@test "append: a log made before cleanup existed takes --cleanup delete, not compact" {
+	echo a | elog-append "$LOG"
+	sed -i '/^cleanup /d' "$LOG/settings"
+	echo b | elog-append --cleanup delete "$LOG"
+	run --separate-stderr elog-append --cleanup compact "$LOG" <<<"c"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "elog-append: $LOG: the log's cleanup is delete, not compact; change the log's settings with elog-retain --set" ]
+	# Appending never adds the key: the file is the log's own.
+	! grep -q '^cleanup' "$LOG/settings"
+	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
+}
+
+@test "append: --cleanup other than delete or compact is a usage error, and creates nothing" {
+	usage_error elog-append "--cleanup: 'delete' or 'compact', not 'bogus'" --cleanup bogus "$LOG"
+	usage_error elog-append "--cleanup: 'delete' or 'compact', not ''" --cleanup "" "$LOG"
+	usage_error elog-append "--cleanup: 'delete' or 'compact', not 'COMPACT'" --cleanup COMPACT "$LOG"
+	usage_error elog-append "option --cleanup needs an argument" --cleanup
+	[ ! -e "$LOG" ]
+}
+
 @test "append: settings the library refuses are usage errors, and create nothing" {
 	usage_error elog-append "--segment-bytes: 1K is out of range (4K to 1G)" --segment-bytes 1K "$LOG"
 	usage_error elog-append "--index-interval: 32 is out of range (64 to 16M)" --index-interval 32 "$LOG"

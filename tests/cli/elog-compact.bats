@@ -17,14 +17,26 @@ teardown() {
 
 # 3000 keyed records over 50 keys (k0..k49), value "v<i>", key k7 deleted
 # by its last record (a tombstone), then 200 unkeyed lines so that every keyed
-# record is in a closed segment.
+# record is in a closed segment.  The log is created with --cleanup compact,
+# or with the flags in CLEANUP when it is set (CLEANUP= fill: the default).
 fill() {
 	{
 		for i in $(seq 1 3000); do
 			if [ "$i" -eq 2957 ]; then echo "k7="; else echo "k$((i % 50))=v$i"; fi
 		done
 		for i in $(seq 1 200); do echo "=filler$i"; done
-	} | "$B/elog-append" -K = --segment-bytes 4K "$L"
+	} | "$B/elog-append" -K = --segment-bytes 4K ${CLEANUP---cleanup=compact} "$L"
+}
+
+# The message of a refusal to compact the log $1 (a delete log).
+refusal() {
+	echo "elog-compact: $1: the log's cleanup is delete, so it is not compacted (delete is the default, and the policy of every log created before the setting existed); if only the newest record of each key matters, run: elog-retain --set cleanup=compact $1"
+}
+
+# Every file of the log with its inode, size and mtime, to show that
+# nothing changed.
+snapshot() {
+	(cd "$L" && stat -c '%n %i %s %.9Y' * | sort)
 }
 
 # "key=value" of the newest record of each key (k7 excluded), sorted.
@@ -48,6 +60,79 @@ newest() {
 	"$B/elog-cat" -F '%o\n' "$L" | awk 'NR > 1 && $1 <= p { exit 1 } { p = $1 }'
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 0 ]
+}
+
+@test "compact: a delete log (the default) is refused with status 2 and left as it was" {
+	CLEANUP= fill		# no --cleanup: a new log's default
+	grep -qx 'cleanup delete' "$L/settings"
+	before=$(snapshot)
+	records=$("$B/elog-cat" "$L" | wc -l)
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 2 ] && [ "$output" = "" ]
+	[ "$stderr" = "$(refusal "$L")" ]
+	[ "$(snapshot)" = "$before" ]
+	[ ! -e "$L/compact.state" ] && [ ! -e "$L/compact.last" ]
+	[ "$("$B/elog-cat" "$L" | wc -l)" -eq "$records" ]
+	# -n and -v are refused alike, and print nothing on stdout.
+	run --separate-stderr "$B/elog-compact" -n -v --wait "$L"
+	[ "$status" -eq 2 ] && [ "$output" = "" ]
+	[ "$stderr" = "$(refusal "$L")" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "compact: --cleanup delete given at creation is refused the same way" {
+	CLEANUP="--cleanup delete" fill
+	grep -qx 'cleanup delete' "$L/settings"
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 2 ] && [ "$stderr" = "$(refusal "$L")" ]
+}
+
+@test "compact: a log made before cleanup existed (no cleanup key) is a delete log" {
+	CLEANUP= fill
+	sed -i '/^cleanup /d' "$L/settings"
+	! grep -q '^cleanup' "$L/settings"
+	before=$(snapshot)
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 2 ] && [ "$stderr" = "$(refusal "$L")" ]
+	[ "$(snapshot)" = "$before" ]
+	# Writers and readers go on with it as before.
+	echo more | "$B/elog-append" "$L"
+	[ "$("$B/elog-cat" -n 1 -v "$L")" = more ]
+	# The command the refusal names makes it compactable.
+	"$B/elog-retain" --set cleanup=compact "$L"
+	grep -qx 'cleanup compact' "$L/settings"
+	run --separate-stderr "$B/elog-compact" -v "$L"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[[ "${lines[-1]}" =~ ^compacted\ segments ]]
+}
+
+@test "compact: the command of the refusal makes compaction work; delete stops it again" {
+	CLEANUP= fill
+	want=$(newest)
+	run "$B/elog-compact" "$L"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$B/elog-retain" --set cleanup=compact "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	n=$("$B/elog-cat" "$L" | wc -l)
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	[ "$("$B/elog-cat" "$L" | wc -l)" -lt "$n" ]
+	[ "$(newest)" = "$want" ]
+	"$B/elog-retain" --set cleanup=delete "$L"
+	grep -qx 'cleanup delete' "$L/settings"
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 2 ] && [ "$stderr" = "$(refusal "$L")" ]
+}
+
+@test "compact: a cleanup word of a later version is refused as a newer format, status 4" {
+	fill
+	sed -i 's/^cleanup compact$/cleanup compact,delete/' "$L/settings"
+	grep -qx 'cleanup compact,delete' "$L/settings"
+	before=$(snapshot)
+	run --separate-stderr "$B/elog-compact" "$L"
+	[ "$status" -eq 4 ] && [ "$output" = "" ]
+	[ "$stderr" = "elog-compact: $L: settings: unsupported format version" ]
+	[ "$(snapshot)" = "$before" ]
 }
 
 @test "compact: a tombstone stays for --grace, then goes" {

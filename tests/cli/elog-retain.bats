@@ -252,6 +252,44 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	done
 }
 
+@test "retain --set cleanup: compact and delete are stored; the writer keeps both" {
+	fill
+	grep -qx 'cleanup delete' "$L/settings"
+	run --separate-stderr "$B/elog-retain" --set cleanup=compact "$L"
+	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
+	grep -qx 'cleanup compact' "$L/settings"
+	[ "$(grep -c '^cleanup ' "$L/settings")" -eq 1 ]
+	# A writer opened afterwards keeps the setting, and agrees with it.
+	echo x | "$B/elog-append" "$L"
+	echo y | "$B/elog-append" --cleanup compact "$L"
+	grep -qx 'cleanup compact' "$L/settings"
+	"$B/elog-retain" --set cleanup=delete "$L"
+	grep -qx 'cleanup delete' "$L/settings"
+	[ "$(grep -c '^cleanup ' "$L/settings")" -eq 1 ]
+}
+
+@test "retain --set cleanup: a value other than delete or compact is a usage error" {
+	fill
+	cp "$L/settings" "$T/before"
+	for v in bogus Compact "" none compact,delete; do
+		run --separate-stderr "$B/elog-retain" --set "cleanup=$v" "$L"
+		[ "$status" -eq 2 ] && [ "$output" = "" ]
+		[ "$stderr" = "elog-retain: --set cleanup: 'delete' or 'compact', not '$v'
+Try 'elog-retain --help'." ]
+	done
+	cmp "$T/before" "$L/settings"
+}
+
+@test "retain --set cleanup=compact: a log made before cleanup existed gains the key" {
+	fill
+	sed -i '/^cleanup /d' "$L/settings"
+	cp "$L/settings" "$T/before"
+	"$B/elog-retain" --set cleanup=compact "$L"
+	grep -qx 'cleanup compact' "$L/settings"
+	# Every other line is kept as it was.
+	[ "$(grep -v '^cleanup ' "$L/settings")" = "$(cat "$T/before")" ]
+}
+
 # $2 records stamped $1 (epoch ms), in 4 KiB segments; flags after to
 # elog-append.
 stamped() {

@@ -300,7 +300,7 @@ flip() {
 	M=$T/maint
 	# Keyed records over few keys, so that every compaction rewrites.
 	for i in $(seq 1 600); do echo "k$((i % 7)):value $i padded out a little"; done |
-		"$B/elog-append" -K : --segment-bytes 4096 "$M"
+		"$B/elog-append" -K : --segment-bytes 4096 --cleanup compact "$M"
 	# Maintenance in a loop, with a writer adding more, until told to stop.
 	(
 		i=0

@@ -255,7 +255,8 @@ PY
 	awk 'BEGIN { for (i = 0; i < 3000; i++)
 		printf "k%d={\"sensor\":\"gw-%03d\",\"reading\":%d,\"status\":\"ok\"}\n",
 			i % 50, i % 97, i * 7 }' >"$T/in"
-	"$ELOG_BIN/elog-append" -K = --compress zstd --segment-bytes 16K "$LOG" <"$T/in"
+	"$ELOG_BIN/elog-append" -K = --compress zstd --segment-bytes 16K --cleanup compact \
+		"$LOG" <"$T/in"
 	[ -f "$LOG/dict.1" ]
 	run same_records "$LOG"
 	echo "$output"

@@ -8,7 +8,8 @@ setup() {
 	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-hostile.XXXXXX")
 	L=$T/log
-	seq 1 500 | "$B/elog-append" --segment-bytes 4096 "$L"
+	# Compact, so that elog-compact gets as far as the files under test.
+	seq 1 500 | "$B/elog-append" --segment-bytes 4096 --cleanup compact "$L"
 	FIRST=00000000000000000000.log
 	ACTIVE=$(cd "$L" && ls *.log | tail -1)
 	MNT=
@@ -409,7 +410,7 @@ as_owner() {
 	# stores a dictionary.
 	z=
 	"$B/elog-append" --compress zstd "$T/probe" </dev/null 2>/dev/null && z="--compress zstd"
-	seq 1 300 | as_owner "$B/elog-append" $z --segment-bytes 4096 "$T/u/log"
+	seq 1 300 | as_owner "$B/elog-append" $z --segment-bytes 4096 --cleanup compact "$T/u/log"
 	U=$T/u/log
 	# As a log made by an older elog, which had no lock files from the
 	# start: root's run is the one that creates them.
@@ -445,7 +446,7 @@ as_owner() {
 	chmod 755 "$T"
 	mkdir "$T/u"
 	chown 65534:65534 "$T/u"
-	seq 1 300 | as_owner "$B/elog-append" --segment-bytes 4096 "$T/u/log"
+	seq 1 300 | as_owner "$B/elog-append" --segment-bytes 4096 --cleanup compact "$T/u/log"
 	U=$T/u/log
 	# What an older elog run as root left: root's 0644 lock files.
 	for f in maint.lock consumers.lock; do

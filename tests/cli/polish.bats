@@ -16,7 +16,7 @@ load helpers
 }
 
 @test "polish: a duration of 0 is accepted where 0 means something" {
-	seq 1 3 | elog-append --linger 0 "$LOG"
+	seq 1 3 | elog-append --linger 0 --cleanup compact "$LOG"
 	[ "$(elog-cat -v "$LOG")" = $'1\n2\n3' ]
 	printf 'k:a\nk:\n' | elog-append -K : "$LOG"
 	elog-compact --grace 0 --min-lag 0 "$LOG"

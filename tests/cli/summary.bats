@@ -38,8 +38,8 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	[ "$(js .dir_bytes)" = "$(cat "$LOG"/* | wc -c)" ]
 	[ "$(js '[.oldest_ms, .oldest, .newest_ms, .newest]')" = \
 	  '[1577836800000,"2020-01-01T00:00:00.000Z",1577956740000,"2020-01-02T09:19:00.000Z"]' ]
-	[ "$(js '[.retention.max_age_ms, .retention.last_run, .compaction.last_run, .compression.codec, .compression.ratio, .damaged, .consumers]')" = \
-	  '[null,null,null,"none",null,false,[]]' ]
+	[ "$(js '[.retention.max_age_ms, .retention.last_run, .compaction.cleanup, .compaction.last_run, .compression.codec, .compression.ratio, .damaged, .consumers]')" = \
+	  '[null,null,"delete",null,"none",null,false,[]]' ]
 	[ "$(js .id)" = "\"$(elog-commit --log-id "$LOG")\"" ]
 }
 
@@ -57,7 +57,7 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	[ "${lines[7]}" = "  writers      none" ]
 	[ "${lines[8]}" = "  retention    no stored policy" ]
 	[ "${lines[9]}" = "    last run   never" ]
-	[ "${lines[10]}" = "  compaction   last run never" ]
+	[ "${lines[10]}" = "  compaction   off (cleanup delete), last run never" ]
 	[ "${lines[11]}" = "  compression  none" ]
 	[ "${lines[12]}" = "  consumers    0" ]
 	[ "${#lines[@]}" -eq 13 ]
@@ -151,11 +151,27 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	[ ! -e "$LOG/retain.last" ]
 }
 
+@test "summary: the cleanup policy, as created and as set" {
+	fill --cleanup compact
+	[ "$(js .compaction.cleanup)" = '"compact"' ]
+	run elog-cat -L "$LOG"
+	[ "${lines[10]}" = "  compaction   on (cleanup compact), last run never" ]
+	elog-retain --set cleanup=delete "$LOG"
+	[ "$(js .compaction.cleanup)" = '"delete"' ]
+	# A log made before the setting existed is shown as what it is: delete.
+	elog-retain --set cleanup=compact "$LOG"
+	sed -i '/^cleanup /d' "$LOG/settings"
+	[ "$(js .compaction.cleanup)" = '"delete"' ]
+	run elog-cat -L "$LOG"
+	[ "${lines[10]}" = "  compaction   off (cleanup delete), last run never" ]
+}
+
 @test "summary: after compaction the record count is an upper bound" {
-	fill
+	fill --cleanup compact
 	elog-compact --grace 0s "$LOG"
 	[ "$(js .records_exact)" = false ]
 	[ "$(js .compaction.last_run_ms)" -gt 0 ]
+	[ "$(js .compaction.cleanup)" = '"compact"' ]
 	first=$(js .first)
 	[ "$first" = "$(elog-cat -c 1 -F %o "$LOG")" ]
 	run elog-cat -L "$LOG"

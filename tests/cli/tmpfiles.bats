@@ -53,7 +53,7 @@ wait_held() {
 
 @test "a temporary file held from another pid namespace survives every cleaner" {
 	need_pidns
-	printf 'a\nb\n' | elog-append "$LOG"
+	printf 'a\nb\n' | elog-append --cleanup compact "$LOG"
 	# As a commit in a container makes it: its pid is the container's,
 	# and names no process here.
 	tmp=$LOG/consumers.json.tmp.$(dead_pid).0

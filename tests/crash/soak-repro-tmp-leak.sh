@@ -18,7 +18,7 @@ BIN=${ELOG_BIN:-$repo/$(make -s --no-print-directory -C "$repo" builddir)}
 T=$(mktemp -d "${TMPDIR:-/tmp}/elog-tmpleak.XXXXXX")
 LOG=$T/log
 
-seq 1 200 | "$BIN/elog-append" --segment-bytes 4K "$LOG"
+seq 1 200 | "$BIN/elog-append" --segment-bytes 4K --cleanup compact "$LOG"
 # Kill writers just as they start, until one leaves a temporary file.
 for i in $(seq 1 400); do
 	seq 1 50 | "$BIN/elog-append" "$LOG" 2>/dev/null &

@@ -57,8 +57,9 @@ kills=150
 writers=4
 seed=
 keep=0
-create="--segment-bytes 16K"	# settings of the new log; small segments
-				# make many closed ones to compact and retain
+# Settings of the new log: small segments make many closed ones to compact
+# and retain; compact, or elog-compact would refuse the log.
+create="--segment-bytes 16K --cleanup compact"
 
 usage() {
 	echo "usage: soak.sh [--kills N] [--writers N] [--seed S] [--compress] [--keep]" >&2

@@ -253,10 +253,12 @@ static void run_append(const char *dir, unsigned seed)
 	wr_close(&w);
 }
 
-/* A log that exists, for the workloads that start from one. */
+/* A log that exists, for the workloads that start from one; its cleanup
+ * is compact, for the maintenance workload's compaction. */
 static void setup_log(const char *dir, unsigned seed, unsigned n)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct elog_options o = { .create = 1, .segment_bytes = SEG,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
 	struct wr w;
 	int faults = wl_faults;
 	wl_faults = 0;
@@ -375,7 +377,8 @@ static void run_maint(const char *dir, unsigned seed)
  * that the nth call of a kind is the same call in every run. */
 static void run_serial(const char *dir, unsigned seed)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = SEG };
+	struct elog_options o = { .create = 1, .segment_bytes = SEG,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
 	struct wr w;
 	struct gen g = { 0, seed + 1u, 50, 10, 6, "", "" };
 	struct elog_record r;
@@ -801,8 +804,11 @@ const struct workload workloads[] = {
 	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append, FAULTS_ALL },
 	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0 },
 	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0 },
-	{ "maintenance", W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, setup_big, run_maint, 0 },
-	{ "serial", W_CREATE | W_COMPACT | W_RETAIN, { .segment_bytes = SEG }, NULL, run_serial,
+	/* Compaction runs on logs created compact, as it must. */
+	{ "maintenance", W_COMPACT | W_RETAIN,
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0 },
+	{ "serial", W_CREATE | W_COMPACT | W_RETAIN,
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, NULL, run_serial,
 	  FAULTS_ALL },
 	{ "zstd", W_CREATE | W_ZSTD, { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
 	  NULL, run_zstd, 0 },

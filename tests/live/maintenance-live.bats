@@ -29,7 +29,7 @@ teardown() {
 @test "live: writer, follower, compaction and retention together" {
 	KEYS=20
 	# Record i has key k<i mod KEYS> and value i, so its offset is i.
-	printf 'k0=0\n' | "$B/elog-append" -K = --segment-bytes 4K "$L"
+	printf 'k0=0\n' | "$B/elog-append" -K = --segment-bytes 4K --cleanup compact "$L"
 	"$B/elog-cat" -f -F '%o %k %s\n' "$L" > "$T/follow" 2> "$T/follow.err" &
 	PIDS="$PIDS $!"
 	: > "$T/runs"

@@ -36,9 +36,11 @@ static const char *copy_path(void)
 	return ut_path(copy, sizeof copy, ut_top, "copy");
 }
 
+/* The logs of these tests are compacted: they are created so. */
 static elog *open_writer(const char *path)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 4096 };
+	struct elog_options o = { .create = 1, .segment_bytes = 4096,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
 	elog *w;
 	ck_assert_msg(elog_open(&w, path, &o) == 0, "open: %s", elog_errmsg(w));
 	return w;
@@ -252,7 +254,8 @@ START_TEST(key_table_out_of_memory_is_named)
 #if defined(__SANITIZE_ADDRESS__)
 	return;		/* AddressSanitizer needs more address space */
 #else
-	struct elog_options o = { .create = 1, .segment_bytes = 1 << 20 };
+	struct elog_options o = { .create = 1, .segment_bytes = 1 << 20,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
 	elog *w;
 	char key[32];
 	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
@@ -534,6 +537,179 @@ START_TEST(unreadable_segment_is_an_error)
 }
 END_TEST
 
+/* The log of fill(), created with the options o instead of compact. */
+static void fill_with(const char *path, const struct elog_options *o)
+{
+	elog *w;
+	ck_assert_msg(elog_open(&w, path, o) == 0, "open: %s", elog_errmsg(w));
+	for (int i = 0; i < 600; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "run-%d", i % 3);
+		append(w, key, i % 50 == 49 ? "" : "an action of the run", T0);
+	}
+	for (int i = 0; i < 200; i++)
+		append(w, NULL, "filler", T0);
+	ck_assert_int_eq(elog_close(w), 0);
+}
+
+/* Every file of dir a has the same bytes in dir b, and b has no other. */
+static void same_files(const char *a, const char *b)
+{
+	DIR *d = opendir(a);
+	struct dirent *de;
+	char pa[1300], pb[1300];
+	int n = 0;
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		size_t la, lb;
+		unsigned char *x = ut_read_file(ut_path(pa, sizeof pa, a, de->d_name), &la);
+		unsigned char *y = ut_read_file(ut_path(pb, sizeof pb, b, de->d_name), &lb);
+		ck_assert_msg(la == lb && memcmp(x, y, la) == 0, "%s differs", de->d_name);
+		free(x);
+		free(y);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_eq(ut_count_names(b, ""), n);
+}
+
+#define REFUSAL "the log's cleanup is delete, so it is not compacted (delete is " \
+	"the default, and the policy of every log created before the setting existed)"
+
+/* A new log's cleanup is delete: compaction, a dry run too, is refused
+ * with ELOG_NOCOMPACT and touches no file, maint.lock included. */
+START_TEST(delete_log_is_refused_and_left_alone)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4096 };
+	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	fill_with(ut_dir, &o);
+	struct elog_settings s;
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s, msg), 0);
+	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_DELETE);
+	ut_copy_dir(ut_dir, copy_path());
+	memset(&res, 0xff, sizeof res);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), ELOG_NOCOMPACT);
+	ck_assert_str_eq(msg, REFUSAL);
+	ck_assert_uint_eq(res.records_before, 0);	/* the result is cleared */
+	co.dry_run = 1;
+	co.wait = 1;
+	ck_assert_int_eq(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT);
+	ck_assert_str_eq(msg, REFUSAL);
+	same_files(ut_dir, copy_path());
+	same_files(copy_path(), ut_dir);
+	ck_assert_str_eq(elog_strerror(ELOG_NOCOMPACT),
+	                 "the log's cleanup policy is delete, not compact");
+}
+END_TEST
+
+/* ELOG_CLEANUP_DELETE given at creation is the same as nothing given. */
+START_TEST(delete_given_at_creation_is_refused)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4096,
+	                          .cleanup = ELOG_CLEANUP_DELETE };
+	fill_with(ut_dir, &o);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+	ck_assert_str_eq(msg, REFUSAL);
+}
+END_TEST
+
+/* A log made before the setting existed has no cleanup line: a delete
+ * log, refused until its cleanup is set to compact. */
+START_TEST(log_without_the_key_is_delete_until_set)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4096,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	char path[1300];
+	fill_with(ut_dir, &o);
+	ut_path(path, sizeof path, ut_dir, FN_SETTINGS);
+	size_t len;
+	char *text = (char *)ut_read_file(path, &len);
+	char *line = strstr(text, "cleanup compact\n");
+	ck_assert_ptr_nonnull(line);
+	memmove(line, line + 16, strlen(line + 16) + 1);
+	ut_write_file(path, text, strlen(text));
+	free(text);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+	ck_assert_str_eq(msg, REFUSAL);
+
+	struct elog_options set = { .cleanup = ELOG_CLEANUP_COMPACT };
+	ck_assert_int_eq(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), 0);
+	struct elog_compact_result res;
+	ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
+	ck_assert_uint_lt(res.records_after, res.records_before);
+	ck_assert_uint_eq(res.keys, 3);
+	verify_clean(ut_dir);
+	/* And set back to delete, refused again. */
+	set.cleanup = ELOG_CLEANUP_DELETE;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), 0);
+	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+}
+END_TEST
+
+/* 1 when /proc/locks shows process pid blocked waiting for a lock, 0
+ * when not, -1 when there is no /proc/locks. */
+static int waits_for_a_lock(pid_t pid)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256];
+	int waits = 0;
+	long p;
+	if (!f)
+		return -1;
+	/* "1: -> FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "->") &&
+		    sscanf(line, "%*s -> %*s %*s %*s %ld", &p) == 1 && p == (long)pid)
+			waits = 1;
+	fclose(f);
+	return waits;
+}
+
+/* The cleanup that counts is the one stored when compaction holds
+ * maint.lock: a change made while it waited for the lock is obeyed. */
+START_TEST(cleanup_is_read_again_under_the_lock)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = 4096,
+	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	int lockfd;
+	if (waits_for_a_lock(getpid()) < 0)
+		return;		/* no /proc/locks to see the child wait */
+	fill_with(ut_dir, &o);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char m[ELOG_MSG_MAX];
+		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+		/* The lock goes when the parent closes it, not with this
+		 * copy of its descriptor. */
+		close(lockfd);
+		co.wait = 1;
+		int rc = elog_compact(ut_dir, &co, NULL, m);
+		_exit(rc == 0 ? 1 : rc != ELOG_NOCOMPACT || strcmp(m, REFUSAL) != 0 ? 2 : 0);
+	}
+	/* Once the child waits for the lock, it has read cleanup compact. */
+	int waited = 0;
+	for (int i = 0; i < 500 && !(waited = waits_for_a_lock(pid) == 1); i++)
+		usleep(10000);
+	ck_assert_msg(waited, "compaction never waited for maint.lock");
+	struct elog_settings s;
+	ck_assert_int_eq(elog__settings_load(dfd, &s, msg), 0);
+	s.cleanup = ELOG_CLEANUP_DELETE;
+	ck_assert_int_eq(elog__settings_store(dfd, &s), 0);
+	close(lockfd);
+	int st = ut_wait_child(pid);
+	ck_assert_msg(st != 1, "compaction ran on a log set to delete while it waited");
+	ck_assert_msg(st == 0, "compaction failed otherwise than with the refusal");
+	close(dfd);
+}
+END_TEST
+
 /* Interrupt compaction at step n in a child; 1 when it crashed there. */
 static int crash_at(const char *path, int n, int64_t now)
 {
@@ -653,6 +829,10 @@ int main(void)
 	tcase_add_test(tc, corrupt_closed_segment_is_reported_and_left_alone);
 	tcase_add_test(tc, malformed_state_is_refused);
 	tcase_add_test(tc, unreadable_segment_is_an_error);
+	tcase_add_test(tc, delete_log_is_refused_and_left_alone);
+	tcase_add_test(tc, delete_given_at_creation_is_refused);
+	tcase_add_test(tc, log_without_the_key_is_delete_until_set);
+	tcase_add_test(tc, cleanup_is_read_again_under_the_lock);
 	tcase_add_test(tc, crash_at_every_step);
 	tcase_add_test(tc, reader_sees_merge_leftover_once);
 	suite_add_tcase(s, tc);

@@ -602,6 +602,7 @@ START_TEST(compaction_keeps_values_encoded_and_merges_only_alike)
 	ck_assert_int_eq(elog_close(w), 0);
 	char msg[ELOG_MSG_MAX];
 	struct elog_compact_result res;
+	ut_cleanup_compact(ut_dir);
 	int rc = elog_compact(ut_dir, NULL, &res, msg);
 	ck_assert_msg(rc == 0, "%d %s", rc, msg);
 	ck_assert_uint_gt(res.segments_rewritten, 0);

@@ -866,6 +866,7 @@ START_TEST(repeated_seeks_in_one_reader)
 			 * indexes, while the reader holds the old ones. */
 			struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 			char msg[ELOG_MSG_MAX];
+			ut_cleanup_compact(ut_dir);
 			ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
 			/* What is left, read by a fresh reader. */
 			elog_reader *all = ut_open_reader(ut_dir);
@@ -1095,7 +1096,7 @@ START_TEST(prev_walks_back_over_compaction_and_segments)
 		ut_append(w, key, val);
 	}
 	ck_assert_int_eq(elog_sync(w), 0);
-	/* (Compaction needs cleanup=compact where the log setting exists.) */
+	ut_cleanup_compact(ut_dir);
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];

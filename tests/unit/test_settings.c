@@ -88,6 +88,50 @@ START_TEST(compression)
 }
 END_TEST
 
+/* cleanup: delete or compact; absent (a log made before the key existed)
+ * is delete; another word is a newer version's policy. */
+START_TEST(cleanup)
+{
+	struct elog_settings s;
+	char t[256];
+	ck_assert_int_eq(parse(VALID, &s), 0);
+	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_DELETE);
+	snprintf(t, sizeof t, "%scleanup compact\n", VALID);
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_COMPACT);
+	snprintf(t, sizeof t, "%scleanup delete\n", VALID);
+	ck_assert_int_eq(parse(t, &s), 0);
+	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_DELETE);
+	static const char *bad[] = { "compact,delete", "Compact", "", "compact ", "1" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(t, sizeof t, "%scleanup %s\n", VALID, bad[i]);
+		ck_assert_msg(parse(t, &s) == ELOG_BADVERSION, "cleanup '%s'", bad[i]);
+	}
+}
+END_TEST
+
+/* The file always says which: a struct that never had its cleanup set
+ * (0) is written as delete, which is what it reads as. */
+START_TEST(cleanup_is_written)
+{
+	struct elog_settings a, b;
+	char buf[SETTINGS_MAX];
+	ck_assert_int_eq(parse(VALID, &a), 0);
+	a.cleanup = ELOG_CLEANUP_COMPACT;
+	size_t n = elog__settings_format(&a, buf);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\ncleanup compact\n"));
+	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof a);
+	a.cleanup = 0;
+	n = elog__settings_format(&a, buf);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\ncleanup delete\n"));
+	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
+	ck_assert_int_eq(b.cleanup, ELOG_CLEANUP_DELETE);
+}
+END_TEST
+
 START_TEST(missing_id)
 {
 	struct elog_settings s;
@@ -296,6 +340,100 @@ START_TEST(options_checked_against_an_existing_log)
 }
 END_TEST
 
+/* cleanup given for an existing log must be the log's; 0 is "the log's". */
+START_TEST(cleanup_option_checked_against_an_existing_log)
+{
+	struct elog_settings st;
+	char msg[ELOG_MSG_MAX];
+	struct elog_options o = { 0 };
+	ck_assert_int_eq(parse(VALID, &st), 0);
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	o.cleanup = ELOG_CLEANUP_DELETE;
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	o.cleanup = ELOG_CLEANUP_COMPACT;
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "the log's cleanup is delete, not compact; change the "
+	                 "log's settings with elog-retain --set");
+	st.cleanup = ELOG_CLEANUP_COMPACT;
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	o.cleanup = ELOG_CLEANUP_DELETE;
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "the log's cleanup is compact, not delete; change the "
+	                 "log's settings with elog-retain --set");
+	o.cleanup = 3;
+	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 3");
+}
+END_TEST
+
+/* Given at creation: stored; a value that is neither is refused and no
+ * log is made. */
+START_TEST(cleanup_at_creation)
+{
+	elog *w;
+	struct elog_settings s;
+	char msg[ELOG_MSG_MAX], p[1200];
+	struct elog_options o = { .create = 1, .cleanup = ELOG_CLEANUP_COMPACT };
+	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	ck_assert_int_eq(elog_settings_of(w)->cleanup, ELOG_CLEANUP_COMPACT);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &s, msg), 0);
+	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_COMPACT);
+	/* Nothing given: delete. */
+	ut_path(p, sizeof p, ut_top, "plain");
+	o.cleanup = 0;
+	ck_assert_int_eq(elog_open(&w, p, &o), 0);
+	ck_assert_int_eq(elog_settings_of(w)->cleanup, ELOG_CLEANUP_DELETE);
+	ck_assert_int_eq(elog_close(w), 0);
+	ut_path(p, sizeof p, ut_top, "bad");
+	o.cleanup = -1;
+	ck_assert_int_eq(elog_open(&w, p, &o), ELOG_INVALID);
+	ck_assert_str_eq(elog_errmsg(w),
+	                 "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not -1");
+	elog_close(w);
+	char sp[1300];
+	ck_assert(!ut_exists(ut_path(sp, sizeof sp, p, FN_SETTINGS)));
+}
+END_TEST
+
+/* ELOG_SET_CLEANUP changes cleanup and nothing else; a bad value changes
+ * nothing. */
+START_TEST(update_cleanup)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	struct elog_settings before, after;
+	char msg[ELOG_MSG_MAX];
+	ck_assert_int_eq(elog_settings_read(ut_dir, &before, NULL), 0);
+	ck_assert_int_eq(before.cleanup, ELOG_CLEANUP_DELETE);
+	/* The other fields of o are not looked at. */
+	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT, .segment_bytes = 1,
+	                          .retain_ms = 5 };
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
+	after.cleanup = before.cleanup;
+	ck_assert_mem_eq(&before, &after, sizeof before);
+	o.cleanup = 0;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), ELOG_INVALID);
+	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 0");
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
+	o.cleanup = ELOG_CLEANUP_DELETE;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	ck_assert_mem_eq(&before, &after, sizeof before);
+	/* Another field's update keeps cleanup. */
+	o.cleanup = ELOG_CLEANUP_COMPACT;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
+	o.retain_ms = 7;
+	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, msg), 0);
+	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
+	ck_assert_uint_eq(after.retain_ms, 7);
+}
+END_TEST
+
 START_TEST(update_changes_what_is_named_only)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -356,6 +494,8 @@ int main(void)
 	tcase_add_test(tc, unknown_keys_and_comments_ignored);
 	tcase_add_test(tc, format_round_trip);
 	tcase_add_test(tc, compression);
+	tcase_add_test(tc, cleanup);
+	tcase_add_test(tc, cleanup_is_written);
 	tcase_add_test(tc, missing_id);
 	tcase_add_test(tc, bad_id);
 	tcase_add_test(tc, bad_numbers);
@@ -371,6 +511,9 @@ int main(void)
 	tcase_add_test(tc, new_ids_differ);
 	tcase_add_test(tc, options_checked_against_an_existing_log);
 	tcase_add_test(tc, update_changes_what_is_named_only);
+	tcase_add_test(tc, cleanup_option_checked_against_an_existing_log);
+	tcase_add_test(tc, cleanup_at_creation);
+	tcase_add_test(tc, update_cleanup);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -307,6 +307,7 @@ static void cleaned_by(int compaction)
 	uint64_t leftovers;
 	if (compaction) {
 		struct elog_compact_result res;
+		ut_cleanup_compact(ut_dir);
 		ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
 		leftovers = res.leftovers;
 	} else {

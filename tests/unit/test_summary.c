@@ -188,6 +188,7 @@ START_TEST(retain_and_compact_mark_their_runs)
 	elog_summary_free(&s);
 	ro.dry_run = 0;
 	co.now_ms = TS0 + 5;
+	ut_cleanup_compact(ut_dir);
 	ck_assert_int_eq(elog_compact(ut_dir, &co, NULL, NULL), 0);
 	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, NULL), 0);
 	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);

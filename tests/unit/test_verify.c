@@ -231,6 +231,7 @@ START_TEST(overlap_with_later_records_is_damage)
 	ck_assert_ptr_nonnull(strstr(s.text[k], "the segments overlap"));
 	/* And compaction refuses to delete either segment. */
 	char msg[ELOG_MSG_MAX];
+	ut_cleanup_compact(ut_dir);
 	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
 	ck_assert_str_eq(msg, "00000000000000000000.log runs into 00000000000000000002.log, "
 	                 "which holds later records too: the segments overlap (see elog-verify)");
@@ -622,6 +623,7 @@ START_TEST(verify_beside_retention_sees_no_damage)
 		ut_append(w, i % 5 ? key : NULL, "some value of a record, long enough");
 	}
 	ck_assert_int_eq(elog_close(w), 0);
+	ut_cleanup_compact(ut_dir);
 	struct seen s;
 	struct elog_verify_result res;
 	char msg[ELOG_MSG_MAX];

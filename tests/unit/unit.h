@@ -333,6 +333,16 @@ static inline void ut_make_settings(const char *dir, uint64_t segment_bytes,
 	close(dfd);
 }
 
+/* Set the cleanup of the log dir to compact, so that elog_compact() runs
+ * on it (a new log's cleanup is delete, which compaction refuses). */
+static inline void ut_cleanup_compact(const char *dir)
+{
+	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT };
+	char msg[ELOG_MSG_MAX];
+	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
+	ck_assert_msg(rc == 0, "%s: cleanup compact: %d %s", dir, rc, msg);
+}
+
 /* ---- the writer and readers ---- */
 
 static inline elog *ut_open_writer(const char *dir, uint64_t segment_bytes,
