@@ -221,8 +221,15 @@ check-examples: examples
 check-unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 ./$$t; done
 
+# The CLI tests wait on fdatasync, sleeps and the processes they start far
+# more than on the processor: with GNU parallel, BATS_JOBS files run at
+# once (the tests of one file still one after the other).
+BATS_JOBS ?= 3
+BATS_PAR = $(shell command -v parallel >/dev/null 2>&1 && \
+	echo --jobs $(BATS_JOBS) --no-parallelize-within-files)
+
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
-	ELOG_BIN=$(CURDIR)/$(B) bats tests/cli tests/live
+	ELOG_BIN=$(CURDIR)/$(B) bats $(BATS_PAR) tests/cli tests/live
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
 check-man:

@@ -13,6 +13,7 @@ packages=(
 	pkg-config          # finds Check's flags; elog.pc for users
 	check               # libcheck: the unit tests (tests/unit)
 	bats                # the CLI tests (tests/cli)
+	parallel            # bats --jobs: CLI test files side by side
 	mandoc              # mandoc -Tlint in make check; reading the man pages
 	bsdextrautils       # col: the CLI tests compare a rendered SYNOPSIS with --help
 	jq                  # the demo, the CLI tests and examples/ filter JSON lines
