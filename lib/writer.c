@@ -1038,7 +1038,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
  * until the next batch. */
 static int publish_tail(elog *w)
 {
-	struct watermark wm;
+	struct watermark wm = { 0 };
 	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next ||
 	    elog__lock_sick_pending(w->lockfd)) {
 		w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
