@@ -28,9 +28,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 step_timeout=${ELOG_STEP_TIMEOUT:-840}
 
 # Under the sanitizers every test is several times slower: the CLI tests
-# that run there are those of hostile input, the file format and the
-# writers' protocol; the others run in the default lane.
-san_cli="tests/cli/hostile.bats tests/cli/format.bats tests/cli/writer-protocol.bats"
+# that run there are those of hostile input and the writers' protocol;
+# the others run in the default lane.
+san_cli="tests/cli/hostile.bats tests/cli/writer-protocol.bats"
 
 # Without zstd, the CLI tests of what that build changes: compressed logs
 # refused, the format, the build and install, the programs' help.
