@@ -187,6 +187,7 @@ struct out {
 	uint64_t records;
 	struct idx_builder ib;
 	struct index ix;
+	struct seal seal;        /* what the segments it replaces end with */
 };
 
 static void tmp_name(char *buf, uint64_t base, const char *ext)
@@ -302,7 +303,13 @@ static int out_commit(struct compactor *c, struct out *w)
 	char name[NAME_MAX_LOCAL], tmp[NAME_MAX_LOCAL];
 	int err, ifd;
 
-	if ((err = out_flush(c, w)) != 0)
+	/* The new segment ends with the seal of the last it replaces: the
+	 * same next segment, whatever compaction removed. */
+	unsigned char seal[SEAL_SIZE];
+	w->seal.pos = w->pos;
+	elog__seal_id(m->set.id, w->seal.id);
+	elog__seal_encode(seal, &w->seal);
+	if ((err = out_write(c, w, seal, SEAL_SIZE)) != 0 || (err = out_flush(c, w)) != 0)
 		return err;
 	tmp_name(tmp, w->base, SEG_EXT);
 	elog__maint_step();
@@ -539,6 +546,9 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		err = scan_error(m, base, &s, err, at);
 		goto fail;
 	}
+	uint64_t listed = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
+	if ((err = elog__seg_chain_next(fd, base, &s, listed, &w.seal, m->msg)) != 0)
+		goto fail;
 	elog__scan_free(&s);
 	close(fd);
 	c->res->records_before += records;
@@ -552,16 +562,11 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		return 0;
 	}
 	uint64_t end = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
-	if (w.records == 0 && i > 0) {
-		/* Never the first segment: its base is where the log starts. */
-		out_abort(c, &w);
-		if (!c->o->dry_run && (err = elog__seg_remove(m, base)) != 0)
-			return err;
-		*gone = 1;
-		report(c, ELOG_SEG_EMPTIED, base, end, 0, records, 0, size, 0);
-		return 0;
-	}
-	c->res->bytes_after += w.pos;
+	/* A segment left with no record is rewritten empty, like any other:
+	 * its seal keeps the chain of segments whole (removed, it would read
+	 * as a missing segment), and the merges below fold it into the
+	 * segment before it when they can. */
+	c->res->bytes_after += w.pos + SEAL_SIZE;
 	c->res->segments_rewritten++;
 	if (!c->o->dry_run && (err = out_commit(c, &w)) != 0) {
 		out_abort(c, &w);
@@ -609,10 +614,12 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				                      rsize)) != 0)
 					break;
 			}
+			uint64_t listed = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
 			if (werr)
 				err = werr;	/* its message is set */
 			else if (err == ELOG_END)
-				err = 0;
+				err = elog__seg_chain_next(fd, m->sl.base[k], &s, listed,
+				                           &w.seal, m->msg);
 			else
 				err = scan_error(m, m->sl.base[k], &s, err, at);
 			elog__scan_free(&s);

@@ -349,7 +349,7 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
 /* What happened to one segment, reported through elog_segment_fn. */
 #define ELOG_SEG_REMOVED   1  /* retention: its file and index were unlinked */
 #define ELOG_SEG_REWRITTEN 2  /* compaction: rewritten with fewer records */
-#define ELOG_SEG_EMPTIED   3  /* compaction: nothing was left, unlinked */
+#define ELOG_SEG_EMPTIED   3  /* elog 0.2 only: nothing was left, unlinked */
 #define ELOG_SEG_MERGED    4  /* compaction: copied to the end of `into` */
 
 struct elog_segment_report {

@@ -43,7 +43,8 @@
 
 /* ---- Segment files: a 32-byte header, then records ---- */
 #define SEG_MAGIC     "ELOGSEG\n"
-#define SEG_VERSION   1u
+#define SEG_VERSION_1 1u         /* no seal: written by elog 0.2 and before */
+#define SEG_VERSION   2u         /* a closed segment ends with a seal */
 #define SEG_HDR       32u
 /* Where the header's fields lie: magic[8] | version u32 | flags u32 |
  * base u64 | crc32c u32 (of the first 24 bytes) | reserved u32. */
@@ -56,6 +57,21 @@
 #define SEG_FLAGS(codec, dict) ((uint32_t)(codec) | (uint32_t)(dict) << 8)
 #define SEG_CODEC(flags)       ((flags) & 0xffu)
 #define SEG_DICT(flags)        ((flags) >> 8)
+
+/* ---- The seal: the last 56 bytes of a closed segment of version 2 ----
+ * magic[8] | next u64 (the base of the segment after it) | end u64 (the
+ * offset after its last record; its base when it holds none) | pos u64
+ * (where the seal starts: the end of its records) | id[16] (the log's id)
+ * | crc32c u32 (of the first 48 bytes) | reserved u32. */
+#define SEAL_MAGIC       "ELOGSEAL"
+#define SEAL_SIZE        56u
+#define SEAL_AT_NEXT     8u
+#define SEAL_AT_END      16u
+#define SEAL_AT_POS      24u
+#define SEAL_AT_ID       32u
+#define SEAL_ID_LEN      16u
+#define SEAL_AT_CRC      48u
+#define SEAL_AT_RESERVED 52u
 
 /* ---- Records ----
  * length u32 | crc32c u32 | offset u64 | ts_ms i64 | schema u16 |

@@ -236,6 +236,9 @@ void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t fla
 int elog__seg_header_check(const unsigned char *p, uint64_t base);
 /* The flags of a header that passed elog__seg_header_check(). */
 uint32_t elog__seg_header_flags(const unsigned char *p);
+/* 1 when the header's version says the segment ends with a seal once it is
+ * closed (SEG_VERSION), 0 for SEG_VERSION_1. */
+int elog__seg_header_sealed(const unsigned char *p);
 /* What is wrong with a header of which got bytes were read, for a report
  * that names the byte: the first of these that applies, or SEG_FAULT_NONE.
  * A wrong base is found after a wrong version; the reserved field, which
@@ -269,6 +272,41 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
  * NULL, the file's status in *st; or an errno value as elog__seg_open(). */
 int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
                  unsigned char *hdr, size_t *got, struct stat *st, char *msg);
+
+/* The seal at the end of a closed segment (elog(5), Segment files): the
+ * segment's place in the chain of the log's segments. */
+struct seal {
+	uint64_t next;		/* the base of the segment after it */
+	uint64_t end;		/* the offset after its last record */
+	uint64_t pos;		/* where the seal lies: the end of its records */
+	unsigned char id[SEAL_ID_LEN];	/* the log's id */
+};
+/* The log id of settings (32 hex digits) as the seal holds it. */
+void elog__seal_id(const char *hex, unsigned char *id);
+void elog__seal_encode(unsigned char *p, const struct seal *s);
+/* The one decoder of a seal: SEAL_SIZE bytes at p, read at byte pos of
+ * segment base.  0; ELOG_END when they are not a seal (no magic: the
+ * segment ends with a record); ELOG_CORRUPT when they are a damaged one. */
+int elog__seal_decode(const unsigned char *p, uint64_t base, uint64_t pos, struct seal *s);
+/* The seal at the end of segment base, open as fd, of size bytes: as
+ * elog__seal_decode(), or an errno value. */
+int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s);
+/* Write a seal at byte pos of fd (not synced). */
+int elog__seal_write(int fd, uint64_t pos, const struct seal *s);
+struct scan;
+/* What closed segment base (open as fd, scanned to its end by s) says of
+ * the one after it: its seal; for a segment of elog 0.2, which has none, a
+ * seal naming listed, the next segment listed.  ELOG_CORRUPT with msg
+ * when a segment of this version lacks its seal. */
+int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t listed,
+                         struct seal *seal, char *msg);
+
+/* What a segment says of the one after it. */
+enum {
+	CHAIN_NONE,		/* nothing: the active one, or of elog 0.2 */
+	CHAIN_SEALED,		/* its seal names the next base */
+	CHAIN_UNSEALED		/* closed without a seal: truncated */
+};
 
 struct seglist {
 	uint64_t *base;   /* sorted ascending */
@@ -333,6 +371,8 @@ struct scan {
 	size_t ra;             /* bytes the next read asks for: small after a
 	                        * seek, doubling up to cap as reading goes on */
 	int trunc;             /* last ELOG_CORRUPT was a short tail */
+	int sealed;            /* the last ELOG_END was at a seal: */
+	struct seal seal;      /* that one */
 };
 int elog__scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
 void elog__scan_free(struct scan *s);
@@ -620,6 +660,8 @@ struct segstate {
 	uint64_t overlap_pos, overlap_off;
 	int overlap;
 	int damaged;          /* any damage found in it */
+	int chain;            /* CHAIN_*: what it says of the next segment */
+	struct seal seal;     /* when CHAIN_SEALED */
 	/* For the segment the watermark names: */
 	int wm_boundary;      /* segment_bytes is the end of a record */
 	uint64_t wm_next;     /* offset after the last record it covers */
@@ -637,6 +679,13 @@ struct verify {
 	struct watermark wm;
 	int wm_state;
 	int wm_fix;           /* the watermark disagrees with the data */
+	/* Offsets the chain of segments says are lost, [first, last] pairs
+	 * (repair records them in FN_SALVAGED), and closed segments whose
+	 * seal repair writes again (their index in seg). */
+	uint64_t *lost;
+	size_t nlost;
+	uint64_t *reseal;
+	size_t nreseal;
 	int sick;             /* LOCK says a writer's fdatasync failed */
 	uint64_t *base, *ibase;
 	size_t n, ni;

@@ -128,7 +128,7 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
  * (nothing open) when it was removed since it was listed, -1 when it is
  * too new to hold anything durable yet. */
 static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
-                         struct scan *scp, int *gone)
+                         struct scan *scp, int *gone, int *chain, struct seal *seal)
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
@@ -180,11 +180,30 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 	}
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
+	*chain = CHAIN_NONE;
 	if (limit == UINT64_MAX) {
 		if (got < want)
 			sc.limit = got;
 		else if (fstat(fd, &st) == 0)
 			sc.limit = (uint64_t)st.st_size;
+		/* Its records end where its seal starts.  A damaged seal is
+		 * left to the scan, which reports it as the damage it is. */
+		if (elog__seg_header_sealed(sc.buf)) {
+			err = got < want && sc.limit >= SEG_HDR + SEAL_SIZE ?
+			      elog__seal_decode(sc.buf + sc.limit - SEAL_SIZE, base,
+			                        sc.limit - SEAL_SIZE, seal) :
+			      elog__seal_read(fd, base, sc.limit, seal);
+			if (err == 0) {
+				sc.limit = seal->pos;
+				*chain = CHAIN_SEALED;
+			} else if (err == ELOG_END) {
+				*chain = CHAIN_UNSEALED;
+			} else if (err != ELOG_CORRUPT) {
+				elog__scan_free(&sc);
+				close(fd);
+				return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+			}
+		}
 	}
 	*fdp = fd;
 	*scp = sc;
@@ -195,9 +214,10 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 {
 	struct scan sc;
-	int fd, err;
+	struct seal seal;
+	int fd, chain, err;
 
-	if ((err = seg_read_open(r, base, next, &fd, &sc, gone)) != 0 || *gone)
+	if ((err = seg_read_open(r, base, next, &fd, &sc, gone, &chain, &seal)) != 0 || *gone)
 		return err;
 	uint32_t flags = elog__seg_header_flags(sc.buf);
 	close_segment(r);
@@ -207,6 +227,9 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	r->seg_flags = flags;
 	r->seg_plain = elog__codec_plain(flags);
 	r->seg_id_known = 0;
+	r->chain = chain;
+	r->seal = seal;
+	r->seg_v2 = elog__seg_header_sealed(sc.buf);
 	r->last = 0;
 	r->have_last = 0;
 	r->next_base = next;
@@ -335,7 +358,7 @@ static int locate(elog_reader *r)
 			if (!r->gap_pending)
 				r->gap_first = r->want;
 			r->gap_last = sl->base[0] - 1;
-			r->gap_pending = 1;
+			r->gap_pending = ELOG_GAP_RETENTION;
 			r->want = sl->base[0];
 			i = 0;
 		}
@@ -365,6 +388,57 @@ static ssize_t cached_position(const elog_reader *r)
 	return i >= 0 && r->segs.base[i] == r->seg_base ? i : -1;
 }
 
+/* Whether the file open is still the one linked under its name. */
+static int seg_still_linked(elog_reader *r)
+{
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	elog__seg_name(name, r->seg_base, SEG_EXT);
+	return seg_identify(r) == 0 && fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_ino == r->seg_ino && st.st_dev == r->seg_dev;
+}
+
+/* At the end of the open segment, read to its end, before the segment
+ * based at next (UINT64_MAX: there is none, and the log's durable end is
+ * the next thing): 1 with a damage gap noted when the chain of segments
+ * says offsets were lost between them (a segment missing, this one
+ * truncated at a record boundary), 0 otherwise.  Ranges that salvage
+ * recorded report themselves; a segment compaction replaced under us is
+ * no loss (its replacement holds what we have not read: locate() again,
+ * -1). */
+static int chain_gap(elog_reader *r, uint64_t next)
+{
+	uint64_t from, to = next == UINT64_MAX ? r->wm.durable_end : next;
+	uint64_t a, b;
+	/* Opened while it was the active segment, it was read on to its
+	 * end once closed: what the scan found there tells. */
+	if (r->sc.sealed) {
+		r->chain = CHAIN_SEALED;
+		r->seal = r->sc.seal;
+	} else if (r->chain == CHAIN_NONE && r->seg_v2) {
+		r->chain = CHAIN_UNSEALED;
+	}
+	if (r->chain == CHAIN_SEALED)
+		from = r->seal.next;
+	else if (r->chain == CHAIN_UNSEALED)
+		from = r->have_last ? r->last + 1 : r->seg_base;
+	else
+		return 0;
+	if (from < r->want)
+		from = r->want;
+	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &a, &b)))
+		return 0;
+	if (!seg_still_linked(r)) {
+		r->segs_valid = 0;
+		return -1;
+	}
+	r->gap_first = from;
+	r->gap_last = to - 1;
+	r->gap_pending = ELOG_GAP_DAMAGE;
+	r->want = to;
+	return 1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
  * 0 when a (new) segment is open, ELOG_END when want is past the end.
  * A follower comes here after every batch: that costs nothing, and a
@@ -390,8 +464,17 @@ static int advance(elog_reader *r)
 		if ((i = cached_position(r)) < 0)
 			return locate(r);
 	}
-	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base)
+	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base) {
+		/* The newest segment listed: but one whose seal names a
+		 * next one that the watermark says holds durable records
+		 * has lost it. */
+		if ((size_t)i + 1 >= r->segs.n && r->seg_base < r->wm.segment_base &&
+		    (err = chain_gap(r, UINT64_MAX)) != 0)
+			return err > 0 ? 0 : locate(r);
 		return ELOG_END;
+	}
+	if ((err = chain_gap(r, r->segs.base[i + 1])) != 0)
+		return err > 0 ? 0 : locate(r);
 	if (elog__seglist_find(&r->segs, r->want) > i)
 		return locate(r);	/* want lies in a later segment */
 	/* The last records of this segment went by compaction: on to the
@@ -438,8 +521,8 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 	}
 	for (int ends = 0;;) {
 		if (r->gap_pending) {
+			r->gap_cause = r->gap_pending;
 			r->gap_pending = 0;
-			r->gap_cause = ELOG_GAP_RETENTION;
 			return ELOG_GAP;
 		}
 		int err;
@@ -848,7 +931,10 @@ static int back_locate(elog_reader *r, uint64_t p)
 			struct stat st;
 			int fd, gone;
 			back_close(r);
-			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone)) != 0)
+			struct seal seal;
+			int chain;
+			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone, &chain,
+			                         &seal)) != 0)
 				return err;
 			if (gone > 0) {
 				r->segs_valid = 0;	/* removed since listed */

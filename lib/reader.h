@@ -38,6 +38,10 @@ struct elog_reader {
 		struct index ix;
 	} ixc[4];
 	unsigned ixc_next;
+	int chain;		/* what the open segment says of the next
+				 * one: CHAIN_* */
+	struct seal seal;	/* its seal, when CHAIN_SEALED */
+	int seg_v2;		/* its version ends it with a seal */
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
 
@@ -49,7 +53,7 @@ struct elog_reader {
 	int segs_valid;
 	unsigned long lists;	/* listings made, for tests */
 
-	int gap_pending;
+	int gap_pending;	/* 0, or the cause of the gap noted */
 	uint64_t gap_first, gap_last;
 	int gap_cause;		/* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
 	struct holes holes;	/* the file "salvaged", as last loaded */

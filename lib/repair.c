@@ -170,6 +170,16 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss,
 	if ((err = elog__fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || got != SEG_HDR)
 		return elog__errmsg_set(v->msg, err ? err : ELOG_CORRUPT, "reading a header: %s",
 		                        elog_strerror(err ? err : ELOG_CORRUPT));
+	/* The cut segment is closed from now on: it ends with its seal,
+	 * naming the new one, durable before that one exists. */
+	if (elog__seg_header_sealed(hdr)) {
+		struct seal seal = { .next = end, .end = ss->next, .pos = ss->size };
+		elog__seal_id(v->set.id, seal.id);
+		elog__seg_name(name, ss->base, SEG_EXT);
+		if ((err = elog__seal_write(fd, ss->size, &seal)) != 0 ||
+		    (fdatasync(fd) < 0 && (err = errno) != 0))
+			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	}
 	elog__seg_name(name, end, SEG_EXT);
 	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), &sfd, &ifd)) != 0)
 		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
@@ -293,6 +303,47 @@ static int drop_stale_tmp(const char *name, void *arg)
 	return 0;
 }
 
+/* What the chain of segments says was lost is recorded as damage gaps,
+ * which readers report; then a closed segment whose seal is gone or
+ * damaged, but whose records are whole, is sealed again, naming the
+ * segment that follows it now. */
+static int repair_chain(struct verify *v)
+{
+	char name[NAME_MAX_LOCAL];
+	int err;
+	for (size_t k = 0; k + 1 < v->nlost; k += 2) {
+		if ((err = elog__holes_add(v->dfd, v->lost[k], v->lost[k + 1],
+		                           elog__fs_now_ms())) != 0)
+			return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+		repaired(v, FN_SALVAGED, ELOG_NOPOS,
+		         "offsets %llu-%llu recorded as lost to damage: readers report "
+		         "them as a gap", (unsigned long long)v->lost[k],
+		         (unsigned long long)v->lost[k + 1]);
+	}
+	for (size_t k = 0; k < v->nreseal; k++) {
+		size_t i = (size_t)v->reseal[k];
+		const struct segstate *ss = &v->seg[i];
+		struct seal seal = { .next = v->base[i + 1], .end = ss->next, .pos = ss->valid_end };
+		elog__seal_id(v->set.id, seal.id);
+		elog__seg_name(name, ss->base, SEG_EXT);
+		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
+		err = fd < 0 ? errno : 0;
+		if (!err && ftruncate(fd, (off_t)ss->valid_end) < 0)
+			err = errno;
+		if (!err)
+			err = elog__seal_write(fd, ss->valid_end, &seal);
+		if (!err && fdatasync(fd) < 0)
+			err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (err)
+			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+		repaired(v, name, ss->valid_end, "sealed again, naming segment %llu as the next",
+		         (unsigned long long)seal.next);
+	}
+	return 0;
+}
+
 int elog__repair_run(struct verify *v)
 {
 	int err = elog__fs_dir_each(v->dfd, drop_stale_tmp, v);
@@ -312,6 +363,8 @@ int elog__repair_run(struct verify *v)
 		if (err)
 			return err;
 	}
+	if ((err = repair_chain(v)) != 0)
+		return err;
 	if (v->start_fix && v->n) {
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */

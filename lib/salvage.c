@@ -258,6 +258,15 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 		err = append(&lost, &llen, &lcap, data, SEG_HDR);
 	}
 
+	/* The seal, when it is whole, ends the records and is kept; one
+	 * that is gone or damaged is written again, naming the next
+	 * segment listed (what was lost before it is a damaged range). */
+	struct seal seal = { .next = next_base, .end = next_base };
+	if (size >= SEG_HDR + SEAL_SIZE &&
+	    elog__seal_decode(data + size - SEAL_SIZE, base, size - SEAL_SIZE, &seal) == 0)
+		size -= SEAL_SIZE;
+	else
+		seal = (struct seal){ .next = next_base, .end = next_base };
 	uint64_t lo = base;	/* the next good record's offset is at least this */
 	size_t pos = SEG_HDR;
 	if (!err)
@@ -299,6 +308,16 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 		if ((err = rebuild_flags(m, k, old, keep, klen, &flags)) != 0)
 			goto out;
 		elog__seg_header_encode_flags(keep, base, flags);
+	}
+	if (elog__seg_header_sealed(keep)) {
+		unsigned char sb[SEAL_SIZE];
+		seal.pos = klen;
+		elog__seal_id(m->set.id, seal.id);
+		elog__seal_encode(sb, &seal);
+		if ((err = append(&keep, &klen, &kcap, sb, SEAL_SIZE)) != 0) {
+			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+			goto out;
+		}
 	}
 
 	/* 1: the damaged bytes, aside. */

@@ -64,6 +64,7 @@ void elog__scan_seek(struct scan *s, uint64_t pos)
 	}
 	s->pos = pos;
 	s->trunc = 0;
+	s->sealed = 0;
 }
 
 /* Make at least need bytes available from s->off on, if the file (up to the
@@ -112,6 +113,19 @@ static int fill(struct scan *s, size_t need)
 	return 0;
 }
 
+/* Bytes at the scan's position that are no record: the seal that ends a
+ * closed segment ends the scan (ELOG_END, with s->sealed) when it ends at
+ * the limit or the scan has none; anything else is damage. */
+static int at_seal(struct scan *s)
+{
+	if ((s->limit != UINT64_MAX && s->limit - s->pos != SEAL_SIZE) ||
+	    fill(s, SEAL_SIZE) != 0 || s->len - s->off < SEAL_SIZE ||
+	    elog__seal_decode(s->buf + s->off, s->base, s->pos, &s->seal) != 0)
+		return ELOG_CORRUPT;
+	s->sealed = 1;
+	return ELOG_END;
+}
+
 int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 {
 	s->trunc = 0;
@@ -130,7 +144,7 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 	}
 	uint32_t len = get32(s->buf + s->off);
 	if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)
-		return ELOG_CORRUPT;
+		return at_seal(s);
 	err = fill(s, (size_t)len + 4);
 	if (err)
 		return err;

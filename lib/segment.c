@@ -64,25 +64,8 @@ void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t fla
 	put32(p + SEG_AT_RESERVED, 0);
 }
 
-int elog__seg_header_check(const unsigned char *p, uint64_t base)
-{
-	if (memcmp(p, SEG_MAGIC, 8) != 0)
-		return ELOG_CORRUPT;
-	if (get32(p + 24) != elog__crc32c(0, p, 24))
-		return ELOG_CORRUPT;
-	uint32_t flags = get32(p + 12);
-	if (get32(p + 8) != SEG_VERSION || !elog__codec_flags_valid(flags))
-		return ELOG_BADVERSION;
-	if (get64(p + 16) != base)
-		return ELOG_CORRUPT;
-	return 0;
-}
-
-uint32_t elog__seg_header_flags(const unsigned char *p)
-{
-	return get32(p + SEG_AT_FLAGS);
-}
-
+/* The one verdict on a segment header: every other judgement of one is
+ * made from it. */
 int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 {
 	if (got < SEG_HDR)
@@ -91,14 +74,38 @@ int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 		return SEG_FAULT_MAGIC;
 	if (get32(p + SEG_AT_CRC) != elog__crc32c(0, p, SEG_AT_CRC))
 		return SEG_FAULT_CRC;
-	int err = elog__seg_header_check(p, base);
-	if (err == ELOG_BADVERSION)
+	uint32_t version = get32(p + SEG_AT_VERSION);
+	if ((version != SEG_VERSION_1 && version != SEG_VERSION) ||
+	    !elog__codec_flags_valid(get32(p + SEG_AT_FLAGS)))
 		return SEG_FAULT_VERSION;
-	if (err)
+	if (get64(p + SEG_AT_BASE) != base)
 		return SEG_FAULT_BASE;
 	if (get32(p + SEG_AT_RESERVED) != 0)
 		return SEG_FAULT_RESERVED;
 	return SEG_FAULT_NONE;
+}
+
+int elog__seg_header_check(const unsigned char *p, uint64_t base)
+{
+	switch (elog__seg_header_fault(p, SEG_HDR, base)) {
+	case SEG_FAULT_NONE:
+	case SEG_FAULT_RESERVED:
+		return 0;
+	case SEG_FAULT_VERSION:
+		return ELOG_BADVERSION;
+	default:
+		return ELOG_CORRUPT;
+	}
+}
+
+uint32_t elog__seg_header_flags(const unsigned char *p)
+{
+	return get32(p + SEG_AT_FLAGS);
+}
+
+int elog__seg_header_sealed(const unsigned char *p)
+{
+	return get32(p + SEG_AT_VERSION) >= SEG_VERSION;
 }
 
 int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
@@ -148,6 +155,88 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
 	if (!err && flags)
 		*flags = elog__seg_header_flags(hdr);
 	return err;
+}
+
+/* ---- The seal ---- */
+
+void elog__seal_id(const char *hex, unsigned char *id)
+{
+	memset(id, 0, SEAL_ID_LEN);
+	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
+		unsigned c = (unsigned char)hex[i];
+		unsigned v = c >= '0' && c <= '9' ? c - '0' :
+		             c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0;
+		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
+	}
+}
+
+void elog__seal_encode(unsigned char *p, const struct seal *s)
+{
+	memcpy(p, SEAL_MAGIC, 8);
+	put64(p + SEAL_AT_NEXT, s->next);
+	put64(p + SEAL_AT_END, s->end);
+	put64(p + SEAL_AT_POS, s->pos);
+	memcpy(p + SEAL_AT_ID, s->id, SEAL_ID_LEN);
+	put32(p + SEAL_AT_CRC, elog__crc32c(0, p, SEAL_AT_CRC));
+	put32(p + SEAL_AT_RESERVED, 0);
+}
+
+int elog__seal_decode(const unsigned char *p, uint64_t base, uint64_t pos, struct seal *s)
+{
+	if (memcmp(p, SEAL_MAGIC, 8) != 0)
+		return ELOG_END;
+	if (get32(p + SEAL_AT_CRC) != elog__crc32c(0, p, SEAL_AT_CRC) ||
+	    get32(p + SEAL_AT_RESERVED) != 0)
+		return ELOG_CORRUPT;
+	s->next = get64(p + SEAL_AT_NEXT);
+	s->end = get64(p + SEAL_AT_END);
+	s->pos = get64(p + SEAL_AT_POS);
+	memcpy(s->id, p + SEAL_AT_ID, SEAL_ID_LEN);
+	if (s->pos != pos || s->end < base || s->next < s->end)
+		return ELOG_CORRUPT;
+	return 0;
+}
+
+int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s)
+{
+	unsigned char p[SEAL_SIZE];
+	size_t got;
+	if (size < SEG_HDR + SEAL_SIZE)
+		return ELOG_END;
+	int err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got);
+	if (err)
+		return err;
+	if (got < SEAL_SIZE)
+		return ELOG_END;
+	return elog__seal_decode(p, base, size - SEAL_SIZE, s);
+}
+
+int elog__seal_write(int fd, uint64_t pos, const struct seal *s)
+{
+	unsigned char p[SEAL_SIZE];
+	elog__seal_encode(p, s);
+	return elog__fs_pwrite_all(fd, p, SEAL_SIZE, (off_t)pos);
+}
+
+int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t listed,
+                         struct seal *seal, char *msg)
+{
+	unsigned char hdr[SEG_HDR];
+	char name[NAME_MAX_LOCAL];
+	size_t got;
+	if (s->sealed) {
+		*seal = s->seal;
+		return 0;
+	}
+	int err = elog__fs_pread_full(fd, hdr, SEG_HDR, 0, &got);
+	elog__seg_name(name, base, SEG_EXT);
+	if (err)
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	if (got == SEG_HDR && elog__seg_header_sealed(hdr))
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: a closed segment without its "
+		                        "seal: it was truncated (see elog-verify)", name);
+	*seal = (struct seal){ .next = listed, .end = listed, .pos = s->pos };
+	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -618,6 +618,8 @@ struct segcheck {
 	uint64_t base;
 	uint64_t next_base;       /* of the segment after it; UINT64_MAX */
 	int active;               /* the newest segment */
+	int sealed;               /* its version ends it with a seal */
+	uint64_t end;             /* where its records end */
 	int wm_seg;               /* the one the watermark names */
 	uint64_t acked;           /* bytes of it the watermark vouches for */
 	int fresh;                /* nothing in it was ever promised */
@@ -668,6 +670,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);
+	c->sealed = elog__seg_header_sealed(hdr);
 	return 0;
 skip:
 	close(c->fd);
@@ -824,11 +827,11 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 		err = 0;
 		ss->bad_at = at;
 		if (c->active && at >= c->acked)
-			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, ss->size,
+			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, c->end,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
-			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, ss->size,
+			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, c->end,
 			               c->active ? ", below the durable end" : "");
 	} else if (err) {
 		err = elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
@@ -837,6 +840,45 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 		ss->idx_bad = 1;
 	progress(v, ss->size > ss->valid_end ? ss->size - ss->valid_end : 0);
 	return err;
+}
+
+/* Where the records of the open segment end: before its seal, when it
+ * has one.  A closed segment of version 2 must: its seal is checked here,
+ * and its place in the chain by check_chain() once all are read. */
+static int check_seal(struct verify *v, struct segcheck *c)
+{
+	struct segstate *ss = c->ss;
+	c->end = ss->size;
+	ss->chain = CHAIN_NONE;
+	if (!c->sealed)
+		return 0;
+	int err = elog__seal_read(c->fd, c->base, ss->size, &ss->seal);
+	if (err == 0) {
+		unsigned char id[SEAL_ID_LEN];
+		c->end = ss->seal.pos;
+		ss->chain = CHAIN_SEALED;
+		elog__seal_id(v->set.id, id);
+		if (v->have_set && memcmp(id, ss->seal.id, SEAL_ID_LEN) != 0)
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, ss->seal.pos + SEAL_AT_ID,
+			       "its seal names another log: a segment copied in from "
+			       "elsewhere? (move it out and run elog-verify again)");
+		return 0;
+	}
+	if (err == ELOG_CORRUPT) {
+		c->end = ss->size - SEAL_SIZE;
+		if (!c->active)
+			ss->chain = CHAIN_UNSEALED;
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, c->end, "damaged seal "
+		       "(the last %u bytes); its records are checked without it", SEAL_SIZE);
+		return 0;
+	}
+	if (err != ELOG_END)
+		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
+	/* No seal: the newest segment has none until the writer rolls; a
+	 * closed one lost its end (check_chain() says what). */
+	if (!c->active)
+		ss->chain = CHAIN_UNSEALED;
+	return 0;
 }
 
 /* Read the records of the open segment, its index beside them. */
@@ -853,7 +895,9 @@ static int check_records(struct verify *v, struct segcheck *c)
 		free(c->ic);
 		return err;
 	}
-	if ((err = elog__scan_init(&s, c->fd, c->base, SEG_HDR, ss->size)) != 0) {
+	if ((err = check_seal(v, c)) != 0)
+		goto out;
+	if ((err = elog__scan_init(&s, c->fd, c->base, SEG_HDR, c->end)) != 0) {
 		err = elog__errmsg_set(v->msg, err, "%s", elog_strerror(err));
 		goto out;
 	}
@@ -955,6 +999,90 @@ static void check_overlap(struct verify *v, size_t i)
 		       "offset %llu is not below the next segment's base %llu "
 		       "(the segments overlap)", (unsigned long long)a->overlap_off,
 		       (unsigned long long)b->base);
+}
+
+/* Offsets [from, to) lost between two segments, unless salvage recorded
+ * them (check_salvaged() speaks of those). */
+static void chain_loss(struct verify *v, const struct holes *h, const char *name,
+                       uint64_t pos, uint64_t from, uint64_t to, const char *why)
+{
+	uint64_t a, b;
+	if (from >= to || elog__holes_find(h, from, to - 1, &a, &b))
+		return;
+	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
+		v->nlost--;
+	report(v, ELOG_PROBLEM_DAMAGE, name, pos, "offsets %llu-%llu are lost: %s; "
+	       "restore the segments from a backup, or run elog-verify --repair to "
+	       "record the loss", (unsigned long long)from, (unsigned long long)(to - 1), why);
+}
+
+/* The chain of segments: each closed segment's seal names the base of the
+ * next one, so a segment missing, one truncated at a record boundary or
+ * one that does not belong shows here even though every file reads. */
+static void check_chain(struct verify *v)
+{
+	struct holes h = { 0 };
+	char why[160];
+	elog__holes_load(v->dfd, &h);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct segstate *a = &v->seg[i];
+		char name[NAME_MAX_LOCAL];
+		uint64_t next = i + 1 < v->n ? v->base[i + 1] : UINT64_MAX;
+		elog__seg_name(name, a->base, SEG_EXT);
+		if (a->chain == CHAIN_UNSEALED) {
+			snprintf(why, sizeof why, "the closed segment ends at byte %llu "
+			         "without its seal: it was truncated",
+			         (unsigned long long)a->valid_end);
+			if (a->next < next)
+				chain_loss(v, &h, name, a->valid_end, a->next, next, why);
+			else
+				report(v, ELOG_PROBLEM_DAMAGE, name, a->valid_end,
+				       "the closed segment lost its seal (byte %llu on): "
+				       "run elog-verify --repair to write it again",
+				       (unsigned long long)a->valid_end);
+			if (a->clean)
+				push(&v->reseal, &v->nreseal, i);
+			continue;
+		}
+		if (a->chain != CHAIN_SEALED)
+			continue;
+		uint64_t at = a->seal.pos + SEAL_AT_NEXT;
+		if (a->clean && a->next > a->seal.end)
+			report(v, ELOG_PROBLEM_DAMAGE, name, a->seal.pos + SEAL_AT_END,
+			       "its seal says its records end before offset %llu, but "
+			       "offset %llu is in it", (unsigned long long)a->seal.end,
+			       (unsigned long long)(a->next - 1));
+		if (next == UINT64_MAX) {
+			/* Sealed and newest: a writer between its seal and the
+			 * next segment, unless records past it were durable. */
+			if (v->wm_state == WM_OK && v->wm.durable_end > a->seal.next) {
+				snprintf(why, sizeof why, "the seal names segment %llu as the "
+				         "next, which is missing, and the watermark says they "
+				         "were durable", (unsigned long long)a->seal.next);
+				chain_loss(v, &h, name, at, a->seal.next, v->wm.durable_end, why);
+			}
+		} else if (a->seal.next < next) {
+			snprintf(why, sizeof why, "the seal names segment %llu as the next, "
+			         "but the next one is %llu: segments are missing",
+			         (unsigned long long)a->seal.next, (unsigned long long)next);
+			chain_loss(v, &h, name, at, a->seal.next, next, why);
+		} else if (a->seal.next > next && !a->overlap) {
+			const struct segstate *b = &v->seg[i + 1];
+			char bname[NAME_MAX_LOCAL];
+			elog__seg_name(bname, b->base, SEG_EXT);
+			if (b->clean && b->next <= a->seal.next && i + 2 < v->n)
+				report(v, ELOG_PROBLEM_WARNING, bname, ELOG_NOPOS,
+				       "lies inside the range of %s, whose seal names %llu as "
+				       "the next: a merge was interrupted; the next elog-compact "
+				       "removes it", name, (unsigned long long)a->seal.next);
+			else
+				report(v, ELOG_PROBLEM_DAMAGE, bname, ELOG_NOPOS,
+				       "is not in the log's chain: %s's seal names %llu as the "
+				       "next segment (a segment copied in from elsewhere?)",
+				       name, (unsigned long long)a->seal.next);
+		}
+	}
+	elog__holes_free(&h);
 }
 
 /* ---- the watermark against the data ---- */
@@ -1129,6 +1257,7 @@ static int check_all(struct verify *v)
 		if (i > 0)
 			check_overlap(v, i - 1);
 	}
+	check_chain(v);
 	check_watermark(v);
 	check_consumers(v);
 	check_salvaged(v);
@@ -1140,6 +1269,10 @@ static void verify_free(struct verify *v)
 	free(v->base);
 	free(v->ibase);
 	free(v->seg);
+	free(v->lost);
+	free(v->reseal);
+	v->lost = v->reseal = NULL;
+	v->nlost = v->nreseal = 0;
 	v->start_fix = 0;
 	v->base = v->ibase = NULL;
 	v->seg = NULL;

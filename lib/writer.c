@@ -609,15 +609,37 @@ static int lock_take(elog *w)
 
 /* ---- writing a batch ---- */
 
-/* Make the open segment the one based at base: sync the old one and its
- * index (so that closed segments and their indexes are durable: only the
- * active segment's index is rebuilt after a crash), then create the new
- * one. */
+/* End the open segment with its seal, naming base as the next one, if
+ * its version has seals (a segment of elog 0.2 goes on without).  Its
+ * records end at the open size, and base is the offset after the last. */
+static int seal_open_segment(elog *w, uint64_t base)
+{
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int err = elog__fs_pread_full(w->segfd, hdr, SEG_HDR, 0, &got);
+	if (!err && got < SEG_HDR)
+		err = ELOG_CORRUPT;
+	if (err || !elog__seg_header_sealed(hdr))
+		return err;
+	struct seal s = { .next = base, .end = base, .pos = w->seg_size };
+	elog__seal_id(w->set.id, s.id);
+	return elog__seal_write(w->segfd, w->seg_size, &s);
+}
+
+/* Make the open segment the one based at base: seal the old one, sync it
+ * and its index (so that closed segments and their indexes are durable:
+ * only the active segment's index is rebuilt after a crash), then create
+ * the new one.  A crash before the new one is linked leaves the seal at
+ * the end of what is still the active segment, past its records: the
+ * next writer's recovery cuts it like any torn tail. */
 static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
 	elog__seg_name(name, w->seg_base, SEG_EXT);
+	if ((err = seal_open_segment(w, base)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: writing its seal at byte %llu: %s", name,
+		                  (unsigned long long)w->seg_size, elog_strerror(err));
 	if (fdatasync(w->segfd) < 0) {
 		*sick = 1;
 		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));

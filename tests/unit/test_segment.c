@@ -47,7 +47,7 @@ START_TEST(header_round_trip)
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 12345);
 	ck_assert_mem_eq(h, "ELOGSEG\n", 8);
-	ck_assert_uint_eq(get32(h + 8), 1);
+	ck_assert_uint_eq(get32(h + 8), 2);
 	ck_assert_uint_eq(get32(h + 12), 0);
 	ck_assert_uint_eq(get64(h + 16), 12345);
 	ck_assert_uint_eq(get32(h + 24), elog__crc32c(0, h, 24));
@@ -86,15 +86,72 @@ START_TEST(header_newer_version)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 7);
-	put32(h + 8, 2);
+	put32(h + 8, 3);
 	put32(h + 24, elog__crc32c(0, h, 24));
 	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
+	/* Version 1, of elog 0.2, is read, and has no seal. */
+	put32(h + 8, 1);
+	put32(h + 24, elog__crc32c(0, h, 24));
+	ck_assert_int_eq(elog__seg_header_check(h, 7), 0);
+	ck_assert_int_eq(elog__seg_header_sealed(h), 0);
+	elog__seg_header_encode(h, 7);
+	ck_assert_int_eq(elog__seg_header_sealed(h), 1);
 	/* A codec this version does not know is a newer format too. */
 	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
 	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
 	/* A dictionary without a codec is nothing this version wrote. */
 	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
 	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
+}
+END_TEST
+
+/* The seal's bytes, as elog(5) gives them. */
+START_TEST(seal_round_trip)
+{
+	unsigned char p[SEAL_SIZE];
+	struct seal s = { .next = 500, .end = 499, .pos = 4000 }, d;
+	elog__seal_id("00112233445566778899aabbccddeeff", s.id);
+	ck_assert_uint_eq(s.id[0], 0x00);
+	ck_assert_uint_eq(s.id[5], 0x55);
+	ck_assert_uint_eq(s.id[15], 0xff);
+	elog__seal_encode(p, &s);
+	ck_assert_mem_eq(p, "ELOGSEAL", 8);
+	ck_assert_uint_eq(get64(p + 8), 500);
+	ck_assert_uint_eq(get64(p + 16), 499);
+	ck_assert_uint_eq(get64(p + 24), 4000);
+	ck_assert_mem_eq(p + 32, s.id, 16);
+	ck_assert_uint_eq(get32(p + 48), elog__crc32c(0, p, 48));
+	ck_assert_uint_eq(get32(p + 52), 0);
+	ck_assert_int_eq(elog__seal_decode(p, 100, 4000, &d), 0);
+	ck_assert_uint_eq(d.next, 500);
+	ck_assert_uint_eq(d.end, 499);
+	ck_assert_uint_eq(d.pos, 4000);
+	ck_assert_mem_eq(d.id, s.id, 16);
+}
+END_TEST
+
+/* A seal read anywhere but where it says it lies, or with any byte
+ * changed, is damage; bytes without its magic are no seal at all. */
+START_TEST(seal_damage_is_told_from_no_seal)
+{
+	unsigned char p[SEAL_SIZE];
+	struct seal s = { .next = 500, .end = 500, .pos = 4000 }, d;
+	elog__seal_encode(p, &s);
+	ck_assert_int_eq(elog__seal_decode(p, 100, 4001, &d), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seal_decode(p, 501, 4000, &d), ELOG_CORRUPT);
+	for (int byte = 8; byte < (int)SEAL_SIZE; byte++) {
+		elog__seal_encode(p, &s);
+		p[byte] ^= 0x04;
+		ck_assert_msg(elog__seal_decode(p, 100, 4000, &d) == ELOG_CORRUPT, "byte %d", byte);
+	}
+	elog__seal_encode(p, &s);
+	p[0] = 'X';
+	ck_assert_int_eq(elog__seal_decode(p, 100, 4000, &d), ELOG_END);
+	/* The next base below the end: not a seal a writer makes. */
+	s.next = 400;
+	s.end = 450;
+	elog__seal_encode(p, &s);
+	ck_assert_int_eq(elog__seal_decode(p, 100, 4000, &d), ELOG_CORRUPT);
 }
 END_TEST
 
@@ -317,6 +374,8 @@ int main(void)
 	tcase_add_test(tc, header_bad_magic_or_crc);
 	tcase_add_test(tc, header_newer_version);
 	tcase_add_test(tc, header_flags_round_trip);
+	tcase_add_test(tc, seal_round_trip);
+	tcase_add_test(tc, seal_damage_is_told_from_no_seal);
 	tcase_add_test(tc, seglist_sorted_and_filtered);
 	tcase_add_test(tc, seglist_many);
 	tcase_add_test(tc, seglist_empty_dir);

@@ -755,6 +755,16 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 		unsigned char *seg = ut_read_file(ut_seg_path(dir, sl.base[i], SEG_EXT), &len);
 		ck_assert_int_eq(elog__seg_header_check(seg, sl.base[i]), 0);
 		uint64_t pos = SEG_HDR, n = 0;
+		/* Every closed segment ends with its seal, naming the next. */
+		if (i + 1 < sl.n) {
+			struct seal seal;
+			ck_assert_uint_ge(len, SEG_HDR + SEAL_SIZE);
+			ck_assert_int_eq(elog__seal_decode(seg + len - SEAL_SIZE, sl.base[i],
+			                                   len - SEAL_SIZE, &seal), 0);
+			ck_assert_uint_eq(seal.next, sl.base[i + 1]);
+			ck_assert_uint_eq(seal.end, sl.base[i + 1]);
+			len -= SEAL_SIZE;
+		}
 		while (pos < len) {
 			struct elog_record r;
 			ck_assert_int_eq(elog__rec_decode(seg + pos, len - pos, &r, &got), 0);
@@ -833,7 +843,7 @@ START_TEST(record_larger_than_segment_goes_alone)
 	ck_assert_uint_eq(bases[0], 0);
 	ck_assert_uint_eq(bases[1], 5);
 	ck_assert_uint_eq(bases[2], 6);
-	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + elog__rec_size(0, 10000));
+	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + elog__rec_size(0, 10000) + SEAL_SIZE);
 	free(big);
 }
 END_TEST

@@ -268,12 +268,42 @@ static inline uint64_t ut_append_rec(const char *path, const struct elog_record 
 	return pos;
 }
 
-/* A segment file holding only its header. */
-static inline void ut_seg_create(const char *dir, uint64_t base)
+/* A segment file holding only its header, of version 1 (elog 0.2): the
+ * segments made by hand need no seal when closed.  ut_seg_create_sealed()
+ * makes one of this version, which ut_seg_seal() closes. */
+static inline void ut_seg_create_version(const char *dir, uint64_t base, uint32_t version)
 {
 	unsigned char hdr[SEG_HDR];
 	elog__seg_header_encode(hdr, base);
+	put32(hdr + SEG_AT_VERSION, version);
+	put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
 	ut_write_file(ut_seg_path(dir, base, SEG_EXT), hdr, SEG_HDR);
+}
+
+static inline void ut_seg_create(const char *dir, uint64_t base)
+{
+	ut_seg_create_version(dir, base, SEG_VERSION_1);
+}
+
+static inline void ut_seg_create_sealed(const char *dir, uint64_t base)
+{
+	ut_seg_create_version(dir, base, SEG_VERSION);
+}
+
+/* End segment base of dir with a seal naming next (of the log with id
+ * hex, or zeros when NULL); returns where the seal starts. */
+static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next,
+                                   uint64_t end, const char *hex)
+{
+	const char *path = ut_seg_path(dir, base, SEG_EXT);
+	char path_copy[1200];
+	unsigned char p[SEAL_SIZE];
+	snprintf(path_copy, sizeof path_copy, "%s", path);
+	struct seal s = { .next = next, .end = end, .pos = ut_file_size(path_copy) };
+	elog__seal_id(hex ? hex : "", s.id);
+	elog__seal_encode(p, &s);
+	ut_append_file(path_copy, p, SEAL_SIZE);
+	return s.pos;
 }
 
 /* Append records with the given offsets to segment base of dir; record i
