@@ -184,6 +184,7 @@ static void print_json(const char *dir, const struct elog_summary *s,
 	j_u64("sample_bytes", s->sample_stored);
 	j_close('}');
 	j_bool("damaged", s->damaged);
+	j_u64("lost", s->lost);
 	j_key("consumers");
 	j_open('[');
 	for (size_t i = 0; i < n; i++) {
@@ -311,6 +312,9 @@ static void print_text(const char *dir, const struct elog_summary *s,
 		     s->settings.compression_level);
 	else
 		line("compression", "none");
+	if (s->lost)
+		line("lost", "%llu offsets to damage: run elog-verify",
+		     (unsigned long long)s->lost);
 	if (s->damaged)
 		line("damage", "found in what was read: run elog-verify");
 	line("consumers", "%zu", n);

@@ -493,6 +493,9 @@ struct elog_summary {
 	/* When retention and compaction last finished a run; INT64_MIN: never. */
 	int64_t retain_last_ms, compact_last_ms;
 	int damaged;             /* a record or header it read was damaged */
+	uint64_t lost;           /* offsets lost to damage: gaps in the chain
+	                          * of segments, ranges salvage recorded;
+	                          * records leaves them out */
 };
 /* Fill *s for the log DIR; free it with elog_summary_free(). */
 int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);

@@ -28,6 +28,7 @@ struct sum {
 	int dfd;
 	struct watermark wm;
 	struct seglist sl;
+	int truncated;		/* a closed segment lost its seal */
 };
 
 /* Bytes of segment base that readers may read: all of a closed segment,
@@ -61,6 +62,46 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
 	if (err)
 		return elog__errmsg_set(u->msg, err, "%s", why);
 	*limit = durable_bytes(u, base, (uint64_t)st.st_size);
+	return 0;
+}
+
+/* The offsets lost to damage: the ranges salvage recorded, and the gaps
+ * the seals of closed segments show in the chain of segments (one pread
+ * of each closed segment's end). */
+static int count_lost(struct sum *u)
+{
+	struct holes h = { 0 };
+	uint64_t a, b;
+	if (elog__holes_load(u->dfd, &h) != 0)
+		u->s->damaged = 1;
+	for (size_t i = 0; i < h.n; i++)
+		u->s->lost += h.v[i].last - h.v[i].first + 1;
+	for (size_t i = 0; i < u->sl.n; i++) {
+		unsigned char hdr[SEG_HDR];
+		struct stat st;
+		struct seal seal;
+		size_t got;
+		int fd;
+		uint64_t base = u->sl.base[i];
+		uint64_t next = i + 1 < u->sl.n ? u->sl.base[i + 1] : u->wm.durable_end;
+		if (i + 1 == u->sl.n && base >= u->wm.segment_base)
+			break;		/* the active segment: no seal yet */
+		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
+			continue;	/* gone since listed, or reported elsewhere */
+		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&
+		          elog__seg_header_sealed(hdr) ?
+		          elog__seal_read(fd, base, (uint64_t)st.st_size, &seal) : -1;
+		close(fd);
+		if (err == ELOG_END || err == ELOG_CORRUPT) {
+			u->s->damaged = 1;	/* truncated, or its seal damaged */
+			u->truncated = 1;
+		} else if (err == 0 && seal.next < next &&
+		           !(h.n && elog__holes_find(&h, seal.next, next - 1, &a, &b))) {
+			u->s->damaged = 1;
+			u->s->lost += next - seal.next;
+		}
+	}
+	elog__holes_free(&h);
 	return 0;
 }
 
@@ -257,13 +298,16 @@ static int summarize(struct sum *u)
 		return elog__errmsg_set(u->msg, err, "reading the directory: %s", elog_strerror(err));
 	if ((err = find_first(u)) != 0 || (err = find_last(u)) != 0)
 		return err;
+	if ((err = count_lost(u)) != 0)
+		return err;
 	if (s->have_first && s->have_last && s->last >= s->first)
 		s->records = s->last - s->first + 1;
+	s->records = s->records > s->lost ? s->records - s->lost : 0;
 	s->retain_last_ms = elog__lastrun_read(u->dfd, FN_RETAIN_LAST);
 	s->compact_last_ms = elog__lastrun_read(u->dfd, FN_COMPACT_LAST);
 	/* Offsets are dense until compaction removes records; a log that
 	 * was compacted by an older elog shows it by its compact.state. */
-	s->records_exact = s->compact_last_ms == INT64_MIN &&
+	s->records_exact = s->compact_last_ms == INT64_MIN && !u->truncated &&
 	                   fstatat(u->dfd, FN_COMPACT_STATE, &st, AT_SYMLINK_NOFOLLOW) < 0;
 	holders(u);
 	return 0;

@@ -142,8 +142,8 @@ class Values:
             raise Damage("%s: record at byte %d: bad zstd frame (%s)" % (name, pos, e))
 
 
-def read_segment(data, name, base, values):
-    """Yield (pos, offset, ts, schema, key, value) from the bytes given."""
+def segment_version(data, name, base):
+    """The header's version, once magic, crc, base and codec are checked."""
     if len(data) < 32:
         raise Damage("%s: truncated header" % name)
     magic, version, flags, hbase, hcrc = struct.unpack_from("<8sIIQI", data, 0)
@@ -151,8 +151,30 @@ def read_segment(data, name, base, values):
         raise Damage("%s: bad segment header" % name)
     # Bytes 28-31 are reserved: readers do not look at them.
     codec, dictionary = flags & 0xFF, flags >> 8
-    if version != 1 or codec > 1 or (codec == 0 and dictionary != 0):
+    if version not in (1, 2) or codec > 1 or (codec == 0 and dictionary != 0):
         raise Unsupported("%s: a segment format this reader does not know" % name)
+    return version
+
+
+def split_seal(data, name, base):
+    """A closed segment of version 2: (its records' bytes, the base its
+    seal names as the next), or (data, None) when the seal is gone."""
+    n = len(data) - 56
+    if n < 32 or data[n:n + 8] != b"ELOGSEAL":
+        return data, None
+    nxt, end, pos = struct.unpack_from("<QQQ", data, n + 8)
+    crc, reserved = struct.unpack_from("<II", data, n + 48)
+    if (crc != crc32c(data[n:n + 48]) or reserved != 0 or pos != n
+            or end < base or nxt < end):
+        raise Damage("%s: damaged seal at byte %d" % (name, n))
+    return data[0:n], nxt
+
+
+def read_segment(data, name, base, values):
+    """Yield (pos, offset, ts, schema, key, value) from the bytes given."""
+    segment_version(data, name, base)
+    flags = struct.unpack_from("<I", data, 12)[0]
+    codec, dictionary = flags & 0xFF, flags >> 8
     pos = 32
     while pos < len(data):
         if len(data) - pos < 4:
@@ -199,12 +221,16 @@ def read_log(directory, out):
             bases = list_segments(directory)
             i = max(bisect.bisect_right(bases, want) - 1, 0)
             continue
-        if base == active and i + 1 == len(bases):
+        closed = not (base == active and i + 1 == len(bases))
+        if not closed:
             # The active segment: only what the watermark says was synced
             # (a segment it names that has a successor is read whole).
             if active_bytes <= 32:
                 break
             data = data[0:active_bytes]
+        seal_next = None
+        if closed and segment_version(data, name, base) == 2:
+            data, seal_next = split_seal(data, name, base)
         prev = None
         for pos, offset, ts, schema, key, value in read_segment(data, name, base, values):
             if offset < base or (prev is not None and offset <= prev):
@@ -217,6 +243,18 @@ def read_log(directory, out):
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
+        # The chain of segments: what the seal names next must be the next
+        # segment listed (or, for the newest, nothing durable lies past
+        # it); a closed segment of version 2 without a seal was cut short.
+        if closed and segment_version(data, name, base) == 2:
+            nxt = bases[i + 1] if i + 1 < len(bases) else end
+            lost_from = seal_next if seal_next is not None else (
+                prev + 1 if prev is not None else base)
+            lost_from = max(lost_from, want)
+            if lost_from < nxt:
+                sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
+                                 % (directory, lost_from, nxt - 1))
+                want = nxt
         i += 1
 
 
