@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# chain.bats: a log knows its own chain of segments (elog(5), Segment
+# files): each closed segment ends with a seal naming the next one, so a
+# segment deleted, a closed segment truncated at a record boundary or a
+# segment of another log is told by elog-verify, by readers and by
+# elog-cat -L, never taken for compaction.
+
+load helpers
+
+# Five segments or more of 3000 records ({"n":1} ... {"n":3000}).
+make_log() {
+	seq 3000 | sed 's/.*/{"n":&}/' | elog-append --segment-bytes 16384 "$LOG"
+	[ "$(ls "$LOG"/*.log | wc -l)" -ge 5 ]
+}
+
+# The base of the Nth segment (1 = the first).
+nth_base() {
+	ls "$LOG" | grep '\.log$' | sed -n "${1}p" | sed 's/\.log$//; s/^0*\([0-9]\)/\1/'
+}
+
+seg() {
+	printf '%s/%020d.log' "$LOG" "$1"
+}
+
+@test "every closed segment ends with a seal naming the next segment" {
+	make_log
+	local b2 tail
+	b2=$(nth_base 2)
+	tail=$(tail -c 56 "$(seg 0)" | od -An -tx1 -N16 | tr -d ' \n')
+	# "ELOGSEAL", then the next base as a little-endian u64.
+	[ "${tail:0:16}" = "454c4f475345414c" ]
+	[ "$(python3 -c 'import sys,struct; print(struct.unpack("<Q", bytes.fromhex(sys.argv[1][16:32]))[0])' "$tail")" = "$b2" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}
+
+@test "a deleted segment: verify names the offsets, --strict fails, -L counts them" {
+	make_log
+	local b2 b3
+	b2=$(nth_base 2)
+	b3=$(nth_base 3)
+	rm "$(seg "$b2")"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $b2-$((b3 - 1)) are lost: the seal names segment $b2 as the next, but the next one is $b3: segments are missing"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $b2-$((b3 - 1)) were lost to damage"* ]]
+	# Without --strict: every other record, and the loss said on stderr.
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq $((3000 - (b3 - b2))) ]
+	[[ "$stderr" == *"offsets $b2-$((b3 - 1)) were lost to damage"* ]]
+	run elog-cat -L --json "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"\"records\":$((3000 - (b3 - b2))),"* ]]
+	[[ "$output" == *"\"damaged\":true,\"lost\":$((b3 - b2))"* ]]
+	run elog-cat -L "$LOG"
+	[[ "$output" == *"lost         $((b3 - b2)) offsets to damage: run elog-verify"* ]]
+}
+
+@test "a read from inside a deleted segment reports the gap, then goes on" {
+	make_log
+	local b2 b3
+	b2=$(nth_base 2)
+	b3=$(nth_base 3)
+	rm "$(seg "$b2")"
+	run --separate-stderr elog-cat -o $((b2 + 5)) -c 1 "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "{\"offset\":$b3,"* ]]
+	[[ "$stderr" == *"offsets $((b2 + 5))-$((b3 - 1)) were lost to damage"* ]]
+}
+
+@test "a closed segment truncated at a record boundary is a loss, not compaction" {
+	make_log
+	local b2
+	b2=$(nth_base 2)
+	# Cut the seal and the last two records, exactly at a record's end.
+	python3 - "$(seg 0)" <<'EOF'
+import struct, sys
+p = sys.argv[1]
+d = open(p, "rb").read()
+pos, ends = 32, []
+while pos < len(d) - 56:
+    (n,) = struct.unpack_from("<I", d, pos)
+    pos += 4 + n
+    ends.append(pos)
+open(p, "r+b").truncate(ends[-3])
+EOF
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $((b2 - 2))-$((b2 - 1)) are lost: the closed segment ends at byte"*"without its seal: it was truncated"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $((b2 - 2))-$((b2 - 1)) were lost to damage"* ]]
+}
+
+@test "a segment of another log dropped in is named" {
+	make_log
+	local other=$T/other b2
+	b2=$(nth_base 2)
+	seq 3000 | sed 's/.*/{"n":&}/' | elog-append --segment-bytes 16384 "$other"
+	cp "$other/$(basename "$(seg "$b2")")" "$(seg "$b2")"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): byte "*": its seal names another log: a segment copied in from elsewhere?"* ]]
+}
+
+@test "the newest segment deleted: readers and verify report what was durable" {
+	make_log
+	local last end
+	last=$(ls "$LOG" | grep '\.log$' | tail -1 | sed 's/\.log$//; s/^0*\([0-9]\)/\1/')
+	rm "$(seg "$last")"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $last-2999 are lost: the seal names segment $last as the next, which is missing"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $last-2999 were lost to damage"* ]]
+}
+
+@test "elog-verify --repair records a chain's loss; readers still report it" {
+	make_log
+	local b2 b3
+	b2=$(nth_base 2)
+	b3=$(nth_base 3)
+	rm "$(seg "$b2")"
+	run elog-verify --repair "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"salvaged: repaired: offsets $b2-$((b3 - 1)) recorded as lost to damage"* ]]
+	grep -q "^$b2 $((b3 - 1)) " "$LOG/salvaged"
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $b2-$((b3 - 1)) were lost to damage"* ]]
+	# New records go on above the old end: no offset names two records.
+	echo '{"n":"new"}' | elog-append "$LOG"
+	run elog-cat -o 3000 "$LOG"
+	[ "$output" = "$(elog-cat -o 3000 -c 1 "$LOG")" ]
+	[[ "$output" == *'"offset":3000,'*'"new"'* ]]
+}
+
+@test "a closed segment whose seal alone was cut: --repair seals it again" {
+	make_log
+	local size
+	size=$(stat -c %s "$(seg 0)")
+	truncate -s $((size - 56)) "$(seg 0)"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the closed segment lost its seal"*"run elog-verify --repair to write it again"* ]]
+	run elog-verify --repair "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sealed again, naming segment $(nth_base 2) as the next"* ]]
+	[ "$(stat -c %s "$(seg 0)")" -eq "$size" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}
+
+@test "compaction that empties a segment keeps the chain whole" {
+	# One key: every segment but the newest is emptied by compaction.
+	seq 2000 | sed 's/.*/k {"n":&}/' |
+		elog-append -K ' ' --cleanup compact --segment-bytes 8192 "$LOG"
+	[ "$(ls "$LOG"/*.log | wc -l)" -ge 4 ]
+	run elog-compact "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run --separate-stderr elog-cat --strict "$LOG"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "a crash between a seal and the next segment: the next writer goes on" {
+	make_log
+	local b2
+	b2=$(nth_base 2)
+	# As a writer that died after sealing segment 0 and before creating
+	# the next: only segment 0, the watermark naming its records.
+	for f in "$LOG"/*.log "$LOG"/*.idx; do
+		case $f in */00000000000000000000.*) ;; *) rm "$f" ;; esac
+	done
+	python3 - "$LOG" "$b2" "$(( $(stat -c %s "$(seg 0)") - 56 ))" <<'EOF'
+import struct, sys
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 & -(c & 1))
+    return c ^ 0xFFFFFFFF
+d, end, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+w = b"ELOGWMK\n" + struct.pack("<QQQ", end, 0, size)
+open(d + "/watermark", "wb").write(w + struct.pack("<II", crc32c(w), 0))
+EOF
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	echo '{"n":"after"}' | elog-append "$LOG"
+	run elog-cat -o $((b2 - 1)) "$LOG"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == "{\"offset\":$b2,"*'"after"'* ]]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}
