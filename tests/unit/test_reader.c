@@ -1086,6 +1086,77 @@ END_TEST
  * forward gives, reversed, down to the first record; the index is used
  * (no segment scanned for entries of its own) and the directory listed
  * once. */
+/* A segment missing from the middle of the chain: the reader says which
+ * offsets were lost, as damage, and goes on with the next segment. */
+START_TEST(missing_segment_is_a_damage_gap)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 600; i++)
+		ut_append(w, NULL, "a value of some thirty bytes..");
+	ck_assert_int_eq(elog_sync(w), 0);
+	elog_close(w);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	close(dfd);
+	ck_assert_uint_ge(sl.n, 4);
+	uint64_t gone = sl.base[1], next = sl.base[2];
+	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, gone, SEG_EXT)), 0);
+	elog__seglist_free(&sl);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	uint64_t expect = 0, first, last;
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0)
+		ck_assert_uint_eq(rec.offset, expect++);
+	ck_assert_int_eq(rc, ELOG_GAP);
+	ck_assert_uint_eq(expect, gone);
+	elog_reader_gap(r, &first, &last);
+	ck_assert_int_eq(elog_reader_gap_cause(r), ELOG_GAP_DAMAGE);
+	ck_assert_uint_eq(first, gone);
+	ck_assert_uint_eq(last, next - 1);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, next);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Compaction merging the segments after the one a reader has open is no
+ * loss: the seal of the file it reads names a segment that is gone, but
+ * its replacement holds the records. */
+START_TEST(merge_under_an_open_reader_is_no_gap)
+{
+	char key[16], val[32];
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	for (int i = 0; i < 1500; i++) {
+		snprintf(key, sizeof key, "k%d", i % 40);
+		snprintf(val, sizeof val, "value %d", i);
+		ut_append(w, key, val);
+	}
+	ck_assert_int_eq(elog_sync(w), 0);
+	elog_close(w);
+	ut_cleanup_compact(ut_dir);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 0);
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_result res;
+	char msg[ELOG_MSG_MAX];
+	ck_assert_msg(elog_compact(ut_dir, &o, &res, msg) == 0, "compact: %s", msg);
+	ck_assert_uint_gt(res.segments_before, res.segments_after);
+	int rc;
+	uint64_t prev = 0;
+	while ((rc = elog_reader_next(r, &rec)) == 0) {
+		ck_assert_uint_gt(rec.offset, prev);
+		prev = rec.offset;
+	}
+	ck_assert_msg(rc == ELOG_END, "next: %d %s", rc, elog_reader_errmsg(r));
+	ck_assert_uint_eq(prev, 1499);
+	elog_reader_close(r);
+}
+END_TEST
+
 START_TEST(prev_walks_back_over_compaction_and_segments)
 {
 	char key[16], val[32];
@@ -1381,6 +1452,8 @@ int main(void)
 	tcase_add_test(tc, seek_last_past_the_first_record);
 	tcase_add_test(tc, prev_never_returns_a_record_beyond_the_durable_end);
 	tcase_add_test(tc, prev_walks_back_over_compaction_and_segments);
+	tcase_add_test(tc, missing_segment_is_a_damage_gap);
+	tcase_add_test(tc, merge_under_an_open_reader_is_no_gap);
 	tcase_add_test(tc, prev_with_missing_or_wrong_index);
 	tcase_add_test(tc, prev_reports_damage_gaps);
 	tcase_add_test(tc, prev_after_retention_ends_at_the_new_start);
