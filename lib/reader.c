@@ -952,6 +952,8 @@ static int back_locate(elog_reader *r, uint64_t p)
 			b->sc = sc;
 			b->base = base;
 			b->next = next;
+			b->chain = chain;
+			b->seal = seal;
 			if (fstat(fd, &st) < 0) {
 				err = errno;
 				elog__scan_free(&sc);
@@ -1031,6 +1033,32 @@ static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 	return ELOG_GAP;
 }
 
+/* Offsets lost between record off, the one before position p, and p,
+ * that the chain of segments shows (a segment missing after off's, or
+ * off's segment truncated): reported as a gap, and the position moved
+ * below them.  Ranges salvage recorded are back_gap()'s. */
+static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
+{
+	struct back *b = &r->bk;
+	uint64_t from, to = p < b->next ? p : b->next, x, y;
+	if (b->chain == CHAIN_SEALED)
+		from = b->seal.next;
+	else if (b->chain == CHAIN_UNSEALED && p >= b->next)
+		from = off + 1;		/* off is its last record */
+	else
+		return 0;
+	if (from < off + 1)
+		from = off + 1;
+	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &x, &y)))
+		return 0;
+	r->gap_first = from;
+	r->gap_last = to - 1;
+	r->gap_cause = ELOG_GAP_DAMAGE;
+	r->want = from;
+	r->reseek = 1;
+	return ELOG_GAP;
+}
+
 int elog_reader_prev(elog_reader *r, struct elog_record *rec)
 {
 	struct back *b = &r->bk;
@@ -1049,7 +1077,7 @@ int elog_reader_prev(elog_reader *r, struct elog_record *rec)
 	if (err)
 		return err;
 	uint64_t off = b->off[k];
-	if (back_gap(r, off + 1, p))
+	if (back_gap(r, off + 1, p) || back_chain_gap(r, off, p))
 		return ELOG_GAP;
 	elog__scan_seek(&b->sc, b->pos[k]);
 	if ((err = elog__scan_next(&b->sc, rec, &at)) != 0 || rec->offset != off)

@@ -70,6 +70,8 @@ struct elog_reader {
 		dev_t dev;
 		uint32_t flags;		/* codec and dictionary */
 		int plain;
+		int chain;		/* CHAIN_*, and its seal: */
+		struct seal seal;
 		struct scan sc;
 		struct index ix;	/* its entries, once ix_state is set: */
 		int ix_state;		/* 1 loaded from .idx, 2 made by a scan */

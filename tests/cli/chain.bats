@@ -200,3 +200,21 @@ EOF
 	run elog-verify "$LOG"
 	[ "$status" -eq 0 ]
 }
+
+@test "walking back reports a deleted segment as the same gap" {
+	make_log
+	local b2 b3
+	b2=$(nth_base 2)
+	b3=$(nth_base 3)
+	rm "$(seg "$b2")"
+	run --separate-stderr elog-cat --reverse "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq $((3000 - (b3 - b2))) ]
+	[[ "$stderr" == *"offsets $b2-$((b3 - 1)) were lost to damage"* ]]
+	run elog-cat --reverse --strict "$LOG"
+	[ "$status" -eq 1 ]
+	# The newest segment gone: walking back from the end says so first.
+	rm "$(seg "$(ls "$LOG" | grep '\.log$' | tail -1 | sed 's/\.log$//; s/^0*\([0-9]\)/\1/')")"
+	run --separate-stderr elog-cat --reverse -c 1 "$LOG"
+	[[ "$stderr" == *"-2999 were lost to damage"* ]]
+}
