@@ -556,7 +556,12 @@ static void record_problem(struct verify *v, int kind, const char *name, int fd,
 	char what[128];
 	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
 	uint32_t len = got >= 4 ? get32(h) : 0;
-	if (got < 4)
+	if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0 && size - at < SEAL_SIZE)
+		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
+		         (unsigned long long)(size - at), SEAL_SIZE);
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0)
+		snprintf(what, sizeof what, "damaged seal");
+	else if (got < 4)
 		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
 		         got);
 	else if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)

@@ -94,7 +94,8 @@ flip() {
 
 @test "a truncated closed segment is reported at the cut record" {
 	size=$(stat -c %s "$L/$S1")
-	truncate -s $((size - 5)) "$L/$S1"
+	# Past its seal (56 bytes) into its last record.
+	truncate -s $((size - 61)) "$L/$S1"
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" =~ ^$S1:\ byte\ [0-9]+:\ truncated\ record ]]
@@ -197,8 +198,11 @@ flip() {
 	[[ "${lines[1]}" =~ ^$ACTIVE:\ byte\ $at:\ repaired:\ cut\ [0-9]+\ bytes\ from\ here\ on,\ kept\ in\ ($ACTIVE\.cut-[0-9]+)$ ]]
 	kept=${BASH_REMATCH[1]}
 	# Nothing was lost: the segment and the kept bytes make the old file.
-	cat "$L/$ACTIVE" "$L/$kept" | cmp - "$T/before"
-	[ "$(stat -c %s "$L/$ACTIVE")" -eq "$at" ]
+	# The cut segment is closed now (the log goes on in a new one at the
+	# old durable end), so it ends with its seal (elog(5)).
+	{ head -c "$at" "$L/$ACTIVE"; cat "$L/$kept"; } | cmp - "$T/before"
+	[ "$(stat -c %s "$L/$ACTIVE")" -eq $((at + 56)) ]
+	[ "$(tail -c 56 "$L/$ACTIVE" | head -c 8)" = ELOGSEAL ]
 	# The log reads to the cut and the writer opens it again.
 	last=$("$B/elog-cat" -F '%o\n' "$L" | tail -1)
 	[ "$last" -lt 999 ]
@@ -207,6 +211,14 @@ flip() {
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$kept: warning: bytes cut from a segment by elog-verify --repair; delete it once inspected" ]
+}
+
+@test "a closed segment cut inside its seal is reported as a damaged seal" {
+	size=$(stat -c %s "$L/$S1")
+	truncate -s $((size - 5)) "$L/$S1"
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" =~ ^$S1:\ byte\ $((size - 56)):\ truncated\ seal ]]
 }
 
 @test "--repair does not cut a closed segment" {
