@@ -84,8 +84,10 @@ static int count_lost(struct sum *u)
 		int fd;
 		uint64_t base = u->sl.base[i];
 		uint64_t next = i + 1 < u->sl.n ? u->sl.base[i + 1] : u->wm.durable_end;
-		if (i + 1 == u->sl.n && base >= u->wm.segment_base)
+		if (base >= u->wm.segment_base)
 			break;		/* the active segment: no seal yet */
+		if (next > u->wm.durable_end)
+			next = u->wm.durable_end;	/* nothing past it promised */
 		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
 			continue;	/* gone since listed, or reported elsewhere */
 		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&

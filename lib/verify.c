@@ -879,9 +879,10 @@ static int check_seal(struct verify *v, struct segcheck *c)
 	}
 	if (err != ELOG_END)
 		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
-	/* No seal: the newest segment has none until the writer rolls; a
-	 * closed one lost its end (check_chain() says what). */
-	if (!c->active)
+	/* No seal: the segment the watermark names has none until the
+	 * writer rolls (a segment after it holds nothing promised); one
+	 * below it lost its end (check_chain() says what). */
+	if (!c->active && (v->wm_state != WM_OK || c->base < v->wm.segment_base))
 		ss->chain = CHAIN_UNSEALED;
 	return 0;
 }
@@ -1012,6 +1013,9 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
                        uint64_t pos, uint64_t from, uint64_t to, const char *why)
 {
 	uint64_t a, b;
+	/* Nothing past the durable end was promised. */
+	if (v->wm_state == WM_OK && to > v->wm.durable_end)
+		to = v->wm.durable_end;
 	if (from >= to || elog__holes_find(h, from, to - 1, &a, &b))
 		return;
 	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
