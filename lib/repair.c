@@ -170,6 +170,10 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss,
 	if ((err = elog__fs_pread_full(fd, hdr, SEG_HDR, 0, &got)) != 0 || got != SEG_HDR)
 		return elog__errmsg_set(v->msg, err ? err : ELOG_CORRUPT, "reading a header: %s",
 		                        elog_strerror(err ? err : ELOG_CORRUPT));
+	/* The loss is recorded first: a power loss after the new segment
+	 * exists must not leave the offsets below it lost without a word. */
+	if ((err = elog__holes_add(v->dfd, ss->next, end - 1, elog__fs_now_ms())) != 0)
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
 	/* The cut segment is closed from now on: it ends with its seal,
 	 * naming the new one, durable before that one exists. */
 	if (elog__seg_header_sealed(hdr)) {
@@ -189,10 +193,16 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss,
 	close(ifd);
 	if (!err)
 		err = elog__fs_fsync_dir(v->dfd);
-	if (!err)
-		err = elog__holes_add(v->dfd, ss->next, end - 1, elog__fs_now_ms());
-	if (err)
+	if (err) {
+		/* A failed sync may have dropped its header while it still
+		 * reads back: no writer may take the new segment as it is. */
+		char iname[NAME_MAX_LOCAL];
+		elog__seg_name(iname, end, IDX_EXT);
+		unlinkat(v->dfd, name, 0);
+		unlinkat(v->dfd, iname, 0);
+		elog__fs_fsync_dir(v->dfd);
 		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+	}
 	repaired(v, name, ELOG_NOPOS,
 	         "created: offsets %llu to %llu, acknowledged but lost to the damage, are "
 	         "recorded as a damage gap, and the log goes on at %llu, so that no offset "
