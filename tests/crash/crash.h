@@ -24,6 +24,11 @@
 #define W_COMPACT  0x2   /* compaction may remove records with a newer key */
 #define W_CREATE   0x4   /* the recording begins before the log exists */
 #define W_ZSTD     0x8   /* needs a build with zstd */
+#define W_DAMAGE   0x10  /* the starting log is damaged, and the recording
+                          * repairs it: the checks after a crash run the
+                          * repair again (check_damaged()) */
+#define W_SALVAGE  0x20  /* with W_DAMAGE: the repair is elog-verify
+                          * --repair --salvage (elog_salvage() first) */
 
 struct workload {
 	const char *name;
@@ -65,6 +70,11 @@ unsigned long expect_problems(void);
 unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where);
 /* Records that exist before the recording starts (all durable). */
 void expect_all_durable(void);
+/* The same for those below end only: the others were written by a
+ * writer that never published them. */
+void expect_durable_below(uint64_t end);
+/* A rule broken while recording (counted by expect_problems()). */
+void expect_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A consumer commit about to be made, and its successful return. */
 size_t expect_commit_begin(const char *name, uint64_t offset);
 void expect_commit_done(size_t id);
