@@ -42,6 +42,8 @@ struct workload {
 	 * 0: none.  Only workloads whose calls come in the same order in
 	 * every run. */
 	unsigned faults;
+	/* Those of crashsim --long, when more (0: the same). */
+	unsigned faults_long;
 };
 
 extern const struct workload workloads[];
@@ -117,8 +119,11 @@ int power_run(const struct workload *w, const char *dir, const struct vfs_log *l
 int power_evicted(const struct workload *w, const char *dir, const char *live,
                   const struct vfs_log *log, uint64_t visible, const char *where);
 /* Check one point in power_sample (1: every point; the last point is
- * always checked).  crashsim --sample sets it. */
+ * always checked).  crashsim --sample sets it.  Which one of each
+ * power_sample points depends on power_sample_seed and the workload's
+ * name (--sample-seed; by default a new seed each run, printed). */
 extern unsigned power_sample;
+extern unsigned long power_sample_seed;
 
 /* ---- faults.c ---- */
 struct fault_stats {
@@ -126,6 +131,9 @@ struct fault_stats {
 };
 int faults_run(const struct workload *w, const char *base, unsigned seed,
                struct fault_stats *st);
+/* The classes w's fault runs fail (crashsim --long sets faults_long). */
+extern int faults_long;
+unsigned faults_classes(const struct workload *w);
 /* The same checks on one recording, as the power runs' too. */
 
 /* ---- workloads.c ---- */

@@ -872,6 +872,9 @@ struct olog {
 	unsigned epoch;
 	uint64_t min_base;
 	struct gaps holes;      /* the durable "salvaged" file's ranges */
+	unsigned char *bad0;    /* W_DAMAGE: offsets below the durable end
+	                         * whose record the starting log did not hold
+	                         * intact (check_damaged() judges them) */
 };
 
 static void ofail(struct olog *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1017,8 +1020,9 @@ static int excused(const struct olog *o, uint64_t off, uint64_t end)
 	const struct expected *e = &ex[off];
 	if ((o->w->flags & W_RETAIN) && off < o->min_base)
 		return 1;
-	/* A loss the repair recorded, durably, as a gap of damage. */
-	if (in_gap(&o->holes, off))
+	/* A loss the repair recorded, durably, as a gap of damage, or
+	 * damage the log started with. */
+	if (in_gap(&o->holes, off) || (o->bad0 && o->bad0[off]))
 		return 1;
 	return (o->w->flags & W_COMPACT) && e->written && e->klen &&
 	       (e->vlen == 0 || e->next_same < end);
@@ -1040,7 +1044,7 @@ static int by_ack(const void *a, const void *b)
 
 unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where)
 {
-	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX, { NULL, 0, 0 } };
+	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX, { NULL, 0, 0 }, NULL };
 	struct model *m = model_new(log);
 	uint64_t *acks = malloc((nex + 1) * sizeof *acks);
 	size_t nacks = 0, a = 0;
@@ -1058,6 +1062,14 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		if (ex[i].written && ex[i].acked != NEVER && ex[i].acked > 0)
 			acks[nacks++] = i;
 	qsort(acks, nacks, sizeof *acks, by_ack);
+	if (w->flags & W_DAMAGE) {
+		uint64_t end = expect_acked_end(0);
+		if (!(o.bad0 = calloc(nex + 1, 1)))
+			die("out of memory");
+		durable_now(&o, m);
+		for (uint64_t i = 0; i < end; i++)
+			o.bad0[i] = !o.durany[i];
+	}
 	if (getenv("CRASHSIM_OPS"))
 		for (size_t k = 0; k < log->nops; k++) {
 			const struct op *op = &log->ops[k];
@@ -1118,6 +1130,7 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		free(o.sc[i].offs);
 	free(o.sc);
 	free(o.holes.v);
+	free(o.bad0);
 	free(o.dur);
 	free(o.durany);
 	free(acks);

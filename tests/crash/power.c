@@ -564,7 +564,8 @@ static void durable_only(struct run *r)
 	free(cd);
 }
 
-/* Checks the points k with k % nproc == id (one in power_sample of them). */
+/* Checks the points k with k % nproc == id (one in power_sample of them,
+ * which phase says). */
 static int power_part(const struct workload *w, const char *dir, const struct vfs_log *log,
                       unsigned seed, unsigned random_per_point, int final_only,
                       unsigned id, unsigned nproc, struct power_stats *st)
@@ -575,13 +576,17 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 
 	r.visible = expect_acked_end(0);
 	size_t every = (size_t)nproc * (power_sample ? power_sample : 1);
+	/* The sample's phase: a multiple of nproc, so that each process
+	 * keeps its share. */
+	uint64_t ps = power_sample_seed ^ fnv(0xcbf29ce484222325ull, w->name, strlen(w->name));
+	size_t phase = every > nproc ? (size_t)(rng_next(&ps) % (every / nproc)) * nproc : 0;
 	for (size_t k = 0; k <= log->nops; k++) {
 		r.k = k;
 		/* One point in power_sample, and the last one always, by the
 		 * process whose share it is. */
+		size_t at = (k + phase) % every;
 		int due = final_only ? k == log->nops
-		                     : k % every == id || (k == log->nops && k % every >= nproc &&
-		                                           k % nproc == id);
+		                     : at == id || (k == log->nops && at >= nproc && k % nproc == id);
 		if (due) {
 			st->points++;
 			if (final_only)
@@ -659,6 +664,7 @@ int power_evicted(const struct workload *w, const char *dir, const char *live,
 }
 
 unsigned power_sample = 1;
+unsigned long power_sample_seed;
 
 /* The points are shared out among processes, one per CPU (at most 4), each
  * with its own scratch directory. */

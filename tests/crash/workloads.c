@@ -1028,22 +1028,27 @@ void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
 #define FAULTS_ALL ((1u << FC_N) - 1)
 #define FAULTS_SYNC (1u << FC_SYNC)
 const struct workload workloads[] = {
-	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append, FAULTS_ALL },
-	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0 },
-	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0 },
+	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append, FAULTS_ALL, 0 },
+	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0, 0 },
+	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0, 0 },
 	/* Compaction runs on logs created compact, as it must. */
 	{ "maintenance", W_COMPACT | W_RETAIN,
-	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0 },
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0, 0 },
 	{ "serial", W_CREATE | W_COMPACT | W_RETAIN,
 	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, NULL, run_serial,
-	  FAULTS_ALL },
+	  FAULTS_ALL, 0 },
 	{ "zstd", W_CREATE | W_ZSTD, { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
-	  NULL, run_zstd, 0 },
-	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC },
-	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC },
-	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC },
-	{ "repair", W_DAMAGE, { .segment_bytes = DSEG }, setup_repair, run_repair, 0 },
-	{ "repair-torn", W_DAMAGE, { .segment_bytes = DSEG }, setup_torn, run_repair, 0 },
-	{ "salvage", W_DAMAGE | W_SALVAGE, { .segment_bytes = DSEG }, setup_salvage, run_salvage, 0 },
+	  NULL, run_zstd, 0, 0 },
+	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC, 0 },
+	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC, 0 },
+	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC, 0 },
+	/* Repair and salvage of a damaged log: a failing fsync in the quick
+	 * run, every call in the long one. */
+	{ "repair", W_DAMAGE, { .segment_bytes = DSEG }, setup_repair, run_repair, FAULTS_SYNC,
+	  FAULTS_ALL },
+	{ "repair-torn", W_DAMAGE, { .segment_bytes = DSEG }, setup_torn, run_repair, FAULTS_SYNC,
+	  FAULTS_ALL },
+	{ "salvage", W_DAMAGE | W_SALVAGE, { .segment_bytes = DSEG }, setup_salvage, run_salvage,
+	  FAULTS_SYNC, FAULTS_ALL },
 };
 const size_t nworkloads = sizeof workloads / sizeof workloads[0];
