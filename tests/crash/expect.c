@@ -696,6 +696,11 @@ static unsigned check_damaged(const struct workload *w, const char *dir, size_t 
 		elog_close(wr);
 	}
 	wr = NULL;
+	/* What that writer published, readers may have seen. */
+	elog_reader *rd = NULL;
+	if (elog_reader_open(&rd, dir) == 0 && elog_reader_durable_end(rd) > visible)
+		c.visible = visible = elog_reader_durable_end(rd);
+	elog_reader_close(rd);
 
 	/* The repair again, then the writer. */
 	if (repair_again(&c, "after the crash") != 0)
