@@ -28,7 +28,8 @@
                           * repairs it: the checks after a crash run the
                           * repair again (check_damaged()) */
 #define W_SALVAGE  0x20  /* with W_DAMAGE: the repair is elog-verify
-                          * --repair --salvage (elog_salvage() first) */
+                          * --repair --salvage (elog_salvage() first,
+                          * then REPAIR_FLAGS(1)) */
 
 struct workload {
 	const char *name;
@@ -48,6 +49,14 @@ struct workload {
 
 extern const struct workload workloads[];
 extern const size_t nworkloads;
+
+/* The flags of elog_verify() for elog-verify --repair (--salvage): with
+ * salvage, the active segment's too where the library has that. */
+#ifdef ELOG_VERIFY_SALVAGE
+#define REPAIR_FLAGS(salvage) (ELOG_VERIFY_REPAIR | ((salvage) ? ELOG_VERIFY_SALVAGE : 0u))
+#else
+#define REPAIR_FLAGS(salvage) ELOG_VERIFY_REPAIR
+#endif
 
 /* ---- expect.c ---- */
 void expect_reset(void);

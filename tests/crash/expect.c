@@ -647,7 +647,7 @@ static int repair_again(struct ctx *c, const char *stage)
 		fail(c, "%s: salvage: %s", stage, msg);
 		return rc;
 	}
-	if ((rc = elog_verify(c->dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg)) != 0)
+	if ((rc = elog_verify(c->dir, REPAIR_FLAGS(c->w->flags & W_SALVAGE), NULL, &vr, msg)) != 0)
 		fail(c, "%s: repair: %s", stage, msg);
 	return rc;
 }

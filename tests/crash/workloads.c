@@ -987,7 +987,7 @@ static void repair_then_append(const char *dir, unsigned seed, int salvage)
 	int rc;
 	if (salvage && (rc = elog_salvage(dir, NULL, NULL, NULL, msg)) != 0)
 		note_error("salvage", rc, NULL);
-	if ((rc = elog_verify(dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg)) != 0)
+	if ((rc = elog_verify(dir, REPAIR_FLAGS(salvage), NULL, &vr, msg)) != 0)
 		note_error("repair", rc, NULL);
 	else if (vr.remaining && !wl_faults)
 		expect_violation("%s: damage left after the repair", dir);
