@@ -24,6 +24,12 @@
 #define W_COMPACT  0x2   /* compaction may remove records with a newer key */
 #define W_CREATE   0x4   /* the recording begins before the log exists */
 #define W_ZSTD     0x8   /* needs a build with zstd */
+#define W_DAMAGE   0x10  /* the starting log is damaged, and the recording
+                          * repairs it: the checks after a crash run the
+                          * repair again (check_damaged()) */
+#define W_SALVAGE  0x20  /* with W_DAMAGE: the repair is elog-verify
+                          * --repair --salvage (elog_salvage() first,
+                          * then REPAIR_FLAGS(1)) */
 
 struct workload {
 	const char *name;
@@ -37,10 +43,20 @@ struct workload {
 	 * 0: none.  Only workloads whose calls come in the same order in
 	 * every run. */
 	unsigned faults;
+	/* Those of crashsim --long, when more (0: the same). */
+	unsigned faults_long;
 };
 
 extern const struct workload workloads[];
 extern const size_t nworkloads;
+
+/* The flags of elog_verify() for elog-verify --repair (--salvage): with
+ * salvage, the active segment's too where the library has that. */
+#ifdef ELOG_VERIFY_SALVAGE
+#define REPAIR_FLAGS(salvage) (ELOG_VERIFY_REPAIR | ((salvage) ? ELOG_VERIFY_SALVAGE : 0u))
+#else
+#define REPAIR_FLAGS(salvage) ELOG_VERIFY_REPAIR
+#endif
 
 /* ---- expect.c ---- */
 void expect_reset(void);
@@ -65,6 +81,11 @@ unsigned long expect_problems(void);
 unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where);
 /* Records that exist before the recording starts (all durable). */
 void expect_all_durable(void);
+/* The same for those below end only: the others were written by a
+ * writer that never published them. */
+void expect_durable_below(uint64_t end);
+/* A rule broken while recording (counted by expect_problems()). */
+void expect_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A consumer commit about to be made, and its successful return. */
 size_t expect_commit_begin(const char *name, uint64_t offset);
 void expect_commit_done(size_t id);
@@ -107,8 +128,11 @@ int power_run(const struct workload *w, const char *dir, const struct vfs_log *l
 int power_evicted(const struct workload *w, const char *dir, const char *live,
                   const struct vfs_log *log, uint64_t visible, const char *where);
 /* Check one point in power_sample (1: every point; the last point is
- * always checked).  crashsim --sample sets it. */
+ * always checked).  crashsim --sample sets it.  Which one of each
+ * power_sample points depends on power_sample_seed and the workload's
+ * name (--sample-seed; by default a new seed each run, printed). */
 extern unsigned power_sample;
+extern unsigned long power_sample_seed;
 
 /* ---- faults.c ---- */
 struct fault_stats {
@@ -116,6 +140,9 @@ struct fault_stats {
 };
 int faults_run(const struct workload *w, const char *base, unsigned seed,
                struct fault_stats *st);
+/* The classes w's fault runs fail (crashsim --long sets faults_long). */
+extern int faults_long;
+unsigned faults_classes(const struct workload *w);
 /* The same checks on one recording, as the power runs' too. */
 
 /* ---- workloads.c ---- */

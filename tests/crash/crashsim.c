@@ -2,13 +2,17 @@
  * crashsim: power-loss and fault simulation of the whole log, each state
  * checked against the rules of expect.c.
  *
- *   crashsim [--long] [--sample N] [--seed N] [--workload NAME] [--power|--faults]
+ *   crashsim [--long] [--sample N [--sample-seed N]] [--seed N] [--workload NAME]
+ *            [--power|--faults]
  *
  * Records each workload's file operations (vfs.c), then checks every disk
  * state a power loss could leave at every point of the recording
  * (power.c), and reruns the workloads with each call failing in turn
  * (faults.c).  --sample N checks power loss at one point in N only (and
- * at the last), for slow builds such as the sanitizer's.  Prints the number of states and runs checked; exits 0 when
+ * at the last), to keep `make check` short: which one of each N is drawn
+ * from a seed, a new one each run unless --sample-seed gives it, printed
+ * first so that a failure can be checked again at the same points.
+ * Prints the number of states and runs checked; exits 0 when
  * every check passed, 1 otherwise.  Scratch files go to $ELOG_CRASH_DIR,
  * else /dev/shm, else $TMPDIR or /tmp.
  *
@@ -117,24 +121,29 @@ static int faults(const struct workload *w, const char *base, unsigned seed)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: crashsim [--long] [--sample N] [--seed N] [--workload NAME] [--power|--faults]\n");
+	fprintf(stderr, "usage: crashsim [--long] [--sample N [--sample-seed N]] [--seed N] "
+	        "[--workload NAME] [--power|--faults]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned seed = 1, seeds = 1, nrandom = 2;
-	int do_power = 1, do_faults = 1, fails = 0;
+	int do_power = 1, do_faults = 1, fails = 0, sample_seeded = 0;
 	const char *only = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--long") == 0) {
 			seeds = 4;
 			nrandom = 8;
+			faults_long = 1;
 		} else if (strcmp(argv[i], "--sample") == 0 && i + 1 < argc) {
 			power_sample = (unsigned)strtoul(argv[++i], NULL, 10);
 			if (power_sample == 0)
 				usage();
+		} else if (strcmp(argv[i], "--sample-seed") == 0 && i + 1 < argc) {
+			power_sample_seed = strtoul(argv[++i], NULL, 10);
+			sample_seeded = 1;
 		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
 			seed = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc) {
@@ -153,6 +162,17 @@ int main(int argc, char **argv)
 	if (!mkdtemp(base))
 		die("%s: cannot create", base);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (power_sample > 1 && do_power) {
+		if (!sample_seeded) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			power_sample_seed = ((unsigned long)ts.tv_sec * 1000003ul ^
+			                     (unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) % 1000000000ul;
+		}
+		printf("crashsim: power loss at one point in %u, sample seed %lu (--sample %u "
+		       "--sample-seed %lu checks the same points)\n", power_sample, power_sample_seed,
+		       power_sample, power_sample_seed);
+	}
 
 	for (unsigned s = seed; s < seed + seeds; s++)
 		for (size_t i = 0; i < nworkloads; i++) {
@@ -168,11 +188,14 @@ int main(int argc, char **argv)
 			 * one). */
 			if (do_power && strcmp(w->name, "serial") != 0)
 				fails += power(w, base, s, nrandom);
-			if (do_faults && w->faults)
+			if (do_faults && faults_classes(w))
 				fails += faults(w, base, s);
 		}
 	if (fails) {
 		fprintf(stderr, "crashsim: FAILED; the last state checked is in %s\n", base);
+		if (power_sample > 1 && do_power)
+			fprintf(stderr, "crashsim: the points checked were those of --sample %u "
+			        "--sample-seed %lu\n", power_sample, power_sample_seed);
 		return 1;
 	}
 	rm_rf(base);

@@ -221,6 +221,28 @@ void expect_all_durable(void)
 	pthread_mutex_unlock(&mu);
 }
 
+void expect_durable_below(uint64_t end)
+{
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nex && i < end; i++)
+		if (ex[i].written && ex[i].acked == NEVER)
+			ex[i].acked = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+void expect_violation(const char *fmt, ...)
+{
+	va_list ap;
+	pthread_mutex_lock(&mu);
+	problems++;
+	fprintf(stderr, "crashsim: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	pthread_mutex_unlock(&mu);
+}
+
 size_t expect_commit_begin(const char *name, uint64_t offset)
 {
 	size_t now = vfs_now();
@@ -482,9 +504,263 @@ static void on_problem(void *arg, const struct elog_problem *p)
 		fail(c, "verify: %s: %s", p->file, p->text);
 }
 
+/* ---- a damaged log, after a power loss during its repair ----
+ *
+ * The workloads of W_DAMAGE start from a log whose active segment has
+ * damage below its durable end and above it, or a torn tail, or whose
+ * closed segments are damaged (W_SALVAGE); they record its repair and
+ * appends after it.  A power loss may leave the repair half done: a reader
+ * may stop at the damage and the writer may refuse to open, until the
+ * repair runs again.  Then offsets are forever (issue 22):
+ * - the writer opens, and the offsets it hands out are at or above every
+ *   durable end a reader could have seen, the old one included;
+ * - every record read is the one appended at its offset: no offset names
+ *   two records, and offsets strictly increase;
+ * - every acknowledged record is read, or lies in a gap readers report
+ *   with cause damage (a range recorded in "salvaged"): nothing is lost
+ *   without a word;
+ * - elog_verify() then finds no damage, but for what salvaged records. */
+
+struct gaps {
+	uint64_t (*v)[2];
+	size_t n, cap;
+};
+
+static int in_gap(const struct gaps *g, uint64_t o)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (o >= g->v[i][0] && o <= g->v[i][1])
+			return 1;
+	return 0;
+}
+
+/* Reads the log from its first record, going on past the gaps of damage
+ * it reports (kept in g), marking in seen what it finds.  strict: an
+ * error, or a gap of any other cause, is a failure; else reading stops
+ * there quietly (a log not yet repaired). */
+static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, struct gaps *g,
+                         int strict)
+{
+	elog_reader *r = NULL;
+	struct elog_record rec;
+	uint64_t prev = 0;
+	int any = 0, rc = elog_reader_open(&r, c->dir);
+	if (rc != 0) {
+		if (strict)
+			fail(c, "%s: reader_open: %s", stage, r ? elog_reader_errmsg(r) : elog_strerror(rc));
+		if (r)
+			elog_reader_close(r);
+		return;
+	}
+	rc = elog_reader_seek_begin(r);
+	if (rc != 0 && rc != ELOG_END) {
+		if (strict)
+			fail(c, "%s: seek_begin: %s", stage, elog_reader_errmsg(r));
+		elog_reader_close(r);
+		return;
+	}
+	for (unsigned ngaps = 0;;) {
+		rc = elog_reader_next(r, &rec);
+		if (rc == ELOG_END)
+			break;
+		if (rc == ELOG_GAP) {
+			uint64_t first, last;
+			int cause = elog_reader_gap_cause(r);
+			elog_reader_gap(r, &first, &last);
+			if (cause != ELOG_GAP_DAMAGE) {
+				if (strict)
+					fail(c, "%s: a gap of cause %d, offsets %llu to %llu", stage, cause,
+					     (unsigned long long)first, (unsigned long long)last);
+				break;
+			}
+			if (first > last || (any && first <= prev) || ++ngaps > 1000) {
+				fail(c, "%s: a gap of offsets %llu to %llu after offset %llu", stage,
+				     (unsigned long long)first, (unsigned long long)last,
+				     (unsigned long long)prev);
+				break;
+			}
+			if (g) {
+				if (g->n == g->cap) {
+					g->cap = g->cap ? g->cap * 2 : 8;
+					void *v = realloc(g->v, g->cap * sizeof *g->v);
+					if (!v)
+						die("out of memory");
+					g->v = v;
+				}
+				g->v[g->n][0] = first;
+				g->v[g->n++][1] = last;
+			}
+			continue;
+		}
+		if (rc != 0) {
+			if (strict)
+				fail(c, "%s: reader_next after offset %llu: %s (%s)", stage,
+				     (unsigned long long)prev, elog_strerror(rc), elog_reader_errmsg(r));
+			break;
+		}
+		if (any && rec.offset <= prev) {
+			fail(c, "%s: offset %llu read after %llu", stage, (unsigned long long)rec.offset,
+			     (unsigned long long)prev);
+			break;
+		}
+		if (g && in_gap(g, rec.offset))
+			fail(c, "%s: offset %llu read, though a gap of damage named it", stage,
+			     (unsigned long long)rec.offset);
+		any = 1;
+		prev = rec.offset;
+		if (rec.offset == c->after_crash) {
+			if (rec.value_len != sizeof AFTER - 1 || memcmp(rec.value, AFTER, rec.value_len))
+				fail(c, "%s: offset %llu names a record other than the one written "
+				     "there after the crash", stage, (unsigned long long)rec.offset);
+			else if (seen)
+				seen[nex] = 1;
+			continue;
+		}
+		if (rec.offset >= nex || !ex[rec.offset].written) {
+			fail(c, "%s: offset %llu was never appended", stage, (unsigned long long)rec.offset);
+			continue;
+		}
+		if (!same(&rec, &ex[rec.offset])) {
+			const struct expected *e = &ex[rec.offset];
+			size_t j = 0;
+			while (j < e->nalt && !cand_is(&e->alt[j], &rec))
+				j++;
+			if (j == e->nalt)
+				fail(c, "%s: offset %llu names a record other than the one appended "
+				     "at it", stage, (unsigned long long)rec.offset);
+			continue;	/* one never acknowledged: not the offset's own */
+		}
+		if (seen)
+			seen[rec.offset] = 1;
+	}
+	elog_reader_close(r);
+}
+
+/* A repair as the workload ran it: elog-verify --repair, after
+ * elog_salvage() for --salvage. */
+static int repair_again(struct ctx *c, const char *stage)
+{
+	char msg[ELOG_MSG_MAX];
+	struct elog_verify_result vr;
+	int rc;
+	if ((c->w->flags & W_SALVAGE) && (rc = elog_salvage(c->dir, NULL, NULL, NULL, msg)) != 0) {
+		fail(c, "%s: salvage: %s", stage, msg);
+		return rc;
+	}
+	if ((rc = elog_verify(c->dir, REPAIR_FLAGS(c->w->flags & W_SALVAGE), NULL, &vr, msg)) != 0)
+		fail(c, "%s: repair: %s", stage, msg);
+	return rc;
+}
+
+/* Damage verify reports after the repair: none but the losses it
+ * recorded. */
+static void on_damage_left(void *arg, const struct elog_problem *p)
+{
+	struct ctx *c = arg;
+	if (p->kind == ELOG_PROBLEM_DAMAGE && strcmp(p->file, FN_SALVAGED) != 0)
+		fail(c, "verify after the repair: %s: %s", p->file, p->text);
+}
+
+static unsigned check_damaged(const struct workload *w, const char *dir, size_t k,
+                              uint64_t visible, const char *where)
+{
+	struct ctx c = { w, dir, where, k, 0, UINT64_MAX, visible };
+	struct gaps g = { NULL, 0, 0 };
+	unsigned char *seen = calloc(nex + 1, 1);
+	uint64_t acked_end = expect_acked_end(k), next, off = 0;
+	struct elog_options opt = w->opt;
+	struct elog_verify_result vr;
+	char msg[ELOG_MSG_MAX];
+	elog *wr = NULL;
+	int rc;
+	if (!seen)
+		die("out of memory");
+
+	/* Before any recovery: what a reader returns is right, wherever it
+	 * stops. */
+	read_damaged(&c, "reader before recovery", NULL, NULL, 0);
+
+	/* The writer's recovery on open, which may refuse (damage below the
+	 * durable end) but never goes below it. */
+	if ((rc = elog_open(&wr, dir, &opt)) == 0) {
+		if ((next = elog_next_offset(wr)) < visible)
+			fail(&c, "writer open before the repair: next offset %llu below the durable "
+			     "end %llu a reader saw", (unsigned long long)next,
+			     (unsigned long long)visible);
+		if ((rc = elog_close(wr)) != 0)
+			fail(&c, "elog_close before the repair: %s", elog_strerror(rc));
+	} else {
+		if (rc != ELOG_CORRUPT)
+			fail(&c, "writer open before the repair: %s",
+			     wr ? elog_errmsg(wr) : elog_strerror(rc));
+		elog_close(wr);
+	}
+	wr = NULL;
+	/* What that writer published, readers may have seen. */
+	elog_reader *rd = NULL;
+	if (elog_reader_open(&rd, dir) == 0 && elog_reader_durable_end(rd) > visible)
+		c.visible = visible = elog_reader_durable_end(rd);
+	elog_reader_close(rd);
+
+	/* The repair again, then the writer. */
+	if (repair_again(&c, "after the crash") != 0)
+		goto out;
+	if ((rc = elog_open(&wr, dir, &opt)) != 0) {
+		fail(&c, "elog_open after the repair: %s", wr ? elog_errmsg(wr) : elog_strerror(rc));
+		elog_close(wr);
+		goto out;
+	}
+	next = elog_next_offset(wr);
+	if (next < acked_end)
+		fail(&c, "next offset %llu below the acknowledged end %llu", (unsigned long long)next,
+		     (unsigned long long)acked_end);
+	if (next < visible)
+		fail(&c, "next offset %llu below the durable end %llu a reader saw (reused offsets)",
+		     (unsigned long long)next, (unsigned long long)visible);
+	struct elog_record rec = { 0, 1, 0, NULL, 0, AFTER, sizeof AFTER - 1 };
+	if ((rc = elog_append(wr, &rec, &off)) != 0 || (rc = elog_sync(wr)) != 0)
+		fail(&c, "append after the repair: %s", elog_errmsg(wr));
+	else if (off != next)
+		fail(&c, "the record after the repair got offset %llu, not %llu",
+		     (unsigned long long)off, (unsigned long long)next);
+	else
+		c.after_crash = off;
+	if ((rc = elog_close(wr)) != 0)
+		fail(&c, "elog_close: %s", elog_strerror(rc));
+
+	read_damaged(&c, "after the repair", seen, &g, 1);
+	unsigned lost = 0;
+	for (size_t o = 0; o < nex; o++) {
+		if (!ex[o].written || ex[o].acked > k || seen[o] || in_gap(&g, o))
+			continue;
+		if (lost++ < 3)
+			fail(&c, "after the repair: acknowledged offset %zu is lost, and no gap of "
+			     "damage names it", o);
+	}
+	if (lost > 3)
+		fail(&c, "after the repair: %u acknowledged records lost in all", lost);
+	if (c.after_crash != UINT64_MAX && !seen[nex])
+		fail(&c, "after the repair: the record appended at %llu is not read",
+		     (unsigned long long)c.after_crash);
+
+	struct elog_verify_hooks hooks = { on_damage_left, NULL, NULL, &c };
+	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+		fail(&c, "verify after the repair: %s", msg);
+out:
+	free(g.v);
+	free(seen);
+	return c.fails;
+}
+
 unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64_t visible,
                      const char *where, int reboot)
 {
+	if (w->flags & W_DAMAGE) {
+		if (reboot)
+			vfs_reboot();
+		finalize();
+		return check_damaged(w, dir, k, visible, where);
+	}
 	struct ctx c = { w, dir, where, k, 0, UINT64_MAX, visible };
 	unsigned char *seen;
 	uint64_t first, acked_end;
@@ -600,6 +876,10 @@ struct olog {
 	size_t nsc, capsc;
 	unsigned epoch;
 	uint64_t min_base;
+	struct gaps holes;      /* the durable "salvaged" file's ranges */
+	unsigned char *bad0;    /* W_DAMAGE: offsets below the durable end
+	                         * whose record the starting log did not hold
+	                         * intact (check_damaged() judges them) */
 };
 
 static void ofail(struct olog *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -685,12 +965,50 @@ static void scan_segment(const char *name, int ino, unsigned long ver, const uns
 	scan_marks(o, s, 1);
 }
 
+/* The ranges of the durable "salvaged" file (elog(5)): its first line,
+ * then "FIRST LAST MS" lines; a torn last line is not read. */
+static void scan_holes(const char *name, int ino, unsigned long ver, const unsigned char *d,
+                       size_t len, void *arg)
+{
+	struct olog *o = arg;
+	static const char magic[] = "elog-salvaged 1\n";
+	(void)ino;
+	(void)ver;
+	if (strcmp(name, FN_SALVAGED) != 0 || len < sizeof magic - 1 ||
+	    memcmp(d, magic, sizeof magic - 1) != 0)
+		return;
+	for (size_t pos = sizeof magic - 1; pos < len;) {
+		const unsigned char *nl = memchr(d + pos, '\n', len - pos);
+		char line[128];
+		unsigned long long a, b;
+		if (!nl || (size_t)(nl - d) - pos >= sizeof line)
+			break;
+		memcpy(line, d + pos, (size_t)(nl - d) - pos);
+		line[(size_t)(nl - d) - pos] = '\0';
+		pos = (size_t)(nl - d) + 1;
+		if (sscanf(line, "%llu %llu", &a, &b) != 2)
+			break;
+		if (o->holes.n == o->holes.cap) {
+			o->holes.cap = o->holes.cap ? o->holes.cap * 2 : 8;
+			void *v = realloc(o->holes.v, o->holes.cap * sizeof *o->holes.v);
+			if (!v)
+				die("out of memory");
+			o->holes.v = v;
+		}
+		o->holes.v[o->holes.n][0] = a;
+		o->holes.v[o->holes.n++][1] = b;
+	}
+}
+
 /* Bring o->dur up to the model's durable state. */
 static void durable_now(struct olog *o, struct model *m)
 {
 	o->epoch++;
 	o->min_base = UINT64_MAX;
 	model_durable_each(m, scan_segment, o);
+	o->holes.n = 0;
+	if (o->w->flags & W_DAMAGE)
+		model_durable_each(m, scan_holes, o);
 	for (size_t i = 0; i < o->nsc;) {
 		if (o->sc[i].mark == o->epoch) {
 			i++;
@@ -706,6 +1024,10 @@ static int excused(const struct olog *o, uint64_t off, uint64_t end)
 {
 	const struct expected *e = &ex[off];
 	if ((o->w->flags & W_RETAIN) && off < o->min_base)
+		return 1;
+	/* A loss the repair recorded, durably, as a gap of damage, or
+	 * damage the log started with. */
+	if (in_gap(&o->holes, off) || (o->bad0 && o->bad0[off]))
 		return 1;
 	return (o->w->flags & W_COMPACT) && e->written && e->klen &&
 	       (e->vlen == 0 || e->next_same < end);
@@ -727,7 +1049,7 @@ static int by_ack(const void *a, const void *b)
 
 unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where)
 {
-	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX };
+	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX, { NULL, 0, 0 }, NULL };
 	struct model *m = model_new(log);
 	uint64_t *acks = malloc((nex + 1) * sizeof *acks);
 	size_t nacks = 0, a = 0;
@@ -745,6 +1067,14 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		if (ex[i].written && ex[i].acked != NEVER && ex[i].acked > 0)
 			acks[nacks++] = i;
 	qsort(acks, nacks, sizeof *acks, by_ack);
+	if (w->flags & W_DAMAGE) {
+		uint64_t end = expect_acked_end(0);
+		if (!(o.bad0 = calloc(nex + 1, 1)))
+			die("out of memory");
+		durable_now(&o, m);
+		for (uint64_t i = 0; i < end; i++)
+			o.bad0[i] = !o.durany[i];
+	}
 	if (getenv("CRASHSIM_OPS"))
 		for (size_t k = 0; k < log->nops; k++) {
 			const struct op *op = &log->ops[k];
@@ -804,6 +1134,8 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 	for (size_t i = 0; i < o.nsc; i++)
 		free(o.sc[i].offs);
 	free(o.sc);
+	free(o.holes.v);
+	free(o.bad0);
 	free(o.dur);
 	free(o.durany);
 	free(acks);

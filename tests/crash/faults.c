@@ -94,8 +94,16 @@ static int one(const struct workload *w, const char *base, unsigned seed, int cl
 	return bad;
 }
 
+int faults_long;
+
+unsigned faults_classes(const struct workload *w)
+{
+	return faults_long && w->faults_long ? w->faults_long : w->faults;
+}
+
 int faults_run(const struct workload *w, const char *base, unsigned seed, struct fault_stats *st)
 {
+	unsigned classes = faults_classes(w);
 	unsigned long calls[FC_N];
 	if (one(w, base, seed, -1, 0, 0, calls, st))
 		return 1;
@@ -107,7 +115,7 @@ int faults_run(const struct workload *w, const char *base, unsigned seed, struct
 	if (only && sscanf(only, "%d:%lu", &oc, &on) != 2)
 		oc = -1;
 	for (int c = 0; c < FC_N; c++)
-		for (unsigned long n = 1; n <= calls[c] && (w->faults & 1u << c); n++)
+		for (unsigned long n = 1; n <= calls[c] && (classes & 1u << c); n++)
 			for (size_t e = 0; e < sizeof errs / sizeof errs[0]; e++) {
 				if ((errs[e] == 0 && c != FC_WRITE) ||
 				    (oc >= 0 && (c != oc || n != on)))

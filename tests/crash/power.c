@@ -564,7 +564,8 @@ static void durable_only(struct run *r)
 	free(cd);
 }
 
-/* Checks the points k with k % nproc == id (one in power_sample of them). */
+/* Checks process id's share (of nproc) of the points (of one in
+ * power_sample of them). */
 static int power_part(const struct workload *w, const char *dir, const struct vfs_log *log,
                       unsigned seed, unsigned random_per_point, int final_only,
                       unsigned id, unsigned nproc, struct power_stats *st)
@@ -574,14 +575,20 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 	uint64_t rs = 0x9e3779b97f4a7c15ull ^ seed ^ ((uint64_t)id << 32);
 
 	r.visible = expect_acked_end(0);
-	size_t every = (size_t)nproc * (power_sample ? power_sample : 1);
+	/* The points of the sample: one in power_sample, from a phase the
+	 * seed and the workload's name give (whatever the number of
+	 * processes), shared out in turn. */
+	size_t every = power_sample ? power_sample : 1;
+	uint64_t ps = power_sample_seed ^ fnv(0xcbf29ce484222325ull, w->name, strlen(w->name));
+	size_t phase = every > 1 ? (size_t)(rng_next(&ps) % every) : 0;
 	for (size_t k = 0; k <= log->nops; k++) {
 		r.k = k;
 		/* One point in power_sample, and the last one always, by the
 		 * process whose share it is. */
+		int in = (k + phase) % every == 0;
 		int due = final_only ? k == log->nops
-		                     : k % every == id || (k == log->nops && k % every >= nproc &&
-		                                           k % nproc == id);
+		                     : (in && (k + phase) / every % nproc == id) ||
+		                       (k == log->nops && !in && k % nproc == id);
 		if (due) {
 			st->points++;
 			if (final_only)
@@ -659,6 +666,7 @@ int power_evicted(const struct workload *w, const char *dir, const char *live,
 }
 
 unsigned power_sample = 1;
+unsigned long power_sample_seed;
 
 /* The points are shared out among processes, one per CPU (at most 4), each
  * with its own scratch directory. */

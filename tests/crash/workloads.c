@@ -4,6 +4,7 @@
  * and in fault runs (wl_faults set) keeps going past errors, checking that
  * a writer which failed refuses everything afterwards.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "internal.h"
 
 int wl_faults;                 /* errors are expected: note, do not die */
 unsigned long wl_errors;       /* errors the library reported */
@@ -788,6 +790,231 @@ static void run_samegen(const char *dir, unsigned seed)
 		wr_close(&b);
 }
 
+/* ---- repair and salvage of a damaged log (issue 22) ----
+ *
+ * The starting log is built by a writer, then damaged by hand: the
+ * watermark written back from a copy taken a few records before the end
+ * (those records were written, never published), then a byte flipped in
+ * records of the active segment below and above that durable end, or its
+ * last record torn, or a closed segment's record and header damaged.  The
+ * recording is the repair as elog-verify --repair (--salvage) runs it,
+ * then a writer that appends: power loss anywhere in it, then recovery
+ * and the repair again, must keep offsets forever (check_damaged()). */
+
+#define DSEG 4096
+enum { D_ACTIVE = 1, D_ABOVE = 2, D_TORN = 4, D_CLOSED = 8 };
+static uint64_t dmg_old_end;   /* the durable end of the starting log */
+
+static unsigned char *slurp(const char *dir, const char *name, size_t *len)
+{
+	char path[1100];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	unsigned char *d;
+	if (!f || fstat(fileno(f), &st) < 0 || !(d = malloc((size_t)st.st_size + 1)) ||
+	    fread(d, 1, (size_t)st.st_size, f) != (size_t)st.st_size)
+		die("%s: cannot read", path);
+	fclose(f);
+	*len = (size_t)st.st_size;
+	return d;
+}
+
+static void spill(const char *dir, const char *name, const unsigned char *d, size_t len)
+{
+	char path[1100];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || (len && fwrite(d, 1, len, f) != len) || fclose(f) != 0)
+		die("%s: cannot write", path);
+}
+
+/* The bases of the log's segments, in order (at most max). */
+static size_t seg_bases(const char *dir, uint64_t *base, size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+	if (!d)
+		die("%s: cannot list", dir);
+	while ((de = readdir(d)) != NULL)
+		if (n < max && elog__seg_parse_name(de->d_name, SEG_EXT, &base[n]))
+			n++;
+	closedir(d);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && base[j - 1] > base[j]; j--) {
+			uint64_t t = base[j];
+			base[j] = base[j - 1];
+			base[j - 1] = t;
+		}
+	return n;
+}
+
+/* Where the record of offset off starts in segment d, and its size. */
+static size_t rec_at(const unsigned char *d, size_t len, uint64_t off, size_t *size)
+{
+	for (size_t pos = SEG_HDR; pos < len;) {
+		struct elog_record r;
+		if (elog__rec_decode(d + pos, len - pos, &r, size) != 0)
+			break;
+		if (r.offset == off)
+			return pos;
+		pos += *size;
+	}
+	die("offset %llu not found in its segment", (unsigned long long)off);
+}
+
+/* Flips a byte in the middle of offset off's record (its CRC no longer
+ * holds) in segment base. */
+static void flip_record(const char *dir, uint64_t base, uint64_t off)
+{
+	char name[64];
+	size_t len, size;
+	elog__seg_name(name, base, SEG_EXT);
+	unsigned char *d = slurp(dir, name, &len);
+	d[rec_at(d, len, off, &size) + size / 2] ^= 0x5a;
+	spill(dir, name, d, len);
+	free(d);
+}
+
+static void setup_damaged(const char *dir, unsigned seed, unsigned how)
+{
+	struct elog_options o = { .create = 1, .segment_bytes = DSEG };
+	struct gen g = { 5, seed * 53ull + 11, 30, 0, 8, "", "" };
+	struct elog_record r;
+	struct wr w;
+	uint64_t base[64];
+	unsigned char wm[WM_SIZE];
+	size_t n, len;
+	unsigned i = 0;
+	int faults = wl_faults;
+	wl_faults = 0;
+	wr_open(&w, dir, &o);
+	/* Records synced one by one until two segments are closed and the
+	 * active one holds eight records and room for four more small ones
+	 * (it must not roll). */
+	for (;; i++) {
+		gen_record(&g, i, &r);
+		put(&w, &r, 1);
+		n = seg_bases(dir, base, 64);
+		char name[64];
+		struct stat st;
+		elog__seg_name(name, base[n - 1], SEG_EXT);
+		char path[1100];
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		if (stat(path, &st) < 0)
+			die("%s: cannot stat", path);
+		if (n >= 3 && i + 1 >= base[n - 1] + 8 && (uint64_t)st.st_size + 600 <= DSEG)
+			break;
+		if (i > 1000)
+			die("setup: the log did not take its shape");
+	}
+	uint64_t end = (uint64_t)i + 1, active = base[n - 1];
+	unsigned char *p = slurp(dir, FN_WATERMARK, &len);
+	if (len < WM_SIZE)
+		die("%s: a short watermark", dir);
+	memcpy(wm, p, WM_SIZE);
+	free(p);
+	/* Four more, written and never published. */
+	for (unsigned k = 0; k < 4; k++) {
+		gen_record(&g, ++i, &r);
+		if (r.value_len > 40)
+			r.value_len = 40;
+		put(&w, &r, 0);
+	}
+	wr_close(&w);
+	wl_faults = faults;
+	if (seg_bases(dir, base, 64) != n)
+		die("setup: the log rolled in its unpublished tail");
+	spill(dir, FN_WATERMARK, wm, WM_SIZE);
+	/* The writers' state of this boot, which named the later end, is
+	 * gone (as after a reboot). */
+	spill(dir, FN_LOCK, NULL, 0);
+	expect_durable_below(end);
+	dmg_old_end = end;
+
+	uint64_t rs = seed * 0x9e3779b97f4a7c15ull + how;
+	if (how & D_ABOVE)	/* above it, a record after it */
+		flip_record(dir, active, end + 1);
+	if (how & D_ACTIVE)	/* below the durable end, records after it */
+		flip_record(dir, active, active + 1 + rng_next(&rs) % (end - active - 3));
+	if (how & D_TORN) {	/* the last record cut in its middle */
+		char name[64];
+		size_t size;
+		elog__seg_name(name, active, SEG_EXT);
+		unsigned char *d = slurp(dir, name, &len);
+		size_t at = rec_at(d, len, end + 3, &size);
+		spill(dir, name, d, at + size / 2);
+		free(d);
+	}
+	if (how & D_CLOSED) {	/* a record of the second segment, and the
+				 * first one's header */
+		char name[64];
+		flip_record(dir, base[1], base[1] + (base[2] - base[1]) / 2);
+		elog__seg_name(name, base[0], SEG_EXT);
+		unsigned char *d = slurp(dir, name, &len);
+		d[SEG_HDR - 5] ^= 0x5a;
+		spill(dir, name, d, len);
+		free(d);
+	}
+}
+
+static void setup_repair(const char *dir, unsigned seed)
+{
+	setup_damaged(dir, seed, D_ACTIVE | D_ABOVE);
+}
+
+static void setup_torn(const char *dir, unsigned seed)
+{
+	setup_damaged(dir, seed, D_TORN);
+}
+
+static void setup_salvage(const char *dir, unsigned seed)
+{
+	setup_damaged(dir, seed, D_CLOSED | D_ACTIVE);
+}
+
+/* The repair (after salvage), then a writer that appends, its first
+ * offset at or above the old durable end. */
+static void repair_then_append(const char *dir, unsigned seed, int salvage)
+{
+	struct elog_options o = { .segment_bytes = DSEG };
+	struct gen g = { 6, seed * 59ull + 13, 30, 0, 8, "", "" };
+	struct elog_verify_result vr;
+	struct elog_record r;
+	char msg[ELOG_MSG_MAX];
+	struct wr w;
+	int rc;
+	if (salvage && (rc = elog_salvage(dir, NULL, NULL, NULL, msg)) != 0)
+		note_error("salvage", rc, NULL);
+	if ((rc = elog_verify(dir, REPAIR_FLAGS(salvage), NULL, &vr, msg)) != 0)
+		note_error("repair", rc, NULL);
+	else if (vr.remaining && !wl_faults)
+		expect_violation("%s: damage left after the repair", dir);
+	if (wr_open(&w, dir, &o) != 0)
+		return;
+	if (elog_next_offset(w.w) < dmg_old_end)
+		expect_violation("the writer after the repair resumes at %llu, below the old "
+		                 "durable end %llu", (unsigned long long)elog_next_offset(w.w),
+		                 (unsigned long long)dmg_old_end);
+	for (unsigned i = 0; i < 6; i++) {
+		gen_record(&g, i, &r);
+		if (put(&w, &r, i % 2 == 1) != 0 && w.failed)
+			break;
+	}
+	wr_close(&w);
+}
+
+static void run_repair(const char *dir, unsigned seed)
+{
+	repair_then_append(dir, seed, 0);
+}
+
+static void run_salvage(const char *dir, unsigned seed)
+{
+	repair_then_append(dir, seed, 1);
+}
+
 void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
 {
 	rm_rf(dir);
@@ -801,19 +1028,27 @@ void workload_prepare(const struct workload *w, const char *dir, unsigned seed)
 #define FAULTS_ALL ((1u << FC_N) - 1)
 #define FAULTS_SYNC (1u << FC_SYNC)
 const struct workload workloads[] = {
-	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append, FAULTS_ALL },
-	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0 },
-	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0 },
+	{ "append", W_CREATE, { .segment_bytes = SEG }, NULL, run_append, FAULTS_ALL, 0 },
+	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0, 0 },
+	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0, 0 },
 	/* Compaction runs on logs created compact, as it must. */
 	{ "maintenance", W_COMPACT | W_RETAIN,
-	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0 },
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0, 0 },
 	{ "serial", W_CREATE | W_COMPACT | W_RETAIN,
 	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, NULL, run_serial,
-	  FAULTS_ALL },
+	  FAULTS_ALL, 0 },
 	{ "zstd", W_CREATE | W_ZSTD, { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
-	  NULL, run_zstd, 0 },
-	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC },
-	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC },
-	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC },
+	  NULL, run_zstd, 0, 0 },
+	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC, 0 },
+	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC, 0 },
+	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC, 0 },
+	/* Repair and salvage of a damaged log: a failing fsync in the quick
+	 * run, every call in the long one. */
+	{ "repair", W_DAMAGE, { .segment_bytes = DSEG }, setup_repair, run_repair, FAULTS_SYNC,
+	  FAULTS_ALL },
+	{ "repair-torn", W_DAMAGE, { .segment_bytes = DSEG }, setup_torn, run_repair, FAULTS_SYNC,
+	  FAULTS_ALL },
+	{ "salvage", W_DAMAGE | W_SALVAGE, { .segment_bytes = DSEG }, setup_salvage, run_salvage,
+	  FAULTS_SYNC, FAULTS_ALL },
 };
 const size_t nworkloads = sizeof workloads / sizeof workloads[0];
