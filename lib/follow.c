@@ -18,18 +18,15 @@
 #include "internal.h"
 #include "reader.h"
 
-#ifdef __linux__
 #include <sys/inotify.h>
-#endif
 
-#define POLL_MS 50	/* where there is no inotify */
+#define POLL_MS 50	/* when inotify is out of instances */
 #define REWATCH_MS 1000	/* when the watermark file cannot be watched yet */
 
 /* Set up the watches; 1 when they are new (the caller must look again
  * before sleeping: a change just before them would go unnoticed). */
 static int follow_setup(elog_reader *r)
 {
-#ifdef __linux__
 	int fresh = 0;
 	if (r->ino_fd < 0 && !r->follow_ready) {
 		r->follow_ready = 1;
@@ -53,15 +50,10 @@ static int follow_setup(elog_reader *r)
 		fresh = fresh || r->wd_wm >= 0;
 	}
 	return fresh;
-#else
-	(void)r;
-	return 0;
-#endif
 }
 
 void elog__follow_drain(elog_reader *r)
 {
-#ifdef __linux__
 	if (r->ino_fd < 0)
 		return;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -85,9 +77,6 @@ void elog__follow_drain(elog_reader *r)
 			p += sizeof *ev + ev->len;
 		}
 	}
-#else
-	(void)r;
-#endif
 }
 
 void elog__follow_close(elog_reader *r)

@@ -161,27 +161,17 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 
 static int waiters_announce(int fd, short type)
 {
-#ifdef F_OFD_SETLK
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
 	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
 	return fcntl(fd, F_OFD_SETLK, &fl);
-#else
-	(void)fd; (void)type;
-	return 0;
-#endif
 }
 
 /* 1 when another handle announced that it waits for the lock. */
 static int waiters_present(int fd)
 {
-#ifdef F_OFD_GETLK
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
 	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-#else
-	(void)fd;
-	return 0;
-#endif
 }
 
 static int64_t lock_mono_us(void)
@@ -258,13 +248,8 @@ void elog__lock_release(int fd)
 
 static int range_lock(int fd, short type, off_t at)
 {
-#ifdef F_OFD_SETLK
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
 	return fcntl(fd, F_OFD_SETLK, &fl);
-#else
-	(void)fd; (void)type; (void)at;
-	return 0;
-#endif
 }
 
 void elog__lock_sick_announce(int fd, int on)
@@ -274,14 +259,9 @@ void elog__lock_sick_announce(int fd, int on)
 
 int elog__lock_sick_pending(int fd)
 {
-#ifdef F_OFD_GETLK
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 	                    .l_start = LOCK_SICK_BYTE, .l_len = 1 };
 	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-#else
-	(void)fd;
-	return 0;
-#endif
 }
 
 /*
@@ -298,15 +278,10 @@ int elog__lock_sick_pending(int fd)
 
 int elog__lock_slot_take(int fd)
 {
-#ifdef F_OFD_SETLK
 	for (int i = 0; i < LOCK_SLOTS; i++)
 		if (range_lock(fd, F_WRLCK, LOCK_SLOT_BYTE + i) == 0)
 			return i;
 	return -1;
-#else
-	(void)fd;
-	return 0;	/* no slots: every writer syncs for itself */
-#endif
 }
 
 void elog__lock_slot_release(int fd, int slot)
