@@ -120,9 +120,10 @@ int elog__lock_sick_pending(int fd);
  * taken; release it after the sync. */
 int elog__lock_slot_take(int fd);
 void elog__lock_slot_release(int fd, int slot);
-/* 0 when fd is still the directory's LOCK, else ELOG_FAILED with a
- * message: the log was deleted, or LOCK removed or replaced. */
-int elog__lock_is_current(int dfd, int fd, char *msg);
+/* 0 when the directory's LOCK is still the file whose status (taken
+ * once, when it was opened) is mine, else ELOG_FAILED with a message: the
+ * log was deleted, or LOCK removed or replaced.  One fstatat(2). */
+int elog__lock_is_current(int dfd, const struct stat *mine, char *msg);
 /* What LOCK says about the log's tail, written by the holder of the batch
  * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
 struct lock_state {

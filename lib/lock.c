@@ -290,13 +290,13 @@ void elog__lock_slot_release(int fd, int slot)
 		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
 }
 
-int elog__lock_is_current(int dfd, int fd, char *msg)
+int elog__lock_is_current(int dfd, const struct stat *mine, char *msg)
 {
-	struct stat mine, now;
-	if (fstat(fd, &mine) < 0)
-		return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
-	if (mine.st_nlink == 0 || fstatat(dfd, FN_LOCK, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    now.st_dev != mine.st_dev || now.st_ino != mine.st_ino)
+	struct stat now;
+	/* The name still leads to the file open: it was neither unlinked
+	 * (then the name is gone, or names another file) nor replaced. */
+	if (fstatat(dfd, FN_LOCK, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    now.st_dev != mine->st_dev || now.st_ino != mine->st_ino)
 		return elog__errmsg_set(msg, ELOG_FAILED,
 		    "%s was removed or replaced while this writer had the log open "
 		    "(the log was deleted, or LOCK was changed by hand): nothing more "

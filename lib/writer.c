@@ -92,6 +92,7 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
+	struct stat lock_st;	/* LOCK's file, to tell it was replaced */
 	int inofd;		/* inotify on the watermark; -2 not tried yet */
 	int64_t sync_ns;	/* how long its last fdatasync took */
 	struct elog_settings set;
@@ -602,7 +603,7 @@ static int tail_sync(elog *w, int *moved)
 static int lock_take(elog *w)
 {
 	int err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
-	if (!err && (err = elog__lock_is_current(w->dfd, w->lockfd, w->msg)) != 0)
+	if (!err && (err = elog__lock_is_current(w->dfd, &w->lock_st, w->msg)) != 0)
 		elog__lock_release(w->lockfd);
 	return err;
 }
@@ -1396,6 +1397,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		return err;
 	if ((err = elog__lock_open(w->dfd, FN_LOCK, &w->lockfd, w->msg)) != 0)
 		return err;
+	if (fstat(w->lockfd, &w->lock_st) < 0)
+		return elog__errmsg_set(w->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if (fresh && (err = create_log(w, opt)) != 0)
 		return err;
 
