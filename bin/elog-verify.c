@@ -224,6 +224,7 @@ static void parse_command_line(int argc, char *argv[], struct run *r)
 			break;
 		case OPT_SALVAGE:
 			r->salvage = 1;
+			r->flags |= ELOG_VERIFY_SALVAGE;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);

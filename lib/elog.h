@@ -275,6 +275,7 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
  */
 
 #define ELOG_VERIFY_REPAIR  0x1u
+#define ELOG_VERIFY_SALVAGE 0x2u  /* with REPAIR: salvage the active segment */
 
 #define ELOG_PROBLEM_DAMAGE   1   /* data readers or the writer will fail on */
 #define ELOG_PROBLEM_WARNING  2   /* harmless or self-healing */

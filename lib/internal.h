@@ -204,9 +204,12 @@ void elog__salvage_plan_free(struct salvage_plan *p);
  * record may have (the base) on the first call. */
 int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
                        size_t from, size_t size, uint64_t hi);
-/* Plan the salvage of segment base: its header and records up to byte
- * upto (UINT64_MAX: the whole file), offsets below hi. */
-int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto,
+/* Plan the salvage of segment base from its first upto bytes
+ * (UINT64_MAX: the whole file): its header, and its records before byte
+ * scan_end with offsets below hi; bytes from scan_end on are one damaged
+ * stretch that holds no offset (the active segment's bytes past the
+ * durable end, never acknowledged). */
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t scan_end,
                                uint64_t hi, struct salvage_plan *p, char *msg);
 /* Carry out plan p on segment base, each step durable before the next:
  * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the

@@ -155,8 +155,8 @@ static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char 
 	return 0;
 }
 
-int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t hi,
-                               struct salvage_plan *p, char *msg)
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t scan_end,
+                               uint64_t hi, struct salvage_plan *p, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char *data;
@@ -170,7 +170,12 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t h
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header", name);
 	else if (!p->count_only)
 		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
-	if (!err && (err = elog__salvage_scan(p, data, SEG_HDR, size, hi)) != 0)
+	size_t end = scan_end < size ? (size_t)scan_end : size;
+	if (!err && end > SEG_HDR)
+		err = elog__salvage_scan(p, data, SEG_HDR, end, hi);
+	if (!err && end < size)
+		err = damaged(p, data, end, size - end, hi, hi - 1);
+	if (err && err != ELOG_CORRUPT)
 		err = elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	free(data);
 	return err;
