@@ -8,6 +8,7 @@
  * only errors, the one-line summary when damage was found, and progress.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ static const char *kind_name(int kind)
 	switch (kind) {
 	case ELOG_PROBLEM_WARNING: return "warning";
 	case ELOG_PROBLEM_REPAIRED: return "repaired";
+	case ELOG_PROBLEM_LOSS: return "loss";
+	case ELOG_PROBLEM_UNREADABLE: return "unreadable";
 	default: return "damage";
 	}
 }
@@ -239,15 +242,29 @@ static void parse_command_line(int argc, char *argv[], struct run *r)
 		cli_usage_error("--salvage goes with --repair");
 }
 
-/* The one-line summary on standard error when problems remain. */
+/* The one-line summary on standard error when problems remain or records
+ * were lost, naming the next command when there is one. */
 static void warn_summary(const struct run *r, const struct elog_verify_result *res)
 {
-	cli_warn(r->dir, "%" PRIu64 " problem%s found in %" PRIu64 " segment%s "
-	         "(%" PRIu64 " records)%s", res->damage, res->damage == 1 ? "" : "s",
-	         res->segments, res->segments == 1 ? "" : "s", res->records,
-	         (r->flags & ELOG_VERIFY_REPAIR)
-	         ? (res->repaired ? "; some could not be repaired" : "; none could be repaired")
-	         : "");
+	char problems[256] = "", lost[160] = "", next[PATH_MAX + 96] = "";
+
+	if (res->remaining)
+		snprintf(problems, sizeof problems, "%" PRIu64 " problem%s found in %" PRIu64
+		         " segment%s (%" PRIu64 " records)%s", res->damage,
+		         res->damage == 1 ? "" : "s", res->segments,
+		         res->segments == 1 ? "" : "s", res->records,
+		         (r->flags & ELOG_VERIFY_REPAIR)
+		         ? (res->repaired ? "; some could not be repaired"
+		                          : "; none could be repaired")
+		         : "");
+	if (res->losses)
+		snprintf(lost, sizeof lost, "%s%" PRIu64 " range%s of offsets lost to damage, "
+		         "which readers report as gaps", res->remaining ? "; " : "",
+		         res->losses, res->losses == 1 ? "" : "s");
+	if (res->salvageable && !r->salvage)
+		snprintf(next, sizeof next, "; run elog-verify --repair --salvage %s to get "
+		         "past the damage", r->dir);
+	cli_warn(r->dir, "%s%s%s", problems, lost, next);
 }
 
 int main(int argc, char *argv[])
@@ -269,7 +286,8 @@ int main(int argc, char *argv[])
 	if (err)
 		cli_die_elog(r.dir, err, msg);
 	cli_flush();
-	if (res.remaining == 0)
+	/* A log that lost records is not clean, even once repaired. */
+	if (res.remaining == 0 && res.losses == 0)
 		cli_exit(CLI_EX_OK);
 	if (!r.quiet)
 		warn_summary(&r, &res);

@@ -205,12 +205,15 @@ void elog__salvage_plan_free(struct salvage_plan *p);
 int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
                        size_t from, size_t size, uint64_t hi);
 /* Plan the salvage of segment base from its first upto bytes
- * (UINT64_MAX: the whole file): its header, and its records before byte
- * scan_end with offsets below hi; bytes from scan_end on are one damaged
- * stretch that holds no offset (the active segment's bytes past the
- * durable end, never acknowledged). */
-int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t scan_end,
-                               uint64_t hi, struct salvage_plan *p, char *msg);
+ * (UINT64_MAX: the whole file): its records from byte from (SEG_HDR: the
+ * header is kept too) before byte scan_end, with offsets from p->next
+ * (set by the caller: the base, or the one after the last record before
+ * from) and below hi; bytes from scan_end on are one damaged stretch that
+ * holds no offset (the active segment's bytes past the durable end,
+ * never acknowledged). */
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
+                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p,
+                               char *msg);
 /* Carry out plan p on segment base, each step durable before the next:
  * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the
  * offsets lost to FN_SALVAGED, the kept bytes renamed over the segment,
@@ -218,6 +221,17 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t s
 int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
                          int64_t now, uint32_t index_interval, char *aside,
                          size_t aside_size, char *msg);
+
+/* ---- damage.c: what elog_verify() tells of offsets readers cannot have ---- */
+struct verify;
+struct holes;
+/* A line (ELOG_PROBLEM_LOSS) for each range of h, the offsets repairs and
+ * salvage lost, that the log's segments still span. */
+void elog__verify_losses(struct verify *v, const struct holes *h);
+/* A line (ELOG_PROBLEM_UNREADABLE) for each damaged segment: the offsets
+ * readers cannot read past the damage, the named consumers behind them,
+ * and what --salvage would keep and lose. */
+int elog__verify_unreadable(struct verify *v);
 
 /* ---- losses.c: what consumers lost to retention, until acknowledged ---- */
 struct loss {

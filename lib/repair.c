@@ -207,7 +207,8 @@ static int salvage_active(struct verify *v, struct segstate *ss, const char *nam
 	/* No record of the log lies more than a segment's size past the
 	 * durable end: what is further is dropped without a copy. */
 	uint64_t cap = v->set.segment_bytes;
-	int err = elog__salvage_plan_segment(v->dfd, ss->base, acked + cap, acked,
+	p.next = ss->base;
+	int err = elog__salvage_plan_segment(v->dfd, ss->base, SEG_HDR, acked + cap, acked,
 	                                     v->wm.durable_end, &p, v->msg);
 	if (!err)
 		err = elog__salvage_commit(v->dfd, ss->base, &p, elog__fs_now_ms(),

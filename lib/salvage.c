@@ -155,8 +155,9 @@ static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char 
 	return 0;
 }
 
-int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t scan_end,
-                               uint64_t hi, struct salvage_plan *p, char *msg)
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
+                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p,
+                               char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char *data;
@@ -165,14 +166,13 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t upto, uint64_t s
 	int err = read_segment(dfd, name, upto, &data, &size, msg);
 	if (err)
 		return err;
-	p->next = base;
-	if (size < SEG_HDR)
+	if (size < SEG_HDR || from < SEG_HDR)
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header", name);
-	else if (!p->count_only)
+	else if (from == SEG_HDR && !p->count_only)
 		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
 	size_t end = scan_end < size ? (size_t)scan_end : size;
-	if (!err && end > SEG_HDR)
-		err = elog__salvage_scan(p, data, SEG_HDR, end, hi);
+	if (!err && end > from)
+		err = elog__salvage_scan(p, data, (size_t)from, end, hi);
 	if (!err && end < size)
 		err = damaged(p, data, end, size - end, hi, hi - 1);
 	if (err && err != ELOG_CORRUPT)
