@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"  -q, --quiet                print nothing; only the exit status tells\n"
 	"  --json                     problems (or with -l, segments) as JSON lines\n"
 	"  --repair                   repair what can be repaired without loss\n"
-	"  --salvage                  with --repair: get past damaged closed segments\n"
+	"  --salvage                  with --repair: keep every record that checks\n"
 	"  -l, --list                 list the segments\n"
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
