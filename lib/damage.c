@@ -5,7 +5,8 @@
  *
  *   - for each damaged segment, the offsets readers cannot read past the
  *     damage (from the one after the last good record to the next
- *     segment's base, or to the durable end in the active segment), the
+ *     segment's base, or to the durable end in the active segment; the
+ *     whole range of a closed segment whose header readers refuse), the
  *     named consumers whose committed offset is below the last of them
  *     (they will read into the damage), and what elog-verify --repair
  *     --salvage would keep and lose there, from a dry run of salvage's own
@@ -18,11 +19,13 @@
  * and ELOG_PROBLEM_LOSS), not as damage: the damage itself is reported
  * once, where it lies, and a loss is not something a repair can undo.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "consumers_json.h"
@@ -114,12 +117,16 @@ static void consumers_behind(const struct ctable *t, uint64_t last, char *buf,
 		add(buf, size, len, " and %zu more", more);
 }
 
-/* What the salvage plan p (the bytes after the damage) keeps and loses. */
-static void salvage_text(const struct salvage_plan *p, char *buf, size_t size, size_t *len)
+/* What the salvage plan p (the bytes after the damage) keeps and loses;
+ * hdr: the header must be rebuilt first, which salvage does only when it
+ * can tell how the values were stored. */
+static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_t size,
+                         size_t *len)
 {
 	size_t shown = 0;
-	add(buf, size, len, "; elog-verify --repair --salvage gets past it, keeping %llu "
-	    "record%s", (unsigned long long)p->records, p->records == 1 ? "" : "s");
+	add(buf, size, len, "; elog-verify --repair --salvage gets past it%s, keeping %llu "
+	    "record%s", hdr ? " if it can rebuild the header" : "",
+	    (unsigned long long)p->records, p->records == 1 ? "" : "s");
 	for (size_t i = 0; i < p->nd; i++) {
 		char what[64];
 		if (p->d[i].first > p->d[i].last)
@@ -136,12 +143,47 @@ static void salvage_text(const struct salvage_plan *p, char *buf, size_t size, s
 		add(buf, size, len, " and losing no offset");
 }
 
-/* Segment i's unreadable offsets, if it has record damage: [*first,
- * *last], where salvage would scan up to, and the bound of its offsets. */
+/* How closed segment i's header reads: 0 when readers take it, SEG_HDR
+ * when they refuse it as damaged (its magic, CRC or base), 1 when the file
+ * is shorter than a header, -1 otherwise (a newer version, unreadable). */
+static int header_state(const struct verify *v, size_t i)
+{
+	unsigned char hdr[SEG_HDR];
+	size_t got;
+	int fd, state = -1;
+	if (elog__seg_open_raw(v->dfd, v->seg[i].base, O_RDONLY, &fd, hdr, &got, NULL, NULL) != 0)
+		return -1;
+	close(fd);
+	if (got < SEG_HDR)
+		state = 1;
+	else if (elog__seg_header_check(hdr, v->seg[i].base) == ELOG_CORRUPT)
+		state = SEG_HDR;
+	else if (elog__seg_header_check(hdr, v->seg[i].base) == 0)
+		state = 0;
+	return state;
+}
+
+/* Segment i's unreadable offsets, if it has damage that readers stop at:
+ * [*first, *last], the byte salvage would scan from and up to, and the
+ * bound of its offsets.  *hdr: its header is damaged (SEG_HDR) or short
+ * (1). */
 static int unreadable_range(const struct verify *v, size_t i, uint64_t *first,
-                            uint64_t *last, uint64_t *scan_end, uint64_t *hi)
+                            uint64_t *last, uint64_t *from, uint64_t *scan_end,
+                            uint64_t *hi, int *hdr)
 {
 	const struct segstate *ss = &v->seg[i];
+	*hdr = 0;
+	*from = ss->bad_at;
+	if (i + 1 < v->n && ss->damaged && (*hdr = header_state(v, i)) > 0) {
+		/* Readers refuse the whole segment. */
+		*hi = v->base[i + 1];
+		*scan_end = UINT64_MAX;
+		*from = SEG_HDR;
+		*first = ss->base;
+		*last = *hi - 1;
+		return *hi > ss->base;
+	}
+	*hdr = 0;
 	if (!ss->scanned || ss->bad_at == UINT64_MAX)
 		return 0;
 	if (i + 1 < v->n) {
@@ -166,8 +208,9 @@ int elog__verify_unreadable(struct verify *v)
 	char m[ELOG_MSG_MAX];
 	int loaded = 0, err = 0;
 	for (size_t i = 0; !err && i < v->n; i++) {
-		uint64_t first, last, scan_end, hi;
-		if (!unreadable_range(v, i, &first, &last, &scan_end, &hi))
+		uint64_t first, last, from, scan_end, hi;
+		int hdr;
+		if (!unreadable_range(v, i, &first, &last, &from, &scan_end, &hi, &hdr))
 			continue;
 		if (!loaded) {
 			/* Its problems are check_consumers()'s to report. */
@@ -179,13 +222,19 @@ int elog__verify_unreadable(struct verify *v)
 		char text[ELOG_MSG_MAX], what[64], name[NAME_MAX_LOCAL];
 		size_t len = 0;
 		range_text(what, sizeof what, first, last);
-		add(text, sizeof text, &len, "%s cannot be read past the damage", what);
+		add(text, sizeof text, &len, "%s cannot be read %s", what,
+		    hdr ? "(the segment header is damaged)" : "past the damage");
 		consumers_behind(&t, last, text, sizeof text, &len);
 		struct salvage_plan p = { .count_only = 1, .next = first };
-		err = elog__salvage_plan_segment(v->dfd, v->seg[i].base, v->seg[i].bad_at,
-		                                 scan_end, scan_end, hi, &p, m);
-		if (!err) {
-			salvage_text(&p, text, sizeof text, &len);
+		err = hdr == 1 ? ELOG_CORRUPT
+		    : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
+		                                 scan_end, hi, &p, m);
+		if (hdr == 1) {
+			add(text, sizeof text, &len, "; elog-verify --repair --salvage cannot "
+			    "get past it: the file is shorter than a segment header");
+			err = 0;
+		} else if (!err) {
+			salvage_text(&p, hdr, text, sizeof text, &len);
 			v->res->salvageable++;
 		} else if (err != ENOMEM) {
 			/* Changed or gone since it was read: said by the next check. */

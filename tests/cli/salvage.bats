@@ -108,8 +108,10 @@ pos() { echo $((32 + $1 * 66)); }
 	fill
 	elog-cat "$LOG" >"$T/before"
 	printf 'X' | dd of="$LOG/$SEG0" bs=1 seek=0 conv=notrunc 2>/dev/null
-	run elog-verify "$LOG"
+	run --separate-stderr elog-verify "$LOG"
 	[ "$status" -eq 1 ]
+	[ "${lines[1]}" = "$SEG0: unreadable: offsets 0-60 cannot be read (the segment header is damaged); elog-verify --repair --salvage gets past it if it can rebuild the header, keeping 61 records and losing no offset" ]
+	[ "$stderr" = "elog-verify: $LOG: 1 problem found in 5 segments (239 records); run elog-verify --repair --salvage $LOG to get past the damage" ]
 	run --separate-stderr elog-verify --repair --salvage "$LOG"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^$SEG0:\ byte\ 0:\ repaired:\ salvaged:\ 32\ damaged\ bytes\ moved\ to\ $SEG0\.cut-[0-9]+\;\ no\ record\ lost$ ]]
@@ -259,6 +261,17 @@ case1() {
 	[ "$stderr" = "elog-verify: $LOG: 1 problem found in 5 segments (246 records); run elog-verify --repair --salvage $LOG to get past the damage" ]
 	run elog-verify --json "$LOG"
 	[ "${lines[1]}" = "{\"file\":\"$SEG0\",\"byte\":null,\"kind\":\"unreadable\",\"problem\":\"offsets 7-60 cannot be read past the damage; consumer behind them: early (at 3); elog-verify --repair --salvage gets past it, keeping 53 records and losing offset 7\"}" ]
+}
+
+@test "salvage: a closed segment shorter than a header: elog-verify says --salvage cannot get past it" {
+	fill
+	seg=00000000000000000061.log
+	truncate -s 20 "$LOG/$seg"
+	run --separate-stderr elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "$seg: byte 20: truncated header: the file has 20 bytes" ]
+	[ "${lines[1]}" = "$seg: unreadable: offsets 61-121 cannot be read (the segment header is damaged); elog-verify --repair --salvage cannot get past it: the file is shorter than a segment header" ]
+	[ "$stderr" = "elog-verify: $LOG: 1 problem found in 5 segments (239 records)" ]
 }
 
 @test "salvage: a loss below the log's first segment is history, not reported" {
