@@ -8,8 +8,8 @@
  * only errors, the one-line summary when damage was found, and progress.
  */
 #include <getopt.h>
-#include <limits.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,8 @@
  * changes) and cuts the active segment's damaged tail after copying the
  * cut bytes aside; a closed segment or a header is never cut, because what
  * follows the damage there may hold acknowledged records that another tool
- * could still recover.
+ * could still recover.  With ELOG_VERIFY_SALVAGE, damage below the durable
+ * end of the active segment is salvaged instead of cut (salvage_active()).
  */
 #include <errno.h>
 #include <fcntl.h>

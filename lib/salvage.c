@@ -35,6 +35,12 @@
  *
  * It runs under the maintenance lock (as retention and compaction do) and
  * touches closed segments only, so the writer may be running.
+ *
+ * The scan and the three steps are functions of their own, shared: a
+ * repair with ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment
+ * by them under the writer's lock, up to the durable end, and
+ * elog_verify() runs the scan alone, copying nothing, to say what a
+ * salvage would keep and lose (damage.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +79,6 @@ static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, 
 	*len += n;
 	return 0;
 }
-
 
 void elog__salvage_plan_free(struct salvage_plan *p)
 {
