@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static const char usage_text[] =
 	"  -q, --quiet                print nothing; only the exit status tells\n"
 	"  --json                     problems (or with -l, segments) as JSON lines\n"
 	"  --repair                   repair what can be repaired without loss\n"
-	"  --salvage                  with --repair: get past damaged closed segments\n"
+	"  --salvage                  with --repair: keep every record that checks\n"
 	"  -l, --list                 list the segments\n"
 	"  -h, --help                 print this help and exit\n"
 	"  --version                  print the version and exit\n";
@@ -59,6 +60,8 @@ static const char *kind_name(int kind)
 	switch (kind) {
 	case ELOG_PROBLEM_WARNING: return "warning";
 	case ELOG_PROBLEM_REPAIRED: return "repaired";
+	case ELOG_PROBLEM_LOSS: return "loss";
+	case ELOG_PROBLEM_UNREADABLE: return "unreadable";
 	default: return "damage";
 	}
 }
@@ -224,6 +227,7 @@ static void parse_command_line(int argc, char *argv[], struct run *r)
 			break;
 		case OPT_SALVAGE:
 			r->salvage = 1;
+			r->flags |= ELOG_VERIFY_SALVAGE;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
@@ -238,15 +242,29 @@ static void parse_command_line(int argc, char *argv[], struct run *r)
 		cli_usage_error("--salvage goes with --repair");
 }
 
-/* The one-line summary on standard error when problems remain. */
+/* The one-line summary on standard error when problems remain or records
+ * were lost, naming the next command when there is one. */
 static void warn_summary(const struct run *r, const struct elog_verify_result *res)
 {
-	cli_warn(r->dir, "%" PRIu64 " problem%s found in %" PRIu64 " segment%s "
-	         "(%" PRIu64 " records)%s", res->damage, res->damage == 1 ? "" : "s",
-	         res->segments, res->segments == 1 ? "" : "s", res->records,
-	         (r->flags & ELOG_VERIFY_REPAIR)
-	         ? (res->repaired ? "; some could not be repaired" : "; none could be repaired")
-	         : "");
+	char problems[256] = "", lost[160] = "", next[PATH_MAX + 96] = "";
+
+	if (res->remaining)
+		snprintf(problems, sizeof problems, "%" PRIu64 " problem%s found in %" PRIu64
+		         " segment%s (%" PRIu64 " records)%s", res->damage,
+		         res->damage == 1 ? "" : "s", res->segments,
+		         res->segments == 1 ? "" : "s", res->records,
+		         (r->flags & ELOG_VERIFY_REPAIR)
+		         ? (res->repaired ? "; some could not be repaired"
+		                          : "; none could be repaired")
+		         : "");
+	if (res->losses)
+		snprintf(lost, sizeof lost, "%s%" PRIu64 " range%s of offsets lost to damage, "
+		         "which readers report as gaps", res->remaining ? "; " : "",
+		         res->losses, res->losses == 1 ? "" : "s");
+	if (res->salvageable && !r->salvage)
+		snprintf(next, sizeof next, "; run elog-verify --repair --salvage %s to get "
+		         "past the damage", r->dir);
+	cli_warn(r->dir, "%s%s%s", problems, lost, next);
 }
 
 int main(int argc, char *argv[])
@@ -268,7 +286,8 @@ int main(int argc, char *argv[])
 	if (err)
 		cli_die_elog(r.dir, err, msg);
 	cli_flush();
-	if (res.remaining == 0)
+	/* A log that lost records is not clean, even once repaired. */
+	if (res.remaining == 0 && res.losses == 0)
 		cli_exit(CLI_EX_OK);
 	if (!r.quiet)
 		warn_summary(&r, &res);

@@ -275,10 +275,13 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
  */
 
 #define ELOG_VERIFY_REPAIR  0x1u
+#define ELOG_VERIFY_SALVAGE 0x2u  /* with REPAIR: salvage the active segment */
 
 #define ELOG_PROBLEM_DAMAGE   1   /* data readers or the writer will fail on */
 #define ELOG_PROBLEM_WARNING  2   /* harmless or self-healing */
 #define ELOG_PROBLEM_REPAIRED 3   /* what a repair did */
+#define ELOG_PROBLEM_LOSS     4   /* offsets a repair or salvage lost */
+#define ELOG_PROBLEM_UNREADABLE 5 /* offsets damage keeps from readers */
 
 #define ELOG_NOPOS UINT64_MAX     /* a problem of a whole file */
 
@@ -312,6 +315,9 @@ struct elog_verify_result {
 	uint64_t damage, warnings, repaired;
 	uint64_t remaining;       /* damage left after a repair, else damage */
 	uint64_t segments, records, bytes;
+	uint64_t losses;          /* ranges lost for good (ELOG_PROBLEM_LOSS) */
+	uint64_t unreadable;      /* ranges readers cannot read, */
+	uint64_t salvageable;     /* of which salvage gets past */
 };
 
 /* How long a repair waits for the writers' LOCK. */

@@ -180,6 +180,60 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms);
 int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
                uint64_t *first, uint64_t *last);
 
+/* ---- salvage.c: keeping every record that checks past damage ---- */
+/* One damaged stretch of a segment, and the offsets that lay in it. */
+struct salvage_damage {
+	uint64_t pos, bytes;      /* in the old file */
+	uint64_t first, last;     /* offsets lost; first > last: none */
+};
+/* What salvage makes of a segment's bytes. */
+struct salvage_plan {
+	int count_only;           /* set by the caller: fill no buffers */
+	unsigned char *keep, *lost;   /* the new file; the damaged bytes */
+	size_t klen, kcap, llen, lcap;
+	struct salvage_damage *d;
+	size_t nd;
+	uint64_t records;         /* records kept */
+	uint64_t next;            /* offset after the last record kept */
+};
+void elog__salvage_plan_free(struct salvage_plan *p);
+/* Sort data[from, size), the records of a segment, into the records that
+ * check (a length and CRC that hold, an offset in [p->next, hi) above the
+ * record before) and the damaged stretches between them, whose offsets
+ * run from the one after the last good record to the one before the next
+ * good record, or to hi - 1 at the end.  p->next is the lowest offset a
+ * record may have (the base) on the first call. */
+int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
+                       size_t from, size_t size, uint64_t hi);
+/* Plan the salvage of segment base from its first upto bytes
+ * (UINT64_MAX: the whole file): its records from byte from (SEG_HDR: the
+ * header is kept too) before byte scan_end, with offsets from p->next
+ * (set by the caller: the base, or the one after the last record before
+ * from) and below hi; bytes from scan_end on are one damaged stretch that
+ * holds no offset (the active segment's bytes past the durable end,
+ * never acknowledged). */
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
+                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p,
+                               char *msg);
+/* Carry out plan p on segment base, each step durable before the next:
+ * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the
+ * offsets lost to FN_SALVAGED, the kept bytes renamed over the segment,
+ * its index rebuilt. */
+int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
+                         int64_t now, uint32_t index_interval, char *aside,
+                         size_t aside_size, char *msg);
+
+/* ---- damage.c: what elog_verify() tells of offsets readers cannot have ---- */
+struct verify;
+struct holes;
+/* A line (ELOG_PROBLEM_LOSS) for each range of h, the offsets repairs and
+ * salvage lost, that the log's segments still span. */
+void elog__verify_losses(struct verify *v, const struct holes *h);
+/* A line (ELOG_PROBLEM_UNREADABLE) for each damaged segment: the offsets
+ * readers cannot read past the damage, the named consumers behind them,
+ * and what --salvage would keep and lose. */
+int elog__verify_unreadable(struct verify *v);
+
 /* ---- losses.c: what consumers lost to retention, until acknowledged ---- */
 struct loss {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];

@@ -10,7 +10,8 @@
  * changes) and cuts the active segment's damaged tail after copying the
  * cut bytes aside; a closed segment or a header is never cut, because what
  * follows the damage there may hold acknowledged records that another tool
- * could still recover.
+ * could still recover.  With ELOG_VERIFY_SALVAGE, damage below the durable
+ * end of the active segment is salvaged instead of cut (salvage_active()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,6 +214,54 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss,
 	return 0;
 }
 
+/* With ELOG_VERIFY_SALVAGE, damage below the durable end of the active
+ * segment is salvaged as in a closed segment (salvage.c) instead of cut:
+ * every durable record that checks stays at its offset, only the offsets
+ * of the damaged bytes become a damage gap, and the bytes past the
+ * durable end, never acknowledged, go aside with the damaged ones.  The
+ * segment is replaced by a new file: *fd is opened anew on it. */
+static int salvage_active(struct verify *v, struct segstate *ss, const char *name, int *fd)
+{
+	struct salvage_plan p = { 0 };
+	char aside[NAME_MAX_LOCAL + 32];
+	uint64_t acked = v->wm.segment_bytes;
+	/* No record of the log lies more than a segment's size past the
+	 * durable end: what is further is dropped without a copy. */
+	uint64_t cap = v->set.segment_bytes;
+	p.next = ss->base;
+	int err = elog__salvage_plan_segment(v->dfd, ss->base, SEG_HDR, acked + cap, acked,
+	                                     v->wm.durable_end, &p, v->msg);
+	if (!err)
+		err = elog__salvage_commit(v->dfd, ss->base, &p, elog__fs_now_ms(),
+		                           v->set.index_interval, aside, sizeof aside, v->msg);
+	for (size_t i = 0; !err && i < p.nd; i++) {
+		const struct salvage_damage *d = &p.d[i];
+		if (d->pos >= acked)
+			repaired(v, name, d->pos, "salvaged: %llu bytes past the durable end, "
+			         "never acknowledged, moved to %s", (unsigned long long)d->bytes,
+			         aside);
+		else if (d->first <= d->last)
+			repaired(v, name, d->pos, "salvaged: %llu damaged bytes moved to %s; "
+			         "offsets %llu-%llu may be lost, and readers report them as a gap",
+			         (unsigned long long)d->bytes, aside,
+			         (unsigned long long)d->first, (unsigned long long)d->last);
+		else
+			repaired(v, name, d->pos, "salvaged: %llu damaged bytes moved to %s; "
+			         "no record lost", (unsigned long long)d->bytes, aside);
+	}
+	if (!err) {
+		ss->size = ss->valid_end = p.klen;
+		ss->next = p.next;
+		ss->idx_bad = 0;	/* rebuilt by the salvage */
+		v->wm_fix = 1;
+		close(*fd);
+		if ((*fd = elog__fs_openat(v->dfd, name, O_RDWR, 0)) < 0)
+			err = elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+	}
+	elog__salvage_plan_free(&p);
+	return err;
+}
+
 static int repair_active(struct verify *v)
 {
 	struct segstate *ss = &v->seg[v->n - 1];
@@ -224,7 +273,12 @@ static int repair_active(struct verify *v)
 	int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 	if (fd < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if (ss->bad_at != UINT64_MAX) {
+	if (ss->bad_at != UINT64_MAX && (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set &&
+	    v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
+	    ss->bad_at < v->wm.segment_bytes) {
+		if ((err = salvage_active(v, ss, name, &fd)) != 0)
+			goto out;
+	} else if (ss->bad_at != UINT64_MAX) {
 		/* No record of the log lies more than a segment's size past
 		 * the damage: what is further is cut without a copy. */
 		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;

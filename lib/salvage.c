@@ -35,6 +35,12 @@
  *
  * It runs under the maintenance lock (as retention and compaction do) and
  * touches closed segments only, so the writer may be running.
+ *
+ * The scan and the three steps are functions of their own, shared: a
+ * repair with ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment
+ * by them under the writer's lock, up to the durable end, and
+ * elog_verify() runs the scan alone, copying nothing, to say what a
+ * salvage would keep and lose (damage.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,10 +80,160 @@ static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, 
 	return 0;
 }
 
-struct damage {
-	uint64_t pos, bytes;      /* in the old file */
-	uint64_t first, last;     /* offsets lost */
-};
+void elog__salvage_plan_free(struct salvage_plan *p)
+{
+	free(p->keep);
+	free(p->lost);
+	free(p->d);
+	p->keep = p->lost = NULL;
+	p->d = NULL;
+	p->klen = p->kcap = p->llen = p->lcap = p->nd = 0;
+}
+
+/* Note the damaged bytes data[pos, pos + n) and the offsets [first, last]
+ * that lay in them. */
+static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos,
+                   size_t n, uint64_t first, uint64_t last)
+{
+	struct salvage_damage *d = realloc(p->d, (p->nd + 1) * sizeof *d);
+	if (!d)
+		return ENOMEM;
+	p->d = d;
+	d[p->nd++] = (struct salvage_damage){ pos, n, first, last };
+	return p->count_only ? 0 : append(&p->lost, &p->llen, &p->lcap, data + pos, n);
+}
+
+int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
+                       size_t from, size_t size, uint64_t hi)
+{
+	size_t pos = from;
+	int err = 0;
+	while (!err && pos < size) {
+		struct elog_record rec;
+		size_t rs;
+		if (good_at(data + pos, size - pos, p->next, hi, &rec, &rs)) {
+			if (!p->count_only)
+				err = append(&p->keep, &p->klen, &p->kcap, data + pos, rs);
+			p->next = rec.offset + 1;
+			p->records++;
+			pos += rs;
+			continue;
+		}
+		/* Where a record does not check, the next good one is looked
+		 * for byte by byte. */
+		size_t q = pos + 1;
+		while (q + REC_PREFIX <= size && !good_at(data + q, size - q, p->next, hi, &rec, &rs))
+			q++;
+		int found = q + REC_PREFIX <= size;
+		if (!found)
+			q = size;
+		err = damaged(p, data, pos, q - pos, p->next, found ? rec.offset - 1 : hi - 1);
+		pos = q;
+	}
+	return err;
+}
+
+/* A closed segment's bytes, *size of them, less the seal at their end when
+ * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
+static int seal_strip(const unsigned char *data, size_t *size, uint64_t base,
+                      struct seal *seal)
+{
+	if (*size < SEG_HDR + SEAL_SIZE ||
+	    elog__seal_decode(data + *size - SEAL_SIZE, base, *size - SEAL_SIZE, seal) != 0)
+		return ELOG_END;
+	*size -= SEAL_SIZE;
+	return 0;
+}
+
+/* Read the first upto bytes of segment name (all of it when shorter). */
+static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char **data,
+                        size_t *size, char *msg)
+{
+	struct stat st;
+	int err = 0;
+	*data = NULL;
+	*size = 0;
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	if (fstat(fd, &st) < 0)
+		err = errno;
+	uint64_t want = !err && (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
+	if (!err && !(*data = malloc((size_t)want + 1)))
+		err = ENOMEM;
+	if (!err)
+		err = elog__fs_pread_full(fd, *data, (size_t)want, 0, size);
+	close(fd);
+	if (err) {
+		free(*data);
+		*data = NULL;
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	}
+	return 0;
+}
+
+int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
+                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p,
+                               char *msg)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char *data;
+	size_t size;
+	elog__seg_name(name, base, SEG_EXT);
+	int err = read_segment(dfd, name, upto, &data, &size, msg);
+	if (err)
+		return err;
+	struct seal seal;
+	seal_strip(data, &size, base, &seal);	/* a closed segment's seal */
+	if (size < SEG_HDR || from < SEG_HDR)
+		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header", name);
+	else if (from == SEG_HDR && !p->count_only)
+		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
+	size_t end = scan_end < size ? (size_t)scan_end : size;
+	if (!err && end > from)
+		err = elog__salvage_scan(p, data, (size_t)from, end, hi);
+	if (!err && end < size)
+		err = damaged(p, data, end, size - end, hi, hi - 1);
+	if (err && err != ELOG_CORRUPT)
+		err = elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	free(data);
+	return err;
+}
+
+int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
+                         int64_t now, uint32_t index_interval, char *aside,
+                         size_t aside_size, char *msg)
+{
+	char name[NAME_MAX_LOCAL];
+	int err;
+	elog__seg_name(name, base, SEG_EXT);
+	/* 1: the damaged bytes, aside. */
+	snprintf(aside, aside_size, "%s" CUT_INFIX "%lld", name, (long long)now);
+	elog__maint_step();
+	if ((err = elog__fs_replace_file(dfd, aside, p->lost, p->llen)) != 0)
+		return elog__errmsg_set(msg, err, "%s: %s", aside, elog_strerror(err));
+	/* 2: the ranges, for readers.  An empty range (damage between two
+	 * records with consecutive offsets, e.g. garbage appended after the
+	 * last record of a full segment) loses no offset. */
+	for (size_t i = 0; i < p->nd; i++) {
+		if (p->d[i].first > p->d[i].last)
+			continue;
+		elog__maint_step();
+		if ((err = elog__holes_add(dfd, p->d[i].first, p->d[i].last, now)) != 0)
+			return elog__errmsg_set(msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+	}
+	/* 3: the good records, in place of the segment, and a new index. */
+	elog__maint_step();
+	if ((err = elog__fs_replace_file(dfd, name, p->keep, p->klen)) != 0)
+		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	elog__maint_step();
+	err = elog__idx_rebuild(dfd, fd, base, p->klen, index_interval, NULL, msg);
+	close(fd);
+	return err;
+}
 
 /* 1 when every record after the header in keep (klen bytes, records
  * only) has a value that decodes under flags; 0 when one does not (it is
@@ -216,28 +372,14 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	uint64_t base = v->m->sl.base[k];
 	struct maint *m = v->m;
 	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
-	unsigned char *data = NULL, *keep = NULL, *lost = NULL;
-	size_t size = 0, klen = 0, kcap = 0, llen = 0, lcap = 0, nd = 0;
-	struct damage *d = NULL;
-	struct stat st;
+	unsigned char *data = NULL;
+	struct salvage_plan p = { 0 };
+	size_t size = 0;
 	int err = 0;
 
 	elog__seg_name(name, base, SEG_EXT);
-	int fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
-	if (fd < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if (fstat(fd, &st) < 0)
-		err = errno;
-	else if (!(data = malloc((size_t)st.st_size + 1)))
-		err = ENOMEM;
-	else
-		err = elog__fs_pread_full(fd, data, (size_t)st.st_size, 0, &size);
-	if (err) {
-		close(fd);
-		free(data);
-		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-	}
-	close(fd);
+	if ((err = read_segment(m->dfd, name, UINT64_MAX, &data, &size, m->msg)) != 0)
+		return err;
 	/* A header of another version (its CRC holds) is not damage. */
 	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
 	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
@@ -247,129 +389,61 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	}
 	unsigned char old[SEG_HDR];
 	memcpy(old, data, SEG_HDR);
-	if (hdr) {
-		/* The header's bytes are the first damaged range: they go
-		 * aside, and no offset lay in them. */
-		if (!(d = malloc(sizeof *d))) {
-			free(data);
-			return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-		}
-		d[nd++] = (struct damage){ 0, SEG_HDR, base + 1, base };
-		err = append(&lost, &llen, &lcap, data, SEG_HDR);
-	}
-
+	/* The header's bytes are the first damaged range when it is
+	 * damaged: they go aside, and no offset lay in them. */
+	if (hdr)
+		err = damaged(&p, data, 0, SEG_HDR, base + 1, base);
 	/* The seal, when it is whole, ends the records and is kept; one
 	 * that is gone or damaged is written again, naming the next
 	 * segment listed (what was lost before it is a damaged range). */
-	struct seal seal = { .next = next_base, .end = next_base };
-	if (size >= SEG_HDR + SEAL_SIZE &&
-	    elog__seal_decode(data + size - SEAL_SIZE, base, size - SEAL_SIZE, &seal) == 0)
-		size -= SEAL_SIZE;
-	else
+	struct seal seal;
+	if (seal_strip(data, &size, base, &seal) != 0)
 		seal = (struct seal){ .next = next_base, .end = next_base };
-	uint64_t lo = base;	/* the next good record's offset is at least this */
-	size_t pos = SEG_HDR;
 	if (!err)
-		err = append(&keep, &klen, &kcap, data, SEG_HDR);
-	while (!err && pos < size) {
-		struct elog_record rec;
-		size_t rs;
-		if (good_at(data + pos, size - pos, lo, next_base, &rec, &rs)) {
-			err = append(&keep, &klen, &kcap, data + pos, rs);
-			lo = rec.offset + 1;
-			pos += rs;
-			continue;
-		}
-		size_t q = pos + 1;
-		while (q + REC_PREFIX <= size && !good_at(data + q, size - q, lo, next_base, &rec, &rs))
-			q++;
-		int found = q + REC_PREFIX <= size;
-		if (!found)
-			q = size;
-		struct damage *nd2 = realloc(d, (nd + 1) * sizeof *d);
-		if (!nd2) {
-			err = ENOMEM;
-			break;
-		}
-		d = nd2;
-		d[nd++] = (struct damage){ pos, q - pos, lo, found ? rec.offset - 1 : next_base - 1 };
-		err = append(&lost, &llen, &lcap, data + pos, q - pos);
-		pos = q;
-	}
+		err = append(&p.keep, &p.klen, &p.kcap, data, SEG_HDR);
+	p.next = base;
+	if (!err)
+		err = elog__salvage_scan(&p, data, SEG_HDR, size, next_base);
 	free(data);
 	if (err) {
 		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		goto out;
 	}
-	if (nd == 0)
+	if (p.nd == 0)
 		goto out;	/* nothing wrong here */
 	if (hdr) {
 		uint32_t flags = 0;
-		if ((err = rebuild_flags(m, k, old, keep, klen, &flags)) != 0)
+		if ((err = rebuild_flags(m, k, old, p.keep, p.klen, &flags)) != 0)
 			goto out;
-		elog__seg_header_encode_flags(keep, base, flags);
+		elog__seg_header_encode_flags(p.keep, base, flags);
 	}
-	if (elog__seg_header_sealed(keep)) {
+	if (elog__seg_header_sealed(p.keep)) {
 		unsigned char sb[SEAL_SIZE];
-		seal.pos = klen;
+		seal.pos = p.klen;
 		elog__seal_id(m->set.id, seal.id);
 		elog__seal_encode(sb, &seal);
-		if ((err = append(&keep, &klen, &kcap, sb, SEAL_SIZE)) != 0) {
+		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
 			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 			goto out;
 		}
 	}
-
-	/* 1: the damaged bytes, aside. */
-	snprintf(aside, sizeof aside, "%s" CUT_INFIX "%lld", name, (long long)v->now);
-	elog__maint_step();
-	if ((err = elog__fs_replace_file(m->dfd, aside, lost, llen)) != 0) {
-		err = elog__errmsg_set(m->msg, err, "%s: %s", aside, elog_strerror(err));
-		goto out;
-	}
-	/* 2: the ranges, for readers.  An empty range (damage between two
-	 * records with consecutive offsets, e.g. garbage appended after the
-	 * last record of a full segment) loses no offset. */
-	for (size_t i = 0; i < nd; i++) {
-		if (d[i].first > d[i].last)
-			continue;
-		elog__maint_step();
-		if ((err = elog__holes_add(m->dfd, d[i].first, d[i].last, v->now)) != 0) {
-			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
-			goto out;
-		}
-	}
-	/* 3: the good records, in place of the segment, and a new index. */
-	elog__maint_step();
-	if ((err = elog__fs_replace_file(m->dfd, name, keep, klen)) != 0) {
-		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-		goto out;
-	}
-	fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
-	if (fd < 0) {
-		err = elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-		goto out;
-	}
-	elog__maint_step();
-	err = elog__idx_rebuild(m->dfd, fd, base, klen, m->set.index_interval, NULL, m->msg);
-	close(fd);
-	if (err)
+	if ((err = elog__salvage_commit(m->dfd, base, &p, v->now, m->set.index_interval,
+	                                aside, sizeof aside, m->msg)) != 0)
 		goto out;
 	v->res->segments++;
-	for (size_t i = 0; i < nd; i++) {
+	for (size_t i = 0; i < p.nd; i++) {
 		struct elog_salvage_report rep = {
-			.segment = name, .aside = aside, .pos = d[i].pos, .bytes = d[i].bytes,
-			.lost = d[i].first <= d[i].last, .first = d[i].first, .last = d[i].last,
+			.segment = name, .aside = aside, .pos = p.d[i].pos, .bytes = p.d[i].bytes,
+			.lost = p.d[i].first <= p.d[i].last, .first = p.d[i].first,
+			.last = p.d[i].last,
 		};
 		v->res->ranges++;
-		v->res->bytes += d[i].bytes;
+		v->res->bytes += p.d[i].bytes;
 		if (v->each)
 			v->each(&rep, v->arg);
 	}
 out:
-	free(keep);
-	free(lost);
-	free(d);
+	elog__salvage_plan_free(&p);
 	return err;
 }
 

@@ -47,6 +47,10 @@ void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t
 		v->res->damage++;
 	else if (kind == ELOG_PROBLEM_WARNING)
 		v->res->warnings++;
+	else if (kind == ELOG_PROBLEM_LOSS)
+		v->res->losses++;
+	else if (kind == ELOG_PROBLEM_UNREADABLE)
+		v->res->unreadable++;
 	else
 		v->res->repaired++;
 	if (!v->quiet && v->h && v->h->problem) {
@@ -1249,6 +1253,8 @@ static void check_salvaged(struct verify *v)
 		       "salvage lost (format in elog(5))");
 	else if (err)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
+	else
+		elog__verify_losses(v, &h);
 	elog__holes_free(&h);
 }
 
@@ -1276,7 +1282,7 @@ static int check_all(struct verify *v)
 	check_watermark(v);
 	check_consumers(v);
 	check_salvaged(v);
-	return 0;
+	return elog__verify_unreadable(v);
 }
 
 static void verify_free(struct verify *v)
@@ -1381,6 +1387,9 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	err = check_all(&v2);
 	verify_free(&v2);
 	res->remaining = again.damage;
+	res->losses = again.losses;
+	res->unreadable = again.unreadable;
+	res->salvageable = again.salvageable;
 out:
 	verify_free(&v);
 	if (maintfd >= 0)

@@ -105,8 +105,18 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	ck_assert_uint_eq(res.segments, 1);
 	ck_assert_uint_eq(res.ranges, 1);
 	ck_assert_uint_eq(res.bytes, SEG_HDR);
+	/* Rebuilt in this version's format (the segment was of version 1):
+	 * the same base and flags, and a seal naming the next segment. */
 	read_head(seg, hdr, SEG_HDR);
+	ck_assert_mem_ne(hdr, good, SEG_HDR);
+	elog__seg_header_encode_flags(good, 0, elog__seg_header_flags(good));
 	ck_assert_mem_eq(hdr, good, SEG_HDR);
+	size_t len;
+	unsigned char *all = ut_read_file(seg, &len);
+	struct seal seal;
+	ck_assert_int_eq(elog__seal_decode(all + len - SEAL_SIZE, 0, len - SEAL_SIZE, &seal), 0);
+	ck_assert_uint_gt(seal.next, 0);
+	free(all);
 	read_all(offs, &n, &gf, &gl, &cause);
 	ck_assert_uint_eq(n, 12);
 	ck_assert_int_eq(cause, 0);	/* no gap: the header held no offset */
@@ -147,6 +157,72 @@ START_TEST(salvage_of_a_sound_log_changes_nothing)
 }
 END_TEST
 
+/* What elog_verify() says salvage would keep and lose comes from a dry
+ * run of the same scan: it must be what elog_salvage() then does. */
+START_TEST(a_dry_run_plan_is_what_salvage_then_does)
+{
+	struct elog_salvage_result res;
+	struct salvage_plan p = { .count_only = 1 };
+	char msg[ELOG_MSG_MAX];
+	uint64_t offs[32], gf = 0, gl = 0;
+	size_t n;
+	int cause;
+
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(3) + 10, 2);
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(4) + 10, 2);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	p.next = 3;	/* after the last good record, 2 */
+	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, rec_pos(3), UINT64_MAX, UINT64_MAX,
+	                                         10, &p, msg) == 0, "%s", msg);
+	close(dfd);
+	ck_assert_ptr_null(p.keep);	/* a dry run copies nothing */
+	ck_assert_uint_eq(p.records, 5);
+	ck_assert_uint_eq(p.next, 10);
+	ck_assert_uint_eq(p.nd, 1);
+	ck_assert_uint_eq(p.d[0].pos, rec_pos(3));
+	ck_assert_uint_eq(p.d[0].bytes, 2 * elog__rec_size(0, 2));
+	ck_assert_uint_eq(p.d[0].first, 3);
+	ck_assert_uint_eq(p.d[0].last, 4);
+	elog__salvage_plan_free(&p);
+
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, msg), 0);
+	ck_assert_uint_eq(res.ranges, 1);
+	ck_assert_uint_eq(res.bytes, 2 * elog__rec_size(0, 2));
+	read_all(offs, &n, &gf, &gl, &cause);
+	ck_assert_uint_eq(n, 3 + 5 + 2);
+	ck_assert_uint_eq(gf, 3);
+	ck_assert_uint_eq(gl, 4);
+}
+END_TEST
+
+/* Damage at the end of a segment's records: its offsets run to the next
+ * segment's base, and no good record follows. */
+START_TEST(a_plan_of_damage_at_the_end_loses_up_to_the_bound)
+{
+	struct salvage_plan p = { 0 };
+	char msg[ELOG_MSG_MAX];
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(9) + 10, 2);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	p.next = 0;
+	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, SEG_HDR, UINT64_MAX, UINT64_MAX, 10,
+	                                         &p, msg) == 0, "%s", msg);
+	close(dfd);
+	ck_assert_uint_eq(p.records, 9);
+	ck_assert_uint_eq(p.klen, rec_pos(9));	/* the header and 9 records */
+	ck_assert_uint_eq(p.llen, elog__rec_size(0, 2));
+	ck_assert_uint_eq(p.nd, 1);
+	ck_assert_uint_eq(p.d[0].first, 9);
+	ck_assert_uint_eq(p.d[0].last, 9);
+	elog__salvage_plan_free(&p);
+}
+END_TEST
+
+/* elog_salvage() works under the maintenance lock, beside the writer: the
+ * active segment is elog_verify()'s, with ELOG_VERIFY_SALVAGE
+ * (test_verify.c). */
 START_TEST(the_active_segment_is_not_salvaged)
 {
 	struct elog_salvage_result res;
@@ -198,6 +274,8 @@ int main(void)
 	tcase_add_test(tc, a_header_of_a_newer_version_is_not_rebuilt);
 	tcase_add_test(tc, salvage_of_a_sound_log_changes_nothing);
 	tcase_add_test(tc, the_active_segment_is_not_salvaged);
+	tcase_add_test(tc, a_dry_run_plan_is_what_salvage_then_does);
+	tcase_add_test(tc, a_plan_of_damage_at_the_end_loses_up_to_the_bound);
 	tcase_add_test(tc, holes_merge_and_find);
 	suite_add_tcase(s, tc);
 	return ut_run(s);

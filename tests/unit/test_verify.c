@@ -450,6 +450,221 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 }
 END_TEST
 
+/* The offsets of every record a reader reads, gaps skipped and counted. */
+static size_t read_skipping_gaps(uint64_t *offs, size_t max, size_t *gaps)
+{
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	size_t n = 0;
+	int rc;
+	*gaps = 0;
+	while ((rc = elog_reader_next(r, &rec)) != ELOG_END) {
+		if (rc == ELOG_GAP) {
+			(*gaps)++;
+			continue;
+		}
+		ck_assert_msg(rc == 0, "elog_reader_next: %d %s", rc, elog_reader_errmsg(r));
+		if (n < max)
+			offs[n] = rec.offset;
+		n++;
+	}
+	elog_reader_close(r);
+	return n;
+}
+
+/* The one range of "salvaged". */
+static void one_hole(uint64_t first, uint64_t last)
+{
+	struct holes h = { 0 };
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(elog__holes_load(dfd, &h), 0);
+	close(dfd);
+	ck_assert_uint_eq(h.n, 1);
+	ck_assert_uint_eq(h.v[0].first, first);
+	ck_assert_uint_eq(h.v[0].last, last);
+	elog__holes_free(&h);
+}
+
+/* Issue 22, case 1: with ELOG_VERIFY_SALVAGE, damage below the durable end
+ * of the active segment costs the damaged record's offset only; the
+ * records after it stay at their offsets, and the writer goes on at the
+ * old durable end. */
+START_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
+{
+	hand_log();
+	hand_indexes();
+	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
+	uint64_t rs = elog__rec_size(0, 2);
+	ut_flip_bit(p, SEG_HDR + rs + 20, 3);	/* the record of offset 6 */
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR | ELOG_VERIFY_SALVAGE, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	ck_assert_uint_eq(res.losses, 1);
+	int k = find(&s, ELOG_PROBLEM_REPAIRED, seg(5, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], SEG_HDR + rs);
+	ck_assert_msg(strstr(s.text[k], "; offsets 6-6 may be lost, and readers report them "
+	                     "as a gap") != NULL, "%s", s.text[k]);
+	/* No new segment: nothing at the durable end was lost. */
+	ck_assert_int_lt(find(&s, ELOG_PROBLEM_REPAIRED, seg(8, SEG_EXT)), 0);
+	ck_assert_uint_eq(ut_file_size(p), SEG_HDR + 2 * rs);
+	one_hole(6, 6);
+	ck_assert_uint_eq(ut_count_names(ut_dir, ".log.cut-"), 1);
+
+	uint64_t offs[16];
+	size_t gaps, n = read_skipping_gaps(offs, 16, &gaps);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_uint_eq(gaps, 1);
+	ck_assert_uint_eq(offs[5], 5);
+	ck_assert_uint_eq(offs[6], 7);
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ck_assert_uint_eq(elog_next_offset(w), 8);
+	elog_close(w);
+
+	/* Checked again, the log is sound but not clean: it lost offset 6. */
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_uint_eq(res.losses, 1);
+	k = find(&s, ELOG_PROBLEM_LOSS, FN_SALVAGED);
+	ck_assert_int_ge(k, 0);
+	ck_assert_msg(strncmp(s.text[k], "offset 6 was lost to damage (recorded by a repair "
+	                      "or salvage at ", 62) == 0, "%s", s.text[k]);
+}
+END_TEST
+
+/* When the last durable record is the damaged one, the writer must not
+ * give its offset again: a new segment starts at the old durable end. */
+START_TEST(repair_salvage_of_the_last_durable_record_resumes_above_it)
+{
+	hand_log();
+	hand_indexes();
+	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
+	uint64_t rs = elog__rec_size(0, 2);
+	ut_flip_bit(p, SEG_HDR + 2 * rs + 20, 3);	/* the record of offset 7 */
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR | ELOG_VERIFY_SALVAGE, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	ck_assert_int_ge(find(&s, ELOG_PROBLEM_REPAIRED, seg(8, SEG_EXT)), 0);
+	one_hole(7, 7);
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ck_assert_uint_eq(elog_next_offset(w), 8);
+	ck_assert_uint_eq(ut_append(w, NULL, "new"), 8);
+	elog_close(w);
+}
+END_TEST
+
+/* Bytes past the durable end were never acknowledged: salvage sets them
+ * aside with the damaged ones and keeps no record from them. */
+START_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
+{
+	hand_log();
+	hand_indexes();
+	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
+	uint64_t rs = elog__rec_size(0, 2);
+	struct elog_record rec = ut_rec(8, 1000, 0, "k", "v");
+	ut_append_rec(p, &rec);			/* a record past the durable end */
+	ut_flip_bit(p, SEG_HDR + 20, 3);	/* the record of offset 5 */
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR | ELOG_VERIFY_SALVAGE, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	int k = -1;
+	for (size_t i = 0; i < s.n; i++)
+		if (s.kind[i] == ELOG_PROBLEM_REPAIRED && s.pos[i] == seg5_size)
+			k = (int)i;
+	ck_assert_int_ge(k, 0);
+	ck_assert_msg(strncmp(s.text[k], "salvaged: ", 10) == 0 &&
+	              strstr(s.text[k], " bytes past the durable end, never acknowledged, "
+	                     "moved to 00000000000000000005.log.cut-") != NULL, "%s", s.text[k]);
+	ck_assert_uint_eq(ut_file_size(p), SEG_HDR + 2 * rs);
+	one_hole(5, 5);
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	ck_assert_uint_eq(elog_next_offset(w), 8);
+	elog_close(w);
+}
+END_TEST
+
+/* Without ELOG_VERIFY_SALVAGE the active segment is cut as before. */
+START_TEST(repair_without_salvage_still_cuts_the_active_segment)
+{
+	hand_log();
+	hand_indexes();
+	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
+	ut_flip_bit(p, SEG_HDR + 20, 3);	/* the record of offset 5 */
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(ut_file_size(p), SEG_HDR);
+	one_hole(5, 7);
+	ck_assert_uint_eq(res.losses, 1);
+}
+END_TEST
+
+/* Damage says which offsets readers cannot read, which named consumers
+ * will run into them, and what salvage would keep and lose there. */
+START_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
+{
+	hand_log();
+	hand_indexes();
+	char msg[ELOG_MSG_MAX];
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "early", 1, msg), 0);
+	ck_assert_int_eq(elog_consumer_commit(ut_dir, "past", 4, msg), 0);
+	uint64_t rs = elog__rec_size(0, 2);
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), SEG_HDR + 2 * rs + 20, 3);	/* offset 2 */
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	ck_assert_uint_eq(res.unreadable, 1);
+	ck_assert_uint_eq(res.salvageable, 1);
+	ck_assert_uint_eq(res.losses, 0);
+	int k = find(&s, ELOG_PROBLEM_UNREADABLE, seg(0, SEG_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], ELOG_NOPOS);
+	ck_assert_str_eq(s.text[k], "offsets 2-4 cannot be read past the damage; consumer "
+	                 "behind them: early (at 1); elog-verify --repair --salvage gets "
+	                 "past it, keeping 2 records and losing offset 2");
+}
+END_TEST
+
+/* A loss is reported while the segments span it; once retention removed
+ * them, it is history. */
+START_TEST(a_recorded_loss_is_reported_until_retention_removes_its_offsets)
+{
+	hand_log();
+	hand_indexes();
+	char path[1200];
+	const char text[] = "elog-salvaged 1\n2 3 1764385200000\n";
+	ut_write_file(ut_path(path, sizeof path, ut_dir, FN_SALVAGED), text, sizeof text - 1);
+
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_uint_eq(res.losses, 1);
+	int k = find(&s, ELOG_PROBLEM_LOSS, FN_SALVAGED);
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "offsets 2-3 were lost to damage (recorded by a repair or "
+	                 "salvage at 2025-11-29T03:00:00.000Z); readers report them as a gap");
+
+	/* Retention removed segment 0: the log starts at 5. */
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(elog__start_write(dfd, 5), 0);
+	close(dfd);
+	unlink(ut_seg_path(ut_dir, 0, SEG_EXT));
+	unlink(ut_seg_path(ut_dir, 0, IDX_EXT));
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.losses, 0);
+	ck_assert_uint_eq(res.damage, 0);
+}
+END_TEST
+
 /* An active segment whose tail past the durable end is a 100 GB sparse
  * file: the repair cuts it all, keeps at most a segment's size of it (4096
  * bytes here) with its holes, and copies nothing from further on. */
@@ -861,6 +1076,12 @@ int main(void)
 	tcase_add_test(tc, watermark_past_the_data);
 	tcase_add_test(tc, unacknowledged_tail_is_a_warning);
 	tcase_add_test(tc, repair_cuts_the_active_tail_and_keeps_it);
+	tcase_add_test(tc, repair_salvages_the_active_segment_keeping_every_good_record);
+	tcase_add_test(tc, repair_salvage_of_the_last_durable_record_resumes_above_it);
+	tcase_add_test(tc, repair_salvage_sets_aside_bytes_past_the_durable_end);
+	tcase_add_test(tc, repair_without_salvage_still_cuts_the_active_segment);
+	tcase_add_test(tc, damage_names_unreadable_offsets_consumers_behind_and_salvage);
+	tcase_add_test(tc, a_recorded_loss_is_reported_until_retention_removes_its_offsets);
 	tcase_add_test(tc, repair_leaves_a_closed_segment_alone);
 	tcase_add_test(tc, repair_runs_beside_an_open_writer);
 	tcase_add_test(tc, fresh_segment_with_a_bad_header_is_a_warning);
