@@ -90,9 +90,10 @@ static int count_lost(struct sum *u)
 			next = u->wm.durable_end;	/* nothing past it promised */
 		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
 			continue;	/* gone since listed, or reported elsewhere */
+		/* 1 (no error code): a segment of version 1, which has no seal. */
 		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&
 		          elog__seg_header_sealed(hdr) ?
-		          elog__seal_read(fd, base, (uint64_t)st.st_size, &seal) : -1;
+		          elog__seal_read(fd, base, (uint64_t)st.st_size, &seal) : 1;
 		close(fd);
 		if (err == ELOG_END || err == ELOG_CORRUPT) {
 			u->s->damaged = 1;	/* truncated, or its seal damaged */
