@@ -222,12 +222,14 @@ check-examples: examples
 	$(MAKE) -C examples $(EXAMPLES_VARS) check
 
 # Three test programs at a time (they wait on fdatasync more than they
-# compute); each one's output is printed whole when it ends, and every one
-# runs whatever the others did.
+# compute); each one's output is printed whole when it ends, every one runs
+# whatever the others did, and the output ends with the failing programs
+# and their failing lines (tests/unit/run.sh).  Before any runs: every
+# test of every file is registered (tests/unit/registered.sh).
 UNIT_JOBS ?= 3
 check-unit: $(UNIT)
-	@printf '%s\n' $(UNIT) | xargs -P $(UNIT_JOBS) -I{} sh -c \
-		'out=$$(CK_DEFAULT_TIMEOUT=120 ./{} 2>&1); rc=$$?; printf "== %s\n%s\n" {} "$$out"; exit $$rc'
+	@tests/unit/registered.sh $(UNIT_SRC)
+	@tests/unit/run.sh $(UNIT_JOBS) $(UNIT:%=./%)
 
 # The CLI tests wait on fdatasync, sleeps and the processes they start far
 # more than on the processor: with GNU parallel, BATS_JOBS files run at
