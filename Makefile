@@ -152,6 +152,28 @@ else
 check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols
 endif
 
+# The three lanes of scripts/test.sh, each a target: the default build's
+# tests (`make check` without the fuzzers and check-build, which the
+# no-zstd lane's time has room for), the sanitizer build's (`make check
+# SANITIZE=1` with the CLI tests of hostile input and the writers'
+# protocol only: every test is several times slower there), and the
+# no-zstd build's (its unit tests and the CLI tests of what that build
+# changes: compressed logs refused, the format, the build and install, the
+# programs' help).  Each runs every part whatever the others did (-k).
+SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
+NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/elog-append.bats \
+	tests/cli/elog-cat.bats tests/cli/install.bats tests/cli/version.bats tests/cli/help.bats \
+	tests/cli/hostile.bats
+
+check-default:
+	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols
+
+check-sanitize:
+	$(MAKE) -k check SANITIZE=1 CLI_TESTS='$(SAN_CLI_TESTS)'
+
+check-nozstd:
+	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)'
+
 # libelog.a exports the names of elog.h and internal ones prefixed elog__,
 # nothing else that could collide with a program's own names.
 check-symbols: $(B)/libelog.a
@@ -243,8 +265,9 @@ BATS_PAR = $(shell command -v parallel >/dev/null 2>&1 && \
 # and the file format, to stay within CI's time).
 CLI_TESTS ?= tests/cli tests/live
 
+# tests/cli/run.sh: bats, then the failing tests again at the end.
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
-	ELOG_BIN=$(CURDIR)/$(B) bats $(BATS_PAR) $(CLI_TESTS)
+	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
 check-man:
@@ -279,4 +302,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE builddir print-libs all check check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
