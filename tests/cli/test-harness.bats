@@ -77,12 +77,14 @@ EOF
 	[ "$status" -eq 0 ] && [ "$output" = "" ]
 }
 
-# Build a unit test program of the source on stdin against $ELOG_BIN.
+# Build a unit test program of the source on stdin against $ELOG_BIN, with
+# the flags its elog-uninstalled.pc names (zstd, the sanitizers).
 build_unit() {
+	local pc=$ELOG_BIN/elog-uninstalled.pc
 	cat >"$T/test_t.c"
-	cc -std=c11 -D_GNU_SOURCE -pthread -I"$TOP/lib" -I"$TOP/tests/unit" -Wall -Wextra -Werror \
-		-o "$T/test_t" "$T/test_t.c" "$ELOG_BIN/libelog.a" \
-		$(pkg-config --libs check) $(make -s -C "$TOP" print-libs B="$ELOG_BIN" | sed 's/^-L[^ ]* -lelog//')
+	cc -std=c11 -D_GNU_SOURCE -I"$TOP/tests/unit" -Wall -Wextra -Werror \
+		$(pkg-config --cflags "$pc") -o "$T/test_t" "$T/test_t.c" \
+		$(pkg-config --libs "$pc") $(pkg-config --libs check)
 }
 
 @test "test-harness: UT_OK prints the call, elog_strerror of both codes and the message" {
