@@ -420,6 +420,40 @@ static inline int ut_wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* ---- crash sweeps ---- */
+
+/* A crash sweep runs a maintenance call once for each of its steps,
+ * crashed at that step (tests/crash/maint_fault.h), and checks what the
+ * crash left.  The default build checks every step.  Under the sanitizers
+ * each step is several times slower, and a whole sweep outgrew its test's
+ * timeout on a loaded machine (test_retain's and test_compact's, 300 s,
+ * in CI's sanitizer lane at cec9c37): there a sweep checks one step in
+ * UT_SWEEP_EVERY, from a start drawn at random and printed, and always
+ * the last (the run that does not crash).  UT_SWEEP_START=K in the
+ * environment checks the steps of start K again. */
+#define UT_SWEEP_EVERY 3
+
+/* Whether a sweep whose run has last - 1 steps checks step n. */
+static inline int ut_sweep_step(int n, int last)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	static int start = -1;
+	if (start < 0) {
+		const char *e = getenv("UT_SWEEP_START");
+		start = e && *e ? atoi(e) % UT_SWEEP_EVERY
+		                : (int)((unsigned)getpid() % UT_SWEEP_EVERY);
+		fprintf(stderr, "crash sweep of %d steps: every %dth from step %d "
+		        "(UT_SWEEP_START=%d)\n", last - 1, UT_SWEEP_EVERY,
+		        start ? start : UT_SWEEP_EVERY, start);
+	}
+	return n >= last || n % UT_SWEEP_EVERY == start;
+#else
+	(void)n;
+	(void)last;
+	return 1;
+#endif
+}
+
 /* ---- checks that say why ---- */
 
 /* The message of a handle, for a failing check: h is an elog *, an
