@@ -442,8 +442,8 @@ static inline int ut_sweep_step(int n, int last)
 		const char *e = getenv("UT_SWEEP_START");
 		start = e && *e ? atoi(e) % UT_SWEEP_EVERY
 		                : (int)((unsigned)getpid() % UT_SWEEP_EVERY);
-		fprintf(stderr, "crash sweep of %d steps: every %dth from step %d "
-		        "(UT_SWEEP_START=%d)\n", last - 1, UT_SWEEP_EVERY,
+		fprintf(stderr, "crash sweep of %d steps: one in %d, from step %d, "
+		        "and the last (UT_SWEEP_START=%d)\n", last - 1, UT_SWEEP_EVERY,
 		        start ? start : UT_SWEEP_EVERY, start);
 	}
 	return n >= last || n % UT_SWEEP_EVERY == start;
