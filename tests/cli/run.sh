@@ -12,6 +12,7 @@ set -u
 
 out=$(mktemp "${TMPDIR:-/tmp}/elog-cli-run.XXXXXX") || exit 1
 trap 'rm -f "$out" "$out.rc"' EXIT
+trap 'exit 130' INT TERM
 
 # bats' status, kept through the pipe into tee.
 { bats "$@" 2>&1; echo $? >"$out.rc"; } | tee "$out"

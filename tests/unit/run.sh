@@ -19,6 +19,7 @@ shift
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/elog-unit-run.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
+trap 'exit 130' INT TERM
 
 # One program: its output into $out/N.out, its exit status into $out/N.rc.
 # xargs runs this with sh -c; $1 is the output directory, $2 the program.
