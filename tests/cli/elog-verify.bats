@@ -2,8 +2,6 @@
 # elog-verify(1): checking, listing and repairing, with exact output and
 # exit status.  ELOG_BIN is the build directory holding the programs.
 
-load helpers
-
 setup() {
 	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-verify.XXXXXX")
