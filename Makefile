@@ -152,6 +152,28 @@ else
 check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols
 endif
 
+# The three lanes of scripts/test.sh, each a target: the default build's
+# tests (`make check` without the fuzzers and check-build, which the
+# no-zstd lane's time has room for), the sanitizer build's (`make check
+# SANITIZE=1` with the CLI tests of hostile input and the writers'
+# protocol only: every test is several times slower there), and the
+# no-zstd build's (its unit tests and the CLI tests of what that build
+# changes: compressed logs refused, the format, the build and install, the
+# programs' help).  Each runs every part whatever the others did (-k).
+SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
+NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/elog-append.bats \
+	tests/cli/elog-cat.bats tests/cli/install.bats tests/cli/version.bats tests/cli/help.bats \
+	tests/cli/hostile.bats
+
+check-default:
+	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols
+
+check-sanitize:
+	$(MAKE) -k check SANITIZE=1 CLI_TESTS='$(SAN_CLI_TESTS)'
+
+check-nozstd:
+	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)'
+
 # libelog.a exports the names of elog.h and internal ones prefixed elog__,
 # nothing else that could collide with a program's own names.
 check-symbols: $(B)/libelog.a
@@ -222,12 +244,14 @@ check-examples: examples
 	$(MAKE) -C examples $(EXAMPLES_VARS) check
 
 # Three test programs at a time (they wait on fdatasync more than they
-# compute); each one's output is printed whole when it ends, and every one
-# runs whatever the others did.
+# compute); each one's output is printed whole when it ends, every one runs
+# whatever the others did, and the output ends with the failing programs
+# and their failing lines (tests/unit/run.sh).  Before any runs: every
+# test of every file is registered (tests/unit/registered.sh).
 UNIT_JOBS ?= 3
 check-unit: $(UNIT)
-	@printf '%s\n' $(UNIT) | xargs -P $(UNIT_JOBS) -I{} sh -c \
-		'out=$$(CK_DEFAULT_TIMEOUT=120 ./{} 2>&1); rc=$$?; printf "== %s\n%s\n" {} "$$out"; exit $$rc'
+	@tests/unit/registered.sh $(UNIT_SRC)
+	@tests/unit/run.sh $(UNIT_JOBS) $(UNIT:%=./%)
 
 # The CLI tests wait on fdatasync, sleeps and the processes they start far
 # more than on the processor: with GNU parallel, BATS_JOBS files run at
@@ -241,8 +265,9 @@ BATS_PAR = $(shell command -v parallel >/dev/null 2>&1 && \
 # and the file format, to stay within CI's time).
 CLI_TESTS ?= tests/cli tests/live
 
+# tests/cli/run.sh: bats, then the failing tests again at the end.
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
-	ELOG_BIN=$(CURDIR)/$(B) bats $(BATS_PAR) $(CLI_TESTS)
+	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
 check-man:
@@ -277,4 +302,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE builddir print-libs all check check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -16,7 +16,10 @@
  * cursor from the database and resumes after it.  consumers.json is not
  * needed for that.  After each transaction the cursor is also copied into
  * consumers.json as consumer "sqlite", so that `elog-commit -l` shows the
- * lag; that copy is advisory and may lag behind the database's after a crash.
+ * lag.  That copy is advisory: a crash between the database's commit and
+ * the copy, or a copy that failed (consumers.json busy on a loaded
+ * machine), leaves it behind, so the consumer copies the database's cursor
+ * again when it starts and after any transaction while the copy is behind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -63,11 +66,29 @@ static void step_done(sqlite3 *db, sqlite3_stmt *st)
 	sqlite3_reset(st);
 }
 
+/* Copy the database's cursor into consumers.json unless the copy holds it
+ * already (*mirrored, -1: not known to).  A failure is only reported: the
+ * copy is tried again after the next transaction, or by the next run. */
+static void mirror(const char *logdir, int64_t cursor, int64_t *mirrored)
+{
+	char msg[ELOG_MSG_MAX];
+
+	if (cursor < 0 || cursor == *mirrored)
+		return;
+	if (elog_consumer_commit(logdir, CONSUMER, (uint64_t)cursor, msg) == 0)
+		*mirrored = cursor;
+	else
+		fprintf(stderr, "%s: %s: consumers.json not updated: %s\n", prog, logdir, msg);
+}
+
 int main(int argc, char *argv[])
 {
 	sqlite3_stmt *get_cursor, *apply, *total, *set_cursor;
 	long batch = 100;
 	int follow = 0, c, rc;
+	/* The cursor in the database, and the one last copied into
+	 * consumers.json (-1: none). */
+	int64_t cursor = -1, mirrored = -1;
 	const char *logdir;
 	elog_reader *r = NULL;
 	sqlite3 *db;
@@ -118,12 +139,16 @@ int main(int argc, char *argv[])
 		die(logdir, r ? elog_reader_errmsg(r) : elog_strerror(rc));
 	/* Resume just after the cursor stored with the effects. */
 	if (sqlite3_step(get_cursor) == SQLITE_ROW)
-		rc = elog_reader_seek(r, (uint64_t)sqlite3_column_int64(get_cursor, 0) + 1);
+		cursor = sqlite3_column_int64(get_cursor, 0);
+	sqlite3_reset(get_cursor);
+	if (cursor >= 0)
+		rc = elog_reader_seek(r, (uint64_t)cursor + 1);
 	else
 		rc = elog_reader_seek_begin(r);
-	sqlite3_reset(get_cursor);
 	if (rc)
 		die(logdir, elog_reader_errmsg(r));
+	/* The last run may have died between its commit and the copy. */
+	mirror(logdir, cursor, &mirrored);
 
 	for (;;) {
 		struct elog_record rec;
@@ -150,7 +175,8 @@ int main(int argc, char *argv[])
 		}
 		exec_sql(db, "COMMIT");
 		if (n > 0)
-			elog_consumer_commit(logdir, CONSUMER, last, NULL);
+			cursor = (int64_t)last;
+		mirror(logdir, cursor, &mirrored);
 		if (rc == 0)
 			continue;
 		if (rc == ELOG_GAP) {

@@ -8,10 +8,7 @@ load flags
 
 TOP=$BATS_TEST_DIRNAME/../..
 
-setup() {
-	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
-	PATH=$ELOG_BIN:$PATH
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-completion.XXXXXX")
+setup_test() {
 	# shellcheck source=../../completion/elog.bash
 	source "$TOP/completion/elog.bash"
 	cd "$T"
@@ -21,9 +18,6 @@ setup() {
 	touch notadir
 }
 
-teardown() {
-	rm -rf "$T"
-}
 
 # Complete the last of the words given, as if typed after them; the
 # candidates end up one per line, sorted, in $reply.

@@ -2,15 +2,14 @@
 # elog-commit(1): every flag and every failure path, with exact stderr and
 # exit status.  ELOG_BIN is the build directory holding the programs.
 
-setup() {
-	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-commit.XXXXXX")
-	L=$T/log
+load helpers
+
+setup_test() {
 	# Ten durable records, offsets 0..9.
 	seq 1 10 | "$B/elog-append" "$L"
 }
 
-teardown() {
+teardown_test() {
 	[ -n "${STOPPED:-}" ] && kill -KILL "$STOPPED" 2>/dev/null || true
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
 	rm -rf "$T"

@@ -2,17 +2,10 @@
 # elog-compact(1): newest record per key, tombstones, -n and -v, and every
 # failure path with exact stderr and exit status.
 
-bats_require_minimum_version 1.5.0
+load helpers
 
-setup() {
-	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-compact.XXXXXX")
-	L=$T/log
-}
-
-teardown() {
+teardown_test() {
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
-	rm -rf "$T"
 }
 
 # 3000 keyed records over 50 keys (k0..k49), value "v<i>", key k7 deleted

@@ -2,17 +2,10 @@
 # elog-retain(1): limits, the stored policy, -n and -v, and every failure
 # path with exact stderr and exit status.  ELOG_BIN is the build directory.
 
-bats_require_minimum_version 1.5.0
+load helpers
 
-setup() {
-	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-retain.XXXXXX")
-	L=$T/log
-}
-
-teardown() {
+teardown_test() {
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
-	rm -rf "$T"
 }
 
 # 2000 records, timestamps one minute apart starting 2020-01-01, in 4 KiB

@@ -4,6 +4,8 @@
 # unkeyed, empty and binary values, explicit and negative timestamps,
 # schemas, across many segments.
 
+load helpers
+
 setup() {
 	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-format.XXXXXX")

@@ -1,20 +1,36 @@
-# helpers.bash: set-up shared by the bats tests of the elog programs.
-# The programs are taken from $ELOG_BIN (the Makefile's check-cli sets it).
+# helpers.bash: the one set-up of the bats tests of the elog programs;
+# every file starts with `load helpers`.  The programs are taken from
+# $ELOG_BIN (the Makefile's check-cli sets it).
+#
+# Each test gets, before it runs: the programs on PATH and in $B (the
+# build directory), a scratch directory $T, removed afterwards, and the
+# path of a log in it, $LOG (also $L), not yet created.  A file that needs
+# more defines setup_test (run after this set-up) and teardown_test (run
+# before this clean-up); processes started with `background` are stopped
+# whatever the test did.
 
 bats_require_minimum_version 1.5.0
 
 setup() {
 	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
+	B=$ELOG_BIN
 	PATH=$ELOG_BIN:$PATH
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-cli.XXXXXX")
 	LOG=$T/log
+	L=$LOG
 	BG_PIDS=
 	# Times without a zone are local; tests that need another zone set TZ.
 	export TZ=UTC
+	if declare -F setup_test >/dev/null; then
+		setup_test
+	fi
 }
 
 teardown() {
 	local pid
+	if declare -F teardown_test >/dev/null; then
+		teardown_test
+	fi
 	for pid in $BG_PIDS; do
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true

@@ -4,10 +4,9 @@
 # seconds), never a crash or a hang.  Mounts need root; tests that cannot
 # mount say so and skip.  ELOG_BIN is the build directory of the programs.
 
-setup() {
-	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-hostile.XXXXXX")
-	L=$T/log
+load helpers
+
+setup_test() {
 	# Compact, so that elog-compact gets as far as the files under test.
 	seq 1 500 | "$B/elog-append" --segment-bytes 4096 --cleanup compact "$L"
 	FIRST=00000000000000000000.log
@@ -15,9 +14,8 @@ setup() {
 	MNT=
 }
 
-teardown() {
+teardown_test() {
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null || true
-	rm -rf "$T"
 }
 
 # Run a program with a time limit; a signal or a timeout fails the test.

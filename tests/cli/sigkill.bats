@@ -4,15 +4,7 @@
 # acknowledgement: afterwards it must be readable with exactly the bytes
 # that were sent for it, and no later run may hand it out again.
 
-setup() {
-	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-sigkill.XXXXXX")
-	LOG=$T/log
-}
-
-teardown() {
-	rm -rf "$T"
-}
+load helpers
 
 # Lines for run $1: distinct across runs, with spaces and punctuation so
 # that a value is compared byte for byte, not word by word.  They come in

@@ -10,13 +10,12 @@ load helpers
 
 # unshare --fork ignores SIGTERM while it waits for its child: the processes
 # these tests start are killed with SIGKILL, which --kill-child passes on.
-teardown() {
+teardown_test() {
 	local pid
 	for pid in $BG_PIDS; do
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
-	rm -rf "$T"
 }
 
 # Skip unless this user may make a pid namespace.

@@ -54,7 +54,7 @@ static void append(elog *w, const char *key, const char *value, int64_t ts)
 	r.key_len = key ? strlen(key) : 0;
 	r.value = value;
 	r.value_len = strlen(value);
-	ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	UT_OK(elog_append(w, &r, NULL), w);
 }
 
 /* The expected state: per key the newest value ("" = deleted), and the
@@ -92,7 +92,7 @@ static void fill(const char *path, int rounds, int64_t ts, struct expect *ex)
 		append(w, NULL, "filler", ts);
 		ex->unkeyed++;
 	}
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 }
 
 /* Read the whole log; check order, no duplicates, and the expectations:
@@ -158,7 +158,7 @@ static void verify_clean(const char *path)
 	              (unsigned long long)vr.damage);
 }
 
-START_TEST(siphash_reference_vectors)
+UT_TEST(siphash_reference_vectors)
 {
 	static const unsigned char want[3][16] = {
 		{ 0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6,
@@ -179,18 +179,18 @@ START_TEST(siphash_reference_vectors)
 }
 END_TEST
 
-START_TEST(keyset_newest_wins_and_grows)
+UT_TEST(keyset_newest_wins_and_grows)
 {
 	struct keyset ks;
 	char key[32];
 	uint64_t off;
 	int tomb;
-	ck_assert_int_eq(elog__keyset_init(&ks), 0);
+	UT_OK(elog__keyset_init(&ks), NULL);
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < 100000; i++) {
 			int n = snprintf(key, sizeof key, "k%d", i);
-			ck_assert_int_eq(elog__keyset_put(&ks, key, (size_t)n,
-			                 (uint64_t)round * 100000 + (uint64_t)i, round), 0);
+			UT_OK(elog__keyset_put(&ks, key, (size_t)n,
+			      (uint64_t)round * 100000 + (uint64_t)i, round), NULL);
 		}
 	ck_assert_uint_eq(ks.n, 100000);
 	/* At most four fifths full, and at least three fifths. */
@@ -212,14 +212,14 @@ END_TEST
 /* Growing the table never holds two copies of all of it: the most it
  * held at once stays within 40 bytes a key (it was 2.25 times the table,
  * up to 67 bytes a key, when the whole table grew in one piece). */
-START_TEST(keyset_peak_stays_within_bound)
+UT_TEST(keyset_peak_stays_within_bound)
 {
 	struct keyset ks;
 	char key[32];
-	ck_assert_int_eq(elog__keyset_init(&ks), 0);
+	UT_OK(elog__keyset_init(&ks), NULL);
 	for (int i = 0; i < 300000; i++) {
 		int n = snprintf(key, sizeof key, "key-%d", i);
-		ck_assert_int_eq(elog__keyset_put(&ks, key, (size_t)n, (uint64_t)i, 0), 0);
+		UT_OK(elog__keyset_put(&ks, key, (size_t)n, (uint64_t)i, 0), NULL);
 		if (i >= 50000 && i % 9973 == 0)
 			ck_assert_msg(ks.peak <= (size_t)(i + 1) * 40,
 			              "%d keys: peak %zu bytes", i + 1, ks.peak);
@@ -249,7 +249,7 @@ static size_t vm_size(void)
 
 /* When memory runs out, the error names the key table and how many keys
  * it held (it used to name whichever segment was being read). */
-START_TEST(key_table_out_of_memory_is_named)
+UT_TEST(key_table_out_of_memory_is_named)
 {
 #if defined(__SANITIZE_ADDRESS__)
 	return;		/* AddressSanitizer needs more address space */
@@ -258,12 +258,12 @@ START_TEST(key_table_out_of_memory_is_named)
 	                          .cleanup = ELOG_CLEANUP_COMPACT };
 	elog *w;
 	char key[32];
-	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	UT_OK(elog_open(&w, ut_dir, &o), w);
 	for (int i = 0; i < 400000; i++) {
 		snprintf(key, sizeof key, "k%d", i);
 		append(w, key, "v", T0);
 	}
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -284,13 +284,13 @@ START_TEST(key_table_out_of_memory_is_named)
 }
 END_TEST
 
-START_TEST(newest_per_key_survives)
+UT_TEST(newest_per_key_survives)
 {
 	struct expect ex;
 	struct elog_compact_result res;
 	fill(ut_dir, 20, T0, &ex);
 	uint64_t before = check_log(ut_dir, &ex, 1);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, NULL, &res, msg), msg);
 	uint64_t after = check_log(ut_dir, &ex, 1);
 	ck_assert_uint_lt(after, before);
 	ck_assert_uint_lt(res.records_after, res.records_before);
@@ -302,14 +302,14 @@ START_TEST(newest_per_key_survives)
 	verify_clean(ut_dir);
 	/* A second run changes nothing. */
 	struct elog_compact_result again;
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, &again, msg), 0);
+	UT_OK(elog_compact(ut_dir, NULL, &again, msg), msg);
 	ck_assert_uint_eq(again.records_after, again.records_before);
 	ck_assert_uint_eq(again.segments_rewritten, 0);
 	ck_assert_uint_eq(check_log(ut_dir, &ex, 1), after);
 	/* The writer opens the compacted log and goes on. */
 	elog *w = open_writer(ut_dir);
 	append(w, "key-01", "after", T0);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	snprintf(ex.value[1], sizeof ex.value[1], "after");
 	check_log(ut_dir, &ex, 1);
 }
@@ -321,14 +321,14 @@ static int count_key(const char *path, const char *key)
 	elog_reader *r;
 	struct elog_record rec;
 	int n = 0;
-	ck_assert_int_eq(elog_reader_open(&r, path), 0);
+	UT_OK(elog_reader_open(&r, path), r);
 	while (elog_reader_next(r, &rec) == 0)
 		n += rec.key_len == strlen(key) && memcmp(rec.key, key, rec.key_len) == 0;
 	elog_reader_close(r);
 	return n;
 }
 
-START_TEST(tombstone_grace_runs_from_first_sight)
+UT_TEST(tombstone_grace_runs_from_first_sight)
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
@@ -336,7 +336,7 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 	fill(ut_dir, 20, T0, &ex);
 	o.grace_ms = 3600 * 1000;
 	o.now_ms = T0 + 1000ll * 86400 * 30;	/* the records are a month old */
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_gt(res.tombstones_kept, 0);
 	ck_assert_uint_eq(res.tombstones_removed, 0);
 	check_log(ut_dir, &ex, 1);
@@ -346,7 +346,7 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 	char *text;
 	size_t len;
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	UT_OK(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), NULL);
 	ck_assert_int_eq(strncmp(text, "elog-compact-state 1\n", 21), 0);
 	char line[64];
 	snprintf(line, sizeof line, " %lld\n", (long long)o.now_ms);
@@ -355,16 +355,16 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 
 	/* Within the grace: kept.  After it: gone with everything older. */
 	o.now_ms += o.grace_ms - 1;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_eq(res.tombstones_removed, 0);
 	ck_assert_int_eq(count_key(ut_dir, "key-00"), before);
 	o.now_ms += 1;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_gt(res.tombstones_removed, 0);
 	ck_assert_int_eq(res.tombstones_kept, 0);
 	ck_assert_int_eq(count_key(ut_dir, "key-00"), before - 1);
 	check_log(ut_dir, &ex, 0);
-	ck_assert_int_eq(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), 0);
+	UT_OK(elog__fs_read_small(dfd, FN_COMPACT_STATE, 1 << 20, &text, &len), NULL);
 	ck_assert_str_eq(text, "elog-compact-state 1\n");
 	free(text);
 	close(dfd);
@@ -372,7 +372,7 @@ START_TEST(tombstone_grace_runs_from_first_sight)
 }
 END_TEST
 
-START_TEST(min_lag_leaves_young_records)
+UT_TEST(min_lag_leaves_young_records)
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
@@ -382,15 +382,15 @@ START_TEST(min_lag_leaves_young_records)
 		append(w, i % 2 ? "a" : "b", "old-value-old-value", T0);
 	for (int i = 0; i < 400; i++)
 		append(w, i % 2 ? "a" : "b", "young-value-young", T0 + 3600 * 1000);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	o.now_ms = T0 + 3600 * 1000 + 60 * 1000;
 	o.min_lag_ms = 10 * 60 * 1000;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	/* Every old one went (newer ones exist), young ones stay. */
 	elog_reader *r;
 	struct elog_record rec;
 	int old = 0, young = 0;
-	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
+	UT_OK(elog_reader_open(&r, ut_dir), r);
 	while (elog_reader_next(r, &rec) == 0)
 		*(rec.ts_ms == T0 ? &old : &young) += 1;
 	elog_reader_close(r);
@@ -398,51 +398,51 @@ START_TEST(min_lag_leaves_young_records)
 	ck_assert_int_eq(young, 400);
 	/* Without the lag the young ones are compacted too. */
 	o.min_lag_ms = 0;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	ck_assert_int_lt(count_key(ut_dir, "a") + count_key(ut_dir, "b"), 400);
 }
 END_TEST
 
-START_TEST(active_segment_counts_but_is_untouched)
+UT_TEST(active_segment_counts_but_is_untouched)
 {
 	struct elog_compact_result res;
 	elog *w = open_writer(ut_dir);
 	for (int i = 0; i < 300; i++)
 		append(w, "k", "closed-value-closed-value", T0);
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	/* The writer stays open: its segment is the active one. */
 	append(w, "k", "newest", T0);
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	append(w, "k", "not-durable-yet", T0);	/* buffered, never synced */
 	int before = count_key(ut_dir, "k");
 	ck_assert_int_eq(before, 301);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), 0);
+	UT_OK(elog_compact(ut_dir, NULL, &res, msg), msg);
 	ck_assert_uint_gt(res.records_before, 0);
 	ck_assert_uint_eq(res.records_after, 0);
 	ck_assert_int_eq(count_key(ut_dir, "k"), before - (int)res.records_before);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_eq(sl.base[0], 0);	/* the first segment stays */
 	elog__seglist_free(&sl);
 	close(dfd);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	ck_assert_int_eq(count_key(ut_dir, "k"), before + 1 - (int)res.records_before);
 }
 END_TEST
 
-START_TEST(dry_run_changes_nothing)
+UT_TEST(dry_run_changes_nothing)
 {
 	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result dry, real;
 	struct expect ex;
 	fill(ut_dir, 10, T0, &ex);
 	o.dry_run = 1;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &dry, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &dry, msg), msg);
 	ut_copy_dir(ut_dir, copy_path());
 	ck_assert_uint_lt(dry.records_after, dry.records_before);
 	o.dry_run = 0;
-	ck_assert_int_eq(elog_compact(ut_dir, &o, &real, msg), 0);
+	UT_OK(elog_compact(ut_dir, &o, &real, msg), msg);
 	ck_assert_uint_eq(dry.records_after, real.records_after);
 	ck_assert_uint_eq(dry.bytes_after, real.bytes_after);
 	ck_assert_uint_eq(dry.segments_after, real.segments_after);
@@ -452,13 +452,13 @@ START_TEST(dry_run_changes_nothing)
 }
 END_TEST
 
-START_TEST(refuses_when_maintenance_is_running)
+UT_TEST(refuses_when_maintenance_is_running)
 {
 	struct expect ex;
 	int lockfd;
 	fill(ut_dir, 2, T0, &ex);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -473,20 +473,20 @@ START_TEST(refuses_when_maintenance_is_running)
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	close(lockfd);
 	close(dfd);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), 0);
+	UT_OK(elog_compact(ut_dir, NULL, NULL, msg), msg);
 }
 END_TEST
 
-START_TEST(not_a_log)
+UT_TEST(not_a_log)
 {
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOTLOG);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOTLOG, msg);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
-	ck_assert_int_eq(elog_compact("/nonexistent/elog", NULL, NULL, msg), ENOENT);
+	UT_RC(elog_compact("/nonexistent/elog", NULL, NULL, msg), ENOENT, msg);
 }
 END_TEST
 
-START_TEST(corrupt_closed_segment_is_reported_and_left_alone)
+UT_TEST(corrupt_closed_segment_is_reported_and_left_alone)
 {
 	struct expect ex;
 	char path[1300];
@@ -498,7 +498,7 @@ START_TEST(corrupt_closed_segment_is_reported_and_left_alone)
 	close(fd);
 	struct stat before, after;
 	ck_assert_int_eq(stat(path, &before), 0);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT, msg);
 	ck_assert_str_eq(msg, "00000000000000000000.log: corrupt record at byte 32");
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert_uint_eq(before.st_ino, after.st_ino);
@@ -506,7 +506,7 @@ START_TEST(corrupt_closed_segment_is_reported_and_left_alone)
 }
 END_TEST
 
-START_TEST(malformed_state_is_refused)
+UT_TEST(malformed_state_is_refused)
 {
 	struct expect ex;
 	char path[1300];
@@ -516,13 +516,13 @@ START_TEST(malformed_state_is_refused)
 	ck_assert_ptr_nonnull(f);
 	fputs("elog-compact-state 1\n12 34\nbogus\n", f);
 	fclose(f);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT, msg);
 	ck_assert_str_eq(msg, "compact.state: malformed at line 3 (remove it to "
 	                 "restart the grace periods of tombstones)");
 }
 END_TEST
 
-START_TEST(unreadable_segment_is_an_error)
+UT_TEST(unreadable_segment_is_an_error)
 {
 	struct expect ex;
 	char path[1300];
@@ -531,7 +531,7 @@ START_TEST(unreadable_segment_is_an_error)
 	fill(ut_dir, 10, T0, &ex);
 	ut_path(path, sizeof path, ut_dir, "00000000000000000000.log");
 	ck_assert_int_eq(chmod(path, 0), 0);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), EACCES);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), EACCES, msg);
 	ck_assert_str_eq(msg, "00000000000000000000.log: Permission denied");
 	chmod(path, 0644);
 }
@@ -549,7 +549,7 @@ static void fill_with(const char *path, const struct elog_options *o)
 	}
 	for (int i = 0; i < 200; i++)
 		append(w, NULL, "filler", T0);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 }
 
 /* Every file of dir a has the same bytes in dir b, and b has no other. */
@@ -580,23 +580,23 @@ static void same_files(const char *a, const char *b)
 
 /* A new log's cleanup is delete: compaction, a dry run too, is refused
  * with ELOG_NOCOMPACT and touches no file, maint.lock included. */
-START_TEST(delete_log_is_refused_and_left_alone)
+UT_TEST(delete_log_is_refused_and_left_alone)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4096 };
 	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
 	struct elog_compact_result res;
 	fill_with(ut_dir, &o);
 	struct elog_settings s;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &s, msg), 0);
+	UT_OK(elog_settings_read(ut_dir, &s, msg), msg);
 	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_DELETE);
 	ut_copy_dir(ut_dir, copy_path());
 	memset(&res, 0xff, sizeof res);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, &res, msg), ELOG_NOCOMPACT);
+	UT_RC(elog_compact(ut_dir, NULL, &res, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 	ck_assert_uint_eq(res.records_before, 0);	/* the result is cleared */
 	co.dry_run = 1;
 	co.wait = 1;
-	ck_assert_int_eq(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT);
+	UT_RC(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 	same_files(ut_dir, copy_path());
 	same_files(copy_path(), ut_dir);
@@ -606,19 +606,19 @@ START_TEST(delete_log_is_refused_and_left_alone)
 END_TEST
 
 /* ELOG_CLEANUP_DELETE given at creation is the same as nothing given. */
-START_TEST(delete_given_at_creation_is_refused)
+UT_TEST(delete_given_at_creation_is_refused)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4096,
 	                          .cleanup = ELOG_CLEANUP_DELETE };
 	fill_with(ut_dir, &o);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 }
 END_TEST
 
 /* A log made before the setting existed has no cleanup line: a delete
  * log, refused until its cleanup is set to compact. */
-START_TEST(log_without_the_key_is_delete_until_set)
+UT_TEST(log_without_the_key_is_delete_until_set)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4096,
 	                          .cleanup = ELOG_CLEANUP_COMPACT };
@@ -632,11 +632,11 @@ START_TEST(log_without_the_key_is_delete_until_set)
 	memmove(line, line + 16, strlen(line + 16) + 1);
 	ut_write_file(path, text, strlen(text));
 	free(text);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 
 	struct elog_options set = { .cleanup = ELOG_CLEANUP_COMPACT };
-	ck_assert_int_eq(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), 0);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
 	struct elog_compact_result res;
 	ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
 	ck_assert_uint_lt(res.records_after, res.records_before);
@@ -644,8 +644,8 @@ START_TEST(log_without_the_key_is_delete_until_set)
 	verify_clean(ut_dir);
 	/* And set back to delete, refused again. */
 	set.cleanup = ELOG_CLEANUP_DELETE;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), 0);
-	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 }
 END_TEST
 
@@ -670,7 +670,7 @@ static int waits_for_a_lock(pid_t pid)
 
 /* The cleanup that counts is the one stored when compaction holds
  * maint.lock: a change made while it waited for the lock is obeyed. */
-START_TEST(cleanup_is_read_again_under_the_lock)
+UT_TEST(cleanup_is_read_again_under_the_lock)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4096,
 	                          .cleanup = ELOG_CLEANUP_COMPACT };
@@ -680,7 +680,7 @@ START_TEST(cleanup_is_read_again_under_the_lock)
 	fill_with(ut_dir, &o);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -699,9 +699,9 @@ START_TEST(cleanup_is_read_again_under_the_lock)
 		usleep(10000);
 	ck_assert_msg(waited, "compaction never waited for maint.lock");
 	struct elog_settings s;
-	ck_assert_int_eq(elog__settings_load(dfd, &s, msg), 0);
+	UT_OK(elog__settings_load(dfd, &s, msg), msg);
 	s.cleanup = ELOG_CLEANUP_DELETE;
-	ck_assert_int_eq(elog__settings_store(dfd, &s), 0);
+	UT_OK(elog__settings_store(dfd, &s), NULL);
 	close(lockfd);
 	int st = ut_wait_child(pid);
 	ck_assert_msg(st != 1, "compaction ran on a log set to delete while it waited");
@@ -732,10 +732,26 @@ static int crash_at(const char *path, int n, int64_t now)
 	return 0;
 }
 
+/* The steps of the first compaction of crash_at_every_step on a copy of
+ * copy in ut_dir, plus one: the first step at which it no longer crashes. */
+static int compact_last_step(const char *copy)
+{
+	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	o.now_ms = T0 + 1000;
+	ut_restore_dir(ut_dir, copy);
+	maint_fault_steps();
+	setenv(MAINT_CRASH_ENV, "-1", 1);
+	UT_OK(elog_compact(ut_dir, &o, NULL, msg), msg);
+	unsetenv(MAINT_CRASH_ENV);
+	/* Counted from 0 again, as in the children that crash. */
+	return (int)maint_fault_steps() + 1;
+}
+
 /* Every step of a run that rewrites, empties and merges segments (and, on
  * a second pass, cleans up after the first): the log reads right after the
- * crash, the writer opens it, and the next run leaves it clean. */
-START_TEST(crash_at_every_step)
+ * crash, the writer opens it, and the next run leaves it clean.  Under the
+ * sanitizers, a sample of the steps (ut_sweep_step()). */
+UT_TEST(crash_at_every_step)
 {
 	struct expect ex;
 	char path[1300];
@@ -744,8 +760,10 @@ START_TEST(crash_at_every_step)
 	/* Leftovers of an earlier interrupted run, for cleanup's steps. */
 	ut_touch(ut_path(path, sizeof path, copy, "00000000000000000000.log.compact"));
 	ut_touch(ut_path(path, sizeof path, copy, "00000000000000000001.idx"));
-	int n, crashed;
+	int n, crashed, last = compact_last_step(copy);
 	for (n = 1;; n++) {
+		if (!ut_sweep_step(n, last))
+			continue;
 		ut_restore_dir(ut_dir, copy);
 		crashed = crash_at(ut_dir, n, T0 + 1000);
 		check_log(ut_dir, &ex, 1);
@@ -753,7 +771,7 @@ START_TEST(crash_at_every_step)
 		 * is at most a warning (a leftover the next run removes). */
 		verify_clean(ut_dir);
 		elog *w = open_writer(ut_dir);
-		ck_assert_int_eq(elog_close(w), 0);
+		UT_OK(elog_close(w), NULL);
 		check_log(ut_dir, &ex, 1);
 		/* The next run finishes the job, itself interrupted at
 		 * each of its first steps too. */
@@ -761,7 +779,7 @@ START_TEST(crash_at_every_step)
 			check_log(ut_dir, &ex, 1);
 		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
 		o.now_ms = T0 + 3000;
-		ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
+		UT_OK(elog_compact(ut_dir, &o, NULL, msg), msg);
 		check_log(ut_dir, &ex, 1);
 		ck_assert_int_eq(count_files(ut_dir, ".compact"), 0);
 		ck_assert_int_eq(count_files(ut_dir, ".idx"), count_files(ut_dir, ".log"));
@@ -769,13 +787,14 @@ START_TEST(crash_at_every_step)
 		if (!crashed)
 			break;
 	}
+	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
 	ck_assert_int_gt(n, 20);	/* there were many steps to interrupt */
 }
 END_TEST
 
 /* A merge interrupted between renaming the merged segment into place and
  * removing the segments it absorbed: readers see each record once. */
-START_TEST(reader_sees_merge_leftover_once)
+UT_TEST(reader_sees_merge_leftover_once)
 {
 	struct expect ex;
 	fill(ut_dir, 20, T0, &ex);
@@ -792,12 +811,12 @@ START_TEST(reader_sees_merge_leftover_once)
 		ck_assert_msg(crashed, "no overlapping state was ever left");
 		int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 		struct seglist sl;
-		ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+		UT_OK(elog__seglist_read(dfd, &sl), NULL);
 		struct maint m = { .msg = msg, .dfd = dfd };
-		ck_assert_int_eq(elog__settings_load(dfd, &m.set, msg), 0);
+		UT_OK(elog__settings_load(dfd, &m.set, msg), msg);
 		for (size_t i = 0; i + 1 < sl.n; i++) {
 			struct seg_info si;
-			ck_assert_int_eq(elog__seg_info_read(&m, sl.base[i], &si), 0);
+			UT_OK(elog__seg_info_read(&m, sl.base[i], &si), m.msg);
 			if (!si.empty && si.last >= sl.base[i + 1])
 				seen = 1;
 		}
@@ -813,28 +832,8 @@ int main(void)
 {
 	Suite *s = suite_create("compact");
 	TCase *tc = ut_tcase("compact");
-
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, siphash_reference_vectors);
-	tcase_add_test(tc, keyset_newest_wins_and_grows);
-	tcase_add_test(tc, keyset_peak_stays_within_bound);
-	tcase_add_test(tc, key_table_out_of_memory_is_named);
-	tcase_add_test(tc, newest_per_key_survives);
-	tcase_add_test(tc, tombstone_grace_runs_from_first_sight);
-	tcase_add_test(tc, min_lag_leaves_young_records);
-	tcase_add_test(tc, active_segment_counts_but_is_untouched);
-	tcase_add_test(tc, dry_run_changes_nothing);
-	tcase_add_test(tc, refuses_when_maintenance_is_running);
-	tcase_add_test(tc, not_a_log);
-	tcase_add_test(tc, corrupt_closed_segment_is_reported_and_left_alone);
-	tcase_add_test(tc, malformed_state_is_refused);
-	tcase_add_test(tc, unreadable_segment_is_an_error);
-	tcase_add_test(tc, delete_log_is_refused_and_left_alone);
-	tcase_add_test(tc, delete_given_at_creation_is_refused);
-	tcase_add_test(tc, log_without_the_key_is_delete_until_set);
-	tcase_add_test(tc, cleanup_is_read_again_under_the_lock);
-	tcase_add_test(tc, crash_at_every_step);
-	tcase_add_test(tc, reader_sees_merge_leftover_once);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -29,13 +29,13 @@ static void fill(unsigned char *p, size_t len, uint32_t seed)
 	}
 }
 
-START_TEST(check_string)
+UT_TEST(check_string)
 {
 	ck_assert_uint_eq(elog__crc32c(0, "123456789", 9), 0xE3069283u);
 }
 END_TEST
 
-START_TEST(empty_is_zero)
+UT_TEST(empty_is_zero)
 {
 	ck_assert_uint_eq(elog__crc32c(0, "", 0), 0);
 	ck_assert_uint_eq(elog__crc32c(0, NULL, 0), 0);
@@ -45,7 +45,7 @@ START_TEST(empty_is_zero)
 END_TEST
 
 /* RFC 3720 (iSCSI), appendix B.4. */
-START_TEST(rfc3720_vectors)
+UT_TEST(rfc3720_vectors)
 {
 	unsigned char b[32];
 	memset(b, 0, sizeof b);
@@ -61,7 +61,7 @@ START_TEST(rfc3720_vectors)
 }
 END_TEST
 
-START_TEST(matches_reference_lengths_0_to_100)
+UT_TEST(matches_reference_lengths_0_to_100)
 {
 	unsigned char b[100];
 	fill(b, sizeof b, 7);
@@ -74,7 +74,7 @@ END_TEST
 
 /* Every start alignment, so that the byte-wise head before the 8-byte
  * loop is exercised with each of its lengths. */
-START_TEST(unaligned_buffers)
+UT_TEST(unaligned_buffers)
 {
 	unsigned char raw[300];
 	fill(raw, sizeof raw, 99);
@@ -85,7 +85,7 @@ START_TEST(unaligned_buffers)
 }
 END_TEST
 
-START_TEST(incremental_equals_one_shot)
+UT_TEST(incremental_equals_one_shot)
 {
 	unsigned char b[4096];
 	fill(b, sizeof b, 3);
@@ -105,7 +105,7 @@ START_TEST(incremental_equals_one_shot)
 }
 END_TEST
 
-START_TEST(single_bit_changes_crc)
+UT_TEST(single_bit_changes_crc)
 {
 	unsigned char b[64];
 	fill(b, sizeof b, 5);
@@ -132,7 +132,7 @@ static void sample(uint32_t out[SAMPLES], uint32_t (*crc)(uint32_t, const void *
 /* The portable table code and the one the library chose on this CPU, each
  * against the bitwise reference, so that the test means something on a
  * CPU without CRC instructions too. */
-START_TEST(hardware_and_table_agree)
+UT_TEST(hardware_and_table_agree)
 {
 	ck_assert_uint_eq(elog__crc32c_table(0, "123456789", 9), 0xE3069283u);
 	uint32_t table[SAMPLES], mine[SAMPLES], ref[SAMPLES];
@@ -162,14 +162,7 @@ int main(void)
 {
 	Suite *s = suite_create("crc32c");
 	TCase *tc = tcase_create("crc32c");
-	tcase_add_test(tc, check_string);
-	tcase_add_test(tc, empty_is_zero);
-	tcase_add_test(tc, rfc3720_vectors);
-	tcase_add_test(tc, matches_reference_lengths_0_to_100);
-	tcase_add_test(tc, unaligned_buffers);
-	tcase_add_test(tc, incremental_equals_one_shot);
-	tcase_add_test(tc, single_bit_changes_crc);
-	tcase_add_test(tc, hardware_and_table_agree);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -4,7 +4,7 @@
  */
 #include "unit.h"
 
-START_TEST(every_code_has_its_own_text)
+UT_TEST(every_code_has_its_own_text)
 {
 	static const int codes[] = {
 		ELOG_END, ELOG_GAP, ELOG_LOCKED, ELOG_CORRUPT, ELOG_NOTLOG, ELOG_BADVERSION,
@@ -30,13 +30,13 @@ START_TEST(every_code_has_its_own_text)
 }
 END_TEST
 
-START_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
+UT_TEST(errmsg_set_returns_the_code_and_bounds_the_text)
 {
 	char msg[ELOG_MSG_MAX];
 	char long_name[2 * ELOG_MSG_MAX];
 	memset(long_name, 'x', sizeof long_name - 1);
 	long_name[sizeof long_name - 1] = '\0';
-	ck_assert_int_eq(elog__errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT);
+	UT_RC(elog__errmsg_set(msg, ELOG_CORRUPT, "%s: bad", long_name), ELOG_CORRUPT, msg);
 	ck_assert_uint_eq(strlen(msg), ELOG_MSG_MAX - 1);
 }
 END_TEST
@@ -45,8 +45,7 @@ int main(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *tc = tcase_create("errors");
-	tcase_add_test(tc, every_code_has_its_own_text);
-	tcase_add_test(tc, errmsg_set_returns_the_code_and_bounds_the_text);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -28,7 +28,7 @@ static void make_log(int n)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	for (int i = 0; i < n; i++)
 		ut_append(w, NULL, "initial");
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 }
 
 /* Read to the end, then wait until a record arrives; returns how long it
@@ -80,7 +80,7 @@ static void follow_exactly(elog_reader *r, uint64_t first, uint64_t n,
 		ck_assert_msg(rc == 0 || rc == ELOG_TIMEOUT, "wait: %d", rc);
 	}
 	/* Nothing more, and nothing twice. */
-	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
+	UT_RC(elog_reader_next(r, &rec), ELOG_END, r);
 }
 
 static const char *value_of(uint64_t off)
@@ -108,7 +108,7 @@ static void append_values(elog *w, uint64_t from, uint64_t n)
 			_exit(13);
 }
 
-START_TEST(wait_times_out_without_writes)
+UT_TEST(wait_times_out_without_writes)
 {
 	make_log(3);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -121,19 +121,19 @@ START_TEST(wait_times_out_without_writes)
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 0);
 	int64_t t0 = ut_now_ms();
 	double c0 = cpu_ms();
-	ck_assert_int_eq(elog_reader_wait(r, 300), ELOG_TIMEOUT);
+	UT_RC(elog_reader_wait(r, 300), ELOG_TIMEOUT, r);
 	int64_t took = ut_now_ms() - t0;
 	ck_assert_int_ge(took, 250);
 	ck_assert_int_lt(took, GENEROUS_MS);
 	/* It slept: a busy loop would burn the whole 300 ms of CPU. */
 	ck_assert_msg(cpu_ms() - c0 < 100, "%.1f ms of CPU in 300 ms of waiting", cpu_ms() - c0);
 	/* A zero timeout returns at once. */
-	ck_assert_int_eq(elog_reader_wait(r, 0), ELOG_TIMEOUT);
+	UT_RC(elog_reader_wait(r, 0), ELOG_TIMEOUT, r);
 	elog_reader_close(r);
 }
 END_TEST
 
-START_TEST(wait_wakes_on_append_in_other_process)
+UT_TEST(wait_wakes_on_append_in_other_process)
 {
 	make_log(3);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -173,7 +173,7 @@ static void *append_later(void *arg)
 	return NULL;
 }
 
-START_TEST(wait_wakes_on_append_in_other_thread)
+UT_TEST(wait_wakes_on_append_in_other_thread)
 {
 	make_log(3);
 	elog *w = ut_open_writer(ut_dir, 0, 0);
@@ -187,14 +187,14 @@ START_TEST(wait_wakes_on_append_in_other_thread)
 	ck_assert_int_eq(pthread_join(t, &res), 0);
 	ck_assert_ptr_null(res);
 	ck_assert_msg(took >= 0, "no wake-up within %d ms", GENEROUS_MS);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
 
 /* Appending without syncing does not wake a follower with nothing to read:
  * it may wake, but must find no record. */
-START_TEST(unsynced_append_is_not_followed)
+UT_TEST(unsynced_append_is_not_followed)
 {
 	make_log(3);
 	elog *w = ut_open_writer(ut_dir, 0, 0);
@@ -205,14 +205,14 @@ START_TEST(unsynced_append_is_not_followed)
 	ut_append(w, NULL, "buffered");
 	(void)elog_reader_wait(r, 300);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 0);
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	ck_assert_int_ge(wait_for_record(r, 3), 0);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
 
-START_TEST(reader_fd_becomes_readable)
+UT_TEST(reader_fd_becomes_readable)
 {
 	make_log(3);
 	elog *w = ut_open_writer(ut_dir, 0, 0);
@@ -222,25 +222,25 @@ START_TEST(reader_fd_becomes_readable)
 	int fd = elog_reader_fd(r);
 	ck_assert_int_ge(fd, 0);	/* Linux: inotify */
 	ut_append(w, NULL, "x");
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	ck_assert_int_eq(poll(&p, 1, GENEROUS_MS), 1);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 1);
 	ck_assert_uint_eq(offs[0], 3);
 	/* next() drained it: quiet again. */
 	ck_assert_int_eq(poll(&p, 1, 200), 0);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
 
 /* A writer in another process appends in bursts over many segment rolls;
  * the follower sees every record once, in order. */
-START_TEST(follow_across_segment_rolls)
+UT_TEST(follow_across_segment_rolls)
 {
 	enum { TOTAL = 400 };
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -261,7 +261,7 @@ START_TEST(follow_across_segment_rolls)
 	/* It did roll, many times. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_ge(sl.n, 3);
 	elog__seglist_free(&sl);
 	close(dfd);
@@ -271,10 +271,10 @@ END_TEST
 
 /* The writer closes and another opens (recovery, a new watermark written)
  * while the follower waits; it goes on with the next offset. */
-START_TEST(follow_across_writer_restarts)
+UT_TEST(follow_across_writer_restarts)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -302,10 +302,10 @@ END_TEST
 
 /* A writer killed mid-way (no close) and restarted: the follower sees the
  * records it had synced, then the new writer's, with no offset twice. */
-START_TEST(follow_across_writer_crash)
+UT_TEST(follow_across_writer_crash)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -327,9 +327,9 @@ START_TEST(follow_across_writer_crash)
 	ck_assert_uint_eq(elog_next_offset(w), 40);
 	for (uint64_t o = 40; o < 60; o++)
 		ut_append(w, NULL, value_of(o));
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	follow_exactly(r, 40, 20, value_of);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
@@ -337,34 +337,34 @@ END_TEST
 /* A follower learns of the segments the writer creates from its inotify
  * watch: across rolls it never lists the directory again (a listing costs
  * as much as the log has segments). */
-START_TEST(follower_learns_new_segments_without_listing)
+UT_TEST(follower_learns_new_segments_without_listing)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	for (int i = 0; i < 300; i++)
 		ut_append(w, NULL, "a record of the log before the follower came");
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	elog_reader *r = ut_open_reader(ut_dir);
 	elog_reader_fd(r);	/* the watches are made */
 	uint64_t offs[400];
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 300);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	size_t before = sl.n;
 	elog__seglist_free(&sl);
 	unsigned long lists = r->lists;
 	for (int batch = 0; batch < 300; batch++) {
 		ut_append(w, NULL, "one record a batch, rolling every few dozen");
-		ck_assert_int_eq(elog_sync(w), 0);
+		UT_OK(elog_sync(w), w);
 		ck_assert_uint_eq(ut_read_offsets(r, offs, 1), 1);
 		ck_assert_uint_eq(offs[0], 300 + (uint64_t)batch);
 	}
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_ge(sl.n, before + 5);
 	elog__seglist_free(&sl);
 	close(dfd);
 	ck_assert_uint_eq(r->lists, lists);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
@@ -372,26 +372,26 @@ END_TEST
 /* A segment made after the reader's list but before its watch gets no
  * event: the list is made again once the watch is there, so the follower
  * never jumps from the segment it read to one made after the watch. */
-START_TEST(segment_made_before_the_watch_is_not_skipped)
+UT_TEST(segment_made_before_the_watch_is_not_skipped)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	uint64_t offs[400];
 	for (int i = 0; i < 10; i++)
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	elog_reader *r = ut_open_reader(ut_dir);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 10);
 	for (int i = 0; i < 60; i++)	/* one roll, unwatched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	elog_reader_fd(r);		/* the watch */
 	for (int i = 0; i < 120; i++)	/* more rolls, watched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
-	ck_assert_int_eq(elog_sync(w), 0);
+	UT_OK(elog_sync(w), w);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 180);
 	for (int i = 0; i < 180; i++)
 		ck_assert_uint_eq(offs[i], 10 + (uint64_t)i);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	elog_reader_close(r);
 }
 END_TEST
@@ -400,16 +400,7 @@ int main(void)
 {
 	Suite *s = suite_create("follow");
 	TCase *tc = ut_tcase("follow");
-	tcase_add_test(tc, wait_times_out_without_writes);
-	tcase_add_test(tc, wait_wakes_on_append_in_other_process);
-	tcase_add_test(tc, wait_wakes_on_append_in_other_thread);
-	tcase_add_test(tc, unsynced_append_is_not_followed);
-	tcase_add_test(tc, reader_fd_becomes_readable);
-	tcase_add_test(tc, follow_across_segment_rolls);
-	tcase_add_test(tc, follow_across_writer_restarts);
-	tcase_add_test(tc, follow_across_writer_crash);
-	tcase_add_test(tc, follower_learns_new_segments_without_listing);
-	tcase_add_test(tc, segment_made_before_the_watch_is_not_skipped);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

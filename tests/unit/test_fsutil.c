@@ -14,12 +14,12 @@ static int open_top(void)
 	return dfd;
 }
 
-START_TEST(replace_file_writes_whole_content_and_leaves_no_temporary)
+UT_TEST(replace_file_writes_whole_content_and_leaves_no_temporary)
 {
 	int dfd = open_top();
 	char p[1200];
-	ck_assert_int_eq(elog__fs_replace_file(dfd, "f", "first", 5), 0);
-	ck_assert_int_eq(elog__fs_replace_file(dfd, "f", "second!", 7), 0);
+	UT_OK(elog__fs_replace_file(dfd, "f", "first", 5), NULL);
+	UT_OK(elog__fs_replace_file(dfd, "f", "second!", 7), NULL);
 	size_t len;
 	unsigned char *d = ut_read_file(ut_path(p, sizeof p, ut_top, "f"), &len);
 	ck_assert_uint_eq(len, 7);
@@ -38,12 +38,12 @@ START_TEST(replace_file_writes_whole_content_and_leaves_no_temporary)
 }
 END_TEST
 
-START_TEST(replace_file_respects_the_umask)
+UT_TEST(replace_file_respects_the_umask)
 {
 	int dfd = open_top();
 	char p[1200];
 	mode_t old = umask(027);
-	ck_assert_int_eq(elog__fs_replace_file(dfd, "g", "x", 1), 0);
+	UT_OK(elog__fs_replace_file(dfd, "g", "x", 1), NULL);
 	umask(old);
 	struct stat st;
 	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_top, "g"), &st), 0);
@@ -52,22 +52,22 @@ START_TEST(replace_file_respects_the_umask)
 }
 END_TEST
 
-START_TEST(read_small_bounds_and_refuses_links)
+UT_TEST(read_small_bounds_and_refuses_links)
 {
 	int dfd = open_top();
 	char p[1200], *data;
 	size_t len;
 	ut_write_file(ut_path(p, sizeof p, ut_top, "small"), "abc", 3);
-	ck_assert_int_eq(elog__fs_read_small(dfd, "small", 3, &data, &len), 0);
+	UT_OK(elog__fs_read_small(dfd, "small", 3, &data, &len), NULL);
 	ck_assert_uint_eq(len, 3);
 	ck_assert_str_eq(data, "abc");	/* NUL-terminated */
 	free(data);
-	ck_assert_int_eq(elog__fs_read_small(dfd, "small", 2, &data, &len), EFBIG);
+	UT_RC(elog__fs_read_small(dfd, "small", 2, &data, &len), EFBIG, NULL);
 	ck_assert_int_eq(symlinkat("small", dfd, "link"), 0);
-	ck_assert_int_eq(elog__fs_read_small(dfd, "link", 100, &data, &len), ELOOP);
-	ck_assert_int_eq(elog__fs_read_small(dfd, "missing", 100, &data, &len), ENOENT);
+	UT_RC(elog__fs_read_small(dfd, "link", 100, &data, &len), ELOOP, NULL);
+	UT_RC(elog__fs_read_small(dfd, "missing", 100, &data, &len), ENOENT, NULL);
 	ck_assert_int_eq(mkdirat(dfd, "dir", 0777), 0);
-	ck_assert_int_eq(elog__fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG);
+	UT_RC(elog__fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG, NULL);
 	close(dfd);
 }
 END_TEST
@@ -86,7 +86,7 @@ static void put(int dfd, const char *name, const char *text)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	ck_assert_msg(fd >= 0, "%s: %s", name, strerror(errno));
-	ck_assert_int_eq(elog__fs_write_all(fd, text, strlen(text)), 0);
+	UT_OK(elog__fs_write_all(fd, text, strlen(text)), NULL);
 	ck_assert_int_eq(close(fd), 0);
 }
 
@@ -100,14 +100,14 @@ static int exists_at(int dfd, const char *name)
 static int drop(int dfd, const char *name)
 {
 	int dropped = -1;
-	ck_assert_int_eq(elog__fs_tmp_drop(dfd, name, &dropped), 0);
+	UT_OK(elog__fs_tmp_drop(dfd, name, &dropped), NULL);
 	ck_assert_int_eq(dropped, !exists_at(dfd, name));
 	return dropped;
 }
 
 /* The creator's lock keeps its file, whatever its age and whatever its
  * pid says: a process in another pid namespace is invisible to kill(2). */
-START_TEST(tmp_file_is_kept_while_its_creator_holds_it)
+UT_TEST(tmp_file_is_kept_while_its_creator_holds_it)
 {
 	int dfd = open_top();
 	char tmp[128];
@@ -116,7 +116,7 @@ START_TEST(tmp_file_is_kept_while_its_creator_holds_it)
 	char want[64];
 	snprintf(want, sizeof want, "consumers.json.tmp.%ld.0", (long)getpid());
 	ck_assert_str_eq(tmp, want);
-	ck_assert_int_eq(elog__fs_write_all(fd, "{}", 2), 0);
+	UT_OK(elog__fs_write_all(fd, "{}", 2), NULL);
 	shift_mtime(dfd, tmp, -60);
 	/* Even in the process that holds it: flock belongs to the open file
 	 * description, and the cleaner opens its own. */
@@ -127,7 +127,7 @@ START_TEST(tmp_file_is_kept_while_its_creator_holds_it)
 }
 END_TEST
 
-START_TEST(tmp_file_held_by_another_process_is_kept)
+UT_TEST(tmp_file_held_by_another_process_is_kept)
 {
 	int dfd = open_top();
 	int ready[2], done[2];
@@ -156,7 +156,7 @@ END_TEST
 /* An unlocked temporary file may be a writer's of an elog that did not lock
  * them: it goes only once it has not changed for ten minutes, either way
  * from the clock. */
-START_TEST(unlocked_tmp_file_goes_only_when_minutes_old)
+UT_TEST(unlocked_tmp_file_goes_only_when_minutes_old)
 {
 	int dfd = open_top();
 	put(dfd, "settings.tmp.4242.0", "x");
@@ -172,7 +172,7 @@ START_TEST(unlocked_tmp_file_goes_only_when_minutes_old)
 }
 END_TEST
 
-START_TEST(drop_leaves_what_is_not_a_temporary_file)
+UT_TEST(drop_leaves_what_is_not_a_temporary_file)
 {
 	int dfd = open_top();
 	const char *names[] = { "settings", "x.tmp.1.2.3", ".tmp.1.2", "settings.tmp.12a.0",
@@ -193,7 +193,7 @@ START_TEST(drop_leaves_what_is_not_a_temporary_file)
 		ck_assert_msg(drop(dfd, odd[i]) == 0, "%s", odd[i]);
 	}
 	int dropped = -1;
-	ck_assert_int_eq(elog__fs_tmp_drop(dfd, "missing.tmp.1.0", &dropped), 0);
+	UT_OK(elog__fs_tmp_drop(dfd, "missing.tmp.1.0", &dropped), NULL);
 	ck_assert_int_eq(dropped, 0);
 	close(dfd);
 }
@@ -201,7 +201,7 @@ END_TEST
 
 /* The first name is taken (a file of another process that has our pid in
  * its own namespace): the next one is used, and the other is left alone. */
-START_TEST(tmp_create_takes_the_next_name_when_one_is_taken)
+UT_TEST(tmp_create_takes_the_next_name_when_one_is_taken)
 {
 	int dfd = open_top();
 	char taken[64], tmp[128];
@@ -234,7 +234,7 @@ static int stop_at_b(const char *name, void *arg)
 	return strcmp(name, "b") == 0 ? 42 : 0;
 }
 
-START_TEST(dir_each_visits_every_entry_but_dots_and_stops_on_request)
+UT_TEST(dir_each_visits_every_entry_but_dots_and_stops_on_request)
 {
 	int dfd = open_top();
 	char p[1200];
@@ -242,41 +242,41 @@ START_TEST(dir_each_visits_every_entry_but_dots_and_stops_on_request)
 	ut_write_file(ut_path(p, sizeof p, ut_top, "b"), "", 0);
 	ut_write_file(ut_path(p, sizeof p, ut_top, "c"), "", 0);
 	struct names c = { 0, 0 };
-	ck_assert_int_eq(elog__fs_dir_each(dfd, count_name, &c), 0);
+	UT_OK(elog__fs_dir_each(dfd, count_name, &c), NULL);
 	ck_assert_int_eq(c.n, 3);
 	ck_assert_int_eq(c.dots, 0);
 	/* Twice on the same descriptor: each walk starts at the top. */
 	c.n = 0;
-	ck_assert_int_eq(elog__fs_dir_each(dfd, count_name, &c), 0);
+	UT_OK(elog__fs_dir_each(dfd, count_name, &c), NULL);
 	ck_assert_int_eq(c.n, 3);
 	ck_assert_int_eq(elog__fs_dir_each(dfd, stop_at_b, NULL), 42);
 	close(dfd);
 }
 END_TEST
 
-START_TEST(random_bytes_differ)
+UT_TEST(random_bytes_differ)
 {
 	unsigned char a[16], b[16];
-	ck_assert_int_eq(elog__fs_random(a, sizeof a), 0);
-	ck_assert_int_eq(elog__fs_random(b, sizeof b), 0);
+	UT_OK(elog__fs_random(a, sizeof a), NULL);
+	UT_OK(elog__fs_random(b, sizeof b), NULL);
 	ck_assert(memcmp(a, b, sizeof a) != 0);
 }
 END_TEST
 
-START_TEST(write_all_and_pread_full)
+UT_TEST(write_all_and_pread_full)
 {
 	char p[1200];
 	int fd = open(ut_path(p, sizeof p, ut_top, "w"), O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(elog__fs_write_all(fd, "hello", 5), 0);
-	ck_assert_int_eq(elog__fs_pwrite_all(fd, "J", 1, 0), 0);
+	UT_OK(elog__fs_write_all(fd, "hello", 5), NULL);
+	UT_OK(elog__fs_pwrite_all(fd, "J", 1, 0), NULL);
 	char buf[16];
 	size_t got;
-	ck_assert_int_eq(elog__fs_pread_full(fd, buf, sizeof buf, 0, &got), 0);
+	UT_OK(elog__fs_pread_full(fd, buf, sizeof buf, 0, &got), NULL);
 	ck_assert_uint_eq(got, 5);	/* short at the end of the file */
 	ck_assert_mem_eq(buf, "Jello", 5);
 	close(fd);
-	ck_assert_int_eq(elog__fs_write_all(fd, "x", 1), EBADF);
+	UT_RC(elog__fs_write_all(fd, "x", 1), EBADF, NULL);
 }
 END_TEST
 
@@ -284,17 +284,7 @@ int main(void)
 {
 	Suite *s = suite_create("fsutil");
 	TCase *tc = ut_tcase("fsutil");
-	tcase_add_test(tc, replace_file_writes_whole_content_and_leaves_no_temporary);
-	tcase_add_test(tc, replace_file_respects_the_umask);
-	tcase_add_test(tc, read_small_bounds_and_refuses_links);
-	tcase_add_test(tc, dir_each_visits_every_entry_but_dots_and_stops_on_request);
-	tcase_add_test(tc, random_bytes_differ);
-	tcase_add_test(tc, write_all_and_pread_full);
-	tcase_add_test(tc, tmp_file_is_kept_while_its_creator_holds_it);
-	tcase_add_test(tc, tmp_file_held_by_another_process_is_kept);
-	tcase_add_test(tc, unlocked_tmp_file_goes_only_when_minutes_old);
-	tcase_add_test(tc, drop_leaves_what_is_not_a_temporary_file);
-	tcase_add_test(tc, tmp_create_takes_the_next_name_when_one_is_taken);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

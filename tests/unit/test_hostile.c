@@ -7,7 +7,7 @@
 
 #include "unit.h"
 
-START_TEST(huge_length_field_is_corrupt_without_allocating)
+UT_TEST(huge_length_field_is_corrupt_without_allocating)
 {
 	/* A record claiming just under ELOG_MAX_RECORD, of which 100 bytes
 	 * exist: the scan may grow its buffer to the record, never further. */
@@ -16,12 +16,12 @@ START_TEST(huge_length_field_is_corrupt_without_allocating)
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD);
 	int fd = memfd_create("seg", 0);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
+	UT_OK(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), NULL);
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	UT_OK(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), NULL);
+	UT_RC(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT, NULL);
 	ck_assert(elog__scan_truncated(&s));
 	ck_assert_uint_le(s.cap, 2 * ((size_t)ELOG_MAX_RECORD + 4));
 	elog__scan_free(&s);
@@ -29,9 +29,9 @@ START_TEST(huge_length_field_is_corrupt_without_allocating)
 	/* One byte more than the maximum is corrupt at once, with no read of
 	 * the record at all. */
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD + 1);
-	ck_assert_int_eq(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
-	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+	UT_OK(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), NULL);
+	UT_OK(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), NULL);
+	UT_RC(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT, NULL);
 	ck_assert(!elog__scan_truncated(&s));
 	ck_assert_uint_eq(s.cap, 256u << 10);
 	elog__scan_free(&s);
@@ -39,7 +39,7 @@ START_TEST(huge_length_field_is_corrupt_without_allocating)
 }
 END_TEST
 
-START_TEST(index_read_is_bounded_by_its_segment)
+UT_TEST(index_read_is_bounded_by_its_segment)
 {
 	/* A 4 MiB index beside a segment of one record: elog__idx_load() reads at
 	 * most what that segment could need. */
@@ -62,7 +62,7 @@ START_TEST(index_read_is_bounded_by_its_segment)
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct index ix;
 	int intact;
-	ck_assert_int_eq(elog__idx_load(dfd, 0, size, &ix, &intact), 0);
+	UT_OK(elog__idx_load(dfd, 0, size, &ix, &intact), NULL);
 	ck_assert_uint_le(ix.n, size / REC_HDR + 1);
 	ck_assert(!intact);
 	elog__idx_free(&ix);
@@ -70,7 +70,7 @@ START_TEST(index_read_is_bounded_by_its_segment)
 }
 END_TEST
 
-START_TEST(settings_and_consumers_have_size_limits)
+UT_TEST(settings_and_consumers_have_size_limits)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_close(w);
@@ -81,16 +81,16 @@ START_TEST(settings_and_consumers_have_size_limits)
 	memset(big, ' ', n);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_CONSUMERS), big, n);
 	struct elog_consumer c;
-	ck_assert_int_eq(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_CORRUPT);
+	UT_RC(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_CORRUPT, msg);
 	unlink(p);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), big, SETTINGS_MAX + 1);
 	struct elog_settings s;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &s, NULL), ELOG_CORRUPT);
+	UT_RC(elog_settings_read(ut_dir, &s, NULL), ELOG_CORRUPT, NULL);
 	free(big);
 }
 END_TEST
 
-START_TEST(garbage_watermark_does_not_spin)
+UT_TEST(garbage_watermark_does_not_spin)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	ut_append(w, NULL, "x");
@@ -107,7 +107,7 @@ START_TEST(garbage_watermark_does_not_spin)
 }
 END_TEST
 
-START_TEST(zero_filled_segment_gives_an_error_naming_it)
+UT_TEST(zero_filled_segment_gives_an_error_naming_it)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	for (int i = 0; i < 300; i++)
@@ -120,7 +120,7 @@ START_TEST(zero_filled_segment_gives_an_error_naming_it)
 	free(zeros);
 	elog_reader *r = ut_open_reader(ut_dir);
 	struct elog_record rec;
-	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
+	UT_RC(elog_reader_next(r, &rec), ELOG_CORRUPT, r);
 	ck_assert_str_eq(elog_reader_errmsg(r), "00000000000000000000.log: bad segment header");
 	elog_reader_close(r);
 }
@@ -147,7 +147,7 @@ static void target_intact(const char *target)
 	free(b);
 }
 
-START_TEST(symlinked_files_are_refused)
+UT_TEST(symlinked_files_are_refused)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	ut_append(w, NULL, "x");
@@ -155,7 +155,7 @@ START_TEST(symlinked_files_are_refused)
 	char target[1200], msg[ELOG_MSG_MAX];
 
 	plant_link(FN_LOCK, target, sizeof target);
-	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), ELOOP);
+	UT_RC(elog_open(&w, ut_dir, NULL), ELOOP, w);
 	ck_assert_str_eq(elog_errmsg(w), "LOCK: refusing to follow a symbolic link");
 	elog_close(w);
 	target_intact(target);
@@ -169,7 +169,7 @@ START_TEST(symlinked_files_are_refused)
 
 	plant_link(FN_WATERMARK, target, sizeof target);
 	elog_reader *r;
-	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ELOOP);
+	UT_RC(elog_reader_open(&r, ut_dir), ELOOP, r);
 	elog_reader_close(r);
 	ck_assert_int_ne(elog_open(&w, ut_dir, NULL), 0);
 	elog_close(w);
@@ -177,7 +177,7 @@ START_TEST(symlinked_files_are_refused)
 }
 END_TEST
 
-START_TEST(files_respect_the_umask)
+UT_TEST(files_respect_the_umask)
 {
 	mode_t old = umask(027);
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -185,7 +185,7 @@ START_TEST(files_respect_the_umask)
 		ut_append(w, NULL, "a value long enough to roll a segment or two");
 	elog_close(w);
 	char msg[ELOG_MSG_MAX];
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "a", 1, msg), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "a", 1, msg), msg);
 	umask(old);
 	const char *names[] = { FN_SETTINGS, FN_WATERMARK, FN_LOCK, FN_CONSUMERS,
 	                        "00000000000000000000.log", "00000000000000000000.idx" };
@@ -202,7 +202,7 @@ START_TEST(files_respect_the_umask)
 }
 END_TEST
 
-START_TEST(temporary_names_are_created_exclusively)
+UT_TEST(temporary_names_are_created_exclusively)
 {
 	/* A link planted at the temporary name a replacement would use first
 	 * is neither followed nor overwritten. */
@@ -213,7 +213,7 @@ START_TEST(temporary_names_are_created_exclusively)
 	ut_write_file(target, "precious\n", 9);
 	ck_assert_int_eq(symlink(target, ut_path(link, sizeof link, ut_dir, tmp)), 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__fs_replace_file(dfd, FN_CONSUMERS, "{}", 2), 0);
+	UT_OK(elog__fs_replace_file(dfd, FN_CONSUMERS, "{}", 2), NULL);
 	close(dfd);
 	target_intact(target);
 	struct stat st;
@@ -224,7 +224,7 @@ END_TEST
 
 /* A FIFO in place of each file a program opens: every call returns at once
  * with FS_ENOTREG (or treats the file as damaged), never blocks. */
-START_TEST(fifos_are_refused_without_blocking)
+UT_TEST(fifos_are_refused_without_blocking)
 {
 	static const char *const names[] = {
 		FN_SETTINGS, FN_WATERMARK, "00000000000000000000.log", FN_LOCK,
@@ -239,7 +239,7 @@ START_TEST(fifos_are_refused_without_blocking)
 		ut_path(p, sizeof p, ut_dir, names[i]);
 		ck_assert_int_eq(unlink(p), 0);
 		ck_assert_int_eq(mkfifo(p, 0666), 0);
-		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), FS_ENOTREG);
+		UT_RC(elog_open(&w, ut_dir, NULL), FS_ENOTREG, w);
 		char want[128];
 		snprintf(want, sizeof want, "%s: not a regular file", names[i]);
 		ck_assert_str_eq(elog_errmsg(w), want);
@@ -254,7 +254,7 @@ START_TEST(fifos_are_refused_without_blocking)
 	ck_assert_int_eq(errno, FS_ENOTREG);
 	char *data;
 	size_t len;
-	ck_assert_int_eq(elog__fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG);
+	UT_RC(elog__fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG, NULL);
 	close(dfd);
 	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
 	alarm(0);
@@ -264,7 +264,7 @@ END_TEST
 /* A second hard link to a file the log writes: opening it for writing is
  * refused, and the other name keeps its bytes.  Reading is allowed (a
  * hard-link snapshot of a log, as cp -al makes, stays readable). */
-START_TEST(hard_linked_files_are_not_written)
+UT_TEST(hard_linked_files_are_not_written)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	ut_append(w, NULL, "x");
@@ -277,7 +277,7 @@ START_TEST(hard_linked_files_are_not_written)
 		ut_path(p, sizeof p, ut_dir, names[i]);
 		unlink(p);
 		ck_assert_int_eq(link(target, p), 0);
-		ck_assert_int_eq(elog_open(&w, ut_dir, NULL), FS_ELINKED);
+		UT_RC(elog_open(&w, ut_dir, NULL), FS_ELINKED, w);
 		char want[128];
 		snprintf(want, sizeof want, "%s: has more than one hard link, refusing "
 		         "to write it", names[i]);
@@ -290,7 +290,7 @@ START_TEST(hard_linked_files_are_not_written)
 	unlink(p);
 	ck_assert_int_eq(link(target, p), 0);
 	struct elog_retain_opts ro = { .max_bytes = 1 };
-	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, msg), FS_ELINKED);
+	UT_RC(elog_retain(ut_dir, &ro, NULL, msg), FS_ELINKED, msg);
 	ck_assert_str_eq(msg, "maint.lock: has more than one hard link, refusing to write it");
 	target_intact(target);
 	/* Read-only opens take a linked file. */
@@ -304,7 +304,7 @@ END_TEST
 
 /* Run as root in a directory another user owns, every file the library
  * creates is that user's; one that was there keeps its owner. */
-START_TEST(files_root_creates_belong_to_the_directory_owner)
+UT_TEST(files_root_creates_belong_to_the_directory_owner)
 {
 	if (geteuid() != 0)
 		return;	/* needs root: nothing to check otherwise */
@@ -318,7 +318,7 @@ START_TEST(files_root_creates_belong_to_the_directory_owner)
 	fd = elog__fs_openat(dfd, "excl", O_RDWR | O_CREAT | O_EXCL, 0666);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(elog__fs_replace_file(dfd, "replaced", "x", 1), 0);
+	UT_OK(elog__fs_replace_file(dfd, "replaced", "x", 1), NULL);
 	char p[1200];
 	ut_write_file(ut_path(p, sizeof p, ut_dir, "roots"), "y", 1);
 	fd = elog__fs_openat(dfd, "roots", O_RDWR | O_CREAT, 0666);
@@ -342,17 +342,7 @@ int main(void)
 	Suite *s = suite_create("hostile");
 	TCase *tc = ut_tcase("hostile");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, huge_length_field_is_corrupt_without_allocating);
-	tcase_add_test(tc, index_read_is_bounded_by_its_segment);
-	tcase_add_test(tc, settings_and_consumers_have_size_limits);
-	tcase_add_test(tc, garbage_watermark_does_not_spin);
-	tcase_add_test(tc, zero_filled_segment_gives_an_error_naming_it);
-	tcase_add_test(tc, symlinked_files_are_refused);
-	tcase_add_test(tc, files_respect_the_umask);
-	tcase_add_test(tc, temporary_names_are_created_exclusively);
-	tcase_add_test(tc, fifos_are_refused_without_blocking);
-	tcase_add_test(tc, hard_linked_files_are_not_written);
-	tcase_add_test(tc, files_root_creates_belong_to_the_directory_owner);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -11,7 +11,7 @@ static void round_trip(const struct elog_record *in)
 	unsigned char *p = ut_encode(in, &size);
 	ck_assert_uint_eq(size, 28 + in->key_len + in->value_len);
 	ck_assert_uint_eq(get32(p), 24 + in->key_len + in->value_len);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
+	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	ck_assert_uint_eq(got, size);
 	ck_assert_uint_eq(out.offset, in->offset);
 	ck_assert_int_eq(out.ts_ms, in->ts_ms);
@@ -28,7 +28,7 @@ static void round_trip(const struct elog_record *in)
 	free(p);
 }
 
-START_TEST(layout_is_little_endian_as_documented)
+UT_TEST(layout_is_little_endian_as_documented)
 {
 	struct elog_record r = ut_rec(0x0102030405060708ull, -2, 0xBEEF, "k", "vv");
 	size_t size;
@@ -50,21 +50,21 @@ START_TEST(layout_is_little_endian_as_documented)
 }
 END_TEST
 
-START_TEST(round_trip_keyed)
+UT_TEST(round_trip_keyed)
 {
 	struct elog_record r = ut_rec(42, 1764385200000, 7, "user-1", "{\"a\":1}");
 	round_trip(&r);
 }
 END_TEST
 
-START_TEST(round_trip_unkeyed)
+UT_TEST(round_trip_unkeyed)
 {
 	struct elog_record r = ut_rec(0, 0, 0, NULL, "hello");
 	round_trip(&r);
 }
 END_TEST
 
-START_TEST(round_trip_empty_value)
+UT_TEST(round_trip_empty_value)
 {
 	struct elog_record r = ut_rec(UINT64_MAX - 1, INT64_MIN + 1, 65535, "tomb", NULL);
 	round_trip(&r);
@@ -73,7 +73,7 @@ START_TEST(round_trip_empty_value)
 }
 END_TEST
 
-START_TEST(round_trip_max_key_and_binary)
+UT_TEST(round_trip_max_key_and_binary)
 {
 	unsigned char *key = malloc(ELOG_MAX_KEY);
 	unsigned char val[256];
@@ -88,7 +88,7 @@ START_TEST(round_trip_max_key_and_binary)
 }
 END_TEST
 
-START_TEST(rec_size_counts_length_field)
+UT_TEST(rec_size_counts_length_field)
 {
 	ck_assert_uint_eq(elog__rec_size(0, 0), 28);
 	ck_assert_uint_eq(elog__rec_size(3, 5), 36);
@@ -104,12 +104,12 @@ static void set_len(unsigned char *p, uint32_t len, size_t crc_len)
 	put32(p + 4, elog__crc32c(0, p + 8, crc_len));
 }
 
-START_TEST(rejects_length_below_24)
+UT_TEST(rejects_length_below_24)
 {
 	struct elog_record r = ut_rec(1, 1, 0, NULL, NULL), out;
 	size_t size, got;
 	unsigned char *p = ut_encode(&r, &size);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
+	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	for (uint32_t len = 0; len < 24; len++) {
 		put32(p, len);
 		ck_assert_msg(elog__rec_decode(p, size, &out, &got) == ELOG_CORRUPT, "length %u", len);
@@ -118,23 +118,23 @@ START_TEST(rejects_length_below_24)
 }
 END_TEST
 
-START_TEST(rejects_length_above_max)
+UT_TEST(rejects_length_above_max)
 {
 	unsigned char p[64] = { 0 };
 	struct elog_record out;
 	size_t got;
 	put32(p, ELOG_MAX_RECORD + 1);
 	/* Refused at once, without waiting for 16 MiB that will never come. */
-	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
+	UT_RC(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT, NULL);
 	put32(p, UINT32_MAX);
-	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT);
+	UT_RC(elog__rec_decode(p, sizeof p, &out, &got), ELOG_CORRUPT, NULL);
 	/* Exactly the maximum is a length the decoder waits for. */
 	put32(p, ELOG_MAX_RECORD);
-	ck_assert_int_eq(elog__rec_decode(p, sizeof p, &out, &got), ELOG_END);
+	UT_RC(elog__rec_decode(p, sizeof p, &out, &got), ELOG_END, NULL);
 }
 END_TEST
 
-START_TEST(rejects_key_len_beyond_length)
+UT_TEST(rejects_key_len_beyond_length)
 {
 	struct elog_record r = ut_rec(1, 1, 0, "ab", "cd"), out;
 	size_t size, got;
@@ -142,20 +142,20 @@ START_TEST(rejects_key_len_beyond_length)
 	/* key_len 4 still fits (all of key + value), 5 does not. */
 	put16(p + 26, 4);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
+	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	ck_assert_uint_eq(out.key_len, 4);
 	ck_assert_uint_eq(out.value_len, 0);
 	put16(p + 26, 5);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT);
+	UT_RC(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT, NULL);
 	put16(p + 26, 0xFFFF);
 	set_len(p, 28, 24);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT);
+	UT_RC(elog__rec_decode(p, size, &out, &got), ELOG_CORRUPT, NULL);
 	free(p);
 }
 END_TEST
 
-START_TEST(rejects_every_flipped_bit)
+UT_TEST(rejects_every_flipped_bit)
 {
 	struct elog_record r = ut_rec(77, 1234, 3, "key", "value"), out;
 	size_t size, got;
@@ -184,19 +184,19 @@ START_TEST(rejects_every_flipped_bit)
 }
 END_TEST
 
-START_TEST(incomplete_buffer_is_end)
+UT_TEST(incomplete_buffer_is_end)
 {
 	struct elog_record r = ut_rec(1, 2, 3, "k", "some value"), out;
 	size_t size, got;
 	unsigned char *p = ut_encode(&r, &size);
 	for (size_t avail = 0; avail < size; avail++)
 		ck_assert_msg(elog__rec_decode(p, avail, &out, &got) == ELOG_END, "avail %zu", avail);
-	ck_assert_int_eq(elog__rec_decode(p, size, &out, &got), 0);
+	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	free(p);
 }
 END_TEST
 
-START_TEST(decodes_first_of_several)
+UT_TEST(decodes_first_of_several)
 {
 	struct elog_record a = ut_rec(1, 1, 0, NULL, "first"), b = ut_rec(2, 2, 0, "k", "second");
 	size_t sa, sb, got;
@@ -205,10 +205,10 @@ START_TEST(decodes_first_of_several)
 	unsigned char buf[256];
 	memcpy(buf, pa, sa);
 	memcpy(buf + sa, pb, sb);
-	ck_assert_int_eq(elog__rec_decode(buf, sa + sb, &out, &got), 0);
+	UT_OK(elog__rec_decode(buf, sa + sb, &out, &got), NULL);
 	ck_assert_uint_eq(got, sa);
 	ck_assert_uint_eq(out.offset, 1);
-	ck_assert_int_eq(elog__rec_decode(buf + got, sa + sb - got, &out, &got), 0);
+	UT_OK(elog__rec_decode(buf + got, sa + sb - got, &out, &got), NULL);
 	ck_assert_uint_eq(got, sb);
 	ck_assert_uint_eq(out.offset, 2);
 	free(pa);
@@ -220,18 +220,7 @@ int main(void)
 {
 	Suite *s = suite_create("record");
 	TCase *tc = tcase_create("record");
-	tcase_add_test(tc, layout_is_little_endian_as_documented);
-	tcase_add_test(tc, round_trip_keyed);
-	tcase_add_test(tc, round_trip_unkeyed);
-	tcase_add_test(tc, round_trip_empty_value);
-	tcase_add_test(tc, round_trip_max_key_and_binary);
-	tcase_add_test(tc, rec_size_counts_length_field);
-	tcase_add_test(tc, rejects_length_below_24);
-	tcase_add_test(tc, rejects_length_above_max);
-	tcase_add_test(tc, rejects_key_len_beyond_length);
-	tcase_add_test(tc, rejects_every_flipped_bit);
-	tcase_add_test(tc, incomplete_buffer_is_end);
-	tcase_add_test(tc, decodes_first_of_several);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

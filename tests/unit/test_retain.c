@@ -38,9 +38,9 @@ static void fill(const char *path, const struct elog_options *extra)
 			r.ts_ms = T0 + h * HOUR + i;
 			r.value = "a value of some thirty bytes..";
 			r.value_len = 30;
-			ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+			UT_OK(elog_append(w, &r, NULL), w);
 		}
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 }
 
 struct seen {
@@ -64,7 +64,7 @@ static uint64_t first_base(const char *path)
 	struct seglist sl;
 	int dfd = open(path, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	uint64_t b = sl.n ? sl.base[0] : UINT64_MAX;
 	elog__seglist_free(&sl);
 	close(dfd);
@@ -79,8 +79,8 @@ static uint64_t read_all(const char *path, uint64_t *gap_last)
 	struct elog_record rec;
 	uint64_t n = 0, next = 0, first, last;
 	int rc, gaps = 0;
-	ck_assert_int_eq(elog_reader_open(&r, path), 0);
-	ck_assert_int_eq(elog_reader_seek(r, 0), 0);
+	UT_OK(elog_reader_open(&r, path), r);
+	UT_OK(elog_reader_seek(r, 0), r);
 	while ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP) {
 		if (rc == ELOG_GAP) {
 			elog_reader_gap(r, &first, &last);
@@ -102,7 +102,7 @@ static uint64_t read_all(const char *path, uint64_t *gap_last)
 	return n;
 }
 
-START_TEST(by_age)
+UT_TEST(by_age)
 {
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
@@ -113,7 +113,7 @@ START_TEST(by_age)
 	o.max_age_ms = 50 * HOUR;
 	o.each = each;
 	o.arg = &s;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_int_gt(s.n, 30);
 	ck_assert_uint_eq(res.segments, (uint64_t)s.n);
 	ck_assert_uint_eq(res.start_before, 0);
@@ -127,86 +127,86 @@ START_TEST(by_age)
 	 * worth older than the limit. */
 	elog_reader *r;
 	struct elog_record rec;
-	ck_assert_int_eq(elog_reader_open(&r, ut_dir), 0);
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	UT_OK(elog_reader_open(&r, ut_dir), r);
+	UT_OK(elog_reader_next(r, &rec), r);
 	ck_assert_int_gt(rec.ts_ms, T0 + 48 * HOUR);
 	ck_assert_int_le(rec.ts_ms, T0 + 50 * HOUR);
 	elog_reader_close(r);
 	/* Again: nothing more goes. */
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_eq(res.segments, 0);
 }
 END_TEST
 
-START_TEST(by_size_never_the_active_segment)
+UT_TEST(by_size_never_the_active_segment)
 {
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	uint64_t gap;
 	fill(ut_dir, NULL);
 	o.max_bytes = 40 * 1024;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_le(res.total_bytes, 40 * 1024);
 	ck_assert_uint_gt(res.total_bytes, 40 * 1024 - 4096);
 	read_all(ut_dir, &gap);
 	/* A limit below one segment leaves the active segment alone. */
 	o.max_bytes = 1;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	struct seglist sl;
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_eq(sl.n, 1);
 	elog__seglist_free(&sl);
 	close(dfd);
 	elog *w;
-	ck_assert_int_eq(elog_open(&w, ut_dir, NULL), 0);
+	UT_OK(elog_open(&w, ut_dir, NULL), w);
 	ck_assert_uint_eq(elog_next_offset(w), 6000);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 }
 END_TEST
 
-START_TEST(stored_policy_and_overrides)
+UT_TEST(stored_policy_and_overrides)
 {
 	struct elog_options pol = { .retain_bytes = 20 * 1024 };
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	fill(ut_dir, &pol);
 	o.dry_run = 1;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_gt(res.segments, 0);
 	ck_assert_uint_eq(first_base(ut_dir), 0);	/* a dry run removes nothing */
 	/* The option turns the stored limit off. */
 	o.max_bytes = ELOG_RETAIN_OFF;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), ELOG_INVALID);
+	UT_RC(elog_retain(ut_dir, &o, &res, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "no retention policy: the log has none stored, and "
 	                 "no age or size limit was given");
 	o.dry_run = 0;
 	o.max_bytes = 0;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_le(res.total_bytes, 20 * 1024);
 	ck_assert_uint_eq(first_base(ut_dir), res.start_after);
 }
 END_TEST
 
-START_TEST(no_policy_is_an_error)
+UT_TEST(no_policy_is_an_error)
 {
 	fill(ut_dir, NULL);
-	ck_assert_int_eq(elog_retain(ut_dir, NULL, NULL, msg), ELOG_INVALID);
+	UT_RC(elog_retain(ut_dir, NULL, NULL, msg), ELOG_INVALID, msg);
 	ck_assert_uint_eq(first_base(ut_dir), 0);
 }
 END_TEST
 
-START_TEST(refusals)
+UT_TEST(refusals)
 {
 	struct elog_retain_opts o = { .max_bytes = 1 };
 	int lockfd;
-	ck_assert_int_eq(elog_retain("/nonexistent/elog", &o, NULL, msg), ENOENT);
+	UT_RC(elog_retain("/nonexistent/elog", &o, NULL, msg), ENOENT, msg);
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
-	ck_assert_int_eq(elog_retain(ut_dir, &o, NULL, msg), ELOG_NOTLOG);
+	UT_RC(elog_retain(ut_dir, &o, NULL, msg), ELOG_NOTLOG, msg);
 	ut_rm_rf(ut_dir);
 	fill(ut_dir, NULL);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(elog_retain(ut_dir, &o, NULL, NULL) == ELOG_LOCKED ? 0 : 1);
@@ -233,7 +233,7 @@ static uint64_t nth_base(const char *path, size_t k)
 	struct seglist sl;
 	int dfd = open(path, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_gt(sl.n, k);
 	uint64_t b = sl.base[k];
 	elog__seglist_free(&sl);
@@ -245,14 +245,14 @@ static size_t nsegments(const char *path)
 {
 	struct seglist sl;
 	int dfd = open(path, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	size_t n = sl.n;
 	elog__seglist_free(&sl);
 	close(dfd);
 	return n;
 }
 
-START_TEST(damaged_header_judged_by_its_neighbour)
+UT_TEST(damaged_header_judged_by_its_neighbour)
 {
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
@@ -269,7 +269,7 @@ START_TEST(damaged_header_judged_by_its_neighbour)
 }
 END_TEST
 
-START_TEST(damaged_header_nothing_later_judges)
+UT_TEST(damaged_header_nothing_later_judges)
 {
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
@@ -310,24 +310,24 @@ static struct elog_consumer consumer(const char *name)
 	return c;
 }
 
-START_TEST(losses_are_kept_until_acknowledged)
+UT_TEST(losses_are_kept_until_acknowledged)
 {
 	struct elog_retain_opts o = { .max_bytes = 40 * 1024, .lost = on_loss };
 	struct elog_retain_result res;
 	struct losses_seen seen = { 0 };
 	o.arg = &seen;
 	fill(ut_dir, NULL);
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "slow", 99, msg), 0);
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "fast", 5990, msg), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "slow", 99, msg), msg);
+	UT_OK(elog_consumer_commit(ut_dir, "fast", 5990, msg), msg);
 	/* A dry run tells, and records nothing. */
 	o.dry_run = 1;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_int_eq(seen.n, 1);
 	ck_assert_int_eq(seen.l.recorded, 0);
 	ck_assert_int_eq(ut_exists(ut_path((char[1200]){ 0 }, 1200, ut_dir, FN_LOSSES)), 0);
 	o.dry_run = 0;
 	seen.n = 0;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	uint64_t s = res.start_after;
 	ck_assert_int_eq(seen.n, 1);
 	ck_assert_str_eq(seen.name, "slow");
@@ -338,7 +338,7 @@ START_TEST(losses_are_kept_until_acknowledged)
 	ck_assert_int_eq(seen.l.forced, 0);
 	ck_assert_uint_eq(res.losers, 1);
 	/* The consumer moves past the gap: the loss stays. */
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "slow", 5999, msg), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "slow", 5999, msg), msg);
 	struct elog_consumer c = consumer("slow");
 	ck_assert_uint_eq(c.lost, s - 100);
 	ck_assert_uint_eq(c.lost_first, 100);
@@ -346,35 +346,35 @@ START_TEST(losses_are_kept_until_acknowledged)
 	ck_assert_uint_eq(consumer("fast").lost, 0);
 	/* More retention adds what is new. */
 	o.max_bytes = 20 * 1024;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_eq(res.losers, 0);	/* slow had read that far */
 	ck_assert_uint_eq(consumer("slow").lost, s - 100);
-	ck_assert_int_eq(elog_consumer_ack_loss(ut_dir, "slow", msg), 0);
+	UT_OK(elog_consumer_ack_loss(ut_dir, "slow", msg), msg);
 	c = consumer("slow");
 	ck_assert_uint_eq(c.lost, 0);
 	ck_assert_uint_eq(c.lost_first, 0);
-	ck_assert_int_eq(elog_consumer_ack_loss(ut_dir, "slow", msg), 0);
-	ck_assert_int_eq(elog_consumer_ack_loss(ut_dir, "nobody", msg), ELOG_NOCONSUMER);
-	ck_assert_int_eq(elog_consumer_ack_loss(ut_dir, "a b", msg), ELOG_BADNAME);
+	UT_OK(elog_consumer_ack_loss(ut_dir, "slow", msg), msg);
+	UT_RC(elog_consumer_ack_loss(ut_dir, "nobody", msg), ELOG_NOCONSUMER, msg);
+	UT_RC(elog_consumer_ack_loss(ut_dir, "a b", msg), ELOG_BADNAME, msg);
 }
 END_TEST
 
-START_TEST(losses_add_counts_each_offset_once)
+UT_TEST(losses_add_counts_each_offset_once)
 {
 	struct losses l = { 0 };
-	ck_assert_int_eq(elog__losses_add(&l, "a", 100, 199, 1), 0);
-	ck_assert_int_eq(elog__losses_add(&l, "a", 100, 199, 2), 0);	/* a rerun */
+	UT_OK(elog__losses_add(&l, "a", 100, 199, 1), NULL);
+	UT_OK(elog__losses_add(&l, "a", 100, 199, 2), NULL);	/* a rerun */
 	ck_assert_uint_eq(l.v[0].count, 100);
-	ck_assert_int_eq(elog__losses_add(&l, "a", 150, 299, 3), 0);	/* overlaps */
+	UT_OK(elog__losses_add(&l, "a", 150, 299, 3), NULL);	/* overlaps */
 	ck_assert_uint_eq(l.v[0].count, 200);
-	ck_assert_int_eq(elog__losses_add(&l, "a", 500, 599, 4), 0);	/* beyond */
+	UT_OK(elog__losses_add(&l, "a", 500, 599, 4), NULL);	/* beyond */
 	ck_assert_uint_eq(l.v[0].count, 300);
 	ck_assert_uint_eq(l.v[0].first, 100);
 	ck_assert_uint_eq(l.v[0].last, 599);
-	ck_assert_int_eq(elog__losses_add(&l, "a", 50, 99, 5), 0);	/* below */
+	UT_OK(elog__losses_add(&l, "a", 50, 99, 5), NULL);	/* below */
 	ck_assert_uint_eq(l.v[0].count, 350);
 	ck_assert_int_eq(l.v[0].ms, 5);
-	ck_assert_int_eq(elog__losses_add(&l, "b", 7, 7, 6), 0);
+	UT_OK(elog__losses_add(&l, "b", 7, 7, 6), NULL);
 	ck_assert_uint_eq(l.n, 2);
 	ck_assert_int_eq(elog__losses_remove(&l, "a"), 1);
 	ck_assert_int_eq(elog__losses_remove(&l, "a"), 0);
@@ -383,19 +383,19 @@ START_TEST(losses_add_counts_each_offset_once)
 }
 END_TEST
 
-START_TEST(losses_file_round_trip_and_bad_lines)
+UT_TEST(losses_file_round_trip_and_bad_lines)
 {
 	struct losses l = { 0 };
 	char path[1200];
 	fill(ut_dir, NULL);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__losses_add(&l, "up-link.2", 100, 1333, 1764385200000ll), 0);
-	ck_assert_int_eq(elog__losses_store(dfd, &l), 0);
+	UT_OK(elog__losses_add(&l, "up-link.2", 100, 1333, 1764385200000ll), NULL);
+	UT_OK(elog__losses_store(dfd, &l), NULL);
 	elog__losses_free(&l);
 	ut_path(path, sizeof path, ut_dir, FN_LOSSES);
 	char *text;
 	size_t len;
-	ck_assert_int_eq(elog__fs_read_small(dfd, FN_LOSSES, 4096, &text, &len), 0);
+	UT_OK(elog__fs_read_small(dfd, FN_LOSSES, 4096, &text, &len), NULL);
 	ck_assert_str_eq(text, "elog-consumers-lost 1\n"
 	                 "up-link.2 retention 100 1333 1234 1764385200000\n");
 	free(text);
@@ -411,38 +411,38 @@ START_TEST(losses_file_round_trip_and_bad_lines)
 	                  "g retention 1 5 5 1\n"
 	                  "h retention 1 5 5";              /* unfinished */
 	ut_write_file(path, bad, strlen(bad));
-	ck_assert_int_eq(elog__losses_load(dfd, &l), 0);
+	UT_OK(elog__losses_load(dfd, &l), NULL);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].name, "g");
 	elog__losses_free(&l);
 	/* Not ours: no loss. */
 	ut_write_file(path, "elog-consumers-lost 2\ng retention 1 5 5 1\n", 41);
-	ck_assert_int_eq(elog__losses_load(dfd, &l), 0);
+	UT_OK(elog__losses_load(dfd, &l), NULL);
 	ck_assert_uint_eq(l.n, 0);
 	/* Storing none removes the file. */
-	ck_assert_int_eq(elog__losses_store(dfd, &l), 0);
+	UT_OK(elog__losses_store(dfd, &l), NULL);
 	ck_assert_int_eq(ut_exists(path), 0);
 	close(dfd);
 }
 END_TEST
 
-START_TEST(protect_keeps_from_age_but_not_from_size)
+UT_TEST(protect_keeps_from_age_but_not_from_size)
 {
 	struct elog_options set = { .retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT };
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	struct losses_seen seen = { 0 };
 	fill(ut_dir, NULL);
-	ck_assert_int_eq(elog_settings_update(ut_dir, &set, ELOG_SET_RETAIN_CONSUMERS, msg), 0);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_RETAIN_CONSUMERS, msg), msg);
 	struct elog_settings st;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &st, msg), 0);
+	UT_OK(elog_settings_read(ut_dir, &st, msg), msg);
 	ck_assert_int_eq(st.retain_consumers, ELOG_RETAIN_CONSUMERS_PROTECT);
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "uplink", 1000, msg), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "uplink", 1000, msg), msg);
 	o.now_ms = T0 + 1000 * HOUR;
 	o.max_age_ms = 50 * HOUR;
 	o.lost = on_loss;
 	o.arg = &seen;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_int_eq(seen.n, 0);
 	ck_assert_int_eq(res.kept_why, ELOG_KEPT_CONSUMER);
 	ck_assert_str_eq(res.kept_consumer, "uplink");
@@ -451,7 +451,7 @@ START_TEST(protect_keeps_from_age_but_not_from_size)
 	/* The size limit wins, and the loss is forced. */
 	o.max_age_ms = 0;
 	o.max_bytes = 20 * 1024;
-	ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_int_eq(seen.n, 1);
 	ck_assert_int_eq(seen.l.forced, 1);
 	ck_assert_uint_eq(seen.l.first, 1001);
@@ -459,16 +459,33 @@ START_TEST(protect_keeps_from_age_but_not_from_size)
 }
 END_TEST
 
+/* The steps of a retention run to 200 KiB on a copy of copy in ut_dir,
+ * plus one: the first step at which a run no longer crashes. */
+static int retain_last_step(const char *copy)
+{
+	struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
+	ut_restore_dir(ut_dir, copy);
+	maint_fault_steps();
+	setenv(MAINT_CRASH_ENV, "-1", 1);
+	UT_OK(elog_retain(ut_dir, &o, NULL, msg), msg);
+	unsetenv(MAINT_CRASH_ENV);
+	/* Counted from 0 again, as in the children that crash. */
+	return (int)maint_fault_steps() + 1;
+}
+
 /* A crash at each step with a consumer behind: its loss, once the next
- * run finished, is exactly what it lost, counted once. */
-START_TEST(crash_at_every_step_loss_counted_once)
+ * run finished, is exactly what it lost, counted once.  Under the
+ * sanitizers, a sample of the steps (ut_sweep_step()). */
+UT_TEST(crash_at_every_step_loss_counted_once)
 {
 	char copy[1200];
 	ut_path(copy, sizeof copy, ut_top, "copy");
 	fill(copy, NULL);
-	ck_assert_int_eq(elog_consumer_commit(copy, "slow", 10, msg), 0);
-	int n;
+	UT_OK(elog_consumer_commit(copy, "slow", 10, msg), msg);
+	int n, last = retain_last_step(copy);
 	for (n = 1;; n++) {
+		if (!ut_sweep_step(n, last))
+			continue;
 		ut_restore_dir(ut_dir, copy);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -482,7 +499,7 @@ START_TEST(crash_at_every_step_loss_counted_once)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
 		struct elog_retain_result res;
-		ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+		UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 		uint64_t start = first_base(ut_dir);
 		struct elog_consumer c = consumer("slow");
 		ck_assert_uint_eq(c.lost, start - 11);
@@ -492,20 +509,24 @@ START_TEST(crash_at_every_step_loss_counted_once)
 			break;
 		ck_assert_int_eq(WEXITSTATUS(st), MAINT_CRASH_STATUS);
 	}
+	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
 	ck_assert_int_gt(n, 10);
 }
 END_TEST
 
 /* A crash at each step: the log reads with one gap at its start at most,
- * and the next run finishes. */
-START_TEST(crash_at_every_step)
+ * and the next run finishes.  Under the sanitizers, a sample of the steps
+ * (ut_sweep_step()). */
+UT_TEST(crash_at_every_step)
 {
 	char copy[1200];
 	uint64_t gap;
 	ut_path(copy, sizeof copy, ut_top, "copy");
 	fill(copy, NULL);
-	int n;
+	int n, last = retain_last_step(copy);
 	for (n = 1;; n++) {
+		if (!ut_sweep_step(n, last))
+			continue;
 		ut_restore_dir(ut_dir, copy);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -521,13 +542,14 @@ START_TEST(crash_at_every_step)
 		ck_assert_uint_eq(got, 6000 - first_base(ut_dir));
 		struct elog_retain_opts o = { .max_bytes = 200 * 1024 };
 		struct elog_retain_result res;
-		ck_assert_int_eq(elog_retain(ut_dir, &o, &res, msg), 0);
+		UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 		read_all(ut_dir, &gap);
 		ck_assert_uint_le(res.total_bytes, 200 * 1024);
 		if (WEXITSTATUS(st) == 0)
 			break;
 		ck_assert_int_eq(WEXITSTATUS(st), MAINT_CRASH_STATUS);
 	}
+	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
 	ck_assert_int_gt(n, 10);
 }
 END_TEST
@@ -536,21 +558,8 @@ int main(void)
 {
 	Suite *s = suite_create("retain");
 	TCase *tc = ut_tcase("retain");
-
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, by_age);
-	tcase_add_test(tc, by_size_never_the_active_segment);
-	tcase_add_test(tc, stored_policy_and_overrides);
-	tcase_add_test(tc, no_policy_is_an_error);
-	tcase_add_test(tc, refusals);
-	tcase_add_test(tc, crash_at_every_step);
-	tcase_add_test(tc, damaged_header_judged_by_its_neighbour);
-	tcase_add_test(tc, damaged_header_nothing_later_judges);
-	tcase_add_test(tc, losses_are_kept_until_acknowledged);
-	tcase_add_test(tc, losses_add_counts_each_offset_once);
-	tcase_add_test(tc, losses_file_round_trip_and_bad_lines);
-	tcase_add_test(tc, protect_keeps_from_age_but_not_from_size);
-	tcase_add_test(tc, crash_at_every_step_loss_counted_once);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

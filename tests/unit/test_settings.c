@@ -13,7 +13,7 @@ static int parse(const char *text, struct elog_settings *s)
 	return elog__settings_parse(text, strlen(text), s);
 }
 
-START_TEST(parse_valid)
+UT_TEST(parse_valid)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse(VALID, &s), 0);
@@ -26,7 +26,7 @@ START_TEST(parse_valid)
 }
 END_TEST
 
-START_TEST(parse_without_final_newline)
+UT_TEST(parse_without_final_newline)
 {
 	struct elog_settings s;
 	const char *t = "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64";
@@ -36,7 +36,7 @@ START_TEST(parse_without_final_newline)
 }
 END_TEST
 
-START_TEST(unknown_keys_and_comments_ignored)
+UT_TEST(unknown_keys_and_comments_ignored)
 {
 	struct elog_settings s;
 	const char *t = "# made by a later version\nformat 1\ncompress zstd:3\n\n"
@@ -48,7 +48,7 @@ START_TEST(unknown_keys_and_comments_ignored)
 }
 END_TEST
 
-START_TEST(format_round_trip)
+UT_TEST(format_round_trip)
 {
 	struct elog_settings a, b;
 	char buf[SETTINGS_MAX];
@@ -60,12 +60,12 @@ START_TEST(format_round_trip)
 	ck_assert_uint_lt(n, SETTINGS_MAX);
 	/* The first line names the format, so an older reader refuses. */
 	ck_assert_mem_eq(buf, "format 1\n", 9);
-	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
+	UT_OK(elog__settings_parse(buf, n, &b), NULL);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 }
 END_TEST
 
-START_TEST(compression)
+UT_TEST(compression)
 {
 	struct elog_settings s;
 	char t[256];
@@ -90,7 +90,7 @@ END_TEST
 
 /* cleanup: delete or compact; absent (a log made before the key existed)
  * is delete; another word is a newer version's policy. */
-START_TEST(cleanup)
+UT_TEST(cleanup)
 {
 	struct elog_settings s;
 	char t[256];
@@ -112,7 +112,7 @@ END_TEST
 
 /* The file always says which: a struct that never had its cleanup set
  * (0) is written as delete, which is what it reads as. */
-START_TEST(cleanup_is_written)
+UT_TEST(cleanup_is_written)
 {
 	struct elog_settings a, b;
 	char buf[SETTINGS_MAX];
@@ -121,18 +121,18 @@ START_TEST(cleanup_is_written)
 	size_t n = elog__settings_format(&a, buf);
 	buf[n] = '\0';
 	ck_assert_ptr_nonnull(strstr(buf, "\ncleanup compact\n"));
-	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
+	UT_OK(elog__settings_parse(buf, n, &b), NULL);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 	a.cleanup = 0;
 	n = elog__settings_format(&a, buf);
 	buf[n] = '\0';
 	ck_assert_ptr_nonnull(strstr(buf, "\ncleanup delete\n"));
-	ck_assert_int_eq(elog__settings_parse(buf, n, &b), 0);
+	UT_OK(elog__settings_parse(buf, n, &b), NULL);
 	ck_assert_int_eq(b.cleanup, ELOG_CLEANUP_DELETE);
 }
 END_TEST
 
-START_TEST(missing_id)
+UT_TEST(missing_id)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse("format 1\nsegment_bytes 4096\nindex_interval 64\n", &s),
@@ -140,7 +140,7 @@ START_TEST(missing_id)
 }
 END_TEST
 
-START_TEST(bad_id)
+UT_TEST(bad_id)
 {
 	struct elog_settings s;
 	static const char *bad[] = {
@@ -154,7 +154,7 @@ START_TEST(bad_id)
 }
 END_TEST
 
-START_TEST(bad_numbers)
+UT_TEST(bad_numbers)
 {
 	struct elog_settings s;
 	static const char *vals[] = {
@@ -170,7 +170,7 @@ START_TEST(bad_numbers)
 }
 END_TEST
 
-START_TEST(line_without_value)
+UT_TEST(line_without_value)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse("format 1\nid " ID "\nsegment_bytes\nindex_interval 64\n", &s),
@@ -178,7 +178,7 @@ START_TEST(line_without_value)
 }
 END_TEST
 
-START_TEST(values_out_of_range)
+UT_TEST(values_out_of_range)
 {
 	struct elog_settings s;
 	char t[256];
@@ -198,7 +198,7 @@ START_TEST(values_out_of_range)
 }
 END_TEST
 
-START_TEST(format_2_is_version)
+UT_TEST(format_2_is_version)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
@@ -208,7 +208,7 @@ START_TEST(format_2_is_version)
 }
 END_TEST
 
-START_TEST(missing_format)
+UT_TEST(missing_format)
 {
 	struct elog_settings s;
 	ck_assert_int_eq(parse("id " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
@@ -230,20 +230,20 @@ static int load(char *msg, struct elog_settings *s)
 	return rc;
 }
 
-START_TEST(load_missing_is_notlog)
+UT_TEST(load_missing_is_notlog)
 {
 	char msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
 	ck_assert_int_eq(load(msg, &s), ELOG_NOTLOG);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
-	ck_assert_int_eq(elog_settings_read(ut_top, &s, NULL), ELOG_NOTLOG);
+	UT_RC(elog_settings_read(ut_top, &s, NULL), ELOG_NOTLOG, NULL);
 	msg[0] = '\0';
-	ck_assert_int_eq(elog_settings_read(ut_top, &s, msg), ELOG_NOTLOG);
+	UT_RC(elog_settings_read(ut_top, &s, msg), ELOG_NOTLOG, msg);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
 }
 END_TEST
 
-START_TEST(load_oversized)
+UT_TEST(load_oversized)
 {
 	char p[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
@@ -262,7 +262,7 @@ START_TEST(load_oversized)
 }
 END_TEST
 
-START_TEST(load_version_and_malformed_messages)
+UT_TEST(load_version_and_malformed_messages)
 {
 	char p[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
@@ -276,7 +276,7 @@ START_TEST(load_version_and_malformed_messages)
 }
 END_TEST
 
-START_TEST(load_refuses_symlink)
+UT_TEST(load_refuses_symlink)
 {
 	char p[1200], q[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
@@ -286,23 +286,23 @@ START_TEST(load_refuses_symlink)
 }
 END_TEST
 
-START_TEST(store_then_read)
+UT_TEST(store_then_read)
 {
 	struct elog_settings a, b;
 	ck_assert_int_eq(parse(VALID, &a), 0);
 	int dfd = open(ut_top, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__settings_store(dfd, &a), 0);
+	UT_OK(elog__settings_store(dfd, &a), NULL);
 	close(dfd);
-	ck_assert_int_eq(elog_settings_read(ut_top, &b, NULL), 0);
+	UT_OK(elog_settings_read(ut_top, &b, NULL), NULL);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 }
 END_TEST
 
-START_TEST(new_ids_differ)
+UT_TEST(new_ids_differ)
 {
 	char a[33], b[33];
-	ck_assert_int_eq(elog__settings_new_id(a), 0);
-	ck_assert_int_eq(elog__settings_new_id(b), 0);
+	UT_OK(elog__settings_new_id(a), NULL);
+	UT_OK(elog__settings_new_id(b), NULL);
 	ck_assert_uint_eq(strlen(a), 32);
 	ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
 	ck_assert_str_ne(a, b);
@@ -311,7 +311,7 @@ END_TEST
 
 /* Creation options given for an existing log: the same values are fine,
  * a different one is refused with a message naming it. */
-START_TEST(options_checked_against_an_existing_log)
+UT_TEST(options_checked_against_an_existing_log)
 {
 	struct elog_settings st;
 	char msg[ELOG_MSG_MAX];
@@ -320,74 +320,74 @@ START_TEST(options_checked_against_an_existing_log)
 	st.segment_bytes = 65536;
 	st.index_interval = 4096;
 	st.retain_bytes = 1u << 20;
-	ck_assert_int_eq(elog__settings_check_options(&st, NULL, msg), 0);
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	UT_OK(elog__settings_check_options(&st, NULL, msg), msg);
+	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.segment_bytes = 65536;
 	o.retain_bytes = 1u << 20;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.retain_bytes = 2u << 20;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's retention size is 1048576 bytes, not 2097152; "
 	                 "change the log's settings with elog-retain --set");
 	o.retain_bytes = 0;
 	o.compression = ELOG_COMPRESS_ZSTD;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log is not compressed; change the log's settings "
 	                 "with elog-retain --set");
 	o.compression = 0;
 	o.segment_bytes = 4096;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 }
 END_TEST
 
 /* cleanup given for an existing log must be the log's; 0 is "the log's". */
-START_TEST(cleanup_option_checked_against_an_existing_log)
+UT_TEST(cleanup_option_checked_against_an_existing_log)
 {
 	struct elog_settings st;
 	char msg[ELOG_MSG_MAX];
 	struct elog_options o = { 0 };
 	ck_assert_int_eq(parse(VALID, &st), 0);
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.cleanup = ELOG_CLEANUP_DELETE;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.cleanup = ELOG_CLEANUP_COMPACT;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's cleanup is delete, not compact; change the "
 	                 "log's settings with elog-retain --set");
 	st.cleanup = ELOG_CLEANUP_COMPACT;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), 0);
+	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.cleanup = ELOG_CLEANUP_DELETE;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's cleanup is compact, not delete; change the "
 	                 "log's settings with elog-retain --set");
 	o.cleanup = 3;
-	ck_assert_int_eq(elog__settings_check_options(&st, &o, msg), ELOG_INVALID);
+	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 3");
 }
 END_TEST
 
 /* Given at creation: stored; a value that is neither is refused and no
  * log is made. */
-START_TEST(cleanup_at_creation)
+UT_TEST(cleanup_at_creation)
 {
 	elog *w;
 	struct elog_settings s;
 	char msg[ELOG_MSG_MAX], p[1200];
 	struct elog_options o = { .create = 1, .cleanup = ELOG_CLEANUP_COMPACT };
-	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
+	UT_OK(elog_open(&w, ut_dir, &o), w);
 	ck_assert_int_eq(elog_settings_of(w)->cleanup, ELOG_CLEANUP_COMPACT);
-	ck_assert_int_eq(elog_close(w), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &s, msg), 0);
+	UT_OK(elog_close(w), NULL);
+	UT_OK(elog_settings_read(ut_dir, &s, msg), msg);
 	ck_assert_int_eq(s.cleanup, ELOG_CLEANUP_COMPACT);
 	/* Nothing given: delete. */
 	ut_path(p, sizeof p, ut_top, "plain");
 	o.cleanup = 0;
-	ck_assert_int_eq(elog_open(&w, p, &o), 0);
+	UT_OK(elog_open(&w, p, &o), w);
 	ck_assert_int_eq(elog_settings_of(w)->cleanup, ELOG_CLEANUP_DELETE);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	ut_path(p, sizeof p, ut_top, "bad");
 	o.cleanup = -1;
-	ck_assert_int_eq(elog_open(&w, p, &o), ELOG_INVALID);
+	UT_RC(elog_open(&w, p, &o), ELOG_INVALID, w);
 	ck_assert_str_eq(elog_errmsg(w),
 	                 "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not -1");
 	elog_close(w);
@@ -398,54 +398,54 @@ END_TEST
 
 /* ELOG_SET_CLEANUP changes cleanup and nothing else; a bad value changes
  * nothing. */
-START_TEST(update_cleanup)
+UT_TEST(update_cleanup)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_close(w);
 	struct elog_settings before, after;
 	char msg[ELOG_MSG_MAX];
-	ck_assert_int_eq(elog_settings_read(ut_dir, &before, NULL), 0);
+	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	ck_assert_int_eq(before.cleanup, ELOG_CLEANUP_DELETE);
 	/* The other fields of o are not looked at. */
 	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT, .segment_bytes = 1,
 	                          .retain_ms = 5 };
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	after.cleanup = before.cleanup;
 	ck_assert_mem_eq(&before, &after, sizeof before);
 	o.cleanup = 0;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), ELOG_INVALID);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 0");
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	o.cleanup = ELOG_CLEANUP_DELETE;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_mem_eq(&before, &after, sizeof before);
 	/* Another field's update keeps cleanup. */
 	o.cleanup = ELOG_CLEANUP_COMPACT;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
 	o.retain_ms = 7;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	ck_assert_uint_eq(after.retain_ms, 7);
 }
 END_TEST
 
-START_TEST(update_changes_what_is_named_only)
+UT_TEST(update_changes_what_is_named_only)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_close(w);
 	struct elog_settings before, after;
-	ck_assert_int_eq(elog_settings_read(ut_dir, &before, NULL), 0);
+	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	char msg[ELOG_MSG_MAX];
 	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192,
 	                          .retain_ms = 5 };
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES |
-	                                      ELOG_SET_SEGMENT_BYTES, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES |
+	                           ELOG_SET_SEGMENT_BYTES, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.retain_bytes, 1u << 20);
 	ck_assert_uint_eq(after.segment_bytes, 8192);
 	ck_assert_uint_eq(after.retain_ms, before.retain_ms);
@@ -453,33 +453,32 @@ START_TEST(update_changes_what_is_named_only)
 	ck_assert_int_eq(after.created_ms, before.created_ms);
 	/* Zero is a value: no size limit any more. */
 	o.retain_bytes = 0;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, msg), 0);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.retain_bytes, 0);
 	/* Out of range: refused, nothing changed. */
 	o.segment_bytes = 100;
-	ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, msg),
-	                 ELOG_INVALID);
-	ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, msg), ELOG_INVALID, msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.segment_bytes, 8192);
 	ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	/* Another codec applies from the next segment; back again. */
 	if (elog_have_zstd()) {
 		o.compression = ELOG_COMPRESS_ZSTD;
-		ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
-		ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
+		UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_ZSTD);
 		o.compression = ELOG_COMPRESS_NONE;
-		ck_assert_int_eq(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), 0);
-		ck_assert_int_eq(elog_settings_read(ut_dir, &after, NULL), 0);
+		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
+		UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	}
 	/* An existing writer now opens with the stored values only. */
 	struct elog_options given = { .segment_bytes = 4096 };
-	ck_assert_int_eq(elog_open(&w, ut_dir, &given), ELOG_INVALID);
+	UT_RC(elog_open(&w, ut_dir, &given), ELOG_INVALID, w);
 	elog_close(w);
 	given.segment_bytes = 8192;
-	ck_assert_int_eq(elog_open(&w, ut_dir, &given), 0);
+	UT_OK(elog_open(&w, ut_dir, &given), w);
 	ck_assert_uint_eq(elog_settings_of(w)->segment_bytes, 8192);
 	elog_close(w);
 }
@@ -489,31 +488,7 @@ int main(void)
 {
 	Suite *s = suite_create("settings");
 	TCase *tc = ut_tcase("settings");
-	tcase_add_test(tc, parse_valid);
-	tcase_add_test(tc, parse_without_final_newline);
-	tcase_add_test(tc, unknown_keys_and_comments_ignored);
-	tcase_add_test(tc, format_round_trip);
-	tcase_add_test(tc, compression);
-	tcase_add_test(tc, cleanup);
-	tcase_add_test(tc, cleanup_is_written);
-	tcase_add_test(tc, missing_id);
-	tcase_add_test(tc, bad_id);
-	tcase_add_test(tc, bad_numbers);
-	tcase_add_test(tc, line_without_value);
-	tcase_add_test(tc, values_out_of_range);
-	tcase_add_test(tc, format_2_is_version);
-	tcase_add_test(tc, missing_format);
-	tcase_add_test(tc, load_missing_is_notlog);
-	tcase_add_test(tc, load_oversized);
-	tcase_add_test(tc, load_version_and_malformed_messages);
-	tcase_add_test(tc, load_refuses_symlink);
-	tcase_add_test(tc, store_then_read);
-	tcase_add_test(tc, new_ids_differ);
-	tcase_add_test(tc, options_checked_against_an_existing_log);
-	tcase_add_test(tc, update_changes_what_is_named_only);
-	tcase_add_test(tc, cleanup_option_checked_against_an_existing_log);
-	tcase_add_test(tc, cleanup_at_creation);
-	tcase_add_test(tc, update_cleanup);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -21,7 +21,7 @@ static int open_dir(const char *dir)
 static void put_start(const char *dir, uint64_t start)
 {
 	int dfd = open_dir(dir);
-	ck_assert_int_eq(elog__start_write(dfd, start), 0);
+	UT_OK(elog__start_write(dfd, start), NULL);
 	close(dfd);
 }
 
@@ -36,7 +36,7 @@ static size_t list(const char *dir, uint64_t *b, struct elog__start_view *sv)
 {
 	struct seglist sl;
 	int dfd = open_dir(dir);
-	ck_assert_int_eq(elog__seglist_read_start(dfd, &sl, sv), 0);
+	UT_OK(elog__seglist_read_start(dfd, &sl, sv), NULL);
 	size_t n = sl.n;
 	for (size_t i = 0; i < n && i < 16; i++)
 		b[i] = sl.base[i];
@@ -94,9 +94,9 @@ static size_t fill(const char *dir, int n, uint64_t *b)
 		snprintf(key, sizeof key, "k%d", i % 7);
 		snprintf(val, sizeof val, "value %d, some bytes to fill segments", i);
 		r = ut_rec(0, 1000 + i, 0, key, val);
-		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+		UT_OK(elog_append(w, &r, NULL), w);
 	}
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	struct elog__start_view sv;
 	size_t ns = list(dir, b, &sv);
 	/* A log is made with its start file, saying 0. */
@@ -115,7 +115,7 @@ static void read_from(const char *dir, uint64_t base, uint64_t end)
 	struct elog_record rec;
 	uint64_t first, last, next = base;
 	int rc;
-	ck_assert_int_eq(elog_reader_seek(r, 0), 0);
+	UT_OK(elog_reader_seek(r, 0), r);
 	rc = elog_reader_next(r, &rec);
 	if (base > 0) {
 		ck_assert_int_eq(rc, ELOG_GAP);
@@ -133,7 +133,7 @@ static void read_from(const char *dir, uint64_t base, uint64_t end)
 
 /* ---- the file ---- */
 
-START_TEST(bytes_round_trip)
+UT_TEST(bytes_round_trip)
 {
 	unsigned char p[START_SIZE];
 	uint64_t v = 0;
@@ -145,7 +145,7 @@ START_TEST(bytes_round_trip)
 	ck_assert_uint_eq(get64(p + 16), 4182917);
 	ck_assert_uint_eq(get32(p + 24), elog__crc32c(0, p, 24));
 	ck_assert_uint_eq(get32(p + 28), 0);
-	ck_assert_int_eq(elog__start_decode(p, sizeof p, &v, &why), 0);
+	UT_OK(elog__start_decode(p, sizeof p, &v, &why), NULL);
 	ck_assert_uint_eq(v, 4182917);
 	ck_assert_ptr_null(why);
 
@@ -155,23 +155,23 @@ START_TEST(bytes_round_trip)
 		unsigned char q[START_SIZE];
 		memcpy(q, p, sizeof q);
 		q[i / 8] ^= (unsigned char)(1u << (i % 8));
-		ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT);
+		UT_RC(elog__start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT, NULL);
 	}
 	unsigned char q[START_SIZE];
 	memcpy(q, p, sizeof q);
 	put32(q + 8, 2);
 	put32(q + 24, elog__crc32c(0, q, 24));
-	ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION);
+	UT_RC(elog__start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION, NULL);
 	memcpy(q, p, sizeof q);
 	put32(q + 28, 1);
-	ck_assert_int_eq(elog__start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT);
+	UT_RC(elog__start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT, NULL);
 	ck_assert_str_eq(why, "reserved bytes are not zero");
-	ck_assert_int_eq(elog__start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT);
+	UT_RC(elog__start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT, NULL);
 	ck_assert_str_eq(why, "not 32 bytes long");
 }
 END_TEST
 
-START_TEST(file_round_trip_and_damage)
+UT_TEST(file_round_trip_and_damage)
 {
 	struct elog__start_view sv;
 	uint64_t b[16];
@@ -238,14 +238,14 @@ START_TEST(file_round_trip_and_damage)
 	ut_write_file(start_path(ut_top), q, sizeof q);
 	struct seglist sl;
 	int dfd = open_dir(ut_top);
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), ELOG_BADVERSION);
+	UT_RC(elog__seglist_read(dfd, &sl), ELOG_BADVERSION, NULL);
 	close(dfd);
 }
 END_TEST
 
 /* ---- a crash between the start and the unlinks ---- */
 
-START_TEST(readers_writer_and_verify_skip_segments_below_start)
+UT_TEST(readers_writer_and_verify_skip_segments_below_start)
 {
 	uint64_t b[16], got[4];
 	size_t ns = fill(ut_dir, 600, b);
@@ -256,21 +256,21 @@ START_TEST(readers_writer_and_verify_skip_segments_below_start)
 	read_from(ut_dir, start, 600);
 	elog_reader *r = ut_open_reader(ut_dir);
 	struct elog_record rec;
-	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	UT_OK(elog_reader_seek_begin(r), r);
+	UT_OK(elog_reader_next(r, &rec), r);
 	ck_assert_uint_eq(rec.offset, start);
 	/* By time: the oldest timestamps are below the start. */
-	ck_assert_int_eq(elog_reader_seek_time(r, 0), 0);
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	UT_OK(elog_reader_seek_time(r, 0), r);
+	UT_OK(elog_reader_next(r, &rec), r);
 	ck_assert_uint_eq(rec.offset, start);
-	ck_assert_int_eq(elog_reader_seek_time(r, 1000 + (int64_t)start + 3), 0);
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	UT_OK(elog_reader_seek_time(r, 1000 + (int64_t)start + 3), r);
+	UT_OK(elog_reader_next(r, &rec), r);
 	ck_assert_uint_eq(rec.offset, start + 3);
 	/* The last N, N larger than what is left. */
-	ck_assert_int_eq(elog_reader_seek_last(r, 1000), 0);
-	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	UT_OK(elog_reader_seek_last(r, 1000), r);
+	UT_OK(elog_reader_next(r, &rec), r);
 	ck_assert_uint_eq(rec.offset, start);
-	ck_assert_int_eq(elog_reader_seek_last(r, 2), 0);
+	UT_OK(elog_reader_seek_last(r, 2), r);
 	ck_assert_uint_eq(ut_read_offsets(r, got, 4), 2);
 	ck_assert_uint_eq(got[0], 598);
 	elog_reader_close(r);
@@ -279,7 +279,7 @@ START_TEST(readers_writer_and_verify_skip_segments_below_start)
 	elog *w = ut_open_writer(ut_dir, 4096, 512);
 	ck_assert_uint_eq(elog_next_offset(w), 600);
 	ut_append(w, "k", "after");
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	read_from(ut_dir, start, 601);
 
 	/* verify: a warning per segment left below the start, no damage. */
@@ -332,13 +332,13 @@ static void cleaned_by(int compaction)
 		read_from(ut_dir, b[2], 600);
 }
 
-START_TEST(leftovers_cleaned_by_retention)
+UT_TEST(leftovers_cleaned_by_retention)
 {
 	cleaned_by(0);
 }
 END_TEST
 
-START_TEST(leftovers_cleaned_by_compaction)
+UT_TEST(leftovers_cleaned_by_compaction)
 {
 	cleaned_by(1);
 }
@@ -346,7 +346,7 @@ END_TEST
 
 /* ---- verification and repair of the file ---- */
 
-START_TEST(verify_reports_and_repairs_a_bad_start)
+UT_TEST(verify_reports_and_repairs_a_bad_start)
 {
 	uint64_t b[16];
 	struct seen s;
@@ -395,7 +395,7 @@ START_TEST(verify_reports_and_repairs_a_bad_start)
 }
 END_TEST
 
-START_TEST(maintenance_rewrites_an_ignored_start)
+UT_TEST(maintenance_rewrites_an_ignored_start)
 {
 	uint64_t b[16];
 	char msg[ELOG_MSG_MAX];
@@ -414,7 +414,7 @@ END_TEST
 
 /* A crash at every step of a retention run: no damage and no hole, and the
  * next run leaves a log that verifies without a warning. */
-START_TEST(crash_at_every_step)
+UT_TEST(crash_at_every_step)
 {
 	uint64_t b[16];
 	char copy[1200], cmd[3600];
@@ -463,10 +463,10 @@ END_TEST
 
 /* A log is born with its start file and lock files, so that retention on a
  * full disk needs no new file (the start is then rewritten in place). */
-START_TEST(created_with_the_log)
+UT_TEST(created_with_the_log)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 512);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	char p[1200];
 	static const char *const names[] = { FN_START, FN_MAINT, FN_CONSUMERS_LOCK };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -486,15 +486,7 @@ int main(void)
 	Suite *s = suite_create("start");
 	TCase *tc = ut_tcase("start");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, bytes_round_trip);
-	tcase_add_test(tc, file_round_trip_and_damage);
-	tcase_add_test(tc, readers_writer_and_verify_skip_segments_below_start);
-	tcase_add_test(tc, leftovers_cleaned_by_retention);
-	tcase_add_test(tc, leftovers_cleaned_by_compaction);
-	tcase_add_test(tc, verify_reports_and_repairs_a_bad_start);
-	tcase_add_test(tc, maintenance_rewrites_an_ignored_start);
-	tcase_add_test(tc, crash_at_every_step);
-	tcase_add_test(tc, created_with_the_log);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

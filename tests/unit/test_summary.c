@@ -36,13 +36,13 @@ static void two_segments(void)
 	ut_set_wm(ut_dir, 13, 10, durable);
 }
 
-START_TEST(offsets_records_and_times_stop_at_the_durable_end)
+UT_TEST(offsets_records_and_times_stop_at_the_durable_end)
 {
 	struct elog_summary s;
 	char msg[ELOG_MSG_MAX];
 
 	two_segments();
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), 0);
+	UT_OK(elog_summary_read(ut_dir, &s, msg), msg);
 	ck_assert(s.have_first && s.have_last);
 	ck_assert_uint_eq(s.first, 0);
 	ck_assert_uint_eq(s.last, 12);
@@ -62,13 +62,13 @@ START_TEST(offsets_records_and_times_stop_at_the_durable_end)
 }
 END_TEST
 
-START_TEST(nothing_durable_in_the_active_segment)
+UT_TEST(nothing_durable_in_the_active_segment)
 {
 	struct elog_summary s;
 
 	two_segments();
 	ut_set_wm(ut_dir, 10, 10, SEG_HDR);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_uint_eq(s.last, 9);
 	ck_assert_uint_eq(s.records, 10);
 	ck_assert_int_eq(s.newest_ms, TS0 + 9);
@@ -76,15 +76,15 @@ START_TEST(nothing_durable_in_the_active_segment)
 }
 END_TEST
 
-START_TEST(the_start_file_hides_segments_below_it)
+UT_TEST(the_start_file_hides_segments_below_it)
 {
 	struct elog_summary s;
 
 	two_segments();
 	int dfd = open_dir();
-	ck_assert_int_eq(elog__start_write(dfd, 10), 0);
+	UT_OK(elog__start_write(dfd, 10), NULL);
 	close(dfd);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_uint_eq(s.start, 10);
 	ck_assert_uint_eq(s.first, 10);
 	ck_assert_uint_eq(s.records, 3);
@@ -94,31 +94,31 @@ START_TEST(the_start_file_hides_segments_below_it)
 }
 END_TEST
 
-START_TEST(a_damaged_first_record_is_reported_not_fatal)
+UT_TEST(a_damaged_first_record_is_reported_not_fatal)
 {
 	struct elog_summary s;
 
 	two_segments();
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), SEG_HDR + 12, 0);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_int_eq(s.damaged, 1);
 	ck_assert_uint_eq(s.first, 10);
 	elog_summary_free(&s);
 }
 END_TEST
 
-START_TEST(not_a_log)
+UT_TEST(not_a_log)
 {
 	struct elog_summary s;
 	char msg[ELOG_MSG_MAX];
 
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, msg), ELOG_NOTLOG);
+	UT_RC(elog_summary_read(ut_dir, &s, msg), ELOG_NOTLOG, msg);
 	ck_assert_str_eq(msg, "not an elog directory (no settings file)");
 }
 END_TEST
 
-START_TEST(lock_holders_from_proc_locks)
+UT_TEST(lock_holders_from_proc_locks)
 {
 	char p[1200];
 	pid_t *pids;
@@ -128,28 +128,28 @@ START_TEST(lock_holders_from_proc_locks)
 		return;
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	int dfd = open_dir();
-	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	UT_OK(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), NULL);
 	ck_assert_uint_eq(n, 0);
 	int fd = open(ut_path(p, sizeof p, ut_dir, FN_WRITERS), O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	UT_OK(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), NULL);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
-	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	UT_OK(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(pids[0], getpid());
 	free(pids);
 	/* Another file of the same directory is not confused with it. */
-	ck_assert_int_eq(elog__lock_holders(dfd, ".", &pids, &n), 0);
+	UT_OK(elog__lock_holders(dfd, ".", &pids, &n), NULL);
 	ck_assert_uint_eq(n, 0);
 	close(fd);
-	ck_assert_int_eq(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), 0);
+	UT_OK(elog__lock_holders(dfd, FN_WRITERS, &pids, &n), NULL);
 	ck_assert_uint_eq(n, 0);
 	close(dfd);
 }
 END_TEST
 
-START_TEST(lastrun_round_trip)
+UT_TEST(lastrun_round_trip)
 {
 	char p[1200];
 
@@ -173,7 +173,7 @@ START_TEST(lastrun_round_trip)
 }
 END_TEST
 
-START_TEST(retain_and_compact_mark_their_runs)
+UT_TEST(retain_and_compact_mark_their_runs)
 {
 	struct elog_retain_opts ro = { 0 };
 	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
@@ -182,16 +182,16 @@ START_TEST(retain_and_compact_mark_their_runs)
 	two_segments();
 	ro.max_bytes = 1;
 	ro.dry_run = 1;
-	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, NULL), 0);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	UT_OK(elog_retain(ut_dir, &ro, NULL, NULL), NULL);
+	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_int_eq(s.retain_last_ms, INT64_MIN);
 	elog_summary_free(&s);
 	ro.dry_run = 0;
 	co.now_ms = TS0 + 5;
 	ut_cleanup_compact(ut_dir);
-	ck_assert_int_eq(elog_compact(ut_dir, &co, NULL, NULL), 0);
-	ck_assert_int_eq(elog_retain(ut_dir, &ro, NULL, NULL), 0);
-	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	UT_OK(elog_compact(ut_dir, &co, NULL, NULL), NULL);
+	UT_OK(elog_retain(ut_dir, &ro, NULL, NULL), NULL);
+	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_int_ge(s.retain_last_ms, ut_now_ms() - 60000);
 	ck_assert_int_eq(s.compact_last_ms, TS0 + 5);
 	ck_assert_int_eq(s.records_exact, 0);
@@ -199,27 +199,27 @@ START_TEST(retain_and_compact_mark_their_runs)
 }
 END_TEST
 
-START_TEST(consumer_lost_to_retention)
+UT_TEST(consumer_lost_to_retention)
 {
 	struct elog_consumer c;
 
 	two_segments();
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "slow", 3, NULL), 0);
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "edge", 8, NULL), 0);
-	ck_assert_int_eq(elog_consumer_get(ut_dir, "slow", &c, NULL), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "slow", 3, NULL), NULL);
+	UT_OK(elog_consumer_commit(ut_dir, "edge", 8, NULL), NULL);
+	UT_OK(elog_consumer_get(ut_dir, "slow", &c, NULL), NULL);
 	ck_assert_uint_eq(c.lost, 0);
 	ck_assert_uint_eq(c.lag, 9);
 	int dfd = open_dir();
-	ck_assert_int_eq(elog__start_write(dfd, 10), 0);
+	UT_OK(elog__start_write(dfd, 10), NULL);
 	close(dfd);
-	ck_assert_int_eq(elog_consumer_get(ut_dir, "slow", &c, NULL), 0);
+	UT_OK(elog_consumer_get(ut_dir, "slow", &c, NULL), NULL);
 	ck_assert_uint_eq(c.lost, 6);	/* offsets 4..9 */
 	ck_assert_uint_eq(c.lag, 3);	/* 10..12 */
-	ck_assert_int_eq(elog_consumer_get(ut_dir, "edge", &c, NULL), 0);
+	UT_OK(elog_consumer_get(ut_dir, "edge", &c, NULL), NULL);
 	ck_assert_uint_eq(c.lost, 1);	/* offset 9 */
 	ck_assert_uint_eq(c.lag, 3);
-	ck_assert_int_eq(elog_consumer_commit(ut_dir, "edge", 9, NULL), 0);
-	ck_assert_int_eq(elog_consumer_get(ut_dir, "edge", &c, NULL), 0);
+	UT_OK(elog_consumer_commit(ut_dir, "edge", 9, NULL), NULL);
+	UT_OK(elog_consumer_get(ut_dir, "edge", &c, NULL), NULL);
 	ck_assert_uint_eq(c.lost, 0);
 	ck_assert_uint_eq(c.lag, 3);
 }
@@ -229,15 +229,7 @@ int main(void)
 {
 	Suite *s = suite_create("summary");
 	TCase *tc = ut_tcase("summary");
-	tcase_add_test(tc, offsets_records_and_times_stop_at_the_durable_end);
-	tcase_add_test(tc, nothing_durable_in_the_active_segment);
-	tcase_add_test(tc, the_start_file_hides_segments_below_it);
-	tcase_add_test(tc, a_damaged_first_record_is_reported_not_fatal);
-	tcase_add_test(tc, not_a_log);
-	tcase_add_test(tc, lock_holders_from_proc_locks);
-	tcase_add_test(tc, lastrun_round_trip);
-	tcase_add_test(tc, retain_and_compact_mark_their_runs);
-	tcase_add_test(tc, consumer_lost_to_retention);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

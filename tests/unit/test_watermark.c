@@ -3,7 +3,7 @@
  */
 #include "unit.h"
 
-START_TEST(encode_layout)
+UT_TEST(encode_layout)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark wm = { 0x1122334455667788ull, 300, 4096 };
@@ -18,13 +18,13 @@ START_TEST(encode_layout)
 }
 END_TEST
 
-START_TEST(round_trip)
+UT_TEST(round_trip)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark in = { UINT64_MAX, 12, 34 }, out;
 	elog__wm_encode(b, &in);
 	memset(&out, 0, sizeof out);
-	ck_assert_int_eq(elog__wm_decode(b, WM_SIZE, &out), 0);
+	UT_OK(elog__wm_decode(b, WM_SIZE, &out), NULL);
 	ck_assert_uint_eq(out.durable_end, UINT64_MAX);
 	ck_assert_uint_eq(out.segment_base, 12);
 	ck_assert_uint_eq(out.segment_bytes, 34);
@@ -32,7 +32,7 @@ START_TEST(round_trip)
 END_TEST
 
 /* A torn update: the new durable end with the old CRC. */
-START_TEST(torn_is_corrupt)
+UT_TEST(torn_is_corrupt)
 {
 	unsigned char old[WM_SIZE], neu[WM_SIZE], mix[WM_SIZE];
 	struct watermark a = { 10, 0, 500 }, b = { 20, 0, 900 }, out = { 1, 2, 3 };
@@ -40,7 +40,7 @@ START_TEST(torn_is_corrupt)
 	elog__wm_encode(neu, &b);
 	memcpy(mix, neu, 16);
 	memcpy(mix + 16, old + 16, WM_SIZE - 16);
-	ck_assert_int_eq(elog__wm_decode(mix, WM_SIZE, &out), ELOG_CORRUPT);
+	UT_RC(elog__wm_decode(mix, WM_SIZE, &out), ELOG_CORRUPT, NULL);
 	/* Nothing was filled in. */
 	ck_assert_uint_eq(out.durable_end, 1);
 	for (int byte = 0; byte < 36; byte++) {
@@ -51,13 +51,13 @@ START_TEST(torn_is_corrupt)
 }
 END_TEST
 
-START_TEST(short_is_corrupt)
+UT_TEST(short_is_corrupt)
 {
 	unsigned char b[WM_SIZE];
 	struct watermark wm = { 1, 0, 100 }, out;
 	elog__wm_encode(b, &wm);
-	ck_assert_int_eq(elog__wm_decode(b, WM_SIZE - 1, &out), ELOG_CORRUPT);
-	ck_assert_int_eq(elog__wm_decode(b, 0, &out), ELOG_CORRUPT);
+	UT_RC(elog__wm_decode(b, WM_SIZE - 1, &out), ELOG_CORRUPT, NULL);
+	UT_RC(elog__wm_decode(b, 0, &out), ELOG_CORRUPT, NULL);
 }
 END_TEST
 
@@ -69,11 +69,11 @@ static int open_wm(void)
 	return fd;
 }
 
-START_TEST(read_empty_is_zero)
+UT_TEST(read_empty_is_zero)
 {
 	int fd = open_wm();
 	struct watermark wm = { 5, 5, 5 };
-	ck_assert_int_eq(elog__wm_read(fd, &wm), 0);
+	UT_OK(elog__wm_read(fd, &wm), NULL);
 	ck_assert_uint_eq(wm.durable_end, 0);
 	ck_assert_uint_eq(wm.segment_base, 0);
 	ck_assert_uint_eq(wm.segment_bytes, 0);
@@ -81,16 +81,16 @@ START_TEST(read_empty_is_zero)
 }
 END_TEST
 
-START_TEST(write_then_read)
+UT_TEST(write_then_read)
 {
 	int fd = open_wm();
 	struct watermark a = { 77, 70, 1234 }, b = { 80, 70, 1500 }, out;
-	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
-	ck_assert_int_eq(elog__wm_read(fd, &out), 0);
+	UT_OK(elog__wm_write(fd, &a), NULL);
+	UT_OK(elog__wm_read(fd, &out), NULL);
 	ck_assert_uint_eq(out.durable_end, 77);
 	/* Rewritten in place: the file stays 40 bytes. */
-	ck_assert_int_eq(elog__wm_write(fd, &b), 0);
-	ck_assert_int_eq(elog__wm_read(fd, &out), 0);
+	UT_OK(elog__wm_write(fd, &b), NULL);
+	UT_OK(elog__wm_read(fd, &out), NULL);
 	ck_assert_uint_eq(out.durable_end, 80);
 	ck_assert_uint_eq(out.segment_bytes, 1500);
 	char p[1200];
@@ -99,18 +99,18 @@ START_TEST(write_then_read)
 }
 END_TEST
 
-START_TEST(read_damaged_gives_up)
+UT_TEST(read_damaged_gives_up)
 {
 	int fd = open_wm();
 	struct watermark a = { 77, 70, 1234 }, out;
-	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
+	UT_OK(elog__wm_write(fd, &a), NULL);
 	char p[1200];
 	ut_flip_bit(ut_path(p, sizeof p, ut_top, FN_WATERMARK), 9, 3);
-	ck_assert_int_eq(elog__wm_read(fd, &out), ELOG_CORRUPT);
+	UT_RC(elog__wm_read(fd, &out), ELOG_CORRUPT, NULL);
 	/* A file cut short is damaged too, not a torn read to wait out. */
-	ck_assert_int_eq(elog__wm_write(fd, &a), 0);
+	UT_OK(elog__wm_write(fd, &a), NULL);
 	ut_truncate(p, 20);
-	ck_assert_int_eq(elog__wm_read(fd, &out), ELOG_CORRUPT);
+	UT_RC(elog__wm_read(fd, &out), ELOG_CORRUPT, NULL);
 	close(fd);
 }
 END_TEST
@@ -118,25 +118,25 @@ END_TEST
 /* The watermark is never synced: a power loss may leave it garbled.  Then
  * a reader takes what is surely durable, the closed segments, and the
  * writer recovers the active one from its records. */
-START_TEST(damaged_watermark_falls_back_to_closed_segments)
+UT_TEST(damaged_watermark_falls_back_to_closed_segments)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 0);
 	for (int i = 0; i < 300; i++)
 		ut_append(w, NULL, "a value of some forty bytes, give or take");
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	char p[1200];
 	ut_flip_bit(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), 12, 0);
 
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
-	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	UT_OK(elog__seglist_read(dfd, &sl), NULL);
 	ck_assert_uint_gt(sl.n, 2);
 	uint64_t newest = sl.base[sl.n - 1];
 	elog__seglist_free(&sl);
 	close(dfd);
 
 	elog_reader *r = ut_open_reader(ut_dir);
-	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	UT_OK(elog_reader_seek_begin(r), r);
 	uint64_t offs[400];
 	size_t n = ut_read_offsets(r, offs, 400);
 	ck_assert_uint_eq(n, newest);
@@ -145,9 +145,9 @@ START_TEST(damaged_watermark_falls_back_to_closed_segments)
 
 	w = ut_open_writer(ut_dir, 4096, 0);
 	ck_assert_uint_eq(elog_next_offset(w), 300);
-	ck_assert_int_eq(elog_close(w), 0);
+	UT_OK(elog_close(w), NULL);
 	r = ut_open_reader(ut_dir);
-	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	UT_OK(elog_reader_seek_begin(r), r);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 300);
 	elog_reader_close(r);
 }
@@ -158,7 +158,7 @@ END_TEST
  * since rolled to segment 10 and compaction rewrote segment 0, so that
  * length now ends inside a record.  Segment 0 has a successor, so it is
  * closed and read whole, up to the watermark's durable end. */
-START_TEST(stale_watermark_naming_a_rewritten_segment)
+UT_TEST(stale_watermark_naming_a_rewritten_segment)
 {
 	uint64_t kept[] = { 0, 2, 4, 6, 8, 9 }, next[] = { 10, 11, 12 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -170,7 +170,7 @@ START_TEST(stale_watermark_naming_a_rewritten_segment)
 	ut_set_wm(ut_dir, 5, 0, upto4 + 5);
 
 	elog_reader *r = ut_open_reader(ut_dir);
-	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	UT_OK(elog_reader_seek_begin(r), r);
 	uint64_t offs[8];
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 3);
 	ck_assert_uint_eq(offs[2], 4);
@@ -182,15 +182,7 @@ int main(void)
 {
 	Suite *s = suite_create("watermark");
 	TCase *tc = ut_tcase("watermark");
-	tcase_add_test(tc, encode_layout);
-	tcase_add_test(tc, round_trip);
-	tcase_add_test(tc, torn_is_corrupt);
-	tcase_add_test(tc, short_is_corrupt);
-	tcase_add_test(tc, read_empty_is_zero);
-	tcase_add_test(tc, write_then_read);
-	tcase_add_test(tc, read_damaged_gives_up);
-	tcase_add_test(tc, damaged_watermark_falls_back_to_closed_segments);
-	tcase_add_test(tc, stale_watermark_naming_a_rewritten_segment);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

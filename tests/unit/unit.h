@@ -450,6 +450,126 @@ static inline int ut_wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* ---- crash sweeps ---- */
+
+/* A crash sweep runs a maintenance call once for each of its steps,
+ * crashed at that step (tests/crash/maint_fault.h), and checks what the
+ * crash left.  The default build checks every step.  Under the sanitizers
+ * each step is several times slower, and a whole sweep outgrew its test's
+ * timeout on a loaded machine (test_retain's and test_compact's, 300 s,
+ * in CI's sanitizer lane at cec9c37): there a sweep checks one step in
+ * UT_SWEEP_EVERY, from a start drawn at random and printed, and always
+ * the last (the run that does not crash).  UT_SWEEP_START=K in the
+ * environment checks the steps of start K again. */
+#define UT_SWEEP_EVERY 3
+
+/* Whether a sweep whose run has last - 1 steps checks step n. */
+static inline int ut_sweep_step(int n, int last)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	static int start = -1;
+	if (start < 0) {
+		const char *e = getenv("UT_SWEEP_START");
+		start = e && *e ? atoi(e) % UT_SWEEP_EVERY
+		                : (int)((unsigned)getpid() % UT_SWEEP_EVERY);
+		fprintf(stderr, "crash sweep of %d steps: one in %d, from step %d, "
+		        "and the last (UT_SWEEP_START=%d)\n", last - 1, UT_SWEEP_EVERY,
+		        start ? start : UT_SWEEP_EVERY, start);
+	}
+	return n >= last || n % UT_SWEEP_EVERY == start;
+#else
+	(void)n;
+	(void)last;
+	return 1;
+#endif
+}
+
+/* ---- checks that say why ---- */
+
+/* The message of a handle, for a failing check: h is an elog *, an
+ * elog_reader *, a message buffer (char *) or NULL when the call has none. */
+static inline const char *ut_msg_w(elog *w) { return w ? elog_errmsg(w) : ""; }
+static inline const char *ut_msg_r(const elog_reader *r)
+{
+	return r ? elog_reader_errmsg(r) : "";
+}
+static inline const char *ut_msg_s(const char *msg) { return msg ? msg : ""; }
+static inline const char *ut_msg_none(const void *p) { (void)p; return ""; }
+#define UT_MSG(h) _Generic((h), \
+	elog *: ut_msg_w, \
+	elog_reader *: ut_msg_r, const elog_reader *: ut_msg_r, \
+	char *: ut_msg_s, const char *: ut_msg_s, \
+	void *: ut_msg_none)(h)
+
+/* UT_RC(call, want, h): the call returns the code want, or the test fails
+ * with the call as written, both codes with their elog_strerror() texts
+ * and the handle's message:
+ *   elog_append(w, &r, NULL) returned -4 (corrupt data), not 0 (success):
+ *   00000000000000000000.seg: bad record at 4096
+ * UT_OK(call, h) is UT_RC(call, 0, h).  h is evaluated after the call, so
+ * that a handle the call makes (elog_open(&w, ...)) is the one read. */
+#define UT_RC(call, want, h) do { \
+	int ut_rc_ = (call), ut_want_ = (want); \
+	if (ut_rc_ != ut_want_) { \
+		const char *ut_m_ = UT_MSG(h); \
+		ck_abort_msg("%s returned %d (%s), not %d (%s)%s%s", #call, ut_rc_, \
+		             elog_strerror(ut_rc_), ut_want_, elog_strerror(ut_want_), \
+		             *ut_m_ ? ": " : "", ut_m_); \
+	} \
+} while (0)
+#define UT_OK(call, h) UT_RC(call, 0, h)
+
+/* ---- tests that register themselves ---- */
+
+/* UT_TEST(name) { ... } END_TEST defines a test as Check's START_TEST does
+ * and registers it, before main() runs, for ut_add_tests(): a test cannot
+ * be written and forgotten.  UT_LOOP_TEST(name, start, end) is a loop test
+ * (tcase_add_loop_test), its index _i from start to end - 1.  The tests run
+ * in the order of their lines. */
+#define UT_MAX_TESTS 128
+struct ut_test {
+	const TTest *test;
+	int start, end;
+};
+static struct ut_test ut_tests[UT_MAX_TESTS] __attribute__((unused));
+static int ut_ntests __attribute__((unused));
+static int ut_nadded __attribute__((unused));
+
+static inline void ut_register(const TTest *t, int start, int end)
+{
+	if (ut_ntests == UT_MAX_TESTS) {
+		fprintf(stderr, "%s: more than %d tests: raise UT_MAX_TESTS\n", t->file,
+		        UT_MAX_TESTS);
+		exit(EXIT_FAILURE);
+	}
+	ut_tests[ut_ntests++] = (struct ut_test){ t, start, end };
+}
+
+#define UT_LOOP_TEST(name, start, end) \
+	static void name##_fn(int _i CK_ATTRIBUTE_UNUSED); \
+	static const TTest name##_ttest = { #name, name##_fn, __FILE__, __LINE__ }; \
+	__attribute__((constructor)) static void name##_register(void) \
+	{ \
+		ut_register(&name##_ttest, (start), (end)); \
+	} \
+	static void name##_fn(int _i CK_ATTRIBUTE_UNUSED)
+#define UT_TEST(name) UT_LOOP_TEST(name, 0, 1)
+
+static inline int ut_test_cmp(const void *a, const void *b)
+{
+	const struct ut_test *x = a, *y = b;
+	return (x->test->line > y->test->line) - (x->test->line < y->test->line);
+}
+
+/* Add every registered test to tc. */
+static inline void ut_add_tests(TCase *tc)
+{
+	qsort(ut_tests, (size_t)ut_ntests, sizeof ut_tests[0], ut_test_cmp);
+	for (int i = 0; i < ut_ntests; i++)
+		tcase_add_loop_test(tc, ut_tests[i].test, ut_tests[i].start, ut_tests[i].end);
+	ut_nadded = ut_ntests;
+}
+
 /* ---- running a suite ---- */
 
 static inline TCase *ut_tcase(const char *name)
@@ -459,8 +579,15 @@ static inline TCase *ut_tcase(const char *name)
 	return tc;
 }
 
+/* Run the suite; EXIT_FAILURE when a test failed, or when tests were
+ * registered with UT_TEST but main() never called ut_add_tests(). */
 static inline int ut_run(Suite *s)
 {
+	if (ut_nadded != ut_ntests) {
+		fprintf(stderr, "%d tests written with UT_TEST were never added: "
+		        "call ut_add_tests()\n", ut_ntests - ut_nadded);
+		return EXIT_FAILURE;
+	}
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
-# Small promises of the programs: sizes, durations and limits as people
-# write them, settings refused before anything is created, elog-verify -l
-# and the durable end, and elog-append -K with a leading delimiter.
+# Sizes, durations and limits on the command line as people write them:
+# every unit spelling, 0 where it means something and refused where it
+# does not, and a value out of range refused before anything is created.
 # ELOG_BIN is the build directory.
 
 load helpers
 
-@test "polish: sizes take kb, kB, KiB and KIB alike" {
+@test "option values: sizes take kb, kB, KiB and KIB alike" {
 	local s
 	for s in 10kb 10kB 10KB 10KiB 10kib; do
 		echo x | elog-append --segment-bytes "$s" "$T/$s"
@@ -15,7 +15,7 @@ load helpers
 	usage_error elog-append "--segment-bytes: invalid size '10kbb'" --segment-bytes 10kbb "$LOG"
 }
 
-@test "polish: a duration of 0 is accepted where 0 means something" {
+@test "option values: a duration of 0 is accepted where 0 means something" {
 	seq 1 3 | elog-append --linger 0 --cleanup compact "$LOG"
 	[ "$(elog-cat -v "$LOG")" = $'1\n2\n3' ]
 	printf 'k:a\nk:\n' | elog-append -K : "$LOG"
@@ -26,7 +26,7 @@ load helpers
 	usage_error elog-append "--linger: invalid duration '5'" --linger 5 "$LOG"
 }
 
-@test "polish: a retention limit of 0 is refused alike at creation and by elog-retain" {
+@test "option values: a retention limit of 0 is refused alike at creation and by elog-retain" {
 	usage_error elog-append "--retain-age: must be more than 0" --retain-age 0s "$LOG"
 	usage_error elog-append "--retain-bytes: must be more than 0" --retain-bytes 0 "$LOG"
 	[ ! -e "$LOG" ]
@@ -36,7 +36,7 @@ load helpers
 	usage_error elog-retain "--max-bytes: must be more than 0" --max-bytes 0K "$LOG"
 }
 
-@test "polish: --segment-bytes out of range names the option and the limits in units, and creates nothing" {
+@test "option values: --segment-bytes out of range names the option and the limits in units, and creates nothing" {
 	usage_error elog-append "--segment-bytes: 1K is out of range (4K to 1G)" --segment-bytes 1K "$LOG"
 	[ ! -e "$LOG" ]
 	usage_error elog-append "--segment-bytes: 2G is out of range (4K to 1G)" --segment-bytes 2G "$LOG"
@@ -45,24 +45,4 @@ load helpers
 	[ ! -e "$LOG" ]
 	echo x | elog-append --segment-bytes 4K --index-interval 16M "$LOG"
 	grep -qx 'segment_bytes 4096' "$LOG/settings"
-}
-
-@test "polish: elog-verify -l lists and counts only durable records" {
-	seq 1 5 | elog-append "$LOG"
-	cp "$LOG/watermark" "$T/wm5"
-	seq 6 10 | elog-append "$LOG"
-	# The watermark of five records: the five after it are, to readers,
-	# a batch still being written.
-	cp "$T/wm5" "$LOG/watermark"
-	run elog-verify -l --json "$LOG"
-	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | jq -c '[.first, .last, .records]')" = '[0,4,5]' ]
-	run elog-verify -l "$LOG"
-	[[ "$output" =~ ^00000000000000000000\.log\ 0\ 4\ 5\  ]]
-	[ "$(elog-cat -v "$LOG" | wc -l)" -eq 5 ]
-}
-
-@test "polish: -K with a record that begins with the delimiter: no key, the rest is the value" {
-	printf ':v\nk:w\nnone\n' | elog-append -K : "$LOG"
-	[ "$(elog-cat "$LOG" | jq -c '[.key, .value]' | tr '\n' ' ')" = '[null,"v"] ["k","w"] [null,"none"] ' ]
 }
