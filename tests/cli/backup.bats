@@ -25,11 +25,12 @@ backup() {
 	done' sh "$2")
 }
 
-# A writer that appends numbered lines in small bursts for a while, printing
+# A writer that appends numbered lines in small bursts for a while (the
+# copies are taken meanwhile; waited for with wait, however slow), printing
 # each offset once it is durable (its acknowledgement) to $T/acked.
 start_writer() {
-	background sh -c 'i=1; while [ $i -le 300 ]; do
-		seq $((i * 20 - 19)) $((i * 20)); i=$((i + 1)); sleep 0.005; done |
+	background sh -c 'i=1; while [ $i -le 100 ]; do
+		seq $((i * 50 - 49)) $((i * 50)); i=$((i + 1)); sleep 0.01; done |
 		elog-append -p --segment-bytes 4K "$1" >"$2"' sh "$LOG" "$T/acked"
 	WRITER=$!
 	wait_lines "$T/acked" 100
@@ -55,7 +56,7 @@ holds_acked_prefix() {
 		backup "$LOG" "$T/copy$k"
 		sleep 0.05
 	done
-	wait_exit "$WRITER"
+	wait "$WRITER"
 	for k in 1 2 3 4 5; do
 		run --separate-stderr elog-verify "$T/copy$k"
 		[ "$status" -eq 0 ] || { echo "copy$k: $output $stderr" >&2; return 1; }
@@ -165,7 +166,7 @@ holds_acked_prefix() {
 		elog-cat "$LOG" | elog-append --json --keep-offsets "$T/copy$k"
 		sleep 0.05
 	done
-	wait_exit "$WRITER"
+	wait "$WRITER"
 	for k in 1 2 3; do
 		holds_acked_prefix "$T/copy$k" 0
 		run elog-verify "$T/copy$k"
