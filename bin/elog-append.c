@@ -1035,6 +1035,9 @@ int main(int argc, char *argv[])
 		report(&a);
 	offsets_free(&a.offsets);
 	offsets_free(&a.f_offsets);
+	free(a.held.v);
+	free(a.held.bytes);
+	free(a.held.scratch);
 	/* A stop signal ended the input: die of it, now that it is all
 	 * appended, as a program that did not catch it would. */
 	if (stop_signal != 0)
