@@ -485,7 +485,8 @@ struct elog_summary {
 	int have_first, have_last;  /* a durable record was found */
 	uint64_t first, last;    /* offsets of the first and last durable record */
 	uint64_t records;        /* last - first + 1: exact while offsets are
-	                          * dense, an upper bound after compaction */
+	                          * dense, an upper bound after compaction or
+	                          * a copy with holes */
 	int records_exact;       /* 1: no compaction ever ran on the log, and
 	                          * no copy left holes (elog_append_at()) */
 	int64_t oldest_ms;       /* ts_ms of the first record */
