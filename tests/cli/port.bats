@@ -238,3 +238,21 @@ refused() {
 		cmp <(raw "$SRC") <(raw "$T/z")
 	fi
 }
+
+@test "port: an offset another writer takes first is refused when its batch is written" {
+	elog-append "$LOG" </dev/null
+	mkfifo "$T/in"
+	# The copy's batch lingers with its line until the input ends; another
+	# writer appends offsets 0..9 meanwhile.
+	elog-append --json --keep-offsets --linger 60s "$LOG" <"$T/in" 2>"$T/err" &
+	local pid=$! st=0
+	exec 4>"$T/in"
+	echo '{"offset":5,"value":"mine"}' >&4
+	sleep 0.2
+	seq 0 9 | elog-append "$LOG"
+	exec 4>&-
+	wait "$pid" || st=$?
+	[ "$st" -eq 2 ]
+	grep -q "offset 5 is taken: the log holds offsets up to 9" "$T/err"
+	[ "$(elog-cat -F '%s ' "$LOG")" = "0 1 2 3 4 5 6 7 8 9 " ]
+}
