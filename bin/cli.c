@@ -130,6 +130,7 @@ int cli_status(int code)
 	case ELOG_INVALID:
 	case ELOG_BADNAME:
 	case ELOG_BEYOND:	/* a commit past the durable end */
+	case ELOG_TAKEN:	/* an append below it (elog-append --keep-offsets) */
 	case ELOG_NOCOMPACT:	/* compaction asked of a delete log */
 		return CLI_EX_USAGE;
 	case ELOG_GAP:

@@ -143,6 +143,31 @@ void cli_base64(const void *buf, size_t len);
 int cli_json_compact(const void *in, size_t len, char *out, const char **res,
                      size_t *res_len);
 
+/* Reading JSON lines (json.c), for elog-append --json. */
+/* A member of an object: its name as it lies in the text (quotes
+ * included) and its value, without the white space around it. */
+struct cli_jmember {
+	const char *name;
+	size_t name_len;
+	const char *value;
+	size_t len;
+};
+/* Check that in holds exactly one JSON object (as cli_json_compact()
+ * checks a value) and give its members in order in m (room for max).
+ * 0; -1 when in is not a JSON object; -2 when it has more than max
+ * members. */
+int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max,
+                    size_t *n);
+/* 1 when m's name is name (ASCII, written without escapes). */
+int cli_json_name_is(const struct cli_jmember *m, const char *name);
+/* The bytes of the JSON string of len bytes at in (quotes included, as
+ * cli_json_object() checked it), into out (room for len bytes); returns
+ * how many. */
+size_t cli_json_string_decode(const char *in, size_t len, char *out);
+/* Standard base64 with padding (RFC 4648) into out (room for len / 4 * 3
+ * bytes): 0, or -1 when in is not such a text. */
+int cli_base64_decode(const char *in, size_t len, unsigned char *out, size_t *out_len);
+
 /* elog-cat -L (summary.c): print the summary of the log dir, for people
  * or (json) as one JSON object, and exit. */
 noreturn void cli_summary(const char *dir, int json);

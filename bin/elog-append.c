@@ -26,7 +26,8 @@ static const char usage_text[] =
 	"                   [--segment-bytes size] [--index-interval size]\n"
 	"                   [--retain-age duration] [--retain-bytes size]\n"
 	"                   [--compress zstd[:level]] [--no-dictionary]\n"
-	"                   [--cleanup delete | compact] dir\n"
+	"                   [--cleanup delete | compact] [--json [--keep-offsets]]\n"
+	"                   dir\n"
 	"       elog-append -h | --help | --version\n"
 	"\n"
 	"  -0, --null                 records end with NUL, not newline\n"
@@ -37,6 +38,8 @@ static const char usage_text[] =
 	"  --max-skew duration        refuse -t times further ahead than this (1h)\n"
 	"  -p, --print-offsets        print each record's offset once it is durable\n"
 	"  -v, --verbose              report batches on standard error\n"
+	"  --json                     read elog-cat's JSON lines: key, value, ts, schema\n"
+	"  --keep-offsets             with --json: keep each line's offset\n"
 	"  --batch n                  write a batch at n records\n"
 	"  --batch-bytes size         write a batch at this many bytes\n"
 	"  --linger duration          write a batch this long after its first record\n"
@@ -60,7 +63,7 @@ enum {
 	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
 	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
 	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW, OPT_EXCLUSIVE,
-	OPT_CLEANUP
+	OPT_CLEANUP, OPT_JSON, OPT_KEEP_OFFSETS
 };
 
 static const struct option long_options[] = {
@@ -85,6 +88,8 @@ static const struct option long_options[] = {
 	{ "compress",       required_argument, NULL, OPT_COMPRESS },
 	{ "no-dictionary",  no_argument,       NULL, OPT_NO_DICTIONARY },
 	{ "cleanup",        required_argument, NULL, OPT_CLEANUP },
+	{ "json",           no_argument,       NULL, OPT_JSON },
+	{ "keep-offsets",   no_argument,       NULL, OPT_KEEP_OFFSETS },
 	{ "help",           no_argument,       NULL, 'h' },
 	{ "version",        no_argument,       NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -99,6 +104,9 @@ struct config {
 	uint16_t schema;            /* -s */
 	int ts_input;               /* -t */
 	uint64_t max_skew_ms;       /* --max-skew */
+	int max_skew_given;
+	int json;                   /* --json */
+	int keep_offsets;           /* --keep-offsets */
 	int print_offsets;          /* -p */
 	int verbose;                /* -v */
 	int sync;                   /* --sync */
@@ -177,6 +185,27 @@ static void stop_signals_catch(void)
 		sigaction(stop_signals[i], &sa, NULL);
 }
 
+/* --json: the records of the batch's lines, held here until the batch
+ * ends, so that a line that cannot be appended leaves none of its batch
+ * appended.  Keys and values are in bytes (as offsets: it grows). */
+struct held {
+	uint64_t recno;             /* its line, for messages */
+	uint64_t offset;            /* --keep-offsets: the line's */
+	int64_t ts_ms;
+	uint16_t schema;
+	size_t key, key_len, value, value_len;
+};
+struct holding {
+	struct held *v;
+	size_t n, cap;
+	char *bytes;
+	size_t len, bytes_cap;
+	uint64_t last;              /* --keep-offsets: the last line's offset, */
+	int have_last;              /* once there is one */
+	char *scratch;              /* for comparing value_text with value */
+	size_t scratch_cap;
+};
+
 /* The state of one run: the open log, the batch not yet durable, counts. */
 struct appender {
 	const struct config *cf;
@@ -210,6 +239,7 @@ struct appender {
 	char failed_msg[512];
 	struct offsets f_offsets;   /* the batch handed over: its offsets */
 	size_t f_n;
+	struct holding held;        /* --json */
 };
 
 /* What the library did that the operator should know (a recovery that cut
@@ -316,8 +346,11 @@ static void flusher_stop(struct appender *a)
  * overlap the reading of input; the first batch, and every one waited for
  * while no flusher runs (--sync, the end of the input), is made durable by
  * this thread instead: no thread would gain anything there. */
+static void release_held(struct appender *a);
+
 static void commit(struct appender *a, int wait)
 {
+	release_held(a);
 	if (a->batch_n > 0) {
 		flusher_idle(a);
 		struct offsets t = a->f_offsets;
@@ -365,21 +398,30 @@ static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
 }
 
 /* A record of input that cannot be appended: keep every record before it
- * (flushed and acknowledged as usual), then stop. */
-static noreturn void input_error(struct appender *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+ * (flushed and acknowledged as usual), then stop with status.  With --json,
+ * the records of its batch are dropped instead: none of them was handed to
+ * the library yet. */
+static noreturn void input_fail(struct appender *a, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static noreturn void input_error(struct appender *a, const char *fmt, ...)
+static noreturn void input_fail(struct appender *a, int status, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[400];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fail(a, CLI_EX_IO, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
+	if (a->held.n > 0) {
+		a->batch_n -= a->held.n;
+		a->total -= a->held.n;
+		a->held.n = 0;
+	}
+	fail(a, status, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
 	     (unsigned long long)a->recno, msg);
 }
+
+#define input_error(a, ...) input_fail((a), CLI_EX_IO, __VA_ARGS__)
 
 /* The -t prefix: a time and a tab.  The time is epoch milliseconds as a
  * decimal number or any TIME that --since of elog-cat(1) takes. */
@@ -411,6 +453,256 @@ static const char *take_timestamp(struct appender *a, const char *p, size_t *len
 	return tab + 1;
 }
 
+/* The members of elog-cat's JSON lines that --json reads. */
+enum { M_OFFSET, M_TS, M_SCHEMA, M_KEY, M_KEY_B64, M_VALUE, M_VALUE_B64,
+       M_VALUE_TEXT, M_COUNT };
+static const char *const member_names[M_COUNT] = {
+	"offset", "ts", "schema", "key", "key_b64", "value", "value_b64", "value_text"
+};
+/* The most members a line may have: elog-cat's, and room for others,
+ * which are ignored. */
+#define MEMBERS_MAX 64
+
+/* An integer member (no fraction, no exponent) into *v, within [min, max]. */
+static void json_int(struct appender *a, const struct cli_jmember *m, const char *name,
+                     int64_t min, uint64_t max, int64_t *sv, uint64_t *uv)
+{
+	char field[32];
+	uint64_t v;
+	int neg = m->len > 0 && m->value[0] == '-';
+
+	if (m->len == 0 || m->len >= sizeof field || m->value[0] == '"')
+		input_error(a, "%s is not an integer", name);
+	memcpy(field, m->value, m->len);
+	field[m->len] = '\0';
+	if (cli_parse_u64(field + neg, &v) < 0 || (neg && min >= 0) ||
+	    (neg && v > (uint64_t)INT64_MAX + 1) || (!neg && v > max))
+		input_error(a, "%s %s is not an integer in range", name, field);
+	if (sv)
+		*sv = neg ? (int64_t)(0 - v) : (int64_t)v;
+	if (uv)
+		*uv = v;
+}
+
+/* Room for n more bytes in the holding's bytes. */
+static void held_reserve(struct holding *h, size_t n)
+{
+	if (h->bytes_cap - h->len < n) {
+		while (h->bytes_cap - h->len < n)
+			h->bytes_cap = h->bytes_cap ? 2 * h->bytes_cap : 1 << 16;
+		h->bytes = cli_realloc(h->bytes, h->bytes_cap);
+	}
+}
+
+/* A string member's bytes, or its base64's, at the end of the holding's
+ * bytes: where they start, and their length in *len. */
+static size_t json_bytes(struct appender *a, const struct cli_jmember *m, const char *name,
+                         int b64, size_t *len)
+{
+	struct holding *h = &a->held;
+	size_t at = h->len;
+
+	if (m->len == 0 || m->value[0] != '"')
+		input_error(a, "%s is not a string", name);
+	held_reserve(h, 2 * m->len);
+	*len = cli_json_string_decode(m->value, m->len, h->bytes + at);
+	if (b64) {
+		/* Decoded in place, after the text: base64 is never
+		 * shorter than its bytes. */
+		char *text = h->bytes + at;
+		size_t n;
+		if (cli_base64_decode(text, *len, (unsigned char *)text + *len, &n) < 0)
+			input_error(a, "%s is not base64", name);
+		memmove(text, text + *len, n);
+		*len = n;
+	}
+	h->len += *len;
+	return at;
+}
+
+/* A value member that is JSON: a string's bytes; the compact text of an
+ * object or array (as elog-cat embeds it) or of a number or literal. */
+static size_t json_value(struct appender *a, const struct cli_jmember *m, size_t *len)
+{
+	struct holding *h = &a->held;
+	size_t at = h->len;
+	const char *res;
+
+	if (m->value[0] == '"')
+		return json_bytes(a, m, "value", 0, len);
+	if (m->len == 4 && memcmp(m->value, "null", 4) == 0)
+		input_error(a, "value is null (an empty value is \"\")");
+	held_reserve(h, m->len);
+	if (cli_json_compact(m->value, m->len, h->bytes + at, &res, len) < 0)
+		input_error(a, "value is not JSON");
+	if (res != h->bytes + at)
+		memcpy(h->bytes + at, res, *len);
+	h->len += *len;
+	return at;
+}
+
+/* value_text, the stored bytes of a value elog-cat embedded compacted: it
+ * must compact to that value. */
+static void json_value_text_check(struct appender *a, const char *text, size_t len,
+                                  const char *value, size_t value_len)
+{
+	struct holding *h = &a->held;
+	const char *res;
+	size_t n;
+
+	if (h->scratch_cap < len) {
+		h->scratch_cap = len;
+		h->scratch = cli_realloc(h->scratch, len);
+	}
+	if (cli_json_compact(text, len, h->scratch, &res, &n) < 0 || n != value_len ||
+	    memcmp(res, value, n) != 0)
+		input_error(a, "value_text is not the text of value");
+}
+
+/* A line of elog-cat's JSON output, held as a record until its batch ends:
+ * members key or key_b64, value, value_b64 or value_text, ts, schema, and
+ * with --keep-offsets offset; others are ignored. */
+static void add_json(struct appender *a, const char *p, size_t len)
+{
+	const struct config *cf = a->cf;
+	struct holding *h = &a->held;
+	struct cli_jmember m[MEMBERS_MAX];
+	const struct cli_jmember *mem[M_COUNT] = { 0 };
+	struct held r = { .recno = a->recno, .ts_ms = a->arrived_ms };
+	uint64_t u;
+	size_t n;
+	int rc = cli_json_object(p, len, m, MEMBERS_MAX, &n);
+
+	if (rc == -2)
+		input_error(a, "more than %d members", MEMBERS_MAX);
+	if (rc < 0)
+		input_error(a, "not a JSON object");
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < M_COUNT; k++)
+			if (cli_json_name_is(&m[i], member_names[k])) {
+				if (mem[k])
+					input_error(a, "%s is given twice", member_names[k]);
+				mem[k] = &m[i];
+			}
+	if (mem[M_KEY] && mem[M_KEY_B64])
+		input_error(a, "both key and key_b64");
+	if (mem[M_VALUE_B64] && (mem[M_VALUE] || mem[M_VALUE_TEXT]))
+		input_error(a, "both value_b64 and value%s", mem[M_VALUE] ? "" : "_text");
+	if (!mem[M_VALUE] && !mem[M_VALUE_B64] && !mem[M_VALUE_TEXT])
+		input_error(a, "no value (value, value_b64 or value_text)");
+	if (mem[M_TS]) {
+		json_int(a, mem[M_TS], "ts", INT64_MIN, INT64_MAX, &r.ts_ms, NULL);
+		/* The library reads INT64_MIN as "the time of append". */
+		if (r.ts_ms == ELOG_TS_NOW)
+			input_error(a, "ts %lld is out of range", (long long)r.ts_ms);
+		if (cf->max_skew_given && elog_ts_future(r.ts_ms, cli_now_ms(), cf->max_skew_ms))
+			input_error(a, "ts %lld lies more than --max-skew ahead of the clock",
+			            (long long)r.ts_ms);
+	}
+	if (mem[M_SCHEMA]) {
+		json_int(a, mem[M_SCHEMA], "schema", 0, UINT16_MAX, NULL, &u);
+		r.schema = (uint16_t)u;
+	}
+	if (mem[M_OFFSET])
+		json_int(a, mem[M_OFFSET], "offset", 0, UINT64_MAX - 1, NULL, &r.offset);
+	else if (cf->keep_offsets)
+		input_error(a, "no offset (--keep-offsets)");
+
+	size_t start = h->len;
+	if (mem[M_KEY_B64]) {
+		r.key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r.key_len);
+	} else if (mem[M_KEY] && !(mem[M_KEY]->len == 4 &&
+	                           memcmp(mem[M_KEY]->value, "null", 4) == 0)) {
+		r.key = json_bytes(a, mem[M_KEY], "key", 0, &r.key_len);
+	}
+	if (r.key_len > ELOG_MAX_KEY)
+		input_error(a, "the key is longer than 65535 bytes");
+	if (mem[M_VALUE_B64]) {
+		r.value = json_bytes(a, mem[M_VALUE_B64], "value_b64", 1, &r.value_len);
+	} else if (mem[M_VALUE_TEXT]) {
+		r.value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r.value_len);
+		if (mem[M_VALUE]) {
+			size_t vlen, v = json_value(a, mem[M_VALUE], &vlen);
+			json_value_text_check(a, h->bytes + r.value, r.value_len,
+			                      h->bytes + v, vlen);
+			h->len = v;
+		}
+	} else {
+		r.value = json_value(a, mem[M_VALUE], &r.value_len);
+	}
+	if (r.key_len + r.value_len > ELOG_MAX_RECORD - 24) {
+		h->len = start;
+		input_error(a, "the record is larger than the limit of 16 MiB");
+	}
+
+	if (cf->keep_offsets) {
+		uint64_t end = elog_next_offset(a->w);
+		if (h->have_last && r.offset <= h->last)
+			input_error(a, "offset %llu does not follow offset %llu of the line "
+			            "before: offsets must increase",
+			            (unsigned long long)r.offset, (unsigned long long)h->last);
+		if (r.offset < end)
+			input_fail(a, CLI_EX_USAGE, "offset %llu is taken: the log holds "
+			           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
+			           (unsigned long long)r.offset, (unsigned long long)end - 1,
+			           (unsigned long long)end);
+		h->last = r.offset;
+		h->have_last = 1;
+	}
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->v = cli_realloc(h->v, h->cap * sizeof *h->v);
+	}
+	h->v[h->n++] = r;
+	a->total++;
+	if (a->batch_n == 0)
+		a->batch_start = cli_monotonic_ms();
+	a->batch_n++;
+	a->batch_size += elog_record_size(r.key_len, r.value_len);
+	if (cf->sync)
+		commit_wait(a);
+	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
+	         a->batch_size >= cf->batch_bytes)
+		commit(a, 0);
+}
+
+/* Hand the records held for the batch to the library, which lays them
+ * out; the batch is then written as any other. */
+static void release_held(struct appender *a)
+{
+	struct holding *h = &a->held;
+	const struct config *cf = a->cf;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct held *r = &h->v[i];
+		struct elog_record rec = {
+			.offset = r->offset, .ts_ms = r->ts_ms, .schema = r->schema,
+			.key = h->bytes + r->key, .key_len = r->key_len,
+			.value = h->bytes + r->value, .value_len = r->value_len,
+		};
+		uint64_t *slot = cf->print_offsets || cf->verbose ? offsets_slot(&a->offsets)
+		                                                  : NULL;
+		int rc;
+
+		if (cf->keep_offsets) {
+			rc = elog_append_at(a->w, &rec);
+			if (slot)
+				*slot = rec.offset;
+		} else {
+			rc = elog_append(a->w, &rec, slot);
+		}
+		if (rc != 0) {
+			/* None of the batch is acknowledged: the program ends
+			 * without writing what the library holds of it. */
+			flusher_idle(a);
+			cli_die(cli_status(rc), a->dir, "line %llu: %s",
+			        (unsigned long long)r->recno, elog_errmsg(a->w));
+		}
+	}
+	h->n = 0;
+	h->len = 0;
+}
+
 /* One record of input, without its delimiter. */
 static void add_record(struct appender *a, const char *p, size_t len)
 {
@@ -419,6 +711,10 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	int rc;
 
 	a->recno++;
+	if (cf->json) {
+		add_json(a, p, len);
+		return;
+	}
 	if (cf->ts_input)
 		p = take_timestamp(a, p, &len, &rec.ts_ms);
 	if (cf->ts_input && elog_ts_future(rec.ts_ms, cli_now_ms(), cf->max_skew_ms))
@@ -510,6 +806,9 @@ static void run(struct appender *a)
 	 * after its timestamp and key delimiter are taken off, so it is
 	 * refused without reading the rest of it. */
 	size_t limit = ELOG_MAX_RECORD + TS_FIELD_MAX + 1 + cf->key_delim_len;
+	/* A JSON line writes a byte in up to six ("\u0001"). */
+	if (cf->json)
+		limit = 6 * (size_t)ELOG_MAX_RECORD + 4096;
 	size_t cap = 1 << 20, len = 0, start = 0, scanned = 0;
 	char *buf = cli_realloc(NULL, cap);
 	int eof = 0;
@@ -609,6 +908,13 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			break;
 		case OPT_MAX_SKEW:
 			cf->max_skew_ms = cli_arg_duration("--max-skew", optarg);
+			cf->max_skew_given = 1;
+			break;
+		case OPT_JSON:
+			cf->json = 1;
+			break;
+		case OPT_KEEP_OFFSETS:
+			cf->keep_offsets = 1;
 			break;
 		case 'p':
 			cf->print_offsets = 1;
@@ -671,6 +977,13 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 	}
 	if (cf->key != NULL && cf->key_delim != NULL)
 		cli_usage_error("-k and -K cannot be used together");
+	if (cf->keep_offsets && !cf->json)
+		cli_usage_error("--keep-offsets goes with --json (the offsets are read from it)");
+	/* A JSON line says all a record is: nothing to add to it. */
+	if (cf->json && (cf->delim != '\n' || cf->key_delim || cf->key || cf->schema ||
+	                 cf->ts_input))
+		cli_usage_error("--json takes the key, value, time and schema from each line: "
+		                "not with -0, -K, -k, -s or -t");
 	cf->create.create = 1;
 	/* The library flushes by itself when its buffer passes batch_bytes;
 	 * leave that to the batching here unless a record is huge. */
@@ -722,6 +1035,9 @@ int main(int argc, char *argv[])
 		report(&a);
 	offsets_free(&a.offsets);
 	offsets_free(&a.f_offsets);
+	free(a.held.v);
+	free(a.held.bytes);
+	free(a.held.scratch);
 	/* A stop signal ended the input: die of it, now that it is all
 	 * appended, as a program that did not catch it would. */
 	if (stop_signal != 0)

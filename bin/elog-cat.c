@@ -232,7 +232,10 @@ static void print_member(const char *name, const void *buf, size_t len)
 }
 
 /* A value that is a JSON object or array is embedded as JSON, compacted to
- * one line; anything else is printed by print_member(). */
+ * one line; anything else is printed by print_member().  When compacting
+ * changed its bytes (white space between tokens or around the value), the
+ * value as stored follows as "value_text", so that elog-append --json puts
+ * back the same bytes. */
 static void print_value(const struct elog_record *rec)
 {
 	static char *scratch;
@@ -252,6 +255,10 @@ static void print_value(const struct elog_record *rec)
 		if (cli_json_compact(v, rec->value_len, scratch, &compact, &n) == 0) {
 			cli_write(",\"value\":", 9);
 			cli_write(compact, n);
+			if (compact != v) {
+				cli_write(",\"value_text\":", 14);
+				cli_json_string(v, rec->value_len);
+			}
 			return;
 		}
 	}

@@ -430,3 +430,188 @@ int cli_json_compact(const void *in, size_t len, char *out, const char **res,
 	*res_len = (size_t)(j.out - out);
 	return 0;
 }
+
+/*
+ * Reading JSON lines back (elog-append --json): the members of one object,
+ * the bytes of a string, and base64.
+ */
+
+int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max,
+                    size_t *n)
+{
+	struct jparse j = { in, (const unsigned char *)in + len, NULL, 0, 0 };
+
+	*n = 0;
+	skip_ws(&j);
+	if (j.p == j.end || *j.p != '{')
+		return -1;
+	j.p++;
+	j.depth = 1;
+	skip_ws(&j);
+	if (j.p < j.end && *j.p == '}') {
+		j.p++;
+	} else {
+		for (;;) {
+			const unsigned char *name = j.p, *value;
+
+			if (j.p == j.end || *j.p != '"' || parse_string(&j) < 0)
+				return -1;
+			size_t name_len = (size_t)(j.p - name);
+			skip_ws(&j);
+			if (j.p == j.end || *j.p != ':')
+				return -1;
+			j.p++;
+			skip_ws(&j);
+			value = j.p;
+			if (parse_value(&j) < 0)
+				return -1;
+			if (*n == max)
+				return -2;
+			/* parse_value() took the white space after the value
+			 * too: the value ends at the last byte that is not. */
+			const unsigned char *vend = j.p;
+			while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t' ||
+			                        vend[-1] == '\n' || vend[-1] == '\r'))
+				vend--;
+			m[*n].name = (const char *)name;
+			m[*n].name_len = name_len;
+			m[*n].value = (const char *)value;
+			m[*n].len = (size_t)(vend - value);
+			(*n)++;
+			if (j.p == j.end)
+				return -1;
+			if (*j.p == '}') {
+				j.p++;
+				break;
+			}
+			if (*j.p != ',')
+				return -1;
+			j.p++;
+			skip_ws(&j);
+		}
+	}
+	skip_ws(&j);
+	return j.p == j.end ? 0 : -1;
+}
+
+int cli_json_name_is(const struct cli_jmember *m, const char *name)
+{
+	size_t n = strlen(name);
+
+	/* Member names of elog-cat's lines are plain ASCII: one written
+	 * with escapes is not one of them. */
+	return m->name_len == n + 2 && memcmp(m->name + 1, name, n) == 0;
+}
+
+/* Write code point c as UTF-8 at out; the number of bytes. */
+static size_t utf8_put(char *out, unsigned long c)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xC0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xE0 | c >> 12);
+		out[1] = (char)(0x80 | (c >> 6 & 0x3F));
+		out[2] = (char)(0x80 | (c & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | c >> 18);
+	out[1] = (char)(0x80 | (c >> 12 & 0x3F));
+	out[2] = (char)(0x80 | (c >> 6 & 0x3F));
+	out[3] = (char)(0x80 | (c & 0x3F));
+	return 4;
+}
+
+size_t cli_json_string_decode(const char *in, size_t len, char *out)
+{
+	const unsigned char *p = (const unsigned char *)in + 1;
+	const unsigned char *end = (const unsigned char *)in + len - 1;
+	char *o = out;
+
+	while (p < end) {
+		if (*p != '\\') {
+			*o++ = (char)*p++;
+			continue;
+		}
+		switch (p[1]) {
+		case 'b': *o++ = '\b'; break;
+		case 'f': *o++ = '\f'; break;
+		case 'n': *o++ = '\n'; break;
+		case 'r': *o++ = '\r'; break;
+		case 't': *o++ = '\t'; break;
+		case 'u': {
+			/* Checked by the parser: a pair when it is a high
+			 * surrogate. */
+			unsigned long c = (unsigned long)u_escape(p, end);
+
+			if (c >= 0xD800 && c <= 0xDBFF) {
+				unsigned long lo = (unsigned long)u_escape(p + 6, end);
+
+				c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+				p += 6;
+			}
+			o += utf8_put(o, c);
+			p += 6;
+			continue;
+		}
+		default: *o++ = (char)p[1]; break;	/* " \ / */
+		}
+		p += 2;
+	}
+	return (size_t)(o - out);
+}
+
+int cli_base64_decode(const char *in, size_t len, unsigned char *out, size_t *out_len)
+{
+	size_t o = 0;
+
+	if (len % 4 != 0)
+		return -1;
+	for (size_t i = 0; i < len; i += 4) {
+		uint32_t v = 0;
+		int pad = 0;
+
+		for (int k = 0; k < 4; k++) {
+			unsigned char c = (unsigned char)in[i + k];
+			int d;
+
+			if (c >= 'A' && c <= 'Z')
+				d = c - 'A';
+			else if (c >= 'a' && c <= 'z')
+				d = c - 'a' + 26;
+			else if (c >= '0' && c <= '9')
+				d = c - '0' + 52;
+			else if (c == '+')
+				d = 62;
+			else if (c == '/')
+				d = 63;
+			else if (c == '=' && i + 4 == len && k >= 2)
+				d = -1;
+			else
+				return -1;
+			/* Padding only at the end, and nothing after it. */
+			if (d < 0)
+				pad++;
+			else if (pad)
+				return -1;
+			v = v << 6 | (uint32_t)(d < 0 ? 0 : d);
+		}
+		out[o++] = (unsigned char)(v >> 16);
+		if (pad < 2)
+			out[o++] = (unsigned char)(v >> 8);
+		if (pad < 1)
+			out[o++] = (unsigned char)v;
+		/* The bits the padding leaves over must be zero, as an
+		 * encoder writes them, so that each text has one reading. */
+		if ((pad == 1 && (v & 0xFF)) || (pad == 2 && (v & 0xFFFF)))
+			return -1;
+	}
+	*out_len = o;
+	return 0;
+}

@@ -112,6 +112,15 @@ static const char *cleanup(const struct elog_summary *s)
 	return s->settings.cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete";
 }
 
+/* Why records is an upper bound: what left holes between offsets. */
+static const char *inexact_why(const struct elog_summary *s)
+{
+	if (s->copy_last_ms == INT64_MIN)
+		return " (compacted)";
+	return s->compact_last_ms == INT64_MIN ? " (a copy kept offsets with holes)"
+	                                       : " (compacted; a copy kept offsets with holes)";
+}
+
 static void print_json(const char *dir, const struct elog_summary *s,
                        const struct elog_consumer *c, size_t n)
 {
@@ -128,6 +137,7 @@ static void print_json(const char *dir, const struct elog_summary *s,
 	}
 	j_u64("records", s->records);
 	j_bool("records_exact", s->records_exact);
+	j_time("copy_holes", s->copy_last_ms);
 	j_u64("durable_end", s->durable_end);
 	j_u64("start", s->start);
 	j_u64("segments", s->segments);
@@ -266,7 +276,7 @@ static void print_text(const char *dir, const struct elog_summary *s,
 		line("offsets", "%llu..%llu, %s%llu records%s",
 		     (unsigned long long)s->first, (unsigned long long)s->last,
 		     s->records_exact ? "" : "at most ", (unsigned long long)s->records,
-		     s->records_exact ? "" : " (compacted)");
+		     s->records_exact ? "" : inexact_why(s));
 	else
 		line("offsets", "none, 0 records");
 	line("durable end", "%llu", (unsigned long long)s->durable_end);

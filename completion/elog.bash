@@ -15,7 +15,7 @@
 
 # The flags of each program, and among them the ones that take an argument.
 _elog_flags_append='-0 --null -K --key-delimiter -k --key -s --schema
-	-t --timestamp -p --print-offsets -v --verbose --batch --batch-bytes
+	-t --timestamp -p --print-offsets -v --verbose --json --keep-offsets --batch --batch-bytes
 	--linger --sync --exclusive --wait --max-skew --segment-bytes --index-interval
 	--retain-age --retain-bytes --compress --no-dictionary --cleanup
 	-h --help --version'

@@ -4,6 +4,8 @@
 #
 #   agent-recorder.sh record DIR < actions
 #   agent-recorder.sh between DIR SINCE UNTIL [RUN]
+#   agent-recorder.sh export DIR RUN > run.jsonl
+#   agent-recorder.sh import DIR < run.jsonl
 #
 # record: each input line is one action as a JSON object, with the time the
 #   agent took it in "at" (RFC 3339, such as "2026-11-29T03:04:05.250Z") and
@@ -32,12 +34,20 @@
 #     2026-11-29T03:00:30Z run-7 step 3 read_file {"path":"setup.py"}
 #
 #   It is elog-cat --since/--until, which seek by timestamp, and jq.
+#
+# export, import: one run handed to someone as JSON lines (elog-cat -k RUN),
+#   and made a log of its own again (elog-append --json --keep-offsets):
+#   every action with its time, schema and offset, so that a replay's
+#   idempotency keys, made from offsets, are those of the original.  Import
+#   into a new directory: an offset the log already holds is refused.
 set -euo pipefail
 SCHEMA=1
 
 usage() {
 	echo "usage: agent-recorder.sh record dir < actions" >&2
 	echo "       agent-recorder.sh between dir since until [run]" >&2
+	echo "       agent-recorder.sh export dir run > run.jsonl" >&2
+	echo "       agent-recorder.sh import dir < run.jsonl" >&2
 	exit 2
 }
 
@@ -67,5 +77,7 @@ shift
 case $cmd in
 record) [ $# -eq 1 ] || usage; record "$@" ;;
 between) [ $# -eq 3 ] || [ $# -eq 4 ] || usage; between "$@" ;;
+export) [ $# -eq 2 ] || usage; elog-cat -k "$2" "$1" ;;
+import) [ $# -eq 1 ] || usage; elog-append --json --keep-offsets --cleanup delete "$1" ;;
 *) usage ;;
 esac

@@ -102,4 +102,16 @@ printf '%s\n' '{"at":"2026-11-29T03:30:00Z","run":"run-3","step":0,"tool":"x","a
 	"$here/agent-recorder.sh" record "$L" 2> "$T/err" && fail "a bad timestamp was accepted"
 grep -q "invalid timestamp 'later'" "$T/err" || fail "stderr: $(cat "$T/err")"
 [ "$(elog-cat -n 1 -F '%k' "$L")" = run-3 ] || fail "the action before the bad one is missing"
-echo "test-agent-recorder: ok: 114 actions of two runs; 46 between 03:00 and 03:10 (15 of run-2), edges and the other schema right"
+# run-2 handed over: exported, imported into a log of its own, it answers
+# the same, line for line, with the same offsets; imported twice, the
+# second import finds its offsets taken (status 2) and adds nothing.
+"$here/agent-recorder.sh" export "$L" run-2 > "$T/run-2.jsonl"
+"$here/agent-recorder.sh" import "$T/run-2" < "$T/run-2.jsonl"
+elog-cat "$T/run-2" | cmp -s - "$T/run-2.jsonl" || fail "the imported run prints other lines"
+"$here/agent-recorder.sh" between "$T/run-2" 2026-11-29T03:00:00Z 2026-11-29T03:10:00Z > "$T/got3"
+cmp -s "$T/got3" "$T/want2" || fail "the imported run-2 between 03:00 and 03:10: $(diff "$T/want2" "$T/got3" | head -5)"
+st=0
+"$here/agent-recorder.sh" import "$T/run-2" < "$T/run-2.jsonl" 2> "$T/err" || st=$?
+[ "$st" -eq 2 ] && grep -q "is taken" "$T/err" || fail "a second import: status $st: $(cat "$T/err")"
+elog-cat "$T/run-2" | cmp -s - "$T/run-2.jsonl" || fail "a second import changed the log"
+echo "test-agent-recorder: ok: 114 actions of two runs; 46 between 03:00 and 03:10 (15 of run-2), edges and the other schema right; run-2 handed over whole"

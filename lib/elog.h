@@ -48,6 +48,7 @@ extern "C" {
 #define ELOG_NOCONSUMER  (-21)  /* no consumer of that name */
 #define ELOG_BEYOND      (-22)  /* an offset at or above the durable end */
 #define ELOG_TOOMANY     (-23)  /* already ELOG_CONSUMERS_MAX consumers */
+#define ELOG_TAKEN       (-24)  /* an offset at or below the log's end */
 
 /* Room for a message with context, for functions given a caller's buffer. */
 #define ELOG_MSG_MAX 512
@@ -155,6 +156,13 @@ int elog_close(elog *w);
 /* Buffer one record (not yet durable); its offset is stored in *offset,
  * when not NULL, before the elog_sync() that covers it returns. */
 int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset);
+/* Buffer one record at offset rec->offset, not the next one: the offsets
+ * skipped are a hole, as compaction leaves (a copy that keeps the
+ * original's offsets).  ELOG_TAKEN, nothing buffered, when rec->offset is
+ * not above every offset the log holds and w has buffered; when another
+ * writer takes it first, the elog_sync() that writes it fails so and w
+ * refuses further work. */
+int elog_append_at(elog *w, const struct elog_record *rec);
 /* Wait until every record appended through w before the call is durable. */
 int elog_sync(elog *w);
 /* The offset the next record would get if no other writer wrote first. */
@@ -477,8 +485,10 @@ struct elog_summary {
 	int have_first, have_last;  /* a durable record was found */
 	uint64_t first, last;    /* offsets of the first and last durable record */
 	uint64_t records;        /* last - first + 1: exact while offsets are
-	                          * dense, an upper bound after compaction */
-	int records_exact;       /* 1: no compaction ever ran on the log */
+	                          * dense, an upper bound after compaction or
+	                          * a copy with holes */
+	int records_exact;       /* 1: no compaction ever ran on the log, and
+	                          * no copy left holes (elog_append_at()) */
 	int64_t oldest_ms;       /* ts_ms of the first record */
 	int64_t newest_ms;       /* the greatest ts_ms in the newest segment
 	                          * holding durable records */
@@ -498,6 +508,8 @@ struct elog_summary {
 	pid_t batch_pid, maint_pid;  /* writing a batch, maintaining; 0: none */
 	/* When retention and compaction last finished a run; INT64_MIN: never. */
 	int64_t retain_last_ms, compact_last_ms;
+	/* When elog_append_at() last left a hole; INT64_MIN: never. */
+	int64_t copy_last_ms;
 	int damaged;             /* a record or header it read was damaged */
 	uint64_t lost;           /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;

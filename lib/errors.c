@@ -33,6 +33,7 @@ const char *elog_strerror(int code)
 	case ELOG_NOCONSUMER: return "no such consumer";
 	case ELOG_BEYOND: return "offset at or above the durable end of the log";
 	case ELOG_TOOMANY: return "too many consumers";
+	case ELOG_TAKEN: return "offset at or below the end of the log";
 	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
 	case FS_ENOTREG: return "not a regular file";
 	case FS_ELINKED: return "has more than one hard link, refusing to write it";

@@ -28,6 +28,7 @@ static const struct {
 	{ FN_COMPACT_LAST, FILE_COMPACT_LAST },
 	{ FN_SALVAGED, FILE_SALVAGED },
 	{ FN_LOSSES, FILE_LOSSES },
+	{ FN_COPY_LAST, FILE_COPY_LAST },
 };
 
 /* The files of a segment: "<20 digits>" and one of these. */

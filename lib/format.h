@@ -24,6 +24,7 @@
 #define FN_COMPACT_LAST   "compact.last"   /* when compaction last ran */
 #define FN_SALVAGED       "salvaged"       /* offsets lost to damage */
 #define FN_LOSSES         "consumers.lost" /* consumers' unacknowledged losses */
+#define FN_COPY_LAST      "copy.last"      /* when a copy last left holes */
 #define DICT_PREFIX       "dict."          /* "dict.<id>", id in decimal */
 
 /* Segments and their indexes: "<20 digits><ext>", the digits being the

@@ -400,7 +400,8 @@ enum {
 	FILE_RETAIN_LAST,
 	FILE_COMPACT_LAST,
 	FILE_SALVAGED,
-	FILE_LOSSES
+	FILE_LOSSES,
+	FILE_COPY_LAST
 };
 struct file_class {
 	int kind;             /* FILE_*: of the name, or for a temporary file

@@ -308,9 +308,12 @@ static int summarize(struct sum *u)
 	s->records = s->records > s->lost ? s->records - s->lost : 0;
 	s->retain_last_ms = elog__lastrun_read(u->dfd, FN_RETAIN_LAST);
 	s->compact_last_ms = elog__lastrun_read(u->dfd, FN_COMPACT_LAST);
-	/* Offsets are dense until compaction removes records; a log that
-	 * was compacted by an older elog shows it by its compact.state. */
+	s->copy_last_ms = elog__lastrun_read(u->dfd, FN_COPY_LAST);
+	/* Offsets are dense until compaction removes records or a copy
+	 * skips some; a log that was compacted by an older elog shows it by
+	 * its compact.state. */
 	s->records_exact = s->compact_last_ms == INT64_MIN && !u->truncated &&
+	                   s->copy_last_ms == INT64_MIN &&
 	                   fstatat(u->dfd, FN_COMPACT_STATE, &st, AT_SYMLINK_NOFOLLOW) < 0;
 	holders(u);
 	return 0;
@@ -324,7 +327,7 @@ int elog_summary_read(const char *dir, struct elog_summary *s, char *msg)
 	memset(s, 0, sizeof *s);
 	memset(&u, 0, sizeof u);
 	s->oldest_ms = s->newest_ms = INT64_MIN;
-	s->retain_last_ms = s->compact_last_ms = INT64_MIN;
+	s->retain_last_ms = s->compact_last_ms = s->copy_last_ms = INT64_MIN;
 	u.s = s;
 	u.msg = msg ? msg : local;
 	u.msg[0] = '\0';

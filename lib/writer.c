@@ -72,7 +72,11 @@ struct batch {
 	struct tail end;	/* the tail after its last record */
 	size_t bytes;
 	uint64_t **out;		/* where each record's offset goes, or NULL */
+	uint64_t *off;		/* each record's offset as laid out */
+	uint64_t *want;		/* the offset elog_append_at() asked, or
+				 * OFF_NEXT (the next one) */
 	size_t nrec, outcap;
+	int holes;		/* an elog_append_at() record skips offsets */
 	size_t split;		/* the record whose sample completed the
 				 * training set, or SIZE_MAX */
 };
@@ -131,6 +135,7 @@ struct elog {
 	pthread_cond_t gather;
 	uint64_t durable;	/* the log's durable end after our last batch */
 	int failed;		/* the error that stopped the writer, or 0 */
+	int holes_marked;	/* this handle wrote FN_COPY_LAST */
 };
 
 /* The chunk of b for segment base, added if needed. */
@@ -159,6 +164,7 @@ static void batch_reset(struct batch *b, const struct tail *t)
 	b->n = 0;
 	b->bytes = 0;
 	b->nrec = 0;
+	b->holes = 0;
 	b->split = SIZE_MAX;
 	b->start = b->end = *t;
 }
@@ -171,6 +177,8 @@ static void batch_free(struct batch *b)
 	}
 	free(b->c);
 	free(b->out);
+	free(b->off);
+	free(b->want);
 }
 
 static int same_tail(const struct tail *a, const struct tail *b)
@@ -188,23 +196,34 @@ static void tail_new_segment(struct tail *t, uint32_t flags)
 	memset(&t->ib, 0, sizeof t->ib);
 }
 
+/* A record of a batch that takes the next offset, not one of its own. */
+#define OFF_NEXT UINT64_MAX
+
 /* Lay one record out at the end of b, from b's end tail: roll when it
  * would overfill a segment holding any, encode its value for the
- * segment's codec, add an index entry when one is due.  new_flags are the
- * header flags of a segment it starts.  Called with the mutex held. */
+ * segment's codec, add an index entry when one is due.  It gets the next
+ * offset, or want (elog_append_at()), which must not be below it: the
+ * offsets between them are left out, a hole like compaction's.  new_flags
+ * are the header flags of a segment it starts.  Called with the mutex
+ * held. */
 static int place(elog *w, struct batch *b, const struct elog_record *rec,
-                 uint32_t new_flags, uint64_t *out)
+                 uint32_t new_flags, uint64_t *out, uint64_t want)
 {
 	struct tail *t = &b->end;
 	size_t size = elog__rec_size(rec->key_len, elog__codec_value_max(new_flags, rec->value_len));
 	char why[ELOG_MSG_MAX];
 	int err;
 
+	if (want != OFF_NEXT && want < t->next)
+		return elog__errmsg_set(w->msg, ELOG_TAKEN,
+		    "offset %llu is taken: the log holds offsets up to %llu",
+		    (unsigned long long)want, (unsigned long long)t->next - 1);
+
 	/* A record larger than a whole segment gets one of its own. */
 	if (t->size > SEG_HDR && t->size + size > w->set.segment_bytes)
 		tail_new_segment(t, new_flags);
 	struct elog_record stored = *rec;
-	stored.offset = t->next;
+	stored.offset = want != OFF_NEXT ? want : t->next;
 	/* The segment's codec, which may not be the settings' (a segment
 	 * started before elog-retain --set compress=...): its records keep
 	 * it. */
@@ -230,12 +249,18 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	if (b->nrec == b->outcap) {
 		size_t cap = b->outcap ? 2 * b->outcap : 1024;
 		uint64_t **no = realloc(b->out, cap * sizeof *no);
-		if (!no) {
+		if (no)
+			b->out = no;
+		uint64_t *noff = no ? realloc(b->off, cap * sizeof *noff) : NULL;
+		if (noff)
+			b->off = noff;
+		uint64_t *nwant = noff ? realloc(b->want, cap * sizeof *nwant) : NULL;
+		if (!nwant) {
 			if (c->len == 0 && c->ilen == 0)
 				b->n--;
 			return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		}
-		b->out = no;
+		b->want = nwant;
 		b->outcap = cap;
 	}
 	elog__rec_encode(c->data + c->len, &stored);
@@ -247,9 +272,12 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	}
 	c->len += size;
 	t->size += size;
-	t->next++;
+	b->holes |= stored.offset != t->next;
+	t->next = stored.offset + 1;
 	b->bytes += size;
-	b->out[b->nrec++] = out;
+	b->out[b->nrec] = out;
+	b->off[b->nrec] = stored.offset;
+	b->want[b->nrec++] = want;
 	return 0;
 }
 
@@ -297,7 +325,8 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 			}
 			if (!err)
 				err = place(w, &nb, &rec, k >= split ? new_segment_flags(w)
-				                                     : pre_flags, b->out[k]);
+				                                     : pre_flags, b->out[k],
+				            b->want[k]);
 		}
 	}
 	if (err) {
@@ -1108,7 +1137,13 @@ static int flush_batch(elog *w, struct batch *b)
 	 * caller whose sync fails can still tell which records it wrote. */
 	for (size_t i = 0; i < b->nrec; i++)
 		if (b->out[i])
-			*b->out[i] = b->start.next + i;
+			*b->out[i] = b->off[i];
+	/* Holes a copy left tell elog_summary_read() that offsets are not
+	 * dense (as compact.last does); a mark is information only. */
+	if (b->holes && !w->holes_marked) {
+		elog__lastrun_mark(w->dfd, FN_COPY_LAST, elog__fs_now_ms(), NULL, 0);
+		w->holes_marked = 1;
+	}
 	uint64_t gen = w->gen + 1, epoch = w->epoch;
 	struct tail before = w->disk;
 	pthread_mutex_unlock(&w->mu);
@@ -1222,7 +1257,8 @@ int elog_sync(elog *w)
 	return rc;
 }
 
-int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
+/* elog_append() and elog_append_at(): want is OFF_NEXT or the offset. */
+static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint64_t want)
 {
 	if (rec->key_len > ELOG_MAX_KEY ||
 	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
@@ -1241,7 +1277,7 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 	struct elog_record r = *rec;
 	if (r.ts_ms == ELOG_TS_NOW)
 		r.ts_ms = elog__fs_now_ms();
-	if ((err = place(w, &w->pending, &r, new_segment_flags(w), offset)) != 0) {
+	if ((err = place(w, &w->pending, &r, new_segment_flags(w), offset, want)) != 0) {
 		pthread_mutex_unlock(&w->mu);
 		return err;
 	}
@@ -1252,6 +1288,20 @@ int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
 		err = sync_to(w, w->appended);
 	pthread_mutex_unlock(&w->mu);
 	return err;
+}
+
+int elog_append(elog *w, const struct elog_record *rec, uint64_t *offset)
+{
+	return append(w, rec, offset, OFF_NEXT);
+}
+
+int elog_append_at(elog *w, const struct elog_record *rec)
+{
+	/* OFF_NEXT is no offset: the one after it could not be written. */
+	if (rec->offset == OFF_NEXT)
+		return elog__errmsg_set(w->msg, ELOG_INVALID, "offset %llu is out of range",
+		                        (unsigned long long)rec->offset);
+	return append(w, rec, NULL, rec->offset);
 }
 
 uint64_t elog_next_offset(elog *w)

@@ -303,6 +303,7 @@ START_TEST(classify_names)
 		{ "compact.state", FILE_COMPACT_STATE, 0, 0 },
 		{ "retain.last", FILE_RETAIN_LAST, 0, 0 },
 		{ "compact.last", FILE_COMPACT_LAST, 0, 0 },
+		{ "copy.last", FILE_COPY_LAST, 0, 0 },
 		{ "salvaged", FILE_SALVAGED, 0, 0 },
 		{ "foo.tmp.1.2", FILE_UNKNOWN, 1, 0 },
 		/* Not what they look like. */

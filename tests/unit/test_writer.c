@@ -972,6 +972,151 @@ START_TEST(threads_append_and_sync)
 }
 END_TEST
 
+/* ---- elog_append_at(): a copy that keeps its offsets ---- */
+
+/* The verdict of elog_verify() on dir: damage and warnings, both 0. */
+static void verify_clean(const char *dir)
+{
+	struct elog_verify_result vr;
+	char msg[ELOG_MSG_MAX];
+	ck_assert_msg(elog_verify(dir, 0, NULL, &vr, msg) == 0, "%s", msg);
+	ck_assert_uint_eq(vr.damage, 0);
+	ck_assert_uint_eq(vr.warnings, 0);
+}
+
+START_TEST(append_at_keeps_offsets_and_leaves_holes)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 128);
+	struct elog_record r = ut_rec(5, -3, 7, "k", "five");
+	ck_assert_int_eq(elog_append_at(w, &r), 0);
+	r = ut_rec(6, 0, 0, NULL, "six");
+	ck_assert_int_eq(elog_append_at(w, &r), 0);
+	ck_assert_uint_eq(elog_next_offset(w), 7);
+	/* Enough records to roll segments, each 40 offsets above the last. */
+	char v[64];
+	memset(v, 'x', sizeof v);
+	for (uint64_t o = 100; o < 100 + 40 * 200; o += 40) {
+		r = (struct elog_record){ .offset = o, .ts_ms = 1, .value = v, .value_len = 64 };
+		ck_assert_int_eq(elog_append_at(w, &r), 0);
+	}
+	/* An append after them takes the next offset. */
+	uint64_t next = UINT64_MAX;
+	r = ut_rec(0, ELOG_TS_NOW, 0, NULL, "next");
+	ck_assert_int_eq(elog_append(w, &r, &next), 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	ck_assert_uint_eq(next, 100 + 40 * 199 + 1);
+
+	struct all a = read_all(ut_dir);
+	ck_assert_uint_eq(a.n, 203);
+	ck_assert_uint_eq(a.off[0], 5);
+	ck_assert_str_eq(a.val[0], "five");
+	ck_assert_uint_eq(a.off[1], 6);
+	for (size_t i = 2; i < 202; i++)
+		ck_assert_uint_eq(a.off[i], 100 + 40 * (i - 2));
+	ck_assert_uint_eq(a.off[202], next);
+	all_free(&a);
+	ck_assert_int_gt(ut_count_names(ut_dir, ".log"), 2);
+	/* Readers pass the holes silently: a seek into one lands after it. */
+	elog_reader *rd = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	ck_assert_int_eq(elog_reader_seek(rd, 7), 0);
+	ck_assert_int_eq(elog_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 100);
+	ck_assert_int_eq(elog_reader_seek(rd, 101), 0);
+	ck_assert_int_eq(elog_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 140);
+	elog_reader_close(rd);
+	verify_clean(ut_dir);
+	/* The summary knows its count is an upper bound now. */
+	struct elog_summary s;
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_int_eq(s.records_exact, 0);
+	ck_assert_int_ge(s.copy_last_ms, ut_now_ms() - 60000);
+	ck_assert_uint_eq(s.first, 5);
+	ck_assert_uint_eq(s.last, next);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(append_at_without_holes_keeps_the_count_exact)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	for (uint64_t o = 0; o < 3; o++) {
+		struct elog_record r = ut_rec(o, 1, 0, NULL, "v");
+		ck_assert_int_eq(elog_append_at(w, &r), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	struct elog_summary s;
+	ck_assert_int_eq(elog_summary_read(ut_dir, &s, NULL), 0);
+	ck_assert_int_eq(s.records_exact, 1);
+	ck_assert_int_eq(s.copy_last_ms, INT64_MIN);
+	elog_summary_free(&s);
+}
+END_TEST
+
+START_TEST(append_at_refuses_taken_offsets)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	for (int i = 0; i < 3; i++)
+		ut_append(w, NULL, "v");
+	ck_assert_int_eq(elog_sync(w), 0);
+	struct elog_record r = ut_rec(2, 1, 0, NULL, "taken");
+	ck_assert_int_eq(elog_append_at(w, &r), ELOG_TAKEN);
+	ck_assert_str_eq(elog_errmsg(w), "offset 2 is taken: the log holds offsets up to 2");
+	ck_assert_str_eq(elog_strerror(ELOG_TAKEN), "offset at or below the end of the log");
+	r.offset = UINT64_MAX;
+	ck_assert_int_eq(elog_append_at(w, &r), ELOG_INVALID);
+	/* Below a record buffered but not yet written is taken too. */
+	r.offset = 10;
+	ck_assert_int_eq(elog_append_at(w, &r), 0);
+	r.offset = 9;
+	ck_assert_int_eq(elog_append_at(w, &r), ELOG_TAKEN);
+	ck_assert_str_eq(elog_errmsg(w), "offset 9 is taken: the log holds offsets up to 10");
+	/* Refusals leave the handle working. */
+	r.offset = 11;
+	ck_assert_int_eq(elog_append_at(w, &r), 0);
+	ck_assert_int_eq(elog_close(w), 0);
+	struct all a = read_all(ut_dir);
+	ck_assert_uint_eq(a.n, 5);
+	ck_assert_uint_eq(a.off[3], 10);
+	ck_assert_uint_eq(a.off[4], 11);
+	all_free(&a);
+}
+END_TEST
+
+START_TEST(append_at_loses_to_another_writer)
+{
+	elog *w1 = ut_open_writer(ut_dir, 0, 0);
+	elog *w2 = ut_open_writer(ut_dir, 0, 0);
+	/* w1 buffers offset 3 and offset 50; w2 writes 0..4 first. */
+	struct elog_record r = ut_rec(3, 1, 0, NULL, "mine");
+	ck_assert_int_eq(elog_append_at(w1, &r), 0);
+	for (int i = 0; i < 5; i++)
+		ut_append(w2, NULL, "theirs");
+	ck_assert_int_eq(elog_sync(w2), 0);
+	ck_assert_int_eq(elog_sync(w1), ELOG_TAKEN);
+	ck_assert_str_eq(elog_errmsg(w1), "offset 3 is taken: the log holds offsets up to 4");
+	ck_assert_int_eq(elog_append(w1, &r, NULL), ELOG_FAILED);
+	elog_close(w1);
+	/* A record above what the other wrote is laid out again and kept. */
+	w1 = ut_open_writer(ut_dir, 0, 0);
+	r.offset = 50;
+	ck_assert_int_eq(elog_append_at(w1, &r), 0);
+	ut_append(w2, NULL, "theirs");
+	ck_assert_int_eq(elog_sync(w2), 0);
+	ck_assert_int_eq(elog_close(w1), 0);
+	ck_assert_int_eq(elog_close(w2), 0);
+	struct all a = read_all(ut_dir);
+	ck_assert_uint_eq(a.n, 7);
+	ck_assert_uint_eq(a.off[5], 5);
+	ck_assert_str_eq(a.val[5], "theirs");
+	ck_assert_uint_eq(a.off[6], 50);
+	ck_assert_str_eq(a.val[6], "mine");
+	all_free(&a);
+	verify_clean(ut_dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("writer");
@@ -1007,6 +1152,10 @@ int main(void)
 	tcase_add_test(tc, first_record_larger_than_segment);
 	tcase_add_test(tc, roll_after_reopen);
 	tcase_add_test(tc, threads_append_and_sync);
+	tcase_add_test(tc, append_at_keeps_offsets_and_leaves_holes);
+	tcase_add_test(tc, append_at_without_holes_keeps_the_count_exact);
+	tcase_add_test(tc, append_at_refuses_taken_offsets);
+	tcase_add_test(tc, append_at_loses_to_another_writer);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
