@@ -14,10 +14,13 @@ static int open_dir(const char *d)
 	return dfd;
 }
 
-/* The index a segment file should have, computed here from the rule in
- * elog(5) rather than with the library's builder: an entry for the first
- * record, then one for the first record at least interval bytes after the
- * previous entry; ts_max is the greatest ts from the segment's start. */
+/* The index a segment file should have, computed here from the rules in
+ * elog(5) rather than with the library's builder: version 2, an entry for
+ * the first record, then one for the first record at least interval bytes
+ * after the previous entry; ts_max and ts_min are the extremes from the
+ * segment's start through the entry's record, span_min and span_max those
+ * of the records from the previous entry's up to this one (empty for the
+ * first). */
 static unsigned char *expected_index(const char *segpath, uint32_t interval, size_t *len)
 {
 	size_t seg_len, got;
@@ -25,25 +28,35 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 	unsigned char *out = malloc(IDX_HDR + seg_len / REC_HDR * IDX_ENTRY + IDX_ENTRY);
 	ck_assert_ptr_nonnull(out);
 	memcpy(out, "ELOGIDX\n", 8);
-	put32(out + 8, 1);
+	put32(out + 8, 2);
 	put32(out + 12, 0);
 	size_t n = IDX_HDR;
 	uint64_t pos = SEG_HDR, last = 0;
-	int64_t ts_max = INT64_MIN;
+	int64_t ts_max = INT64_MIN, ts_min = INT64_MAX;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;	/* empty */
 	int any = 0;
 	while (pos < seg_len) {
 		struct elog_record r;
 		ck_assert_int_eq(elog__rec_decode(seg + pos, seg_len - pos, &r, &got), 0);
 		if (r.ts_ms > ts_max)
 			ts_max = r.ts_ms;
+		if (r.ts_ms < ts_min)
+			ts_min = r.ts_ms;
 		if (!any || pos >= last + interval) {
 			any = 1;
 			last = pos;
 			put64(out + n, r.offset);
 			put64(out + n + 8, (uint64_t)ts_max);
-			put32(out + n + 16, (uint32_t)pos);
-			put32(out + n + 20, elog__crc32c(0, out + n, 20));
-			n += IDX_ENTRY;
+			put64(out + n + 16, (uint64_t)ts_min);
+			put64(out + n + 24, (uint64_t)lo);
+			put64(out + n + 32, (uint64_t)hi);
+			put32(out + n + 40, (uint32_t)pos);
+			put32(out + n + 44, elog__crc32c(0, out + n, 44));
+			n += 48;
+			lo = hi = r.ts_ms;
+		} else {
+			lo = r.ts_ms < lo ? r.ts_ms : lo;
+			hi = r.ts_ms > hi ? r.ts_ms : hi;
 		}
 		pos += got;
 	}
@@ -85,9 +98,12 @@ static void write_index(const char *path, const struct idx_entry *e, size_t n)
 	ut_write_file(path, buf, IDX_HDR + n * IDX_ENTRY);
 }
 
+#define E IDX_SPAN_EMPTY_MIN, IDX_SPAN_EMPTY_MAX
 static const struct idx_entry good[] = {
-	{ 100, 5, 32 }, { 103, 9, 200 }, { 110, 9, 400 }, { 120, 12, 900 },
+	{ 100, 5, 32, 5, E }, { 103, 9, 200, 1, 1, 5 }, { 110, 9, 400, 1, 3, 9 },
+	{ 120, 12, 900, 0, 0, 8 },
 };
+#undef E
 #define SEG_LEN 1000u
 
 /* ---- the builder ---- */
@@ -169,7 +185,7 @@ static void load_expect_prefix(struct idx_entry *e, size_t k, int bad_crc)
 	snprintf(p, sizeof p, "%s", path);
 	write_index(p, e, 4);
 	if (bad_crc)
-		ut_flip_bit(p, IDX_HDR + k * IDX_ENTRY + 20, 0);
+		ut_flip_bit(p, IDX_HDR + k * IDX_ENTRY + IDX_AT_CRC, 0);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
@@ -274,7 +290,7 @@ START_TEST(load_missing_or_bad_header)
 	ut_flip_bit(p, 0, 1);		/* magic */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	write_index(p, good, 4);
-	ut_write_at(p, 8, "\2\0\0\0", 4);	/* version 2 */
+	ut_write_at(p, 8, "\3\0\0\0", 4);	/* version 3 */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	ut_write_file(p, "ELOGIDX\n", 8);	/* header cut short */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
@@ -286,7 +302,7 @@ END_TEST
 
 START_TEST(find_offset_edges)
 {
-	struct index ix = { (struct idx_entry *)good, 4, 4 };
+	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 0), -1);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 99), -1);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 100), 0);
@@ -295,7 +311,7 @@ START_TEST(find_offset_edges)
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 119), 2);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 120), 3);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, UINT64_MAX), 3);
-	struct index none = { NULL, 0, 0 };
+	struct index none = { NULL, 0, 0, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_offset(&none, 5), -1);
 }
 END_TEST
@@ -303,7 +319,7 @@ END_TEST
 START_TEST(find_time_edges)
 {
 	/* ts_max 5, 9, 9, 12. */
-	struct index ix = { (struct idx_entry *)good, 4, 4 };
+	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_time(&ix, INT64_MIN), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 5), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 6), 1);
@@ -311,7 +327,7 @@ START_TEST(find_time_edges)
 	ck_assert_int_eq(elog__idx_find_time(&ix, 10), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 12), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 13), -1);
-	struct index none = { NULL, 0, 0 };
+	struct index none = { NULL, 0, 0, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_time(&none, 0), -1);
 }
 END_TEST
@@ -335,7 +351,7 @@ START_TEST(rebuild_matches_rule)
 	ck_assert_uint_gt(ix.n, 40);	/* about one per 2 records */
 	for (size_t i = 0; i < ix.n; i++) {
 		ck_assert_uint_eq(ix.e[i].offset, get64(want + IDX_HDR + i * IDX_ENTRY));
-		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 16));
+		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 40));
 	}
 	elog__idx_free(&ix);
 	free(want);

@@ -1153,9 +1153,12 @@ START_TEST(prev_with_missing_or_wrong_index)
 			/* Every entry's offset one too high (CRCs made right). */
 			size_t len;
 			unsigned char *buf = ut_read_file(idx, &len);
+			const struct idx_layout *lay;
+			ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
 			for (size_t at = IDX_HDR; at + IDX_ENTRY <= len; at += IDX_ENTRY) {
-				struct idx_entry e = { get64(buf + at) + 1, (int64_t)get64(buf + at + 8),
-				                       get32(buf + at + 16) };
+				struct idx_entry e;
+				elog__idx_entry_check(buf + at, lay, 0, UINT64_MAX, NULL, &e);
+				e.offset++;
 				elog__idx_entry_encode(buf + at, &e);
 			}
 			ut_write_file(idx, buf, len);

@@ -274,7 +274,11 @@ START_TEST(index_entry_with_the_wrong_offset)
 	size_t len;
 	unsigned char *buf = ut_read_file(p, &len);
 	ck_assert_uint_ge(len, IDX_HDR + IDX_ENTRY);
-	struct idx_entry e = { 1, (int64_t)get64(buf + IDX_HDR + 8), get32(buf + IDX_HDR + 16) };
+	const struct idx_layout *lay;
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+	elog__idx_entry_check(buf + IDX_HDR, lay, 0, UINT64_MAX, NULL, &e);
+	e.offset = 1;
 	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
@@ -304,7 +308,11 @@ START_TEST(index_entry_inside_a_record)
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
 	size_t len;
 	unsigned char *buf = ut_read_file(p, &len);
-	struct idx_entry e = { 0, (int64_t)get64(buf + IDX_HDR + 8), SEG_HDR + 3 };
+	const struct idx_layout *lay;
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+	elog__idx_entry_check(buf + IDX_HDR, lay, 0, UINT64_MAX, NULL, &e);
+	e.pos = SEG_HDR + 3;
 	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
