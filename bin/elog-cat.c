@@ -102,6 +102,7 @@ struct config {
 	enum start start;
 	const char *start_opt;     /* the option that chose start, for messages */
 	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
+	int since_set;             /* --since, which may go with -n */
 	int64_t since;
 	const char *group;         /* START_GROUP: the consumer's name */
 	int until_set;
@@ -295,11 +296,12 @@ static int key_matches(const struct config *cf, const struct elog_record *rec)
 	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
 }
 
-/* -n N with -k KEY: the last N records with the key, found by walking
- * back from the end until N of them went by (or the first record did), so
- * that the cost is that of the records between the Nth last one and the
- * end.  Gaps pass silently: the read forward reports them. */
-static int seek_last_of_key(elog_reader *r, const struct config *cf)
+/* -n N with -k KEY or a time window: the last N records with the key
+ * and in the window (which the reader applies), found by walking back from
+ * the end until N of them went by (or the first record did), so that the
+ * cost is that of the records between the Nth last one and the end.  Gaps
+ * pass silently: the read forward reports them. */
+static int seek_last_matching(elog_reader *r, const struct config *cf)
 {
 	struct elog_record rec;
 	uint64_t found = 0;
@@ -309,7 +311,7 @@ static int seek_last_of_key(elog_reader *r, const struct config *cf)
 		return rc;
 	while (found < cf->start_arg &&
 	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP))
-		if (rc == 0 && key_matches(cf, &rec))
+		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)))
 			found++;
 	return rc == 0 || rc == ELOG_END ? 0 : rc;
 }
@@ -466,6 +468,10 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 		if (stdout_gone(&out) || stop_requested)
 			cli_exit(CLI_EX_OK);
 	}
+	/* --since and --until: exactly the records of the window. */
+	if (cf->since_set || cf->until_set)
+		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
+		                   cf->until_set ? cf->until : INT64_MAX);
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -566,8 +572,8 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
 
-	if (cf->start == START_LAST && cf->key != NULL) {
-		if ((rc = seek_last_of_key(r, cf)) != 0)
+	if (cf->start == START_LAST && (cf->key != NULL || cf->since_set || cf->until_set)) {
+		if ((rc = seek_last_matching(r, cf)) != 0)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		return;
 	}
@@ -617,20 +623,15 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		limit = cf->start_arg;
 	if (limit == 0)
 		return CLI_EX_OK;
-	switch (cf->start) {
-	case START_OFFSET:
+	if (cf->since_set && (rc = elog_reader_seek_time(r, cf->since)) != 0)
+		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+	if (cf->since_set)
+		lo = elog_reader_position(r);
+	if (cf->start == START_OFFSET)
 		rc = elog_reader_seek(r, cf->start_arg < UINT64_MAX ? cf->start_arg + 1
 		                                                    : UINT64_MAX);
-		break;
-	case START_TIME:
-		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
-			break;
-		lo = elog_reader_position(r);
-		/* fall through */
-	default:
+	else
 		rc = elog_reader_seek_end(r);
-		break;
-	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
 	for (;;) {
@@ -640,10 +641,8 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		if (rc == 0) {
 			if (rec.offset < lo)
 				return CLI_EX_OK;
-			if ((cf->until_set && rec.ts_ms > cf->until) ||
-			    (cf->start == START_TIME && rec.ts_ms < cf->since) ||
-			    (cf->key != NULL && !key_matches(cf, &rec)))
-				continue;
+			if (cf->key != NULL && !key_matches(cf, &rec))
+				continue;	/* the reader keeps to the window */
 			key_matched = 1;
 			print_record(cf, &rec);
 			if (++printed == limit)
@@ -691,8 +690,6 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
-			if (cf->until_set && rec.ts_ms > cf->until)
-				return CLI_EX_OK;
 			if (cf->key != NULL && !key_matches(cf, &rec)) {
 				/* Records of other keys are not news to
 				 * --idle, however many go by. */
@@ -748,12 +745,17 @@ static void parse_position(struct config *cf, const char *arg)
 	}
 }
 
-/* -o, -n, --since and -g each say where to start: only one may be given. */
+/* -o, -n, --since and -g each say where to start: only one may be given,
+ * but for -n with --since (the last records of the window). */
 static void set_start(struct config *cf, const char *opt)
 {
-	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0)
+	int last_of_window = cf->start_opt != NULL &&
+	    ((strcmp(cf->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
+	     (strcmp(cf->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
+	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0 && !last_of_window)
 		cli_usage_error("%s and %s cannot be used together", cf->start_opt, opt);
-	cf->start_opt = opt;
+	if (!last_of_window)
+		cf->start_opt = opt;
 }
 
 /* What the options cannot mean together; operands: how many are left
@@ -809,13 +811,15 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			parse_position(cf, optarg);
 			break;
 		case 'n':
-			set_start(cf, "-n");
+			set_start(cf, "-n");	/* with --since: the window's last */
 			cf->start = START_LAST;
 			cf->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
 			break;
 		case OPT_SINCE:
 			set_start(cf, "--since");
-			cf->start = START_TIME;
+			if (cf->start != START_LAST)
+				cf->start = START_TIME;
+			cf->since_set = 1;
 			cf->since = cli_arg_time("--since", optarg);
 			break;
 		case 'g':

@@ -82,6 +82,8 @@ static int times_agree(const struct idx_layout *lay, const struct idx_entry *e,
 	if (!empty && (e->span_min > e->span_max || e->span_min < e->ts_min ||
 	               e->span_max > e->ts_max))
 		return 0;
+	if (prev && empty)	/* the span after an entry holds its record */
+		return 0;
 	return !prev || (e->ts_max >= prev->ts_max && e->ts_min <= prev->ts_min);
 }
 
