@@ -276,6 +276,35 @@ out:
 	return rc;
 }
 
+int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *out)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
+	const struct idx_layout *lay;
+	struct stat st;
+	size_t got;
+	int rc = ELOG_CORRUPT;
+	elog__seg_name(name, base, IDX_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
+	    elog__idx_header_check(p, got, &lay) != 0)
+		goto out;
+	uint64_t n = ((uint64_t)st.st_size - IDX_HDR) / lay->entry;
+	rc = ELOG_END;
+	if (n == 0)
+		goto out;
+	rc = ELOG_CORRUPT;
+	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + (n - 1) * lay->entry),
+	                        &got) == 0 && got == lay->entry &&
+	    elog__idx_entry_check(p, lay, base, seg_len, NULL, out) == IDX_FAULT_NONE)
+		rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
 ssize_t elog__idx_find_time(const struct index *ix, int64_t ts)
 {
 	size_t lo = 0, hi = ix->n;

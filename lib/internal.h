@@ -434,6 +434,10 @@ ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target);
  * elog__idx_load() then), or an errno value. */
 int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
                struct idx_entry *out);
+/* The last whole entry of base's index file, read alone and judged alone
+ * (a few reads): 0, ELOG_END when there is none, ELOG_CORRUPT when it or
+ * the header is bad, or an errno value. */
+int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *out);
 /* The first entry with ts_max >= ts, or -1. */
 ssize_t elog__idx_find_time(const struct index *ix, int64_t ts);
 /* The last entry k >= from such that no record of the segment up to and

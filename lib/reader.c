@@ -272,17 +272,28 @@ use:;
 
 /* With a time window, move the open segment's scan past what its index
  * says holds no record of the window: first everything up to the last
- * entry whose segment-so-far extremes lie outside it, then each stretch
- * between two entries whose span does.  A writer-stamped log after the
- * window thus costs, per segment, its index and the stretch after the last
- * entry.  The times are trusted as ts_max is by elog_reader_seek_time();
- * the record an entry names is checked before the scan moves to it, and a
- * version 1 index, whose entries have no span, moves nothing. */
+ * entry whose segment-so-far extremes lie outside it, then the stretches
+ * between entries whose spans do, in one jump each time.  A segment that
+ * the window does not reach costs a look at its index's last entry and a
+ * read of the stretch after it; one it reaches, its index.  The times are
+ * trusted as ts_max is by elog_reader_seek_time(); the record an entry
+ * names is checked before the scan moves to it, and a version 1 index,
+ * whose entries have no span, moves the scan only by ts_max. */
 static void window_skip(elog_reader *r)
 {
 	struct stat st;
 	int intact;
 	r->win_check = UINT64_MAX;
+	if (!r->ix_size && fstat(r->segfd, &st) == 0) {
+		/* The whole segment up to its last entry outside the window:
+		 * no need to load the index. */
+		struct idx_entry last;
+		if (elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.pos > r->sc.pos &&
+		    (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
+		    jump_to_entry(r, &last))
+			return;
+	}
 	if (!r->ix_size) {
 		if (fstat(r->segfd, &st) < 0 ||
 		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
@@ -305,15 +316,17 @@ static void window_skip(elog_reader *r)
 			return;
 		k = (size_t)j + 1;
 	}
-	/* Entry 0's span is empty: before the first entry is nothing it
-	 * could vouch for. */
-	for (k = k ? k : 1; k < ix->n; k++) {
+	/* Then the stretches that hold none, in one jump past the last of
+	 * them.  Entry 0's span is empty: before the first entry is nothing
+	 * it could vouch for. */
+	size_t from = k ? k : 1;
+	for (k = from; k < ix->n; k++) {
 		const struct idx_entry *e = &ix->e[k];
 		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
 			break;		/* the stretch may hold some */
-		if (!jump_to_entry(r, e))
-			return;
 	}
+	if (k > from && !jump_to_entry(r, &ix->e[k - 1]))
+		return;
 	if (k < ix->n)
 		r->win_check = ix->e[k].pos;
 }
@@ -1096,10 +1109,18 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		 * record: start at the entry before the first that reaches
 		 * ts, and scan from there. */
 		struct index ix;
+		struct idx_entry last;
 		struct stat st;
 		int intact;
+		/* A segment wholly before ts up to its last entry: that entry
+		 * alone says so. */
 		if (fstat(r->segfd, &st) == 0 &&
-		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
+		    elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.ts_max < ts && jump_to_entry(r, &last)) {
+			/* the stretch after it is scanned below */
+		} else if (fstat(r->segfd, &st) == 0 &&
+		           elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix,
+		                          &intact) == 0) {
 			ssize_t k = elog__idx_find_time(&ix, ts);
 			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
 			if (from >= 0)

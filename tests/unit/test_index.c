@@ -352,6 +352,36 @@ START_TEST(load_version1)
 }
 END_TEST
 
+
+START_TEST(last_entry_alone)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 100, IDX_EXT));
+	int dfd = open_dir(ut_top);
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ENOENT);
+	write_index(p, good, 4);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	ck_assert_int_eq(e.ts_min, 0);
+	ck_assert_int_eq(e.ts_max, 12);
+	/* A partial entry at the end (a write under way) is not read. */
+	ut_append_file(p, "partial", 7);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	write_index(p, good, 0);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ELOG_END);
+	write_index(p, good, 4);
+	ut_flip_bit(p, IDX_HDR + 3 * IDX_ENTRY + 1, 0);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ELOG_CORRUPT);
+	write_index_v1(p, good, 4);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	ck_assert_int_eq(e.ts_min, INT64_MIN);
+	close(dfd);
+}
+END_TEST
+
 START_TEST(skip_prefix_edges)
 {
 	/* ts_max 5 9 9 12, ts_min 5 1 1 0. */
@@ -941,6 +971,7 @@ int main(void)
 	tcase_add_test(tc, entry_check_each_rule);
 	tcase_add_test(tc, load_version1);
 	tcase_add_test(tc, skip_prefix_edges);
+	tcase_add_test(tc, last_entry_alone);
 	tcase_add_test(tc, load_all_valid);
 	tcase_add_test(tc, load_header_only);
 	tcase_add_test(tc, load_bad_crc_keeps_prefix);
