@@ -96,6 +96,7 @@
 #define IDX_AT_VERSION   8u
 #define IDX_AT_RESERVED  12u
 #define IDX_ENTRY        48u
+#define IDX_AT_OFFSET    0u
 #define IDX_AT_TS_MAX    8u
 #define IDX_AT_TS_MIN    16u
 #define IDX_AT_SPAN_MIN  24u

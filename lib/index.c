@@ -43,7 +43,7 @@ int elog__idx_header_check(const unsigned char *p, size_t len,
 
 void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e)
 {
-	put64(p, e->offset);
+	put64(p + IDX_AT_OFFSET, e->offset);
 	put64(p + IDX_AT_TS_MAX, (uint64_t)e->ts_max);
 	put64(p + IDX_AT_TS_MIN, (uint64_t)e->ts_min);
 	put64(p + IDX_AT_SPAN_MIN, (uint64_t)e->span_min);
@@ -55,7 +55,7 @@ void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e)
 static void entry_decode(const unsigned char *p, const struct idx_layout *lay,
                          struct idx_entry *e)
 {
-	e->offset = get64(p);
+	e->offset = get64(p + IDX_AT_OFFSET);	/* in both versions */
 	e->ts_max = (int64_t)get64(p + lay->at_ts_max);
 	e->pos = get32(p + lay->at_pos);
 	if (lay->version == IDX_VERSION_1) {
