@@ -296,23 +296,80 @@ static int key_matches(const struct config *cf, const struct elog_record *rec)
 	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
 }
 
-/* -n N with -k KEY or a time window: the last N records with the key
- * and in the window (which the reader applies), found by walking back from
- * the end until N of them went by (or the first record did), so that the
- * cost is that of the records between the Nth last one and the end.  Gaps
- * pass silently: the read forward reports them. */
-static int seek_last_matching(elog_reader *r, const struct config *cf)
+static int in_window(const struct config *cf, const struct elog_record *rec)
 {
-	struct elog_record rec;
-	uint64_t found = 0;
+	return !(cf->since_set && rec->ts_ms < cf->since) &&
+	       !(cf->until_set && rec->ts_ms > cf->until);
+}
+
+/* Walking back, a time window is applied here rather than by the reader,
+ * so that the walk can stop at the first record, in offset order, stamped
+ * at or after --since: no record before it is in the window, and the
+ * reader, which does not know where that is, would walk on to the
+ * beginning of the log looking for one.  Returns that offset (0 without
+ * --since), the window taken off the reader. */
+static uint64_t walk_back_floor(elog_reader *r, const char *dir, const struct config *cf)
+{
+	uint64_t lo = 0;
 	int rc;
 
-	if ((rc = elog_reader_seek_end(r)) != 0)
+	elog_reader_window(r, INT64_MIN, INT64_MAX);
+	if (cf->since_set) {
+		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		lo = elog_reader_position(r);
+	}
+	return lo;
+}
+
+/* With --until, the offset just after the last record of the window (of
+ * the key, with -k), found by reading the window forward, which the reader
+ * does at about the cost of the window: a walk back starts there rather
+ * than at the end of the log, past all the records later than the window.
+ * UINT64_MAX without --until.  Gaps pass silently: the walk reports them. */
+static uint64_t window_end(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t end = 0;
+	int rc;
+
+	if (!cf->until_set)
+		return UINT64_MAX;
+	elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN, cf->until);
+	rc = cf->since_set ? elog_reader_seek_time(r, cf->since) : elog_reader_seek_begin(r);
+	while (rc == 0 && ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP))
+		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)))
+			end = rec.offset + 1;
+	if (rc != ELOG_END && rc != ELOG_GAP)
+		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+	elog_reader_window(r, INT64_MIN, INT64_MAX);
+	return end;
+}
+
+/* -n N with -k KEY or a time window: the last N records with the key
+ * and in the window, found by walking back from the end until N of them
+ * went by (or the window's first record, or the log's, did), so that the
+ * cost is that of the records between the Nth last one and the end.  Gaps
+ * pass silently: the read forward reports them. */
+static int seek_last_matching(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t found = 0, lo = walk_back_floor(r, dir, cf), from = window_end(r, dir, cf);
+	int rc;
+
+	if ((rc = from == UINT64_MAX ? elog_reader_seek_end(r) : elog_reader_seek(r, from)) != 0)
 		return rc;
 	while (found < cf->start_arg &&
-	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP))
-		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)))
+	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
+		if (rc == 0 && rec.offset < lo)
+			break;
+		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)) && in_window(cf, &rec))
 			found++;
+	}
+	/* The read forward from here keeps to the window. */
+	if (cf->since_set || cf->until_set)
+		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
+		                   cf->until_set ? cf->until : INT64_MAX);
 	return rc == 0 || rc == ELOG_END ? 0 : rc;
 }
 
@@ -573,7 +630,7 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 	int rc = 0;
 
 	if (cf->start == START_LAST && (cf->key != NULL || cf->since_set || cf->until_set)) {
-		if ((rc = seek_last_matching(r, cf)) != 0)
+		if ((rc = seek_last_matching(r, dir, cf)) != 0)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		return;
 	}
@@ -614,7 +671,7 @@ static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
 static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 {
 	struct elog_record rec;
-	uint64_t printed = 0, limit = UINT64_MAX, lo = 0;
+	uint64_t printed = 0, limit = UINT64_MAX, lo, from;
 	int rc;
 
 	if (cf->count_set)
@@ -623,13 +680,12 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		limit = cf->start_arg;
 	if (limit == 0)
 		return CLI_EX_OK;
-	if (cf->since_set && (rc = elog_reader_seek_time(r, cf->since)) != 0)
-		cli_die_elog(dir, rc, elog_reader_errmsg(r));
-	if (cf->since_set)
-		lo = elog_reader_position(r);
-	if (cf->start == START_OFFSET)
-		rc = elog_reader_seek(r, cf->start_arg < UINT64_MAX ? cf->start_arg + 1
-		                                                    : UINT64_MAX);
+	lo = walk_back_floor(r, dir, cf);
+	from = window_end(r, dir, cf);
+	if (cf->start == START_OFFSET && cf->start_arg < from)
+		rc = elog_reader_seek(r, cf->start_arg + 1);
+	else if (from != UINT64_MAX)
+		rc = elog_reader_seek(r, from);
 	else
 		rc = elog_reader_seek_end(r);
 	if (rc != 0)
@@ -641,8 +697,8 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		if (rc == 0) {
 			if (rec.offset < lo)
 				return CLI_EX_OK;
-			if (cf->key != NULL && !key_matches(cf, &rec))
-				continue;	/* the reader keeps to the window */
+			if ((cf->key != NULL && !key_matches(cf, &rec)) || !in_window(cf, &rec))
+				continue;
 			key_matched = 1;
 			print_record(cf, &rec);
 			if (++printed == limit)
