@@ -119,6 +119,13 @@ WINDOWS="0:999999 998000:1001000 1005000:1010000 1012345:1012345
 	[ "$(elog-cat --since @1010000 --until @1013000 -k w1 "$LOG")" = \
 	  "$(selected 1010000 1013000 | jq -c 'select(.key == "w1")')" ]
 	[ "$(elog-cat --since @1010000 --until @1013000 -k w1 -F '%s\n' "$LOG" | tail -n 1)" = late ]
+	[ "$(elog-cat -n 1 -k w1 --until @1013000 -v "$LOG")" = late ]
+	[ "$(elog-cat --reverse -k w1 --until @1013000 -v "$LOG")" = late ]
+	# Newest first from an offset: the window at or below it.
+	[ "$(elog-cat --reverse -o 450 --until @1020000 "$LOG")" = \
+	  "$(selected -9999999999999 1020000 | jq -c 'select(.offset <= 450)' | tac)" ]
+	[ "$(elog-cat --reverse -o 800 --until @1012000 -c 9 "$LOG")" = \
+	  "$(selected -9999999999999 1012000 | jq -c 'select(.offset <= 800)' | tac | head -n 9)" ]
 }
 
 @test "window: an empty window prints nothing and is no error; -k that matches none is 1" {
