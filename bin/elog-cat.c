@@ -29,12 +29,12 @@ static const char usage_text[] =
 	"  -F, --format format        print records in this format (%o %k %s %T ...)\n"
 	"  -v, --values               print values only, one per line\n"
 	"  -o, --offset position      start at beginning, end, offset N, or -N\n"
-	"  -n, --last count           start count records before the end\n"
-	"  --since time               start at the first record at or after time\n"
+	"  -n, --last count           the last count records (of the window)\n"
+	"  --since time               only the records stamped at or after time\n"
 	"  -g, --group name           start after consumer name's committed offset\n"
 	"  -c, --count count          stop after count records\n"
 	"  -k, --key key              print only the records with this key\n"
-	"  --until time               stop at the first record after time\n"
+	"  --until time               only the records stamped at or before time\n"
 	"  --reverse                  newest first, back to the first record\n"
 	"  --idle duration            with -f: exit after duration without a record\n"
 	"  --existing                 with -g: refuse a consumer that never committed\n"
@@ -102,6 +102,7 @@ struct config {
 	enum start start;
 	const char *start_opt;     /* the option that chose start, for messages */
 	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
+	int since_set;             /* --since, which may go with -n */
 	int64_t since;
 	const char *group;         /* START_GROUP: the consumer's name */
 	int until_set;
@@ -302,22 +303,80 @@ static int key_matches(const struct config *cf, const struct elog_record *rec)
 	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
 }
 
-/* -n N with -k KEY: the last N records with the key, found by walking
- * back from the end until N of them went by (or the first record did), so
- * that the cost is that of the records between the Nth last one and the
- * end.  Gaps pass silently: the read forward reports them. */
-static int seek_last_of_key(elog_reader *r, const struct config *cf)
+static int in_window(const struct config *cf, const struct elog_record *rec)
 {
-	struct elog_record rec;
-	uint64_t found = 0;
+	return !(cf->since_set && rec->ts_ms < cf->since) &&
+	       !(cf->until_set && rec->ts_ms > cf->until);
+}
+
+/* Walking back, a time window is applied here rather than by the reader,
+ * so that the walk can stop at the first record, in offset order, stamped
+ * at or after --since: no record before it is in the window, and the
+ * reader, which does not know where that is, would walk on to the
+ * beginning of the log looking for one.  Returns that offset (0 without
+ * --since), the window taken off the reader. */
+static uint64_t walk_back_floor(elog_reader *r, const char *dir, const struct config *cf)
+{
+	uint64_t lo = 0;
 	int rc;
 
-	if ((rc = elog_reader_seek_end(r)) != 0)
+	elog_reader_window(r, INT64_MIN, INT64_MAX);
+	if (cf->since_set) {
+		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
+			cli_die_elog(dir, rc, elog_reader_errmsg(r));
+		lo = elog_reader_position(r);
+	}
+	return lo;
+}
+
+/* With --until, the offset just after the last record of the window (of
+ * the key, with -k), found by reading the window forward, which the reader
+ * does at about the cost of the window: a walk back starts there rather
+ * than at the end of the log, past all the records later than the window.
+ * UINT64_MAX without --until.  Gaps pass silently: the walk reports them. */
+static uint64_t window_end(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t end = 0;
+	int rc;
+
+	if (!cf->until_set)
+		return UINT64_MAX;
+	elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN, cf->until);
+	rc = cf->since_set ? elog_reader_seek_time(r, cf->since) : elog_reader_seek_begin(r);
+	while (rc == 0 && ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP))
+		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)))
+			end = rec.offset + 1;
+	if (rc != ELOG_END && rc != ELOG_GAP)
+		cli_die_elog(dir, rc, elog_reader_errmsg(r));
+	elog_reader_window(r, INT64_MIN, INT64_MAX);
+	return end;
+}
+
+/* -n N with -k KEY or a time window: the last N records with the key
+ * and in the window, found by walking back from the end until N of them
+ * went by (or the window's first record, or the log's, did), so that the
+ * cost is that of the records between the Nth last one and the end.  Gaps
+ * pass silently: the read forward reports them. */
+static int seek_last_matching(elog_reader *r, const char *dir, const struct config *cf)
+{
+	struct elog_record rec;
+	uint64_t found = 0, lo = walk_back_floor(r, dir, cf), from = window_end(r, dir, cf);
+	int rc;
+
+	if ((rc = from == UINT64_MAX ? elog_reader_seek_end(r) : elog_reader_seek(r, from)) != 0)
 		return rc;
 	while (found < cf->start_arg &&
-	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP))
-		if (rc == 0 && key_matches(cf, &rec))
+	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
+		if (rc == 0 && rec.offset < lo)
+			break;
+		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)) && in_window(cf, &rec))
 			found++;
+	}
+	/* The read forward from here keeps to the window. */
+	if (cf->since_set || cf->until_set)
+		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
+		                   cf->until_set ? cf->until : INT64_MAX);
 	return rc == 0 || rc == ELOG_END ? 0 : rc;
 }
 
@@ -473,6 +532,10 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 		if (stdout_gone(&out) || stop_requested)
 			cli_exit(CLI_EX_OK);
 	}
+	/* --since and --until: exactly the records of the window. */
+	if (cf->since_set || cf->until_set)
+		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
+		                   cf->until_set ? cf->until : INT64_MAX);
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -573,8 +636,8 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 {
 	int rc = 0;
 
-	if (cf->start == START_LAST && cf->key != NULL) {
-		if ((rc = seek_last_of_key(r, cf)) != 0)
+	if (cf->start == START_LAST && (cf->key != NULL || cf->since_set || cf->until_set)) {
+		if ((rc = seek_last_matching(r, dir, cf)) != 0)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		return;
 	}
@@ -615,7 +678,7 @@ static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
 static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 {
 	struct elog_record rec;
-	uint64_t printed = 0, limit = UINT64_MAX, lo = 0;
+	uint64_t printed = 0, limit = UINT64_MAX, lo, from;
 	int rc;
 
 	if (cf->count_set)
@@ -624,20 +687,14 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		limit = cf->start_arg;
 	if (limit == 0)
 		return CLI_EX_OK;
-	switch (cf->start) {
-	case START_OFFSET:
-		rc = elog_reader_seek(r, cf->start_arg < UINT64_MAX ? cf->start_arg + 1
-		                                                    : UINT64_MAX);
-		break;
-	case START_TIME:
-		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
-			break;
-		lo = elog_reader_position(r);
-		/* fall through */
-	default:
+	lo = walk_back_floor(r, dir, cf);
+	from = window_end(r, dir, cf);
+	if (cf->start == START_OFFSET && cf->start_arg < from)
+		rc = elog_reader_seek(r, cf->start_arg + 1);
+	else if (from != UINT64_MAX)
+		rc = elog_reader_seek(r, from);
+	else
 		rc = elog_reader_seek_end(r);
-		break;
-	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
 	for (;;) {
@@ -647,9 +704,7 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		if (rc == 0) {
 			if (rec.offset < lo)
 				return CLI_EX_OK;
-			if ((cf->until_set && rec.ts_ms > cf->until) ||
-			    (cf->start == START_TIME && rec.ts_ms < cf->since) ||
-			    (cf->key != NULL && !key_matches(cf, &rec)))
+			if ((cf->key != NULL && !key_matches(cf, &rec)) || !in_window(cf, &rec))
 				continue;
 			key_matched = 1;
 			print_record(cf, &rec);
@@ -698,8 +753,6 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
-			if (cf->until_set && rec.ts_ms > cf->until)
-				return CLI_EX_OK;
 			if (cf->key != NULL && !key_matches(cf, &rec)) {
 				/* Records of other keys are not news to
 				 * --idle, however many go by. */
@@ -755,12 +808,17 @@ static void parse_position(struct config *cf, const char *arg)
 	}
 }
 
-/* -o, -n, --since and -g each say where to start: only one may be given. */
+/* -o, -n, --since and -g each say where to start: only one may be given,
+ * but for -n with --since (the last records of the window). */
 static void set_start(struct config *cf, const char *opt)
 {
-	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0)
+	int last_of_window = cf->start_opt != NULL &&
+	    ((strcmp(cf->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
+	     (strcmp(cf->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
+	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0 && !last_of_window)
 		cli_usage_error("%s and %s cannot be used together", cf->start_opt, opt);
-	cf->start_opt = opt;
+	if (!last_of_window)
+		cf->start_opt = opt;
 }
 
 /* What the options cannot mean together; operands: how many are left
@@ -816,13 +874,15 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			parse_position(cf, optarg);
 			break;
 		case 'n':
-			set_start(cf, "-n");
+			set_start(cf, "-n");	/* with --since: the window's last */
 			cf->start = START_LAST;
 			cf->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
 			break;
 		case OPT_SINCE:
 			set_start(cf, "--since");
-			cf->start = START_TIME;
+			if (cf->start != START_LAST)
+				cf->start = START_TIME;
+			cf->since_set = 1;
 			cf->since = cli_arg_time("--since", optarg);
 			break;
 		case 'g':

@@ -16,9 +16,9 @@
 #   It is appended with that time as the record's timestamp (elog-append -t),
 #   the run as its key, and schema id 1, which says "an action, in this JSON
 #   shape": the id a reader checks before it reads a value, and the one to
-#   change when the shape changes.  Actions come in the order they were
-#   taken, so that timestamps grow with offsets, which --since and --until
-#   rely on; several agents share one recorder.  The run is a key that
+#   change when the shape changes.  Several agents may share one log, each
+#   with its own recorder and its own clock: --since and --until select by
+#   timestamp whatever order the clocks wrote them in.  The run is a key that
 #   filters (elog-cat -k run-7), not one that names state: every action of
 #   a run matters, so the log is made with the cleanup policy delete
 #   (elog-append --cleanup delete, the default, said here on purpose) and
@@ -33,7 +33,7 @@
 #
 #     2026-11-29T03:00:30Z run-7 step 3 read_file {"path":"setup.py"}
 #
-#   It is elog-cat --since/--until, which seek by timestamp, and jq.
+#   It is elog-cat --since/--until, which select exactly those, and jq.
 #
 # export, import: one run handed to someone as JSON lines (elog-cat -k RUN),
 #   and made a log of its own again (elog-append --json --keep-offsets):

@@ -203,6 +203,13 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec);
 /* The durable record before the position, which then moves to it (so
  * elog_reader_next() returns it again); ELOG_END at the first record. */
 int elog_reader_prev(elog_reader *r, struct elog_record *rec);
+/* From now on elog_reader_next() and elog_reader_prev() return only the
+ * records with since_ms <= ts_ms <= until_ms, in offset order, whatever
+ * order the producers' clocks wrote them in; INT64_MIN and INT64_MAX leave
+ * a side open (both: no window).  The position is not moved: seek with
+ * elog_reader_seek_time(r, since_ms) to start at the window's first record.
+ * Returns 0. */
+int elog_reader_window(elog_reader *r, int64_t since_ms, int64_t until_ms);
 /* After ELOG_GAP: the offsets that are gone, first and last inclusive. */
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 /* After ELOG_GAP: why they are gone. */

@@ -97,15 +97,36 @@
 #define DICT_MAX      (1u << 20) /* a larger dictionary file is corrupt */
 #define DICT_ID_MAX   0xffffffu
 
-/* ---- Index files: 16-byte header, then 24-byte entries
- * offset u64 | ts_max i64 | pos u32 | crc32c u32 (of the first 20 bytes) ---- */
-#define IDX_MAGIC     "ELOGIDX\n"
-#define IDX_VERSION   1u
-#define IDX_HDR       16u
-#define IDX_ENTRY     24u
-#define IDX_AT_TS_MAX 8u
-#define IDX_AT_POS    16u
-#define IDX_AT_CRC    20u
+/* ---- Index files: a 16-byte header, magic[8] | version u32 | reserved u32,
+ * then entries.  Version 2, written: 48-byte entries
+ * offset u64 | ts_max i64 | ts_min i64 | span_min i64 | span_max i64 |
+ * pos u32 | crc32c u32 (of the first 44 bytes).
+ * Version 1, still read: 24-byte entries
+ * offset u64 | ts_max i64 | pos u32 | crc32c u32 (of the first 20 bytes).
+ * ts_max and ts_min cover the segment's records through the entry's own;
+ * span_min and span_max the records from the previous entry's up to, not
+ * including, its own (the span of the first entry is empty). ---- */
+#define IDX_MAGIC        "ELOGIDX\n"
+#define IDX_VERSION      2u
+#define IDX_VERSION_1    1u
+#define IDX_HDR          16u
+#define IDX_AT_VERSION   8u
+#define IDX_AT_RESERVED  12u
+#define IDX_ENTRY        48u
+#define IDX_AT_OFFSET    0u
+#define IDX_AT_TS_MAX    8u
+#define IDX_AT_TS_MIN    16u
+#define IDX_AT_SPAN_MIN  24u
+#define IDX_AT_SPAN_MAX  32u
+#define IDX_AT_POS       40u
+#define IDX_AT_CRC       44u
+#define IDX1_ENTRY       24u
+#define IDX1_AT_TS_MAX   8u
+#define IDX1_AT_POS      16u
+#define IDX1_AT_CRC      20u
+/* The span of a first entry, and of nothing: no timestamp at all. */
+#define IDX_SPAN_EMPTY_MIN INT64_MAX
+#define IDX_SPAN_EMPTY_MAX INT64_MIN
 
 /* ---- The watermark: 40 bytes, rewritten in place after every fdatasync.
  * magic[8] | durable_end u64 | segment_base u64 | segment_bytes u64 |
@@ -136,6 +157,6 @@
 #define DEFAULT_ZSTD_LEVEL     3
 
 /* ---- LOCK: the state of the log's tail, text of this many bytes ---- */
-#define LOCK_STATE_LEN 316
+#define LOCK_STATE_LEN 395
 
 #endif

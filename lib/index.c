@@ -13,19 +13,106 @@
 
 #include "internal.h"
 
+/* The layouts of the versions this build reads, by their format.h names;
+ * it writes the last. */
+static const struct idx_layout layouts[] = {
+	{ IDX_VERSION_1, IDX1_ENTRY, IDX1_AT_TS_MAX, IDX1_AT_POS, IDX1_AT_CRC },
+	{ IDX_VERSION, IDX_ENTRY, IDX_AT_TS_MAX, IDX_AT_POS, IDX_AT_CRC },
+};
+
 void elog__idx_header_encode(unsigned char *p)
 {
 	memcpy(p, IDX_MAGIC, 8);
-	put32(p + 8, IDX_VERSION);
-	put32(p + 12, 0);
+	put32(p + IDX_AT_VERSION, IDX_VERSION);
+	put32(p + IDX_AT_RESERVED, 0);
+}
+
+int elog__idx_header_check(const unsigned char *p, size_t len,
+                           const struct idx_layout **lay)
+{
+	if (len < IDX_HDR || memcmp(p, IDX_MAGIC, 8) != 0)
+		return ELOG_CORRUPT;
+	for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+		if (get32(p + IDX_AT_VERSION) == layouts[i].version &&
+		    get32(p + IDX_AT_RESERVED) == 0) {
+			*lay = &layouts[i];
+			return 0;
+		}
+	return ELOG_BADVERSION;
 }
 
 void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e)
 {
-	put64(p, e->offset);
-	put64(p + 8, (uint64_t)e->ts_max);
-	put32(p + 16, e->pos);
-	put32(p + 20, elog__crc32c(0, p, 20));
+	put64(p + IDX_AT_OFFSET, e->offset);
+	put64(p + IDX_AT_TS_MAX, (uint64_t)e->ts_max);
+	put64(p + IDX_AT_TS_MIN, (uint64_t)e->ts_min);
+	put64(p + IDX_AT_SPAN_MIN, (uint64_t)e->span_min);
+	put64(p + IDX_AT_SPAN_MAX, (uint64_t)e->span_max);
+	put32(p + IDX_AT_POS, e->pos);
+	put32(p + IDX_AT_CRC, elog__crc32c(0, p, IDX_AT_CRC));
+}
+
+static void entry_decode(const unsigned char *p, const struct idx_layout *lay,
+                         struct idx_entry *e)
+{
+	e->offset = get64(p + IDX_AT_OFFSET);	/* in both versions */
+	e->ts_max = (int64_t)get64(p + lay->at_ts_max);
+	e->pos = get32(p + lay->at_pos);
+	if (lay->version == IDX_VERSION_1) {
+		e->ts_min = INT64_MIN;
+		e->span_min = INT64_MIN;
+		e->span_max = INT64_MAX;
+	} else {
+		e->ts_min = (int64_t)get64(p + IDX_AT_TS_MIN);
+		e->span_min = (int64_t)get64(p + IDX_AT_SPAN_MIN);
+		e->span_max = (int64_t)get64(p + IDX_AT_SPAN_MAX);
+	}
+}
+
+/* The span is empty (a first entry) or lies within the segment's extremes
+ * through the entry, and those extremes only widen from entry to entry. */
+static int times_agree(const struct idx_layout *lay, const struct idx_entry *e,
+                       const struct idx_entry *prev)
+{
+	if (lay->version == IDX_VERSION_1)	/* ts_max is all it has */
+		return !prev || e->ts_max >= prev->ts_max;
+	int empty = e->span_min == IDX_SPAN_EMPTY_MIN && e->span_max == IDX_SPAN_EMPTY_MAX;
+	if (e->ts_min > e->ts_max)
+		return 0;
+	if (!empty && (e->span_min > e->span_max || e->span_min < e->ts_min ||
+	               e->span_max > e->ts_max))
+		return 0;
+	if (prev && empty)	/* the span after an entry holds its record */
+		return 0;
+	return !prev || (e->ts_max >= prev->ts_max && e->ts_min <= prev->ts_min);
+}
+
+int elog__idx_entry_check(const unsigned char *p, const struct idx_layout *lay,
+                          uint64_t base, uint64_t seg_len,
+                          const struct idx_entry *prev, struct idx_entry *e)
+{
+	entry_decode(p, lay, e);
+	if (get32(p + lay->at_crc) != elog__crc32c(0, p, lay->at_crc))
+		return IDX_FAULT_CRC;
+	if (e->pos < SEG_HDR || e->pos >= seg_len)
+		return IDX_FAULT_POS;
+	if (e->offset < base)
+		return IDX_FAULT_OFFSET;
+	if (prev && (e->offset <= prev->offset || e->pos <= prev->pos))
+		return IDX_FAULT_ORDER;
+	if (!times_agree(lay, e, prev))
+		return IDX_FAULT_TIME;
+	return IDX_FAULT_NONE;
+}
+
+size_t elog__idx_fault_at(const struct idx_layout *lay, int fault)
+{
+	switch (fault) {
+	case IDX_FAULT_CRC:  return lay->at_crc;
+	case IDX_FAULT_POS:  return lay->at_pos;
+	case IDX_FAULT_TIME: return lay->at_ts_max;
+	default:             return 0;	/* the offset, at the entry's start */
+	}
 }
 
 int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
@@ -33,13 +120,24 @@ int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
 {
 	if (!b->any || ts > b->ts_max)
 		b->ts_max = ts;
-	if (b->any && pos < b->last_pos + interval)
+	if (!b->any || ts < b->ts_min)
+		b->ts_min = ts;
+	if (b->any && pos < b->last_pos + interval) {
+		if (ts < b->span_min)
+			b->span_min = ts;
+		if (ts > b->span_max)
+			b->span_max = ts;
 		return 0;
-	b->any = 1;
-	b->last_pos = pos;
+	}
 	out->offset = offset;
 	out->ts_max = b->ts_max;
 	out->pos = (uint32_t)pos;
+	out->ts_min = b->ts_min;
+	out->span_min = b->any ? b->span_min : IDX_SPAN_EMPTY_MIN;
+	out->span_max = b->any ? b->span_max : IDX_SPAN_EMPTY_MAX;
+	b->any = 1;
+	b->last_pos = pos;
+	b->span_min = b->span_max = ts;	/* the span from this entry on */
 	return 1;
 }
 
@@ -67,6 +165,7 @@ int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, i
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
+	const struct idx_layout *lay;
 	elog__seg_name(name, base, IDX_EXT);
 	memset(ix, 0, sizeof *ix);
 	*intact = 0;
@@ -82,7 +181,6 @@ int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, i
 	 * has at most seg_len / REC_HDR of them: read no more than that. */
 	uint64_t max = IDX_HDR + (seg_len / REC_HDR + 1) * IDX_ENTRY;
 	uint64_t size = (uint64_t)st.st_size;
-	int whole = size <= max && (size - IDX_HDR) % IDX_ENTRY == 0;
 	if (size > max)
 		size = max;
 	unsigned char *buf = malloc(size ? size : 1);
@@ -97,30 +195,27 @@ int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, i
 		free(buf);
 		return err;
 	}
-	if (got < IDX_HDR || memcmp(buf, IDX_MAGIC, 8) != 0 ||
-	    get32(buf + 8) != IDX_VERSION) {
+	if (elog__idx_header_check(buf, got, &lay) != 0) {
 		free(buf);
 		return ELOG_CORRUPT;
 	}
-	size_t n = (got - IDX_HDR) / IDX_ENTRY;
+	ix->version = lay->version;
+	uint64_t whole_max = IDX_HDR + (seg_len / REC_HDR + 1) * lay->entry;
+	int whole = (uint64_t)st.st_size <= whole_max &&
+	            ((uint64_t)st.st_size - IDX_HDR) % lay->entry == 0;
+	size_t n = (got - IDX_HDR) / lay->entry;
 	for (size_t i = 0; i < n; i++) {
-		const unsigned char *p = buf + IDX_HDR + i * IDX_ENTRY;
-		struct idx_entry e = { get64(p), (int64_t)get64(p + 8), get32(p + 16) };
-		if (get32(p + 20) != elog__crc32c(0, p, 20) ||
-		    e.pos < SEG_HDR || e.pos >= seg_len || e.offset < base)
+		struct idx_entry e;
+		if (elog__idx_entry_check(buf + IDX_HDR + i * lay->entry, lay, base, seg_len,
+		                          ix->n ? &ix->e[ix->n - 1] : NULL, &e) != IDX_FAULT_NONE)
 			goto partial;
-		if (ix->n > 0) {
-			const struct idx_entry *l = &ix->e[ix->n - 1];
-			if (e.offset <= l->offset || e.pos <= l->pos || e.ts_max < l->ts_max)
-				goto partial;
-		}
 		if ((err = elog__idx_push(ix, &e)) != 0) {
 			free(buf);
 			elog__idx_free(ix);
 			return err;
 		}
 	}
-	*intact = whole && got == size;
+	*intact = whole && got == (uint64_t)st.st_size;
 partial:
 	free(buf);
 	return 0;
@@ -144,6 +239,7 @@ int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
+	const struct idx_layout *lay;
 	struct stat st;
 	size_t got;
 	int rc = ELOG_CORRUPT, found = 0;
@@ -152,19 +248,19 @@ int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 	if (fd < 0)
 		return errno;
 	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
-	    got < IDX_HDR || memcmp(p, IDX_MAGIC, 8) != 0 || get32(p + 8) != IDX_VERSION)
+	    elog__idx_header_check(p, got, &lay) != 0)
 		goto out;
-	/* Each entry read is checked as elog__idx_load() checks it; an entry out of
-	 * order is not seen by a binary search, but the reader checks the
-	 * record an entry points at before it trusts it. */
-	uint64_t lo = 0, hi = ((uint64_t)st.st_size - IDX_HDR) / IDX_ENTRY;
+	/* Each entry read is judged as elog__idx_load() judges it, though
+	 * alone; an entry out of order is not seen by a binary search, but
+	 * the reader checks the record an entry points at before it trusts
+	 * it. */
+	uint64_t lo = 0, hi = ((uint64_t)st.st_size - IDX_HDR) / lay->entry;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (elog__fs_pread_full(fd, p, IDX_ENTRY, (off_t)(IDX_HDR + mid * IDX_ENTRY), &got) != 0 ||
-		    got < IDX_ENTRY || get32(p + 20) != elog__crc32c(0, p, 20))
-			goto out;
-		struct idx_entry e = { get64(p), (int64_t)get64(p + 8), get32(p + 16) };
-		if (e.pos < SEG_HDR || e.pos >= seg_len || e.offset < base)
+		struct idx_entry e;
+		if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + mid * lay->entry),
+		                        &got) != 0 || got < lay->entry ||
+		    elog__idx_entry_check(p, lay, base, seg_len, NULL, &e) != IDX_FAULT_NONE)
 			goto out;
 		if (e.offset <= target) {
 			*out = e;
@@ -175,6 +271,35 @@ int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 		}
 	}
 	rc = found ? 0 : ELOG_END;
+out:
+	close(fd);
+	return rc;
+}
+
+int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *out)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
+	const struct idx_layout *lay;
+	struct stat st;
+	size_t got;
+	int rc = ELOG_CORRUPT;
+	elog__seg_name(name, base, IDX_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
+	    elog__idx_header_check(p, got, &lay) != 0)
+		goto out;
+	uint64_t n = ((uint64_t)st.st_size - IDX_HDR) / lay->entry;
+	rc = ELOG_END;
+	if (n == 0)
+		goto out;
+	rc = ELOG_CORRUPT;
+	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + (n - 1) * lay->entry),
+	                        &got) == 0 && got == lay->entry &&
+	    elog__idx_entry_check(p, lay, base, seg_len, NULL, out) == IDX_FAULT_NONE)
+		rc = 0;
 out:
 	close(fd);
 	return rc;
@@ -191,6 +316,30 @@ ssize_t elog__idx_find_time(const struct index *ix, int64_t ts)
 			hi = mid;
 	}
 	return lo < ix->n ? (ssize_t)lo : -1;
+}
+
+ssize_t elog__idx_skip_prefix(const struct index *ix, size_t from, int64_t lo, int64_t hi)
+{
+	/* ts_min never rises and ts_max never falls from entry to entry, so
+	 * each test holds for a prefix of the entries: find the end of each. */
+	size_t below = from, above = from, end = ix->n;
+	while (below < end) {
+		size_t mid = below + (end - below) / 2;
+		if (ix->e[mid].ts_max < lo)
+			below = mid + 1;
+		else
+			end = mid;
+	}
+	end = ix->n;
+	while (above < end) {
+		size_t mid = above + (end - above) / 2;
+		if (ix->e[mid].ts_min > hi)
+			above = mid + 1;
+		else
+			end = mid;
+	}
+	size_t k = below > above ? below : above;
+	return k > from ? (ssize_t)k - 1 : -1;
 }
 
 int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
@@ -246,6 +395,8 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[IDX_HDR], ent[IDX_ENTRY];
+	const struct idx_layout *lay;
+	struct idx_entry e;
 	struct stat st;
 	size_t got;
 	int ok = 0;
@@ -254,22 +405,20 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return 0;
+	/* An index of version 1 is not wrong: it stays, and readers scan
+	 * where its entries cannot tell them the times. */
 	if (fstat(fd, &st) < 0 || st.st_size < (off_t)IDX_HDR ||
-	    (st.st_size - IDX_HDR) % IDX_ENTRY != 0)
-		goto out;
-	if (elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) || got != IDX_HDR ||
-	    memcmp(hdr, IDX_MAGIC, 8) != 0 || get32(hdr + 8) != IDX_VERSION)
+	    elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) ||
+	    elog__idx_header_check(hdr, got, &lay) != 0 ||
+	    (st.st_size - IDX_HDR) % lay->entry != 0)
 		goto out;
 	if (st.st_size == (off_t)IDX_HDR) {
 		ok = seg_len <= SEG_HDR;	/* no entries: right only if no records */
 		goto out;
 	}
-	if (elog__fs_pread_full(fd, ent, IDX_ENTRY, st.st_size - IDX_ENTRY, &got) ||
-	    got != IDX_ENTRY || get32(ent + 20) != elog__crc32c(0, ent, 20))
-		goto out;
-	uint64_t off = get64(ent);
-	uint32_t pos = get32(ent + 16);
-	if (pos < SEG_HDR || pos >= seg_len)
+	if (elog__fs_pread_full(fd, ent, lay->entry, st.st_size - (off_t)lay->entry, &got) ||
+	    got != lay->entry ||
+	    elog__idx_entry_check(ent, lay, base, seg_len, NULL, &e) != IDX_FAULT_NONE)
 		goto out;
 	/* The last entry must point at a record with its offset, and the
 	 * records after it must end before another entry would have been
@@ -277,11 +426,11 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	if (elog__scan_init(&s, segfd, base, pos, seg_len) != 0)
+	if (elog__scan_init(&s, segfd, base, e.pos, seg_len) != 0)
 		goto out;
-	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == off) {
+	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == e.offset) {
 		int rc;
-		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)pos + interval)
+		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)e.pos + interval)
 			;
 		ok = rc == ELOG_END;
 	}

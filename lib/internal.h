@@ -143,7 +143,9 @@ struct lock_state {
 	uint32_t flags;           /* the active segment's header flags */
 	uint64_t idx;             /* its index's length */
 	uint64_t ixpos;           /* the index builder: last entry's position, */
-	int64_t ixts;             /* greatest time since, */
+	int64_t ixts;             /* greatest time in the segment, */
+	int64_t ixmin;            /* least time in the segment, */
+	int64_t ixlo, ixhi;       /* least and greatest time since its entry, */
 	unsigned ixany;           /* whether there is an entry */
 };
 void elog__lock_state_encode(char *p, const struct lock_state *ls);
@@ -449,23 +451,38 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
  * (possibly still being written) rather than bad bytes. */
 int elog__scan_truncated(const struct scan *s);
 
-/* ---- index.c: the sparse index ---- */
+/* ---- index.c: the sparse index, its one decoder and one verdict ---- */
 struct idx_entry {
 	uint64_t offset;
 	int64_t ts_max;        /* max ts_ms of records from the segment's start
 	                        * through this one */
 	uint32_t pos;
+	int64_t ts_min;        /* min ts_ms of the same records */
+	int64_t span_min;      /* min and max ts_ms of the records from the */
+	int64_t span_max;      /* previous entry's up to this one, excluded;
+	                        * IDX_SPAN_EMPTY_* for the first entry */
+};
+/* Where the entries of an index version keep their fields (format.h).
+ * Version 1 entries have no ts_min or span: they decode as the widest
+ * (INT64_MIN, and INT64_MIN..INT64_MAX), which never lets a reader skip. */
+struct idx_layout {
+	unsigned version;
+	size_t entry;          /* bytes of an entry */
+	size_t at_ts_max, at_pos, at_crc;
 };
 struct index {
 	struct idx_entry *e;
 	size_t n, cap;
+	unsigned version;      /* of the file it was loaded from */
 };
 /* Decides where entries go, for the writer, a rebuild and compaction alike:
  * one for the first record, then one for the first record at least interval
- * bytes after the previous entry. */
+ * bytes after the previous entry.  It carries the times the next entry
+ * needs: the segment's extremes, and those of the span since the last. */
 struct idx_builder {
 	uint64_t last_pos;
-	int64_t ts_max;
+	int64_t ts_max, ts_min;
+	int64_t span_min, span_max;
 	int any;
 };
 /* Account for the record at pos; 1 when it gets an entry (in *out). */
@@ -473,10 +490,35 @@ int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
                     uint64_t pos, uint32_t interval, struct idx_entry *out);
 void elog__idx_header_encode(unsigned char *p);
 void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e);
-/* Load base's index from dfd, keeping the valid prefix of entries: strictly
- * increasing offset and pos, pos inside [SEG_HDR, seg_len), each crc right.
- * Returns 0 (with possibly zero entries), ENOENT, or ELOG_CORRUPT when the
- * header is wrong; *intact is 1 when every entry in the file was valid. */
+/* The verdict on the first len bytes of an index file: 0 with *lay set to
+ * its version's layout, ELOG_CORRUPT when they are too short or not an
+ * index's magic, ELOG_BADVERSION for a version (or a reserved field) this
+ * build does not know. */
+int elog__idx_header_check(const unsigned char *p, size_t len,
+                           const struct idx_layout **lay);
+/* What makes an entry unusable, from elog__idx_entry_check(). */
+enum idx_fault {
+	IDX_FAULT_NONE,
+	IDX_FAULT_CRC,         /* its checksum */
+	IDX_FAULT_POS,         /* pos inside the header or past seg_len */
+	IDX_FAULT_OFFSET,      /* offset below the segment's base */
+	IDX_FAULT_ORDER,       /* offset or pos not above the previous entry's */
+	IDX_FAULT_TIME         /* times that contradict each other or it */
+};
+/* The one decoder and verdict of an entry: decode the entry at p (of
+ * layout lay) into *e and judge it alone and after prev (NULL when it is
+ * taken on its own) in the index of segment base, whose file has seg_len
+ * bytes (UINT64_MAX: not judged).  Returns an enum idx_fault. */
+int elog__idx_entry_check(const unsigned char *p, const struct idx_layout *lay,
+                          uint64_t base, uint64_t seg_len,
+                          const struct idx_entry *prev, struct idx_entry *e);
+/* Where in an entry the field a fault is about lies, for messages. */
+size_t elog__idx_fault_at(const struct idx_layout *lay, int fault);
+/* Load base's index from dfd, keeping the prefix of entries that
+ * elog__idx_entry_check() passes, each after the one before.  Returns 0
+ * (with possibly zero entries), ENOENT, or ELOG_CORRUPT when the header is
+ * wrong or of an unknown version; *intact is 1 when every entry in the file
+ * was valid. */
 int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, int *intact);
 int elog__idx_push(struct index *ix, const struct idx_entry *e);
 void elog__idx_free(struct index *ix);
@@ -488,8 +530,16 @@ ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target);
  * elog__idx_load() then), or an errno value. */
 int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
                struct idx_entry *out);
+/* The last whole entry of base's index file, read alone and judged alone
+ * (a few reads): 0, ELOG_END when there is none, ELOG_CORRUPT when it or
+ * the header is bad, or an errno value. */
+int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *out);
 /* The first entry with ts_max >= ts, or -1. */
 ssize_t elog__idx_find_time(const struct index *ix, int64_t ts);
+/* The last entry k >= from such that no record of the segment up to and
+ * including entry k's has a timestamp in [lo, hi], by the segment's
+ * extremes (ts_min, ts_max); -1 when there is none. */
+ssize_t elog__idx_skip_prefix(const struct index *ix, size_t from, int64_t lo, int64_t hi);
 /* A cheap test of a closed segment's index: header, size, the last entry
  * pointing at a record with its offset, and no entry missing after it.
  * 1 when it looks right. */

@@ -345,7 +345,8 @@ int elog__lock_boot_id(unsigned char id[16])
 /* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
 #define LOCK_STATE_FMT "ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
 	"boot=%s next=%020llu base=%020llu size=%020llu flags=%08x idx=%020llu " \
-	"ixpos=%020llu ixts=%+020lld ixany=%u crc="
+	"ixpos=%020llu ixts=%+020lld ixmin=%+020lld ixlo=%+020lld ixhi=%+020lld " \
+	"ixany=%u crc="
 
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
@@ -358,7 +359,8 @@ void elog__lock_state_encode(char *p, const struct lock_state *ls)
 	                 (unsigned long long)ls->next, (unsigned long long)ls->base,
 	                 (unsigned long long)ls->size, ls->flags,
 	                 (unsigned long long)ls->idx, (unsigned long long)ls->ixpos,
-	                 (long long)ls->ixts, ls->ixany ? 1u : 0u);
+	                 (long long)ls->ixts, (long long)ls->ixmin, (long long)ls->ixlo,
+	                 (long long)ls->ixhi, ls->ixany ? 1u : 0u);
 	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n",
 	         elog__crc32c(0, p, (size_t)n));
 }
@@ -369,7 +371,7 @@ void elog__lock_state_encode(char *p, const struct lock_state *ls)
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
 	unsigned long long epoch, gen, next, base, size, idx, ixpos;
-	long long ixts;
+	long long ixts, ixmin, ixlo, ixhi;
 	unsigned busy, sick, pid, flags, ixany, crc;
 	char boot[33], text[LOCK_STATE_LEN + 1], again[LOCK_STATE_LEN + 1];
 	memset(ls, 0, sizeof *ls);
@@ -380,13 +382,18 @@ int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 	text[len] = '\0';
 	if (sscanf(text, "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
 	           "boot=%32[0-9a-f] next=%20llu base=%20llu size=%20llu flags=%8x "
-	           "idx=%20llu ixpos=%20llu ixts=%20lld ixany=%1u crc=%8x",
+	           "idx=%20llu ixpos=%20llu ixts=%20lld ixmin=%20lld ixlo=%20lld "
+	           "ixhi=%20lld ixany=%1u crc=%8x",
 	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags,
-	           &idx, &ixpos, &ixts, &ixany, &crc) != 15 || strlen(boot) != 32 ||
+	           &idx, &ixpos, &ixts, &ixmin, &ixlo, &ixhi, &ixany, &crc) != 18 ||
+	    strlen(boot) != 32 ||
 	    busy > 1 || sick > 1 || ixany > 1)
 		return ELOG_CORRUPT;
-	struct lock_state s = { 1, epoch, gen, busy, sick, pid, { 0 }, next, base, size,
-	                        flags, idx, ixpos, ixts, ixany };
+	struct lock_state s = { .valid = 1, .epoch = epoch, .gen = gen, .busy = busy,
+	                        .sick = sick, .pid = pid, .next = next, .base = base,
+	                        .size = size, .flags = flags, .idx = idx, .ixpos = ixpos,
+	                        .ixts = ixts, .ixmin = ixmin, .ixlo = ixlo, .ixhi = ixhi,
+	                        .ixany = ixany };
 	for (int i = 0; i < 16; i++) {
 		unsigned v;
 		sscanf(boot + 2 * i, "%2x", &v);

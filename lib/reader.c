@@ -234,6 +234,7 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	r->have_last = 0;
 	r->next_base = next;
 	r->jumps = 0;
+	r->win_check = 0;
 	ixcache_take(r);
 	return 0;
 }
@@ -241,15 +242,17 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 /* Move the open segment's scan to an index entry, if the record there is
  * whole (its CRC checks) and has the entry's offset; otherwise stay where
  * it is.  A wrong index must cost a longer scan, never a wrong answer. */
-static void jump_to_entry(elog_reader *r, const struct idx_entry *e)
+static int jump_to_entry(elog_reader *r, const struct idx_entry *e)
 {
 	struct elog_record rec;
 	uint64_t at, from = r->sc.pos;
 	elog__scan_seek(&r->sc, e->pos);
-	if (elog__scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset)
+	if (elog__scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset) {
 		elog__scan_seek(&r->sc, e->pos);
-	else
-		elog__scan_seek(&r->sc, from);
+		return 1;
+	}
+	elog__scan_seek(&r->sc, from);
+	return 0;
 }
 
 /* Jump with the index of the open segment towards want.  The first jump
@@ -288,6 +291,67 @@ use:;
 	ssize_t k = elog__idx_find_offset(&r->ix, r->want);
 	if (k >= 0)
 		jump_to_entry(r, &r->ix.e[k]);
+}
+
+/* With a time window, move the open segment's scan past what its index
+ * says holds no record of the window: first everything up to the last
+ * entry whose segment-so-far extremes lie outside it, then the stretches
+ * between entries whose spans do, in one jump each time.  A segment that
+ * the window does not reach costs a look at its index's last entry and a
+ * read of the stretch after it; one it reaches, its index.  The times are
+ * trusted as ts_max is by elog_reader_seek_time(); the record an entry
+ * names is checked before the scan moves to it, and a version 1 index,
+ * whose entries have no span, moves the scan only by ts_max. */
+static void window_skip(elog_reader *r)
+{
+	struct stat st;
+	int intact;
+	r->win_check = UINT64_MAX;
+	if (!r->ix_size && fstat(r->segfd, &st) == 0) {
+		/* The whole segment up to its last entry outside the window:
+		 * no need to load the index. */
+		struct idx_entry last;
+		if (elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.pos > r->sc.pos &&
+		    (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
+		    jump_to_entry(r, &last))
+			return;
+	}
+	if (!r->ix_size) {
+		if (fstat(r->segfd, &st) < 0 ||
+		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
+			return;
+		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
+	}
+	const struct index *ix = &r->ix;
+	size_t lo = 0, hi = ix->n;	/* the first entry past the scan */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->e[mid].pos <= r->sc.pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = lo;
+	ssize_t j = elog__idx_skip_prefix(ix, k, r->win_lo, r->win_hi);
+	if (j >= 0) {
+		if (!jump_to_entry(r, &ix->e[j]))
+			return;
+		k = (size_t)j + 1;
+	}
+	/* Then the stretches that hold none, in one jump past the last of
+	 * them.  Entry 0's span is empty: before the first entry is nothing
+	 * it could vouch for. */
+	size_t from = k ? k : 1;
+	for (k = from; k < ix->n; k++) {
+		const struct idx_entry *e = &ix->e[k];
+		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
+			break;		/* the stretch may hold some */
+	}
+	if (k > from && !jump_to_entry(r, &ix->e[k - 1]))
+		return;
+	if (k < ix->n)
+		r->win_check = ix->e[k].pos;
 }
 
 /* List the segments afresh into r->segs. */
@@ -534,6 +598,8 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			continue;
 		}
 		uint64_t at;
+		if (r->win && r->sc.pos >= r->win_check)
+			window_skip(r);
 		err = elog__scan_next(&r->sc, rec, &at);
 		if (err == 0) {
 			if (rec->offset < r->seg_base ||
@@ -573,6 +639,10 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue;	/* before the position sought */
+			if (r->win && (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi)) {
+				r->want = rec->offset + 1;
+				continue;	/* outside the window */
+			}
 			if (!r->seg_plain &&
 			    (err = decode_value(r, r->seg_base, r->seg_flags, rec, at)) != 0)
 				return err;
@@ -663,6 +733,7 @@ static void seek_to(elog_reader *r, uint64_t offset)
 {
 	r->gap_pending = 0;
 	r->reseek = 0;
+	r->win_check = 0;
 	if (seek_within(r, offset))
 		return;
 	close_segment(r);
@@ -1033,6 +1104,7 @@ static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 	return ELOG_GAP;
 }
 
+static int prev_any(elog_reader *r, struct elog_record *rec);
 /* Offsets lost between record off, the one before position p, and p,
  * that the chain of segments shows (a segment missing after off's, or
  * off's segment truncated): reported as a gap, and the position moved
@@ -1060,6 +1132,25 @@ static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
 }
 
 int elog_reader_prev(elog_reader *r, struct elog_record *rec)
+{
+	int err;
+	while ((err = prev_any(r, rec)) == 0 && r->win &&
+	       (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi))
+		;
+	return err;
+}
+
+int elog_reader_window(elog_reader *r, int64_t since_ms, int64_t until_ms)
+{
+	r->win = since_ms != INT64_MIN || until_ms != INT64_MAX;
+	r->win_lo = since_ms;
+	r->win_hi = until_ms;
+	r->win_check = 0;
+	return 0;
+}
+
+/* The record before the position, whatever its time. */
+static int prev_any(elog_reader *r, struct elog_record *rec)
 {
 	struct back *b = &r->bk;
 	uint64_t at;
@@ -1131,10 +1222,18 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		 * record: start at the entry before the first that reaches
 		 * ts, and scan from there. */
 		struct index ix;
+		struct idx_entry last;
 		struct stat st;
 		int intact;
+		/* A segment wholly before ts up to its last entry: that entry
+		 * alone says so. */
 		if (fstat(r->segfd, &st) == 0 &&
-		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix, &intact) == 0) {
+		    elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.ts_max < ts && jump_to_entry(r, &last)) {
+			/* the stretch after it is scanned below */
+		} else if (fstat(r->segfd, &st) == 0 &&
+		           elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix,
+		                          &intact) == 0) {
 			ssize_t k = elog__idx_find_time(&ix, ts);
 			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
 			if (from >= 0)

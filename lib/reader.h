@@ -42,6 +42,12 @@ struct elog_reader {
 				 * one: CHAIN_* */
 	struct seal seal;	/* its seal, when CHAIN_SEALED */
 	int seg_v2;		/* its version ends it with a seal */
+	/* elog_reader_window(): the records returned have lo <= ts <= hi.
+	 * The index of the open segment is consulted again once the scan
+	 * reaches win_check, the next entry's position. */
+	int win;
+	int64_t win_lo, win_hi;
+	uint64_t win_check;
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
 

@@ -34,12 +34,16 @@ static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct 
 	int intact, same = 0;
 	if (elog__idx_load(dfd, base, seg_len, &disk, &intact) != 0)
 		return 0;
-	if (intact && disk.n == ix->n) {
+	/* Of the version written, which the writer appends to. */
+	if (intact && disk.version == IDX_VERSION && disk.n == ix->n) {
 		same = 1;
 		for (size_t i = 0; i < ix->n && same; i++)
 			same = disk.e[i].offset == ix->e[i].offset &&
 			       disk.e[i].pos == ix->e[i].pos &&
-			       disk.e[i].ts_max == ix->e[i].ts_max;
+			       disk.e[i].ts_max == ix->e[i].ts_max &&
+			       disk.e[i].ts_min == ix->e[i].ts_min &&
+			       disk.e[i].span_min == ix->e[i].span_min &&
+			       disk.e[i].span_max == ix->e[i].span_max;
 	}
 	elog__idx_free(&disk);
 	return same;

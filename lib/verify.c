@@ -389,9 +389,11 @@ struct idxcheck {
 	int kind;             /* severity of its problems */
 	int stop;             /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
+	const struct idx_layout *lay;	/* its version's */
+	uint64_t base;        /* its segment's */
 	uint64_t nent, k;     /* whole entries in the file; the next to read */
 	int have;             /* cur holds entry k - 1 */
-	struct idx_entry cur, prev;
+	struct idx_entry cur;
 	uint64_t buf_first, buf_n;	/* the entries buf holds */
 	unsigned char buf[IDX_BUF_ENTRIES * IDX_ENTRY];	/* last: not cleared */
 };
@@ -417,9 +419,9 @@ static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
 }
 
 /* Entry k's byte position in the index file. */
-static uint64_t entry_pos(uint64_t k)
+static uint64_t entry_pos(const struct idxcheck *ic, uint64_t k)
 {
-	return IDX_HDR + k * IDX_ENTRY;
+	return IDX_HDR + k * ic->lay->entry;
 }
 
 /* Read the next entry into cur and check it on its own and against the one
@@ -434,40 +436,50 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 		if (want > IDX_BUF_ENTRIES)
 			want = IDX_BUF_ENTRIES;
 		size_t got;
-		int err = elog__fs_pread_full(ic->fd, ic->buf, (size_t)want * IDX_ENTRY,
-		                        (off_t)entry_pos(ic->k), &got);
+		int err = elog__fs_pread_full(ic->fd, ic->buf, (size_t)want * ic->lay->entry,
+		                        (off_t)entry_pos(ic, ic->k), &got);
 		if (err)
 			return elog__errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
 		ic->buf_first = ic->k;
-		ic->buf_n = got / IDX_ENTRY;
+		ic->buf_n = got / ic->lay->entry;
 		if (ic->buf_n == 0) {	/* shrunk since we looked */
 			ic->nent = ic->k;
 			return 0;
 		}
 	}
-	const unsigned char *p = ic->buf + (ic->k - ic->buf_first) * IDX_ENTRY;
-	uint64_t at = entry_pos(ic->k);
-	if (ic->k > 0)
-		ic->prev = ic->cur;
-	ic->cur.offset = get64(p);
-	ic->cur.ts_max = (int64_t)get64(p + IDX_AT_TS_MAX);
-	ic->cur.pos = get32(p + IDX_AT_POS);
-	if (get32(p + IDX_AT_CRC) != elog__crc32c(0, p, IDX_AT_CRC)) {
-		idx_problem(v, ic, at + IDX_AT_CRC, "entry checksum mismatch");
+	const unsigned char *p = ic->buf + (ic->k - ic->buf_first) * ic->lay->entry;
+	uint64_t at = entry_pos(ic, ic->k);
+	struct idx_entry e;
+	/* The segment's length is not judged here: the entries are held
+	 * against its records as they are read. */
+	int fault = elog__idx_entry_check(p, ic->lay, ic->base, UINT64_MAX,
+	                                  ic->k > 0 ? &ic->cur : NULL, &e);
+	at += elog__idx_fault_at(ic->lay, fault);
+	switch (fault) {
+	case IDX_FAULT_NONE:
+		break;
+	case IDX_FAULT_CRC:
+		idx_problem(v, ic, at, "entry checksum mismatch");
 		return 0;
-	}
-	if (ic->cur.pos < SEG_HDR) {
-		idx_problem(v, ic, at + IDX_AT_POS, "entry points at byte %lu, inside "
-		            "the segment header", (unsigned long)ic->cur.pos);
+	case IDX_FAULT_POS:
+		idx_problem(v, ic, at, "entry points at byte %lu, inside the segment header",
+		            (unsigned long)e.pos);
 		return 0;
-	}
-	if (ic->k > 0 && (ic->cur.offset <= ic->prev.offset || ic->cur.pos <= ic->prev.pos ||
-	                  ic->cur.ts_max < ic->prev.ts_max)) {
+	case IDX_FAULT_OFFSET:
+		idx_problem(v, ic, at, "entry says offset %llu, below the segment's base",
+		            (unsigned long long)e.offset);
+		return 0;
+	case IDX_FAULT_ORDER:
 		idx_problem(v, ic, at, "entry out of order (offset %llu after %llu)",
-		            (unsigned long long)ic->cur.offset,
-		            (unsigned long long)ic->prev.offset);
+		            (unsigned long long)e.offset, (unsigned long long)ic->cur.offset);
+		return 0;
+	default:
+		idx_problem(v, ic, at, "entry's timestamps contradict each other or the "
+		            "entry before (newest %lld, oldest %lld)", (long long)e.ts_max,
+		            (long long)e.ts_min);
 		return 0;
 	}
+	ic->cur = e;
 	ic->k++;
 	ic->have = 1;
 	return 0;
@@ -484,6 +496,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 	memset(ic, 0, offsetof(struct idxcheck, buf));
 	ic->kind = active ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	elog__seg_name(ic->name, base, IDX_EXT);
+	ic->base = base;
 	ic->fd = elog__fs_openat(v->dfd, ic->name, O_RDONLY, 0);
 	if (ic->fd < 0) {
 		int e = errno;
@@ -517,23 +530,23 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		report(v, ic->kind, ic->name, got, "truncated header: %zu bytes", got);
 		goto bad;
 	}
-	if (memcmp(hdr, IDX_MAGIC, 8) != 0) {
+	if ((err = elog__idx_header_check(hdr, got, &ic->lay)) == ELOG_CORRUPT) {
 		report(v, ic->kind, ic->name, 0, "bad magic: not an elog index");
 		goto bad;
 	}
-	if (get32(hdr + 8) != IDX_VERSION || get32(hdr + 12) != 0) {
-		report(v, ic->kind, ic->name, 8, "unsupported index version %u",
-		       get32(hdr + 8));
+	if (err) {
+		report(v, ic->kind, ic->name, IDX_AT_VERSION, "unsupported index version %u",
+		       get32(hdr + IDX_AT_VERSION));
 		goto bad;
 	}
 	uint64_t size = (uint64_t)st.st_size;
-	ic->nent = (size - IDX_HDR) / IDX_ENTRY;
-	if ((size - IDX_HDR) % IDX_ENTRY != 0) {
+	ic->nent = (size - IDX_HDR) / ic->lay->entry;
+	if ((size - IDX_HDR) % ic->lay->entry != 0) {
 		/* Checked first, as it is: whole entries before it may be
 		 * fine, but the file as a whole is not. */
-		report(v, ic->kind, ic->name, entry_pos(ic->nent),
+		report(v, ic->kind, ic->name, entry_pos(ic, ic->nent),
 		       "truncated entry: %llu bytes at the end",
-		       (unsigned long long)((size - IDX_HDR) % IDX_ENTRY));
+		       (unsigned long long)((size - IDX_HDR) % ic->lay->entry));
 		ss->idx_bad = 1;
 		ic->stop = 1;
 		close(ic->fd);
@@ -639,7 +652,8 @@ struct segcheck {
 	struct idxcheck *ic;      /* its index, read in step */
 	struct idx_builder ib;    /* where entries are due */
 	int below, beyond, disorder;	/* offsets out of place, counted */
-	int64_t ts_max;           /* greatest ts_ms so far */
+	int64_t ts_max, ts_min;   /* greatest and least ts_ms so far */
+	int64_t span_min, span_max;	/* the same since the last entry's record */
 	struct elog_segment_info info;     /* every record */
 	struct elog_segment_info durable;  /* those readers may read */
 };
@@ -744,6 +758,8 @@ static void check_offset(struct verify *v, struct segcheck *c,
 		tally_durable(&c->durable, rec);
 	if (rec->ts_ms > c->ts_max)
 		c->ts_max = rec->ts_ms;
+	if (rec->ts_ms < c->ts_min)
+		c->ts_min = rec->ts_ms;
 	if (c->wm_seg && end <= v->wm.segment_bytes) {
 		ss->wm_next = rec->offset + 1;
 		ss->wm_boundary = end == v->wm.segment_bytes;
@@ -787,27 +803,46 @@ static int check_entry(struct verify *v, struct segcheck *c,
 	    elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
 	                    &due) &&
 	    !(c->active && end > c->acked);
+	const struct idx_layout *lay = ic->lay;
+	int v2 = lay && lay->version == IDX_VERSION;
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
-		idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
+		idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_pos,
 		            "entry points at byte %lu, which is not the start "
 		            "of a record", (unsigned long)ic->cur.pos);
 	if (ic->have && !ic->stop && ic->cur.pos == at) {
 		if (ic->cur.offset != rec->offset)
-			idx_problem(v, ic, entry_pos(ic->k - 1),
+			idx_problem(v, ic, entry_pos(ic, ic->k - 1),
 			            "entry says offset %llu, the record it points at "
 			            "has %llu", (unsigned long long)ic->cur.offset,
 			            (unsigned long long)rec->offset);
 		else if (ic->cur.ts_max != c->ts_max)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_TS_MAX,
+			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_ts_max,
 			            "entry says newest timestamp %lld, the records say %lld",
 			            (long long)ic->cur.ts_max, (long long)c->ts_max);
+		else if (v2 && ic->cur.ts_min != c->ts_min)
+			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_TS_MIN,
+			            "entry says oldest timestamp %lld, the records say %lld",
+			            (long long)ic->cur.ts_min, (long long)c->ts_min);
+		else if (v2 && (ic->cur.span_min != c->span_min ||
+		                ic->cur.span_max != c->span_max))
+			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_SPAN_MIN,
+			            "entry says the records since the entry before are "
+			            "stamped %lld to %lld, they are %lld to %lld",
+			            (long long)ic->cur.span_min, (long long)ic->cur.span_max,
+			            (long long)c->span_min, (long long)c->span_max);
 		else
 			err = idx_advance(v, ic);
-	} else if (is_due && !ic->stop) {
-		idx_problem(v, ic, entry_pos(ic->have ? ic->k - 1 : ic->k),
-		            "no entry for the record at byte %llu (offset %llu): "
-		            "the index is short or stale", (unsigned long long)at,
-		            (unsigned long long)rec->offset);
+		c->span_min = c->span_max = rec->ts_ms;	/* the next span starts here */
+	} else {
+		if (is_due && !ic->stop)
+			idx_problem(v, ic, entry_pos(ic, ic->have ? ic->k - 1 : ic->k),
+			            "no entry for the record at byte %llu (offset %llu): "
+			            "the index is short or stale", (unsigned long long)at,
+			            (unsigned long long)rec->offset);
+		if (rec->ts_ms < c->span_min)
+			c->span_min = rec->ts_ms;
+		if (rec->ts_ms > c->span_max)
+			c->span_max = rec->ts_ms;
 	}
 	if (ic->stop)
 		c->ss->idx_bad = 1;
@@ -828,7 +863,7 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 		/* Entries left point past the last record.  In the active
 		 * segment they may be a write that began after we looked. */
 		if (ic->have && !c->active)
-			idx_problem(v, ic, entry_pos(ic->k - 1) + IDX_AT_POS,
+			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + ic->lay->at_pos,
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
 			            (unsigned long long)ss->size);
@@ -955,7 +990,8 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 static int check_segment(struct verify *v, size_t i)
 {
 	struct segcheck c = { .ss = &v->seg[i], .base = v->base[i], .fd = -1,
-	                      .ts_max = INT64_MIN };
+	                      .ts_max = INT64_MIN, .ts_min = INT64_MAX,
+	                      .span_min = IDX_SPAN_EMPTY_MIN, .span_max = IDX_SPAN_EMPTY_MAX };
 	struct segstate *ss = c.ss;
 	uint64_t damage0 = v->res->damage;
 	int gone, err;

@@ -382,7 +382,9 @@ static int tail_load(elog *w, const struct lock_state *ls)
 	w->seg_size = ls->size;
 	w->idx_size = ls->idx;
 	w->disk = (struct tail){ ls->next, ls->base, ls->size, ls->flags,
-	                         { ls->ixpos, ls->ixts, ls->ixany != 0 } };
+	                         { .last_pos = ls->ixpos, .ts_max = ls->ixts,
+	                           .ts_min = ls->ixmin, .span_min = ls->ixlo,
+	                           .span_max = ls->ixhi, .any = ls->ixany != 0 } };
 	return 0;
 }
 
@@ -403,32 +405,44 @@ static int tail_verify(elog *w)
 	    wm.durable_end > t->next ||
 	    (wm.segment_base == t->base && wm.segment_bytes > t->size))
 		return ELOG_CORRUPT;
-	/* The index's last entry: intact, and naming the record the state's
-	 * builder says it does. */
-	unsigned char e[IDX_ENTRY];
+	/* The index's last entry: of the version written, intact, and
+	 * naming the record the state's builder says it does. */
+	unsigned char hdr[IDX_HDR], e[IDX_ENTRY];
+	const struct idx_layout *lay;
+	struct idx_entry named = { 0 };
 	size_t got;
-	uint64_t from = SEG_HDR, named = 0;
+	uint64_t from = SEG_HDR;
 	if (t->ib.any) {
 		if (w->idx_size < IDX_HDR + IDX_ENTRY ||
+		    elog__fs_pread_full(w->idxfd, hdr, IDX_HDR, 0, &got) != 0 ||
+		    elog__idx_header_check(hdr, got, &lay) != 0 || lay->version != IDX_VERSION ||
 		    elog__fs_pread_full(w->idxfd, e, IDX_ENTRY, (off_t)(w->idx_size - IDX_ENTRY),
 		                        &got) != 0 || got != IDX_ENTRY ||
-		    get32(e + IDX_AT_CRC) != elog__crc32c(0, e, IDX_AT_CRC) ||
-		    get32(e + IDX_AT_POS) != t->ib.last_pos)
+		    elog__idx_entry_check(e, lay, t->base, t->size, NULL, &named) != IDX_FAULT_NONE ||
+		    named.pos != t->ib.last_pos)
 			return ELOG_CORRUPT;
 		from = t->ib.last_pos;
-		named = get64(e);
 	}
 	if (from < SEG_HDR || from > t->size ||
 	    elog__scan_init(&s, w->segfd, t->base, from, t->size) != 0)
 		return ELOG_CORRUPT;
+	/* The records from that entry's on make the builder's span, and
+	 * with the entry's times, the segment's. */
+	int64_t lo = IDX_SPAN_EMPTY_MIN, hi = IDX_SPAN_EMPTY_MAX;
 	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-		if (any ? rec.offset <= last : t->ib.any && rec.offset != named)
+		if (any ? rec.offset <= last : t->ib.any && rec.offset != named.offset)
 			break;
 		last = rec.offset;
 		any = 1;
+		lo = rec.ts_ms < lo ? rec.ts_ms : lo;
+		hi = rec.ts_ms > hi ? rec.ts_ms : hi;
 	}
 	elog__scan_free(&s);
 	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base || t->ib.any))
+		return ELOG_CORRUPT;
+	if (t->ib.any && (lo != t->ib.span_min || hi != t->ib.span_max ||
+	                  t->ib.ts_max != (hi > named.ts_max ? hi : named.ts_max) ||
+	                  t->ib.ts_min != (lo < named.ts_min ? lo : named.ts_min)))
 		return ELOG_CORRUPT;
 	return 0;
 }
@@ -526,9 +540,13 @@ static void adopt_dict(elog *w)
 static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick,
                        const struct tail *t, uint64_t idx, int trunc)
 {
-	struct lock_state ls = { 1, w->epoch, gen, busy, sick, (unsigned)getpid(), { 0 },
-	                         t->next, t->base, t->size, t->flags, idx,
-	                         t->ib.last_pos, t->ib.ts_max, t->ib.any ? 1u : 0u };
+	struct lock_state ls = { .valid = 1, .epoch = w->epoch, .gen = gen, .busy = busy,
+	                         .sick = sick, .pid = (unsigned)getpid(),
+	                         .next = t->next, .base = t->base, .size = t->size,
+	                         .flags = t->flags, .idx = idx,
+	                         .ixpos = t->ib.last_pos, .ixts = t->ib.ts_max,
+	                         .ixmin = t->ib.ts_min, .ixlo = t->ib.span_min,
+	                         .ixhi = t->ib.span_max, .ixany = t->ib.any ? 1u : 0u };
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
 	int err = elog__lock_state_write(w->lockfd, &ls, trunc);
 	if (err)
@@ -871,9 +889,10 @@ static int sync_failed(elog *w, uint64_t base, int e, int held)
 	if (held || elog__lock_acquire(w->lockfd, w->wait_ms, w->msg) == 0) {
 		elog__lock_state_read(w->lockfd, &ls);
 		if (!ls.valid) {	/* any tail: the next holder recovers */
-			ls = (struct lock_state){ 1, epoch_new(), 1, 0, 0, 0, { 0 },
-			                          w->disk.next, w->disk.base, w->disk.size,
-			                          w->disk.flags, IDX_HDR, 0, 0, 0 };
+			ls = (struct lock_state){ .valid = 1, .epoch = epoch_new(), .gen = 1,
+			                          .next = w->disk.next, .base = w->disk.base,
+			                          .size = w->disk.size, .flags = w->disk.flags,
+			                          .idx = IDX_HDR };
 			memcpy(ls.boot, w->boot, sizeof ls.boot);
 		}
 		ls.sick = 1;

@@ -149,7 +149,7 @@ flip() {
 	truncate -s 100 "$L/00000000000000000134.idx"
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "00000000000000000134.idx: byte 88: truncated entry: 12 bytes at the end" ]
+	[ "${lines[0]}" = "00000000000000000134.idx: byte 64: truncated entry: 36 bytes at the end" ]
 	run "$B/elog-verify" --repair "$L"
 	[ "$status" -eq 0 ]
 	[ "${lines[1]}" = "00000000000000000134.idx: repaired: rebuilt from its segment" ]

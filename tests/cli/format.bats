@@ -2,7 +2,8 @@
 # format.bats: an independent reader written from elog(5) alone
 # (tests/format/read_log.py) reads the same records as elog-cat: keyed,
 # unkeyed, empty and binary values, explicit and negative timestamps,
-# schemas, across many segments.
+# schemas, across many segments; and tests/format/read_index.py, from
+# elog(5) alone too, finds every index file as the page lays it out.
 
 load helpers
 
@@ -271,6 +272,34 @@ PY
 	"$ELOG_BIN/elog-compact" --grace 0s "$LOG"
 	"$ELOG_BIN/elog-retain" --max-bytes 32K "$LOG"
 	run same_records "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "index files are as elog(5) lays them out (read_index.py), times and all" {
+	local w
+	# Three producers whose clocks disagree, small segments, a dense index.
+	"$ELOG_BIN/elog-append" --segment-bytes 8K --index-interval 256 --cleanup compact \
+		"$LOG" </dev/null
+	for w in 0 1 2; do
+		awk -v w="$w" 'BEGIN { srand(3 + w)
+			for (i = 0; i < 300; i++) {
+				t = 1000000 + i * 100 + w * 1000 - int(rand() * 2000)
+				printf "%d\tk%d:v%d-%d\n", t, i % 40, w, i
+			} }' | "$ELOG_BIN/elog-append" -t -K : --batch 5 "$LOG" 3>&- &
+	done
+	wait
+	run python3 "$BATS_TEST_DIRNAME/../format/read_index.py" "$LOG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "00000000000000000000.idx v2 ${lines[0]##* v2 }" ]
+	[ "$(printf '%s\n' "$output" | grep -c ' v2 ')" -gt 3 ]
+	# Rewritten by compaction, and rebuilt by elog-verify --repair.
+	"$ELOG_BIN/elog-compact" --grace 0s "$LOG"
+	rm "$LOG/00000000000000000000.idx"
+	"$ELOG_BIN/elog-verify" --repair "$LOG" >/dev/null
+	[ -f "$LOG/00000000000000000000.idx" ]
+	run python3 "$BATS_TEST_DIRNAME/../format/read_index.py" "$LOG"
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

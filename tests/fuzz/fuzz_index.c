@@ -1,7 +1,9 @@
 /*
  * fuzz_index: elog__idx_load(), elog__idx_quick_check() and the lookups over an
- * arbitrary index file beside a small valid segment, plus elog__idx_load() with
- * a segment length from the input (which bounds what it reads).
+ * arbitrary index file (of either version) beside a small valid segment, plus
+ * elog__idx_load() with a segment length from the input (which bounds what
+ * it reads).  What is loaded must pass the one verdict, entry after entry,
+ * and what a time window may skip must really be outside it.
  */
 #include "fuzz.h"
 
@@ -46,12 +48,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		for (size_t k = 0; k < ix.n; k++)
 			if (ix.e[k].pos < SEG_HDR || ix.e[k].pos >= lens[i] ||
-			    (k > 0 && ix.e[k].offset <= ix.e[k - 1].offset))
+			    ix.e[k].ts_min > ix.e[k].ts_max ||
+			    (k > 0 && (ix.e[k].offset <= ix.e[k - 1].offset ||
+			               ix.e[k].ts_max < ix.e[k - 1].ts_max ||
+			               ix.e[k].ts_min > ix.e[k - 1].ts_min)))
 				abort();
 		elog__idx_find_offset(&ix, other_len);
 		elog__idx_find_time(&ix, (int64_t)other_len);
+		/* A window from the input: the prefix it skips holds none. */
+		int64_t lo = 1000 + (int64_t)(other_len & 0x1ff), hi = lo + (other_len >> 9 & 0xff);
+		ssize_t j = elog__idx_skip_prefix(&ix, 0, lo, hi);
+		if (j >= 0 && !(ix.e[j].ts_max < lo || ix.e[j].ts_min > hi))
+			abort();
 		elog__idx_free(&ix);
 	}
 	elog__idx_quick_check(dfd, segfd, 0, seg_len, 64 + other_len % 4096);
+	struct idx_entry e;
+	if (elog__idx_last(dfd, 0, seg_len, &e) == 0 && (e.pos < SEG_HDR || e.pos >= seg_len))
+		abort();
+	if (elog__idx_lookup(dfd, 0, seg_len, other_len % 64, &e) == 0 &&
+	    (e.offset > other_len % 64 || e.pos < SEG_HDR || e.pos >= seg_len))
+		abort();
 	return 0;
 }

@@ -52,7 +52,9 @@ UT_TEST(index_read_is_bounded_by_its_segment)
 	ck_assert_ptr_nonnull(big);
 	elog__idx_header_encode(big);
 	for (size_t i = 0; IDX_HDR + (i + 1) * IDX_ENTRY <= n; i++) {
-		struct idx_entry e = { i, 0, (uint32_t)(SEG_HDR + i) };
+		struct idx_entry e = { .offset = i, .pos = (uint32_t)(SEG_HDR + i),
+		                       .span_min = IDX_SPAN_EMPTY_MIN,
+		                       .span_max = IDX_SPAN_EMPTY_MAX };
 		elog__idx_entry_encode(big + IDX_HDR + i * IDX_ENTRY, &e);
 	}
 	char p[1200];

@@ -14,10 +14,13 @@ static int open_dir(const char *d)
 	return dfd;
 }
 
-/* The index a segment file should have, computed here from the rule in
- * elog(5) rather than with the library's builder: an entry for the first
- * record, then one for the first record at least interval bytes after the
- * previous entry; ts_max is the greatest ts from the segment's start. */
+/* The index a segment file should have, computed here from the rules in
+ * elog(5) rather than with the library's builder: version 2, an entry for
+ * the first record, then one for the first record at least interval bytes
+ * after the previous entry; ts_max and ts_min are the extremes from the
+ * segment's start through the entry's record, span_min and span_max those
+ * of the records from the previous entry's up to this one (empty for the
+ * first). */
 static unsigned char *expected_index(const char *segpath, uint32_t interval, size_t *len)
 {
 	size_t seg_len, got;
@@ -25,11 +28,12 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 	unsigned char *out = malloc(IDX_HDR + seg_len / REC_HDR * IDX_ENTRY + IDX_ENTRY);
 	ck_assert_ptr_nonnull(out);
 	memcpy(out, "ELOGIDX\n", 8);
-	put32(out + 8, 1);
+	put32(out + 8, 2);
 	put32(out + 12, 0);
 	size_t n = IDX_HDR;
 	uint64_t pos = SEG_HDR, last = 0;
-	int64_t ts_max = INT64_MIN;
+	int64_t ts_max = INT64_MIN, ts_min = INT64_MAX;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;	/* empty */
 	int any = 0;
 	while (pos < seg_len) {
 		struct elog_record r;
@@ -38,14 +42,23 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 		ck_assert_int_eq(elog__rec_decode(seg + pos, seg_len - pos, &r, &got), 0);
 		if (r.ts_ms > ts_max)
 			ts_max = r.ts_ms;
+		if (r.ts_ms < ts_min)
+			ts_min = r.ts_ms;
 		if (!any || pos >= last + interval) {
 			any = 1;
 			last = pos;
 			put64(out + n, r.offset);
 			put64(out + n + 8, (uint64_t)ts_max);
-			put32(out + n + 16, (uint32_t)pos);
-			put32(out + n + 20, elog__crc32c(0, out + n, 20));
-			n += IDX_ENTRY;
+			put64(out + n + 16, (uint64_t)ts_min);
+			put64(out + n + 24, (uint64_t)lo);
+			put64(out + n + 32, (uint64_t)hi);
+			put32(out + n + 40, (uint32_t)pos);
+			put32(out + n + 44, elog__crc32c(0, out + n, 44));
+			n += 48;
+			lo = hi = r.ts_ms;
+		} else {
+			lo = r.ts_ms < lo ? r.ts_ms : lo;
+			hi = r.ts_ms > hi ? r.ts_ms : hi;
 		}
 		pos += got;
 	}
@@ -87,9 +100,12 @@ static void write_index(const char *path, const struct idx_entry *e, size_t n)
 	ut_write_file(path, buf, IDX_HDR + n * IDX_ENTRY);
 }
 
+#define E IDX_SPAN_EMPTY_MIN, IDX_SPAN_EMPTY_MAX
 static const struct idx_entry good[] = {
-	{ 100, 5, 32 }, { 103, 9, 200 }, { 110, 9, 400 }, { 120, 12, 900 },
+	{ 100, 5, 32, 5, E }, { 103, 9, 200, 1, 1, 5 }, { 110, 9, 400, 1, 3, 9 },
+	{ 120, 12, 900, 0, 0, 8 },
 };
+#undef E
 #define SEG_LEN 1000u
 
 /* ---- the builder ---- */
@@ -129,6 +145,264 @@ START_TEST(builder_ts_max_running)
 	ck_assert_uint_eq(e.pos, 96);
 }
 END_TEST
+
+
+/* ---- the one decoder and verdict ---- */
+
+START_TEST(builder_times)
+{
+	struct idx_builder b = { 0 };
+	struct idx_entry e;
+	/* Records of 50 bytes from byte 32, interval 100: entries at 0, 2, 4. */
+	static const int64_t ts[] = { 5, 3, 9, 1, 2, 4 };
+	ck_assert_int_eq(elog__idx_builder_add(&b, 0, ts[0], 32, 100, &e), 1);
+	ck_assert_int_eq(e.ts_max, 5);
+	ck_assert_int_eq(e.ts_min, 5);
+	ck_assert_int_eq(e.span_min, IDX_SPAN_EMPTY_MIN);	/* nothing before */
+	ck_assert_int_eq(e.span_max, IDX_SPAN_EMPTY_MAX);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 1, ts[1], 82, 100, &e), 0);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 2, ts[2], 132, 100, &e), 1);
+	ck_assert_int_eq(e.ts_max, 9);
+	ck_assert_int_eq(e.ts_min, 3);
+	ck_assert_int_eq(e.span_min, 3);	/* records 0 and 1 */
+	ck_assert_int_eq(e.span_max, 5);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 3, ts[3], 182, 100, &e), 0);
+	ck_assert_int_eq(elog__idx_builder_add(&b, 4, ts[4], 232, 100, &e), 1);
+	ck_assert_int_eq(e.ts_max, 9);
+	ck_assert_int_eq(e.ts_min, 1);
+	ck_assert_int_eq(e.span_min, 1);	/* records 2 and 3 */
+	ck_assert_int_eq(e.span_max, 9);
+	/* What the writer keeps in LOCK to go on: the span from entry 4 on. */
+	ck_assert_int_eq(elog__idx_builder_add(&b, 5, ts[5], 282, 100, &e), 0);
+	ck_assert_int_eq(b.span_min, 2);
+	ck_assert_int_eq(b.span_max, 4);
+}
+END_TEST
+
+START_TEST(header_check_versions)
+{
+	unsigned char h[IDX_HDR];
+	const struct idx_layout *lay = NULL;
+	elog__idx_header_encode(h);
+	ck_assert_int_eq(memcmp(h, "ELOGIDX\n\2\0\0\0\0\0\0\0", IDX_HDR), 0);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), 0);
+	ck_assert_uint_eq(lay->version, 2);
+	ck_assert_uint_eq(lay->entry, 48);
+	ck_assert_uint_eq(lay->at_ts_max, 8);
+	ck_assert_uint_eq(lay->at_pos, 40);
+	ck_assert_uint_eq(lay->at_crc, 44);
+	put32(h + 8, 1);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), 0);
+	ck_assert_uint_eq(lay->version, 1);
+	ck_assert_uint_eq(lay->entry, 24);
+	ck_assert_uint_eq(lay->at_ts_max, 8);
+	ck_assert_uint_eq(lay->at_pos, 16);
+	ck_assert_uint_eq(lay->at_crc, 20);
+	put32(h + 8, 3);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), ELOG_BADVERSION);
+	put32(h + 8, 2);
+	put32(h + 12, 1);		/* reserved */
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), ELOG_BADVERSION);
+	put32(h + 12, 0);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR - 1, &lay), ELOG_CORRUPT);
+	h[7] = 'X';
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), ELOG_CORRUPT);
+}
+END_TEST
+
+/* Encode e, judge it after prev in segment 100 of SEG_LEN bytes. */
+static int judge(const struct idx_entry *e, const struct idx_entry *prev)
+{
+	unsigned char h[IDX_HDR], p[IDX_ENTRY];
+	const struct idx_layout *lay;
+	struct idx_entry out;
+	elog__idx_header_encode(h);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), 0);
+	elog__idx_entry_encode(p, e);
+	int fault = elog__idx_entry_check(p, lay, 100, SEG_LEN, prev, &out);
+	if (fault == IDX_FAULT_NONE) {
+		ck_assert_uint_eq(out.offset, e->offset);
+		ck_assert_int_eq(out.ts_max, e->ts_max);
+		ck_assert_uint_eq(out.pos, e->pos);
+		ck_assert_int_eq(out.ts_min, e->ts_min);
+		ck_assert_int_eq(out.span_min, e->span_min);
+		ck_assert_int_eq(out.span_max, e->span_max);
+	}
+	return fault;
+}
+
+START_TEST(entry_check_each_rule)
+{
+	struct idx_entry e;
+	ck_assert_int_eq(judge(&good[0], NULL), IDX_FAULT_NONE);
+	for (int i = 1; i < 4; i++)
+		ck_assert_int_eq(judge(&good[i], &good[i - 1]), IDX_FAULT_NONE);
+	/* The entry's bytes are where elog(5) puts them. */
+	unsigned char p[IDX_ENTRY];
+	elog__idx_entry_encode(p, &good[2]);
+	ck_assert_uint_eq(get64(p), 110);
+	ck_assert_int_eq((int64_t)get64(p + 8), 9);
+	ck_assert_int_eq((int64_t)get64(p + 16), 1);
+	ck_assert_int_eq((int64_t)get64(p + 24), 3);
+	ck_assert_int_eq((int64_t)get64(p + 32), 9);
+	ck_assert_uint_eq(get32(p + 40), 400);
+	ck_assert_uint_eq(get32(p + 44), elog__crc32c(0, p, 44));
+
+	e = good[1]; e.pos = SEG_HDR - 1;
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_POS);
+	e = good[1]; e.pos = SEG_LEN;
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_POS);
+	e = good[1]; e.offset = 99;
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_OFFSET);
+	e = good[1]; e.offset = good[0].offset;
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_ORDER);
+	e = good[1]; e.pos = good[0].pos;
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_ORDER);
+	e = good[1]; e.ts_max = 4; e.span_max = 4;	/* below the one before */
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);
+	e = good[1]; e.ts_min = 6; e.span_min = 6;	/* above the one before */
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);
+	e = good[1]; e.ts_min = 10;			/* above its own ts_max */
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
+	e = good[1]; e.span_min = 6; e.span_max = 5;	/* a span upside down */
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
+	e = good[1]; e.span_max = 10;			/* past ts_max */
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
+	e = good[1]; e.span_min = 0;			/* before ts_min */
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
+	e = good[1]; e.span_min = IDX_SPAN_EMPTY_MIN; e.span_max = IDX_SPAN_EMPTY_MAX;
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_NONE);	/* a first entry's */
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);	/* no record after */
+	/* Any bit of the entry is covered by its CRC. */
+	unsigned char h[IDX_HDR];
+	const struct idx_layout *lay;
+	elog__idx_header_encode(h);
+	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), 0);
+	for (size_t at = 0; at < IDX_ENTRY; at++) {
+		elog__idx_entry_encode(p, &good[1]);
+		p[at] ^= 0x10;
+		ck_assert_int_eq(elog__idx_entry_check(p, lay, 100, SEG_LEN, &good[0], &e),
+		                 IDX_FAULT_CRC);
+		ck_assert_uint_eq(elog__idx_fault_at(lay, IDX_FAULT_CRC), 44);
+	}
+}
+END_TEST
+
+/* A version 1 file of the entries of good, laid out by elog(5)'s table. */
+static void write_index_v1(const char *path, const struct idx_entry *e, size_t n)
+{
+	unsigned char *buf = malloc(IDX_HDR + n * 24);
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, "ELOGIDX\n\1\0\0\0\0\0\0\0", IDX_HDR);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char *p = buf + IDX_HDR + i * 24;
+		put64(p, e[i].offset);
+		put64(p + 8, (uint64_t)e[i].ts_max);
+		put32(p + 16, e[i].pos);
+		put32(p + 20, elog__crc32c(0, p, 20));
+	}
+	ut_write_file(path, buf, IDX_HDR + n * 24);
+	free(buf);
+}
+
+START_TEST(load_version1)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 100, IDX_EXT));
+	write_index_v1(p, good, 4);
+	int dfd = open_dir(ut_top), intact = -1;
+	struct index ix;
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(intact, 1);
+	ck_assert_uint_eq(ix.version, 1);
+	ck_assert_uint_eq(ix.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(ix.e[i].offset, good[i].offset);
+		ck_assert_int_eq(ix.e[i].ts_max, good[i].ts_max);
+		ck_assert_uint_eq(ix.e[i].pos, good[i].pos);
+		/* No times but ts_max: the widest, which skip nothing. */
+		ck_assert_int_eq(ix.e[i].ts_min, INT64_MIN);
+		ck_assert_int_eq(ix.e[i].span_min, INT64_MIN);
+		ck_assert_int_eq(ix.e[i].span_max, INT64_MAX);
+	}
+	/* ts_max still tells what lies before a window, as in version 1. */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 1000, 2000), 3);
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 0, 3), -1);
+	elog__idx_free(&ix);
+	/* Its rules: a bad CRC (bytes 20-23) or ts_max going down end the
+	 * valid prefix. */
+	ut_flip_bit(p, IDX_HDR + 2 * 24 + 20, 0);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_int_eq(intact, 0);
+	ck_assert_uint_eq(ix.n, 2);
+	elog__idx_free(&ix);
+	struct idx_entry e[4];
+	memcpy(e, good, sizeof e);
+	e[3].ts_max = 8;
+	write_index_v1(p, e, 4);
+	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
+	ck_assert_uint_eq(ix.n, 3);
+	elog__idx_free(&ix);
+	/* The search in the file reads it too. */
+	write_index_v1(p, good, 4);
+	struct idx_entry got;
+	ck_assert_int_eq(elog__idx_lookup(dfd, 100, SEG_LEN, 115, &got), 0);
+	ck_assert_uint_eq(got.offset, 110);
+	ck_assert_uint_eq(got.pos, 400);
+	ck_assert_int_eq(elog__idx_lookup(dfd, 100, SEG_LEN, 99, &got), ELOG_END);
+	close(dfd);
+}
+END_TEST
+
+
+START_TEST(last_entry_alone)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 100, IDX_EXT));
+	int dfd = open_dir(ut_top);
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ENOENT);
+	write_index(p, good, 4);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	ck_assert_int_eq(e.ts_min, 0);
+	ck_assert_int_eq(e.ts_max, 12);
+	/* A partial entry at the end (a write under way) is not read. */
+	ut_append_file(p, "partial", 7);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	write_index(p, good, 0);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ELOG_END);
+	write_index(p, good, 4);
+	ut_flip_bit(p, IDX_HDR + 3 * IDX_ENTRY + 1, 0);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), ELOG_CORRUPT);
+	write_index_v1(p, good, 4);
+	ck_assert_int_eq(elog__idx_last(dfd, 100, SEG_LEN, &e), 0);
+	ck_assert_uint_eq(e.offset, 120);
+	ck_assert_int_eq(e.ts_min, INT64_MIN);
+	close(dfd);
+}
+END_TEST
+
+START_TEST(skip_prefix_edges)
+{
+	/* ts_max 5 9 9 12, ts_min 5 1 1 0. */
+	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 10, 20), 2);	/* ts_max < 10 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 13, 20), 3);
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 6, 20), 0);
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 5, 20), -1);
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 4), 0);	/* ts_min > 4 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 0), 2);	/* ts_min > 0 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 5), -1);
+	/* Only from the entry given on. */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 3, 10, 20), -1);
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 2, 10, 20), 2);
+	struct index none = { NULL, 0, 0, IDX_VERSION };
+	ck_assert_int_eq(elog__idx_skip_prefix(&none, 0, 10, 20), -1);
+}
+END_TEST
+
 
 /* ---- loading ---- */
 
@@ -171,7 +445,7 @@ static void load_expect_prefix(struct idx_entry *e, size_t k, int bad_crc)
 	snprintf(p, sizeof p, "%s", path);
 	write_index(p, e, 4);
 	if (bad_crc)
-		ut_flip_bit(p, IDX_HDR + k * IDX_ENTRY + 20, 0);
+		ut_flip_bit(p, IDX_HDR + k * IDX_ENTRY + IDX_AT_CRC, 0);
 	int dfd = open_dir(ut_top), intact = -1;
 	struct index ix;
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), 0);
@@ -276,7 +550,7 @@ START_TEST(load_missing_or_bad_header)
 	ut_flip_bit(p, 0, 1);		/* magic */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	write_index(p, good, 4);
-	ut_write_at(p, 8, "\2\0\0\0", 4);	/* version 2 */
+	ut_write_at(p, 8, "\3\0\0\0", 4);	/* version 3 */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	ut_write_file(p, "ELOGIDX\n", 8);	/* header cut short */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
@@ -288,7 +562,7 @@ END_TEST
 
 START_TEST(find_offset_edges)
 {
-	struct index ix = { (struct idx_entry *)good, 4, 4 };
+	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 0), -1);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 99), -1);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 100), 0);
@@ -297,7 +571,7 @@ START_TEST(find_offset_edges)
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 119), 2);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 120), 3);
 	ck_assert_int_eq(elog__idx_find_offset(&ix, UINT64_MAX), 3);
-	struct index none = { NULL, 0, 0 };
+	struct index none = { NULL, 0, 0, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_offset(&none, 5), -1);
 }
 END_TEST
@@ -305,7 +579,7 @@ END_TEST
 START_TEST(find_time_edges)
 {
 	/* ts_max 5, 9, 9, 12. */
-	struct index ix = { (struct idx_entry *)good, 4, 4 };
+	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_time(&ix, INT64_MIN), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 5), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 6), 1);
@@ -313,7 +587,7 @@ START_TEST(find_time_edges)
 	ck_assert_int_eq(elog__idx_find_time(&ix, 10), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 12), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 13), -1);
-	struct index none = { NULL, 0, 0 };
+	struct index none = { NULL, 0, 0, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_time(&none, 0), -1);
 }
 END_TEST
@@ -337,7 +611,7 @@ START_TEST(rebuild_matches_rule)
 	ck_assert_uint_gt(ix.n, 40);	/* about one per 2 records */
 	for (size_t i = 0; i < ix.n; i++) {
 		ck_assert_uint_eq(ix.e[i].offset, get64(want + IDX_HDR + i * IDX_ENTRY));
-		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 16));
+		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 40));
 	}
 	elog__idx_free(&ix);
 	free(want);
@@ -539,6 +813,26 @@ START_TEST(quick_check_empty_segment)
 }
 END_TEST
 
+START_TEST(quick_check_version1)
+{
+	int dfd, segfd;
+	uint64_t len = quick_setup(&dfd, &segfd);
+	struct index ix;
+	int intact;
+	ck_assert_int_eq(elog__idx_load(dfd, 0, len, &ix, &intact), 0);
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 0, IDX_EXT));
+	write_index_v1(p, ix.e, ix.n);
+	/* Not wrong: it stays, and is read as version 1. */
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 1);
+	ut_truncate(p, ut_file_size(p) - 24);
+	ck_assert_int_eq(elog__idx_quick_check(dfd, segfd, 0, len, INTERVAL), 0);
+	elog__idx_free(&ix);
+	close(segfd);
+	close(dfd);
+}
+END_TEST
+
 /* ---- the writer rebuilds a bad index of a closed segment ---- */
 
 /* A log of several segments; returns how many, with their bases. */
@@ -674,6 +968,12 @@ int main(void)
 	TCase *tc = ut_tcase("index");
 	tcase_add_test(tc, builder_placement);
 	tcase_add_test(tc, builder_ts_max_running);
+	tcase_add_test(tc, builder_times);
+	tcase_add_test(tc, header_check_versions);
+	tcase_add_test(tc, entry_check_each_rule);
+	tcase_add_test(tc, load_version1);
+	tcase_add_test(tc, skip_prefix_edges);
+	tcase_add_test(tc, last_entry_alone);
 	tcase_add_test(tc, load_all_valid);
 	tcase_add_test(tc, load_header_only);
 	tcase_add_test(tc, load_bad_crc_keeps_prefix);
@@ -698,6 +998,7 @@ int main(void)
 	tcase_add_test(tc, quick_check_stale);
 	tcase_add_test(tc, quick_check_segment_longer_than_index);
 	tcase_add_test(tc, quick_check_empty_segment);
+	tcase_add_test(tc, quick_check_version1);
 	tcase_add_test(tc, writer_rebuilds_deleted_index);
 	tcase_add_test(tc, writer_rebuilds_cut_index);
 	tcase_add_test(tc, writer_rebuilds_cut_mid_entry);

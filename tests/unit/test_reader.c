@@ -494,6 +494,209 @@ START_TEST(seek_time_small)
 }
 END_TEST
 
+
+/* ---- time windows (elog_reader_window()) ---- */
+
+/* The offsets of the records the reader returns, forward from where it
+ * stands, until ELOG_END; any other result fails. */
+static size_t window_read(elog_reader *r, uint64_t *offs, size_t max)
+{
+	struct elog_record rec;
+	size_t n = 0;
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0) {
+		ck_assert_uint_lt(n, max);
+		offs[n++] = rec.offset;
+	}
+	ck_assert_msg(rc == ELOG_END, "%d %s", rc, elog_reader_errmsg(r));
+	return n;
+}
+
+/* Every window, against a filter of every record: forward from the
+ * beginning, from elog_reader_seek_time(since), and backward. */
+START_TEST(window_selects_exactly)
+{
+	enum { NREC = 600 };
+	make_log(NREC, wobbly);
+	elog_reader *r = ut_open_reader(ut_dir);
+	static uint64_t want[NREC], got[NREC];
+	static const int64_t w[][2] = {
+		{ 1000000, 1000100 }, { 1000500, 1000600 }, { 1001200, 1001250 },
+		{ 1000990, 1001400 }, { 1002400, 1002499 }, { 0, 999999 },
+		{ 1002600, INT64_MAX }, { INT64_MIN, 1000003 }, { 1000400, 1000400 },
+	};
+	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+		size_t nw = 0;
+		for (int i = 0; i < NREC; i++)
+			if (wobbly(i) >= w[k][0] && wobbly(i) <= w[k][1])
+				want[nw++] = (uint64_t)i;
+		ck_assert_int_eq(elog_reader_window(r, w[k][0], w[k][1]), 0);
+		ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+		size_t n = window_read(r, got, NREC);
+		ck_assert_msg(n == nw, "window %zu: %zu records, expected %zu", k, n, nw);
+		ck_assert_int_eq(memcmp(got, want, n * sizeof *got), 0);
+		ck_assert_int_eq(elog_reader_seek_time(r, w[k][0]), 0);
+		n = window_read(r, got, NREC);
+		ck_assert_msg(n == nw, "window %zu from its time: %zu, expected %zu", k, n, nw);
+		ck_assert_int_eq(memcmp(got, want, n * sizeof *got), 0);
+		ck_assert_int_eq(elog_reader_seek_end(r), 0);
+		struct elog_record rec;
+		int rc;
+		n = 0;
+		while ((rc = elog_reader_prev(r, &rec)) == 0) {
+			ck_assert_uint_lt(n, nw);
+			ck_assert_uint_eq(rec.offset, want[nw - 1 - n]);
+			n++;
+		}
+		ck_assert_int_eq(rc, ELOG_END);
+		ck_assert_uint_eq(n, nw);
+	}
+	/* No window: every record again. */
+	ck_assert_int_eq(elog_reader_window(r, INT64_MIN, INT64_MAX), 0);
+	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	ck_assert_uint_eq(window_read(r, got, NREC), NREC);
+	elog_reader_close(r);
+}
+END_TEST
+
+static int64_t rising(int i)
+{
+	return 1000 + i;
+}
+
+/* Damage the record after the entry at or before offset near, inside the
+ * stretch that entry begins (never an entry's own record); its offset. */
+static uint64_t damage_mid_stretch(uint64_t near)
+{
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	ssize_t i = elog__seglist_find(&sl, near);
+	ck_assert_int_ge(i, 0);
+	uint64_t base = sl.base[i];
+	elog__seglist_free(&sl);
+	char seg[1200];
+	snprintf(seg, sizeof seg, "%s", ut_seg_path(ut_dir, base, SEG_EXT));
+	uint64_t len = ut_file_size(seg);
+	struct index ix;
+	int intact;
+	ck_assert_int_eq(elog__idx_load(dfd, base, len, &ix, &intact), 0);
+	ssize_t k = elog__idx_find_offset(&ix, near);
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_lt((size_t)k + 1, ix.n);	/* not the stretch after the last */
+	int fd = open(seg, O_RDONLY);
+	struct scan sc;
+	struct elog_record rec;
+	uint64_t at;
+	ck_assert_int_eq(elog__scan_init(&sc, fd, base, ix.e[k].pos, len), 0);
+	ck_assert_int_eq(elog__scan_next(&sc, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&sc, &rec, &at), 0);
+	ck_assert_uint_lt(at, ix.e[k + 1].pos);
+	elog__scan_free(&sc);
+	close(fd);
+	close(dfd);
+	elog__idx_free(&ix);
+	ut_flip_bit(seg, at + REC_HDR + 1, 2);	/* in its value: its CRC fails */
+	return rec.offset;
+}
+
+/* What the index's times exclude is not read: damage there goes unseen by
+ * a window, before it, after it in its segment, and in later segments. */
+START_TEST(window_steps_over_what_the_index_excludes)
+{
+	make_log(600, rising);
+	uint64_t bad[3] = { damage_mid_stretch(20), damage_mid_stretch(170),
+	                    damage_mid_stretch(500) };
+	ck_assert_uint_lt(bad[0], 100);
+	ck_assert_uint_gt(bad[1], 150);
+	elog_reader *r = ut_open_reader(ut_dir);
+	static uint64_t got[600];
+	ck_assert_int_eq(elog_reader_window(r, 1100, 1150), 0);
+	ck_assert_uint_eq(window_read(r, got, 600), 51);
+	for (size_t i = 0; i < 51; i++)
+		ck_assert_uint_eq(got[i], 100 + i);
+	/* Without the window, the damage is there to find. */
+	ck_assert_int_eq(elog_reader_window(r, INT64_MIN, INT64_MAX), 0);
+	ck_assert_int_eq(elog_reader_seek_begin(r), 0);
+	struct elog_record rec;
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0)
+		;
+	ck_assert_int_eq(rc, ELOG_CORRUPT);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Rewrite every index of the log as version 1 (elog(5)): 24-byte entries
+ * of offset, ts_max, pos and the CRC of the first 20 bytes. */
+static void indexes_to_version1(void)
+{
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	struct seglist sl;
+	ck_assert_int_eq(elog__seglist_read(dfd, &sl), 0);
+	close(dfd);
+	for (size_t i = 0; i < sl.n; i++) {
+		char p[1200];
+		size_t len;
+		const struct idx_layout *lay;
+		snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, sl.base[i], IDX_EXT));
+		unsigned char *v2 = ut_read_file(p, &len);
+		ck_assert_int_eq(elog__idx_header_check(v2, len, &lay), 0);
+		size_t n = (len - IDX_HDR) / IDX_ENTRY;
+		unsigned char *v1 = malloc(IDX_HDR + n * 24);
+		memcpy(v1, v2, IDX_HDR);
+		put32(v1 + 8, 1);
+		for (size_t k = 0; k < n; k++) {
+			struct idx_entry e;
+			unsigned char *q = v1 + IDX_HDR + k * 24;
+			elog__idx_entry_check(v2 + IDX_HDR + k * IDX_ENTRY, lay, 0, UINT64_MAX,
+			                      NULL, &e);
+			put64(q, e.offset);
+			put64(q + 8, (uint64_t)e.ts_max);
+			put32(q + 16, e.pos);
+			put32(q + 20, elog__crc32c(0, q, 20));
+		}
+		ut_write_file(p, v1, IDX_HDR + n * 24);
+		free(v1);
+		free(v2);
+	}
+	elog__seglist_free(&sl);
+}
+
+/* Indexes of version 1 have no spans: the window is as exact, but the
+ * reader reads on through what it cannot exclude. */
+START_TEST(window_with_version1_indexes)
+{
+	enum { NREC = 600 };
+	make_log(NREC, wobbly);
+	indexes_to_version1();
+	elog_reader *r = ut_open_reader(ut_dir);
+	static uint64_t want[NREC], got[NREC];
+	size_t nw = 0;
+	for (int i = 0; i < NREC; i++)
+		if (wobbly(i) >= 1001200 && wobbly(i) <= 1001250)
+			want[nw++] = (uint64_t)i;
+	ck_assert_int_eq(elog_reader_window(r, 1001200, 1001250), 0);
+	ck_assert_int_eq(elog_reader_seek_time(r, 1001200), 0);
+	ck_assert_uint_eq(window_read(r, got, NREC), nw);
+	ck_assert_int_eq(memcmp(got, want, nw * sizeof *got), 0);
+	elog_reader_close(r);
+	/* A record the version 2 index lets a window step over is read. */
+	ut_rm_rf(ut_dir);
+	make_log(600, rising);
+	(void)damage_mid_stretch(500);
+	indexes_to_version1();
+	r = ut_open_reader(ut_dir);
+	ck_assert_int_eq(elog_reader_window(r, 1100, 1150), 0);
+	struct elog_record rec;
+	int rc;
+	while ((rc = elog_reader_next(r, &rec)) == 0)
+		ck_assert_int_le(rec.ts_ms, 1150);
+	ck_assert_int_eq(rc, ELOG_CORRUPT);
+	elog_reader_close(r);
+}
+END_TEST
+
 /* Records beyond the durable end are not found by time either. */
 START_TEST(seek_time_ignores_non_durable)
 {
@@ -1224,9 +1427,12 @@ START_TEST(prev_with_missing_or_wrong_index)
 			/* Every entry's offset one too high (CRCs made right). */
 			size_t len;
 			unsigned char *buf = ut_read_file(idx, &len);
+			const struct idx_layout *lay;
+			ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
 			for (size_t at = IDX_HDR; at + IDX_ENTRY <= len; at += IDX_ENTRY) {
-				struct idx_entry e = { get64(buf + at) + 1, (int64_t)get64(buf + at + 8),
-				                       get32(buf + at + 16) };
+				struct idx_entry e;
+				elog__idx_entry_check(buf + at, lay, 0, UINT64_MAX, NULL, &e);
+				e.offset++;
 				elog__idx_entry_encode(buf + at, &e);
 			}
 			ut_write_file(idx, buf, len);
@@ -1417,6 +1623,9 @@ int main(void)
 	Suite *s = suite_create("reader");
 	TCase *tc = ut_tcase("reader");
 	tcase_add_test(tc, seek_into_compaction_holes);
+	tcase_add_test(tc, window_selects_exactly);
+	tcase_add_test(tc, window_steps_over_what_the_index_excludes);
+	tcase_add_test(tc, window_with_version1_indexes);
 	tcase_add_test(tc, read_through_holes);
 	tcase_add_test(tc, seek_last_with_holes);
 	tcase_add_test(tc, seek_across_segments_with_holes);

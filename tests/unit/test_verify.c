@@ -264,6 +264,123 @@ START_TEST(offsets_out_of_order)
 }
 END_TEST
 
+
+/* Entry 1 of segment 0's index, changed by change() and its CRC made
+ * right again. */
+static void change_entry1(void (*change)(struct idx_entry *))
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
+	size_t len;
+	unsigned char *buf = ut_read_file(p, &len);
+	ck_assert_uint_ge(len, IDX_HDR + 2 * IDX_ENTRY);
+	const struct idx_layout *lay;
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+	elog__idx_entry_check(buf + IDX_HDR + IDX_ENTRY, lay, 0, UINT64_MAX, NULL, &e);
+	change(&e);
+	elog__idx_entry_encode(buf + IDX_HDR + IDX_ENTRY, &e);
+	ut_write_file(p, buf, len);
+	free(buf);
+}
+
+static void narrow_span(struct idx_entry *e)
+{
+	ck_assert_int_eq(e->span_min, 1000);	/* records 0 to 2 */
+	ck_assert_int_eq(e->span_max, 1002);
+	e->span_max = 1001;
+}
+
+static void upside_down(struct idx_entry *e)
+{
+	e->ts_min = e->ts_max + 1;
+}
+
+/* The times of an entry are held against the records: an entry that
+ * would hide a record from a time window is damage. */
+START_TEST(index_entry_with_the_wrong_span)
+{
+	hand_log();
+	hand_indexes();
+	change_entry1(narrow_span);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_SPAN_MIN);
+	ck_assert_str_eq(s.text[k], "entry says the records since the entry before are "
+	                 "stamped 1000 to 1001, they are 1000 to 1002");
+	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+	ck_assert_uint_eq(res.remaining, 0);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 0);
+}
+END_TEST
+
+/* Times that contradict each other fail the entry's verdict itself. */
+START_TEST(index_entry_with_contradicting_times)
+{
+	hand_log();
+	hand_indexes();
+	change_entry1(upside_down);
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_uint_eq(res.damage, 1);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_TS_MAX);
+	ck_assert_str_eq(s.text[k], "entry's timestamps contradict each other or the "
+	                 "entry before (newest 1003, oldest 1004)");
+}
+END_TEST
+
+/* An index of version 1 (elog 0.2) is not a problem: it is read as it is. */
+START_TEST(index_of_version1_is_fine)
+{
+	hand_log();
+	hand_indexes();
+	for (int i = 0; i < 2; i++) {
+		char p[1200];
+		size_t len;
+		const struct idx_layout *lay;
+		snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, i ? 5 : 0, IDX_EXT));
+		unsigned char *buf = ut_read_file(p, &len), v1[IDX_HDR + 16 * 24];
+		ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+		size_t n = (len - IDX_HDR) / IDX_ENTRY;
+		ck_assert_uint_le(n, 16);
+		memcpy(v1, buf, IDX_HDR);
+		put32(v1 + 8, 1);
+		for (size_t k = 0; k < n; k++) {
+			struct idx_entry e;
+			unsigned char *q = v1 + IDX_HDR + k * 24;
+			elog__idx_entry_check(buf + IDX_HDR + k * IDX_ENTRY, lay, 0, UINT64_MAX,
+			                      NULL, &e);
+			put64(q, e.offset);
+			put64(q + 8, (uint64_t)e.ts_max);
+			put32(q + 16, e.pos);
+			put32(q + 20, elog__crc32c(0, q, 20));
+		}
+		ut_write_file(p, v1, IDX_HDR + n * 24);
+		free(buf);
+	}
+	struct seen s;
+	struct elog_verify_result res;
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	ck_assert_msg(s.n == 0, "%zu problems, the first: %s: %s", s.n, s.file[0], s.text[0]);
+	ck_assert_uint_eq(res.damage, 0);
+	/* Its own rules still hold: a CRC over bytes 0-19, checked. */
+	ut_flip_bit(ut_seg_path(ut_dir, 0, IDX_EXT), IDX_HDR + 24 + 3, 0);
+	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(s.pos[k], IDX_HDR + 24 + 20);
+	ck_assert_str_eq(s.text[k], "entry checksum mismatch");
+}
+END_TEST
+
 START_TEST(index_entry_with_the_wrong_offset)
 {
 	hand_log();
@@ -274,7 +391,11 @@ START_TEST(index_entry_with_the_wrong_offset)
 	size_t len;
 	unsigned char *buf = ut_read_file(p, &len);
 	ck_assert_uint_ge(len, IDX_HDR + IDX_ENTRY);
-	struct idx_entry e = { 1, (int64_t)get64(buf + IDX_HDR + 8), get32(buf + IDX_HDR + 16) };
+	const struct idx_layout *lay;
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+	elog__idx_entry_check(buf + IDX_HDR, lay, 0, UINT64_MAX, NULL, &e);
+	e.offset = 1;
 	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
@@ -304,7 +425,11 @@ START_TEST(index_entry_inside_a_record)
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, IDX_EXT));
 	size_t len;
 	unsigned char *buf = ut_read_file(p, &len);
-	struct idx_entry e = { 0, (int64_t)get64(buf + IDX_HDR + 8), SEG_HDR + 3 };
+	const struct idx_layout *lay;
+	struct idx_entry e;
+	ck_assert_int_eq(elog__idx_header_check(buf, len, &lay), 0);
+	elog__idx_entry_check(buf + IDX_HDR, lay, 0, UINT64_MAX, NULL, &e);
+	e.pos = SEG_HDR + 3;
 	elog__idx_entry_encode(buf + IDX_HDR, &e);
 	ut_write_file(p, buf, len);
 	free(buf);
@@ -1071,6 +1196,9 @@ int main(void)
 	tcase_add_test(tc, merge_leftover_is_a_warning);
 	tcase_add_test(tc, overlap_with_later_records_is_damage);
 	tcase_add_test(tc, index_entry_with_the_wrong_offset);
+	tcase_add_test(tc, index_entry_with_the_wrong_span);
+	tcase_add_test(tc, index_entry_with_contradicting_times);
+	tcase_add_test(tc, index_of_version1_is_fine);
 	tcase_add_test(tc, index_entry_inside_a_record);
 	tcase_add_test(tc, index_cut_short);
 	tcase_add_test(tc, watermark_past_the_data);

@@ -405,6 +405,43 @@ START_TEST(state_of_another_boot_means_recovery)
 }
 END_TEST
 
+
+/* LOCK's index builder carries the times the next entry needs (ixmin,
+ * ixlo, ixhi); a state whose times disagree with the records after the
+ * last entry is not trusted at open: the writer recovers, and the entries
+ * it writes next are right (elog-verify holds them against the records). */
+START_TEST(state_with_wrong_index_times_means_recovery)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 64);
+	for (int i = 0; i < 20; i++) {
+		struct elog_record r = ut_rec(0, 5000 - 100 * i, 0, NULL, "a value of some length");
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	char p[1200];
+	int fd = open(ut_path(p, sizeof p, ut_dir, "LOCK"), O_RDWR);
+	struct lock_state ls;
+	ck_assert_int_eq(elog__lock_state_read(fd, &ls), 0);
+	ck_assert(ls.valid && ls.ixany);
+	ck_assert_int_eq(ls.ixts, 5000);
+	ck_assert_int_eq(ls.ixmin, 5000 - 100 * 19);
+	ck_assert_int_le(ls.ixlo, ls.ixhi);
+	ls.ixlo -= 1;	/* a time no record after the last entry has */
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
+	close(fd);
+	w = ut_open_writer(ut_dir, 0, 0);
+	for (int i = 0; i < 20; i++) {
+		struct elog_record r = ut_rec(0, 9000 + i, 0, NULL, "a value of some length");
+		ck_assert_int_eq(elog_append(w, &r, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+	struct elog_verify_result res;
+	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &res, NULL), 0);
+	ck_assert_uint_eq(res.damage, 0);
+	ck_assert_uint_eq(res.warnings, 0);
+}
+END_TEST
+
 /* A compressed log written by two handles: one trains the dictionary, the
  * other adopts it; every value reads back. */
 START_TEST(compressed_log_with_two_handles)
@@ -1135,6 +1172,7 @@ int main(void)
 	tcase_add_test(tc, a_busy_writer_does_not_shut_out_a_waiting_one);
 	tcase_add_test(tc, writer_dead_mid_batch_is_recovered_by_the_next);
 	tcase_add_test(tc, state_of_another_boot_means_recovery);
+	tcase_add_test(tc, state_with_wrong_index_times_means_recovery);
 	tcase_add_test(tc, compressed_log_with_two_handles);
 	tcase_add_test(tc, killed_writer_leaves_no_lock);
 	tcase_add_test(tc, exclusive_writer_keeps_others_out);
