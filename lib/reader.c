@@ -503,6 +503,28 @@ static int chain_gap(elog_reader *r, uint64_t next)
 	return 1;
 }
 
+/* At the end of the newest segment, the one the watermark names: 1 with a
+ * damage gap noted when the file ended before the bytes the watermark
+ * says are durable (a copy taken in the wrong order, a file cut short),
+ * so that acknowledged records never vanish without a word. */
+static int short_gap(elog_reader *r)
+{
+	uint64_t from = r->have_last ? r->last + 1 : r->seg_base, a, b;
+	if (r->seg_base != r->wm.segment_base || r->sc.limit == UINT64_MAX ||
+	    r->sc.pos >= r->sc.limit || elog__scan_truncated(&r->sc))
+		return 0;
+	if (from < r->want)
+		from = r->want;
+	if (from >= r->wm.durable_end ||
+	    (r->holes.n && elog__holes_find(&r->holes, from, r->wm.durable_end - 1, &a, &b)))
+		return 0;
+	r->gap_first = from;
+	r->gap_last = r->wm.durable_end - 1;
+	r->gap_pending = ELOG_GAP_DAMAGE;
+	r->want = r->wm.durable_end;
+	return 1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
  * 0 when a (new) segment is open, ELOG_END when want is past the end.
  * A follower comes here after every batch: that costs nothing, and a
@@ -535,6 +557,8 @@ static int advance(elog_reader *r)
 		if ((size_t)i + 1 >= r->segs.n && r->seg_base < r->wm.segment_base &&
 		    (err = chain_gap(r, UINT64_MAX)) != 0)
 			return err > 0 ? 0 : locate(r);
+		if ((size_t)i + 1 >= r->segs.n && short_gap(r))
+			return 0;
 		return ELOG_END;
 	}
 	if ((err = chain_gap(r, r->segs.base[i + 1])) != 0)

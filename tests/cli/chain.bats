@@ -223,3 +223,26 @@ EOF
 	run --separate-stderr elog-cat --reverse -c 1 "$LOG"
 	[[ "$stderr" == *"-2999 were lost to damage"* ]]
 }
+
+@test "the newest segment cut at a record boundary below the durable end: readers report the loss" {
+	seq 300 | elog-append "$LOG"
+	python3 - "$(seg 0)" <<'PY'
+import struct, sys
+p = sys.argv[1]
+d = open(p, "rb").read()
+pos, n = 32, 0
+while n < 100:
+    (length,) = struct.unpack_from("<I", d, pos)
+    pos += 4 + length
+    n += 1
+open(p, "r+b").truncate(pos)
+PY
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 100 ]
+	[[ "$stderr" == *"offsets 100-299 were lost to damage"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+}
