@@ -513,7 +513,8 @@ static int decode_value(elog_reader *r, uint64_t base, uint32_t flags,
 
 static void seek_to(elog_reader *r, uint64_t offset);
 
-int elog_reader_next(elog_reader *r, struct elog_record *rec)
+/* elog_reader_next(), every case. */
+static int next_record(elog_reader *r, struct elog_record *rec)
 {
 	if (r->reseek) {	/* elog_reader_prev() moved the position */
 		r->reseek = 0;
@@ -610,6 +611,28 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		if ((err = advance(r)) != 0)
 			return err;
 	}
+}
+
+/* The common case first, in a few instructions: the next record of the open
+ * segment was checked already, is durable, in order, at or past the
+ * position, with no salvaged offsets before it and a value stored as
+ * given.  Anything else puts it back and takes the way above. */
+int elog_reader_next(elog_reader *r, struct elog_record *rec)
+{
+	uint64_t at;
+	if (r->reseek || r->gap_pending || r->segfd < 0 ||
+	    !elog__scan_next_checked(&r->sc, rec, &at))
+		return next_record(r, rec);
+	if (rec->offset < r->want || rec->offset >= r->wm.durable_end ||
+	    rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last) ||
+	    (rec->offset > r->want && r->holes.n) || !r->seg_plain) {
+		elog__scan_seek(&r->sc, at);
+		return next_record(r, rec);
+	}
+	r->last = rec->offset;
+	r->have_last = 1;
+	r->want = rec->offset + 1;
+	return 0;
 }
 
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last)
