@@ -444,7 +444,8 @@ struct scan {
 	size_t cap, off, len;  /* buf[off..len) holds file bytes from pos on */
 	uint64_t buf_pos;      /* file position of buf[0] */
 	size_t ra;             /* bytes the next read asks for: small after a
-	                        * seek, doubling up to cap as reading goes on */
+	                        * seek, doubling as reading goes on (the
+	                        * buffer grows with it, to 128 KiB) */
 	int trunc;             /* last ELOG_CORRUPT was a short tail */
 	int sealed;            /* the last ELOG_END was at a seal: */
 	struct seal seal;      /* that one */

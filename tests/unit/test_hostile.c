@@ -31,10 +31,9 @@ START_TEST(huge_length_field_is_corrupt_without_allocating)
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD + 1);
 	ck_assert_int_eq(elog__fs_pwrite_all(fd, buf, sizeof buf, 0), 0);
 	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
-	size_t cap = s.cap;	/* the buffer is not grown for it */
 	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
 	ck_assert(!elog__scan_truncated(&s));
-	ck_assert_uint_eq(s.cap, cap);
+	ck_assert_uint_lt(s.cap, ELOG_MAX_RECORD / 4);	/* not grown for it */
 	elog__scan_free(&s);
 	close(fd);
 }

@@ -228,6 +228,44 @@ START_TEST(limit_lowered_below_checked_records)
 }
 END_TEST
 
+/* A scan that seeks reads, and allocates, a few KiB; reading on from there
+ * grows its buffer read by read, records across each growth intact. */
+START_TEST(seek_reads_little_then_grows)
+{
+	enum { N = 6000 };
+	static uint64_t offs[N];
+	for (int i = 0; i < N; i++)
+		offs[i] = (uint64_t)i;
+	ut_seg_create(ut_top, 0);
+	uint64_t size = ut_seg_fill(ut_top, 0, offs, N, 0);
+	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at, pos = SEG_HDR;
+	for (int i = 0; i < 5000; i++)
+		pos += elog__rec_size(0, (size_t)snprintf(NULL, 0, "v%d", i));
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, size), 0);
+	elog__scan_seek(&s, pos);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 5000);
+	ck_assert_uint_le(s.cap, 16u << 10);
+	elog__scan_seek(&s, SEG_HDR);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		char v[16];
+		ck_assert_int_eq(rec.value_len, (size_t)snprintf(v, sizeof v, "v%d", i));
+		ck_assert_mem_eq(rec.value, v, rec.value_len);
+	}
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_uint_eq(at, size);
+	ck_assert_uint_gt(s.cap, 16u << 10);
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
 START_TEST(record_larger_than_the_buffer)
 {
 	size_t big = 3u << 20;
@@ -267,6 +305,7 @@ int main(void)
 	tcase_add_test(tc, bad_lengths_ahead);
 	tcase_add_test(tc, seek_inside_checked_records_checks_again);
 	tcase_add_test(tc, limit_lowered_below_checked_records);
+	tcase_add_test(tc, seek_reads_little_then_grows);
 	tcase_add_test(tc, record_larger_than_the_buffer);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
