@@ -43,6 +43,10 @@ int elog__ts_plausible(int64_t ts_ms, int64_t now_ms);
 /* ---- crc32c.c ---- */
 uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len);
 const char *elog__crc32c_impl(void);   /* "sse4.2", "armv8-crc" or "table" */
+/* crc[i] = elog__crc32c(0, p[i], len[i]) for i < n, several buffers side by
+ * side: short ones (records) leave the CRC instruction idle one at a time. */
+void elog__crc32c_each(const unsigned char *const *p, const size_t *len,
+                       uint32_t *crc, size_t n);
 /* The portable code alone, whatever the CPU has: for tests to compare. */
 uint32_t elog__crc32c_table(uint32_t crc, const void *buf, size_t len);
 
@@ -281,6 +285,22 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec);
  *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
 int elog__rec_decode(const unsigned char *p, size_t avail,
                struct elog_record *rec, size_t *size);
+/* Fill rec from the record at p whose length, key length and CRC were
+ * checked as elog__rec_decode() checks them; its size on disk.  Inline:
+ * a reader runs it for every record. */
+static inline size_t elog__rec_fields(const unsigned char *p, struct elog_record *rec)
+{
+	uint32_t len = get32(p);
+	uint16_t key_len = get16(p + 26);
+	rec->offset = get64(p + 8);
+	rec->ts_ms = (int64_t)get64(p + 16);
+	rec->schema = get16(p + 24);
+	rec->key_len = key_len;
+	rec->key = p + REC_HDR;
+	rec->value_len = len - REC_FIXED - key_len;
+	rec->value = p + REC_HDR + key_len;
+	return (size_t)len + 4;
+}
 
 /* ---- segment.c: names, headers and the list of segments ---- */
 void elog__seg_name(char *buf, uint64_t base, const char *ext); /* NAME_MAX_LOCAL */
@@ -427,10 +447,13 @@ struct scan {
 	size_t cap, off, len;  /* buf[off..len) holds file bytes from pos on */
 	uint64_t buf_pos;      /* file position of buf[0] */
 	size_t ra;             /* bytes the next read asks for: small after a
-	                        * seek, doubling up to cap as reading goes on */
+	                        * seek, doubling as reading goes on (the
+	                        * buffer grows with it, to 128 KiB) */
 	int trunc;             /* last ELOG_CORRUPT was a short tail */
 	int sealed;            /* the last ELOG_END was at a seal: */
 	struct seal seal;      /* that one */
+	uint64_t vpos, vend;   /* the records from vpos (the next one) up to
+	                        * vend, in the buffer, have been checked */
 };
 int elog__scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit);
 void elog__scan_free(struct scan *s);
@@ -450,6 +473,22 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
 /* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
  * (possibly still being written) rather than bad bytes. */
 int elog__scan_truncated(const struct scan *s);
+/* elog__scan_next() when the next record was already checked (elog__scan_next()
+ * checks a few ahead): 1 with rec and *at set as it would set them, else 0
+ * and nothing done.  Inline, for the loops that read every record. */
+static inline int elog__scan_next_checked(struct scan *s, struct elog_record *rec,
+                                          uint64_t *at)
+{
+	if (s->pos != s->vpos || s->pos >= s->vend || s->pos >= s->limit)
+		return 0;
+	*at = s->pos;
+	size_t size = elog__rec_fields(s->buf + s->off, rec);
+	s->off += size;
+	s->pos += size;
+	s->vpos = s->pos;
+	s->trunc = 0;
+	return 1;
+}
 
 /* ---- index.c: the sparse index, its one decoder and one verdict ---- */
 struct idx_entry {

@@ -47,6 +47,21 @@ static int seg_identify(elog_reader *r)
 	return 0;
 }
 
+/* Keep the index of segment base (its file ino, dev; loaded for size
+ * bytes of it) in the cache, in place of the oldest. */
+static void ixcache_put(elog_reader *r, uint64_t base, ino_t ino, dev_t dev, uint64_t size,
+                        const struct index *ix)
+{
+	struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
+	if (c->size)
+		elog__idx_free(&c->ix);
+	c->base = base;
+	c->ino = ino;
+	c->dev = dev;
+	c->size = size;
+	c->ix = *ix;
+}
+
 static void close_segment(elog_reader *r)
 {
 	if (r->ix_size && seg_identify(r) < 0) {
@@ -58,17 +73,22 @@ static void close_segment(elog_reader *r)
 		elog__scan_free(&r->sc);
 	}
 	r->segfd = -1;
-	if (r->ix_size) {	/* kept for a later visit */
-		struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
-		if (c->size)
-			elog__idx_free(&c->ix);
-		c->base = r->seg_base;
-		c->ino = r->seg_ino;
-		c->dev = r->seg_dev;
-		c->size = r->ix_size;
-		c->ix = r->ix;
-	}
+	if (r->ix_size)		/* kept for a later visit */
+		ixcache_put(r, r->seg_base, r->seg_ino, r->seg_dev, r->ix_size, &r->ix);
 	r->ix_size = 0;
+}
+
+/* Close the segment parked by a seek (struct park), if any. */
+static void park_drop(elog_reader *r)
+{
+	struct park *p = &r->pk;
+	if (p->fd < 0)
+		return;
+	close(p->fd);
+	elog__scan_free(&p->sc);
+	if (p->ix_size)		/* kept for a later visit, as close_segment() does */
+		ixcache_put(r, p->base, p->ino, p->dev, p->ix_size, &p->ix);
+	p->fd = -1;
 }
 
 /* Take segment base's index from the cache when it is of the same file
@@ -601,7 +621,8 @@ static int decode_value(elog_reader *r, uint64_t base, uint32_t flags,
 
 static void seek_to(elog_reader *r, uint64_t offset);
 
-int elog_reader_next(elog_reader *r, struct elog_record *rec)
+/* elog_reader_next(), every case. */
+static int next_record(elog_reader *r, struct elog_record *rec)
 {
 	if (r->reseek) {	/* elog_reader_prev() moved the position */
 		r->reseek = 0;
@@ -684,6 +705,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 
 		/* The end of what we may read here: has the writer moved on? */
+		park_drop(r);	/* reading on, not seeking back */
 		if (++ends > 1000)	/* segments churning under us */
 			return ELOG_END;
 		if (r->seg_base < r->wm.segment_base && r->next_base != UINT64_MAX) {
@@ -704,6 +726,28 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		if ((err = advance(r)) != 0)
 			return err;
 	}
+}
+
+/* The common case first, in a few instructions: the next record of the open
+ * segment was checked already, is durable, in order, at or past the
+ * position, with no salvaged offsets before it and a value stored as
+ * given.  Anything else puts it back and takes the way above. */
+int elog_reader_next(elog_reader *r, struct elog_record *rec)
+{
+	uint64_t at;
+	if (r->reseek || r->gap_pending || r->segfd < 0 || r->win ||
+	    !elog__scan_next_checked(&r->sc, rec, &at))
+		return next_record(r, rec);
+	if (rec->offset < r->want || rec->offset >= r->wm.durable_end ||
+	    rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last) ||
+	    (rec->offset > r->want && r->holes.n) || !r->seg_plain) {
+		elog__scan_seek(&r->sc, at);
+		return next_record(r, rec);
+	}
+	r->last = rec->offset;
+	r->have_last = 1;
+	r->want = rec->offset + 1;
+	return 0;
 }
 
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last)
@@ -753,14 +797,74 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	return 1;
 }
 
+/* Swap the open segment (if any, and if its file can be told) with the
+ * parked one (if any). */
+static void park_swap(elog_reader *r)
+{
+	struct park open = { .fd = -1 };
+	if (r->segfd >= 0 && seg_identify(r) < 0)
+		close_segment(r);
+	if (r->segfd >= 0) {
+		open = (struct park){ r->segfd, r->seg_base, r->next_base, r->seg_flags,
+		                      r->seg_plain, r->seg_ino, r->seg_dev, r->sc, r->ix,
+		                      r->ix_size, r->jumps, r->chain, r->seal, r->seg_v2 };
+	}
+	struct park *p = &r->pk;
+	r->segfd = p->fd;
+	if (p->fd >= 0) {
+		r->seg_base = p->base;
+		r->next_base = p->next;
+		r->seg_flags = p->flags;
+		r->seg_plain = p->plain;
+		r->seg_ino = p->ino;
+		r->seg_dev = p->dev;
+		r->seg_id_known = 1;
+		r->sc = p->sc;
+		r->ix = p->ix;
+		r->ix_size = p->ix_size;
+		r->jumps = p->jumps;
+		r->chain = p->chain;
+		r->seal = p->seal;
+		r->seg_v2 = p->v2;
+	} else {
+		r->ix_size = 0;
+	}
+	*p = open;
+}
+
+/* A seek into the parked segment takes it back, when the file of its name
+ * is still the one kept (as seek_within() asks of the open one). */
+static int seek_parked(elog_reader *r, uint64_t offset)
+{
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	struct park *p = &r->pk;
+	if (p->fd < 0 || offset < p->base || offset >= p->next)
+		return 0;
+	elog__seg_name(name, p->base, SEG_EXT);
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_ino != p->ino || st.st_dev != p->dev) {
+		park_drop(r);
+		return 0;
+	}
+	park_swap(r);
+	r->want = offset;
+	r->have_last = 0;
+	elog__scan_seek(&r->sc, SEG_HDR);
+	index_jump(r);
+	return 1;
+}
+
 static void seek_to(elog_reader *r, uint64_t offset)
 {
 	r->gap_pending = 0;
 	r->reseek = 0;
 	r->win_check = 0;
-	if (seek_within(r, offset))
+	if (seek_within(r, offset) || seek_parked(r, offset))
 		return;
-	close_segment(r);
+	/* Moving to another segment: keep this one open for a seek back. */
+	park_drop(r);
+	park_swap(r);
 	r->want = offset;
 }
 
@@ -1296,7 +1400,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	*rp = r;
 	if (!r)
 		return ENOMEM;
-	r->segfd = r->wmfd = r->ino_fd = r->bk.fd = -1;
+	r->segfd = r->wmfd = r->ino_fd = r->bk.fd = r->pk.fd = -1;
 	r->dir = strdup(dir);
 	if (!r->dir)
 		return ENOMEM;
@@ -1317,6 +1421,7 @@ void elog_reader_close(elog_reader *r)
 	if (!r)
 		return;
 	close_segment(r);
+	park_drop(r);
 	back_free(r);
 	for (int i = 0; i < 4; i++)
 		if (r->ixc[i].size)

@@ -50,6 +50,25 @@ struct elog_reader {
 	uint64_t win_check;
 	uint64_t last;		/* last offset seen in this segment */
 	int have_last;
+	/* The segment a seek moved away from, kept open with its scan and
+	 * index (fd -1: none), so that seeks hopping between two segments
+	 * open neither again.  Dropped once reading reaches the end of a
+	 * segment, so that it keeps no removed file for long. */
+	struct park {
+		int fd;
+		uint64_t base, next;
+		uint32_t flags;
+		int plain;
+		ino_t ino;
+		dev_t dev;
+		struct scan sc;
+		struct index ix;
+		uint64_t ix_size;
+		int jumps;
+		int chain;
+		struct seal seal;
+		int v2;
+	} pk;
 
 	/* The segments as last listed.  Reading goes from one to the next
 	 * by this list; it is listed again only when it proves stale: a

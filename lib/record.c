@@ -56,13 +56,6 @@ int elog__rec_decode(const unsigned char *p, size_t avail,
 		return ELOG_CORRUPT;
 	if (get32(p + 4) != elog__crc32c(0, p + REC_PREFIX, len - 4))
 		return ELOG_CORRUPT;
-	rec->offset = get64(p + 8);
-	rec->ts_ms = (int64_t)get64(p + 16);
-	rec->schema = get16(p + 24);
-	rec->key_len = key_len;
-	rec->key = p + REC_HDR;
-	rec->value_len = len - REC_FIXED - key_len;
-	rec->value = p + REC_HDR + key_len;
-	*size = (size_t)len + 4;
+	*size = elog__rec_fields(p, rec);
 	return 0;
 }

@@ -118,6 +118,34 @@ UT_TEST(single_bit_changes_crc)
 }
 END_TEST
 
+/* Several buffers at once (records, side by side): each gets the CRC it
+ * gets alone, for every count (groups of four and what is left), lengths
+ * short and long, equal and not, and any alignment. */
+UT_TEST(each_equals_one_by_one)
+{
+	static const size_t lens[] = { 136, 136, 0, 1, 7, 8, 9, 136, 300, 135, 17, 64, 1000 };
+	enum { N = sizeof lens / sizeof lens[0] };
+	static unsigned char raw[N * 1008];
+	fill(raw, sizeof raw, 11);
+	const unsigned char *p[N] = { 0 };
+	size_t len[N] = { 0 };
+	uint32_t crc[N + 1];
+	for (size_t n = 0; n <= N; n++) {
+		for (size_t i = 0; i < n; i++) {
+			p[i] = raw + i * 1008 + (i * 3 + n) % 8;
+			len[i] = lens[(i + n) % N];
+		}
+		crc[n] = 0xdeadbeefu;	/* past the last: left alone */
+		elog__crc32c_each(p, len, crc, n);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(crc[i] == ref_crc(p[i], len[i]),
+			              "%zu buffers, #%zu of %zu bytes: 0x%08x, reference 0x%08x",
+			              n, i, len[i], crc[i], ref_crc(p[i], len[i]));
+		ck_assert_uint_eq(crc[n], 0xdeadbeefu);
+	}
+}
+END_TEST
+
 /* The CRC of a prefix of a fixed buffer at a fixed misalignment, for many
  * lengths, with crc (or with the reference when crc is NULL). */
 #define SAMPLES 200

@@ -33,7 +33,7 @@ UT_TEST(huge_length_field_is_corrupt_without_allocating)
 	UT_OK(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), NULL);
 	UT_RC(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT, NULL);
 	ck_assert(!elog__scan_truncated(&s));
-	ck_assert_uint_eq(s.cap, 256u << 10);
+	ck_assert_uint_lt(s.cap, ELOG_MAX_RECORD / 4);	/* not grown for it */
 	elog__scan_free(&s);
 	close(fd);
 }

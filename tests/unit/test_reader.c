@@ -142,6 +142,125 @@ START_TEST(seek_across_segments_with_holes)
 }
 END_TEST
 
+/* ---- seeks hopping between segments ---- */
+
+/* Three segments: 0..9, 10..19, and 20..24 active. */
+static void make_abc(void)
+{
+	uint64_t offs[25];
+	for (int i = 0; i < 25; i++)
+		offs[i] = (uint64_t)i;
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, offs, 10, 0);
+	ut_seg_create(ut_dir, 10);
+	ut_seg_fill(ut_dir, 10, offs + 10, 10, 0);
+	ut_seg_create(ut_dir, 20);
+	uint64_t len = ut_seg_fill(ut_dir, 20, offs + 20, 5, 0);
+	ut_set_wm(ut_dir, 25, 20, len);
+}
+
+static int open_fds(void)
+{
+	return ut_count_names("/proc/self/fd", "");
+}
+
+/* A seek to another segment keeps the one it leaves open: seeking back
+ * takes it again, its descriptor and all, and a seek to a third closes
+ * the older of the two. */
+START_TEST(seeks_between_two_segments_reopen_neither)
+{
+	make_abc();
+	int fds = open_fds();
+	elog_reader *r = ut_open_reader(ut_dir);
+	seek_expect(r, 3, 3);
+	int fd_a = r->segfd;
+	seek_expect(r, 15, 15);
+	int fd_b = r->segfd;
+	ck_assert_int_eq(r->pk.fd, fd_a);
+	ck_assert_uint_eq(r->pk.base, 0);
+	seek_expect(r, 7, 7);
+	ck_assert_int_eq(r->segfd, fd_a);
+	ck_assert_int_eq(r->pk.fd, fd_b);
+	seek_expect(r, 12, 12);
+	ck_assert_int_eq(r->segfd, fd_b);
+	seek_expect(r, 22, 22);
+	ck_assert_uint_eq(r->pk.base, 10);
+	seek_expect(r, 0, 0);
+	seek_expect(r, 24, 24);
+	seek_expect(r, 19, 19);
+	seek_expect(r, 25, UINT64_MAX);
+	seek_expect(r, 9, 9);
+	uint64_t offs[32];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 32), 15);
+	ck_assert_uint_eq(offs[0], 10);
+	ck_assert_uint_eq(offs[14], 24);
+	elog_reader_close(r);
+	ck_assert_int_eq(open_fds(), fds);
+}
+END_TEST
+
+/* A parked segment that compaction replaced since is read afresh: the
+ * seek back finds the records of the new file, not those kept open. */
+START_TEST(parked_segment_replaced_is_read_afresh)
+{
+	static const uint64_t even[] = { 0, 2, 4, 6, 8 };
+	make_abc();
+	elog_reader *r = ut_open_reader(ut_dir);
+	seek_expect(r, 5, 5);
+	seek_expect(r, 15, 15);
+	char tmp[1300], seg[1200];
+	snprintf(seg, sizeof seg, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	snprintf(tmp, sizeof tmp, "%s.compact", seg);
+	ck_assert_int_eq(rename(seg, tmp), 0);	/* kept: a new inode below */
+	ut_seg_create(ut_dir, 0);
+	ut_seg_fill(ut_dir, 0, even, 5, 0);
+	seek_expect(r, 5, 6);
+	seek_expect(r, 1, 2);
+	seek_expect(r, 17, 17);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A parked segment that retention removed since: the seek back reports
+ * the gap, as it does without a segment kept open. */
+START_TEST(parked_segment_removed_is_a_gap)
+{
+	make_abc();
+	elog_reader *r = ut_open_reader(ut_dir);
+	seek_expect(r, 5, 5);
+	seek_expect(r, 15, 15);
+	ck_assert_int_eq(unlink(ut_seg_path(ut_dir, 0, SEG_EXT)), 0);
+	struct elog_record rec;
+	uint64_t first, last;
+	ck_assert_int_eq(elog_reader_seek(r, 5), 0);
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_GAP);
+	elog_reader_gap(r, &first, &last);
+	ck_assert_uint_eq(first, 5);
+	ck_assert_uint_eq(last, 9);
+	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(rec.offset, 10);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* Reading on to the end of a segment lets the parked one go: a reader that
+ * seeked once and then follows the log keeps no removed file open. */
+START_TEST(reading_on_lets_the_parked_segment_go)
+{
+	make_abc();
+	elog_reader *r = ut_open_reader(ut_dir);
+	seek_expect(r, 5, 5);
+	seek_expect(r, 15, 15);
+	ck_assert_int_ge(r->pk.fd, 0);
+	uint64_t offs[32];
+	ck_assert_uint_eq(ut_read_offsets(r, offs, 32), 9);
+	ck_assert_uint_eq(offs[8], 24);
+	ck_assert_int_eq(r->pk.fd, -1);
+	elog_reader_close(r);
+}
+END_TEST
+
 /* A log made by hand and never opened by a writer has no watermark:
  * nothing in it is durable yet. */
 START_TEST(no_watermark_nothing_visible)
@@ -1629,6 +1748,10 @@ int main(void)
 	tcase_add_test(tc, read_through_holes);
 	tcase_add_test(tc, seek_last_with_holes);
 	tcase_add_test(tc, seek_across_segments_with_holes);
+	tcase_add_test(tc, seeks_between_two_segments_reopen_neither);
+	tcase_add_test(tc, parked_segment_replaced_is_read_afresh);
+	tcase_add_test(tc, parked_segment_removed_is_a_gap);
+	tcase_add_test(tc, reading_on_lets_the_parked_segment_go);
 	tcase_add_test(tc, no_watermark_nothing_visible);
 	tcase_add_test(tc, records_beyond_watermark_are_invisible);
 	tcase_add_test(tc, offset_bound_then_watermark_moves);

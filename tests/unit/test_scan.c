@@ -116,6 +116,156 @@ START_TEST(seek_back_and_forth)
 }
 END_TEST
 
+/* Records are checked several at a time, ahead of the one asked for: the
+ * good ones before a damaged record still come out one by one, and the
+ * damaged one is reported where it lies, also after a seek back. */
+START_TEST(damage_after_good_records_read_at_once)
+{
+	uint64_t size, at;
+	int fd = segment_of(12, &size);
+	close(fd);
+	uint64_t r = elog__rec_size(0, 2);
+	ut_flip_bit(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + 6 * r + REC_HDR + 1, 3);
+	fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	struct scan s;
+	struct elog_record rec;
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = pass * 2; i < 6; i++) {
+			ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+			ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		}
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT);
+		ck_assert_int_eq(elog__scan_truncated(&s), 0);
+		ck_assert_uint_eq(at, SEG_HDR + 6 * r);
+		elog__scan_seek(&s, SEG_HDR + 2 * r);
+	}
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+/* A length or key length out of bounds ahead stops the check there. */
+START_TEST(bad_lengths_ahead)
+{
+	static const struct { uint64_t at; unsigned char v[4]; size_t n; } bad[] = {
+		{ 0, { 0xff, 0xff, 0xff, 0x7f }, 4 },	/* length past the maximum */
+		{ 0, { 3, 0, 0, 0 }, 4 },		/* length below the fixed fields */
+		{ 26, { 0xff, 0xff }, 2 },		/* key longer than the record */
+	};
+	uint64_t r = elog__rec_size(0, 2);
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		uint64_t size, at;
+		int fd = segment_of(10, &size);
+		close(fd);
+		ut_write_at(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + 4 * r + bad[k].at,
+		            bad[k].v, bad[k].n);
+		fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+		struct scan s;
+		struct elog_record rec;
+		ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+		for (int i = 0; i < 4; i++) {
+			ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+			ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		}
+		ck_assert_msg(elog__scan_next(&s, &rec, &at) == ELOG_CORRUPT, "case %zu", k);
+		ck_assert_uint_eq(at, SEG_HDR + 4 * r);
+		elog__scan_free(&s);
+		close(fd);
+	}
+}
+END_TEST
+
+/* What was checked ahead is forgotten by a seek, even into the bytes
+ * buffered: a position off a record's start (a wrong index entry) reads
+ * as damage, never as a record. */
+START_TEST(seek_inside_checked_records_checks_again)
+{
+	uint64_t size, at;
+	int fd = segment_of(10, &size);
+	uint64_t r = elog__rec_size(0, 2);
+	struct scan s;
+	struct elog_record rec;
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	for (uint64_t skew = 1; skew < r; skew++) {
+		elog__scan_seek(&s, SEG_HDR + 2 * r + skew);
+		ck_assert_msg(elog__scan_next(&s, &rec, &at) == ELOG_CORRUPT, "skew %llu",
+		              (unsigned long long)skew);
+	}
+	elog__scan_seek(&s, SEG_HDR + 2 * r);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 2);
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+/* A limit lowered below records already checked ahead still ends the
+ * scan there (the reader moves the limit with the watermark). */
+START_TEST(limit_lowered_below_checked_records)
+{
+	uint64_t size, at;
+	int fd = segment_of(10, &size);
+	uint64_t r = elog__rec_size(0, 2);
+	struct scan s;
+	struct elog_record rec;
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	s.limit = SEG_HDR + 3 * r;
+	for (int i = 1; i < 3; i++)
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_uint_eq(at, SEG_HDR + 3 * r);
+	s.limit = UINT64_MAX;
+	for (int i = 3; i < 10; i++) {
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+	}
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
+/* A scan that seeks reads, and allocates, a few KiB; reading on from there
+ * grows its buffer read by read, records across each growth intact. */
+START_TEST(seek_reads_little_then_grows)
+{
+	enum { N = 6000 };
+	static uint64_t offs[N];
+	for (int i = 0; i < N; i++)
+		offs[i] = (uint64_t)i;
+	ut_seg_create(ut_top, 0);
+	uint64_t size = ut_seg_fill(ut_top, 0, offs, N, 0);
+	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at, pos = SEG_HDR;
+	for (int i = 0; i < 5000; i++)
+		pos += elog__rec_size(0, (size_t)snprintf(NULL, 0, "v%d", i));
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, size), 0);
+	elog__scan_seek(&s, pos);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 5000);
+	ck_assert_uint_le(s.cap, 16u << 10);
+	elog__scan_seek(&s, SEG_HDR);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		char v[16];
+		ck_assert_int_eq(rec.value_len, (size_t)snprintf(v, sizeof v, "v%d", i));
+		ck_assert_mem_eq(rec.value, v, rec.value_len);
+	}
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	ck_assert_uint_eq(at, size);
+	ck_assert_uint_gt(s.cap, 16u << 10);
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
 START_TEST(record_larger_than_the_buffer)
 {
 	size_t big = 3u << 20;
@@ -151,6 +301,11 @@ int main(void)
 	tcase_add_test(tc, stops_at_the_limit);
 	tcase_add_test(tc, cut_tail_is_truncated_and_damage_is_not);
 	tcase_add_test(tc, seek_back_and_forth);
+	tcase_add_test(tc, damage_after_good_records_read_at_once);
+	tcase_add_test(tc, bad_lengths_ahead);
+	tcase_add_test(tc, seek_inside_checked_records_checks_again);
+	tcase_add_test(tc, limit_lowered_below_checked_records);
+	tcase_add_test(tc, seek_reads_little_then_grows);
 	tcase_add_test(tc, record_larger_than_the_buffer);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
