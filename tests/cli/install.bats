@@ -6,6 +6,11 @@
 
 load helpers
 
+# The tests run make as a user would at a shell: not as a sub-make of the
+# make that runs the tests, whose MAKEFLAGS (with -w, print the directory)
+# would otherwise mix "Entering directory" into make -s print-libs.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
 TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 PROGRAMS="elog-append elog-cat elog-commit elog-compact elog-retain elog-verify"
 # The version of the tree (lib/elog.h), which everything installed carries.
