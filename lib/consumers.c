@@ -17,24 +17,6 @@
 
 #include "consumers_json.h"
 
-
-int elog_consumer_name_check(const char *name)
-{
-	size_t n;
-
-	if (!name || !name[0] || name[0] == '.' || name[0] == '-')
-		return ELOG_BADNAME;
-	for (n = 0; name[n]; n++) {
-		char c = name[n];
-		if (n == ELOG_CONSUMER_NAME_MAX)
-			return ELOG_BADNAME;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
-			return ELOG_BADNAME;
-	}
-	return 0;
-}
-
 static int bad_name(char *msg, const char *name)
 {
 	/* Quote at most the alphabet's length so a hostile name cannot flood

@@ -26,6 +26,26 @@
 
 #include "consumers_json.h"
 
+/* The consumer alphabet (elog.h), here because the table's text is what
+ * holds the names: consumers.c and losses.c, above this file, check names
+ * they are given with it too. */
+int elog_consumer_name_check(const char *name)
+{
+	size_t n;
+
+	if (!name || !name[0] || name[0] == '.' || name[0] == '-')
+		return ELOG_BADNAME;
+	for (n = 0; name[n]; n++) {
+		char c = name[n];
+		if (n == ELOG_CONSUMER_NAME_MAX)
+			return ELOG_BADNAME;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return ELOG_BADNAME;
+	}
+	return 0;
+}
+
 void elog__ctable_free(struct ctable *t)
 {
 	free(t->v);

@@ -67,38 +67,6 @@ int elog__log_check_fresh(int dfd, char *msg)
 	return 0;
 }
 
-int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
-{
-	s->segment_bytes = opt && opt->segment_bytes ? opt->segment_bytes
-	                                               : DEFAULT_SEGMENT_BYTES;
-	s->index_interval = opt && opt->index_interval ? opt->index_interval
-	                                                 : DEFAULT_INDEX_INTERVAL;
-	s->retain_ms = opt ? opt->retain_ms : 0;
-	s->retain_bytes = opt ? opt->retain_bytes : 0;
-	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
-	s->compression_level = opt ? opt->compression_level : 0;
-	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
-	s->retain_consumers = opt && opt->retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT ?
-	                      ELOG_RETAIN_CONSUMERS_PROTECT : ELOG_RETAIN_CONSUMERS_REPORT;
-	/* Delete unless compaction is asked for: a log whose keys only
-	 * filter must never lose records to a blanket compaction run. */
-	s->cleanup = opt && opt->cleanup ? opt->cleanup : ELOG_CLEANUP_DELETE;
-	int err = elog__codec_settings_check(s, msg);
-	if (err)
-		return err;
-	if ((err = elog__cleanup_check(s->cleanup, msg)) != 0)
-		return err;
-	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		    "segment size must be between %llu and %llu bytes",
-		    MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
-	if (s->index_interval < MIN_INDEX_INTERVAL || s->index_interval > MAX_INDEX_INTERVAL)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		    "index interval must be between %u and %u bytes",
-		    MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
-	return 0;
-}
-
 int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
 {
 	char name[NAME_MAX_LOCAL];

@@ -2,11 +2,19 @@
  * files.c: what a name in a log directory says the file is.  Every part of
  * the library that sorts the files of a directory (creation, recovery,
  * maintenance's cleanup, verification) asks elog__file_classify(), so that the
- * names of elog(5) are read in one place.
+ * names of elog(5) are read in one place.  And the rule that tells a
+ * temporary file some process is writing from one a crash left
+ * (elog__file_tmp_drop()): it asks what the name is, so it lives here, above
+ * fsutil.c, not in it.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -120,4 +128,48 @@ int elog__file_classify(const char *name, struct file_class *fc)
 	}
 	fc->kind = classify_plain(name, &fc->num);
 	return fc->kind;
+}
+
+/* Versions of elog before this one did not lock their temporary files, and
+ * a writer started before an upgrade (a `journalctl -f | elog-append`
+ * running for months) still does not.  Its file is written in one burst and
+ * renamed after one fsync, so one whose last change is this far from now is
+ * no longer being written: only then is an unlocked temporary file garbage.
+ * Either way from now, so that a file stamped by a wrong clock does not
+ * stay for ever.  A crash's leftover waits this long for the next cleaner. */
+#define TMP_STALE_MS (10 * 60 * 1000)
+
+/* 1 when the last change of st lies TMP_STALE_MS or more from now. */
+static int stale(const struct stat *st)
+{
+	int64_t changed = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+	int64_t age = elog__fs_now_ms() - changed;
+	return age >= TMP_STALE_MS || age <= -TMP_STALE_MS;
+}
+
+int elog__file_tmp_drop(int dfd, const char *name, int *dropped)
+{
+	struct file_class fc;
+	struct stat st, now;
+	int fd, err = 0;
+
+	*dropped = 0;
+	elog__file_classify(name, &fc);
+	if (!fc.tmp)
+		return 0;
+	/* Refuses a link, a FIFO, a device: nothing elog made, so nothing to
+	 * judge (elog-verify reports it). */
+	fd = elog__fs_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
+	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_dev == st.st_dev && now.st_ino == st.st_ino && stale(&st)) {
+		if (unlinkat(dfd, name, 0) == 0)
+			*dropped = 1;
+		else if (errno != ENOENT)
+			err = errno;
+	}
+	close(fd);
+	return err;
 }

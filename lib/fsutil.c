@@ -2,8 +2,8 @@
  * fsutil.c: the durability helpers.  Every write that must survive a crash
  * goes through these: full writes that retry short ones, fsync of a
  * directory after a name changes in it, and replacing a small file by
- * write-temporary, fsync, rename, fsync-directory; and the rule that tells
- * a temporary file some process is writing from one a crash left.
+ * write-temporary, fsync, rename, fsync-directory.  It knows no file names
+ * of elog(5): what a name means is files.c's, one layer up.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -193,15 +193,6 @@ int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)
  * is never taken for the file that was locked.
  */
 
-/* Versions of elog before this one did not lock their temporary files, and
- * a writer started before an upgrade (a `journalctl -f | elog-append`
- * running for months) still does not.  Its file is written in one burst and
- * renamed after one fsync, so one whose last change is this far from now is
- * no longer being written: only then is an unlocked temporary file garbage.
- * Either way from now, so that a file stamped by a wrong clock does not
- * stay for ever.  A crash's leftover waits this long for the next cleaner. */
-#define TMP_STALE_MS (10 * 60 * 1000)
-
 int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size)
 {
 	for (int attempt = 0;; attempt++) {
@@ -260,41 +251,6 @@ int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t le
 	if (err)
 		return err;
 	return elog__fs_fsync_dir(dfd);
-}
-
-/* 1 when the last change of st lies TMP_STALE_MS or more from now. */
-static int stale(const struct stat *st)
-{
-	int64_t changed = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
-	int64_t age = elog__fs_now_ms() - changed;
-	return age >= TMP_STALE_MS || age <= -TMP_STALE_MS;
-}
-
-int elog__fs_tmp_drop(int dfd, const char *name, int *dropped)
-{
-	struct file_class fc;
-	struct stat st, now;
-	int fd, err = 0;
-
-	*dropped = 0;
-	elog__file_classify(name, &fc);
-	if (!fc.tmp)
-		return 0;
-	/* Refuses a link, a FIFO, a device: nothing elog made, so nothing to
-	 * judge (elog-verify reports it). */
-	fd = elog__fs_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
-	if (fd < 0)
-		return 0;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
-	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    now.st_dev == st.st_dev && now.st_ino == st.st_ino && stale(&st)) {
-		if (unlinkat(dfd, name, 0) == 0)
-			*dropped = 1;
-		else if (errno != ENOENT)
-			err = errno;
-	}
-	close(fd);
-	return err;
 }
 
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)

@@ -68,14 +68,8 @@ int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t le
 /* Create "<name>.tmp.<pid>.<n>" in dfd (its name in tmp, of size bytes) for
  * writing, and hold an exclusive flock on it through the descriptor
  * returned, which is closed only once the name is renamed or unlinked:
- * that lock is what keeps elog__fs_tmp_drop() away.  -1 and errno. */
+ * that lock is what keeps elog__file_tmp_drop() away.  -1 and errno. */
 int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size);
-/* Unlink name from dfd when it is a temporary file left by a process that
- * is gone: one whose lock can be taken, and whose last change is minutes
- * old (for one made by an elog that did not lock them).  The unlink is done
- * under that lock.  *dropped says whether it was; an errno value when the
- * unlink failed. */
-int elog__fs_tmp_drop(int dfd, const char *name, int *dropped);
 /* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
  * NUL-terminated buffer.  Refuses what elog__fs_openat() refuses. */
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
@@ -436,6 +430,12 @@ struct file_class {
 };
 /* Classify name; returns fc->kind. */
 int elog__file_classify(const char *name, struct file_class *fc);
+/* Unlink name from dfd when it is a temporary file left by a process that
+ * is gone: one whose lock can be taken, and whose last change is minutes
+ * old (for one made by an elog that did not lock them).  The unlink is done
+ * under that lock.  *dropped says whether it was; an errno value when the
+ * unlink failed. */
+int elog__file_tmp_drop(int dfd, const char *name, int *dropped);
 
 /* ---- scan.c: buffered sequential reading of one segment file ---- */
 struct scan {
@@ -738,9 +738,6 @@ int elog__train_first(int dfd, const struct codec *c, uint64_t tail_base, uint64
                       size_t cap, size_t *len, struct train_result *res);
 
 /* ---- create.c ---- */
-/* Fill the creation settings of s from opt (defaults for zeros), checking
- * their ranges. */
-int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
 /* Create segment base and its index with their headers (not synced). */
 int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
 /* ELOG_NOTLOG unless dfd is empty but for what an interrupted creation
@@ -780,6 +777,9 @@ size_t elog__settings_format(const struct elog_settings *s, char *buf);
 int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
 int elog__settings_store(int dfd, const struct elog_settings *s);
 int elog__settings_new_id(char id[33]);
+/* Fill the creation settings of s from opt (defaults for zeros), checking
+ * their ranges. */
+int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg);
 /* 0 when every creation option given in opt (non-zero) agrees with the
  * stored settings s, else ELOG_INVALID with a message naming the first
  * that does not. */

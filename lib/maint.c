@@ -404,7 +404,7 @@ static int stray(const char *name, void *arg)
 	if (fc.tmp) {
 		int dropped, err;
 		elog__maint_step();
-		if ((err = elog__fs_tmp_drop(m->dfd, name, &dropped)) != 0) {
+		if ((err = elog__file_tmp_drop(m->dfd, name, &dropped)) != 0) {
 			st->said = 1;
 			return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 		}

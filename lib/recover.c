@@ -266,7 +266,7 @@ static int remove_half_created(const char *name, void *arg)
 	int half_created = elog__file_classify(name, &fc) == FILE_SEGMENT_NEW && !fc.tmp;
 	int err = 0, dropped = 0;
 	if (fc.tmp)
-		err = elog__fs_tmp_drop(l->dfd, name, &dropped);
+		err = elog__file_tmp_drop(l->dfd, name, &dropped);
 	else if (half_created && unlinkat(l->dfd, name, 0) < 0 && errno != ENOENT)
 		err = errno;
 	else
@@ -285,7 +285,7 @@ int elog__recover_leftovers(int dfd, char *msg)
 	 * written, not yet renamed) when it stopped.  Under LOCK no one else
 	 * creates one, so any left now is garbage.  So is the temporary file
 	 * of a replacement (an index rebuilt, consumers.json committed) whose
-	 * process was killed before renaming it, as elog__fs_tmp_drop() judges:
+	 * process was killed before renaming it, as elog__file_tmp_drop() judges:
 	 * not by its pid, which names no process here when it was made in
 	 * another pid namespace. */
 	struct leftovers l = { dfd, 0, 0, msg };

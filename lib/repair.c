@@ -75,7 +75,7 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
  * so that cutting them loses nothing.  Holes are skipped (the copy has
  * them too), and the copy is written under a temporary name and renamed:
  * a repair killed half way leaves "<kept>.tmp.<pid>.<n>", which the next
- * repair or writer removes (elog__fs_tmp_drop()). */
+ * repair or writer removes (elog__file_tmp_drop()). */
 static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
                      uint64_t end, char *kept, size_t kept_size)
 {
@@ -361,7 +361,7 @@ static int drop_stale_tmp(const char *name, void *arg)
 {
 	struct verify *v = arg;
 	int dropped;
-	if (elog__fs_tmp_drop(v->dfd, name, &dropped) == 0 && dropped)
+	if (elog__file_tmp_drop(v->dfd, name, &dropped) == 0 && dropped)
 		repaired(v, name, ELOG_NOPOS,
 		         "removed: the temporary file of a process that died");
 	return 0;

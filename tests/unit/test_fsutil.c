@@ -96,11 +96,11 @@ static int exists_at(int dfd, const char *name)
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* What elog__fs_tmp_drop() did with name: 1 removed, 0 kept. */
+/* What elog__file_tmp_drop() did with name: 1 removed, 0 kept. */
 static int drop(int dfd, const char *name)
 {
 	int dropped = -1;
-	UT_OK(elog__fs_tmp_drop(dfd, name, &dropped), NULL);
+	UT_OK(elog__file_tmp_drop(dfd, name, &dropped), NULL);
 	ck_assert_int_eq(dropped, !exists_at(dfd, name));
 	return dropped;
 }
@@ -193,7 +193,7 @@ UT_TEST(drop_leaves_what_is_not_a_temporary_file)
 		ck_assert_msg(drop(dfd, odd[i]) == 0, "%s", odd[i]);
 	}
 	int dropped = -1;
-	UT_OK(elog__fs_tmp_drop(dfd, "missing.tmp.1.0", &dropped), NULL);
+	UT_OK(elog__file_tmp_drop(dfd, "missing.tmp.1.0", &dropped), NULL);
 	ck_assert_int_eq(dropped, 0);
 	close(dfd);
 }

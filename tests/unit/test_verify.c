@@ -846,7 +846,7 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 	hand_indexes();
 	snprintf(tmp, sizeof tmp, "%s.cut-1700000000000.tmp.%ld.0", seg(5, SEG_EXT), (long)dead);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, tmp), "partial", 7);
-	/* Unlocked and unchanged for an hour (elog__fs_tmp_drop()). */
+	/* Unlocked and unchanged for an hour (elog__file_tmp_drop()). */
 	struct timespec t[2];
 	clock_gettime(CLOCK_REALTIME, &t[0]);
 	t[0].tv_sec -= 3600;
