@@ -18,6 +18,11 @@
  * Both are reported as problems of their own kinds (ELOG_PROBLEM_UNREADABLE
  * and ELOG_PROBLEM_LOSS), not as damage: the damage itself is reported
  * once, where it lies, and a loss is not something a repair can undo.
+ *
+ * Every problem of elog_verify(), of verify.c, repair.c and this file, is
+ * counted and handed to the caller's hook by elog__verify_vreport(), here,
+ * at the bottom of verification's layer: verify.c calls repair.c and this
+ * file, repair.c calls this file, and none calls back up.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -29,6 +34,27 @@
 
 #include "internal.h"
 #include "consumers_json.h"
+
+void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+                    const char *fmt, va_list ap)
+{
+	char text[ELOG_MSG_MAX];
+	vsnprintf(text, sizeof text, fmt, ap);
+	if (kind == ELOG_PROBLEM_DAMAGE)
+		v->res->damage++;
+	else if (kind == ELOG_PROBLEM_WARNING)
+		v->res->warnings++;
+	else if (kind == ELOG_PROBLEM_LOSS)
+		v->res->losses++;
+	else if (kind == ELOG_PROBLEM_UNREADABLE)
+		v->res->unreadable++;
+	else
+		v->res->repaired++;
+	if (!v->quiet && v->h && v->h->problem) {
+		struct elog_problem p = { kind, file, pos, text };
+		v->h->problem(v->h->arg, &p);
+	}
+}
 
 static void report(struct verify *v, int kind, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -840,7 +840,7 @@ struct verify {
 	uint64_t total, done, shown;
 };
 
-/* Count a problem into v->res and hand it to the caller's hook. */
+/* damage.c: count a problem into v->res and hand it to the caller's hook. */
 void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
                     const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* Take LOCK (emptying its state) and maint.lock for a repair. */

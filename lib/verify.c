@@ -38,27 +38,6 @@
 #define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
                    "opens the log and writes it again)"
 
-void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
-                    const char *fmt, va_list ap)
-{
-	char text[ELOG_MSG_MAX];
-	vsnprintf(text, sizeof text, fmt, ap);
-	if (kind == ELOG_PROBLEM_DAMAGE)
-		v->res->damage++;
-	else if (kind == ELOG_PROBLEM_WARNING)
-		v->res->warnings++;
-	else if (kind == ELOG_PROBLEM_LOSS)
-		v->res->losses++;
-	else if (kind == ELOG_PROBLEM_UNREADABLE)
-		v->res->unreadable++;
-	else
-		v->res->repaired++;
-	if (!v->quiet && v->h && v->h->problem) {
-		struct elog_problem p = { kind, file, pos, text };
-		v->h->problem(v->h->arg, &p);
-	}
-}
-
 static void report(struct verify *v, int kind, const char *file, uint64_t pos,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
