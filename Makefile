@@ -147,9 +147,9 @@ print-libs:
 
 # The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
 ifeq ($(SANITIZE),1)
-check: check-unit check-cli check-man check-examples check-crash check-symbols
+check: check-unit check-cli check-man check-examples check-crash check-symbols check-layers
 else
-check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols
+check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols check-layers
 endif
 
 # The three lanes of scripts/test.sh, each a target: the default build's
@@ -166,7 +166,7 @@ NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/elog-
 	tests/cli/hostile.bats
 
 check-default:
-	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols
+	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols check-layers
 
 check-sanitize:
 	$(MAKE) -k check SANITIZE=1 CLI_TESTS='$(SAN_CLI_TESTS)'
@@ -178,6 +178,14 @@ check-nozstd:
 # nothing else that could collide with a program's own names.
 check-symbols: $(B)/libelog.a
 	tests/symbols/check.sh $(B)/libelog.a lib/elog.h
+
+# No file of lib/ calls a function of a higher layer: the order is
+# tests/layers/order (lowest first), the calls are nm's of each object.
+# The self-test first: a check that cannot see a planted upward call
+# must not pass.
+check-layers: $(B)/libelog.a
+	tests/layers/check.sh --self-test
+	tests/layers/check.sh $(B)/lib tests/layers/order
 
 # Builds of other flags (HAVE_ZSTD=0 after a default build, one B for both)
 # never link each other's objects: in a scratch copy, at -O0.
@@ -302,4 +310,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-layers check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
