@@ -1,6 +1,24 @@
 /*
  * internal.h: declarations shared by the files of libelog, never installed.
  * The constants of the on-disk format are in format.h.
+ *
+ * The layers of lib/, lowest first.  A file calls only files of its own
+ * line or the lines above; `make check-layers` holds every object to
+ * tests/layers/order, the same list one file a line.
+ *
+ *   pure code       crc32c buf errors timestamp record
+ *   POSIX           fsutil holders keyset lastrun holes lock
+ *   codecs          compress (its dictionaries are files)
+ *   elog(5) files   start segment files watermark scan index settings
+ *                   consumers_json losses train
+ *   write and read  recover create writer reader+follow consumers
+ *   maintenance     maintstep maint salvage compact retain
+ *   verification    damage repair verify
+ *   summary         summary
+ *
+ * reader.c and follow.c are one object in two files (reader.h): the reader
+ * calls follow.c to wait and drain, follow.c calls back for the segment
+ * list; they are the one pair allowed to call each other.
  */
 #ifndef ELOG_INTERNAL_H
 #define ELOG_INTERNAL_H
