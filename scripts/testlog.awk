@@ -11,7 +11,8 @@
 #   cli FILE: TEST           a bats test ("not ok", and the file under it)
 #   example NAME             an example test (examples/Makefile check-NAME)
 #   make TARGET: ERROR       any other make target that failed (a build,
-#                            check-man, check-crash, check-symbols...)
+#                            check-man, check-crash, check-symbols,
+#                            check-layers...)
 # A failure is counted once, whichever way it shows: the summaries that
 # tests/unit/run.sh and tests/cli/run.sh print at the end of their output
 # repeat failures already seen, and the make targets that only run other
