@@ -255,6 +255,18 @@ void cli_write(const void *buf, size_t len)
 	out_len = len;
 }
 
+char *cli_reserve(size_t n)
+{
+	if (n > sizeof out_buf - out_len)
+		cli_flush();
+	return out_buf + out_len;
+}
+
+void cli_commit(char *end)
+{
+	out_len = (size_t)(end - out_buf);
+}
+
 void cli_putc(char c)
 {
 	if (out_len == sizeof out_buf)

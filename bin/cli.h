@@ -120,6 +120,13 @@ void cli_puts(const char *s);
 void cli_put_u64(uint64_t v);
 void cli_put_i64(int64_t v);
 void cli_flush(void);
+/* Room for n bytes (n <= CLI_RESERVE_MAX) at the end of the stdout buffer,
+ * flushing it first when needed; write there, then hand the end of what was
+ * written to cli_commit().  Lets a writer fill the buffer without a call
+ * per piece. */
+#define CLI_RESERVE_MAX (32 * 1024)
+char *cli_reserve(size_t n);
+void cli_commit(char *end);
 /* For a program whose output is a report on work it must finish (the
  * offsets of elog-append -p): when the reader of stdout goes away, output
  * is dropped from then on, silently, instead of ending the program. */
