@@ -762,7 +762,9 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			}
 			key_matched = 1;
 			print_record(cf, &rec);
-			last_record_ms = cli_monotonic_ms();
+			/* Only --idle reads it: no clock per record else. */
+			if (cf->idle_set)
+				last_record_ms = cli_monotonic_ms();
 			if (cf->count_set && ++printed == cf->count)
 				return CLI_EX_OK;
 		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {

@@ -272,9 +272,16 @@ static int parse_string(struct jparse *j)
 			memcpy(&x, j->p, 8);
 			const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
 			uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-			if (((x - ones * 0x20) & ~x & high) | (x & high) |
-			    ((q - ones) & ~q & high) | ((b - ones) & ~b & high))
+			/* The high bit of each special byte; a borrow can
+			 * mark bytes after the first one, never before it,
+			 * so the lowest mark is exact (little endian). */
+			uint64_t m = ((((x - ones * 0x20) | (q - ones) | (b - ones)) & ~x) | x) & high;
+			if (m != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				j->p += (unsigned)__builtin_ctzll(m) / 8;
+#endif
 				break;
+			}
 			j->p += 8;
 		}
 		while (j->p < j->end && plain_byte[*j->p])
