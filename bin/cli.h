@@ -127,6 +127,10 @@ void cli_flush(void);
 #define CLI_RESERVE_MAX (32 * 1024)
 char *cli_reserve(size_t n);
 void cli_commit(char *end);
+/* Write v in decimal at o (room for CLI_FMT_MAX bytes); the end. */
+#define CLI_FMT_MAX 21
+char *cli_fmt_u64(char *o, uint64_t v);
+char *cli_fmt_i64(char *o, int64_t v);
 /* For a program whose output is a report on work it must finish (the
  * offsets of elog-append -p): when the reader of stdout goes away, output
  * is dropped from then on, silently, instead of ending the program. */

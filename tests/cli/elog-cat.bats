@@ -80,6 +80,22 @@ value_of() {
 	[ "$(value_of 'a"b\\c\td\ne\rf\bg\fh\001i\037j\177k é ☃ 😀')" = '"value":"a\"b\\c\td\ne\rf\bg\fh\u0001i\u001fj'$'\177''k é ☃ 😀"' ]
 }
 
+@test "cat: numbers of every width, negative times too" {
+	printf '%s\tv\n' 0 9 10 99 100 -1 -9 -10 -1000000000000 1234567890123 | elog-append -t "$LOG"
+	[ "$(elog-cat "$LOG" | sed 's/,"schema".*//')" = '{"offset":0,"ts":0
+{"offset":1,"ts":9
+{"offset":2,"ts":10
+{"offset":3,"ts":99
+{"offset":4,"ts":100
+{"offset":5,"ts":-1
+{"offset":6,"ts":-9
+{"offset":7,"ts":-10
+{"offset":8,"ts":-1000000000000
+{"offset":9,"ts":1234567890123' ]
+	[ "$(elog-cat -o 8 -F '%o %T %c\n' "$LOG")" = '8 -1000000000000 0
+9 1234567890123 0' ]
+}
+
 @test "cat: each control byte has its escape, DEL and U+2028 stay as they are" {
 	[ "$(value_of '\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037')" = '"value":"\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f"' ]
 	[ "$(value_of 'a\177b\342\200\250c\342\200\251d')" = $'"value":"a\177b\xe2\x80\xa8c\xe2\x80\xa9d"' ]
