@@ -255,6 +255,18 @@ void cli_write(const void *buf, size_t len)
 	out_len = len;
 }
 
+char *cli_reserve(size_t n)
+{
+	if (n > sizeof out_buf - out_len)
+		cli_flush();
+	return out_buf + out_len;
+}
+
+void cli_commit(char *end)
+{
+	out_len = (size_t)(end - out_buf);
+}
+
 void cli_putc(char c)
 {
 	if (out_len == sizeof out_buf)
@@ -267,27 +279,34 @@ void cli_puts(const char *s)
 	cli_write(s, strlen(s));
 }
 
+char *cli_fmt_u64(char *o, uint64_t v)
+{
+	size_t n = 1;
+
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	for (char *d = o + n; d > o; v /= 10)
+		*--d = (char)('0' + v % 10);
+	return o + n;
+}
+
+char *cli_fmt_i64(char *o, int64_t v)
+{
+	if (v >= 0)
+		return cli_fmt_u64(o, (uint64_t)v);
+	*o++ = '-';
+	/* Negate in unsigned arithmetic: -INT64_MIN does not fit. */
+	return cli_fmt_u64(o, -(uint64_t)v);
+}
+
 void cli_put_u64(uint64_t v)
 {
-	char tmp[20];
-	size_t i = sizeof tmp;
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	cli_write(tmp + i, sizeof tmp - i);
+	cli_commit(cli_fmt_u64(cli_reserve(CLI_FMT_MAX), v));
 }
 
 void cli_put_i64(int64_t v)
 {
-	if (v < 0) {
-		cli_putc('-');
-		/* Negate in unsigned arithmetic: -INT64_MIN does not fit. */
-		cli_put_u64(-(uint64_t)v);
-	} else {
-		cli_put_u64((uint64_t)v);
-	}
+	cli_commit(cli_fmt_i64(cli_reserve(CLI_FMT_MAX), v));
 }
 
 /*

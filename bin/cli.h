@@ -120,6 +120,17 @@ void cli_puts(const char *s);
 void cli_put_u64(uint64_t v);
 void cli_put_i64(int64_t v);
 void cli_flush(void);
+/* Room for n bytes (n <= CLI_RESERVE_MAX) at the end of the stdout buffer,
+ * flushing it first when needed; write there, then hand the end of what was
+ * written to cli_commit().  Lets a writer fill the buffer without a call
+ * per piece. */
+#define CLI_RESERVE_MAX (32 * 1024)
+char *cli_reserve(size_t n);
+void cli_commit(char *end);
+/* Write v in decimal at o (room for CLI_FMT_MAX bytes); the end. */
+#define CLI_FMT_MAX 21
+char *cli_fmt_u64(char *o, uint64_t v);
+char *cli_fmt_i64(char *o, int64_t v);
 /* For a program whose output is a report on work it must finish (the
  * offsets of elog-append -p): when the reader of stdout goes away, output
  * is dropped from then on, silently, instead of ending the program. */

@@ -268,15 +268,21 @@ static void print_value(const struct elog_record *rec)
 
 static void print_json(const struct elog_record *rec)
 {
-	cli_write("{\"offset\":", 10);
-	cli_put_u64(rec->offset);
-	cli_write(",\"ts\":", 6);
-	cli_put_i64(rec->ts_ms);
-	cli_write(",\"schema\":", 10);
-	cli_put_u64(rec->schema);
-	if (rec->key_len == 0)
-		cli_write(",\"key\":null", 11);
-	else
+	/* The members before the key in one piece of the output buffer. */
+	char *o = cli_reserve(10 + 6 + 10 + 11 + 3 * CLI_FMT_MAX);
+
+	memcpy(o, "{\"offset\":", 10);
+	o = cli_fmt_u64(o + 10, rec->offset);
+	memcpy(o, ",\"ts\":", 6);
+	o = cli_fmt_i64(o + 6, rec->ts_ms);
+	memcpy(o, ",\"schema\":", 10);
+	o = cli_fmt_u64(o + 10, rec->schema);
+	if (rec->key_len == 0) {
+		memcpy(o, ",\"key\":null", 11);
+		o += 11;
+	}
+	cli_commit(o);
+	if (rec->key_len != 0)
 		print_member("key", rec->key, rec->key_len);
 	print_value(rec);
 	cli_write("}\n", 2);
@@ -762,7 +768,9 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 			}
 			key_matched = 1;
 			print_record(cf, &rec);
-			last_record_ms = cli_monotonic_ms();
+			/* Only --idle reads it: no clock per record else. */
+			if (cf->idle_set)
+				last_record_ms = cli_monotonic_ms();
 			if (cf->count_set && ++printed == cf->count)
 				return CLI_EX_OK;
 		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {

@@ -68,45 +68,81 @@ int cli_utf8_valid(const void *buf, size_t len)
 	return 1;
 }
 
-/* Which bytes a JSON string cannot hold as they are: the control characters,
- * the quote and the backslash (RFC 8259, section 7). */
-static int needs_escape(unsigned char c)
+/* How each byte goes into a JSON string: 0, as it is; else the letter after
+ * the backslash, 'u' for the control characters without a short escape
+ * (RFC 8259, section 7). */
+static const char escape_as[256] = {
+	[0x00 ... 0x07] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
+	[0x0b] = 'u', ['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u',
+	['"'] = '"', ['\\'] = '\\',
+};
+
+/* Escape n bytes of s at o, which has room for 6 * n; the end. */
+static char *escape_into(char *o, const unsigned char *s, size_t n)
 {
-	return c < 0x20 || c == '"' || c == '\\';
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *end = s + n;
+	const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
+
+	while (s < end) {
+		/* Eight plain bytes at a time: copy them whole, and keep
+		 * them when none is a control byte, '"' or '\\'.  Bytes of
+		 * multi-byte characters are plain here. */
+		if (end - s >= 8) {
+			uint64_t x, q, b;
+
+			memcpy(&x, s, 8);
+			memcpy(o, &x, 8);
+			q = x ^ (ones * '"');
+			b = x ^ (ones * '\\');
+			if ((((x - ones * 0x20) | (q - ones) | (b - ones)) & ~x & high) == 0) {
+				s += 8;
+				o += 8;
+				continue;
+			}
+		}
+		for (const unsigned char *stop = end - s >= 8 ? s + 8 : end; s < stop; s++) {
+			char e = escape_as[*s];
+
+			if (e == 0) {
+				*o++ = (char)*s;
+			} else if (e != 'u') {
+				o[0] = '\\';
+				o[1] = e;
+				o += 2;
+			} else {
+				memcpy(o, "\\u00", 4);
+				o[4] = hex[*s >> 4];
+				o[5] = hex[*s & 15];
+				o += 6;
+			}
+		}
+	}
+	return o;
 }
 
 void cli_json_string(const void *buf, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = buf, *end = s + len;
+	/* Input pieces small enough that their worst case (six bytes out for
+	 * each in, and the quotes) fits the output buffer. */
+	const size_t piece = (CLI_RESERVE_MAX - 2) / 6;
+	const unsigned char *s = buf;
+	char *o = cli_reserve((len < piece ? len : piece) * 6 + 2);
 
-	cli_putc('"');
-	while (s < end) {
-		const unsigned char *run = s;
-		char esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+	*o++ = '"';
+	for (;;) {
+		size_t n = len < piece ? len : piece;
 
-		while (s < end && !needs_escape(*s))
-			s++;
-		cli_write(run, (size_t)(s - run));
-		if (s == end)
+		o = escape_into(o, s, n);
+		s += n;
+		len -= n;
+		if (len == 0)
 			break;
-		switch (*s) {
-		case '"': cli_write("\\\"", 2); break;
-		case '\\': cli_write("\\\\", 2); break;
-		case '\n': cli_write("\\n", 2); break;
-		case '\t': cli_write("\\t", 2); break;
-		case '\r': cli_write("\\r", 2); break;
-		case '\b': cli_write("\\b", 2); break;
-		case '\f': cli_write("\\f", 2); break;
-		default:
-			esc[4] = hex[*s >> 4];
-			esc[5] = hex[*s & 15];
-			cli_write(esc, sizeof esc);
-			break;
-		}
-		s++;
+		cli_commit(o);
+		o = cli_reserve((len < piece ? len : piece) * 6 + 1);
 	}
-	cli_putc('"');
+	*o++ = '"';
+	cli_commit(o);
 }
 
 void cli_base64(const void *buf, size_t len)
@@ -236,9 +272,16 @@ static int parse_string(struct jparse *j)
 			memcpy(&x, j->p, 8);
 			const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
 			uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-			if (((x - ones * 0x20) & ~x & high) | (x & high) |
-			    ((q - ones) & ~q & high) | ((b - ones) & ~b & high))
+			/* The high bit of each special byte; a borrow can
+			 * mark bytes after the first one, never before it,
+			 * so the lowest mark is exact (little endian). */
+			uint64_t m = ((((x - ones * 0x20) | (q - ones) | (b - ones)) & ~x) | x) & high;
+			if (m != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				j->p += (unsigned)__builtin_ctzll(m) / 8;
+#endif
 				break;
+			}
 			j->p += 8;
 		}
 		while (j->p < j->end && plain_byte[*j->p])

@@ -80,6 +80,68 @@ value_of() {
 	[ "$(value_of 'a"b\\c\td\ne\rf\bg\fh\001i\037j\177k é ☃ 😀')" = '"value":"a\"b\\c\td\ne\rf\bg\fh\u0001i\u001fj'$'\177''k é ☃ 😀"' ]
 }
 
+@test "cat: numbers of every width, negative times too" {
+	printf '%s\tv\n' 0 9 10 99 100 -1 -9 -10 -1000000000000 1234567890123 | elog-append -t "$LOG"
+	[ "$(elog-cat "$LOG" | sed 's/,"schema".*//')" = '{"offset":0,"ts":0
+{"offset":1,"ts":9
+{"offset":2,"ts":10
+{"offset":3,"ts":99
+{"offset":4,"ts":100
+{"offset":5,"ts":-1
+{"offset":6,"ts":-9
+{"offset":7,"ts":-10
+{"offset":8,"ts":-1000000000000
+{"offset":9,"ts":1234567890123' ]
+	[ "$(elog-cat -o 8 -F '%o %T %c\n' "$LOG")" = '8 -1000000000000 0
+9 1234567890123 0' ]
+}
+
+@test "cat: each control byte has its escape, DEL and U+2028 stay as they are" {
+	[ "$(value_of '\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037')" = '"value":"\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f"' ]
+	[ "$(value_of 'a\177b\342\200\250c\342\200\251d')" = $'"value":"a\177b\xe2\x80\xa8c\xe2\x80\xa9d"' ]
+}
+
+@test "cat: a NUL in a key or a value is \\u0000" {
+	echo '{"key_b64":"AGsA","value_b64":"dgB2AA=="}' | elog-append --json "$LOG"
+	[ "$(elog-cat "$LOG" | sed 's/.*"schema":0,//')" = '"key":"\u0000k\u0000","value":"v\u0000v\u0000"}' ]
+}
+
+# Strings are scanned eight bytes at a time: a special byte or a character
+# of several bytes at each place of a step, and across two steps.
+@test "cat: escapes and characters at every place of an eight-byte step" {
+	local i p
+	for i in 0 1 2 3 4 5 6 7 8 9 10 15 16 17; do
+		p=$(printf "%${i}s" "" | tr ' ' x)
+		[ "$(value_of "$p\"yyyyyyyy")" = "\"value\":\"$p\\\"yyyyyyyy\"" ]
+		[ "$(value_of "$p\\\\yyyyyyyy")" = "\"value\":\"$p\\\\yyyyyyyy\"" ]
+		[ "$(value_of "$p\\001yyyyyyyy")" = "\"value\":\"$p\\u0001yyyyyyyy\"" ]
+		[ "$(value_of "$p\\303\\251yyyyyyyy")" = "\"value\":\"$p""é""yyyyyyyy\"" ]
+		[ "$(value_of "$p\\360\\237\\230\\200yyyyyyy\\n")" = "\"value\":\"$p""😀""yyyyyyy\\n\"" ]
+		# Inside embedded JSON the same bytes are checked and kept.
+		[ "$(value_of "{\"$p\":\"$p\\\\\"\\\\\\\\\\\\u0041é☃$p\"}")" = "\"value\":{\"$p\":\"$p\\\"\\\\\\u0041é☃$p\"}" ]
+		[ "$(value_of "[\"$p\\001\"]")" = "\"value\":\"[\\\"$p\\u0001\\\"]\"" ]
+		[ "$(value_of "[\"$p\\377\"]")" = '"value_b64":"'"$(printf "[\"$p\\377\"]" | base64 -w0)"'"' ]
+	done
+}
+
+# A string longer than the stdout buffer, escapes throughout: in whole,
+# as value and as value_text.
+@test "cat: long strings with escapes are written whole" {
+	python3 -c 'import sys; sys.stdout.write(("a\n\x01\"b\\" * 20000) + "\0" + " [" + "\"\\n\x7f\"," * 20000 + "0] " + "\0")' | elog-append -0 "$LOG"
+	elog-cat "$LOG" >"$T/out"
+	python3 - "$T/out" <<-'EOF'
+		import json, sys
+		lines = open(sys.argv[1], 'rb').read().split(b'\n')
+		assert lines[2] == b'' and len(lines) == 3, len(lines)
+		want = b'a\\n\\u0001\\"b\\\\' * 20000
+		assert lines[0].endswith(b',"value":"' + want + b'"}'), lines[0][-200:]
+		v = b'[' + b'"\\n\x7f",' * 20000 + b'0]'
+		t = json.dumps(' [' + '"\\n\x7f",' * 20000 + '0] ', ensure_ascii=False).encode()
+		t = t.replace(b'\\u007f', b'\x7f')
+		assert lines[1].endswith(b',"value":' + v + b',"value_text":' + t + b'}'), lines[1][-200:]
+	EOF
+}
+
 @test "cat: bytes that are not UTF-8 are base64 under value_b64 and key_b64" {
 	[ "$(value_of '\xff')" = '"value_b64":"/w=="' ]
 	[ "$(value_of '\xff\xfe')" = '"value_b64":"//4="' ]
