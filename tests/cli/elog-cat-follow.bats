@@ -224,7 +224,7 @@ follower_exits_with() {
 	echo 22 | elog-append "$LOG"
 	wait_lines "$T/out" 8
 	[ "$(cat "$T/out")" = "$(printf '%s\n' 1 2 3 10 11 20 21 22)" ]
-	grep -q "the log was deleted; following the new log of that name" "$T/err"
+	grep -q "the log was deleted; following the new log of that name" "$T/err" || { cat "$T/err"; false; }
 	grep -q "the log was replaced by another directory; following the new log" "$T/err"
 	kill -0 "$FOLLOWER"
 }
