@@ -6,7 +6,8 @@
 #    elog-append -p -K '|', fed by a generator of distinct lines (each
 #    names its run and line number), killed with SIGKILL after a random few
 #    to few hundred milliseconds and started again; --kills killed runs in
-#    all.  Lane L
+#    all (a lane's last killed run lives those milliseconds past its first
+#    acknowledgement, so that killed runs always acknowledged some).  Lane L
 #    of N does runs L, L+N, L+2N, ... up to --kills, so run numbers are
 #    unique across lanes; the writers of different lanes interleave their
 #    batches in the log (each holds LOCK only while it writes and syncs
@@ -178,8 +179,11 @@ generate() {
 # Writer run $1: start it, kill it with SIGKILL after $2 ms ("-" for a
 # clean run of $3 lines that ends at EOF).  Offsets go to $T/w/$1.ack.
 # $4, the lane, names the file that holds the pid of a killed run's writer.
+# With $5 set, the $2 ms count from the run's first acknowledgement (up to
+# $HANG s for it): a slow machine, or the sanitizers, must not leave a soak
+# whose killed runs all died before they acknowledged anything.
 writer_run() {
-	local run=$1 ms=$2 max=${3:-1000000} lane=${4:-0} pid rc opts='' fast
+	local run=$1 ms=$2 max=${3:-1000000} lane=${4:-0} after_ack=${5:-} pid rc opts='' fast i
 	case $((RANDOM % 6)) in
 	0) opts="--linger 3ms" ;;
 	1) opts="--batch 7" ;;
@@ -201,6 +205,14 @@ writer_run() {
 			>"$T/w/$run.ack" 2>"$T/w/$run.err" &
 		pid=$!
 		echo "$pid" >"$T/w/lane$lane.pid"
+		if [ -n "$after_ack" ]; then
+			i=0
+			while [ ! -s "$T/w/$run.ack" ] && [ $i -lt $((HANG * 20)) ] &&
+				kill -0 "$pid" 2>/dev/null; do
+				sleep 0.05
+				i=$((i + 1))
+			done
+		fi
 		sleep_ms "$ms"
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -218,7 +230,7 @@ writer_run() {
 # fsync after another, so a writer makes fewer batches a second than alone,
 # and these make most of the acknowledged records and the interleaving.
 lane_loop() {
-	local lane=$1 run=$1 ms
+	local lane=$1 run=$1 ms last
 	RANDOM=$((seed * 17 + lane))
 	while [ "$run" -le "$kills" ]; do
 		if [ "$writers" -gt 1 ] && [ $((RANDOM % 2)) -eq 0 ]; then
@@ -226,7 +238,10 @@ lane_loop() {
 		else
 			ms=$((3 + RANDOM % 98))
 		fi
-		writer_run "$run" "$ms" "" "$lane"
+		# A lane's last killed run is killed after it acknowledged.
+		last=
+		[ $((run + writers)) -gt "$kills" ] && last=1
+		writer_run "$run" "$ms" "" "$lane" "$last"
 		run=$((run + writers))
 	done
 	# The generators still winding down after their writers were killed
