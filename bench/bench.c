@@ -50,42 +50,54 @@
 #include <unistd.h>
 
 #include "elog.h"
-#include "internal.h"	/* the format, for build_direct() */
+#include "internal.h" /* the format, for build_direct() */
 
 #ifdef HAVE_HIREDIS
 #include <hiredis.h>
 #endif
 
 #define KEY_LEN 16
-#define NVALS   65536u		/* distinct values pregenerated per size */
-#define MIB     (1024.0 * 1024.0)
+#define NVALS 65536u /* distinct values pregenerated per size */
+#define MIB (1024.0 * 1024.0)
 
 /* ---- sizes ---------------------------------------------------------- */
 
 struct sizes {
 	const char *name;
 	int runs;
-	long batch_n[2];	/* batched append, 100 B and 1024 B */
-	long lines;		/* elog-append input lines */
-	long ack1_n;		/* durable acks per run, 1 thread */
-	double ack8_secs;	/* seconds per run, 8 threads */
-	long read_n[2];		/* records in the read logs */
-	long seeks;		/* random seeks per run */
-	int spawns;		/* process spawns per run, each program */
-	long retain_n;		/* records in the retention log */
-	long compact_n;		/* records in the keyed log */
-	int follow_n;		/* records followed per run */
+	long batch_n[2];         /* batched append, 100 B and 1024 B */
+	long lines;              /* elog-append input lines */
+	long ack1_n;             /* durable acks per run, 1 thread */
+	double ack8_secs;        /* seconds per run, 8 threads */
+	long read_n[2];          /* records in the read logs */
+	long seeks;              /* random seeks per run */
+	int spawns;              /* process spawns per run, each program */
+	long retain_n;           /* records in the retention log */
+	long compact_n;          /* records in the keyed log */
+	int follow_n;            /* records followed per run */
 	uint64_t recovery_bytes; /* active segment left by a crash */
-	long zstd_n;		/* records per compression variant */
+	long zstd_n;             /* records per compression variant */
 };
 
 static const struct sizes QUICK = {
-	"quick", 3, { 200000, 50000 }, 1000000, 1000, 2.0, { 500000, 100000 },
-	20000, 30, 1000000, 500000, 300, 256ull << 20, 200000,
+	"quick", 3,  { 200000, 50000 }, 1000000, 1000, 2.0,          { 500000, 100000 },
+	20000,   30, 1000000,           500000,  300,  256ull << 20, 200000,
 };
 static const struct sizes FULL = {
-	"full", 5, { 1000000, 200000 }, 1000000, 5000, 5.0, { 2000000, 500000 },
-	20000, 100, 1000000, 2000000, 2000, (1ull << 30) - (64ull << 20), 1000000,
+	"full",
+	5,
+	{ 1000000, 200000 },
+	1000000,
+	5000,
+	5.0,
+	{ 2000000, 500000 },
+	20000,
+	100,
+	1000000,
+	2000000,
+	2000,
+	(1ull << 30) - (64ull << 20),
+	1000000,
 };
 
 static struct sizes S;
@@ -93,9 +105,9 @@ static struct sizes S;
 /* Sizes of the rows on logs of many segments (the same in quick and full
  * modes). */
 static struct {
-	long segread_n;		/* records read in 4 KiB vs 64 MiB segments */
-	long follow_batches;	/* one-record batches followed per run */
-	long rss_keys;		/* distinct keys for compaction's peak RSS */
+	long segread_n;      /* records read in 4 KiB vs 64 MiB segments */
+	long follow_batches; /* one-record batches followed per run */
+	long rss_keys;       /* distinct keys for compaction's peak RSS */
 } SS = { 1000000, 300, 3000000 };
 static const char *workdir = ".";
 static const char *bindir = "build";
@@ -432,18 +444,19 @@ static struct corpus *corpora[2];
  * would log, then a free-text note of words to reach the size. */
 static void make_value(char *buf, size_t size, uint64_t i)
 {
-	static const char *types[] = { "page_view", "click", "purchase", "login",
-	    "logout", "search", "add_to_cart", "error" };
-	static const char *words[] = { "checkout", "session", "renewed", "cart",
-	    "user", "opened", "the", "settings", "page", "after", "timeout",
-	    "retry", "mobile", "desktop", "north", "gateway", "sensor", "ok" };
+	static const char *types[] = { "page_view", "click",  "purchase",    "login",
+		                       "logout",    "search", "add_to_cart", "error" };
+	static const char *words[] = { "checkout", "session", "renewed",  "cart",    "user",
+		                       "opened",   "the",     "settings", "page",    "after",
+		                       "timeout",  "retry",   "mobile",   "desktop", "north",
+		                       "gateway",  "sensor",  "ok" };
 	uint64_t r = mix(i);
 	char tmp[4096];
 	int n = snprintf(tmp, sizeof tmp,
-	    "{\"type\":\"%s\",\"user\":\"u-%06u\",\"seq\":%llu,\"ms\":%u,"
-	    "\"ok\":%s,\"note\":\"", types[r % 8], (unsigned)((r >> 8) % 1000000),
-	    (unsigned long long)i, (unsigned)((r >> 32) % 5000),
-	    (r >> 40) & 1 ? "true" : "false");
+	                 "{\"type\":\"%s\",\"user\":\"u-%06u\",\"seq\":%llu,\"ms\":%u,"
+	                 "\"ok\":%s,\"note\":\"",
+	                 types[r % 8], (unsigned)((r >> 8) % 1000000), (unsigned long long)i,
+	                 (unsigned)((r >> 32) % 5000), (r >> 40) & 1 ? "true" : "false");
 	size_t len = (size_t)n;
 	uint64_t w = r;
 	while (len < size - 2) {
@@ -486,15 +499,14 @@ static const char *ckey(const struct corpus *c, long i)
 
 /* ---- elog and SQLite helpers ---------------------------------------- */
 
-static elog *e_open(const char *dir, uint64_t seg_bytes, int compression,
-                    int no_dict)
+static elog *e_open(const char *dir, uint64_t seg_bytes, int compression, int no_dict)
 {
 	struct elog_options o = { 0 };
 	o.create = 1;
 	o.segment_bytes = seg_bytes;
 	o.compression = compression;
 	o.no_dictionary = no_dict;
-	o.batch_bytes = 8u << 20;	/* batches end at the explicit flushes */
+	o.batch_bytes = 8u << 20; /* batches end at the explicit flushes */
 	elog *w;
 	int rc = elog_open(&w, dir, &o);
 	if (rc)
@@ -513,8 +525,8 @@ static void e_compactable(const char *dir)
 		die("cleanup compact %s: %s: %s", dir, elog_strerror(rc), msg);
 }
 
-static void e_append(elog *w, const void *key, size_t klen, const void *val,
-                     size_t vlen, uint64_t *off)
+static void e_append(elog *w, const void *key, size_t klen, const void *val, size_t vlen,
+                     uint64_t *off)
 {
 	struct elog_record r = { 0 };
 	r.ts_ms = ELOG_TS_NOW;
@@ -581,8 +593,8 @@ static sqlite3 *sq_open(const char *p)
 		die("sqlite: %s: %s", p, sqlite3_errmsg(db));
 	sqlite3_busy_timeout(db, 10000);
 	sq_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-	    "CREATE TABLE IF NOT EXISTS log(offset INTEGER PRIMARY KEY, ts INTEGER,"
-	    " schema INTEGER, key BLOB, value BLOB);");
+	            "CREATE TABLE IF NOT EXISTS log(offset INTEGER PRIMARY KEY, ts INTEGER,"
+	            " schema INTEGER, key BLOB, value BLOB);");
 	return db;
 }
 
@@ -596,12 +608,12 @@ static sqlite3_stmt *sq_prep(sqlite3 *db, const char *sql)
 static sqlite3_stmt *sq_insert_stmt(sqlite3 *db)
 {
 	return sq_prep(db, "INSERT INTO log(offset, ts, schema, key, value)"
-	    " VALUES(?, ?, 0, ?, ?)");
+	                   " VALUES(?, ?, 0, ?, ?)");
 }
 
 /* Insert one row; off < 0 lets SQLite choose the offset. */
-static int sq_insert(sqlite3_stmt *st, long off, const void *key, size_t klen,
-                     const void *val, size_t vlen)
+static int sq_insert(sqlite3_stmt *st, long off, const void *key, size_t klen, const void *val,
+                     size_t vlen)
 {
 	if (off < 0)
 		sqlite3_bind_null(st, 1);
@@ -620,8 +632,8 @@ static int sq_insert(sqlite3_stmt *st, long off, const void *key, size_t klen,
 
 /* Build an elog log of n records of corpus c (keys from the corpus, or
  * from nkeys distinct keys when nkeys > 0). */
-static void build_elog(const char *dir, const struct corpus *c, long n,
-                       uint64_t seg_bytes, long nkeys)
+static void build_elog(const char *dir, const struct corpus *c, long n, uint64_t seg_bytes,
+                       long nkeys)
 {
 	rm_rf(dir);
 	elog *w = e_open(dir, seg_bytes, ELOG_COMPRESS_NONE, 0);
@@ -677,7 +689,7 @@ static void build_sqlite(const char *db, const struct corpus *c, long n, long nk
  * at the end of the suite and on every other way out: an atexit handler,
  * the signal handlers (on_alarm, on_fatal), and PR_SET_PDEATHSIG should
  * the bench be killed; run.sh stops it once more from its pid file. */
-static const char *redis_why;	/* why the Redis figures are missing */
+static const char *redis_why; /* why the Redis figures are missing */
 static char *redis_dir;
 
 #define REDIS_KEY "log"
@@ -688,7 +700,7 @@ static void redis_stop(void)
 		return;
 	pid_t pid = redis_pid;
 	kill(pid, SIGTERM);
-	for (int i = 0; i < 500; i++) {		/* 5 s to write and exit */
+	for (int i = 0; i < 500; i++) { /* 5 s to write and exit */
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			redis_pid = 0;
 			return;
@@ -718,11 +730,34 @@ static int redis_start(void)
 	snprintf(pidf, sizeof pidf, "%s/redis.pid", redis_dir);
 	snprintf(logf, sizeof logf, "%s/redis.log", redis_dir);
 	snprintf(errf, sizeof errf, "%s/stderr", redis_dir);
-	char *argv[] = { (char *)redis_server, "--port", "0", "--unixsocket", redis_sock,
-	    "--unixsocketperm", "700", "--dir", redis_dir, "--appendonly", "yes",
-	    "--appendfsync", "always", "--save", "", "--auto-aof-rewrite-percentage", "0",
-	    "--daemonize", "no", "--pidfile", pidf, "--logfile", logf, "--loglevel", "warning",
-	    "--proc-title-template", "{title} {unixsocket}", NULL };
+	char *argv[] = { (char *)redis_server,
+		         "--port",
+		         "0",
+		         "--unixsocket",
+		         redis_sock,
+		         "--unixsocketperm",
+		         "700",
+		         "--dir",
+		         redis_dir,
+		         "--appendonly",
+		         "yes",
+		         "--appendfsync",
+		         "always",
+		         "--save",
+		         "",
+		         "--auto-aof-rewrite-percentage",
+		         "0",
+		         "--daemonize",
+		         "no",
+		         "--pidfile",
+		         pidf,
+		         "--logfile",
+		         logf,
+		         "--loglevel",
+		         "warning",
+		         "--proc-title-template",
+		         "{title} {unixsocket}",
+		         NULL };
 	if (!registered) {
 		atexit(redis_stop);
 		registered = 1;
@@ -737,7 +772,8 @@ static int redis_start(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
-		int in = open("/dev/null", O_RDONLY), out = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY),
+		    out = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
@@ -746,7 +782,7 @@ static int redis_start(void)
 	}
 	redis_owner = getpid();
 	redis_pid = pid;
-	for (int i = 0; i < 500; i++) {		/* 10 s to answer */
+	for (int i = 0; i < 500; i++) { /* 10 s to answer */
 		redisContext *c = redisConnectUnix(redis_sock);
 		if (c && !c->err) {
 			redisReply *r = redisCommand(c, "PING");
@@ -762,7 +798,7 @@ static int redis_start(void)
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			redis_pid = 0;
 			redis_why = "n/a (redis-server exited at start: its stderr and log are"
-			    " in DIR/redis)";
+			            " in DIR/redis)";
 			return 0;
 		}
 		usleep(20000);
@@ -792,7 +828,7 @@ static rd *rd_connect(void)
 	redisContext *c = redisConnectUnix(redis_sock);
 	if (!c || c->err)
 		die("redis: %s: %s", redis_sock, c ? c->errstr : "out of memory");
-	c->reader->maxbuf = 0;	/* keep the read buffer: XRANGE pages are large */
+	c->reader->maxbuf = 0; /* keep the read buffer: XRANGE pages are large */
 	return c;
 }
 
@@ -848,8 +884,8 @@ static void rd_xadd(rd *x, const struct corpus *c, long i)
 
 /* Records from .. from+n-1 of c, pipelined: per XADDs sent, then their
  * replies read; the id of record mid (if in range) to midid. */
-static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per,
-                              long mid, char *midid, size_t cap)
+static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per, long mid,
+                              char *midid, size_t cap)
 {
 	for (long b = from; b < from + n; b += per) {
 		long e = b + per < from + n ? b + per : from + n;
@@ -902,7 +938,8 @@ static long rd_read_paged(rd *x, long page, uint64_t *sum)
 		const char *argv[6] = { "XRANGE", REDIS_KEY, start, "+", "COUNT", count };
 		redisReply *r = redisCommandArgv(x, 6, argv, NULL);
 		if (!r || r->type != REDIS_REPLY_ARRAY)
-			die("redis: XRANGE failed: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
+			die("redis: XRANGE failed: %s",
+			    r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
 		size_t got = r->elements;
 		for (size_t i = 0; i < got; i++) {
 			redisReply *e = r->element[i];
@@ -927,12 +964,13 @@ static long rd_trim_minid(rd *x, const char *id)
 	const char *argv[4] = { "XTRIM", REDIS_KEY, "MINID", id };
 	redisReply *r = redisCommandArgv(x, 4, argv, NULL);
 	if (!r || r->type != REDIS_REPLY_INTEGER)
-		die("redis: XTRIM failed: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
+		die("redis: XTRIM failed: %s",
+		    r && r->type == REDIS_REPLY_ERROR ? r->str : x->errstr);
 	long n = (long)r->integer;
 	freeReplyObject(r);
 	return n;
 }
-#else	/* without hiredis: redis_ok() says so, and nothing below is called */
+#else /* without hiredis: redis_ok() says so, and nothing below is called */
 typedef struct rd rd;
 
 static int redis_ok(void)
@@ -941,26 +979,63 @@ static int redis_ok(void)
 	return 0;
 }
 
-static rd *rd_connect(void) { die("built without hiredis"); }
-static void rd_free(rd *x) { (void)x; }
-static void rd_xadd(rd *x, const struct corpus *c, long i) { (void)x; (void)c; (void)i; }
-static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per,
-                              long mid, char *midid, size_t cap)
+static rd *rd_connect(void)
 {
-	(void)x; (void)c; (void)from; (void)n; (void)per; (void)mid; (void)midid; (void)cap;
+	die("built without hiredis");
 }
-static long rd_len(rd *x) { (void)x; return -1; }
-static void rd_clear(rd *x) { (void)x; }
+static void rd_free(rd *x)
+{
+	(void)x;
+}
+static void rd_xadd(rd *x, const struct corpus *c, long i)
+{
+	(void)x;
+	(void)c;
+	(void)i;
+}
+static void rd_xadd_pipelined(rd *x, const struct corpus *c, long from, long n, long per, long mid,
+                              char *midid, size_t cap)
+{
+	(void)x;
+	(void)c;
+	(void)from;
+	(void)n;
+	(void)per;
+	(void)mid;
+	(void)midid;
+	(void)cap;
+}
+static long rd_len(rd *x)
+{
+	(void)x;
+	return -1;
+}
+static void rd_clear(rd *x)
+{
+	(void)x;
+}
 static void rd_load(rd *x, const struct corpus *c, long n, long mid, char *midid, size_t cap)
 {
-	(void)x; (void)c; (void)n; (void)mid; (void)midid; (void)cap;
+	(void)x;
+	(void)c;
+	(void)n;
+	(void)mid;
+	(void)midid;
+	(void)cap;
 }
 static long rd_read_paged(rd *x, long page, uint64_t *sum)
 {
-	(void)x; (void)page; (void)sum;
+	(void)x;
+	(void)page;
+	(void)sum;
 	return -1;
 }
-static long rd_trim_minid(rd *x, const char *id) { (void)x; (void)id; return -1; }
+static long rd_trim_minid(rd *x, const char *id)
+{
+	(void)x;
+	(void)id;
+	return -1;
+}
 #endif
 
 /* Redis as each workload that uses it starts: an empty server, its
@@ -1027,8 +1102,8 @@ static void json_num(FILE *f, double v)
 
 static void header(void)
 {
-	printf("%-44s %-6s %9s  %-20s %9s %8s  %-16s %s\n", "workload", "unit", "elog",
-	       "reference", "ref", "ratio", "target", "");
+	printf("%-44s %-6s %9s  %-20s %9s %8s  %-16s %s\n", "workload", "unit", "elog", "reference",
+	       "ref", "ratio", "target", "");
 }
 
 /* One row: elog's figure against a reference, with the row's target as a
@@ -1073,8 +1148,8 @@ static void row(const char *id, const char *workload, const char *unit, double e
 		verdict = pass ? "PASS" : "MISS";
 		pass ? npass++ : nmiss++;
 	}
-	printf("%-44s %-6s %9s  %-20s %9s %8s  %-16s %s\n", workload, unit, e,
-	       refname, r, q, t, verdict);
+	printf("%-44s %-6s %9s  %-20s %9s %8s  %-16s %s\n", workload, unit, e, refname, r, q, t,
+	       verdict);
 	fflush(stdout);
 	if (jsonf) {
 		fputs("{\"id\":", jsonf);
@@ -1119,8 +1194,8 @@ static void row_na(const char *id, const char *workload, const char *why)
 }
 
 /* A row against Redis, or the reason there is no Redis figure. */
-static void row_redis(int have, const char *id, const char *workload, const char *unit,
-                      double elog, const char *refname, double ref, enum goal g, double bound)
+static void row_redis(int have, const char *id, const char *workload, const char *unit, double elog,
+                      const char *refname, double ref, enum goal g, double bound)
 {
 	if (have)
 		row(id, workload, unit, elog, refname, ref, g, bound);
@@ -1166,7 +1241,8 @@ static void w_append(int big)
 	long rn = n / 4 < (big ? 12500 : 50000) ? n / 4 : (big ? 12500 : 50000);
 	if (have_redis)
 		progress("batched append %zu B: %ld records x %d runs, elog and SQLite;"
-		         " %ld into Redis", c->size, n, S.runs, rn);
+		         " %ld into Redis",
+		         c->size, n, S.runs, rn);
 	else
 		progress("batched append %zu B: %ld records x %d runs", c->size, n, S.runs);
 	for (int run = 0; run < S.runs; run++) {
@@ -1188,7 +1264,8 @@ static void w_append(int big)
 		t0 = now();
 		sq_exec(d, "BEGIN");
 		for (long i = 0; i < n; i++) {
-			sq_check(sq_insert(st, i, ckey(c, i), KEY_LEN, cval(c, i), c->size), d, "insert");
+			sq_check(sq_insert(st, i, ckey(c, i), KEY_LEN, cval(c, i), c->size), d,
+			         "insert");
 			if ((i + 1) % 1000 == 0)
 				sq_exec(d, "COMMIT; BEGIN");
 		}
@@ -1214,8 +1291,8 @@ static void w_append(int big)
 	char wl[64];
 	snprintf(wl, sizeof wl, "batched append %zu B, fsync/1000", c->size);
 	double rate = median(er, S.runs);
-	row(big ? "append_1024" : "append_100", wl, "rec/s", rate,
-	    "SQLite txn/1000", median(sr, S.runs), G_RATIO_GE, 5);
+	row(big ? "append_1024" : "append_100", wl, "rec/s", rate, "SQLite txn/1000",
+	    median(sr, S.runs), G_RATIO_GE, 5);
 	row_redis(have_redis, big ? "append_1024_redis" : "append_100_redis",
 	          "  against Redis, XADD pipelined x1000", "rec/s", rate, "Redis always",
 	          have_redis ? median(rr, S.runs) : NAN, G_NONE, 0);
@@ -1277,7 +1354,7 @@ static void w_append_prog(void)
 		double t;
 		spawn(argv, input, NULL, &t);
 		er[run] = t;
-		if (run == 0) {	/* every line became a record */
+		if (run == 0) { /* every line became a record */
 			elog_reader *r;
 			if (elog_reader_open(&r, dir) != 0 || elog_reader_seek_end(r) != 0 ||
 			    elog_reader_position(r) != (uint64_t)S.lines)
@@ -1303,7 +1380,8 @@ static void w_append_prog(void)
 			size_t kl = tab ? (size_t)(tab - line) : 0;
 			const char *v = tab ? tab + 1 : line;
 			sq_check(sq_insert(st, i, tab ? line : NULL, kl, v,
-			                   (size_t)(line + len - v)), d, "insert");
+			                   (size_t)(line + len - v)),
+			         d, "insert");
 			if (++i % 1000 == 0)
 				sq_exec(d, "COMMIT; BEGIN");
 		}
@@ -1386,7 +1464,8 @@ static void w_ack1(int big)
 					for (long i = b; i < e; i++) {
 						double a = now();
 						uint64_t off;
-						e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, &off);
+						e_append(w, ckey(c, i), KEY_LEN, cval(c, i),
+						         c->size, &off);
 						int rc = elog_sync(w);
 						if (rc)
 							die("elog_sync: %s", elog_strerror(rc));
@@ -1396,7 +1475,8 @@ static void w_ack1(int big)
 				} else {
 					for (long i = b; i < e; i++) {
 						double a = now();
-						if (write(fd, cval(c, i), c->size) != (ssize_t)c->size ||
+						if (write(fd, cval(c, i), c->size) !=
+						            (ssize_t)c->size ||
 						    fdatasync(fd) < 0)
 							die("%s: %s", raw, strerror(errno));
 						rlat[i] = now() - a;
@@ -1445,14 +1525,14 @@ static void w_ack1(int big)
 	ack1_rate[big] = median(er, S.runs);
 	char id[32];
 	snprintf(id, sizeof id, "ack1_%s", sz);
-	row(id, wl, "acks/s", ack1_rate[big], "write+fdatasync", median(rr, S.runs),
-	    G_RATIO_GE, 0.9);
+	row(id, wl, "acks/s", ack1_rate[big], "write+fdatasync", median(rr, S.runs), G_RATIO_GE,
+	    0.9);
 	snprintf(id, sizeof id, "ack1_%s_p50", sz);
-	row(id, "  latency p50", "us", median(e50, S.runs), "write+fdatasync",
-	    median(r50, S.runs), G_NONE, 0);
+	row(id, "  latency p50", "us", median(e50, S.runs), "write+fdatasync", median(r50, S.runs),
+	    G_NONE, 0);
 	snprintf(id, sizeof id, "ack1_%s_p99", sz);
-	row(id, "  latency p99", "us", median(e99, S.runs), "write+fdatasync",
-	    median(r99, S.runs), G_NONE, 0);
+	row(id, "  latency p99", "us", median(e99, S.runs), "write+fdatasync", median(r99, S.runs),
+	    G_NONE, 0);
 	snprintf(id, sizeof id, "ack1_%s_sqlite", sz);
 	row(id, "  against SQLite, 1 thread", "acks/s", ack1_rate[big], "SQLite txn/row",
 	    median(sr, S.runs), G_NONE, 0);
@@ -1472,7 +1552,7 @@ static void w_ack1(int big)
 
 /* Durable acknowledgement from 8 threads, served by group commit. */
 #define THREADS 8
-#define LATCAP  200000
+#define LATCAP 200000
 
 struct acker {
 	pthread_t t;
@@ -1584,7 +1664,7 @@ static void w_ack8(int big)
 	double *all = xmalloc((size_t)THREADS * LATCAP * sizeof *all);
 	for (int run = 0; run < S.runs; run++) {
 		for (int turn = 0; turn < phases; turn++) {
-			int which = (turn + run) % phases;	/* elog, SQLite, raw, Redis */
+			int which = (turn + run) % phases; /* elog, SQLite, raw, Redis */
 			double t0;
 			long acks = 0;
 			if (which == 0) {
@@ -1593,8 +1673,11 @@ static void w_ack8(int big)
 				long s0 = syncs_now();
 				t0 = now();
 				for (int k = 0; k < THREADS; k++) {
-					a[k] = (struct acker){ .idx = k, .w = w, .c = c,
-					    .deadline = t0 + S.ack8_secs, .lat = all + (size_t)k * LATCAP };
+					a[k] = (struct acker){ .idx = k,
+						               .w = w,
+						               .c = c,
+						               .deadline = t0 + S.ack8_secs,
+						               .lat = all + (size_t)k * LATCAP };
 					pthread_create(&a[k].t, NULL, ack_elog, &a[k]);
 				}
 				long nl = 0;
@@ -1607,18 +1690,21 @@ static void w_ack8(int big)
 				e_close(w);
 				/* Gather the latencies in one array. */
 				for (int k = 0; k < THREADS; k++) {
-					memmove(all + nl, a[k].lat, (size_t)a[k].nlat * sizeof *all);
+					memmove(all + nl, a[k].lat,
+					        (size_t)a[k].nlat * sizeof *all);
 					nl += a[k].nlat;
 				}
 				sort_doubles(all, nl);
 				e99[run] = quantile(all, nl, 0.99) * 1e6;
 			} else if (which == 1) {
 				sq_unlink(db);
-				sqlite3_close(sq_open(db));	/* create the table once */
+				sqlite3_close(sq_open(db)); /* create the table once */
 				t0 = now();
 				for (int k = 0; k < THREADS; k++) {
-					a[k] = (struct acker){ .idx = k, .db = db, .c = c,
-					    .deadline = t0 + S.ack8_secs };
+					a[k] = (struct acker){ .idx = k,
+						               .db = db,
+						               .c = c,
+						               .deadline = t0 + S.ack8_secs };
 					pthread_create(&a[k].t, NULL, ack_sqlite, &a[k]);
 				}
 				for (int k = 0; k < THREADS; k++) {
@@ -1634,8 +1720,9 @@ static void w_ack8(int big)
 				rd_clear(x);
 				t0 = now();
 				for (int k = 0; k < THREADS; k++) {
-					a[k] = (struct acker){ .idx = k, .c = c,
-					    .deadline = t0 + S.ack8_secs };
+					a[k] = (struct acker){ .idx = k,
+						               .c = c,
+						               .deadline = t0 + S.ack8_secs };
 					pthread_create(&a[k].t, NULL, ack_redis, &a[k]);
 				}
 				for (int k = 0; k < THREADS; k++) {
@@ -1644,17 +1731,19 @@ static void w_ack8(int big)
 				}
 				xr[run] = (double)acks / (now() - t0);
 				if (rd_len(x) != acks)
-					die("redis: %ld acknowledged, the stream holds %ld", acks, rd_len(x));
+					die("redis: %ld acknowledged, the stream holds %ld", acks,
+					    rd_len(x));
 				rd_clear(x);
 				rd_free(x);
 			}
 		}
 		progress("  run %d: elog %.0f acks/s (%.2f syncs/ack), ideal 8 x %.0f = %.0f"
-		         " (%.2fx), SQLite %.0f", run + 1, er[run], es[run], r1[run],
-		         THREADS * r1[run], er[run] / (THREADS * r1[run]), sr[run]);
+		         " (%.2fx), SQLite %.0f",
+		         run + 1, er[run], es[run], r1[run], THREADS * r1[run],
+		         er[run] / (THREADS * r1[run]), sr[run]);
 		if (have_redis)
-			progress("  run %d: Redis 8 connections %.0f acks/s (%.2fx)", run + 1, xr[run],
-			         er[run] / xr[run]);
+			progress("  run %d: Redis 8 connections %.0f acks/s (%.2fx)", run + 1,
+			         xr[run], er[run] / xr[run]);
 	}
 	rm_rf(dir);
 	double rate = median(er, S.runs);
@@ -1675,8 +1764,8 @@ static void w_ack8(int big)
 	snprintf(id, sizeof id, "ack8_%s_p99", sz);
 	row(id, "  latency p99", "us", median(e99, S.runs), "", NAN, G_NONE, 0);
 	snprintf(id, sizeof id, "ack8_%s_syncs", sz);
-	row(id, "  syncs per ack", "syncs", median(es, S.runs), "raw 1 writer",
-	    median(rs, S.runs), G_NONE, 0);
+	row(id, "  syncs per ack", "syncs", median(es, S.runs), "raw 1 writer", median(rs, S.runs),
+	    G_NONE, 0);
 	free(all);
 	free(dir);
 	free(db);
@@ -1714,14 +1803,15 @@ static double read_sqlite(const char *db, long expect)
 {
 	sqlite3 *d = sq_open(db);
 	sqlite3_stmt *st = sq_prep(d, "SELECT offset, ts, schema, key, value FROM log"
-	    " ORDER BY offset");
+	                              " ORDER BY offset");
 	double t0 = now();
 	long n = 0;
 	uint64_t sum = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const unsigned char *v = sqlite3_column_blob(st, 4);
-		sum += (uint64_t)sqlite3_column_int64(st, 0) + (uint64_t)sqlite3_column_bytes(st, 3) +
-		    (uint64_t)sqlite3_column_bytes(st, 4) + v[0];
+		sum += (uint64_t)sqlite3_column_int64(st, 0) +
+		       (uint64_t)sqlite3_column_bytes(st, 3) +
+		       (uint64_t)sqlite3_column_bytes(st, 4) + v[0];
 		n++;
 	}
 	double t = now() - t0;
@@ -1785,7 +1875,7 @@ static void w_read(int big)
 		x = rd_connect();
 		rd_load(x, c, n, -1, NULL, 0);
 	}
-	read_elog(read_log[big], n);	/* warm the page cache for all */
+	read_elog(read_log[big], n); /* warm the page cache for all */
 	read_sqlite(read_db[big], n);
 	pagecache_rate(read_log[big]);
 	for (int run = 0; run < S.runs; run++) {
@@ -1810,8 +1900,8 @@ static void w_read(int big)
 	char wl[64], id[32];
 	double rate = median(er, S.runs);
 	snprintf(wl, sizeof wl, "sequential read %s B, library, CRC", sz);
-	row(big ? "read_1024" : "read_100", wl, "rec/s", rate,
-	    "SQLite ORDER BY", sqlite_select_rate[big], G_RATIO_GE, 4);
+	row(big ? "read_1024" : "read_100", wl, "rec/s", rate, "SQLite ORDER BY",
+	    sqlite_select_rate[big], G_RATIO_GE, 4);
 	snprintf(wl, sizeof wl, "  against the page cache (%.0f B/rec)", bpr);
 	snprintf(id, sizeof id, "read_%s_pagecache", sz);
 	row(id, wl, "rec/s", rate, "read(2) 128 KiB", median(pr, S.runs), G_RATIO_GE, 0.5);
@@ -1848,12 +1938,12 @@ static void w_cat(int big)
 	char wl[64], id[32];
 	snprintf(wl, sizeof wl, "elog-cat JSON > /dev/null, %s B", sz);
 	snprintf(id, sizeof id, "cat_json_%s", sz);
-	row(id, wl, "rec/s", median(jr, S.runs), "SQLite ORDER BY",
-	    sqlite_select_rate[big], G_RATIO_GE, 1);
+	row(id, wl, "rec/s", median(jr, S.runs), "SQLite ORDER BY", sqlite_select_rate[big],
+	    G_RATIO_GE, 1);
 	snprintf(wl, sizeof wl, "elog-cat -v > /dev/null, %s B", sz);
 	snprintf(id, sizeof id, "cat_v_%s", sz);
-	row(id, wl, "rec/s", median(vr, S.runs), "SQLite ORDER BY",
-	    sqlite_select_rate[big], G_RATIO_GE, 2);
+	row(id, wl, "rec/s", median(vr, S.runs), "SQLite ORDER BY", sqlite_select_rate[big],
+	    G_RATIO_GE, 2);
 }
 
 /* Warm seeks: the first record at a random offset, in one reader / one
@@ -1869,7 +1959,7 @@ static void w_seek(int big)
 		struct elog_record rec;
 		if (elog_reader_open(&r, read_log[big]) != 0)
 			die("elog_reader_open failed");
-		for (int pass = 0; pass < 2; pass++) {	/* the first one warms */
+		for (int pass = 0; pass < 2; pass++) { /* the first one warms */
 			for (long i = 0; i < q; i++) {
 				uint64_t off = mix((uint64_t)i * 7 + (uint64_t)run) % (uint64_t)n;
 				double t = now();
@@ -1878,7 +1968,8 @@ static void w_seek(int big)
 					rc = elog_reader_next(r, &rec);
 				lat[i] = now() - t;
 				if (rc != 0 || rec.offset != off)
-					die("seek %llu: %s", (unsigned long long)off, elog_strerror(rc));
+					die("seek %llu: %s", (unsigned long long)off,
+					    elog_strerror(rc));
 			}
 		}
 		elog_reader_close(r);
@@ -1888,10 +1979,11 @@ static void w_seek(int big)
 
 		sqlite3 *d = sq_open(read_db[big]);
 		sqlite3_stmt *st = sq_prep(d, "SELECT offset, ts, schema, key, value FROM log"
-		    " WHERE offset >= ? ORDER BY offset LIMIT 1");
+		                              " WHERE offset >= ? ORDER BY offset LIMIT 1");
 		for (int pass = 0; pass < 2; pass++) {
 			for (long i = 0; i < q; i++) {
-				int64_t off = (int64_t)(mix((uint64_t)i * 7 + (uint64_t)run) % (uint64_t)n);
+				int64_t off = (int64_t)(mix((uint64_t)i * 7 + (uint64_t)run) %
+				                        (uint64_t)n);
 				double t = now();
 				sqlite3_bind_int64(st, 1, off);
 				int rc = sqlite3_step(st);
@@ -1916,8 +2008,8 @@ static void w_seek(int big)
 	row(id, wl, "us", median(e50, S.runs), "SQLite >= ? LIMIT 1", median(s50, S.runs),
 	    G_RATIO_LE, 1);
 	snprintf(id, sizeof id, "seek_%s_p99", sz);
-	row(id, "  p99", "us", median(e99, S.runs), "SQLite >= ? LIMIT 1",
-	    median(s99, S.runs), G_RATIO_LE, 1);
+	row(id, "  p99", "us", median(e99, S.runs), "SQLite >= ? LIMIT 1", median(s99, S.runs),
+	    G_RATIO_LE, 1);
 	free(lat);
 }
 
@@ -1942,8 +2034,10 @@ static void w_spawn(void)
 		for (int i = 0; i < S.spawns; i++) {
 			long o = (long)(mix((uint64_t)(run * 100000 + i)) % (uint64_t)n);
 			snprintf(off, sizeof off, "%ld", o);
-			snprintf(sql, sizeof sql, "SELECT offset, ts, schema, key, value FROM log"
-			         " WHERE offset >= %ld ORDER BY offset LIMIT 1", o);
+			snprintf(sql, sizeof sql,
+			         "SELECT offset, ts, schema, key, value FROM log"
+			         " WHERE offset >= %ld ORDER BY offset LIMIT 1",
+			         o);
 			char *ae[] = { prog, "-o", off, "-c", "1", read_log[0], NULL };
 			char *as[] = { (char *)sqlite3_cli, read_db[0], sql, NULL };
 			spawn(ae, NULL, NULL, &et[i]);
@@ -1952,8 +2046,8 @@ static void w_spawn(void)
 		em[run] = median(et, S.spawns) * 1e3;
 		sm[run] = median(st, S.spawns) * 1e3;
 	}
-	row("spawn", "new process: elog-cat -o N -c 1", "ms", median(em, S.runs),
-	    "sqlite3 CLI", median(sm, S.runs), G_RATIO_LE, 0.5);
+	row("spawn", "new process: elog-cat -o N -c 1", "ms", median(em, S.runs), "sqlite3 CLI",
+	    median(sm, S.runs), G_RATIO_LE, 0.5);
 	free(et);
 	free(st);
 }
@@ -2018,11 +2112,11 @@ static void w_retain(void)
 	sq_unlink(db);
 	char wl[64];
 	snprintf(wl, sizeof wl, "retention: drop oldest half of %ldk x 100 B", n / 1000);
-	row("retain", wl, "s", median(er, S.runs), "DELETE+VACUUM", median(sr, S.runs),
-	    G_RATIO_LE, 0.01);
+	row("retain", wl, "s", median(er, S.runs), "DELETE+VACUUM", median(sr, S.runs), G_RATIO_LE,
+	    0.01);
 	row_redis(have_redis, "retain_redis", "  against Redis XTRIM MINID", "s",
-	          median(er, S.runs), "Redis XTRIM", have_redis ? median(xr, S.runs) : NAN,
-	          G_NONE, 0);
+	          median(er, S.runs), "Redis XTRIM", have_redis ? median(xr, S.runs) : NAN, G_NONE,
+	          0);
 	free(dir);
 	free(db);
 }
@@ -2060,7 +2154,7 @@ static void w_compact(void)
 		er[run] = (double)res.bytes_before / t / 1e6;
 		bpk[run] = (double)res.memory / (double)(res.keys ? res.keys : 1);
 
-		if (have_prog) {	/* the program, for the record */
+		if (have_prog) { /* the program, for the record */
 			build_elog(dir, c, n, seg, keys);
 			e_compactable(dir);
 			char *argv[] = { prog, dir, NULL };
@@ -2072,8 +2166,8 @@ static void w_compact(void)
 		sqlite3 *d = sq_open(db);
 		t0 = now();
 		sq_exec(d, "DELETE FROM log WHERE offset NOT IN"
-		    " (SELECT max(offset) FROM log GROUP BY key);"
-		    "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
+		           " (SELECT max(offset) FROM log GROUP BY key);"
+		           "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
 		sr[run] = (double)res.bytes_before / (now() - t0) / 1e6;
 		sqlite3_close(d);
 	}
@@ -2081,13 +2175,13 @@ static void w_compact(void)
 	sq_unlink(db);
 	char wl[64];
 	snprintf(wl, sizeof wl, "compaction, %ld x 100 B, %ld keys", n, keys);
-	row("compact", wl, "MB/s", median(er, S.runs), "SQLite DELETE+VAC",
-	    median(sr, S.runs), G_ELOG_GE, 300);
+	row("compact", wl, "MB/s", median(er, S.runs), "SQLite DELETE+VAC", median(sr, S.runs),
+	    G_ELOG_GE, 300);
 	if (have_prog)
 		row("compact_prog", "  elog-compact (program)", "MB/s", median(prog_t, S.runs),
 		    "SQLite DELETE+VAC", median(sr, S.runs), G_NONE, 0);
-	row("compact_mem", "  compaction memory per distinct key", "B/key",
-	    median(bpk, S.runs), "", NAN, G_ELOG_LE, 40);
+	row("compact_mem", "  compaction memory per distinct key", "B/key", median(bpk, S.runs), "",
+	    NAN, G_ELOG_LE, 40);
 	(void)input;
 	free(dir);
 	free(db);
@@ -2098,8 +2192,8 @@ static void w_compact(void)
 struct follower {
 	const char *dir, *db;
 	int n;
-	double *recv;		/* receipt time per offset */
-	double *sent;		/* CLOCK_MONOTONIC read from the value */
+	double *recv; /* receipt time per offset */
+	double *sent; /* CLOCK_MONOTONIC read from the value */
 	int got;
 	volatile int stop;
 };
@@ -2148,7 +2242,7 @@ static void *follow_sqlite(void *arg)
 	struct follower *f = arg;
 	sqlite3 *d = sq_open(f->db);
 	sqlite3_stmt *st = sq_prep(d, "SELECT offset, value FROM log WHERE offset >= ?"
-	    " ORDER BY offset");
+	                              " ORDER BY offset");
 	int64_t next = 0;
 	while (f->got < f->n && !f->stop) {
 		sqlite3_bind_int64(st, 1, next);
@@ -2187,8 +2281,13 @@ static void follow_run(int sqlite, double *p50, double *p99, double *a50)
 	int n = S.follow_n;
 	char *dir = path("follow.elog"), *db = path("follow.db");
 	double *ret = xmalloc((size_t)n * sizeof *ret);
-	struct follower f = { dir, db, n, xmalloc((size_t)n * sizeof(double)),
-	    xmalloc((size_t)n * sizeof(double)), 0, 0 };
+	struct follower f = { dir,
+		              db,
+		              n,
+		              xmalloc((size_t)n * sizeof(double)),
+		              xmalloc((size_t)n * sizeof(double)),
+		              0,
+		              0 };
 	for (int i = 0; i < n; i++)
 		f.recv[i] = f.sent[i] = ret[i] = NAN;
 	elog *w = NULL;
@@ -2210,14 +2309,14 @@ static void follow_run(int sqlite, double *p50, double *p99, double *a50)
 		int len = snprintf(val, sizeof val, "{\"t\":%.9f,\"seq\":%d,\"type\":\"tick\"}",
 		                   now(), i);
 		if (sqlite) {
-			sq_check(sq_insert(st, i, "follow-key-00001", KEY_LEN, val, (size_t)len),
-			         d, "insert");
+			sq_check(sq_insert(st, i, "follow-key-00001", KEY_LEN, val, (size_t)len), d,
+			         "insert");
 		} else {
 			e_append(w, "follow-key-00001", KEY_LEN, val, (size_t)len, NULL);
 			e_flush(w);
 		}
 		ret[i] = now();
-		sleep_ms(2);	/* let the follower go back to waiting */
+		sleep_ms(2); /* let the follower go back to waiting */
 	}
 	double deadline = now() + 5;
 	while (f.got < n && now() < deadline)
@@ -2229,7 +2328,7 @@ static void follow_run(int sqlite, double *p50, double *p99, double *a50)
 	double *lat = xmalloc((size_t)n * sizeof *lat), *lat2 = xmalloc((size_t)n * sizeof *lat2);
 	for (int i = 0; i < n; i++) {
 		double l = f.recv[i] - ret[i];
-		lat[i] = l > 0 ? l : 0;	/* received before the flush returned */
+		lat[i] = l > 0 ? l : 0; /* received before the flush returned */
 		lat2[i] = f.recv[i] - f.sent[i];
 	}
 	sort_doubles(lat, n);
@@ -2257,18 +2356,18 @@ static void follow_run(int sqlite, double *p50, double *p99, double *a50)
 static void w_follow(void)
 {
 	double e50[16], e99[16], ea[16], s50[16], s99[16], sa[16];
-	progress("follow: %d records x %d runs, elog and SQLite polling every 1 ms",
-	         S.follow_n, S.runs);
+	progress("follow: %d records x %d runs, elog and SQLite polling every 1 ms", S.follow_n,
+	         S.runs);
 	for (int run = 0; run < S.runs; run++) {
 		follow_run(0, &e50[run], &e99[run], &ea[run]);
 		follow_run(1, &s50[run], &s99[run], &sa[run]);
 	}
-	row("follow_p50", "follow: flush returned -> follower, p50", "us",
-	    median(e50, S.runs), "SQLite poll 1 ms", median(s50, S.runs), G_NONE, 0);
+	row("follow_p50", "follow: flush returned -> follower, p50", "us", median(e50, S.runs),
+	    "SQLite poll 1 ms", median(s50, S.runs), G_NONE, 0);
 	row("follow_p99", "  p99", "us", median(e99, S.runs), "SQLite poll 1 ms",
 	    median(s99, S.runs), G_ELOG_LE, 1000);
-	row("follow_append_p50", "  append -> follower incl. fsync, p50", "us",
-	    median(ea, S.runs), "SQLite poll 1 ms", median(sa, S.runs), G_NONE, 0);
+	row("follow_append_p50", "  append -> follower incl. fsync, p50", "us", median(ea, S.runs),
+	    "SQLite poll 1 ms", median(sa, S.runs), G_NONE, 0);
 }
 
 /* Recovery: the writer's open after a crash, which must scan the whole
@@ -2360,12 +2459,14 @@ static int lock_other_boot(const char *lock)
 		hex[8] = '\0';
 		uint32_t stored = (uint32_t)strtoul(hex, NULL, 16);
 		/* Through "crc=", up to it, or up to the space before it. */
-		size_t covers[3] = { (size_t)(c + 4 - buf), (size_t)(c - buf), (size_t)(c - 1 - buf) };
+		size_t covers[3] = { (size_t)(c + 4 - buf), (size_t)(c - buf),
+			             (size_t)(c - 1 - buf) };
 		for (int k = 0; k < 3 && !ok; k++) {
 			if (crc32c_bytes(buf, covers[k]) != stored)
 				continue;
 			for (int i = 5; i < 5 + 32; i++)
-				b[i] = "123456789abcdef0"[b[i] <= '9' ? b[i] - '0' : b[i] - 'a' + 10];
+				b[i] = "123456789abcdef0"[b[i] <= '9' ? b[i] - '0'
+				                                      : b[i] - 'a' + 10];
 			snprintf(hex, sizeof hex, "%08x", crc32c_bytes(buf, covers[k]));
 			memcpy(c + 4, hex, 8);
 			ok = 1;
@@ -2382,7 +2483,7 @@ static int lock_other_boot(const char *lock)
 	return ok;
 }
 
-#define KILL_BATCH 2048		/* records of the batch the writer dies in */
+#define KILL_BATCH 2048 /* records of the batch the writer dies in */
 
 /* The recovery log's writer, in a child: n records of 1024 B from record
  * from on, in batches of 1000, each synced; then it writes the durable end
@@ -2394,7 +2495,7 @@ static void recovery_writer(const char *dir, long from, long n, int fd)
 	struct elog_options o = { 0 };
 	o.create = 1;
 	o.segment_bytes = 1ull << 30;
-	o.batch_bytes = 64u << 20;	/* a batch is written at elog_sync only */
+	o.batch_bytes = 64u << 20; /* a batch is written at elog_sync only */
 	elog *w;
 	int rc = elog_open(&w, dir, &o);
 	if (rc)
@@ -2412,7 +2513,7 @@ static void recovery_writer(const char *dir, long from, long n, int fd)
 	for (int k = 0; k < 3; k++) {
 		for (long j = 0; j < KILL_BATCH; j++, i++)
 			e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
-		elog_sync(w);	/* the bench kills this process in here */
+		elog_sync(w); /* the bench kills this process in here */
 	}
 	_exit(3);
 }
@@ -2504,7 +2605,8 @@ static void w_recovery(void)
 	rm_rf(recovery_log);
 	sq_unlink(db);
 	progress("recovery: %.0f MiB active segment x %d runs: killed mid-batch, LOCK from"
-	         " another boot, clean", (double)target / MIB, S.runs);
+	         " another boot, clean",
+	         (double)target / MIB, S.runs);
 	long rec_bytes = KEY_LEN + (long)c->size + 32;
 	long n = (long)(target / (uint64_t)rec_bytes);
 	pid_t pid = fork();
@@ -2515,7 +2617,8 @@ static void w_recovery(void)
 		sqlite3_stmt *st = sq_insert_stmt(d);
 		sq_exec(d, "BEGIN");
 		for (long i = 0; i < n; i++) {
-			sq_check(sq_insert(st, i, ckey(c, i), KEY_LEN, cval(c, i), c->size), d, "insert");
+			sq_check(sq_insert(st, i, ckey(c, i), KEY_LEN, cval(c, i), c->size), d,
+			         "insert");
 			if ((i + 1) % 1000 == 0)
 				sq_exec(d, "COMMIT; BEGIN");
 		}
@@ -2551,8 +2654,9 @@ static void w_recovery(void)
 		next = end;
 		progress("  run %d: killed mid-batch (LOCK %s), %.1f MiB: open %.1f ms, %.2f GB/s,"
 		         " read %.2fx the segment, cut %.0f KiB, kept %llu records past the"
-		         " acknowledged", run + 1, busy ? "busy" : "NOT busy", seg / MIB, t * 1e3,
-		         er[run], ra[run], (seg - (double)dir_bytes(recovery_log, ".log")) / 1024,
+		         " acknowledged",
+		         run + 1, busy ? "busy" : "NOT busy", seg / MIB, t * 1e3, er[run], ra[run],
+		         (seg - (double)dir_bytes(recovery_log, ".log")) / 1024,
 		         (unsigned long long)(end - acked));
 
 		/* (b): a state from another boot (or unreadable). */
@@ -2570,8 +2674,8 @@ static void w_recovery(void)
 		t = timed_open(recovery_log, &rc[run], &end);
 		ec[run] = t * 1e3;
 		progress("  run %d: LOCK %s: open %.2f GB/s, read %.2fx the segment;"
-		         " clean open %.2f ms, read %.0f B", run + 1,
-		         other_boot ? "from another boot" : "unreadable", eb[run], rb[run],
+		         " clean open %.2f ms, read %.0f B",
+		         run + 1, other_boot ? "from another boot" : "unreadable", eb[run], rb[run],
 		         ec[run], rc[run]);
 
 		unlink(shm);
@@ -2595,12 +2699,12 @@ static void w_recovery(void)
 	char wl[80];
 	snprintf(wl, sizeof wl, "recovery: kill -9 mid-batch, %.0f MiB segment", seg_mib);
 	row("recovery", wl, "GB/s", median(er, S.runs), "SQLite WAL recovery", sq, G_ELOG_GE, 1);
-	row("recovery_scan", "  that open read the segment (rchar)", "x seg",
-	    median(ra, S.runs), "", NAN, G_ELOG_GE, 0.99);
+	row("recovery_scan", "  that open read the segment (rchar)", "x seg", median(ra, S.runs),
+	    "", NAN, G_ELOG_GE, 0.99);
 	snprintf(wl, sizeof wl, "recovery: LOCK %s",
 	         other_boot ? "from another boot" : "unreadable (garbage)");
-	row("recovery_boot", wl, "GB/s", median(eb, S.runs), "SQLite WAL recovery", sq,
-	    G_ELOG_GE, 1);
+	row("recovery_boot", wl, "GB/s", median(eb, S.runs), "SQLite WAL recovery", sq, G_ELOG_GE,
+	    1);
 	row("recovery_boot_scan", "  that open read the segment (rchar)", "x seg",
 	    median(rb, S.runs), "", NAN, G_ELOG_GE, 0.99);
 	row("recovery_clean", "  clean open, for contrast", "ms", median(ec, S.runs),
@@ -2631,8 +2735,8 @@ static void w_memory(void)
 	snprintf(wl, sizeof wl, "memory: elog-cat -v peak RSS, %.0f MiB log",
 	         (double)dir_bytes(recovery_log, ".log") / MIB);
 	row("rss_cat_v", wl, "MiB", median(big, S.runs), "", NAN, G_ELOG_LE, 8);
-	row("rss_cat_json", "  elog-cat JSON peak RSS, same log", "MiB", median(bigj, S.runs),
-	    "", NAN, G_ELOG_LE, 8);
+	row("rss_cat_json", "  elog-cat JSON peak RSS, same log", "MiB", median(bigj, S.runs), "",
+	    NAN, G_ELOG_LE, 8);
 	snprintf(wl, sizeof wl, "  flat: against a %.0f MiB log",
 	         (double)dir_bytes(read_log[0], ".log") / MIB);
 	row("rss_flat", wl, "MiB", median(big, S.runs), "elog-cat, small log",
@@ -2663,14 +2767,15 @@ static void w_zstd(void)
 	long n = S.zstd_n;
 	char *dir = path("zstd.elog");
 	static const char *names[3] = { "uncompressed", "zstd, no dictionary",
-	    "zstd + dictionary" };
+		                        "zstd + dictionary" };
 	double bpr[3], ar[3], rr[3];
 	progress("zstd: %ld x 100 B, 3 variants x %d runs", n, S.runs);
 	for (int v = 0; v < 3; v++) {
 		double b[16], a[16], r[16];
 		for (int run = 0; run < S.runs; run++) {
 			rm_rf(dir);
-			elog *w = e_open(dir, 0, v ? ELOG_COMPRESS_ZSTD : ELOG_COMPRESS_NONE, v == 1);
+			elog *w = e_open(dir, 0, v ? ELOG_COMPRESS_ZSTD : ELOG_COMPRESS_NONE,
+			                 v == 1);
 			double t0 = now();
 			for (long i = 0; i < n; i++) {
 				e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
@@ -2692,8 +2797,8 @@ static void w_zstd(void)
 	double sqb = NAN;
 	if (read_db[0])
 		sqb = (double)sq_bytes(read_db[0]) / (double)S.read_n[0];
-	row("zstd_bytes_none", "zstd: bytes/record, uncompressed", "B/rec", bpr[0],
-	    "SQLite B/row", sqb, G_NONE, 0);
+	row("zstd_bytes_none", "zstd: bytes/record, uncompressed", "B/rec", bpr[0], "SQLite B/row",
+	    sqb, G_NONE, 0);
 	for (int v = 1; v < 3; v++) {
 		char wl[64], id[32];
 		snprintf(wl, sizeof wl, "zstd: bytes/record, %s", names[v]);
@@ -2732,14 +2837,14 @@ static struct many_sizes many_sizes(void)
 		return (struct many_sizes){ 1.0, 30, 1.0, 100000 };
 	if (strcmp(S.name, "full") == 0)
 		return (struct many_sizes){ 5.0, 100, 3.0, 1000000 };
-	return (struct many_sizes){ 0.3, 5, 0.3, 2000 };	/* --scale */
+	return (struct many_sizes){ 0.3, 5, 0.3, 2000 }; /* --scale */
 }
 
 /* What one process of a many-writer phase did, in memory shared with the
  * bench. */
 struct proc_slot {
 	long acks, busy;
-	long syncs;		/* fdatasync and fsync calls in the loop, -1 unknown */
+	long syncs; /* fdatasync and fsync calls in the loop, -1 unknown */
 	double end;
 };
 
@@ -2747,9 +2852,9 @@ enum mw_kind { MW_ELOG, MW_RAW, MW_SQLITE, MW_REDIS };
 
 struct mw_job {
 	enum mw_kind kind;
-	const char *target;	/* log directory, file or database */
+	const char *target; /* log directory, file or database */
 	const struct corpus *c;
-	long per;		/* records per sync / transaction */
+	long per; /* records per sync / transaction */
 	double start, deadline;
 };
 
@@ -2803,8 +2908,7 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 				die("elog_sync: %s: %s", elog_strerror(rc), elog_errmsg(w));
 			slot->acks += per;
 		} else if (job->kind == MW_RAW) {
-			if (write(fd, cval(c, i), c->size) != (ssize_t)c->size ||
-			    fdatasync(fd) < 0)
+			if (write(fd, cval(c, i), c->size) != (ssize_t)c->size || fdatasync(fd) < 0)
 				die("%s: %s", job->target, strerror(errno));
 			i++;
 			slot->acks++;
@@ -2826,7 +2930,8 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
 			}
 			for (long j = 0; j < per; j++, i++)
 				sq_check(sq_insert(st, -1, ckey(c, i), KEY_LEN, cval(c, i),
-				                   c->size), d, "insert");
+				                   c->size),
+				         d, "insert");
 			sq_exec(d, "COMMIT");
 			slot->acks += per;
 		}
@@ -2852,12 +2957,11 @@ static void mw_body(const struct mw_job *job, int k, struct proc_slot *slot)
  * (elog_sync, fdatasync of the raw loop, or commit: per record when
  * job->per is 1) in *spa (NAN when not counted: SQLite, Redis).  No SQLite
  * connection or Redis connection may be open in this process. */
-static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp,
-                       double *spa)
+static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long *maxp, double *spa)
 {
 	long sum = 0, mn = LONG_MAX, mx = 0, syncs = 0;
-	struct proc_slot *slots = mmap(NULL, (size_t)n * sizeof *slots,
-	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct proc_slot *slots = mmap(NULL, (size_t)n * sizeof *slots, PROT_READ | PROT_WRITE,
+	                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	memset(slots, 0, (size_t)n * sizeof *slots);
@@ -2871,7 +2975,7 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 		if (pids[k] < 0)
 			die("fork: %s", strerror(errno));
 		if (pids[k] == 0) {
-			alarm((unsigned)secs + 60);	/* bound the child too */
+			alarm((unsigned)secs + 60); /* bound the child too */
 			signal(SIGALRM, SIG_DFL);
 			mw_body(job, k, &slots[k]);
 			_exit(0);
@@ -2901,9 +3005,8 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 	munmap(slots, (size_t)n * sizeof *slots);
 	*minp = mn;
 	*maxp = mx;
-	*spa = job->kind == MW_ELOG || job->kind == MW_RAW ?
-	    per_ack(syncs, sum / job->per) : NAN;
-	if (job->kind == MW_ELOG) {	/* every acknowledged record is there */
+	*spa = job->kind == MW_ELOG || job->kind == MW_RAW ? per_ack(syncs, sum / job->per) : NAN;
+	if (job->kind == MW_ELOG) { /* every acknowledged record is there */
 		elog_reader *r;
 		if (elog_reader_open(&r, job->target) != 0 || elog_reader_seek_end(r) != 0)
 			die("%s: cannot read the log back", job->target);
@@ -2912,11 +3015,11 @@ static double mw_phase(struct mw_job *job, int n, double secs, long *minp, long 
 			    job->target, n, sum, (unsigned long long)elog_reader_position(r));
 		elog_reader_close(r);
 	}
-	if (job->kind == MW_REDIS) {	/* and every acknowledged entry */
+	if (job->kind == MW_REDIS) { /* and every acknowledged entry */
 		rd *x = rd_connect();
 		if (rd_len(x) != sum)
-			die("redis: %d clients acknowledged %ld entries, the stream holds %ld",
-			    n, sum, rd_len(x));
+			die("redis: %d clients acknowledged %ld entries, the stream holds %ld", n,
+			    sum, rd_len(x));
 		rd_free(x);
 	}
 	return end > job->start ? (double)sum / (end - job->start) : NAN;
@@ -2966,8 +3069,8 @@ static void w_multi(void)
 	long mn, mx;
 	int have_redis = redis_fresh();
 	int phases = have_redis ? 5 : 4;
-	progress("many writers: 4 and 8 processes, %.1f s per phase x %d runs%s",
-	         ms.secs, S.runs, have_redis ? ", with Redis" : "");
+	progress("many writers: 4 and 8 processes, %.1f s per phase x %d runs%s", ms.secs, S.runs,
+	         have_redis ? ", with Redis" : "");
 	for (int run = 0; run < S.runs; run++) {
 		struct mw_job job = { .c = c, .per = 1 };
 		for (int x = 0; x < 2; x++) {
@@ -2979,8 +3082,10 @@ static void w_multi(void)
 				const char *what;
 				double *rate;
 				int procs = n;
-				job.kind = which == 0 ? MW_ELOG : which == 3 ? MW_SQLITE :
-				    which == 4 ? MW_REDIS : MW_RAW;
+				job.kind = which == 0   ? MW_ELOG
+				           : which == 3 ? MW_SQLITE
+				           : which == 4 ? MW_REDIS
+				                        : MW_RAW;
 				if (which == 0) {
 					mw_fresh(dir, NULL, NULL, 0);
 					job.target = dir;
@@ -3014,15 +3119,17 @@ static void w_multi(void)
 					sf[x][run] = mx ? (double)mn / (double)mx : NAN;
 				if (isnan(spa))
 					progress("  run %d, %d %s writers: %.0f acks/s, per writer"
-					         " %ld..%ld", run + 1, procs, what, *rate, mn, mx);
+					         " %ld..%ld",
+					         run + 1, procs, what, *rate, mn, mx);
 				else
 					progress("  run %d, %d %s writers: %.0f acks/s, per writer"
-					         " %ld..%ld, %.3f syncs/ack", run + 1, procs, what,
-					         *rate, mn, mx, spa);
+					         " %ld..%ld, %.3f syncs/ack",
+					         run + 1, procs, what, *rate, mn, mx, spa);
 			}
 			progress("  run %d, %d writers: elog / raw O_APPEND %.2fx, / raw 1 process"
-			         " %.2fx, / SQLite %.2fx", run + 1, n, er[x][run] / rr[x][run],
-			         er[x][run] / r1[x][run], er[x][run] / sr[x][run]);
+			         " %.2fx, / SQLite %.2fx",
+			         run + 1, n, er[x][run] / rr[x][run], er[x][run] / r1[x][run],
+			         er[x][run] / sr[x][run]);
 			if (have_redis)
 				progress("  run %d, %d writers: elog / Redis %.2fx", run + 1, n,
 				         er[x][run] / xr[x][run]);
@@ -3040,8 +3147,8 @@ static void w_multi(void)
 		snprintf(ref, sizeof ref, "raw %d procs O_APPEND", n);
 		row(id, wl, "acks/s", rate, ref, median(rr[x], S.runs), G_RATIO_GE, 0.9);
 		snprintf(id, sizeof id, "multi%d_100_raw1", n);
-		row(id, "  against 1 raw write+fdatasync loop", "acks/s", rate,
-		    "raw 1 process", median(r1[x], S.runs), G_NONE, 0);
+		row(id, "  against 1 raw write+fdatasync loop", "acks/s", rate, "raw 1 process",
+		    median(r1[x], S.runs), G_NONE, 0);
 		snprintf(id, sizeof id, "multi%d_100_sqlite", n);
 		snprintf(ref, sizeof ref, "SQLite %d procs", n);
 		snprintf(wl, sizeof wl, "  against SQLite, %d procs, txn/row", n);
@@ -3052,14 +3159,15 @@ static void w_multi(void)
 		snprintf(ref, sizeof ref, "Redis always %d cl", n);
 		snprintf(wl, sizeof wl, "  against Redis, %d client procs, XADD", n);
 		row_redis(have_redis, id, wl, "acks/s", rate, ref,
-		          have_redis ? median(xr[x], S.runs) : NAN, n == 8 ? G_RATIO_GE : G_NONE, 1);
+		          have_redis ? median(xr[x], S.runs) : NAN, n == 8 ? G_RATIO_GE : G_NONE,
+		          1);
 		snprintf(id, sizeof id, "multi%d_100_syncs", n);
 		snprintf(ref, sizeof ref, "raw %d procs", n);
 		row(id, "  syncs per ack", "syncs", median(es[x], S.runs), ref,
 		    median(rs[x], S.runs), G_NONE, 0);
 		snprintf(id, sizeof id, "multi%d_100_fair", n);
-		row(id, "  fairness: min/max acks per process", "min/max",
-		    median(ef[x], S.runs), "SQLite min/max", median(sf[x], S.runs), G_NONE, 0);
+		row(id, "  fairness: min/max acks per process", "min/max", median(ef[x], S.runs),
+		    "SQLite min/max", median(sf[x], S.runs), G_NONE, 0);
 	}
 	free(dir);
 	free(raw);
@@ -3076,8 +3184,8 @@ static void w_multi_batch(void)
 	char *dir = path("multib.elog"), *db = path("multib.db");
 	double er[16], sr[16], ef[16], sf[16], es[16], spa;
 	long mn, mx;
-	progress("many writers, batches of 1000: 4 processes, %.1f s per phase x %d runs",
-	         ms.secs, S.runs);
+	progress("many writers, batches of 1000: 4 processes, %.1f s per phase x %d runs", ms.secs,
+	         S.runs);
 	for (int run = 0; run < S.runs; run++) {
 		struct mw_job job = { .c = c, .per = 1000 };
 		for (int turn = 0; turn < 2; turn++) {
@@ -3095,42 +3203,47 @@ static void w_multi_batch(void)
 				sf[run] = mx ? (double)mn / (double)mx : NAN;
 			}
 		}
-		progress("  run %d: elog %.0f rec/s, SQLite %.0f rec/s, %.2fx", run + 1,
-		         er[run], sr[run], er[run] / sr[run]);
+		progress("  run %d: elog %.0f rec/s, SQLite %.0f rec/s, %.2fx", run + 1, er[run],
+		         sr[run], er[run] / sr[run]);
 	}
 	rm_rf(dir);
 	sq_unlink(db);
-	row("multib4_100", "many writers: 4 procs, fsync/1000, 100 B", "rec/s",
-	    median(er, S.runs), "SQLite 4 procs", median(sr, S.runs), G_NONE, 0);
+	row("multib4_100", "many writers: 4 procs, fsync/1000, 100 B", "rec/s", median(er, S.runs),
+	    "SQLite 4 procs", median(sr, S.runs), G_NONE, 0);
 	row("multib4_100_fair", "  fairness: min/max records per process", "min/max",
 	    median(ef, S.runs), "SQLite min/max", median(sf, S.runs), G_NONE, 0);
-	row("multib4_100_syncs", "  syncs per batch of 1000", "syncs", median(es, S.runs), "",
-	    NAN, G_NONE, 0);
+	row("multib4_100_syncs", "  syncs per batch of 1000", "syncs", median(es, S.runs), "", NAN,
+	    G_NONE, 0);
 	free(dir);
 	free(db);
 }
 
 /* One one-shot writer process: `echo x | elog-append LOG`, or the sqlite3
  * shell inserting one row into the WAL database. */
-static void oneshot_spawn(int sqlite, const char *log, const char *db,
-                          const char *xfile, double *secs)
+static void oneshot_spawn(int sqlite, const char *log, const char *db, const char *xfile,
+                          double *secs)
 {
 	char prog[4096];
 	snprintf(prog, sizeof prog, "%s/elog-append", bindir);
 	char *ae[] = { prog, (char *)log, NULL };
-	char *as[] = { (char *)sqlite3_cli, "-cmd", ".timeout 10000",
-	    "-cmd", "pragma synchronous=full", (char *)db,
-	    "INSERT INTO log(ts, schema, key, value)"
-	    " VALUES(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0, NULL, 'x')",
-	    NULL };
+	char *as[] = {
+		(char *)sqlite3_cli,
+		"-cmd",
+		".timeout 10000",
+		"-cmd",
+		"pragma synchronous=full",
+		(char *)db,
+		"INSERT INTO log(ts, schema, key, value)"
+		" VALUES(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 0, NULL, 'x')",
+		NULL
+	};
 	spawn(sqlite ? as : ae, sqlite ? NULL : xfile, NULL, secs);
 }
 
 /* The raw one-shot writer (bench/oneshot-raw.c, built by run.sh): a
  * process that opens file O_APPEND, writes 100 B, fdatasyncs and exits;
  * spawned as elog-append is, stdin from xfile. */
-static void raw_oneshot_spawn(const char *prog, const char *file, const char *xfile,
-                              double *secs)
+static void raw_oneshot_spawn(const char *prog, const char *file, const char *xfile, double *secs)
 {
 	char *argv[] = { (char *)prog, (char *)file, NULL };
 	spawn(argv, xfile, NULL, secs);
@@ -3176,11 +3289,11 @@ static long count_syscalls(char *const argv[], const char *in, long *syncs)
 /* 4 processes each running one-shot writers one after the other for secs
  * seconds; the per-process times go to t[k * cap ...], their counts to
  * n[k]. */
-static double oneshot_loops(int sqlite, const char *log, const char *db,
-                            const char *xfile, double secs, double *t, long cap, long *n)
+static double oneshot_loops(int sqlite, const char *log, const char *db, const char *xfile,
+                            double secs, double *t, long cap, long *n)
 {
 	long *shared = mmap(NULL, 4 * (size_t)cap * sizeof *t + 4 * sizeof *n,
-	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	                    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	long *cnt = shared;
@@ -3240,7 +3353,8 @@ static void w_oneshot(void)
 	if (!f || fputs("x\n", f) < 0 || fclose(f) != 0)
 		die("%s: write failed", xfile);
 	progress("one-shot writers: logs of %ld x 100 B, %d spawns x %d runs,"
-	         " then 4 loops of %.1f s", ms.log_n, ms.oneshots, S.runs, ms.loop_secs);
+	         " then 4 loops of %.1f s",
+	         ms.log_n, ms.oneshots, S.runs, ms.loop_secs);
 	build_elog(dir, c, ms.log_n, 0, 0);
 	build_sqlite(db, c, ms.log_n, 0);
 	if (have_raw)
@@ -3249,7 +3363,8 @@ static void w_oneshot(void)
 	double *et = xmalloc((size_t)k1 * sizeof *et), *st = xmalloc((size_t)k1 * sizeof *st);
 	double *rt = xmalloc((size_t)k1 * sizeof *rt);
 	long cap = 100000;
-	double *lt = xmalloc(4 * (size_t)cap * sizeof *lt), *all = xmalloc(4 * (size_t)cap * sizeof *all);
+	double *lt = xmalloc(4 * (size_t)cap * sizeof *lt),
+	       *all = xmalloc(4 * (size_t)cap * sizeof *all);
 	double em[16], sm[16], rm[16], e4[16], s4[16], ea[16], sa[16];
 	for (int run = 0; run < S.runs; run++) {
 		/* elog-append, the sqlite3 shell (and the raw writer) take
@@ -3270,8 +3385,7 @@ static void w_oneshot(void)
 		for (int turn = 0; turn < 2; turn++) {
 			int sqlite = (turn == 0) != (run % 2 == 0);
 			long n[4], m = 0;
-			double el = oneshot_loops(sqlite, dir, db, xfile, ms.loop_secs,
-			                          lt, cap, n);
+			double el = oneshot_loops(sqlite, dir, db, xfile, ms.loop_secs, lt, cap, n);
 			for (int k = 0; k < 4; k++)
 				for (long j = 0; j < n[k]; j++)
 					all[m++] = lt[(size_t)k * cap + j];
@@ -3282,15 +3396,16 @@ static void w_oneshot(void)
 			*(sqlite ? &sa[run] : &ea[run]) = agg;
 		}
 		progress("  run %d: one %.2f / %.2f ms (%.2fx); 4 loops %.2f / %.2f ms (%.2fx),"
-		         " %.0f / %.0f per s (elog / sqlite3)", run + 1, em[run], sm[run],
-		         em[run] / sm[run], e4[run], s4[run], e4[run] / s4[run], ea[run], sa[run]);
+		         " %.0f / %.0f per s (elog / sqlite3)",
+		         run + 1, em[run], sm[run], em[run] / sm[run], e4[run], s4[run],
+		         e4[run] / s4[run], ea[run], sa[run]);
 		if (have_raw)
 			progress("  run %d: one %.2f ms, raw one-shot %.2f ms (%.2fx)", run + 1,
 			         em[run], rm[run], em[run] / rm[run]);
 	}
 	double one = median(em, S.runs);
-	row("oneshot", "one-shot writer: echo x | elog-append", "ms", one,
-	    "sqlite3 CLI insert", median(sm, S.runs), G_RATIO_LE, 0.35);
+	row("oneshot", "one-shot writer: echo x | elog-append", "ms", one, "sqlite3 CLI insert",
+	    median(sm, S.runs), G_RATIO_LE, 0.35);
 	if (have_raw) {
 		row("oneshot_raw", "  against a raw one-shot process", "ms", one,
 		    "O_APPEND+fdatasync", median(rm, S.runs), G_RATIO_LE, 1.3);
@@ -3343,11 +3458,11 @@ static void w_oneshot(void)
 /* A log at dir of n records of corpus c in segments of seg_bytes; keys
  * "user-%011ld" numbered i when distinct_keys, else the corpus's keys;
  * values of vlen bytes (at most the corpus's). */
-static void build_direct(const char *dir, const struct corpus *c, long n,
-                         uint64_t seg_bytes, int distinct_keys, size_t vlen)
+static void build_direct(const char *dir, const struct corpus *c, long n, uint64_t seg_bytes,
+                         int distinct_keys, size_t vlen)
 {
 	rm_rf(dir);
-	e_close(e_open(dir, seg_bytes, ELOG_COMPRESS_NONE, 0));	/* settings */
+	e_close(e_open(dir, seg_bytes, ELOG_COMPRESS_NONE, 0)); /* settings */
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		die("%s: %s", dir, strerror(errno));
@@ -3361,7 +3476,7 @@ static void build_direct(const char *dir, const struct corpus *c, long n,
 	for (long i = 0; i <= n; i++) {
 		size_t size = i < n ? elog__rec_size(KEY_LEN, vlen) : 0;
 		if (i == n || len == 0 || len + size > seg_bytes) {
-			if (len) {	/* write the segment just filled */
+			if (len) { /* write the segment just filled */
 				elog__seg_name(name, base, SEG_EXT);
 				int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 				if (fd < 0 || write(fd, seg, len) != (ssize_t)len)
@@ -3396,7 +3511,8 @@ static void build_direct(const char *dir, const struct corpus *c, long n,
 		r.value_len = vlen;
 		elog__rec_encode(seg + len, &r);
 		struct idx_entry e;
-		if (elog__idx_builder_add(&ib, r.offset, r.ts_ms, len, DEFAULT_INDEX_INTERVAL, &e)) {
+		if (elog__idx_builder_add(&ib, r.offset, r.ts_ms, len, DEFAULT_INDEX_INTERVAL,
+		                          &e)) {
 			elog__idx_entry_encode(ix + ixlen, &e);
 			ixlen += IDX_ENTRY;
 		}
@@ -3427,12 +3543,12 @@ static void w_segments(void)
 	char prog[4096];
 	snprintf(prog, sizeof prog, "%s/elog-cat", bindir);
 	int have_cat = access(prog, X_OK) == 0;
-	read_elog(small, n);	/* warm both */
+	read_elog(small, n); /* warm both */
 	read_elog(large, n);
 	for (int run = 0; run < S.runs; run++) {
 		es[run] = read_elog(small, n);
 		el[run] = read_elog(large, n);
-		if (have_cat) {		/* elog-cat to /dev/null, as a user reads */
+		if (have_cat) { /* elog-cat to /dev/null, as a user reads */
 			char *a[] = { prog, small, NULL }, *b[] = { prog, large, NULL };
 			spawn(a, NULL, NULL, &cs[run]);
 			spawn(b, NULL, NULL, &cl[run]);
@@ -3448,8 +3564,8 @@ static void w_segments(void)
 	}
 	snprintf(wl, sizeof wl, "  library read, same logs (%ld segments)",
 	         (long)(n * (long)elog__rec_size(KEY_LEN, c->size) / 4064));
-	row("segments_read", wl, "rec/s", median(es, S.runs), "64 MiB segments",
-	    median(el, S.runs), G_NONE, 0);
+	row("segments_read", wl, "rec/s", median(es, S.runs), "64 MiB segments", median(el, S.runs),
+	    G_NONE, 0);
 	rm_rf(small);
 	rm_rf(large);
 	free(small);
@@ -3510,7 +3626,7 @@ static double follow_cpu_per_batch(const char *dir, long batches)
 	struct segfollow f = { dir, batches, 0, 0 };
 	pthread_t t;
 	pthread_create(&t, NULL, segfollow_run, &f);
-	sleep_ms(50);	/* let it open and reach the end */
+	sleep_ms(50); /* let it open and reach the end */
 	for (long i = 0; i < batches; i++) {
 		e_append(w, ckey(c, i), KEY_LEN, cval(c, i), c->size, NULL);
 		e_flush(w);
@@ -3528,18 +3644,19 @@ static void w_follow_segments(void)
 	/* 4 KiB segments hold 28 records of 100 B. */
 	long n = 20000L * 28;
 	char *many = path("follow-20k.elog"), *few = path("follow-20.elog");
-	progress("follower CPU: 20,000 segments vs 20, %ld batches x %d runs",
-	         SS.follow_batches, S.runs);
+	progress("follower CPU: 20,000 segments vs 20, %ld batches x %d runs", SS.follow_batches,
+	         S.runs);
 	build_direct(many, c, n, 4096, 0, c->size);
-	build_direct(few, c, n, ((uint64_t)n * elog__rec_size(KEY_LEN, c->size) / 20 + 4095) & ~4095ull,
-	             0, c->size);
+	build_direct(few, c, n,
+	             ((uint64_t)n * elog__rec_size(KEY_LEN, c->size) / 20 + 4095) & ~4095ull, 0,
+	             c->size);
 	double m[16], f[16];
 	for (int run = 0; run < S.runs; run++) {
 		m[run] = follow_cpu_per_batch(many, SS.follow_batches);
 		f[run] = follow_cpu_per_batch(few, SS.follow_batches);
 	}
-	row("follow_segments", "follower CPU per batch: 20k segs vs 20", "us",
-	    median(m, S.runs), "20 segments", median(f, S.runs), G_RATIO_LE, 1.5);
+	row("follow_segments", "follower CPU per batch: 20k segs vs 20", "us", median(m, S.runs),
+	    "20 segments", median(f, S.runs), G_RATIO_LE, 1.5);
 	rm_rf(many);
 	rm_rf(few);
 	free(many);
@@ -3553,7 +3670,8 @@ static void w_compact_rss(void)
 	char prog[4096];
 	snprintf(prog, sizeof prog, "%s/elog-compact", bindir);
 	if (access(prog, X_OK) != 0) {
-		row_na("compact_rss", "compaction peak RSS per key", "n/a (elog-compact not built)");
+		row_na("compact_rss", "compaction peak RSS per key",
+		       "n/a (elog-compact not built)");
 		return;
 	}
 	const struct corpus *c = corpus(0);
@@ -3613,8 +3731,8 @@ static void w_long(void)
 
 	snprintf(prog, sizeof prog, "%s/elog-cat", bindir);
 	char *cat[] = { prog, "-v", dir, NULL };
-	row("long_cat_rss", "  long: elog-cat -v peak RSS", "MiB",
-	    (double)peak_rss(cat) / 1024, "", NAN, G_NONE, 0);
+	row("long_cat_rss", "  long: elog-cat -v peak RSS", "MiB", (double)peak_rss(cat) / 1024, "",
+	    NAN, G_NONE, 0);
 
 	elog_reader *r;
 	struct elog_record rec;
@@ -3634,8 +3752,8 @@ static void w_long(void)
 	sort_doubles(lat, seeks);
 	row("long_seek_p50", "  long: seek p50 (random, one reader)", "us",
 	    quantile(lat, seeks, 0.5), "", NAN, G_NONE, 0);
-	row("long_seek_p99", "  long: seek p99", "us", quantile(lat, seeks, 0.99), "", NAN,
-	    G_NONE, 0);
+	row("long_seek_p99", "  long: seek p99", "us", quantile(lat, seeks, 0.99), "", NAN, G_NONE,
+	    0);
 	free(lat);
 
 	snprintf(prog, sizeof prog, "%s/elog-retain", bindir);
@@ -3644,20 +3762,18 @@ static void w_long(void)
 	char *ret[] = { prog, "--max-bytes", max, dir, NULL };
 	t0 = now();
 	long rss = peak_rss(ret);
-	row("long_retain", "  long: elog-retain, oldest half", "s", now() - t0, "", NAN,
+	row("long_retain", "  long: elog-retain, oldest half", "s", now() - t0, "", NAN, G_NONE, 0);
+	row("long_retain_rss", "  long: elog-retain peak RSS", "MiB", (double)rss / 1024, "", NAN,
 	    G_NONE, 0);
-	row("long_retain_rss", "  long: elog-retain peak RSS", "MiB", (double)rss / 1024, "",
-	    NAN, G_NONE, 0);
 
 	snprintf(prog, sizeof prog, "%s/elog-compact", bindir);
 	char *cmp[] = { prog, dir, NULL };
 	e_compactable(dir);
 	t0 = now();
 	rss = peak_rss(cmp);
-	row("long_compact", "  long: elog-compact, 100k keys", "s", now() - t0, "", NAN,
+	row("long_compact", "  long: elog-compact, 100k keys", "s", now() - t0, "", NAN, G_NONE, 0);
+	row("long_compact_rss", "  long: elog-compact peak RSS", "MiB", (double)rss / 1024, "", NAN,
 	    G_NONE, 0);
-	row("long_compact_rss", "  long: elog-compact peak RSS", "MiB", (double)rss / 1024,
-	    "", NAN, G_NONE, 0);
 	rm_rf(dir);
 	free(dir);
 }
@@ -3673,36 +3789,36 @@ static void w_long(void)
  * ack8 compares with ack1's rate, and memory reuses the log recovery left
  * (making it again when recovery did not run). */
 struct workload {
-	const char *name;		/* its name in --only */
+	const char *name; /* its name in --only */
 	void (*setup)(int big);
-	void (*once)(void);		/* run once ... */
-	void (*each_size)(int big);	/* ... or for each record size */
+	void (*once)(void);         /* run once ... */
+	void (*each_size)(int big); /* ... or for each record size */
 };
 
 static const struct workload workloads[] = {
-	{ "append",          NULL,        NULL,              w_append },
-	{ "append_prog",     NULL,        w_append_prog,     NULL },
-	{ "ack1",            NULL,        NULL,              w_ack1 },
-	{ "ack8",            NULL,        NULL,              w_ack8 },
-	{ "multi",           NULL,        w_multi,           NULL },
-	{ "multi_batch",     NULL,        w_multi_batch,     NULL },
-	{ "oneshot",         NULL,        w_oneshot,         NULL },
-	{ "read",            ensure_read, NULL,              w_read },
-	{ "cat",             ensure_read, NULL,              w_cat },
-	{ "seek",            ensure_read, NULL,              w_seek },
+	{ "append", NULL, NULL, w_append },
+	{ "append_prog", NULL, w_append_prog, NULL },
+	{ "ack1", NULL, NULL, w_ack1 },
+	{ "ack8", NULL, NULL, w_ack8 },
+	{ "multi", NULL, w_multi, NULL },
+	{ "multi_batch", NULL, w_multi_batch, NULL },
+	{ "oneshot", NULL, w_oneshot, NULL },
+	{ "read", ensure_read, NULL, w_read },
+	{ "cat", ensure_read, NULL, w_cat },
+	{ "seek", ensure_read, NULL, w_seek },
 	/* Its read logs only when the sqlite3 shell is there: it sees to
 	 * them itself. */
-	{ "spawn",           NULL,        w_spawn,           NULL },
-	{ "retain",          NULL,        w_retain,          NULL },
-	{ "compact",         NULL,        w_compact,         NULL },
-	{ "follow",          NULL,        w_follow,          NULL },
-	{ "recovery",        NULL,        w_recovery,        NULL },
-	{ "memory",          ensure_read, w_memory,          NULL },
-	{ "disk",            ensure_read, NULL,              w_disk },
-	{ "zstd",            NULL,        w_zstd,            NULL },
-	{ "segments",        NULL,        w_segments,        NULL },
-	{ "follow_segments", NULL,        w_follow_segments, NULL },
-	{ "compact_rss",     NULL,        w_compact_rss,     NULL },
+	{ "spawn", NULL, w_spawn, NULL },
+	{ "retain", NULL, w_retain, NULL },
+	{ "compact", NULL, w_compact, NULL },
+	{ "follow", NULL, w_follow, NULL },
+	{ "recovery", NULL, w_recovery, NULL },
+	{ "memory", ensure_read, w_memory, NULL },
+	{ "disk", ensure_read, NULL, w_disk },
+	{ "zstd", NULL, w_zstd, NULL },
+	{ "segments", NULL, w_segments, NULL },
+	{ "follow_segments", NULL, w_follow_segments, NULL },
+	{ "compact_rss", NULL, w_compact_rss, NULL },
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -3766,7 +3882,8 @@ static void usage(void)
 	fputs("usage: bench [--quick | --full] [--runs N] [--dir DIR] [--bin DIR]\n"
 	      "             [--json FILE|-] [--only LIST] [--sqlite3 PATH] [--scale F]\n"
 	      "             [--redis-server PATH | --no-redis]\n"
-	      "LIST: ", stderr);
+	      "LIST: ",
+	      stderr);
 	for (size_t i = 0; i < NWORKLOADS; i++) {
 		size_t n = strlen(workloads[i].name) + 1;
 		if (col + n > 64) {
@@ -3832,20 +3949,47 @@ static int parse_args(int argc, char **argv)
 	S = FULL;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'q': S = QUICK; break;
-		case 'F': S = FULL; break;
-		case 'r': runs = atoi(optarg); break;
-		case 'd': workdir = optarg; break;
-		case 'b': bindir = optarg; break;
-		case 'j': json = optarg; break;
-		case 'o': only = optarg; break;
-		case 's': sqlite3_cli = optarg; break;
-		case 'x': scale = atof(optarg); break;
-		case 'L': long_mode = 1; break;
-		case 'N': long_n = atol(optarg); break;
-		case 'R': redis_server = optarg; break;
-		case 'n': no_redis = 1; break;
-		default: usage();
+		case 'q':
+			S = QUICK;
+			break;
+		case 'F':
+			S = FULL;
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 'd':
+			workdir = optarg;
+			break;
+		case 'b':
+			bindir = optarg;
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'o':
+			only = optarg;
+			break;
+		case 's':
+			sqlite3_cli = optarg;
+			break;
+		case 'x':
+			scale = atof(optarg);
+			break;
+		case 'L':
+			long_mode = 1;
+			break;
+		case 'N':
+			long_n = atol(optarg);
+			break;
+		case 'R':
+			redis_server = optarg;
+			break;
+		case 'n':
+			no_redis = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc)
@@ -3882,7 +4026,7 @@ int main(int argc, char **argv)
 	signal(SIGHUP, on_fatal);
 
 	double t0;
-	if (long_mode) {	/* one run of the long workload, nothing else */
+	if (long_mode) { /* one run of the long workload, nothing else */
 		printf("elog %s: the long run, %ld records of 100 B, in %s\n\n", elog_version(),
 		       long_n, workdir);
 		header();

@@ -60,7 +60,9 @@ static void put_reason(const char *msg)
 	for (const char *p = msg; *p; p++) {
 		int start = p == msg || (p - msg >= 2 && p[-2] == ':' && p[-1] == ' ');
 		fputc(start && isupper((unsigned char)p[0]) && islower((unsigned char)p[1])
-		      ? tolower((unsigned char)*p) : *p, stderr);
+		              ? tolower((unsigned char)*p)
+		              : *p,
+		      stderr);
 	}
 }
 
@@ -125,13 +127,13 @@ int cli_status(int code)
 		return CLI_EX_LOCKED;
 	case ELOG_CORRUPT:
 	case ELOG_BADVERSION:
-	case ELOG_UNSUPPORTED:	/* compressed data this build cannot read */
+	case ELOG_UNSUPPORTED: /* compressed data this build cannot read */
 		return CLI_EX_CORRUPT;
 	case ELOG_INVALID:
 	case ELOG_BADNAME:
-	case ELOG_BEYOND:	/* a commit past the durable end */
-	case ELOG_TAKEN:	/* an append below it (elog-append --keep-offsets) */
-	case ELOG_NOCOMPACT:	/* compaction asked of a delete log */
+	case ELOG_BEYOND:    /* a commit past the durable end */
+	case ELOG_TAKEN:     /* an append below it (elog-append --keep-offsets) */
+	case ELOG_NOCOMPACT: /* compaction asked of a delete log */
 		return CLI_EX_USAGE;
 	case ELOG_GAP:
 	case ELOG_NOCONSUMER:
@@ -190,7 +192,7 @@ noreturn void cli_exit(int status)
 
 static char out_buf[64 * 1024];
 static size_t out_len;
-static int out_epipe_goes_on;	/* see cli_stdout_optional() */
+static int out_epipe_goes_on; /* see cli_stdout_optional() */
 static int out_gone;
 
 void cli_stdout_optional(void)

@@ -19,13 +19,13 @@
 /* Exit statuses, the same for every program: elog(7) EXIT STATUS, and the
  * EXIT STATUS of each program's page.  They are not <sysexits.h>'s. */
 enum {
-	CLI_EX_OK      = 0, /* success */
-	CLI_EX_NO      = 1, /* a negative answer: damage found, nothing matched,
+	CLI_EX_OK = 0,      /* success */
+	CLI_EX_NO = 1,      /* a negative answer: damage found, nothing matched,
 	                     * a gap under --strict */
-	CLI_EX_USAGE   = 2, /* bad usage: unknown flag, bad argument */
-	CLI_EX_LOCKED  = 3, /* the log is locked by another writer */
+	CLI_EX_USAGE = 2,   /* bad usage: unknown flag, bad argument */
+	CLI_EX_LOCKED = 3,  /* the log is locked by another writer */
 	CLI_EX_CORRUPT = 4, /* corrupt or unreadable data, unknown format version */
-	CLI_EX_IO      = 5  /* any other error: I/O, permissions, not a log */
+	CLI_EX_IO = 5       /* any other error: I/O, permissions, not a log */
 };
 
 /* Set the program name used in messages; ignore SIGPIPE so that a closed
@@ -35,10 +35,9 @@ void cli_init(const char *prog);
 extern const char *cli_prog;
 
 /* "prog: dir: message" on stderr (dir may be NULL). */
-void cli_warn(const char *dir, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void cli_warn(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 noreturn void cli_die(int status, const char *dir, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /* strerror(3) in lowercase, as messages here are ("no such file..."). */
 const char *cli_strerror(int err);
 /* realloc(3), or exit with "out of memory". */
@@ -49,21 +48,20 @@ int cli_status(int code);
  * or elog_strerror(code) when msg is NULL or empty) and exit. */
 noreturn void cli_die_elog(const char *dir, int code, const char *msg);
 /* "prog: message" + "Try 'prog --help'." and exit CLI_EX_USAGE. */
-noreturn void cli_usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Die of signal sig, as a program that did not catch it would (status
  * 128 + sig in a shell), after flushing stdout. */
 noreturn void cli_die_of_signal(int sig);
 
 /* Parsers: 0 on success, -1 on a malformed or out-of-range argument. */
-int cli_parse_duration(const char *s, uint64_t *ms);  /* 500ms 30s 15m 2h 7d 4w */
-int cli_parse_size(const char *s, uint64_t *bytes);   /* 4096 512K 64M 10G 1T */
+int cli_parse_duration(const char *s, uint64_t *ms); /* 500ms 30s 15m 2h 7d 4w */
+int cli_parse_size(const char *s, uint64_t *bytes);  /* 4096 512K 64M 10G 1T */
 /* RFC 3339, a date alone or local time without zone, @EPOCH_MS, or -DUR
  * relative to now_ms. */
 int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 int cli_parse_u64(const char *s, uint64_t *v);
-int64_t cli_now_ms(void);                            /* wall clock */
-int64_t cli_monotonic_ms(void);                      /* for intervals */
+int64_t cli_now_ms(void);       /* wall clock */
+int64_t cli_monotonic_ms(void); /* for intervals */
 /* ms since the epoch as RFC 3339 in UTC with milliseconds
  * ("2026-11-29T03:00:00.000Z") into buf; -1, leaving nothing usable in buf,
  * when the year is outside 0..9999. */
@@ -151,8 +149,7 @@ void cli_base64(const void *buf, size_t len);
  * unpaired surrogate escapes), and give it without the white space between
  * tokens: *res is in itself when it has none, else out (room for len bytes)
  * holding the compact copy.  0 on success, -1 when it is not such a text. */
-int cli_json_compact(const void *in, size_t len, char *out, const char **res,
-                     size_t *res_len);
+int cli_json_compact(const void *in, size_t len, char *out, const char **res, size_t *res_len);
 
 /* Reading JSON lines (json.c), for elog-append --json. */
 /* A member of an object: its name as it lies in the text (quotes
@@ -167,8 +164,7 @@ struct cli_jmember {
  * checks a value) and give its members in order in m (room for max).
  * 0; -1 when in is not a JSON object; -2 when it has more than max
  * members. */
-int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max,
-                    size_t *n);
+int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max, size_t *n);
 /* 1 when m's name is name (ASCII, written without escapes). */
 int cli_json_name_is(const struct cli_jmember *m, const char *name);
 /* The bytes of the JSON string of len bytes at in (quotes included, as

@@ -20,90 +20,102 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
-	"                   [--batch-bytes size] [--linger duration] [--sync]\n"
-	"                   [--exclusive] [--wait duration] [--max-skew duration]\n"
-	"                   [--segment-bytes size] [--index-interval size]\n"
-	"                   [--retain-age duration] [--retain-bytes size]\n"
-	"                   [--compress zstd[:level]] [--no-dictionary]\n"
-	"                   [--cleanup delete | compact] [--json [--keep-offsets]]\n"
-	"                   dir\n"
-	"       elog-append -h | --help | --version\n"
-	"\n"
-	"  -0, --null                 records end with NUL, not newline\n"
-	"  -K, --key-delimiter delim  split each record into key and value at delim\n"
-	"  -k, --key key              give every record this key\n"
-	"  -s, --schema schema        give every record this schema id (0-65535)\n"
-	"  -t, --timestamp            each record starts with its time and a tab\n"
-	"  --max-skew duration        refuse -t times further ahead than this (1h)\n"
-	"  -p, --print-offsets        print each record's offset once it is durable\n"
-	"  -v, --verbose              report batches on standard error\n"
-	"  --json                     read elog-cat's JSON lines: key, value, ts, schema\n"
-	"  --keep-offsets             with --json: keep each line's offset\n"
-	"  --batch n                  write a batch at n records\n"
-	"  --batch-bytes size         write a batch at this many bytes\n"
-	"  --linger duration          write a batch this long after its first record\n"
-	"  --sync                     make every record durable on its own\n"
-	"  --exclusive                be the log's only writer while this runs\n"
-	"  --wait duration            wait at most this for another writer (10s)\n"
-	"  --segment-bytes size       new log: roll segments at this size\n"
-	"  --index-interval size      new log: bytes between index entries\n"
-	"  --retain-age duration      new log: retention policy by age\n"
-	"  --retain-bytes size        new log: retention policy by size\n"
-	"  --compress zstd[:level]    new log: compress values with zstd\n"
-	"  --no-dictionary            new log: never train a zstd dictionary\n"
-	"  --cleanup delete|compact   new log: whether elog-compact may run (delete)\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-append [-0ptv] [-K delim | -k key] [-s schema] [--batch n]\n"
+        "                   [--batch-bytes size] [--linger duration] [--sync]\n"
+        "                   [--exclusive] [--wait duration] [--max-skew duration]\n"
+        "                   [--segment-bytes size] [--index-interval size]\n"
+        "                   [--retain-age duration] [--retain-bytes size]\n"
+        "                   [--compress zstd[:level]] [--no-dictionary]\n"
+        "                   [--cleanup delete | compact] [--json [--keep-offsets]]\n"
+        "                   dir\n"
+        "       elog-append -h | --help | --version\n"
+        "\n"
+        "  -0, --null                 records end with NUL, not newline\n"
+        "  -K, --key-delimiter delim  split each record into key and value at delim\n"
+        "  -k, --key key              give every record this key\n"
+        "  -s, --schema schema        give every record this schema id (0-65535)\n"
+        "  -t, --timestamp            each record starts with its time and a tab\n"
+        "  --max-skew duration        refuse -t times further ahead than this (1h)\n"
+        "  -p, --print-offsets        print each record's offset once it is durable\n"
+        "  -v, --verbose              report batches on standard error\n"
+        "  --json                     read elog-cat's JSON lines: key, value, ts, schema\n"
+        "  --keep-offsets             with --json: keep each line's offset\n"
+        "  --batch n                  write a batch at n records\n"
+        "  --batch-bytes size         write a batch at this many bytes\n"
+        "  --linger duration          write a batch this long after its first record\n"
+        "  --sync                     make every record durable on its own\n"
+        "  --exclusive                be the log's only writer while this runs\n"
+        "  --wait duration            wait at most this for another writer (10s)\n"
+        "  --segment-bytes size       new log: roll segments at this size\n"
+        "  --index-interval size      new log: bytes between index entries\n"
+        "  --retain-age duration      new log: retention policy by age\n"
+        "  --retain-bytes size        new log: retention policy by size\n"
+        "  --compress zstd[:level]    new log: compress values with zstd\n"
+        "  --no-dictionary            new log: never train a zstd dictionary\n"
+        "  --cleanup delete|compact   new log: whether elog-compact may run (delete)\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 /* The longest timestamp -t reads before the tab. */
 #define TS_FIELD_MAX 64
 
 enum {
-	OPT_BATCH = 256, OPT_BATCH_BYTES, OPT_LINGER, OPT_SYNC,
-	OPT_SEGMENT_BYTES, OPT_INDEX_INTERVAL, OPT_RETAIN_AGE, OPT_RETAIN_BYTES,
-	OPT_COMPRESS, OPT_NO_DICTIONARY, OPT_WAIT, OPT_MAX_SKEW, OPT_EXCLUSIVE,
-	OPT_CLEANUP, OPT_JSON, OPT_KEEP_OFFSETS
+	OPT_BATCH = 256,
+	OPT_BATCH_BYTES,
+	OPT_LINGER,
+	OPT_SYNC,
+	OPT_SEGMENT_BYTES,
+	OPT_INDEX_INTERVAL,
+	OPT_RETAIN_AGE,
+	OPT_RETAIN_BYTES,
+	OPT_COMPRESS,
+	OPT_NO_DICTIONARY,
+	OPT_WAIT,
+	OPT_MAX_SKEW,
+	OPT_EXCLUSIVE,
+	OPT_CLEANUP,
+	OPT_JSON,
+	OPT_KEEP_OFFSETS
 };
 
 static const struct option long_options[] = {
-	{ "null",           no_argument,       NULL, '0' },
-	{ "key-delimiter",  required_argument, NULL, 'K' },
-	{ "key",            required_argument, NULL, 'k' },
-	{ "schema",         required_argument, NULL, 's' },
-	{ "timestamp",      no_argument,       NULL, 't' },
-	{ "max-skew",       required_argument, NULL, OPT_MAX_SKEW },
-	{ "print-offsets",  no_argument,       NULL, 'p' },
-	{ "verbose",        no_argument,       NULL, 'v' },
-	{ "batch",          required_argument, NULL, OPT_BATCH },
-	{ "batch-bytes",    required_argument, NULL, OPT_BATCH_BYTES },
-	{ "linger",         required_argument, NULL, OPT_LINGER },
-	{ "sync",           no_argument,       NULL, OPT_SYNC },
-	{ "wait",           required_argument, NULL, OPT_WAIT },
-	{ "exclusive",      no_argument,       NULL, OPT_EXCLUSIVE },
-	{ "segment-bytes",  required_argument, NULL, OPT_SEGMENT_BYTES },
+	{ "null", no_argument, NULL, '0' },
+	{ "key-delimiter", required_argument, NULL, 'K' },
+	{ "key", required_argument, NULL, 'k' },
+	{ "schema", required_argument, NULL, 's' },
+	{ "timestamp", no_argument, NULL, 't' },
+	{ "max-skew", required_argument, NULL, OPT_MAX_SKEW },
+	{ "print-offsets", no_argument, NULL, 'p' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "batch-bytes", required_argument, NULL, OPT_BATCH_BYTES },
+	{ "linger", required_argument, NULL, OPT_LINGER },
+	{ "sync", no_argument, NULL, OPT_SYNC },
+	{ "wait", required_argument, NULL, OPT_WAIT },
+	{ "exclusive", no_argument, NULL, OPT_EXCLUSIVE },
+	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
 	{ "index-interval", required_argument, NULL, OPT_INDEX_INTERVAL },
-	{ "retain-age",     required_argument, NULL, OPT_RETAIN_AGE },
-	{ "retain-bytes",   required_argument, NULL, OPT_RETAIN_BYTES },
-	{ "compress",       required_argument, NULL, OPT_COMPRESS },
-	{ "no-dictionary",  no_argument,       NULL, OPT_NO_DICTIONARY },
-	{ "cleanup",        required_argument, NULL, OPT_CLEANUP },
-	{ "json",           no_argument,       NULL, OPT_JSON },
-	{ "keep-offsets",   no_argument,       NULL, OPT_KEEP_OFFSETS },
-	{ "help",           no_argument,       NULL, 'h' },
-	{ "version",        no_argument,       NULL, CLI_OPT_VERSION },
+	{ "retain-age", required_argument, NULL, OPT_RETAIN_AGE },
+	{ "retain-bytes", required_argument, NULL, OPT_RETAIN_BYTES },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "no-dictionary", no_argument, NULL, OPT_NO_DICTIONARY },
+	{ "cleanup", required_argument, NULL, OPT_CLEANUP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "keep-offsets", no_argument, NULL, OPT_KEEP_OFFSETS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
 struct config {
-	char delim;                 /* '\n', or '\0' with -0 */
-	const char *key_delim;      /* -K */
+	char delim;            /* '\n', or '\0' with -0 */
+	const char *key_delim; /* -K */
 	size_t key_delim_len;
-	const char *key;            /* -k */
+	const char *key; /* -k */
 	size_t key_len;
-	uint16_t schema;            /* -s */
-	int ts_input;               /* -t */
-	uint64_t max_skew_ms;       /* --max-skew */
+	uint16_t schema;      /* -s */
+	int ts_input;         /* -t */
+	uint64_t max_skew_ms; /* --max-skew */
 	int max_skew_given;
 	int json;                   /* --json */
 	int keep_offsets;           /* --keep-offsets */
@@ -122,7 +134,7 @@ struct config {
 struct offsets {
 	uint64_t **blk;
 	size_t nblk;
-	size_t n;                   /* slots handed out */
+	size_t n; /* slots handed out */
 };
 
 /* The next slot, for the record being appended. */
@@ -189,8 +201,8 @@ static void stop_signals_catch(void)
  * ends, so that a line that cannot be appended leaves none of its batch
  * appended.  Keys and values are in bytes (as offsets: it grows). */
 struct held {
-	uint64_t recno;             /* its line, for messages */
-	uint64_t offset;            /* --keep-offsets: the line's */
+	uint64_t recno;  /* its line, for messages */
+	uint64_t offset; /* --keep-offsets: the line's */
 	int64_t ts_ms;
 	uint16_t schema;
 	size_t key, key_len, value, value_len;
@@ -200,9 +212,9 @@ struct holding {
 	size_t n, cap;
 	char *bytes;
 	size_t len, bytes_cap;
-	uint64_t last;              /* --keep-offsets: the last line's offset, */
-	int have_last;              /* once there is one */
-	char *scratch;              /* for comparing value_text with value */
+	uint64_t last; /* --keep-offsets: the last line's offset, */
+	int have_last; /* once there is one */
+	char *scratch; /* for comparing value_text with value */
 	size_t scratch_cap;
 };
 
@@ -215,12 +227,12 @@ struct appender {
 	int64_t arrived_ms;
 	const char *dir;
 	elog *w;
-	uint64_t recno;             /* input records read, for messages */
+	uint64_t recno; /* input records read, for messages */
 	/* The batch: records appended since the last flush. */
 	size_t batch_n;
 	uint64_t batch_size;
-	int64_t batch_start;        /* monotonic ms of its first record */
-	struct offsets offsets;     /* with -p or -v: where their offsets go */
+	int64_t batch_start;    /* monotonic ms of its first record */
+	struct offsets offsets; /* with -p or -v: where their offsets go */
 	/* For -v; the offsets under mu. */
 	uint64_t total, batches, batches_done, first_offset, last_offset;
 	/* The flusher thread makes a batch durable and acknowledges it while
@@ -230,16 +242,16 @@ struct appender {
 	 * one-shot append (`echo x | elog-append LOG`) never pays for a
 	 * thread it cannot use. */
 	pthread_t flusher;
-	int flusher_on;             /* the thread runs */
+	int flusher_on; /* the thread runs */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int busy;                   /* a batch is handed over, not yet done */
+	int busy; /* a batch is handed over, not yet done */
 	int quit;
-	int failed;                 /* the flush failed: its code and message */
+	int failed; /* the flush failed: its code and message */
 	char failed_msg[512];
-	struct offsets f_offsets;   /* the batch handed over: its offsets */
+	struct offsets f_offsets; /* the batch handed over: its offsets */
 	size_t f_n;
-	struct holding held;        /* --json */
+	struct holding held; /* --json */
 };
 
 /* What the library did that the operator should know (a recovery that cut
@@ -383,7 +395,7 @@ static void commit_wait(struct appender *a)
 /* Stop with an error: what was appended before is still made durable
  * and acknowledged as usual, and nothing races the message out. */
 static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
 {
@@ -402,7 +414,7 @@ static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
  * the records of its batch are dropped instead: none of them was handed to
  * the library yet. */
 static noreturn void input_fail(struct appender *a, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static noreturn void input_fail(struct appender *a, int status, const char *fmt, ...)
 {
@@ -425,8 +437,7 @@ static noreturn void input_fail(struct appender *a, int status, const char *fmt,
 
 /* The -t prefix: a time and a tab.  The time is epoch milliseconds as a
  * decimal number or any TIME that --since of elog-cat(1) takes. */
-static const char *take_timestamp(struct appender *a, const char *p, size_t *len,
-                                  int64_t *ts)
+static const char *take_timestamp(struct appender *a, const char *p, size_t *len, int64_t *ts)
 {
 	const char *tab = memchr(p, '\t', *len);
 	char field[TS_FIELD_MAX + 1];
@@ -444,8 +455,7 @@ static const char *take_timestamp(struct appender *a, const char *p, size_t *len
 		input_error(a, "invalid timestamp '%s...'", field);
 	if (cli_parse_u64(field, &v) == 0 && v <= (uint64_t)INT64_MAX)
 		*ts = (int64_t)v;
-	else if (field[0] == '-' && cli_parse_u64(field + 1, &v) == 0 &&
-	         v < (uint64_t)INT64_MAX)
+	else if (field[0] == '-' && cli_parse_u64(field + 1, &v) == 0 && v < (uint64_t)INT64_MAX)
 		*ts = -(int64_t)v;
 	else if (cli_parse_time(field, cli_now_ms(), ts) < 0)
 		input_error(a, "invalid timestamp '%s'", field);
@@ -454,18 +464,16 @@ static const char *take_timestamp(struct appender *a, const char *p, size_t *len
 }
 
 /* The members of elog-cat's JSON lines that --json reads. */
-enum { M_OFFSET, M_TS, M_SCHEMA, M_KEY, M_KEY_B64, M_VALUE, M_VALUE_B64,
-       M_VALUE_TEXT, M_COUNT };
-static const char *const member_names[M_COUNT] = {
-	"offset", "ts", "schema", "key", "key_b64", "value", "value_b64", "value_text"
-};
+enum { M_OFFSET, M_TS, M_SCHEMA, M_KEY, M_KEY_B64, M_VALUE, M_VALUE_B64, M_VALUE_TEXT, M_COUNT };
+static const char *const member_names[M_COUNT] = { "offset",  "ts",    "schema",    "key",
+	                                           "key_b64", "value", "value_b64", "value_text" };
 /* The most members a line may have: elog-cat's, and room for others,
  * which are ignored. */
 #define MEMBERS_MAX 64
 
 /* An integer member (no fraction, no exponent) into *v, within [min, max]. */
-static void json_int(struct appender *a, const struct cli_jmember *m, const char *name,
-                     int64_t min, uint64_t max, int64_t *sv, uint64_t *uv)
+static void json_int(struct appender *a, const struct cli_jmember *m, const char *name, int64_t min,
+                     uint64_t max, int64_t *sv, uint64_t *uv)
 {
 	char field[32];
 	uint64_t v;
@@ -496,8 +504,8 @@ static void held_reserve(struct holding *h, size_t n)
 
 /* A string member's bytes, or its base64's, at the end of the holding's
  * bytes: where they start, and their length in *len. */
-static size_t json_bytes(struct appender *a, const struct cli_jmember *m, const char *name,
-                         int b64, size_t *len)
+static size_t json_bytes(struct appender *a, const struct cli_jmember *m, const char *name, int b64,
+                         size_t *len)
 {
 	struct holding *h = &a->held;
 	size_t at = h->len;
@@ -611,8 +619,8 @@ static void add_json(struct appender *a, const char *p, size_t len)
 	size_t start = h->len;
 	if (mem[M_KEY_B64]) {
 		r.key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r.key_len);
-	} else if (mem[M_KEY] && !(mem[M_KEY]->len == 4 &&
-	                           memcmp(mem[M_KEY]->value, "null", 4) == 0)) {
+	} else if (mem[M_KEY] &&
+	           !(mem[M_KEY]->len == 4 && memcmp(mem[M_KEY]->value, "null", 4) == 0)) {
 		r.key = json_bytes(a, mem[M_KEY], "key", 0, &r.key_len);
 	}
 	if (r.key_len > ELOG_MAX_KEY)
@@ -623,8 +631,8 @@ static void add_json(struct appender *a, const char *p, size_t len)
 		r.value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r.value_len);
 		if (mem[M_VALUE]) {
 			size_t vlen, v = json_value(a, mem[M_VALUE], &vlen);
-			json_value_text_check(a, h->bytes + r.value, r.value_len,
-			                      h->bytes + v, vlen);
+			json_value_text_check(a, h->bytes + r.value, r.value_len, h->bytes + v,
+			                      vlen);
 			h->len = v;
 		}
 	} else {
@@ -638,11 +646,13 @@ static void add_json(struct appender *a, const char *p, size_t len)
 	if (cf->keep_offsets) {
 		uint64_t end = elog_next_offset(a->w);
 		if (h->have_last && r.offset <= h->last)
-			input_error(a, "offset %llu does not follow offset %llu of the line "
+			input_error(a,
+			            "offset %llu does not follow offset %llu of the line "
 			            "before: offsets must increase",
 			            (unsigned long long)r.offset, (unsigned long long)h->last);
 		if (r.offset < end)
-			input_fail(a, CLI_EX_USAGE, "offset %llu is taken: the log holds "
+			input_fail(a, CLI_EX_USAGE,
+			           "offset %llu is taken: the log holds "
 			           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
 			           (unsigned long long)r.offset, (unsigned long long)end - 1,
 			           (unsigned long long)end);
@@ -676,9 +686,13 @@ static void release_held(struct appender *a)
 	for (size_t i = 0; i < h->n; i++) {
 		const struct held *r = &h->v[i];
 		struct elog_record rec = {
-			.offset = r->offset, .ts_ms = r->ts_ms, .schema = r->schema,
-			.key = h->bytes + r->key, .key_len = r->key_len,
-			.value = h->bytes + r->value, .value_len = r->value_len,
+			.offset = r->offset,
+			.ts_ms = r->ts_ms,
+			.schema = r->schema,
+			.key = h->bytes + r->key,
+			.key_len = r->key_len,
+			.value = h->bytes + r->value,
+			.value_len = r->value_len,
 		};
 		uint64_t *slot = cf->print_offsets || cf->verbose ? offsets_slot(&a->offsets)
 		                                                  : NULL;
@@ -739,8 +753,8 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	}
 	rec.value = p;
 	rec.value_len = len;
-	rc = elog_append(a->w, &rec, cf->print_offsets || cf->verbose
-	                               ? offsets_slot(&a->offsets) : NULL);
+	rc = elog_append(a->w, &rec,
+	                 cf->print_offsets || cf->verbose ? offsets_slot(&a->offsets) : NULL);
 	if (rc == ELOG_TOOBIG)
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	if (rc == ELOG_INVALID)
@@ -949,11 +963,14 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			break;
 		case OPT_SEGMENT_BYTES:
 			cf->create.segment_bytes = cli_arg_size_range("--segment-bytes", optarg,
-			        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
+			                                              ELOG_SEGMENT_BYTES_MIN,
+			                                              ELOG_SEGMENT_BYTES_MAX);
 			break;
 		case OPT_INDEX_INTERVAL: {
-			cf->create.index_interval = (uint32_t)cli_arg_size_range("--index-interval",
-			        optarg, ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
+			cf->create.index_interval = (uint32_t)
+			        cli_arg_size_range("--index-interval", optarg,
+			                           ELOG_INDEX_INTERVAL_MIN,
+			                           ELOG_INDEX_INTERVAL_MAX);
 			break;
 		}
 		case OPT_RETAIN_AGE:
@@ -980,15 +997,14 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 	if (cf->keep_offsets && !cf->json)
 		cli_usage_error("--keep-offsets goes with --json (the offsets are read from it)");
 	/* A JSON line says all a record is: nothing to add to it. */
-	if (cf->json && (cf->delim != '\n' || cf->key_delim || cf->key || cf->schema ||
-	                 cf->ts_input))
+	if (cf->json &&
+	    (cf->delim != '\n' || cf->key_delim || cf->key || cf->schema || cf->ts_input))
 		cli_usage_error("--json takes the key, value, time and schema from each line: "
 		                "not with -0, -K, -k, -s or -t");
 	cf->create.create = 1;
 	/* The library flushes by itself when its buffer passes batch_bytes;
 	 * leave that to the batching here unless a record is huge. */
-	cf->create.batch_bytes = cf->batch_bytes > SIZE_MAX / 2 ? SIZE_MAX
-	                                                        : 2 * cf->batch_bytes;
+	cf->create.batch_bytes = cf->batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf->batch_bytes;
 	return cli_dir_operand(argc - optind, argv + optind);
 }
 
@@ -1001,15 +1017,15 @@ static void report(const struct appender *a)
 	}
 	cli_warn(a->dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
 	         (unsigned long long)a->total, a->total == 1 ? "" : "s",
-	         (unsigned long long)a->first_offset,
-	         (unsigned long long)a->last_offset,
+	         (unsigned long long)a->first_offset, (unsigned long long)a->last_offset,
 	         (unsigned long long)a->batches, a->batches == 1 ? "" : "es");
 }
 
 int main(int argc, char *argv[])
 {
-	struct config cf = { .delim = '\n', .batch_bytes = 1 << 20,
-	                     .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
+	struct config cf = { .delim = '\n',
+		             .batch_bytes = 1 << 20,
+		             .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
 	struct appender a = { .cf = &cf };
 	int rc;
 

@@ -17,32 +17,32 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-cat [-f | --follow=name] [-F format | -v]\n"
-	"                [-o position | -n count | --since time | -g name]\n"
-	"                [-c count] [-k key] [--until time] [--reverse]\n"
-	"                [--idle duration] [--existing] [--strict] dir\n"
-	"       elog-cat -L [--json] dir\n"
-	"       elog-cat -h | --help | --version\n"
-	"\n"
-	"  -f, --follow               after the end, wait for new records\n"
-	"  --follow=name              follow the name: a new log of it, or one to come\n"
-	"  -F, --format format        print records in this format (%o %k %s %T ...)\n"
-	"  -v, --values               print values only, one per line\n"
-	"  -o, --offset position      start at beginning, end, offset N, or -N\n"
-	"  -n, --last count           the last count records (of the window)\n"
-	"  --since time               only the records stamped at or after time\n"
-	"  -g, --group name           start after consumer name's committed offset\n"
-	"  -c, --count count          stop after count records\n"
-	"  -k, --key key              print only the records with this key\n"
-	"  --until time               only the records stamped at or before time\n"
-	"  --reverse                  newest first, back to the first record\n"
-	"  --idle duration            with -f: exit after duration without a record\n"
-	"  --existing                 with -g: refuse a consumer that never committed\n"
-	"  --strict                   a gap in the offsets is an error\n"
-	"  -L, --list                 print a summary of the log instead\n"
-	"  --json                     with -L: the summary as JSON\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-cat [-f | --follow=name] [-F format | -v]\n"
+        "                [-o position | -n count | --since time | -g name]\n"
+        "                [-c count] [-k key] [--until time] [--reverse]\n"
+        "                [--idle duration] [--existing] [--strict] dir\n"
+        "       elog-cat -L [--json] dir\n"
+        "       elog-cat -h | --help | --version\n"
+        "\n"
+        "  -f, --follow               after the end, wait for new records\n"
+        "  --follow=name              follow the name: a new log of it, or one to come\n"
+        "  -F, --format format        print records in this format (%o %k %s %T ...)\n"
+        "  -v, --values               print values only, one per line\n"
+        "  -o, --offset position      start at beginning, end, offset N, or -N\n"
+        "  -n, --last count           the last count records (of the window)\n"
+        "  --since time               only the records stamped at or after time\n"
+        "  -g, --group name           start after consumer name's committed offset\n"
+        "  -c, --count count          stop after count records\n"
+        "  -k, --key key              print only the records with this key\n"
+        "  --until time               only the records stamped at or before time\n"
+        "  --reverse                  newest first, back to the first record\n"
+        "  --idle duration            with -f: exit after duration without a record\n"
+        "  --existing                 with -g: refuse a consumer that never committed\n"
+        "  --strict                   a gap in the offsets is an error\n"
+        "  -L, --list                 print a summary of the log instead\n"
+        "  --json                     with -L: the summary as JSON\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 /* How long a follower sleeps at most before it looks again by itself, in
  * case a wake-up from the library were ever missed. */
@@ -54,57 +54,63 @@ static const char usage_text[] =
  * (--wait 10s).  elog-cat(1) says so. */
 #define UNTIL_GRACE_MS 10000
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_REVERSE, OPT_IDLE,
-       OPT_EXISTING };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_REVERSE, OPT_IDLE, OPT_EXISTING };
 
-static const struct option long_options[] = {
-	{ "format",  required_argument, NULL, 'F' },
-	{ "values",  no_argument,       NULL, 'v' },
-	{ "offset",  required_argument, NULL, 'o' },
-	{ "last",    required_argument, NULL, 'n' },
-	{ "count",   required_argument, NULL, 'c' },
-	{ "key",     required_argument, NULL, 'k' },
-	{ "group",   required_argument, NULL, 'g' },
-	{ "follow",  optional_argument, NULL, 'f' },
-	{ "since",   required_argument, NULL, OPT_SINCE },
-	{ "until",   required_argument, NULL, OPT_UNTIL },
-	{ "strict",  no_argument,       NULL, OPT_STRICT },
-	{ "reverse", no_argument,       NULL, OPT_REVERSE },
-	{ "idle",    required_argument, NULL, OPT_IDLE },
-	{ "existing", no_argument,      NULL, OPT_EXISTING },
-	{ "list",    no_argument,       NULL, 'L' },
-	{ "json",    no_argument,       NULL, OPT_JSON },
-	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 }
-};
+static const struct option long_options[] = { { "format", required_argument, NULL, 'F' },
+	                                      { "values", no_argument, NULL, 'v' },
+	                                      { "offset", required_argument, NULL, 'o' },
+	                                      { "last", required_argument, NULL, 'n' },
+	                                      { "count", required_argument, NULL, 'c' },
+	                                      { "key", required_argument, NULL, 'k' },
+	                                      { "group", required_argument, NULL, 'g' },
+	                                      { "follow", optional_argument, NULL, 'f' },
+	                                      { "since", required_argument, NULL, OPT_SINCE },
+	                                      { "until", required_argument, NULL, OPT_UNTIL },
+	                                      { "strict", no_argument, NULL, OPT_STRICT },
+	                                      { "reverse", no_argument, NULL, OPT_REVERSE },
+	                                      { "idle", required_argument, NULL, OPT_IDLE },
+	                                      { "existing", no_argument, NULL, OPT_EXISTING },
+	                                      { "list", no_argument, NULL, 'L' },
+	                                      { "json", no_argument, NULL, OPT_JSON },
+	                                      { "help", no_argument, NULL, 'h' },
+	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
+	                                      { NULL, 0, NULL, 0 } };
 
 /* Where reading starts. */
 enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };
 
 /* One piece of a -F format: literal text or a field of the record. */
-enum piece { P_TEXT, P_OFFSET, P_KEY, P_VALUE, P_TS, P_TS_RFC3339, P_VALUE_SIZE,
-             P_KEY_SIZE, P_SCHEMA };
+enum piece {
+	P_TEXT,
+	P_OFFSET,
+	P_KEY,
+	P_VALUE,
+	P_TS,
+	P_TS_RFC3339,
+	P_VALUE_SIZE,
+	P_KEY_SIZE,
+	P_SCHEMA
+};
 
 struct format {
 	struct fpiece {
 		enum piece kind;
-		size_t from, len;      /* P_TEXT: a range of text */
-	} *pieces;
+		size_t from, len; /* P_TEXT: a range of text */
+	} * pieces;
 	size_t n;
-	char *text;                /* the literal parts, escapes resolved */
+	char *text; /* the literal parts, escapes resolved */
 };
 
 struct config {
 	enum { OUT_JSON, OUT_FORMAT, OUT_VALUES } out;
 	struct format fmt;
-	const char *fmt_arg;       /* -F's argument */
+	const char *fmt_arg; /* -F's argument */
 	enum start start;
-	const char *start_opt;     /* the option that chose start, for messages */
-	uint64_t start_arg;        /* START_OFFSET: offset; START_LAST: count */
-	int since_set;             /* --since, which may go with -n */
+	const char *start_opt; /* the option that chose start, for messages */
+	uint64_t start_arg;    /* START_OFFSET: offset; START_LAST: count */
+	int since_set;         /* --since, which may go with -n */
 	int64_t since;
-	const char *group;         /* START_GROUP: the consumer's name */
+	const char *group; /* START_GROUP: the consumer's name */
 	int until_set;
 	int64_t until;
 	int count_set;
@@ -112,15 +118,15 @@ struct config {
 	const char *key;
 	size_t key_len;
 	int follow;
-	int follow_name;           /* --follow=name: a new log of the name */
+	int follow_name; /* --follow=name: a new log of the name */
 	int strict;
-	int reverse;               /* --reverse */
-	int idle_set;              /* --idle */
+	int reverse;  /* --reverse */
+	int idle_set; /* --idle */
 	uint64_t idle_ms;
-	int existing;              /* --existing */
-	int summary;               /* -L */
-	int json;                  /* --json, with -L */
-	int reading;               /* an option about reading records was given */
+	int existing; /* --existing */
+	int summary;  /* -L */
+	int json;     /* --json, with -L */
+	int reading;  /* an option about reading records was given */
 };
 
 /* The log directory being read, as it was when opened, and a descriptor
@@ -155,10 +161,8 @@ static void add_piece(struct format *f, enum piece kind, size_t from, size_t len
 static void compile_format(struct format *f, const char *s)
 {
 	static const char fields[] = "okTRSKcs";
-	static const enum piece kinds[] = {
-		P_OFFSET, P_KEY, P_TS, P_TS_RFC3339, P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA,
-		P_VALUE
-	};
+	static const enum piece kinds[] = { P_OFFSET,     P_KEY,      P_TS,     P_TS_RFC3339,
+		                            P_VALUE_SIZE, P_KEY_SIZE, P_SCHEMA, P_VALUE };
 	size_t tlen = 0, n = strlen(s);
 
 	f->pieces = cli_realloc(NULL, (n + 1) * sizeof *f->pieces);
@@ -182,11 +186,21 @@ static void compile_format(struct format *f, const char *s)
 			}
 		} else if (c == '\\') {
 			switch (s[++i]) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case '0': c = '\0'; break;
-			case '\\': c = '\\'; break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case '0':
+				c = '\0';
+				break;
+			case '\\':
+				c = '\\';
+				break;
 			default:
 				cli_usage_error("-F: unknown escape '\\%c'", s[i]);
 			}
@@ -202,15 +216,33 @@ static void print_format(const struct format *f, const struct elog_record *rec)
 		const struct fpiece *p = &f->pieces[i];
 
 		switch (p->kind) {
-		case P_TEXT: cli_write(f->text + p->from, p->len); break;
-		case P_OFFSET: cli_put_u64(rec->offset); break;
-		case P_KEY: cli_write(rec->key, rec->key_len); break;
-		case P_VALUE: cli_write(rec->value, rec->value_len); break;
-		case P_TS: cli_put_i64(rec->ts_ms); break;
-		case P_TS_RFC3339: cli_put_time(rec->ts_ms); break;
-		case P_VALUE_SIZE: cli_put_u64(rec->value_len); break;
-		case P_KEY_SIZE: cli_put_u64(rec->key_len); break;
-		case P_SCHEMA: cli_put_u64(rec->schema); break;
+		case P_TEXT:
+			cli_write(f->text + p->from, p->len);
+			break;
+		case P_OFFSET:
+			cli_put_u64(rec->offset);
+			break;
+		case P_KEY:
+			cli_write(rec->key, rec->key_len);
+			break;
+		case P_VALUE:
+			cli_write(rec->value, rec->value_len);
+			break;
+		case P_TS:
+			cli_put_i64(rec->ts_ms);
+			break;
+		case P_TS_RFC3339:
+			cli_put_time(rec->ts_ms);
+			break;
+		case P_VALUE_SIZE:
+			cli_put_u64(rec->value_len);
+			break;
+		case P_KEY_SIZE:
+			cli_put_u64(rec->key_len);
+			break;
+		case P_SCHEMA:
+			cli_put_u64(rec->schema);
+			break;
 		}
 	}
 }
@@ -372,8 +404,7 @@ static int seek_last_matching(elog_reader *r, const char *dir, const struct conf
 
 	if ((rc = from == UINT64_MAX ? elog_reader_seek_end(r) : elog_reader_seek(r, from)) != 0)
 		return rc;
-	while (found < cf->start_arg &&
-	       ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
+	while (found < cf->start_arg && ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
 		if (rc == 0 && rec.offset < lo)
 			break;
 		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)) && in_window(cf, &rec))
@@ -433,8 +464,9 @@ static int stdout_gone(const struct pollfd *p)
  * signal came, or timeout_ms (at most the safety timeout) passed. */
 static void wait_for_records(elog_reader *r, const char *dir, int64_t timeout_ms)
 {
-	int ms = timeout_ms < 0 ? 0 : timeout_ms < FOLLOW_TIMEOUT_MS ? (int)timeout_ms
-	                                                          : FOLLOW_TIMEOUT_MS;
+	int ms = timeout_ms < 0                   ? 0
+	         : timeout_ms < FOLLOW_TIMEOUT_MS ? (int)timeout_ms
+	                                          : FOLLOW_TIMEOUT_MS;
 	struct pollfd p[2] = {
 		{ .fd = elog_reader_fd(r), .events = POLLIN },
 		{ .fd = STDOUT_FILENO, .events = 0 },
@@ -552,8 +584,7 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 
 /* The log being followed was deleted or replaced (why): an error, or with
  * --follow=name, on to the new log of the name, from its beginning. */
-static void reopen(elog_reader **r, const char *dir, const struct config *cf,
-                   const char *why)
+static void reopen(elog_reader **r, const char *dir, const struct config *cf, const char *why)
 {
 	int rc;
 
@@ -574,7 +605,7 @@ static void put_shell_word(char *buf, size_t size, const char *s)
 	size_t n = 0;
 
 	if (s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	                             "0123456789/._-+:@%,=")] == '\0') {
+	                                "0123456789/._-+:@%,=")] == '\0') {
 		snprintf(buf, size, "%s", s);
 		return;
 	}
@@ -609,10 +640,14 @@ static void position_group(elog_reader *r, const char *dir, const struct config 
 	rc = elog_consumer_get(dir, cf->group, &c, msg);
 	if (rc == ELOG_NOCONSUMER) {
 		if (cf->existing)
-			cli_die(CLI_EX_NO, dir, "no consumer \"%s\" (without --existing, "
-			        "it would start at the beginning of the log)", cf->group);
-		cli_warn(dir, "consumer \"%s\" has committed nothing: a new consumer, "
-		         "reading from the beginning of the log", cf->group);
+			cli_die(CLI_EX_NO, dir,
+			        "no consumer \"%s\" (without --existing, "
+			        "it would start at the beginning of the log)",
+			        cf->group);
+		cli_warn(dir,
+		         "consumer \"%s\" has committed nothing: a new consumer, "
+		         "reading from the beginning of the log",
+		         cf->group);
 	} else if (rc != 0) {
 		cli_die_elog(dir, rc, msg);
 	}
@@ -623,16 +658,17 @@ static void position_group(elog_reader *r, const char *dir, const struct config 
 
 		put_shell_word(qdir, sizeof qdir, dir);
 		if (end > 0)
-			cli_die(CLI_EX_CORRUPT, dir, "consumer \"%s\" committed offset %llu, "
+			cli_die(CLI_EX_CORRUPT, dir,
+			        "consumer \"%s\" committed offset %llu, "
 			        "but the log ends at %llu: records it read were lost; to "
 			        "go on with the records to come: elog-commit %s %s %llu",
-			        cf->group, (unsigned long long)c.offset,
-			        (unsigned long long)end, qdir, cf->group,
-			        (unsigned long long)(end - 1));
-		cli_die(CLI_EX_CORRUPT, dir, "consumer \"%s\" committed offset %llu, but "
+			        cf->group, (unsigned long long)c.offset, (unsigned long long)end,
+			        qdir, cf->group, (unsigned long long)(end - 1));
+		cli_die(CLI_EX_CORRUPT, dir,
+		        "consumer \"%s\" committed offset %llu, but "
 		        "the log is empty: records it read were lost; to start it over: "
-		        "elog-commit -d %s %s", cf->group, (unsigned long long)c.offset,
-		        cf->group, qdir);
+		        "elog-commit -d %s %s",
+		        cf->group, (unsigned long long)c.offset, cf->group, qdir);
 	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, msg);
@@ -648,12 +684,24 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 		return;
 	}
 	switch (cf->start) {
-	case START_BEGIN: rc = elog_reader_seek_begin(r); break;
-	case START_END: rc = elog_reader_seek_end(r); break;
-	case START_OFFSET: rc = elog_reader_seek(r, cf->start_arg); break;
-	case START_LAST: rc = elog_reader_seek_last(r, cf->start_arg); break;
-	case START_TIME: rc = elog_reader_seek_time(r, cf->since); break;
-	case START_GROUP: position_group(r, dir, cf); break;
+	case START_BEGIN:
+		rc = elog_reader_seek_begin(r);
+		break;
+	case START_END:
+		rc = elog_reader_seek_end(r);
+		break;
+	case START_OFFSET:
+		rc = elog_reader_seek(r, cf->start_arg);
+		break;
+	case START_LAST:
+		rc = elog_reader_seek_last(r, cf->start_arg);
+		break;
+	case START_TIME:
+		rc = elog_reader_seek_time(r, cf->since);
+		break;
+	case START_GROUP:
+		position_group(r, dir, cf);
+		break;
 	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
@@ -666,13 +714,13 @@ static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
 
 	elog_reader_gap(r, &first, &last);
 	const char *why = elog_reader_gap_cause(r) == ELOG_GAP_DAMAGE
-	        ? "lost to damage (see elog-verify --salvage)"
-	        : "removed by retention";
+	                          ? "lost to damage (see elog-verify --salvage)"
+	                          : "removed by retention";
 	if (first == last)
 		cli_warn(dir, "offset %llu was %s", (unsigned long long)first, why);
 	else
-		cli_warn(dir, "offsets %llu-%llu were %s",
-		         (unsigned long long)first, (unsigned long long)last, why);
+		cli_warn(dir, "offsets %llu-%llu were %s", (unsigned long long)first,
+		         (unsigned long long)last, why);
 	return cf->strict;
 }
 
@@ -821,8 +869,8 @@ static void parse_position(struct config *cf, const char *arg)
 static void set_start(struct config *cf, const char *opt)
 {
 	int last_of_window = cf->start_opt != NULL &&
-	    ((strcmp(cf->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
-	     (strcmp(cf->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
+	                     ((strcmp(cf->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
+	                      (strcmp(cf->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
 	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0 && !last_of_window)
 		cli_usage_error("%s and %s cannot be used together", cf->start_opt, opt);
 	if (!last_of_window)
@@ -882,7 +930,7 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 			parse_position(cf, optarg);
 			break;
 		case 'n':
-			set_start(cf, "-n");	/* with --since: the window's last */
+			set_start(cf, "-n"); /* with --since: the window's last */
 			cf->start = START_LAST;
 			cf->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
 			break;
@@ -920,7 +968,8 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 				cf->follow_name = 1;
 			else
 				cli_usage_error("--follow: expected 'name' or 'descriptor', "
-				                "not '%s'", optarg);
+				                "not '%s'",
+				                optarg);
 			break;
 		case OPT_STRICT:
 			cf->strict = 1;

@@ -15,22 +15,22 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-commit [-T] [-e duration] dir name [offset]\n"
-	"       elog-commit -l [--json] dir\n"
-	"       elog-commit -d dir name\n"
-	"       elog-commit --ack-loss dir name\n"
-	"       elog-commit --log-id dir\n"
-	"       elog-commit -h | --help | --version\n"
-	"\n"
-	"  -T, --tee                  copy each input line to stdout once committed\n"
-	"  -e, --every duration       commit from stdin at most this often\n"
-	"  -l, --list                 list the consumers\n"
-	"  --json                     with -l: JSON lines\n"
-	"  -d, --delete               forget consumer name\n"
-	"  --ack-loss                 acknowledge name's loss to retention\n"
-	"  --log-id                   print the log's id\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-commit [-T] [-e duration] dir name [offset]\n"
+        "       elog-commit -l [--json] dir\n"
+        "       elog-commit -d dir name\n"
+        "       elog-commit --ack-loss dir name\n"
+        "       elog-commit --log-id dir\n"
+        "       elog-commit -h | --help | --version\n"
+        "\n"
+        "  -T, --tee                  copy each input line to stdout once committed\n"
+        "  -e, --every duration       commit from stdin at most this often\n"
+        "  -l, --list                 list the consumers\n"
+        "  --json                     with -l: JSON lines\n"
+        "  -d, --delete               forget consumer name\n"
+        "  --ack-loss                 acknowledge name's loss to retention\n"
+        "  --log-id                   print the log's id\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 /* Without --every, the latest offset is committed at most once a second:
  * a crash replays at most about a second of records, and a fast pipeline
@@ -49,17 +49,17 @@ static const char usage_text[] =
 enum { OPT_JSON = 256, OPT_LOG_ID, OPT_ACK_LOSS };
 
 static const struct option long_options[] = {
-	{ "tee",     no_argument,       NULL, 'T' },
-	{ "every",   required_argument, NULL, 'e' },
-	{ "list",    no_argument,       NULL, 'l' },
+	{ "tee", no_argument, NULL, 'T' },
+	{ "every", required_argument, NULL, 'e' },
+	{ "list", no_argument, NULL, 'l' },
 	/* -d takes DIR NAME as operands, as a commit does; "-dNAME DIR"
 	 * and "--delete=NAME DIR" of the older order still work. */
-	{ "delete",  optional_argument, NULL, 'd' },
-	{ "ack-loss", no_argument,      NULL, OPT_ACK_LOSS },
-	{ "json",    no_argument,       NULL, OPT_JSON },
-	{ "log-id",  no_argument,       NULL, OPT_LOG_ID },
-	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
+	{ "delete", optional_argument, NULL, 'd' },
+	{ "ack-loss", no_argument, NULL, OPT_ACK_LOSS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "log-id", no_argument, NULL, OPT_LOG_ID },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -281,10 +281,10 @@ struct pipe_state {
 	const char *dir, *name;
 	int tee;
 	uint64_t every_ms;
-	int pending;             /* an offset is waiting to be committed */
-	uint64_t offset;         /* the latest offset seen */
-	int64_t last_commit;     /* monotonic ms of the last commit */
-	char *held;              /* -T: lines waiting for their commit */
+	int pending;         /* an offset is waiting to be committed */
+	uint64_t offset;     /* the latest offset seen */
+	int64_t last_commit; /* monotonic ms of the last commit */
+	char *held;          /* -T: lines waiting for their commit */
 	size_t held_len, held_cap;
 	uintmax_t lineno;
 };
@@ -335,8 +335,10 @@ static void take_line(struct pipe_state *st, const char *line, size_t len)
 	if (r < 0) {
 		/* The lines before this one were processed: keep them. */
 		flush_pending(st);
-		cli_die(CLI_EX_USAGE, "stdin", "line %ju: not an offset or a JSON "
-		        "object with an \"offset\" member", st->lineno);
+		cli_die(CLI_EX_USAGE, "stdin",
+		        "line %ju: not an offset or a JSON "
+		        "object with an \"offset\" member",
+		        st->lineno);
 	}
 	if (r > 0) {
 		st->offset = v;
@@ -413,11 +415,9 @@ static int input_wait(struct pipe_state *st)
 	return pfd.revents != 0;
 }
 
-static noreturn void commit_stdin(const char *dir, const char *name, int tee,
-                                  uint64_t every_ms)
+static noreturn void commit_stdin(const char *dir, const char *name, int tee, uint64_t every_ms)
 {
-	struct pipe_state st = { .dir = dir, .name = name, .tee = tee,
-	                         .every_ms = every_ms };
+	struct pipe_state st = { .dir = dir, .name = name, .tee = tee, .every_ms = every_ms };
 	char msg[ELOG_MSG_MAX];
 	struct elog_consumer c;
 	char *buf = NULL;
@@ -501,8 +501,8 @@ static int is_log(const char *path)
  * -d also takes "name dir", its older order, when the first operand is
  * not a log and the second is; the old "-dNAME dir" and
  * "--delete=NAME dir" give the name as the option's argument. */
-static void dir_and_name(int argc, char *argv[], const char *optname,
-                         const char **dir, const char **name)
+static void dir_and_name(int argc, char *argv[], const char *optname, const char **dir,
+                         const char **name)
 {
 	if (optname) {
 		*dir = cli_dir_operand(argc, argv);
@@ -561,14 +561,14 @@ static noreturn void commit_offset(const char *dir, const char *name, const char
 
 /* What the command line asks for. */
 struct args {
-	int tee;                    /* -T */
-	uint64_t every_ms;          /* --every */
+	int tee;           /* -T */
+	uint64_t every_ms; /* --every */
 	int every_set;
-	int list, json;             /* -l, --json */
-	int del;                    /* -d */
-	const char *del_name;       /* -dNAME, --delete=NAME (older order) */
-	int ack;                    /* --ack-loss */
-	int log_id;                 /* --log-id */
+	int list, json;       /* -l, --json */
+	int del;              /* -d */
+	const char *del_name; /* -dNAME, --delete=NAME (older order) */
+	int ack;              /* --ack-loss */
+	int log_id;           /* --log-id */
 };
 
 /* The options, into a; optind is left at the first operand. */
@@ -624,8 +624,8 @@ static noreturn void commit(int argc, char *argv[], const struct args *a)
 	if (argc > 3)
 		cli_usage_error("unexpected argument '%s'", argv[3]);
 	if (elog_consumer_name_check(argv[1]) != 0)
-		cli_die(CLI_EX_USAGE, argv[0], "consumer name \"%.*s\": %s",
-		        ELOG_CONSUMER_NAME_MAX, argv[1], elog_strerror(ELOG_BADNAME));
+		cli_die(CLI_EX_USAGE, argv[0], "consumer name \"%.*s\": %s", ELOG_CONSUMER_NAME_MAX,
+		        argv[1], elog_strerror(ELOG_BADNAME));
 	if (argc == 2)
 		commit_stdin(argv[0], argv[1], a->tee, a->every_ms);
 	if (a->tee || a->every_set)

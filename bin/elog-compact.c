@@ -8,29 +8,27 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-compact [-nv] [--grace duration] [--min-lag duration] [--wait] dir\n"
-	"       elog-compact -h | --help | --version\n"
-	"\n"
-	"  -n, --dry-run              report what would change, change nothing\n"
-	"  -v, --verbose              report each segment rewritten\n"
-	"  --grace duration           keep tombstones this long (default 24h)\n"
-	"  --min-lag duration         leave records younger than this alone\n"
-	"  --wait                     wait for another maintenance run to finish\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-compact [-nv] [--grace duration] [--min-lag duration] [--wait] dir\n"
+        "       elog-compact -h | --help | --version\n"
+        "\n"
+        "  -n, --dry-run              report what would change, change nothing\n"
+        "  -v, --verbose              report each segment rewritten\n"
+        "  --grace duration           keep tombstones this long (default 24h)\n"
+        "  --min-lag duration         leave records younger than this alone\n"
+        "  --wait                     wait for another maintenance run to finish\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT };
 
-static const struct option long_options[] = {
-	{ "grace",   required_argument, NULL, OPT_GRACE },
-	{ "min-lag", required_argument, NULL, OPT_MIN_LAG },
-	{ "dry-run", no_argument,       NULL, 'n' },
-	{ "verbose", no_argument,       NULL, 'v' },
-	{ "wait",    no_argument,       NULL, OPT_WAIT },
-	{ "help",    no_argument,       NULL, 'h' },
-	{ "version", no_argument,       NULL, CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 }
-};
+static const struct option long_options[] = { { "grace", required_argument, NULL, OPT_GRACE },
+	                                      { "min-lag", required_argument, NULL, OPT_MIN_LAG },
+	                                      { "dry-run", no_argument, NULL, 'n' },
+	                                      { "verbose", no_argument, NULL, 'v' },
+	                                      { "wait", no_argument, NULL, OPT_WAIT },
+	                                      { "help", no_argument, NULL, 'h' },
+	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
+	                                      { NULL, 0, NULL, 0 } };
 
 static void put_name(uint64_t base)
 {
@@ -68,7 +66,7 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 		put_change("records", rep->records_before, 0);
 		put_change("bytes", rep->bytes_before, 0);
 		break;
-	default:	/* ELOG_SEG_MERGED */
+	default: /* ELOG_SEG_MERGED */
 		cli_puts(*dry ? "would merge " : "merged ");
 		put_name(rep->base);
 		cli_puts(" into ");
@@ -79,8 +77,8 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 }
 
 /* The command line, into o and *verbose; the log directory. */
-static const char *parse_command_line(int argc, char *argv[],
-                                      struct elog_compact_opts *o, int *verbose)
+static const char *parse_command_line(int argc, char *argv[], struct elog_compact_opts *o,
+                                      int *verbose)
 {
 	int c;
 
@@ -132,8 +130,10 @@ static void print_result(const struct elog_compact_result *res, int dry)
  * must stay as it is. */
 static noreturn void die_not_compacted(const char *dir, const char *msg)
 {
-	cli_die(cli_status(ELOG_NOCOMPACT), dir, "%s; if only the newest record of "
-	        "each key matters, run: elog-retain --set cleanup=compact %s", msg, dir);
+	cli_die(cli_status(ELOG_NOCOMPACT), dir,
+	        "%s; if only the newest record of "
+	        "each key matters, run: elog-retain --set cleanup=compact %s",
+	        msg, dir);
 }
 
 int main(int argc, char *argv[])

@@ -12,32 +12,31 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
-	"       elog-retain --set key=value ... dir\n"
-	"       elog-retain -h | --help | --version\n"
-	"\n"
-	"  -n, --dry-run              print what would go, remove nothing\n"
-	"  -v, --verbose              print each segment removed and each loss\n"
-	"  --max-age duration         remove segments whose newest record is older\n"
-	"  --max-bytes size           remove the oldest segments while larger\n"
-	"  --wait                     wait for another maintenance run to finish\n"
-	"  --set key=value            change a setting of the log (see the man page)\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
+        "       elog-retain --set key=value ... dir\n"
+        "       elog-retain -h | --help | --version\n"
+        "\n"
+        "  -n, --dry-run              print what would go, remove nothing\n"
+        "  -v, --verbose              print each segment removed and each loss\n"
+        "  --max-age duration         remove segments whose newest record is older\n"
+        "  --max-bytes size           remove the oldest segments while larger\n"
+        "  --wait                     wait for another maintenance run to finish\n"
+        "  --set key=value            change a setting of the log (see the man page)\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET };
 
-static const struct option long_options[] = {
-	{ "max-age",   required_argument, NULL, OPT_MAX_AGE },
-	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
-	{ "dry-run",   no_argument,       NULL, 'n' },
-	{ "verbose",   no_argument,       NULL, 'v' },
-	{ "wait",      no_argument,       NULL, OPT_WAIT },
-	{ "set",       required_argument, NULL, OPT_SET },
-	{ "help",      no_argument,       NULL, 'h' },
-	{ "version",   no_argument,       NULL, CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 }
-};
+static const struct option long_options[] = { { "max-age", required_argument, NULL, OPT_MAX_AGE },
+	                                      { "max-bytes", required_argument, NULL,
+	                                        OPT_MAX_BYTES },
+	                                      { "dry-run", no_argument, NULL, 'n' },
+	                                      { "verbose", no_argument, NULL, 'v' },
+	                                      { "wait", no_argument, NULL, OPT_WAIT },
+	                                      { "set", required_argument, NULL, OPT_SET },
+	                                      { "help", no_argument, NULL, 'h' },
+	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
+	                                      { NULL, 0, NULL, 0 } };
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
@@ -114,8 +113,7 @@ static void set_dictionary(struct elog_options *o, const char *opt, const char *
 	o->no_dictionary = none;
 }
 
-static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v,
-                                 int none)
+static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	if (strcmp(v, "report") == 0)
@@ -136,17 +134,17 @@ static void set_cleanup(struct elog_options *o, const char *opt, const char *v, 
  * message lists them from here. */
 static const struct set_key {
 	const char *name;
-	unsigned field;         /* ELOG_SET_* */
+	unsigned field; /* ELOG_SET_* */
 	set_fn *parse;
 } set_keys[] = {
-	{ "retain-age",     ELOG_SET_RETAIN_MS,      set_retain_age },
-	{ "retain-bytes",   ELOG_SET_RETAIN_BYTES,   set_retain_bytes },
-	{ "segment-bytes",  ELOG_SET_SEGMENT_BYTES,  set_segment_bytes },
+	{ "retain-age", ELOG_SET_RETAIN_MS, set_retain_age },
+	{ "retain-bytes", ELOG_SET_RETAIN_BYTES, set_retain_bytes },
+	{ "segment-bytes", ELOG_SET_SEGMENT_BYTES, set_segment_bytes },
 	{ "index-interval", ELOG_SET_INDEX_INTERVAL, set_index_interval },
-	{ "compress",       ELOG_SET_COMPRESSION,    set_compress },
-	{ "dictionary",     ELOG_SET_DICTIONARY,     set_dictionary },
+	{ "compress", ELOG_SET_COMPRESSION, set_compress },
+	{ "dictionary", ELOG_SET_DICTIONARY, set_dictionary },
 	{ "retain-consumers", ELOG_SET_RETAIN_CONSUMERS, set_retain_consumers },
-	{ "cleanup",        ELOG_SET_CLEANUP,        set_cleanup },
+	{ "cleanup", ELOG_SET_CLEANUP, set_cleanup },
 };
 #define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
 
@@ -168,8 +166,8 @@ static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
 		}
 	}
 	for (size_t i = 0, n = 0; i < NSET_KEYS && n < sizeof known; i++)
-		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s",
-		                      i ? ", " : "", set_keys[i].name);
+		n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+		                      set_keys[i].name);
 	cli_usage_error("--set: unknown setting '%.*s' (one of %s)", (int)kn, arg, known);
 }
 
@@ -206,10 +204,11 @@ static void print_kept(const struct elog_retain_result *res)
 		cli_puts(": younger than the age limit\n");
 		return;
 	}
-	cli_puts(res->kept_damaged ? ": damaged, so its age is not known" :
-	         ": its newest timestamp is not plausible (in the future or before 2000)");
-	if (res->kept_judged_ms == INT64_MIN ||
-	    cli_format_time(res->kept_judged_ms, judged) < 0) {
+	cli_puts(
+	        res->kept_damaged
+	                ? ": damaged, so its age is not known"
+	                : ": its newest timestamp is not plausible (in the future or before 2000)");
+	if (res->kept_judged_ms == INT64_MIN || cli_format_time(res->kept_judged_ms, judged) < 0) {
 		cli_puts(" and no later closed segment has one that is\n");
 		return;
 	}
@@ -258,26 +257,30 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 	/* What is on stdout goes first, so the two read in order. */
 	cli_flush();
 	if (l->forced)
-		snprintf(how, sizeof how, " to the size limit, although "
+		snprintf(how, sizeof how,
+		         " to the size limit, although "
 		         "retain-consumers=protect");
 	if (l->recorded)
-		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
-		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s", l->name,
-		         (unsigned long long)l->records, (unsigned long long)l->first,
+		cli_warn(r->dir,
+		         "consumer %s lost %llu unread records (offsets "
+		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s",
+		         l->name, (unsigned long long)l->records, (unsigned long long)l->first,
 		         (unsigned long long)l->last, how, r->dir, l->name);
 	else
-		cli_warn(r->dir, "consumer %s lost %llu unread records (offsets "
+		cli_warn(r->dir,
+		         "consumer %s lost %llu unread records (offsets "
 		         "%llu-%llu)%s; the loss could not be recorded for "
-		         "elog-commit -l", l->name, (unsigned long long)l->records,
-		         (unsigned long long)l->first, (unsigned long long)l->last, how);
+		         "elog-commit -l",
+		         l->name, (unsigned long long)l->records, (unsigned long long)l->first,
+		         (unsigned long long)l->last, how);
 }
 
 /* What the command line asks for. */
 struct args {
 	struct elog_retain_opts o;
 	int verbose;
-	struct elog_options set;    /* --set: the settings to change */
-	unsigned fields;            /* ... and which (ELOG_SET_*); 0 without */
+	struct elog_options set; /* --set: the settings to change */
+	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
 };
 
 /* The command line, into a; the log directory. */
@@ -355,16 +358,20 @@ int main(int argc, char *argv[])
 		free(c);
 		if (rc == 0)
 			snprintf(msg, sizeof msg, "consumers.json could not be read");
-		cli_warn(dir, "the losses of named consumers are not known (see "
-		         "elog-verify %s): %s", dir, msg);
+		cli_warn(dir,
+		         "the losses of named consumers are not known (see "
+		         "elog-verify %s): %s",
+		         dir, msg);
 		status = rc ? cli_status(rc) : CLI_EX_IO;
 	}
 	if (res.unjudged) {
 		char name[ELOG_SEGMENT_NAME_MAX];
 		elog_segment_name(name, res.unjudged_base);
-		cli_warn(dir, "%s is damaged and no later closed segment tells its age: "
+		cli_warn(dir,
+		         "%s is damaged and no later closed segment tells its age: "
 		         "kept, with every segment after it; run: elog-verify --repair "
-		         "--salvage %s", name, dir);
+		         "--salvage %s",
+		         name, dir);
 		status = CLI_EX_CORRUPT;
 	}
 	cli_exit(status);

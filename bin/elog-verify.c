@@ -19,38 +19,36 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"usage: elog-verify [-q] [--json] [--repair [--salvage]] dir\n"
-	"       elog-verify -l [--json] dir\n"
-	"       elog-verify -h | --help | --version\n"
-	"\n"
-	"  -q, --quiet                print nothing; only the exit status tells\n"
-	"  --json                     problems (or with -l, segments) as JSON lines\n"
-	"  --repair                   repair what can be repaired without loss\n"
-	"  --salvage                  with --repair: keep every record that checks\n"
-	"  -l, --list                 list the segments\n"
-	"  -h, --help                 print this help and exit\n"
-	"  --version                  print the version and exit\n";
+        "usage: elog-verify [-q] [--json] [--repair [--salvage]] dir\n"
+        "       elog-verify -l [--json] dir\n"
+        "       elog-verify -h | --help | --version\n"
+        "\n"
+        "  -q, --quiet                print nothing; only the exit status tells\n"
+        "  --json                     problems (or with -l, segments) as JSON lines\n"
+        "  --repair                   repair what can be repaired without loss\n"
+        "  --salvage                  with --repair: keep every record that checks\n"
+        "  -l, --list                 list the segments\n"
+        "  -h, --help                 print this help and exit\n"
+        "  --version                  print the version and exit\n";
 
 /* Progress is shown only for a log at least this large, on a terminal. */
 #define PROGRESS_MIN_BYTES (256ull << 20)
 
 enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE };
 
-static const struct option long_options[] = {
-	{ "list",    no_argument, NULL, 'l' },
-	{ "quiet",   no_argument, NULL, 'q' },
-	{ "json",    no_argument, NULL, OPT_JSON },
-	{ "repair",  no_argument, NULL, OPT_REPAIR },
-	{ "salvage", no_argument, NULL, OPT_SALVAGE },
-	{ "help",    no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 }
-};
+static const struct option long_options[] = { { "list", no_argument, NULL, 'l' },
+	                                      { "quiet", no_argument, NULL, 'q' },
+	                                      { "json", no_argument, NULL, OPT_JSON },
+	                                      { "repair", no_argument, NULL, OPT_REPAIR },
+	                                      { "salvage", no_argument, NULL, OPT_SALVAGE },
+	                                      { "help", no_argument, NULL, 'h' },
+	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
+	                                      { NULL, 0, NULL, 0 } };
 
 struct run {
 	const char *dir;
 	int list, json, quiet;
-	unsigned flags;             /* ELOG_VERIFY_REPAIR with --repair */
+	unsigned flags; /* ELOG_VERIFY_REPAIR with --repair */
 	int salvage;
 	int progress_shown;
 };
@@ -58,11 +56,16 @@ struct run {
 static const char *kind_name(int kind)
 {
 	switch (kind) {
-	case ELOG_PROBLEM_WARNING: return "warning";
-	case ELOG_PROBLEM_REPAIRED: return "repaired";
-	case ELOG_PROBLEM_LOSS: return "loss";
-	case ELOG_PROBLEM_UNREADABLE: return "unreadable";
-	default: return "damage";
+	case ELOG_PROBLEM_WARNING:
+		return "warning";
+	case ELOG_PROBLEM_REPAIRED:
+		return "repaired";
+	case ELOG_PROBLEM_LOSS:
+		return "loss";
+	case ELOG_PROBLEM_UNREADABLE:
+		return "unreadable";
+	default:
+		return "damage";
 	}
 }
 
@@ -132,7 +135,7 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 		cli_puts("\",\"base\":");
 		cli_put_u64(s->base);
 		const char *keys[] = { ",\"first\":", ",\"last\":", ",\"oldest_ts\":",
-		                       ",\"newest_ts\":" };
+			               ",\"newest_ts\":" };
 		for (int i = 0; i < 4; i++) {
 			cli_puts(keys[i]);
 			if (s->records == 0)
@@ -183,9 +186,8 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 		return;
 	/* Whatever is on standard output goes first, as on a shared tty. */
 	cli_flush();
-	fprintf(stderr, "\r%s: %s: checked %" PRIu64 " of %" PRIu64 " MiB (%d%%)",
-	        cli_prog, r->dir, done >> 20, total >> 20,
-	        (int)(total ? done * 100 / total : 100));
+	fprintf(stderr, "\r%s: %s: checked %" PRIu64 " of %" PRIu64 " MiB (%d%%)", cli_prog, r->dir,
+	        done >> 20, total >> 20, (int)(total ? done * 100 / total : 100));
 	r->progress_shown = 1;
 }
 
@@ -196,12 +198,16 @@ static void on_salvage(const struct elog_salvage_report *rep, void *arg)
 	struct elog_problem p = { ELOG_PROBLEM_REPAIRED, rep->segment, rep->pos, text };
 
 	if (rep->lost)
-		snprintf(text, sizeof text, "salvaged: %" PRIu64 " damaged bytes moved to %s; "
+		snprintf(text, sizeof text,
+		         "salvaged: %" PRIu64 " damaged bytes moved to %s; "
 		         "offsets %" PRIu64 "-%" PRIu64 " may be lost, and readers report "
-		         "them as a gap", rep->bytes, rep->aside, rep->first, rep->last);
+		         "them as a gap",
+		         rep->bytes, rep->aside, rep->first, rep->last);
 	else
-		snprintf(text, sizeof text, "salvaged: %" PRIu64 " damaged bytes moved to %s; "
-		         "no record lost", rep->bytes, rep->aside);
+		snprintf(text, sizeof text,
+		         "salvaged: %" PRIu64 " damaged bytes moved to %s; "
+		         "no record lost",
+		         rep->bytes, rep->aside);
 	on_problem(arg, &p);
 }
 
@@ -249,21 +255,25 @@ static void warn_summary(const struct run *r, const struct elog_verify_result *r
 	char problems[256] = "", lost[160] = "", next[PATH_MAX + 96] = "";
 
 	if (res->remaining)
-		snprintf(problems, sizeof problems, "%" PRIu64 " problem%s found in %" PRIu64
-		         " segment%s (%" PRIu64 " records)%s", res->damage,
-		         res->damage == 1 ? "" : "s", res->segments,
+		snprintf(problems, sizeof problems,
+		         "%" PRIu64 " problem%s found in %" PRIu64 " segment%s (%" PRIu64
+		         " records)%s",
+		         res->damage, res->damage == 1 ? "" : "s", res->segments,
 		         res->segments == 1 ? "" : "s", res->records,
 		         (r->flags & ELOG_VERIFY_REPAIR)
-		         ? (res->repaired ? "; some could not be repaired"
-		                          : "; none could be repaired")
-		         : "");
+		                 ? (res->repaired ? "; some could not be repaired"
+		                                  : "; none could be repaired")
+		                 : "");
 	if (res->losses)
-		snprintf(lost, sizeof lost, "%s%" PRIu64 " range%s of offsets lost to damage, "
-		         "which readers report as gaps", res->remaining ? "; " : "",
-		         res->losses, res->losses == 1 ? "" : "s");
+		snprintf(lost, sizeof lost,
+		         "%s%" PRIu64 " range%s of offsets lost to damage, "
+		         "which readers report as gaps",
+		         res->remaining ? "; " : "", res->losses, res->losses == 1 ? "" : "s");
 	if (res->salvageable && !r->salvage)
-		snprintf(next, sizeof next, "; run elog-verify --repair --salvage %s to get "
-		         "past the damage", r->dir);
+		snprintf(next, sizeof next,
+		         "; run elog-verify --repair --salvage %s to get "
+		         "past the damage",
+		         r->dir);
 	cli_warn(r->dir, "%s%s%s", problems, lost, next);
 }
 
@@ -275,9 +285,8 @@ int main(int argc, char *argv[])
 
 	cli_init(argv[0]);
 	parse_command_line(argc, argv, &r);
-	struct elog_verify_hooks hooks = {
-		on_problem, on_segment, isatty(STDERR_FILENO) ? on_progress : NULL, &r
-	};
+	struct elog_verify_hooks hooks = { on_problem, on_segment,
+		                           isatty(STDERR_FILENO) ? on_progress : NULL, &r };
 	int err = r.salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
 	if (err)
 		cli_die_elog(r.dir, err, msg);

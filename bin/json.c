@@ -72,9 +72,8 @@ int cli_utf8_valid(const void *buf, size_t len)
  * the backslash, 'u' for the control characters without a short escape
  * (RFC 8259, section 7). */
 static const char escape_as[256] = {
-	[0x00 ... 0x07] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
-	[0x0b] = 'u', ['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u',
-	['"'] = '"', ['\\'] = '\\',
+	[0x00 ... 0x07] = 'u', ['\b'] = 'b', ['\t'] = 't',          ['\n'] = 'n', [0x0b] = 'u',
+	['\f'] = 'f',          ['\r'] = 'r', [0x0e ... 0x1f] = 'u', ['"'] = '"',  ['\\'] = '\\',
 };
 
 /* Escape n bytes of s at o, which has room for 6 * n; the end. */
@@ -148,7 +147,7 @@ void cli_json_string(const void *buf, size_t len)
 void cli_base64(const void *buf, size_t len)
 {
 	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *s = buf;
 	char q[4];
 	size_t i;
@@ -185,16 +184,15 @@ void cli_base64(const void *buf, size_t len)
 
 struct jparse {
 	const unsigned char *p, *end;
-	char *out;              /* the compact copy, or NULL: only check */
+	char *out; /* the compact copy, or NULL: only check */
 	int depth;
-	int ws;                 /* white space was skipped somewhere */
+	int ws; /* white space was skipped somewhere */
 };
 
 static void skip_ws_run(struct jparse *j)
 {
 	const unsigned char *from = j->p;
-	while (j->p < j->end &&
-	       (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
 		j->p++;
 	j->ws |= j->p != from;
 }
@@ -218,7 +216,9 @@ static void copy(struct jparse *j, size_t n)
 /* Bytes that stand for themselves inside a string: printable ASCII but the
  * quote and the backslash.  A table makes the common case one load. */
 static const unsigned char plain_byte[256] = {
-	[0x20] = 1, [0x21] = 1, /* 0x22 '"' */ [0x23 ... 0x5b] = 1,
+	[0x20] = 1,
+	[0x21] = 1,
+	/* 0x22 '"' */ [0x23 ... 0x5b] = 1,
 	/* 0x5c '\\' */ [0x5d ... 0x7f] = 1,
 };
 
@@ -275,7 +275,8 @@ static int parse_string(struct jparse *j)
 			/* The high bit of each special byte; a borrow can
 			 * mark bytes after the first one, never before it,
 			 * so the lowest mark is exact (little endian). */
-			uint64_t m = ((((x - ones * 0x20) | (q - ones) | (b - ones)) & ~x) | x) & high;
+			uint64_t m = ((((x - ones * 0x20) | (q - ones) | (b - ones)) & ~x) | x) &
+			             high;
 			if (m != 0) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 				j->p += (unsigned)__builtin_ctzll(m) / 8;
@@ -453,8 +454,7 @@ static int parse_value(struct jparse *j)
 	return rc;
 }
 
-int cli_json_compact(const void *in, size_t len, char *out, const char **res,
-                     size_t *res_len)
+int cli_json_compact(const void *in, size_t len, char *out, const char **res, size_t *res_len)
 {
 	struct jparse j = { in, (const unsigned char *)in + len, NULL, 0, 0 };
 
@@ -479,8 +479,7 @@ int cli_json_compact(const void *in, size_t len, char *out, const char **res,
  * the bytes of a string, and base64.
  */
 
-int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max,
-                    size_t *n)
+int cli_json_object(const void *in, size_t len, struct cli_jmember *m, size_t max, size_t *n)
 {
 	struct jparse j = { in, (const unsigned char *)in + len, NULL, 0, 0 };
 
@@ -583,11 +582,21 @@ size_t cli_json_string_decode(const char *in, size_t len, char *out)
 			continue;
 		}
 		switch (p[1]) {
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
+		case 'b':
+			*o++ = '\b';
+			break;
+		case 'f':
+			*o++ = '\f';
+			break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
 		case 'u': {
 			/* Checked by the parser: a pair when it is a high
 			 * surrogate. */
@@ -603,7 +612,9 @@ size_t cli_json_string_decode(const char *in, size_t len, char *out)
 			p += 6;
 			continue;
 		}
-		default: *o++ = (char)p[1]; break;	/* " \ / */
+		default:
+			*o++ = (char)p[1];
+			break; /* " \ / */
 		}
 		p += 2;
 	}

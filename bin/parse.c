@@ -81,12 +81,23 @@ int cli_parse_duration(const char *s, uint64_t *ms)
 			s += 2;
 		} else {
 			switch (*s) {
-			case 's': unit = 1000; break;
-			case 'm': unit = 60 * 1000; break;
-			case 'h': unit = 3600 * 1000; break;
-			case 'd': unit = 86400 * 1000; break;
-			case 'w': unit = 7 * 86400 * 1000; break;
-			default: return -1;
+			case 's':
+				unit = 1000;
+				break;
+			case 'm':
+				unit = 60 * 1000;
+				break;
+			case 'h':
+				unit = 3600 * 1000;
+				break;
+			case 'd':
+				unit = 86400 * 1000;
+				break;
+			case 'w':
+				unit = 7 * 86400 * 1000;
+				break;
+			default:
+				return -1;
 			}
 			s++;
 		}
@@ -108,11 +119,28 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	if (digits_u64(&s, &n) < 0)
 		return -1;
 	switch (*s) {
-	case 'k': case 'K': mult = 1ull << 10; s++; break;
-	case 'm': case 'M': mult = 1ull << 20; s++; break;
-	case 'g': case 'G': mult = 1ull << 30; s++; break;
-	case 't': case 'T': mult = 1ull << 40; s++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		s++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		s++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		s++;
+		break;
+	case 't':
+	case 'T':
+		mult = 1ull << 40;
+		s++;
+		break;
+	default:
+		break;
 	}
 	if (mult > 1 && (s[0] == 'i' || s[0] == 'I') && (s[1] == 'B' || s[1] == 'b'))
 		s += 2;
@@ -199,16 +227,14 @@ static int parse_datetime(const char *s, int64_t *ms)
 {
 	int y, mo, d, h = 0, mi = 0, sec = 0, frac = 0, zone = 0, zone_min = 0;
 
-	if (fixed_digits(&s, 4, &y) < 0 || *s++ != '-' ||
-	    fixed_digits(&s, 2, &mo) < 0 || *s++ != '-' ||
-	    fixed_digits(&s, 2, &d) < 0)
+	if (fixed_digits(&s, 4, &y) < 0 || *s++ != '-' || fixed_digits(&s, 2, &mo) < 0 ||
+	    *s++ != '-' || fixed_digits(&s, 2, &d) < 0)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
 		return -1;
 	if (*s == 'T' || *s == 't' || *s == ' ') {
 		s++;
-		if (fixed_digits(&s, 2, &h) < 0 || *s++ != ':' ||
-		    fixed_digits(&s, 2, &mi) < 0)
+		if (fixed_digits(&s, 2, &h) < 0 || *s++ != ':' || fixed_digits(&s, 2, &mi) < 0)
 			return -1;
 		if (*s == ':') {
 			s++;
@@ -245,8 +271,8 @@ static int parse_datetime(const char *s, int64_t *ms)
 	if (*s != '\0')
 		return -1;
 	if (zone) {
-		int64_t secs = days_from_civil(y, mo, d) * 86400 +
-			h * 3600 + mi * 60 + sec - zone_min * 60;
+		int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+		               zone_min * 60;
 		*ms = secs * 1000 + frac;
 		return 0;
 	}
@@ -280,8 +306,7 @@ int cli_parse_time(const char *s, int64_t now_ms, int64_t *ms)
 		return 0;
 	}
 	if (s[0] == '-') {
-		if (cli_parse_duration(s + 1, &v) < 0 ||
-		    now_ms < INT64_MIN + (int64_t)v)
+		if (cli_parse_duration(s + 1, &v) < 0 || now_ms < INT64_MIN + (int64_t)v)
 			return -1;
 		*ms = now_ms - (int64_t)v;
 		return 0;
@@ -400,8 +425,8 @@ int64_t cli_arg_time(const char *opt, const char *arg)
 		cli_usage_error("%s: invalid time '%s' (did you mean -%s?)", opt, arg, arg);
 	if (arg[0] == '-' && cli_parse_u64(arg + 1, &d) == 0)
 		cli_usage_error("%s: invalid time '%s' (a relative time needs a unit, "
-		                "as in %sh; @%s is milliseconds before the epoch)", opt, arg,
-		                arg, arg);
+		                "as in %sh; @%s is milliseconds before the epoch)",
+		                opt, arg, arg, arg);
 	cli_usage_error("%s: invalid time '%s'", opt, arg);
 }
 
@@ -464,9 +489,12 @@ void cli_format_size(uint64_t bytes, char buf[CLI_SIZE_MAX])
 
 void cli_format_duration(uint64_t ms, char buf[CLI_DURATION_MAX])
 {
-	static const struct { const char *name; uint64_t ms; } unit[] = {
+	static const struct {
+		const char *name;
+		uint64_t ms;
+	} unit[] = {
 		{ "w", 7 * 86400000ull }, { "d", 86400000ull }, { "h", 3600000ull },
-		{ "m", 60000ull }, { "s", 1000ull },
+		{ "m", 60000ull },        { "s", 1000ull },
 	};
 
 	/* The largest unit that gives a whole number, so that what is printed

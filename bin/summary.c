@@ -121,8 +121,8 @@ static const char *inexact_why(const struct elog_summary *s)
 	                                       : " (compacted; a copy kept offsets with holes)";
 }
 
-static void print_json(const char *dir, const struct elog_summary *s,
-                       const struct elog_consumer *c, size_t n)
+static void print_json(const char *dir, const struct elog_summary *s, const struct elog_consumer *c,
+                       size_t n)
 {
 	j_open('{');
 	j_str("dir", cli_utf8_valid(dir, strlen(dir)) ? dir : NULL);
@@ -218,8 +218,7 @@ static void print_json(const char *dir, const struct elog_summary *s,
 
 /* ---- for people ---- */
 
-static void line(const char *label, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void line(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void line(const char *label, const char *fmt, ...)
 {
@@ -256,13 +255,13 @@ static void print_pids(const char *label, const pid_t *p, size_t n)
 	size_t len = 0;
 
 	for (size_t i = 0; i < n && len < sizeof buf - 24; i++)
-		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%ld",
-		                        i ? " " : "", (long)p[i]);
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%ld", i ? " " : "",
+		                        (long)p[i]);
 	line(label, "%s", buf);
 }
 
-static void print_text(const char *dir, const struct elog_summary *s,
-                       const struct elog_consumer *c, size_t n)
+static void print_text(const char *dir, const struct elog_summary *s, const struct elog_consumer *c,
+                       size_t n)
 {
 	char a[CLI_SIZE_MAX], b[CLI_SIZE_MAX], d[CLI_SIZE_MAX];
 	char t[CLI_TIME_MAX + 24], age[CLI_DURATION_MAX];
@@ -273,10 +272,9 @@ static void print_text(const char *dir, const struct elog_summary *s,
 	cli_puts(s->settings.id);
 	cli_puts(")\n");
 	if (s->records)
-		line("offsets", "%llu..%llu, %s%llu records%s",
-		     (unsigned long long)s->first, (unsigned long long)s->last,
-		     s->records_exact ? "" : "at most ", (unsigned long long)s->records,
-		     s->records_exact ? "" : inexact_why(s));
+		line("offsets", "%llu..%llu, %s%llu records%s", (unsigned long long)s->first,
+		     (unsigned long long)s->last, s->records_exact ? "" : "at most ",
+		     (unsigned long long)s->records, s->records_exact ? "" : inexact_why(s));
 	else
 		line("offsets", "none, 0 records");
 	line("durable end", "%llu", (unsigned long long)s->durable_end);
@@ -285,8 +283,8 @@ static void print_text(const char *dir, const struct elog_summary *s,
 	cli_format_size(s->disk_bytes, d);
 	line("size", "%s in segments, %s in all files, %s on disk", a, b, d);
 	cli_format_size(s->settings.segment_bytes, a);
-	line("segments", "%llu, active %020llu, rolled at %s",
-	     (unsigned long long)s->segments, (unsigned long long)s->active_base, a);
+	line("segments", "%llu, active %020llu, rolled at %s", (unsigned long long)s->segments,
+	     (unsigned long long)s->active_base, a);
 	line("oldest", "%s", s->records ? when(s->oldest_ms, t) : "-");
 	line("newest", "%s", s->records ? when(s->newest_ms, t) : "-");
 	if (s->writers_known)
@@ -318,8 +316,7 @@ static void print_text(const char *dir, const struct elog_summary *s,
 		line("compression", "zstd level %d, ratio %.2f (newest records)",
 		     s->settings.compression_level, ratio(s));
 	else if (s->settings.compression == ELOG_COMPRESS_ZSTD)
-		line("compression", "zstd level %d, ratio unknown",
-		     s->settings.compression_level);
+		line("compression", "zstd level %d, ratio unknown", s->settings.compression_level);
 	else
 		line("compression", "none");
 	if (s->lost)
@@ -331,9 +328,10 @@ static void print_text(const char *dir, const struct elog_summary *s,
 	for (size_t i = 0; i < n; i++) {
 		char lost[128] = "";
 		if (c[i].lost)
-			snprintf(lost, sizeof lost, ", LOST %llu to retention (offsets "
-			         "%llu-%llu)", (unsigned long long)c[i].lost,
-			         (unsigned long long)c[i].lost_first,
+			snprintf(lost, sizeof lost,
+			         ", LOST %llu to retention (offsets "
+			         "%llu-%llu)",
+			         (unsigned long long)c[i].lost, (unsigned long long)c[i].lost_first,
 			         (unsigned long long)c[i].lost_last);
 		cli_puts("    ");
 		cli_puts(c[i].name);

@@ -36,16 +36,26 @@ int main(int argc, char *argv[])
 	/* The relay reads and deletes while we insert: WAL lets both run, and
 	 * the busy timeout makes each wait for the other's short write. */
 	sqlite3_busy_timeout(db, 10000);
-	check(db, sqlite3_exec(db, "PRAGMA journal_mode=WAL;"
-	      "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	      " item TEXT NOT NULL, qty INTEGER NOT NULL);"
-	      "CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	      " payload TEXT NOT NULL);", NULL, NULL, NULL), SQLITE_OK);
-	check(db, sqlite3_prepare_v2(db, "INSERT INTO orders(item, qty) VALUES (?1, ?2)",
-	                             -1, &order, NULL), SQLITE_OK);
-	check(db, sqlite3_prepare_v2(db, "INSERT INTO outbox(payload) VALUES "
-	      "(json_object('type', 'order_placed', 'order', ?1, 'item', ?2, 'qty', ?3))",
-	      -1, &outbox, NULL), SQLITE_OK);
+	check(db,
+	      sqlite3_exec(db,
+	                   "PRAGMA journal_mode=WAL;"
+	                   "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	                   " item TEXT NOT NULL, qty INTEGER NOT NULL);"
+	                   "CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	                   " payload TEXT NOT NULL);",
+	                   NULL, NULL, NULL),
+	      SQLITE_OK);
+	check(db,
+	      sqlite3_prepare_v2(db, "INSERT INTO orders(item, qty) VALUES (?1, ?2)", -1, &order,
+	                         NULL),
+	      SQLITE_OK);
+	check(db,
+	      sqlite3_prepare_v2(
+	              db,
+	              "INSERT INTO outbox(payload) VALUES "
+	              "(json_object('type', 'order_placed', 'order', ?1, 'item', ?2, 'qty', ?3))",
+	              -1, &outbox, NULL),
+	      SQLITE_OK);
 	for (long i = 0; i < count; i++) {
 		char item[32];
 		snprintf(item, sizeof item, "widget-%ld", i % 17);

@@ -64,8 +64,9 @@ static int64_t outbox_id_of(const struct elog_record *rec)
 	    memcmp(rec->value, OUTBOX_PREFIX, plen) != 0)
 		return -1;
 	for (const char *p = (const char *)rec->value + plen;
-	     n < sizeof num - 1 && p < (const char *)rec->value + rec->value_len &&
-	     *p >= '0' && *p <= '9'; p++)
+	     n < sizeof num - 1 && p < (const char *)rec->value + rec->value_len && *p >= '0' &&
+	     *p <= '9';
+	     p++)
 		num[n++] = *p;
 	num[n] = 0;
 	return n ? strtoll(num, NULL, 10) : -1;
@@ -151,12 +152,14 @@ int main(int argc, char *argv[])
 		die(argv[optind], sqlite3_errmsg(db));
 	sqlite3_busy_timeout(db, 10000);
 	exec_sql(db, "PRAGMA journal_mode=WAL;"
-	         "CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	         " payload TEXT NOT NULL);");
-	if (sqlite3_prepare_v2(db, "SELECT id, payload FROM outbox WHERE id > ?1 "
-	                       "ORDER BY id LIMIT 100", -1, &pending, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "DELETE FROM outbox WHERE id <= ?1", -1, &drop,
-	                       NULL) != SQLITE_OK)
+	             "CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	             " payload TEXT NOT NULL);");
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT id, payload FROM outbox WHERE id > ?1 "
+	                       "ORDER BY id LIMIT 100",
+	                       -1, &pending, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "DELETE FROM outbox WHERE id <= ?1", -1, &drop, NULL) !=
+	            SQLITE_OK)
 		die("sqlite", sqlite3_errmsg(db));
 	/* Rows up to last may still be in the outbox when an earlier run died
 	 * before deleting them; they are in the log already, so they go now. */
@@ -175,12 +178,15 @@ int main(int argc, char *argv[])
 			char key[32];
 			char *value;
 			int klen = snprintf(key, sizeof key, "outbox-%" PRId64, id);
-			int vlen = asprintf(&value, OUTBOX_PREFIX "%" PRId64 ",\"event\":%s}",
-			                    id, payload);
+			int vlen = asprintf(&value, OUTBOX_PREFIX "%" PRId64 ",\"event\":%s}", id,
+			                    payload);
 			struct elog_record rec = {
-				.ts_ms = ELOG_TS_NOW, .schema = OUTBOX_SCHEMA,
-				.key = key, .key_len = (size_t)klen,
-				.value = value, .value_len = (size_t)vlen,
+				.ts_ms = ELOG_TS_NOW,
+				.schema = OUTBOX_SCHEMA,
+				.key = key,
+				.key_len = (size_t)klen,
+				.value = value,
+				.value_len = (size_t)vlen,
 			};
 			if (vlen < 0)
 				die("asprintf", strerror(ENOMEM));

@@ -120,19 +120,19 @@ int main(int argc, char *argv[])
 	 * cursor and the effects commit together, which SQLite's atomic
 	 * transactions give at any synchronous setting. */
 	exec_sql(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-	         "CREATE TABLE IF NOT EXISTS applied(offset INTEGER PRIMARY KEY,"
-	         " value INTEGER NOT NULL, times INTEGER NOT NULL);"
-	         "CREATE TABLE IF NOT EXISTS total(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	         " records INTEGER NOT NULL, sum INTEGER NOT NULL);"
-	         "INSERT OR IGNORE INTO total VALUES (1, 0, 0);"
-	         "CREATE TABLE IF NOT EXISTS cursor(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	         " offset INTEGER NOT NULL);");
+	             "CREATE TABLE IF NOT EXISTS applied(offset INTEGER PRIMARY KEY,"
+	             " value INTEGER NOT NULL, times INTEGER NOT NULL);"
+	             "CREATE TABLE IF NOT EXISTS total(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	             " records INTEGER NOT NULL, sum INTEGER NOT NULL);"
+	             "INSERT OR IGNORE INTO total VALUES (1, 0, 0);"
+	             "CREATE TABLE IF NOT EXISTS cursor(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	             " offset INTEGER NOT NULL);");
 	get_cursor = prepare(db, "SELECT offset FROM cursor WHERE id = 1");
 	apply = prepare(db, "INSERT INTO applied VALUES (?1, ?2, 1) "
-	                "ON CONFLICT(offset) DO UPDATE SET times = times + 1");
+	                    "ON CONFLICT(offset) DO UPDATE SET times = times + 1");
 	total = prepare(db, "UPDATE total SET records = records + 1, sum = sum + ?1");
 	set_cursor = prepare(db, "INSERT INTO cursor VALUES (1, ?1) "
-	                     "ON CONFLICT(id) DO UPDATE SET offset = ?1");
+	                         "ON CONFLICT(id) DO UPDATE SET offset = ?1");
 
 	rc = elog_reader_open(&r, logdir);
 	if (rc)
@@ -158,7 +158,8 @@ int main(int argc, char *argv[])
 		exec_sql(db, "BEGIN IMMEDIATE");
 		while (n < batch && (rc = elog_reader_next(r, &rec)) == 0) {
 			char num[32];
-			size_t len = rec.value_len < sizeof num - 1 ? rec.value_len : sizeof num - 1;
+			size_t len = rec.value_len < sizeof num - 1 ? rec.value_len
+			                                            : sizeof num - 1;
 			memcpy(num, rec.value, len);
 			num[len] = 0;
 			sqlite3_bind_int64(apply, 1, (sqlite3_int64)rec.offset);
@@ -185,7 +186,8 @@ int main(int argc, char *argv[])
 			uint64_t first, lastgap;
 			char why[128];
 			elog_reader_gap(r, &first, &lastgap);
-			snprintf(why, sizeof why, "offsets %llu-%llu were removed by "
+			snprintf(why, sizeof why,
+			         "offsets %llu-%llu were removed by "
 			         "retention before they were applied",
 			         (unsigned long long)first, (unsigned long long)lastgap);
 			die(logdir, why);

@@ -60,10 +60,10 @@
 static const char *prog = "undo-history";
 
 struct edit {
-	char op;        /* 'a', 'i', 'r', 'd' or 'u' */
-	size_t n;       /* line number (1-based), or the count of an undo */
-	char *text;     /* new text: a, i, r */
-	char *old;      /* text it replaced or deleted: r, d */
+	char op;    /* 'a', 'i', 'r', 'd' or 'u' */
+	size_t n;   /* line number (1-based), or the count of an undo */
+	char *text; /* new text: a, i, r */
+	char *old;  /* text it replaced or deleted: r, d */
 };
 
 struct lines {
@@ -77,7 +77,7 @@ struct stack {
 };
 
 static struct lines doc;
-static struct stack done;   /* the edits in effect, oldest first */
+static struct stack done; /* the edits in effect, oldest first */
 
 static void die(const char *what, const char *why)
 {
@@ -137,20 +137,36 @@ static void set_line(size_t at, const char *text)
 static void apply(const struct edit *e)
 {
 	switch (e->op) {
-	case 'a': insert_line(doc.n, e->text); break;
-	case 'i': insert_line(e->n - 1, e->text); break;
-	case 'r': set_line(e->n - 1, e->text); break;
-	case 'd': remove_line(e->n - 1); break;
+	case 'a':
+		insert_line(doc.n, e->text);
+		break;
+	case 'i':
+		insert_line(e->n - 1, e->text);
+		break;
+	case 'r':
+		set_line(e->n - 1, e->text);
+		break;
+	case 'd':
+		remove_line(e->n - 1);
+		break;
 	}
 }
 
 static void reverse(const struct edit *e)
 {
 	switch (e->op) {
-	case 'a': remove_line(doc.n - 1); break;
-	case 'i': remove_line(e->n - 1); break;
-	case 'r': set_line(e->n - 1, e->old); break;
-	case 'd': insert_line(e->n - 1, e->old); break;
+	case 'a':
+		remove_line(doc.n - 1);
+		break;
+	case 'i':
+		remove_line(e->n - 1);
+		break;
+	case 'r':
+		set_line(e->n - 1, e->old);
+		break;
+	case 'd':
+		insert_line(e->n - 1, e->old);
+		break;
 	}
 }
 
@@ -158,10 +174,13 @@ static void reverse(const struct edit *e)
 static int fits(const struct edit *e)
 {
 	switch (e->op) {
-	case 'i': return e->n >= 1 && e->n <= doc.n + 1;
+	case 'i':
+		return e->n >= 1 && e->n <= doc.n + 1;
 	case 'r':
-	case 'd': return e->n >= 1 && e->n <= doc.n;
-	default:  return 1;
+	case 'd':
+		return e->n >= 1 && e->n <= doc.n;
+	default:
+		return 1;
 	}
 }
 
@@ -263,11 +282,21 @@ static char *encode(const struct edit *e, size_t *len)
 	if (v == NULL)
 		die("memory", strerror(errno));
 	switch (e->op) {
-	case 'a': n = snprintf(v, cap, "a\t%s", t); break;
-	case 'i': n = snprintf(v, cap, "i\t%zu\t%s", e->n, t); break;
-	case 'r': n = snprintf(v, cap, "r\t%zu\t%s\t%s", e->n, t, o); break;
-	case 'd': n = snprintf(v, cap, "d\t%zu\t%s", e->n, o); break;
-	default:  n = snprintf(v, cap, "u\t%zu", e->n); break;
+	case 'a':
+		n = snprintf(v, cap, "a\t%s", t);
+		break;
+	case 'i':
+		n = snprintf(v, cap, "i\t%zu\t%s", e->n, t);
+		break;
+	case 'r':
+		n = snprintf(v, cap, "r\t%zu\t%s\t%s", e->n, t, o);
+		break;
+	case 'd':
+		n = snprintf(v, cap, "d\t%zu\t%s", e->n, o);
+		break;
+	default:
+		n = snprintf(v, cap, "u\t%zu", e->n);
+		break;
 	}
 	*len = (size_t)n;
 	return v;
@@ -382,8 +411,7 @@ static void command(elog *w, char *line)
 
 int main(int argc, char *argv[])
 {
-	struct elog_options opt = { .create = 1, .exclusive = 1,
-	                            .cleanup = ELOG_CLEANUP_DELETE };
+	struct elog_options opt = { .create = 1, .exclusive = 1, .cleanup = ELOG_CLEANUP_DELETE };
 	elog *w = NULL;
 	char *line = NULL;
 	size_t cap = 0;

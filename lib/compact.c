@@ -55,8 +55,8 @@
 #include "internal.h"
 
 #define STATE_MAGIC "elog-compact-state 1\n"
-#define STATE_MAX   (1u << 30)
-#define OUT_BUF     (1u << 20)
+#define STATE_MAX (1u << 30)
+#define OUT_BUF (1u << 20)
 
 struct tomb {
 	uint64_t offset;
@@ -102,7 +102,8 @@ static int state_load(struct maint *m, struct tombs *t)
 	if (err == ENOENT)
 		return 0;
 	if (err)
-		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE,
+		                        elog_strerror(err));
 	size_t line = 1;
 	const char *p = text, *end = text + len;
 	if (len < sizeof STATE_MAGIC - 1 || memcmp(text, STATE_MAGIC, sizeof STATE_MAGIC - 1)) {
@@ -116,8 +117,7 @@ static int state_load(struct maint *m, struct tombs *t)
 		int n;
 		line++;
 		if (sscanf(p, "%20llu %20lld%n", &off, &ms, &n) != 2 || p[n] != '\n' ||
-		    (p[0] < '0' || p[0] > '9') ||
-		    (t->n && off <= t->v[t->n - 1].offset)) {
+		    (p[0] < '0' || p[0] > '9') || (t->n && off <= t->v[t->n - 1].offset)) {
 			err = ELOG_CORRUPT;
 			goto out;
 		}
@@ -128,10 +128,13 @@ static int state_load(struct maint *m, struct tombs *t)
 out:
 	free(text);
 	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err, "%s: malformed at line %zu (remove it to "
-		    "restart the grace periods of tombstones)", FN_COMPACT_STATE, line);
+		return elog__errmsg_set(m->msg, err,
+		                        "%s: malformed at line %zu (remove it to "
+		                        "restart the grace periods of tombstones)",
+		                        FN_COMPACT_STATE, line);
 	if (err)
-		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE,
+		                        elog_strerror(err));
 	return 0;
 }
 
@@ -145,12 +148,14 @@ static int state_store(struct maint *m, const struct tombs *t)
 	len = sizeof STATE_MAGIC - 1;
 	for (size_t i = 0; i < t->n; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "%llu %lld\n",
-		    (unsigned long long)t->v[i].offset, (long long)t->v[i].first_ms);
+		                        (unsigned long long)t->v[i].offset,
+		                        (long long)t->v[i].first_ms);
 	elog__maint_step();
 	int err = elog__fs_replace_file(m->dfd, FN_COMPACT_STATE, buf, len);
 	free(buf);
 	if (err)
-		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE,
+		                        elog_strerror(err));
 	return 0;
 }
 
@@ -170,24 +175,24 @@ struct compactor {
 	struct elog_compact_result *res;
 	int64_t now;
 	struct keyset ks;
-	uint64_t cut;            /* records at or above it are left alone */
-	struct tombs old, keep;  /* the state as read, and as it will be */
-	uint64_t *size;          /* closed segments' sizes once compacted */
-	uint32_t *flags;         /* and their headers' flags (codec, dictionary) */
-	unsigned char *buf;      /* OUT_BUF bytes of output */
+	uint64_t cut;           /* records at or above it are left alone */
+	struct tombs old, keep; /* the state as read, and as it will be */
+	uint64_t *size;         /* closed segments' sizes once compacted */
+	uint32_t *flags;        /* and their headers' flags (codec, dictionary) */
+	unsigned char *buf;     /* OUT_BUF bytes of output */
 };
 
 /* The replacement of one segment being written. */
 struct out {
 	uint64_t base;
-	uint32_t flags;          /* copied from the input: values stay encoded */
-	int fd;                  /* the temporary .log, or -1 (not opened) */
-	size_t len;              /* bytes in the compactor's buffer */
-	uint64_t pos;            /* the file position of the next record */
+	uint32_t flags; /* copied from the input: values stay encoded */
+	int fd;         /* the temporary .log, or -1 (not opened) */
+	size_t len;     /* bytes in the compactor's buffer */
+	uint64_t pos;   /* the file position of the next record */
 	uint64_t records;
 	struct idx_builder ib;
 	struct index ix;
-	struct seal seal;        /* what the segments it replaces end with */
+	struct seal seal; /* what the segments it replaces end with */
 };
 
 static void tmp_name(char *buf, uint64_t base, const char *ext)
@@ -247,12 +252,11 @@ static int out_open(struct compactor *c, struct out *w)
 }
 
 /* Account for a record that goes to the output at w->pos. */
-static int out_note(struct compactor *c, struct out *w, const struct elog_record *rec,
-                    size_t size)
+static int out_note(struct compactor *c, struct out *w, const struct elog_record *rec, size_t size)
 {
 	struct idx_entry e;
-	if (elog__idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->pos,
-	                    c->m->set.index_interval, &e)) {
+	if (elog__idx_builder_add(&w->ib, rec->offset, rec->ts_ms, w->pos, c->m->set.index_interval,
+	                          &e)) {
 		int err = elog__idx_push(&w->ix, &e);
 		if (err)
 			return elog__errmsg_set(c->m->msg, err, "%s", elog_strerror(err));
@@ -263,17 +267,17 @@ static int out_note(struct compactor *c, struct out *w, const struct elog_record
 }
 
 /* Copy bytes [from, to) of segfd to the output unchanged. */
-static int out_copy(struct compactor *c, struct out *w, int segfd, uint64_t from,
-                    uint64_t to)
+static int out_copy(struct compactor *c, struct out *w, int segfd, uint64_t from, uint64_t to)
 {
 	unsigned char tmp[64 * 1024];
 	while (from < to) {
 		size_t n = to - from < sizeof tmp ? (size_t)(to - from) : sizeof tmp, got;
 		int err = elog__fs_pread_full(segfd, tmp, n, (off_t)from, &got);
 		if (!err && got != n)
-			err = EIO;	/* a closed segment never shrinks */
+			err = EIO; /* a closed segment never shrinks */
 		if (err)
-			return elog__errmsg_set(c->m->msg, err, "reading a segment: %s", elog_strerror(err));
+			return elog__errmsg_set(c->m->msg, err, "reading a segment: %s",
+			                        elog_strerror(err));
 		if ((err = out_write(c, w, tmp, n)) != 0)
 			return err;
 		from += n;
@@ -314,9 +318,10 @@ static int out_commit(struct compactor *c, struct out *w)
 	tmp_name(tmp, w->base, SEG_EXT);
 	elog__maint_step();
 	if (fdatasync(w->fd) < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp, elog_strerror(errno));
+		return elog__errmsg_set(m->msg, errno, "%s: fdatasync: %s", tmp,
+		                        elog_strerror(errno));
 	close(w->fd);
-	w->fd = -2;	/* closed, but the temporary files exist */
+	w->fd = -2; /* closed, but the temporary files exist */
 
 	size_t len = IDX_HDR + w->ix.n * IDX_ENTRY;
 	unsigned char *ibuf = malloc(len);
@@ -345,7 +350,8 @@ static int out_commit(struct compactor *c, struct out *w)
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
 		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	elog__seg_name(name, w->base, SEG_EXT);
 	tmp_name(tmp, w->base, SEG_EXT);
 	elog__maint_step();
@@ -354,7 +360,8 @@ static int out_commit(struct compactor *c, struct out *w)
 	/* And the segment before its index, so the new index never stands
 	 * beside the old segment. */
 	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	elog__seg_name(name, w->base, IDX_EXT);
 	tmp_name(tmp, w->base, IDX_EXT);
 	elog__maint_step();
@@ -362,13 +369,13 @@ static int out_commit(struct compactor *c, struct out *w)
 		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	elog__maint_step();
 	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	w->fd = -1;
 	return 0;
 }
 
-static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
-                        uint32_t *flags)
+static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size, uint32_t *flags)
 {
 	struct stat st;
 	int err = elog__seg_open(m->dfd, base, O_RDONLY, fd, flags, &st, m->msg);
@@ -377,17 +384,19 @@ static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
 	return err;
 }
 
-static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
-                      uint64_t at)
+static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, base, SEG_EXT);
 	if (err == ELOG_CORRUPT)
 		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		    elog__scan_truncated(s) ? "truncated" : "corrupt", (unsigned long long)at);
+		                        elog__scan_truncated(s) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
 	if (err == ELOG_INVALID)
-		return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: offset out of order at "
-		                  "byte %llu", name, (unsigned long long)at);
+		return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+		                        "%s: offset out of order at "
+		                        "byte %llu",
+		                        name, (unsigned long long)at);
 	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 }
 
@@ -401,7 +410,7 @@ static int collect_keys(struct compactor *c)
 		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at, prev = 0;
 		if (i >= m->nclosed) {
 			if (base > m->wm.segment_base)
-				break;	/* nothing durable in it yet */
+				break; /* nothing durable in it yet */
 			if (base == m->wm.segment_base)
 				limit = m->wm.segment_bytes;
 		}
@@ -426,15 +435,18 @@ static int collect_keys(struct compactor *c)
 				break;
 			if (c->cut == UINT64_MAX && rec.ts_ms > young)
 				c->cut = rec.offset;
-			if (rec.key_len && (err = elog__keyset_put(&c->ks, rec.key, rec.key_len,
-			                        rec.offset, rec.value_len == 0)) != 0) {
+			if (rec.key_len &&
+			    (err = elog__keyset_put(&c->ks, rec.key, rec.key_len, rec.offset,
+			                            rec.value_len == 0)) != 0) {
 				/* Out of memory is the key table's, not the
 				 * segment's: say how big it had grown. */
 				elog__scan_free(&s);
 				close(fd);
-				return elog__errmsg_set(m->msg, err, "the key table, holding %zu keys "
-				                  "in %zu bytes, cannot grow: %s", c->ks.n,
-				                  elog__keyset_memory(&c->ks), elog_strerror(err));
+				return elog__errmsg_set(m->msg, err,
+				                        "the key table, holding %zu keys "
+				                        "in %zu bytes, cannot grow: %s",
+				                        c->ks.n, elog__keyset_memory(&c->ks),
+				                        elog_strerror(err));
 			}
 		}
 		if (err == 0 || err == ELOG_END)
@@ -459,14 +471,14 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 	if (rec->key_len == 0)
 		return 0;
 	if (!elog__keyset_get(&c->ks, rec->key, rec->key_len, &newest, &tomb))
-		return 0;	/* cannot happen: pass 1 saw every record */
+		return 0; /* cannot happen: pass 1 saw every record */
 	if (newest > rec->offset) {
 		/* Superseded: it goes, unless it is young. */
 		*keep = rec->offset >= c->cut;
 		return 0;
 	}
 	if (newest < rec->offset)
-		return 0;	/* cannot happen either; keeping is safe */
+		return 0; /* cannot happen either; keeping is safe */
 	if (!tomb)
 		return 0;
 	const struct tomb *t = tombs_find(&c->old, rec->offset);
@@ -482,8 +494,8 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 	return err ? elog__errmsg_set(c->m->msg, err, "%s", elog_strerror(err)) : 0;
 }
 
-static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
-                   uint64_t into, uint64_t rb, uint64_t ra, uint64_t bb, uint64_t ba)
+static void report(struct compactor *c, int action, uint64_t base, uint64_t end, uint64_t into,
+                   uint64_t rb, uint64_t ra, uint64_t bb, uint64_t ba)
 {
 	if (!c->o->each)
 		return;
@@ -590,7 +602,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 	int err = 0;
 
 	out_init(&w, m->sl.base[i]);
-	w.flags = c->flags[i];	/* the run shares them (see compact()) */
+	w.flags = c->flags[i]; /* the run shares them (see compact()) */
 	if (!c->o->dry_run) {
 		if ((err = out_open(c, &w)) != 0)
 			goto fail;
@@ -610,16 +622,15 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 			while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
 				size_t rsize = elog__rec_size(rec.key_len, rec.value_len);
 				if ((werr = out_note(c, &w, &rec, rsize)) != 0 ||
-				    (werr = out_write(c, &w, elog__rec_bytes(&rec),
-				                      rsize)) != 0)
+				    (werr = out_write(c, &w, elog__rec_bytes(&rec), rsize)) != 0)
 					break;
 			}
 			uint64_t listed = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
 			if (werr)
-				err = werr;	/* its message is set */
+				err = werr; /* its message is set */
 			else if (err == ELOG_END)
-				err = elog__seg_chain_next(fd, m->sl.base[k], &s, listed,
-				                           &w.seal, m->msg);
+				err = elog__seg_chain_next(fd, m->sl.base[k], &s, listed, &w.seal,
+				                           m->msg);
 			else
 				err = scan_error(m, m->sl.base[k], &s, err, at);
 			elog__scan_free(&s);
@@ -636,8 +647,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 		if (!c->o->dry_run && (err = elog__seg_remove(m, m->sl.base[k])) != 0)
 			return err;
 		uint64_t end = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
-		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0,
-		       c->size[k], 0);
+		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0, c->size[k], 0);
 	}
 	return 0;
 fail:
@@ -667,7 +677,8 @@ static int compact(struct compactor *c)
 	if ((err = state_load(m, &c->old)) != 0)
 		return err;
 	if ((err = elog__keyset_init(&c->ks)) != 0)
-		return elog__errmsg_set(m->msg, err, "making the key table: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "making the key table: %s",
+		                        elog_strerror(err));
 	c->buf = malloc(OUT_BUF);
 	c->size = malloc((m->nclosed + 1) * sizeof *c->size);
 	c->flags = malloc((m->nclosed + 1) * sizeof *c->flags);
@@ -719,9 +730,11 @@ static int cleanup_allows(const struct elog_settings *s, char *msg)
 {
 	if (s->cleanup == ELOG_CLEANUP_COMPACT)
 		return 0;
-	return elog__errmsg_set(msg, ELOG_NOCOMPACT, "the log's cleanup is delete, so it "
-	    "is not compacted (delete is the default, and the policy of every log "
-	    "created before the setting existed)");
+	return elog__errmsg_set(
+	        msg, ELOG_NOCOMPACT,
+	        "the log's cleanup is delete, so it "
+	        "is not compacted (delete is the default, and the policy of every log "
+	        "created before the setting existed)");
 }
 
 int elog_compact(const char *dir, const struct elog_compact_opts *o,

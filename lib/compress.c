@@ -47,7 +47,7 @@
 #include "internal.h"
 
 #ifdef ELOG_HAVE_ZSTD
-#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_FRAMEHEADERSIZE_MAX */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_FRAMEHEADERSIZE_MAX */
 #include <zdict.h>
 #include <zstd.h>
 #endif
@@ -88,7 +88,7 @@ int elog__dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, cha
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: dictionary missing", name);
 	if (err == EFBIG)
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes", name,
-		                  DICT_HDR + DICT_MAX);
+		                        DICT_HDR + DICT_MAX);
 	if (err)
 		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	const unsigned char *p = (const unsigned char *)data;
@@ -115,7 +115,7 @@ static int newer_dict(const char *name, void *arg)
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (*s < '1' || *s > '9' || *end || errno || v > DICT_ID_MAX)
-		return 0;	/* a temporary file or a stranger */
+		return 0; /* a temporary file or a stranger */
 	if (v > *id)
 		*id = (uint32_t)v;
 	return 0;
@@ -132,7 +132,7 @@ int elog__dict_latest(int dfd, uint32_t *id)
 /* The functions of a codec.  Encoder and decoder states are the codec's
  * own; each holds at most one dictionary at a time. */
 struct codec_ops {
-	void *(*enc_new)(int level);	/* NULL: out of memory */
+	void *(*enc_new)(int level); /* NULL: out of memory */
 	void (*enc_free)(void *enc);
 	/* Make enc hold dict (0, or an errno value). */
 	int (*enc_dict)(void *enc, const void *dict, size_t len);
@@ -141,13 +141,12 @@ struct codec_ops {
 	/* The payload of the n > 0 bytes at v, written at out, encoded with
 	 * the dictionary enc holds if with_dict: its length, or 0 when the
 	 * value does not encode (it is then stored as given). */
-	size_t (*encode)(void *enc, int with_dict, const void *v, size_t n,
-	                 unsigned char *out);
+	size_t (*encode)(void *enc, int with_dict, const void *v, size_t n, unsigned char *out);
 	/* Train a dictionary of at most cap bytes from n samples laid end to
 	 * end; NULL for a codec without dictionaries. */
-	int (*train)(const void *samples, const size_t *sizes, unsigned n,
-	             unsigned char *dict, size_t cap, size_t *len);
-	void *(*dec_new)(void);		/* NULL: out of memory */
+	int (*train)(const void *samples, const size_t *sizes, unsigned n, unsigned char *dict,
+	             size_t cap, size_t *len);
+	void *(*dec_new)(void); /* NULL: out of memory */
 	void (*dec_free)(void *dec);
 	/* Make dec hold dict: nonzero when dict is not one of this codec. */
 	int (*dec_dict)(void *dec, const void *dict, size_t len);
@@ -177,7 +176,7 @@ struct zstd_enc {
 struct zstd_dec {
 	ZSTD_DCtx *dctx;
 	ZSTD_DDict *ddict;
-	unsigned char *frame;	/* the frame with its magic number restored */
+	unsigned char *frame; /* the frame with its magic number restored */
 	size_t fcap;
 };
 
@@ -220,8 +219,7 @@ static size_t zstd_enc_bound(size_t n)
 	return ZSTD_compressBound(n);
 }
 
-static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n,
-                          unsigned char *out)
+static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n, unsigned char *out)
 {
 	struct zstd_enc *z = enc;
 	/* The frame is written at out, then moved over its magic number. */
@@ -233,8 +231,8 @@ static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n,
 	return c - MAGIC_LEN;
 }
 
-static int zstd_train(const void *samples, const size_t *sizes, unsigned n,
-                      unsigned char *dict, size_t cap, size_t *len)
+static int zstd_train(const void *samples, const size_t *sizes, unsigned n, unsigned char *dict,
+                      size_t cap, size_t *len)
 {
 	size_t r = ZDICT_trainFromBuffer(dict, cap, samples, sizes, n);
 	if (ZDICT_isError(r))
@@ -281,8 +279,7 @@ static size_t zstd_dec_size(const unsigned char *in, size_t n)
 	memcpy(head, zstd_magic, MAGIC_LEN);
 	memcpy(head + MAGIC_LEN, in, h);
 	unsigned long long size = ZSTD_getFrameContentSize(head, MAGIC_LEN + h);
-	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
-	    size >= SIZE_MAX)
+	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size >= SIZE_MAX)
 		return SIZE_MAX;
 	return (size_t)size;
 }
@@ -302,8 +299,8 @@ static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t
 	memcpy(z->frame, zstd_magic, MAGIC_LEN);
 	memcpy(z->frame + MAGIC_LEN, in, n);
 	size_t r = with_dict
-	    ? ZSTD_decompress_usingDDict(z->dctx, out, cap, z->frame, flen, z->ddict)
-	    : ZSTD_decompressDCtx(z->dctx, out, cap, z->frame, flen);
+	                   ? ZSTD_decompress_usingDDict(z->dctx, out, cap, z->frame, flen, z->ddict)
+	                   : ZSTD_decompressDCtx(z->dctx, out, cap, z->frame, flen);
 	if (ZSTD_isError(r)) {
 		*why = ZSTD_getErrorName(r);
 		return ELOG_CORRUPT;
@@ -313,15 +310,22 @@ static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t
 }
 
 static const struct codec_ops zstd_ops = {
-	.enc_new = zstd_enc_new, .enc_free = zstd_enc_free, .enc_dict = zstd_enc_dict,
-	.enc_bound = zstd_enc_bound, .encode = zstd_encode, .train = zstd_train,
-	.dec_new = zstd_dec_new, .dec_free = zstd_dec_free, .dec_dict = zstd_dec_dict,
-	.dec_size = zstd_dec_size, .decode = zstd_decode,
+	.enc_new = zstd_enc_new,
+	.enc_free = zstd_enc_free,
+	.enc_dict = zstd_enc_dict,
+	.enc_bound = zstd_enc_bound,
+	.encode = zstd_encode,
+	.train = zstd_train,
+	.dec_new = zstd_dec_new,
+	.dec_free = zstd_dec_free,
+	.dec_dict = zstd_dec_dict,
+	.dec_size = zstd_dec_size,
+	.decode = zstd_decode,
 };
 #define ZSTD_OPS (&zstd_ops)
 
 #else
-#define ZSTD_OPS NULL	/* no zstd in this build */
+#define ZSTD_OPS NULL /* no zstd in this build */
 #endif
 
 /* ---- the codecs ---- */
@@ -329,11 +333,13 @@ static const struct codec_ops zstd_ops = {
 /* Indexed by the codec byte.  Codec none has no functions: its values
  * are stored as given. */
 static const struct codec codecs[] = {
-	[CODEC_NONE] = { .name = "none", .id = CODEC_NONE,
-	                 .compression = ELOG_COMPRESS_NONE },
-	[CODEC_ZSTD] = { .name = "zstd", .id = CODEC_ZSTD,
+	[CODEC_NONE] = { .name = "none", .id = CODEC_NONE, .compression = ELOG_COMPRESS_NONE },
+	[CODEC_ZSTD] = { .name = "zstd",
+	                 .id = CODEC_ZSTD,
 	                 .compression = ELOG_COMPRESS_ZSTD,
-	                 .level_default = 3, .level_max = 19, .dictionaries = 1,
+	                 .level_default = 3,
+	                 .level_max = 19,
+	                 .dictionaries = 1,
 	                 .ops = ZSTD_OPS },
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
@@ -370,8 +376,10 @@ int elog__codec_plain(uint32_t flags)
 int elog__codec_usable(const struct codec *c, char *msg)
 {
 	if (c->id != CODEC_NONE && !c->ops)
-		return elog__errmsg_set(msg, ELOG_UNSUPPORTED, "compressed with %s, but this "
-		                  "build has no %s support", c->name, c->name);
+		return elog__errmsg_set(msg, ELOG_UNSUPPORTED,
+		                        "compressed with %s, but this "
+		                        "build has no %s support",
+		                        c->name, c->name);
 	return 0;
 }
 
@@ -379,22 +387,23 @@ int elog__codec_settings_check(struct elog_settings *s, char *msg)
 {
 	const struct codec *c = elog__codec_from_settings(s);
 	if (!c)
-		return elog__errmsg_set(msg, ELOG_INVALID, "unknown compression %d", s->compression);
+		return elog__errmsg_set(msg, ELOG_INVALID, "unknown compression %d",
+		                        s->compression);
 	if (!c->level_max)
 		s->compression_level = 0;
 	else if (!s->compression_level)
 		s->compression_level = c->level_default;
 	if (c->id != CODEC_NONE && !c->ops)
 		return elog__errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no %s support",
-		                  c->name);
+		                        c->name);
 	if (s->compression_level < 0 || s->compression_level > c->level_max)
 		return elog__errmsg_set(msg, ELOG_INVALID, "%s level must be between 1 and %d",
-		                  c->name, c->level_max);
+		                        c->name, c->level_max);
 	return 0;
 }
 
-int elog__codec_train(const struct codec *c, const void *samples, const size_t *sizes,
-                unsigned n, unsigned char *dict, size_t cap, size_t *len)
+int elog__codec_train(const struct codec *c, const void *samples, const size_t *sizes, unsigned n,
+                      unsigned char *dict, size_t cap, size_t *len)
 {
 	if (!c->ops || !c->ops->train)
 		return ELOG_UNSUPPORTED;
@@ -416,16 +425,16 @@ struct state {
 };
 
 struct venc {
-	const struct codec *codec;	/* the one level is for */
-	int level;			/* 0 = the codec's default */
+	const struct codec *codec; /* the one level is for */
+	int level;                 /* 0 = the codec's default */
 	struct state s[NCODECS];
-	unsigned char *buf;		/* the last value encoded */
+	unsigned char *buf; /* the last value encoded */
 	size_t cap;
 };
 
 struct vdec {
 	struct state s[NCODECS];
-	unsigned char *buf;		/* the last value decoded */
+	unsigned char *buf; /* the last value decoded */
 	size_t cap;
 };
 
@@ -451,8 +460,8 @@ void elog__venc_free(struct venc *e)
 }
 
 /* The codec flags name, and its encoder state in e. */
-static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp,
-                     struct state **sp, char *msg)
+static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp, struct state **sp,
+                     char *msg)
 {
 	const struct codec *c = elog__codec_for_flags(flags);
 	if (!c)
@@ -473,8 +482,8 @@ static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp,
 
 /* Make s, the encoder state of c, hold dictionary id (from dict, or else
  * loaded from dfd). */
-static int enc_dict(const struct codec *c, struct state *s, uint32_t id, int dfd,
-                    const void *dict, size_t len, char *msg)
+static int enc_dict(const struct codec *c, struct state *s, uint32_t id, int dfd, const void *dict,
+                    size_t len, char *msg)
 {
 	unsigned char *loaded = NULL;
 	int err;
@@ -510,7 +519,7 @@ int elog__venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t
 }
 
 int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
-               const void **out, size_t *outlen, char *msg)
+                     const void **out, size_t *outlen, char *msg)
 {
 	const struct codec *c;
 	struct state *s;
@@ -555,7 +564,7 @@ void elog__vdec_free(struct vdec *d)
 }
 
 int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
-               const void **out, size_t *outlen, char *msg)
+                     const void **out, size_t *outlen, char *msg)
 {
 	const struct codec *c = elog__codec_for_flags(flags);
 	const unsigned char *p = in;
@@ -591,8 +600,10 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 		err = c->ops->dec_dict(s->st, dict, dlen);
 		free(dict);
 		if (err)
-			return elog__errmsg_set(msg, ELOG_CORRUPT, "dictionary %u is not a %s "
-			                  "dictionary", id, c->name);
+			return elog__errmsg_set(msg, ELOG_CORRUPT,
+			                        "dictionary %u is not a %s "
+			                        "dictionary",
+			                        id, c->name);
 		s->dict = id;
 	}
 	if (elog__buf_grow(&d->buf, &d->cap, size + 1, 4096))
@@ -604,7 +615,7 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if (err || len != size)
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
-		                  c->name, why);
+		                        c->name, why);
 	*out = d->buf;
 	*outlen = len;
 	return 0;

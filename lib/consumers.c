@@ -22,9 +22,9 @@ static int bad_name(char *msg, const char *name)
 	/* Quote at most the alphabet's length so a hostile name cannot flood
 	 * the message; the rest of it is of no help anyway. */
 	return elog__errmsg_set(msg, ELOG_BADNAME, "consumer name \"%.*s%s\": %s",
-	                  ELOG_CONSUMER_NAME_MAX, name ? name : "",
-	                  name && strlen(name) > ELOG_CONSUMER_NAME_MAX ? "..." : "",
-	                  elog_strerror(ELOG_BADNAME));
+	                        ELOG_CONSUMER_NAME_MAX, name ? name : "",
+	                        name && strlen(name) > ELOG_CONSUMER_NAME_MAX ? "..." : "",
+	                        elog_strerror(ELOG_BADNAME));
 }
 
 /* Open the log directory and make sure it is a log. */
@@ -85,8 +85,10 @@ static int load_table(int dfd, struct ctable *t, char *msg)
 	if (rc == ENOENT)
 		return 0;
 	if (rc == EFBIG)
-		return elog__errmsg_set(msg, ELOG_CORRUPT, FN_CONSUMERS ": larger than "
-		                  "%u bytes", CONSUMERS_FILE_MAX);
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
+		                        FN_CONSUMERS ": larger than "
+		                                     "%u bytes",
+		                        CONSUMERS_FILE_MAX);
 	if (rc)
 		return elog__errmsg_set(msg, rc, FN_CONSUMERS ": %s", elog_strerror(rc));
 	rc = elog__ctable_parse(t, text, len, msg);
@@ -100,8 +102,7 @@ static int load_table(int dfd, struct ctable *t, char *msg)
  * acknowledged yet (x, or NULL), and besides the offsets between its next
  * one and the log's start that the record does not cover: a consumer below
  * the start meets that gap when it reads on, acknowledged or not. */
-static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start,
-                    const struct loss *x)
+static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start, const struct loss *x)
 {
 	uint64_t next = c->offset + 1;
 
@@ -166,8 +167,7 @@ struct state {
 	struct losses l;
 	int table_changed, losses_changed;
 };
-typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end,
-                         char *msg);
+typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end, char *msg);
 
 static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 {
@@ -204,7 +204,7 @@ out:
 	elog__ctable_free(&st.t);
 	elog__losses_free(&st.l);
 	if (lfd >= 0)
-		close(lfd);   /* releases the lock */
+		close(lfd); /* releases the lock */
 	close(dfd);
 	return rc;
 }
@@ -222,14 +222,16 @@ static int do_commit(struct state *st, const void *arg, uint64_t end, char *msg)
 	int rc;
 
 	if (a->offset >= end)
-		return elog__errmsg_set(msg, ELOG_BEYOND, "offset %llu is at or above "
-		                  "the durable end %llu of the log",
-		                  (unsigned long long)a->offset,
-		                  (unsigned long long)end);
+		return elog__errmsg_set(msg, ELOG_BEYOND,
+		                        "offset %llu is at or above "
+		                        "the durable end %llu of the log",
+		                        (unsigned long long)a->offset, (unsigned long long)end);
 	rc = elog__ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
 	if (rc == ELOG_TOOMANY)
-		return elog__errmsg_set(msg, rc, "consumer \"%s\": the log already has "
-		                  "%d consumers", a->name, ELOG_CONSUMERS_MAX);
+		return elog__errmsg_set(msg, rc,
+		                        "consumer \"%s\": the log already has "
+		                        "%d consumers",
+		                        a->name, ELOG_CONSUMERS_MAX);
 	return rc;
 }
 
@@ -259,8 +261,7 @@ static int do_ack_loss(struct state *st, const void *arg, uint64_t end, char *ms
 	return 0;
 }
 
-int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
-                         char *msg)
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct commit_arg a = { name, offset };
@@ -312,8 +313,8 @@ static int log_start(int dfd, uint64_t *start, char *msg)
 
 /* Load the table, the durable end and the log's start without taking the
  * lock. */
-static int snapshot(const char *dir, struct ctable *t, struct losses *l,
-                    uint64_t *end, uint64_t *start, char *msg)
+static int snapshot(const char *dir, struct ctable *t, struct losses *l, uint64_t *end,
+                    uint64_t *start, char *msg)
 {
 	int dfd, rc;
 
@@ -336,8 +337,8 @@ static int snapshot(const char *dir, struct ctable *t, struct losses *l,
 }
 
 /* Consumer name's entry and the durable end it was measured against. */
-static int get_entry(const char *dir, const char *name,
-                     struct elog_consumer *c, uint64_t *end, char *msg)
+static int get_entry(const char *dir, const char *name, struct elog_consumer *c, uint64_t *end,
+                     char *msg)
 {
 	struct ctable t = { 0 };
 	struct losses l = { 0 };
@@ -364,8 +365,7 @@ static int get_entry(const char *dir, const char *name,
 	return rc;
 }
 
-int elog_consumer_get(const char *dir, const char *name,
-                      struct elog_consumer *c, char *msg)
+int elog_consumer_get(const char *dir, const char *name, struct elog_consumer *c, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	uint64_t end;
@@ -376,8 +376,7 @@ int elog_consumer_get(const char *dir, const char *name,
 	return get_entry(dir, name, c, &end, msg);
 }
 
-int elog_consumer_list(const char *dir, struct elog_consumer **list,
-                       size_t *n, char *msg)
+int elog_consumer_list(const char *dir, struct elog_consumer **list, size_t *n, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct ctable t = { 0 };
@@ -403,8 +402,7 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list,
 	return 0;
 }
 
-int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
-                       char *msg)
+int elog_consumer_seek(elog_reader *r, const char *dir, const char *name, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_consumer c;
@@ -426,10 +424,11 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
 	 * resuming there would silently skip whatever the writer puts at
 	 * those offsets next. */
 	if (c.offset >= end)
-		return elog__errmsg_set(msg, ELOG_BEYOND, "consumer \"%s\" committed "
-		                  "offset %llu, at or above the durable end %llu "
-		                  "of the log", name,
-		                  (unsigned long long)c.offset,
-		                  (unsigned long long)end);
+		return elog__errmsg_set(msg, ELOG_BEYOND,
+		                        "consumer \"%s\" committed "
+		                        "offset %llu, at or above the durable end %llu "
+		                        "of the log",
+		                        name, (unsigned long long)c.offset,
+		                        (unsigned long long)end);
 	return elog_reader_seek(r, c.offset + 1);
 }

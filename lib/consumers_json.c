@@ -39,8 +39,8 @@ int elog_consumer_name_check(const char *name)
 		char c = name[n];
 		if (n == ELOG_CONSUMER_NAME_MAX)
 			return ELOG_BADNAME;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
 			return ELOG_BADNAME;
 	}
 	return 0;
@@ -81,8 +81,7 @@ ssize_t elog__ctable_find(const struct ctable *t, const char *name)
 	return ctable_search(t, name, &at) ? (ssize_t)at : -1;
 }
 
-int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset,
-               int64_t committed_ms)
+int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_t committed_ms)
 {
 	size_t at;
 
@@ -124,13 +123,12 @@ struct pstate {
 static int perr(struct pstate *s, const char *what)
 {
 	return elog__errmsg_set(s->msg, ELOG_CORRUPT, FN_CONSUMERS ": byte %zu: %s",
-	                  (size_t)(s->p - s->start), what);
+	                        (size_t)(s->p - s->start), what);
 }
 
 static void skip_ws(struct pstate *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
-	                         *s->p == '\n' || *s->p == '\r'))
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
 		s->p++;
 }
 
@@ -239,14 +237,14 @@ static int parse_entry(struct pstate *s, uint64_t *offset, int64_t *ms)
 			have_ms = 1;
 		} else {
 			s->p = at;
-			return perr(s, strcmp(key, "offset") == 0 ||
-			               strcmp(key, "committed_ms") == 0 ?
-			               "duplicate member" : "unknown member");
+			return perr(s,
+			            strcmp(key, "offset") == 0 || strcmp(key, "committed_ms") == 0
+			                    ? "duplicate member"
+			                    : "unknown member");
 		}
 	} while (eat(s, ','));
 	if (!have_off || !have_ms)
-		return perr(s, have_off ? "missing \"committed_ms\"" :
-		                          "missing \"offset\"");
+		return perr(s, have_off ? "missing \"committed_ms\"" : "missing \"offset\"");
 	return expect(s, '}');
 }
 
@@ -307,9 +305,9 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 		return rc;
 	if (version != CONSUMERS_FORMAT)
 		return elog__errmsg_set(s->msg, ELOG_BADVERSION,
-		                  FN_CONSUMERS ": format version %llu, this build "
-		                  "reads version %u", (unsigned long long)version,
-		                  CONSUMERS_FORMAT);
+		                        FN_CONSUMERS ": format version %llu, this build "
+		                                     "reads version %u",
+		                        (unsigned long long)version, CONSUMERS_FORMAT);
 	while (eat(s, ',')) {
 		const char *at;
 		skip_ws(s);
@@ -361,8 +359,7 @@ int elog__ctable_format(const struct ctable *t, char **text, size_t *len)
 
 	if (!buf)
 		return ENOMEM;
-	n += (size_t)snprintf(buf + n, cap - n,
-	                      "{\n  \"version\": %u,\n  \"consumers\": {",
+	n += (size_t)snprintf(buf + n, cap - n, "{\n  \"version\": %u,\n  \"consumers\": {",
 	                      CONSUMERS_FORMAT);
 	for (size_t i = 0; i < t->n; i++)
 		n += (size_t)snprintf(buf + n, cap - n,

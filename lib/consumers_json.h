@@ -11,10 +11,10 @@
 
 #include "internal.h"
 
-#define CONSUMERS_FORMAT    1u
+#define CONSUMERS_FORMAT 1u
 /* A file larger than this is corrupt: ELOG_CONSUMERS_MAX entries of the
  * longest name and largest numbers take about 600 KiB. */
-#define CONSUMERS_FILE_MAX  (1u << 20)
+#define CONSUMERS_FILE_MAX (1u << 20)
 
 /* The consumers of one log, sorted by name, names unique. */
 struct ctable {
@@ -27,8 +27,7 @@ void elog__ctable_free(struct ctable *t);
 ssize_t elog__ctable_find(const struct ctable *t, const char *name);
 /* Set name's offset and time, adding it in order when it is new.
  * 0, ELOG_TOOMANY, ENOMEM. */
-int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset,
-               int64_t committed_ms);
+int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_t committed_ms);
 void elog__ctable_remove(struct ctable *t, size_t i);
 
 /* Parse the text of consumers.json (len bytes, need not be NUL-terminated)

@@ -21,7 +21,7 @@
 #endif
 #endif
 
-#define POLY 0x82F63B78u	/* reflected Castagnoli polynomial */
+#define POLY 0x82F63B78u /* reflected Castagnoli polynomial */
 
 static uint32_t table[8][256];
 
@@ -85,9 +85,8 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
 	while (len >= 8) {
 		uint32_t lo = crc ^ get32(p), hi = get32(p + 4);
 		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^
-		      table[5][(lo >> 16) & 0xff] ^ table[4][lo >> 24] ^
-		      table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
-		      table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+		      table[5][(lo >> 16) & 0xff] ^ table[4][lo >> 24] ^ table[3][hi & 0xff] ^
+		      table[2][(hi >> 8) & 0xff] ^ table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
 		p += 8;
 		len -= 8;
 	}
@@ -173,8 +172,8 @@ HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t le
  * their own: four of them are taken side by side instead, word by word up
  * to the shortest one's length, and each is finished alone.  A group of
  * fewer than four repeats its last buffer in the lanes left. */
-HW_TARGET static void each_hw(const unsigned char *const *p, const size_t *len,
-                              uint32_t *out, size_t n)
+HW_TARGET static void each_hw(const unsigned char *const *p, const size_t *len, uint32_t *out,
+                              size_t n)
 {
 	for (size_t i = 0; i < n; i += 4) {
 		size_t j1 = i + 1 < n ? i + 1 : n - 1;
@@ -206,8 +205,7 @@ HW_TARGET static void each_hw(const unsigned char *const *p, const size_t *len,
 }
 #endif
 
-static void each_table(const unsigned char *const *p, const size_t *len,
-                       uint32_t *out, size_t n)
+static void each_table(const unsigned char *const *p, const size_t *len, uint32_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = ~crc_table(~0u, p[i], len[i]);
@@ -242,8 +240,7 @@ uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~impl(~crc, buf, len);
 }
 
-void elog__crc32c_each(const unsigned char *const *p, const size_t *len,
-                       uint32_t *crc, size_t n)
+void elog__crc32c_each(const unsigned char *const *p, const size_t *len, uint32_t *crc, size_t n)
 {
 	pthread_once(&once, choose);
 	if (n)

@@ -29,11 +29,11 @@ static int leftover_of_creation(const char *name)
 	case FILE_SEGMENT:
 	case FILE_SEGMENT_NEW:
 		return !fc.tmp && fc.num == 0;
-	case FILE_INDEX:		/* the first, or its temporary file */
+	case FILE_INDEX: /* the first, or its temporary file */
 		return fc.num == 0;
-	case FILE_START:		/* the file, or its temporary file */
+	case FILE_START: /* the file, or its temporary file */
 		return 1;
-	case FILE_SETTINGS:		/* written last: only its temporary file */
+	case FILE_SETTINGS: /* written last: only its temporary file */
 		return fc.tmp;
 	default:
 		return 0;
@@ -51,7 +51,7 @@ static int find_stranger(const char *name, void *arg)
 	if (leftover_of_creation(name))
 		return 0;
 	snprintf(st->name, st->size, "%s", name);
-	return -1;	/* found: stop */
+	return -1; /* found: stop */
 }
 
 int elog__log_check_fresh(int dfd, char *msg)
@@ -61,7 +61,7 @@ int elog__log_check_fresh(int dfd, char *msg)
 	int err = elog__fs_dir_each(dfd, find_stranger, &st);
 	if (err == -1)
 		return elog__errmsg_set(msg, ELOG_NOTLOG,
-		    "not an elog directory and not empty (it holds %s)", name);
+		                        "not an elog directory and not empty (it holds %s)", name);
 	if (err)
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
 	return 0;
@@ -79,7 +79,7 @@ int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *id
 	char tmp[NAME_MAX_LOCAL + 8];
 	elog__seg_name(name, base, SEG_EXT);
 	snprintf(tmp, sizeof tmp, "%s%s", name, SEG_NEW_EXT);
-	unlinkat(dfd, tmp, 0);	/* left by a crash at this very step */
+	unlinkat(dfd, tmp, 0); /* left by a crash at this very step */
 	int sfd = elog__fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
 	if (sfd < 0)
 		return errno;
@@ -122,9 +122,10 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 		return elog__errmsg_set(msg, err, "cannot make a log id: %s", elog_strerror(err));
 	s.created_ms = elog__fs_now_ms();
 
-	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0),
-	                      &segfd, &idxfd)) != 0)
-		return elog__errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
+	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0), &segfd,
+	                            &idxfd)) != 0)
+		return elog__errmsg_set(msg, err, "creating the first segment: %s",
+		                        elog_strerror(err));
 	if (fdatasync(segfd) < 0)
 		err = errno;
 	close(segfd);
@@ -134,7 +135,8 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 	if (!err)
 		err = elog__fs_fsync_dir(dfd);
 	if (err)
-		return elog__errmsg_set(msg, err, "creating the first segment: %s", elog_strerror(err));
+		return elog__errmsg_set(msg, err, "creating the first segment: %s",
+		                        elog_strerror(err));
 	/* The lock files and the start exist from the first: on a full
 	 * disk, retention can then take its lock and record the log's new
 	 * start in place, needing no new file, and a run as root creates
@@ -143,7 +145,8 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 	for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
 		int fd = elog__fs_openat(dfd, locks[i], O_RDWR | O_CREAT, 0666);
 		if (fd < 0)
-			return elog__errmsg_set(msg, errno, "%s: %s", locks[i], elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", locks[i],
+			                        elog_strerror(errno));
 		close(fd);
 	}
 	if ((err = elog__start_write(dfd, 0)) != 0)

@@ -36,7 +36,7 @@
 #include "consumers_json.h"
 
 void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
-                    const char *fmt, va_list ap)
+                          const char *fmt, va_list ap)
 {
 	char text[ELOG_MSG_MAX];
 	vsnprintf(text, sizeof text, fmt, ap);
@@ -57,7 +57,7 @@ void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t
 }
 
 static void report(struct verify *v, int kind, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 static void report(struct verify *v, int kind, const char *file, const char *fmt, ...)
 {
 	va_list ap;
@@ -99,7 +99,8 @@ void elog__verify_losses(struct verify *v, const struct holes *h)
 		range_text(what, sizeof what, h->v[i].first, h->v[i].last);
 		rfc3339(when, sizeof when, h->v[i].ms);
 		int one = h->v[i].first == h->v[i].last;
-		report(v, ELOG_PROBLEM_LOSS, FN_SALVAGED, "%s %s lost to damage (recorded by "
+		report(v, ELOG_PROBLEM_LOSS, FN_SALVAGED,
+		       "%s %s lost to damage (recorded by "
 		       "a repair or salvage at %s); readers report %s as a gap",
 		       what, one ? "was" : "were", when, one ? "it" : "them");
 	}
@@ -107,7 +108,7 @@ void elog__verify_losses(struct verify *v, const struct holes *h)
 
 /* Append to buf (at *len of size) what fmt says, as far as it fits. */
 static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
 {
 	va_list ap;
@@ -121,8 +122,8 @@ static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
 
 /* "; behind them: consumer a (at 5), b (at 9)", the named consumers that
  * have not read past last; nothing when none. */
-static void consumers_behind(const struct ctable *t, uint64_t last, char *buf,
-                             size_t size, size_t *len)
+static void consumers_behind(const struct ctable *t, uint64_t last, char *buf, size_t size,
+                             size_t *len)
 {
 	size_t shown = 0, more = 0, behind = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -135,7 +136,9 @@ static void consumers_behind(const struct ctable *t, uint64_t last, char *buf,
 			continue;
 		}
 		add(buf, size, len, "%s%s (at %llu)",
-		    shown ? ", " : behind > 1 ? "; consumers behind them: " : "; consumer behind them: ",
+		    shown        ? ", "
+		    : behind > 1 ? "; consumers behind them: "
+		                 : "; consumer behind them: ",
 		    t->v[i].name, (unsigned long long)t->v[i].offset);
 		shown++;
 	}
@@ -146,13 +149,14 @@ static void consumers_behind(const struct ctable *t, uint64_t last, char *buf,
 /* What the salvage plan p (the bytes after the damage) keeps and loses;
  * hdr: the header must be rebuilt first, which salvage does only when it
  * can tell how the values were stored. */
-static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_t size,
-                         size_t *len)
+static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_t size, size_t *len)
 {
 	size_t shown = 0;
-	add(buf, size, len, "; elog-verify --repair --salvage gets past it%s, keeping %llu "
-	    "record%s", hdr ? " if it can rebuild the header" : "",
-	    (unsigned long long)p->records, p->records == 1 ? "" : "s");
+	add(buf, size, len,
+	    "; elog-verify --repair --salvage gets past it%s, keeping %llu "
+	    "record%s",
+	    hdr ? " if it can rebuild the header" : "", (unsigned long long)p->records,
+	    p->records == 1 ? "" : "s");
 	for (size_t i = 0; i < p->nd; i++) {
 		char what[64];
 		if (p->d[i].first > p->d[i].last)
@@ -193,9 +197,8 @@ static int header_state(const struct verify *v, size_t i)
  * [*first, *last], the byte salvage would scan from and up to, and the
  * bound of its offsets.  *hdr: its header is damaged (SEG_HDR) or short
  * (1). */
-static int unreadable_range(const struct verify *v, size_t i, uint64_t *first,
-                            uint64_t *last, uint64_t *from, uint64_t *scan_end,
-                            uint64_t *hi, int *hdr)
+static int unreadable_range(const struct verify *v, size_t i, uint64_t *first, uint64_t *last,
+                            uint64_t *from, uint64_t *scan_end, uint64_t *hi, int *hdr)
 {
 	const struct segstate *ss = &v->seg[i];
 	*hdr = 0;
@@ -253,10 +256,11 @@ int elog__verify_unreadable(struct verify *v)
 		consumers_behind(&t, last, text, sizeof text, &len);
 		struct salvage_plan p = { .count_only = 1, .next = first };
 		err = hdr == 1 ? ELOG_CORRUPT
-		    : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
-		                                 scan_end, hi, &p, m);
+		               : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
+		                                            scan_end, hi, &p, m);
 		if (hdr == 1) {
-			add(text, sizeof text, &len, "; elog-verify --repair --salvage cannot "
+			add(text, sizeof text, &len,
+			    "; elog-verify --repair --salvage cannot "
 			    "get past it: the file is shorter than a segment header");
 			err = 0;
 		} else if (!err) {

@@ -31,24 +31,24 @@ extern "C" {
 #define ELOG_VERSION_STRING "0.2.0"
 
 /* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END      (-1)  /* no more durable records right now (prev: none before) */
-#define ELOG_GAP      (-2)  /* records the reader expected are gone */
-#define ELOG_LOCKED   (-3)  /* a lock stayed taken past the time to wait */
-#define ELOG_CORRUPT  (-4)  /* damaged data */
-#define ELOG_NOTLOG   (-5)  /* the directory is not an elog log */
-#define ELOG_BADVERSION (-6) /* a file of a newer or unknown format version */
-#define ELOG_TOOBIG   (-7)  /* a record larger than ELOG_MAX_RECORD */
-#define ELOG_FAILED   (-8)  /* the writer failed earlier; reopen the log */
-#define ELOG_NETFS    (-9)  /* the log is on a network filesystem */
-#define ELOG_INVALID  (-10) /* an invalid argument or setting */
-#define ELOG_TIMEOUT  (-11) /* elog_reader_wait() timed out */
+#define ELOG_END (-1)          /* no more durable records right now (prev: none before) */
+#define ELOG_GAP (-2)          /* records the reader expected are gone */
+#define ELOG_LOCKED (-3)       /* a lock stayed taken past the time to wait */
+#define ELOG_CORRUPT (-4)      /* damaged data */
+#define ELOG_NOTLOG (-5)       /* the directory is not an elog log */
+#define ELOG_BADVERSION (-6)   /* a file of a newer or unknown format version */
+#define ELOG_TOOBIG (-7)       /* a record larger than ELOG_MAX_RECORD */
+#define ELOG_FAILED (-8)       /* the writer failed earlier; reopen the log */
+#define ELOG_NETFS (-9)        /* the log is on a network filesystem */
+#define ELOG_INVALID (-10)     /* an invalid argument or setting */
+#define ELOG_TIMEOUT (-11)     /* elog_reader_wait() timed out */
 #define ELOG_UNSUPPORTED (-12) /* the log needs zstd, which this build lacks */
-#define ELOG_NOCOMPACT   (-13) /* compaction of a log whose cleanup is delete */
-#define ELOG_BADNAME     (-20)  /* not a valid consumer name */
-#define ELOG_NOCONSUMER  (-21)  /* no consumer of that name */
-#define ELOG_BEYOND      (-22)  /* an offset at or above the durable end */
-#define ELOG_TOOMANY     (-23)  /* already ELOG_CONSUMERS_MAX consumers */
-#define ELOG_TAKEN       (-24)  /* an offset at or below the log's end */
+#define ELOG_NOCOMPACT (-13)   /* compaction of a log whose cleanup is delete */
+#define ELOG_BADNAME (-20)     /* not a valid consumer name */
+#define ELOG_NOCONSUMER (-21)  /* no consumer of that name */
+#define ELOG_BEYOND (-22)      /* an offset at or above the durable end */
+#define ELOG_TOOMANY (-23)     /* already ELOG_CONSUMERS_MAX consumers */
+#define ELOG_TAKEN (-24)       /* an offset at or below the log's end */
 
 /* Room for a message with context, for functions given a caller's buffer. */
 #define ELOG_MSG_MAX 512
@@ -69,12 +69,12 @@ int elog_have_zstd(void);
  * same key supersedes.  Delete, the default, is for logs whose keys only
  * filter (a run, a sensor); compact is for logs whose keys name state.
  * elog_options.cleanup 0 means "not given". */
-#define ELOG_CLEANUP_DELETE  1
+#define ELOG_CLEANUP_DELETE 1
 #define ELOG_CLEANUP_COMPACT 2
 
 /* The largest record (24 bytes of fixed fields, key and value) and key. */
 #define ELOG_MAX_RECORD (16u * 1024 * 1024)
-#define ELOG_MAX_KEY    65535u
+#define ELOG_MAX_KEY 65535u
 
 /* A record's ts_ms that the writer replaces with the time of append. */
 #define ELOG_TS_NOW INT64_MIN
@@ -85,59 +85,59 @@ int elog_have_zstd(void);
 int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms);
 
 struct elog_record {
-	uint64_t offset;     /* set by readers (elog_append() ignores it) */
-	int64_t ts_ms;       /* milliseconds since the epoch, or ELOG_TS_NOW */
-	uint16_t schema;     /* the application's payload format id; 0 = none */
-	const void *key;     /* NULL or key_len bytes; key_len 0 = unkeyed */
+	uint64_t offset; /* set by readers (elog_append() ignores it) */
+	int64_t ts_ms;   /* milliseconds since the epoch, or ELOG_TS_NOW */
+	uint16_t schema; /* the application's payload format id; 0 = none */
+	const void *key; /* NULL or key_len bytes; key_len 0 = unkeyed */
 	size_t key_len;
-	const void *value;   /* value_len bytes; empty + keyed = tombstone */
+	const void *value; /* value_len bytes; empty + keyed = tombstone */
 	size_t value_len;
 };
 
 /* The limits of the creation settings below, in bytes. */
-#define ELOG_SEGMENT_BYTES_MIN  (4ull << 10)
-#define ELOG_SEGMENT_BYTES_MAX  (1ull << 30)
+#define ELOG_SEGMENT_BYTES_MIN (4ull << 10)
+#define ELOG_SEGMENT_BYTES_MAX (1ull << 30)
 #define ELOG_INDEX_INTERVAL_MIN 64u
 #define ELOG_INDEX_INTERVAL_MAX (1u << 24)
 
 /* Options of elog_open().  "creation": stored with the log when it is
  * created; 0 means the default, or for an existing log its own. */
 struct elog_options {
-	int create;               /* create the directory and log if missing */
-	uint64_t segment_bytes;   /* creation: roll size, default 64 MiB */
-	uint32_t index_interval;  /* creation: index spacing, default 4096 */
-	uint64_t retain_ms;       /* creation: retention by age, 0 none */
-	uint64_t retain_bytes;    /* creation: retention by size, 0 none */
-	int compression;          /* creation: ELOG_COMPRESS_NONE or _ZSTD */
-	int compression_level;    /* creation: zstd level 1..19, default 3 */
-	int no_dictionary;        /* creation: never train a zstd dictionary */
-	int retain_consumers;     /* creation: ELOG_RETAIN_CONSUMERS_* */
-	int cleanup;              /* creation: ELOG_CLEANUP_*, default delete */
-	size_t batch_bytes;       /* buffer that flushes by itself, 1 MiB */
-	int64_t wait_ms;          /* wait for LOCK, default 10000; -1 ever */
-	int exclusive;            /* the only writer while open: any other
+	int create;              /* create the directory and log if missing */
+	uint64_t segment_bytes;  /* creation: roll size, default 64 MiB */
+	uint32_t index_interval; /* creation: index spacing, default 4096 */
+	uint64_t retain_ms;      /* creation: retention by age, 0 none */
+	uint64_t retain_bytes;   /* creation: retention by size, 0 none */
+	int compression;         /* creation: ELOG_COMPRESS_NONE or _ZSTD */
+	int compression_level;   /* creation: zstd level 1..19, default 3 */
+	int no_dictionary;       /* creation: never train a zstd dictionary */
+	int retain_consumers;    /* creation: ELOG_RETAIN_CONSUMERS_* */
+	int cleanup;             /* creation: ELOG_CLEANUP_*, default delete */
+	size_t batch_bytes;      /* buffer that flushes by itself, 1 MiB */
+	int64_t wait_ms;         /* wait for LOCK, default 10000; -1 ever */
+	int exclusive;           /* the only writer while open: any other
 	                           * writer's open fails, and this one fails
 	                           * while another is open (ELOG_LOCKED) */
 };
 
 /* Settings of a log as stored in its directory. */
 struct elog_settings {
-	char id[33];              /* stable log id: 32 lowercase hex digits */
+	char id[33]; /* stable log id: 32 lowercase hex digits */
 	int64_t created_ms;
 	uint64_t segment_bytes;
 	uint32_t index_interval;
 	uint64_t retain_ms;
 	uint64_t retain_bytes;
-	int compression;          /* ELOG_COMPRESS_NONE or ELOG_COMPRESS_ZSTD */
+	int compression; /* ELOG_COMPRESS_NONE or ELOG_COMPRESS_ZSTD */
 	int compression_level;
 	int no_dictionary;
-	int retain_consumers;     /* ELOG_RETAIN_CONSUMERS_* */
-	int cleanup;              /* ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT */
+	int retain_consumers; /* ELOG_RETAIN_CONSUMERS_* */
+	int cleanup;          /* ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT */
 };
 /* What age retention does with records a named consumer has not read:
  * remove them and report the loss, or keep them (a size limit still
  * removes them, and reports it). */
-#define ELOG_RETAIN_CONSUMERS_REPORT  0
+#define ELOG_RETAIN_CONSUMERS_REPORT 0
 #define ELOG_RETAIN_CONSUMERS_PROTECT 1
 
 typedef struct elog elog;
@@ -214,7 +214,7 @@ int elog_reader_window(elog_reader *r, int64_t since_ms, int64_t until_ms);
 void elog_reader_gap(const elog_reader *r, uint64_t *first, uint64_t *last);
 /* After ELOG_GAP: why they are gone. */
 #define ELOG_GAP_RETENTION 1
-#define ELOG_GAP_DAMAGE    2
+#define ELOG_GAP_DAMAGE 2
 int elog_reader_gap_cause(const elog_reader *r);
 /* The offset the next record returned will have at least. */
 uint64_t elog_reader_position(const elog_reader *r);
@@ -236,86 +236,82 @@ const char *elog_reader_errmsg(const elog_reader *r);
 int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 
 /* Set the fields named in fields (ELOG_SET_*) of the log DIR from opt. */
-#define ELOG_SET_SEGMENT_BYTES  0x01u
+#define ELOG_SET_SEGMENT_BYTES 0x01u
 #define ELOG_SET_INDEX_INTERVAL 0x02u
-#define ELOG_SET_RETAIN_MS      0x04u
-#define ELOG_SET_RETAIN_BYTES   0x08u
-#define ELOG_SET_COMPRESSION    0x10u  /* compression and compression_level */
-#define ELOG_SET_DICTIONARY     0x20u  /* no_dictionary */
-#define ELOG_SET_CLEANUP        0x40u  /* cleanup */
-#define ELOG_SET_RETAIN_CONSUMERS 0x80u  /* retain_consumers */
-int elog_settings_update(const char *dir, const struct elog_options *opt,
-                         unsigned fields, char *msg);
+#define ELOG_SET_RETAIN_MS 0x04u
+#define ELOG_SET_RETAIN_BYTES 0x08u
+#define ELOG_SET_COMPRESSION 0x10u      /* compression and compression_level */
+#define ELOG_SET_DICTIONARY 0x20u       /* no_dictionary */
+#define ELOG_SET_CLEANUP 0x40u          /* cleanup */
+#define ELOG_SET_RETAIN_CONSUMERS 0x80u /* retain_consumers */
+int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+                         char *msg);
 
 /*
  * Consumers (elog(3), Consumers): committed offsets in consumers.json.
  */
 
 #define ELOG_CONSUMER_NAME_MAX 64
-#define ELOG_CONSUMERS_MAX     4096
+#define ELOG_CONSUMERS_MAX 4096
 
 struct elog_consumer {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
-	uint64_t offset;       /* the last record processed */
-	int64_t committed_ms;  /* when it was committed, ms since the epoch */
-	uint64_t lag;          /* offsets still to read, to the durable end */
-	uint64_t lost;         /* offsets retention removed before the
+	uint64_t offset;      /* the last record processed */
+	int64_t committed_ms; /* when it was committed, ms since the epoch */
+	uint64_t lag;         /* offsets still to read, to the durable end */
+	uint64_t lost;        /* offsets retention removed before the
 	                        * consumer read them, not acknowledged */
-	uint64_t lost_first;   /* when lost: the first and last of them */
+	uint64_t lost_first;  /* when lost: the first and last of them */
 	uint64_t lost_last;
 };
 
 /* 0 when name is a valid consumer name, else ELOG_BADNAME. */
 int elog_consumer_name_check(const char *name);
 /* Commit offset as consumer name's last processed record. */
-int elog_consumer_commit(const char *dir, const char *name, uint64_t offset,
-                         char *msg);
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg);
 /* Read consumer name's entry into *c. */
-int elog_consumer_get(const char *dir, const char *name,
-                      struct elog_consumer *c, char *msg);
+int elog_consumer_get(const char *dir, const char *name, struct elog_consumer *c, char *msg);
 /* Every consumer, sorted by name, in a malloc'ed array (NULL for none). */
-int elog_consumer_list(const char *dir, struct elog_consumer **list,
-                       size_t *n, char *msg);
+int elog_consumer_list(const char *dir, struct elog_consumer **list, size_t *n, char *msg);
 /* Forget consumer name. */
 int elog_consumer_delete(const char *dir, const char *name, char *msg);
 /* Acknowledge consumer name's loss to retention: lost reads 0 again once
  * its committed offset is at or above the log's start - 1. */
 int elog_consumer_ack_loss(const char *dir, const char *name, char *msg);
 /* Position reader r (opened on DIR) just after name's committed offset. */
-int elog_consumer_seek(elog_reader *r, const char *dir, const char *name,
-                       char *msg);
+int elog_consumer_seek(elog_reader *r, const char *dir, const char *name, char *msg);
 
 /*
  * Verification (elog(3), Verification).
  */
 
-#define ELOG_VERIFY_REPAIR  0x1u
-#define ELOG_VERIFY_SALVAGE 0x2u  /* with REPAIR: salvage the active segment */
+#define ELOG_VERIFY_REPAIR 0x1u
+#define ELOG_VERIFY_SALVAGE 0x2u /* with REPAIR: salvage the active segment */
 
-#define ELOG_PROBLEM_DAMAGE   1   /* data readers or the writer will fail on */
-#define ELOG_PROBLEM_WARNING  2   /* harmless or self-healing */
+#define ELOG_PROBLEM_DAMAGE 1     /* data readers or the writer will fail on */
+#define ELOG_PROBLEM_WARNING 2    /* harmless or self-healing */
 #define ELOG_PROBLEM_REPAIRED 3   /* what a repair did */
-#define ELOG_PROBLEM_LOSS     4   /* offsets a repair or salvage lost */
+#define ELOG_PROBLEM_LOSS 4       /* offsets a repair or salvage lost */
 #define ELOG_PROBLEM_UNREADABLE 5 /* offsets damage keeps from readers */
 
-#define ELOG_NOPOS UINT64_MAX     /* a problem of a whole file */
+#define ELOG_NOPOS UINT64_MAX /* a problem of a whole file */
 
 struct elog_problem {
-	int kind;                 /* ELOG_PROBLEM_* */
-	const char *file;         /* name in the log directory, "." for it */
-	uint64_t pos;             /* byte position in file, or ELOG_NOPOS */
-	const char *text;         /* lowercase, without file or position */
+	int kind;         /* ELOG_PROBLEM_* */
+	const char *file; /* name in the log directory, "." for it */
+	uint64_t pos;     /* byte position in file, or ELOG_NOPOS */
+	const char *text; /* lowercase, without file or position */
 };
 
 /* One segment as elog_verify() found it. */
 struct elog_segment_info {
 	uint64_t base;
-	uint64_t bytes;           /* file size */
-	uint64_t records;         /* valid records read */
-	uint64_t first, last;     /* their offsets, when records > 0 */
-	int64_t ts_min, ts_max;   /* their timestamps, when records > 0 */
-	int active;               /* the newest segment, the one appended to */
-	int damaged;              /* a damage problem was reported for it */
+	uint64_t bytes;         /* file size */
+	uint64_t records;       /* valid records read */
+	uint64_t first, last;   /* their offsets, when records > 0 */
+	int64_t ts_min, ts_max; /* their timestamps, when records > 0 */
+	int active;             /* the newest segment, the one appended to */
+	int damaged;            /* a damage problem was reported for it */
 };
 
 /* Each hook may be NULL; they run in the calling thread. */
@@ -328,11 +324,11 @@ struct elog_verify_hooks {
 
 struct elog_verify_result {
 	uint64_t damage, warnings, repaired;
-	uint64_t remaining;       /* damage left after a repair, else damage */
+	uint64_t remaining; /* damage left after a repair, else damage */
 	uint64_t segments, records, bytes;
-	uint64_t losses;          /* ranges lost for good (ELOG_PROBLEM_LOSS) */
-	uint64_t unreadable;      /* ranges readers cannot read, */
-	uint64_t salvageable;     /* of which salvage gets past */
+	uint64_t losses;      /* ranges lost for good (ELOG_PROBLEM_LOSS) */
+	uint64_t unreadable;  /* ranges readers cannot read, */
+	uint64_t salvageable; /* of which salvage gets past */
 };
 
 /* How long a repair waits for the writers' LOCK. */
@@ -340,27 +336,26 @@ struct elog_verify_result {
 
 /* Check (and with ELOG_VERIFY_REPAIR repair) the log DIR.  0 when the
  * check ran to the end, whatever it found. */
-int elog_verify(const char *dir, unsigned flags,
-                const struct elog_verify_hooks *hooks,
+int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
                 struct elog_verify_result *res, char *msg);
 
 /* Rewrite closed segments past their damage, moving the damaged bytes
  * aside and recording the offsets lost in the file "salvaged". */
 struct elog_salvage_report {
-	const char *segment;      /* the segment's file name */
-	const char *aside;        /* where the damaged bytes were copied */
-	uint64_t pos, bytes;      /* the damaged bytes in the old file */
-	int lost;                 /* 1 when offsets lay in them: */
-	uint64_t first, last;     /* the offsets that may have been lost */
+	const char *segment;  /* the segment's file name */
+	const char *aside;    /* where the damaged bytes were copied */
+	uint64_t pos, bytes;  /* the damaged bytes in the old file */
+	int lost;             /* 1 when offsets lay in them: */
+	uint64_t first, last; /* the offsets that may have been lost */
 };
 typedef void elog_salvage_fn(const struct elog_salvage_report *rep, void *arg);
 struct elog_salvage_result {
-	uint64_t segments;        /* segments rewritten */
-	uint64_t ranges;          /* damaged ranges moved aside */
-	uint64_t bytes;           /* their bytes */
+	uint64_t segments; /* segments rewritten */
+	uint64_t ranges;   /* damaged ranges moved aside */
+	uint64_t bytes;    /* their bytes */
 };
-int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
-                 struct elog_salvage_result *res, char *msg);
+int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_salvage_result *res,
+                 char *msg);
 
 /*
  * Maintenance (elog(3), Maintenance, Retention, Compaction): closed
@@ -368,38 +363,38 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
  */
 
 /* What happened to one segment, reported through elog_segment_fn. */
-#define ELOG_SEG_REMOVED   1  /* retention: its file and index were unlinked */
-#define ELOG_SEG_REWRITTEN 2  /* compaction: rewritten with fewer records */
-#define ELOG_SEG_EMPTIED   3  /* elog 0.2 only: nothing was left, unlinked */
-#define ELOG_SEG_MERGED    4  /* compaction: copied to the end of `into` */
+#define ELOG_SEG_REMOVED 1   /* retention: its file and index were unlinked */
+#define ELOG_SEG_REWRITTEN 2 /* compaction: rewritten with fewer records */
+#define ELOG_SEG_EMPTIED 3   /* elog 0.2 only: nothing was left, unlinked */
+#define ELOG_SEG_MERGED 4    /* compaction: copied to the end of `into` */
 
 struct elog_segment_report {
-	int action;                /* ELOG_SEG_* */
-	uint64_t base;             /* the segment (its name) */
-	uint64_t end;              /* the next segment's base */
-	uint64_t into;             /* ELOG_SEG_MERGED: the segment it went to */
-	uint64_t records_before;   /* compaction: records in it before... */
-	uint64_t records_after;    /* ...and after */
-	uint64_t bytes_before;     /* bytes of its .log file before... */
-	uint64_t bytes_after;      /* ...and after (0 when removed) */
-	int64_t newest_ms;         /* retention: its newest record's ts_ms,
+	int action;              /* ELOG_SEG_* */
+	uint64_t base;           /* the segment (its name) */
+	uint64_t end;            /* the next segment's base */
+	uint64_t into;           /* ELOG_SEG_MERGED: the segment it went to */
+	uint64_t records_before; /* compaction: records in it before... */
+	uint64_t records_after;  /* ...and after */
+	uint64_t bytes_before;   /* bytes of its .log file before... */
+	uint64_t bytes_after;    /* ...and after (0 when removed) */
+	int64_t newest_ms;       /* retention: its newest record's ts_ms,
 	                            * INT64_MIN when it held none */
-	int damaged;               /* retention: it could not be read */
+	int damaged;             /* retention: it could not be read */
 };
 /* Called in the calling thread after each change (or instead, dry_run). */
 typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
 
-#define ELOG_RETAIN_OFF UINT64_MAX   /* a limit that is not applied */
+#define ELOG_RETAIN_OFF UINT64_MAX /* a limit that is not applied */
 /* A named consumer that loses (dry_run: would lose) records it has not
  * read, reported through elog_loss_fn before the segments go. */
 struct elog_consumer_loss {
-	const char *name;      /* the consumer */
-	uint64_t first, last;  /* the offsets it loses, inclusive */
-	uint64_t records;      /* last - first + 1: offsets, of which
+	const char *name;     /* the consumer */
+	uint64_t first, last; /* the offsets it loses, inclusive */
+	uint64_t records;     /* last - first + 1: offsets, of which
 	                        * compaction may have left some empty */
-	int forced;            /* retain-consumers=protect kept them from age
+	int forced;           /* retain-consumers=protect kept them from age
 	                        * retention; the size limit removes them */
-	int recorded;          /* kept for elog_consumer_list() until
+	int recorded;         /* kept for elog_consumer_list() until
 	                        * elog_consumer_ack_loss(); 0 in a dry run, or
 	                        * when the file could not be written */
 };
@@ -412,7 +407,7 @@ struct elog_retain_opts {
 	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment removed */
 	void *arg;
-	elog_loss_fn *lost;    /* NULL, or called per consumer losing records,
+	elog_loss_fn *lost; /* NULL, or called per consumer losing records,
 	                        * with arg */
 };
 struct elog_retain_result {
@@ -423,12 +418,12 @@ struct elog_retain_result {
 	uint64_t total_bytes;  /* the .log bytes left */
 	uint64_t leftovers;    /* files of interrupted runs removed */
 	/* With an age limit, the first closed segment kept, and why: */
-	int kept_why;          /* ELOG_KEPT_* */
+	int kept_why; /* ELOG_KEPT_* */
 	uint64_t kept_base, kept_end;
-	int64_t kept_newest_ms;  /* its newest record's ts_ms */
-	int64_t kept_judged_ms;  /* the timestamp it was judged by */
-	int kept_damaged;        /* it cannot be read (elog-verify) */
-	char kept_consumer[ELOG_CONSUMER_NAME_MAX + 1];  /* ELOG_KEPT_CONSUMER */
+	int64_t kept_newest_ms;                         /* its newest record's ts_ms */
+	int64_t kept_judged_ms;                         /* the timestamp it was judged by */
+	int kept_damaged;                               /* it cannot be read (elog-verify) */
+	char kept_consumer[ELOG_CONSUMER_NAME_MAX + 1]; /* ELOG_KEPT_CONSUMER */
 	uint64_t losers;       /* consumers that lost records they had not read */
 	int losses_unrecorded; /* their losses could not be written down */
 	int consumers_unknown; /* consumers.json could not be read: losses
@@ -437,18 +432,20 @@ struct elog_retain_result {
 	                        * read (damage), with no size limit to remove
 	                        * them; their first: */
 	uint64_t unjudged_base;
-	uint64_t damaged;      /* damaged segments removed all the same */
+	uint64_t damaged; /* damaged segments removed all the same */
 };
-#define ELOG_KEPT_NONE      0  /* no age limit, or no closed segment kept */
-#define ELOG_KEPT_YOUNG     1  /* its newest record is within the limit */
-#define ELOG_KEPT_UNTRUSTED 2  /* its newest timestamp is not plausible */
-#define ELOG_KEPT_CONSUMER  3  /* retain-consumers=protect: kept_consumer
+#define ELOG_KEPT_NONE 0      /* no age limit, or no closed segment kept */
+#define ELOG_KEPT_YOUNG 1     /* its newest record is within the limit */
+#define ELOG_KEPT_UNTRUSTED 2 /* its newest timestamp is not plausible */
+#define ELOG_KEPT_CONSUMER \
+	3 /* retain-consumers=protect: kept_consumer
                                 * has not read it */
-#define ELOG_KEPT_DAMAGED   4  /* it cannot be read, and nothing later says
+#define ELOG_KEPT_DAMAGED \
+	4 /* it cannot be read, and nothing later says
                                 * how old it is */
 /* Remove the oldest closed segments of DIR by age and size; o may be NULL. */
-int elog_retain(const char *dir, const struct elog_retain_opts *o,
-                struct elog_retain_result *res, char *msg);
+int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_retain_result *res,
+                char *msg);
 
 #define ELOG_COMPACT_GRACE_DEFAULT (24ull * 3600 * 1000)
 struct elog_compact_opts {
@@ -462,18 +459,21 @@ struct elog_compact_opts {
 	void *arg;
 };
 /* The defaults: a 24-hour grace, no minimum lag. */
-#define ELOG_COMPACT_OPTS_INIT { ELOG_COMPACT_GRACE_DEFAULT, 0, 0, 0, 0, NULL, NULL }
+#define ELOG_COMPACT_OPTS_INIT \
+	{ \
+		ELOG_COMPACT_GRACE_DEFAULT, 0, 0, 0, 0, NULL, NULL \
+	}
 struct elog_compact_result {
-	uint64_t segments_before;     /* closed segments before the run... */
-	uint64_t segments_after;      /* ...and after */
-	uint64_t segments_rewritten;  /* rewritten by compaction or merging */
-	uint64_t records_before, records_after;  /* in closed segments */
-	uint64_t bytes_before, bytes_after;      /* their .log bytes */
-	uint64_t keys;                /* distinct keys in the whole log */
-	uint64_t tombstones_kept;     /* still within their grace */
+	uint64_t segments_before;               /* closed segments before the run... */
+	uint64_t segments_after;                /* ...and after */
+	uint64_t segments_rewritten;            /* rewritten by compaction or merging */
+	uint64_t records_before, records_after; /* in closed segments */
+	uint64_t bytes_before, bytes_after;     /* their .log bytes */
+	uint64_t keys;                          /* distinct keys in the whole log */
+	uint64_t tombstones_kept;               /* still within their grace */
 	uint64_t tombstones_removed;
-	uint64_t leftovers;           /* files of interrupted runs removed */
-	uint64_t memory;              /* bytes of the key table and state */
+	uint64_t leftovers; /* files of interrupted runs removed */
+	uint64_t memory;    /* bytes of the key table and state */
 };
 /* Keep the newest record of each key in the closed segments of DIR, then
  * merge small neighbours; o NULL means ELOG_COMPACT_OPTS_INIT.  A log
@@ -487,38 +487,38 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
  */
 struct elog_summary {
 	struct elog_settings settings;
-	uint64_t start;          /* the first segment's base (0 when none) */
-	uint64_t durable_end;    /* every record below it is durable */
-	int have_first, have_last;  /* a durable record was found */
-	uint64_t first, last;    /* offsets of the first and last durable record */
-	uint64_t records;        /* last - first + 1: exact while offsets are
+	uint64_t start;            /* the first segment's base (0 when none) */
+	uint64_t durable_end;      /* every record below it is durable */
+	int have_first, have_last; /* a durable record was found */
+	uint64_t first, last;      /* offsets of the first and last durable record */
+	uint64_t records;          /* last - first + 1: exact while offsets are
 	                          * dense, an upper bound after compaction or
 	                          * a copy with holes */
-	int records_exact;       /* 1: no compaction ever ran on the log, and
+	int records_exact;         /* 1: no compaction ever ran on the log, and
 	                          * no copy left holes (elog_append_at()) */
-	int64_t oldest_ms;       /* ts_ms of the first record */
-	int64_t newest_ms;       /* the greatest ts_ms in the newest segment
+	int64_t oldest_ms;         /* ts_ms of the first record */
+	int64_t newest_ms;         /* the greatest ts_ms in the newest segment
 	                          * holding durable records */
 	uint64_t segments;
-	uint64_t active_base;    /* the newest segment */
-	uint64_t log_bytes;      /* the segment files' sizes */
-	uint64_t dir_bytes;      /* every regular file's size... */
-	uint64_t disk_bytes;     /* ...and the blocks they take, in bytes */
+	uint64_t active_base; /* the newest segment */
+	uint64_t log_bytes;   /* the segment files' sizes */
+	uint64_t dir_bytes;   /* every regular file's size... */
+	uint64_t disk_bytes;  /* ...and the blocks they take, in bytes */
 	/* Records read at the end of the log, as stored and uncompressed;
 	 * sample_unknown: some could not be decoded here. */
 	uint64_t sample_stored, sample_raw;
 	int sample_unknown;
 	/* From /proc/locks (Linux); writers_known 0 when it cannot be read. */
 	int writers_known;
-	pid_t *writers;          /* open writers; malloc'ed */
+	pid_t *writers; /* open writers; malloc'ed */
 	size_t nwriters;
-	pid_t batch_pid, maint_pid;  /* writing a batch, maintaining; 0: none */
+	pid_t batch_pid, maint_pid; /* writing a batch, maintaining; 0: none */
 	/* When retention and compaction last finished a run; INT64_MIN: never. */
 	int64_t retain_last_ms, compact_last_ms;
 	/* When elog_append_at() last left a hole; INT64_MIN: never. */
 	int64_t copy_last_ms;
-	int damaged;             /* a record or header it read was damaged */
-	uint64_t lost;           /* offsets lost to damage: gaps in the chain
+	int damaged;   /* a record or header it read was damaged */
+	uint64_t lost; /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;
 	                          * records leaves them out */
 };

@@ -13,30 +13,50 @@
 const char *elog_strerror(int code)
 {
 	switch (code) {
-	case 0: return "success";
-	case ELOG_END: return "no more records";
-	case ELOG_GAP: return "records were removed by retention";
-	case ELOG_LOCKED: return "locked by another writer";
-	case ELOG_CORRUPT: return "corrupt data";
-	case ELOG_NOTLOG: return "not an elog directory";
-	case ELOG_BADVERSION: return "unsupported format version";
-	case ELOG_TOOBIG: return "record too large";
-	case ELOG_FAILED: return "writer failed earlier and refuses further writes";
-	case ELOG_NETFS: return "log is on a network filesystem";
-	case ELOG_INVALID: return "invalid argument";
-	case ELOG_TIMEOUT: return "timed out";
-	case ELOG_UNSUPPORTED: return "this build has no zstd support";
-	case ELOG_NOCOMPACT: return "the log's cleanup policy is delete, not compact";
+	case 0:
+		return "success";
+	case ELOG_END:
+		return "no more records";
+	case ELOG_GAP:
+		return "records were removed by retention";
+	case ELOG_LOCKED:
+		return "locked by another writer";
+	case ELOG_CORRUPT:
+		return "corrupt data";
+	case ELOG_NOTLOG:
+		return "not an elog directory";
+	case ELOG_BADVERSION:
+		return "unsupported format version";
+	case ELOG_TOOBIG:
+		return "record too large";
+	case ELOG_FAILED:
+		return "writer failed earlier and refuses further writes";
+	case ELOG_NETFS:
+		return "log is on a network filesystem";
+	case ELOG_INVALID:
+		return "invalid argument";
+	case ELOG_TIMEOUT:
+		return "timed out";
+	case ELOG_UNSUPPORTED:
+		return "this build has no zstd support";
+	case ELOG_NOCOMPACT:
+		return "the log's cleanup policy is delete, not compact";
 	case ELOG_BADNAME:
 		return "invalid consumer name (1 to 64 of A-Z a-z 0-9 . _ -, "
 		       "not starting with . or -)";
-	case ELOG_NOCONSUMER: return "no such consumer";
-	case ELOG_BEYOND: return "offset at or above the durable end of the log";
-	case ELOG_TOOMANY: return "too many consumers";
-	case ELOG_TAKEN: return "offset at or below the end of the log";
+	case ELOG_NOCONSUMER:
+		return "no such consumer";
+	case ELOG_BEYOND:
+		return "offset at or above the durable end of the log";
+	case ELOG_TOOMANY:
+		return "too many consumers";
+	case ELOG_TAKEN:
+		return "offset at or below the end of the log";
 	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
-	case FS_ENOTREG: return "not a regular file";
-	case FS_ELINKED: return "has more than one hard link, refusing to write it";
+	case FS_ENOTREG:
+		return "not a regular file";
+	case FS_ELINKED:
+		return "has more than one hard link, refusing to write it";
 	}
 	return code > 0 ? strerror(code) : "unknown error";
 }

@@ -117,7 +117,8 @@ int elog__file_classify(const char *name, struct file_class *fc)
 		    (size_t)(t - name) < sizeof target) {
 			long pid = 0;
 			for (size_t i = 0; i < n; i++)
-				pid = pid > (LONG_MAX - 9) / 10 ? LONG_MAX : pid * 10 + (p[i] - '0');
+				pid = pid > (LONG_MAX - 9) / 10 ? LONG_MAX
+				                                : pid * 10 + (p[i] - '0');
 			memcpy(target, name, (size_t)(t - name));
 			target[t - name] = '\0';
 			fc->tmp = 1;
@@ -163,8 +164,8 @@ int elog__file_tmp_drop(int dfd, const char *name, int *dropped)
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
-	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    now.st_dev == st.st_dev && now.st_ino == st.st_ino && stale(&st)) {
+	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
+	    now.st_ino == st.st_ino && stale(&st)) {
 		if (unlinkat(dfd, name, 0) == 0)
 			*dropped = 1;
 		else if (errno != ENOENT)

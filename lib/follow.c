@@ -20,8 +20,8 @@
 
 #include <sys/inotify.h>
 
-#define POLL_MS 50	/* when inotify is out of instances */
-#define REWATCH_MS 1000	/* when the watermark file cannot be watched yet */
+#define POLL_MS 50      /* when inotify is out of instances */
+#define REWATCH_MS 1000 /* when the watermark file cannot be watched yet */
 
 /* Set up the watches; 1 when they are new (the caller must look again
  * before sleeping: a change just before them would go unnoticed). */
@@ -33,9 +33,10 @@ static int follow_setup(elog_reader *r)
 		r->wd_wm = r->wd_dir = -1;
 		r->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (r->ino_fd < 0)
-			return 1;	/* out of instances: poll instead */
+			return 1; /* out of instances: poll instead */
 		r->wd_dir = inotify_add_watch(r->ino_fd, r->dir,
-		    IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
+		                              IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF |
+		                                      IN_ONLYDIR);
 		/* From now on new segments come as events; one made since
 		 * the reader's list and before the watch would not. */
 		elog__reader_segments_stale(r);
@@ -45,8 +46,9 @@ static int follow_setup(elog_reader *r)
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", r->dir, FN_WATERMARK);
 		r->wd_wm = inotify_add_watch(r->ino_fd, path,
-		    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
-		    IN_DONT_FOLLOW);
+		                             IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE |
+		                                     IN_DELETE_SELF | IN_MOVE_SELF |
+		                                     IN_DONT_FOLLOW);
 		fresh = fresh || r->wd_wm >= 0;
 	}
 	return fresh;

@@ -213,15 +213,14 @@ int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			if (fstat(fd, &st) == 0 && st.st_nlink > 0)
 				return fd;
-			close(fd);	/* a cleaner unlinked it: take another */
+			close(fd); /* a cleaner unlinked it: take another */
 			continue;
 		}
 		int e = errno;
 		/* A cleaner looks at it: never wait for one, leave it the
 		 * name, and go on to the next. */
 		struct stat now;
-		if (fstat(fd, &st) == 0 &&
-		    fstatat(dfd, tmp, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (fstat(fd, &st) == 0 && fstatat(dfd, tmp, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    now.st_dev == st.st_dev && now.st_ino == st.st_ino)
 			unlinkat(dfd, tmp, 0);
 		close(fd);
@@ -294,16 +293,16 @@ int elog__fs_is_netfs(int fd)
 	if (fstatfs(fd, &sf) < 0)
 		return 0;
 	switch ((unsigned long)sf.f_type) {
-	case 0x6969:      /* NFS */
-	case 0xFF534D42:  /* CIFS */
-	case 0xFE534D42:  /* SMB2 */
-	case 0x517B:      /* SMB */
-	case 0x564C:      /* NCP */
-	case 0x6B414653:  /* AFS */
-	case 0x47504653:  /* GPFS */
-	case 0x01021997:  /* 9P (v9fs) */
-	case 0x0BD00BD0:  /* Lustre */
-	case 0x19830326:  /* FhGFS / BeeGFS */
+	case 0x6969:     /* NFS */
+	case 0xFF534D42: /* CIFS */
+	case 0xFE534D42: /* SMB2 */
+	case 0x517B:     /* SMB */
+	case 0x564C:     /* NCP */
+	case 0x6B414653: /* AFS */
+	case 0x47504653: /* GPFS */
+	case 0x01021997: /* 9P (v9fs) */
+	case 0x0BD00BD0: /* Lustre */
+	case 0x19830326: /* FhGFS / BeeGFS */
 		return 1;
 	}
 	return 0;

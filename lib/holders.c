@@ -47,8 +47,8 @@ static int line_holder(const char *line, dev_t dev, ino_t ino, pid_t *pid)
 		s++;
 	if (strncmp(s, "->", 2) == 0)
 		return 0;
-	if (sscanf(s, "%15s %15s %15s %ld %x:%x:%llu", type, kind, mode, &p,
-	           &maj, &mi, &inode) != 7)
+	if (sscanf(s, "%15s %15s %15s %ld %x:%x:%llu", type, kind, mode, &p, &maj, &mi, &inode) !=
+	    7)
 		return 0;
 	if (maj != major(dev) || mi != minor(dev) || inode != (unsigned long long)ino)
 		return 0;

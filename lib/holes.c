@@ -20,7 +20,7 @@
 #include "internal.h"
 
 #define HOLES_MAGIC "elog-salvaged 1\n"
-#define HOLES_MAX   (1u << 20)
+#define HOLES_MAX (1u << 20)
 
 void elog__holes_free(struct holes *h)
 {
@@ -87,7 +87,7 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 	struct holes h = { 0 };
 	int err = elog__holes_load(dfd, &h);
 	if (err == ELOG_CORRUPT)
-		err = 0;	/* replaced by what can be said now */
+		err = 0; /* replaced by what can be said now */
 	if (!err)
 		err = holes_push(&h, first, last, ms);
 	if (err) {
@@ -111,8 +111,8 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 				b = h.v[i + 1].last;
 			i++;
 		}
-		len += (size_t)snprintf(buf + len, cap - len, "%" PRIu64 " %" PRIu64 " %lld\n",
-		                        a, b, (long long)h.v[i].ms);
+		len += (size_t)snprintf(buf + len, cap - len, "%" PRIu64 " %" PRIu64 " %lld\n", a,
+		                        b, (long long)h.v[i].ms);
 	}
 	err = elog__fs_replace_file(dfd, FN_SALVAGED, buf, len);
 	free(buf);
@@ -120,8 +120,8 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 	return err;
 }
 
-int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to,
-               uint64_t *first, uint64_t *last)
+int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to, uint64_t *first,
+                     uint64_t *last)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		if (h->v[i].last < from)

@@ -27,8 +27,7 @@ void elog__idx_header_encode(unsigned char *p)
 	put32(p + IDX_AT_RESERVED, 0);
 }
 
-int elog__idx_header_check(const unsigned char *p, size_t len,
-                           const struct idx_layout **lay)
+int elog__idx_header_check(const unsigned char *p, size_t len, const struct idx_layout **lay)
 {
 	if (len < IDX_HDR || memcmp(p, IDX_MAGIC, 8) != 0)
 		return ELOG_CORRUPT;
@@ -52,10 +51,9 @@ void elog__idx_entry_encode(unsigned char *p, const struct idx_entry *e)
 	put32(p + IDX_AT_CRC, elog__crc32c(0, p, IDX_AT_CRC));
 }
 
-static void entry_decode(const unsigned char *p, const struct idx_layout *lay,
-                         struct idx_entry *e)
+static void entry_decode(const unsigned char *p, const struct idx_layout *lay, struct idx_entry *e)
 {
-	e->offset = get64(p + IDX_AT_OFFSET);	/* in both versions */
+	e->offset = get64(p + IDX_AT_OFFSET); /* in both versions */
 	e->ts_max = (int64_t)get64(p + lay->at_ts_max);
 	e->pos = get32(p + lay->at_pos);
 	if (lay->version == IDX_VERSION_1) {
@@ -74,22 +72,21 @@ static void entry_decode(const unsigned char *p, const struct idx_layout *lay,
 static int times_agree(const struct idx_layout *lay, const struct idx_entry *e,
                        const struct idx_entry *prev)
 {
-	if (lay->version == IDX_VERSION_1)	/* ts_max is all it has */
+	if (lay->version == IDX_VERSION_1) /* ts_max is all it has */
 		return !prev || e->ts_max >= prev->ts_max;
 	int empty = e->span_min == IDX_SPAN_EMPTY_MIN && e->span_max == IDX_SPAN_EMPTY_MAX;
 	if (e->ts_min > e->ts_max)
 		return 0;
-	if (!empty && (e->span_min > e->span_max || e->span_min < e->ts_min ||
-	               e->span_max > e->ts_max))
+	if (!empty &&
+	    (e->span_min > e->span_max || e->span_min < e->ts_min || e->span_max > e->ts_max))
 		return 0;
-	if (prev && empty)	/* the span after an entry holds its record */
+	if (prev && empty) /* the span after an entry holds its record */
 		return 0;
 	return !prev || (e->ts_max >= prev->ts_max && e->ts_min <= prev->ts_min);
 }
 
-int elog__idx_entry_check(const unsigned char *p, const struct idx_layout *lay,
-                          uint64_t base, uint64_t seg_len,
-                          const struct idx_entry *prev, struct idx_entry *e)
+int elog__idx_entry_check(const unsigned char *p, const struct idx_layout *lay, uint64_t base,
+                          uint64_t seg_len, const struct idx_entry *prev, struct idx_entry *e)
 {
 	entry_decode(p, lay, e);
 	if (get32(p + lay->at_crc) != elog__crc32c(0, p, lay->at_crc))
@@ -108,15 +105,19 @@ int elog__idx_entry_check(const unsigned char *p, const struct idx_layout *lay,
 size_t elog__idx_fault_at(const struct idx_layout *lay, int fault)
 {
 	switch (fault) {
-	case IDX_FAULT_CRC:  return lay->at_crc;
-	case IDX_FAULT_POS:  return lay->at_pos;
-	case IDX_FAULT_TIME: return lay->at_ts_max;
-	default:             return 0;	/* the offset, at the entry's start */
+	case IDX_FAULT_CRC:
+		return lay->at_crc;
+	case IDX_FAULT_POS:
+		return lay->at_pos;
+	case IDX_FAULT_TIME:
+		return lay->at_ts_max;
+	default:
+		return 0; /* the offset, at the entry's start */
 	}
 }
 
-int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
-                    uint64_t pos, uint32_t interval, struct idx_entry *out)
+int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts, uint64_t pos,
+                          uint32_t interval, struct idx_entry *out)
 {
 	if (!b->any || ts > b->ts_max)
 		b->ts_max = ts;
@@ -137,7 +138,7 @@ int elog__idx_builder_add(struct idx_builder *b, uint64_t offset, int64_t ts,
 	out->span_max = b->any ? b->span_max : IDX_SPAN_EMPTY_MAX;
 	b->any = 1;
 	b->last_pos = pos;
-	b->span_min = b->span_max = ts;	/* the span from this entry on */
+	b->span_min = b->span_max = ts; /* the span from this entry on */
 	return 1;
 }
 
@@ -235,7 +236,7 @@ ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target)
 }
 
 int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
-               struct idx_entry *out)
+                     struct idx_entry *out)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
@@ -259,7 +260,8 @@ int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 		uint64_t mid = lo + (hi - lo) / 2;
 		struct idx_entry e;
 		if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + mid * lay->entry),
-		                        &got) != 0 || got < lay->entry ||
+		                        &got) != 0 ||
+		    got < lay->entry ||
 		    elog__idx_entry_check(p, lay, base, seg_len, NULL, &e) != IDX_FAULT_NONE)
 			goto out;
 		if (e.offset <= target) {
@@ -296,8 +298,9 @@ int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *o
 	if (n == 0)
 		goto out;
 	rc = ELOG_CORRUPT;
-	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + (n - 1) * lay->entry),
-	                        &got) == 0 && got == lay->entry &&
+	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + (n - 1) * lay->entry), &got) ==
+	            0 &&
+	    got == lay->entry &&
 	    elog__idx_entry_check(p, lay, base, seg_len, NULL, out) == IDX_FAULT_NONE)
 		rc = 0;
 out:
@@ -342,8 +345,8 @@ ssize_t elog__idx_skip_prefix(const struct index *ix, size_t from, int64_t lo, i
 	return k > from ? (ssize_t)k - 1 : -1;
 }
 
-int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
-                uint32_t interval, struct index *ix, char *msg)
+int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len, uint32_t interval,
+                      struct index *ix, char *msg)
 {
 	struct index local = { 0 };
 	struct idx_builder b = { 0 };
@@ -363,8 +366,8 @@ int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	elog__scan_free(&s);
 	elog__seg_name(name, base, SEG_EXT);
 	if (err == ELOG_CORRUPT)
-		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
-		                 name, (unsigned long long)at);
+		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu", name,
+		                       (unsigned long long)at);
 	if (err != ELOG_END) {
 		elog__idx_free(&local);
 		return err;
@@ -390,8 +393,7 @@ int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	return err;
 }
 
-int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
-                    uint32_t interval)
+int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len, uint32_t interval)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[IDX_HDR], ent[IDX_ENTRY];
@@ -409,11 +411,10 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 	 * where its entries cannot tell them the times. */
 	if (fstat(fd, &st) < 0 || st.st_size < (off_t)IDX_HDR ||
 	    elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) ||
-	    elog__idx_header_check(hdr, got, &lay) != 0 ||
-	    (st.st_size - IDX_HDR) % lay->entry != 0)
+	    elog__idx_header_check(hdr, got, &lay) != 0 || (st.st_size - IDX_HDR) % lay->entry != 0)
 		goto out;
 	if (st.st_size == (off_t)IDX_HDR) {
-		ok = seg_len <= SEG_HDR;	/* no entries: right only if no records */
+		ok = seg_len <= SEG_HDR; /* no entries: right only if no records */
 		goto out;
 	}
 	if (elog__fs_pread_full(fd, ent, lay->entry, st.st_size - (off_t)lay->entry, &got) ||
@@ -430,7 +431,8 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len,
 		goto out;
 	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == e.offset) {
 		int rc;
-		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 && at < (uint64_t)e.pos + interval)
+		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 &&
+		       at < (uint64_t)e.pos + interval)
 			;
 		ok = rc == ELOG_END;
 	}

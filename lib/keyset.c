@@ -27,22 +27,31 @@
 #include "internal.h"
 
 struct keyslot {
-	uint64_t h0, h1;      /* h0 has its low bit set in a used slot */
-	uint64_t word;        /* offset << 1 | tombstone */
+	uint64_t h0, h1; /* h0 has its low bit set in a used slot */
+	uint64_t word;   /* offset << 1 | tombstone */
 };
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                        \
-	do {                                                            \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                  \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                  \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+#define SIPROUND \
+	do { \
+		v0 += v1; \
+		v1 = ROTL(v1, 13); \
+		v1 ^= v0; \
+		v0 = ROTL(v0, 32); \
+		v2 += v3; \
+		v3 = ROTL(v3, 16); \
+		v3 ^= v2; \
+		v0 += v3; \
+		v3 = ROTL(v3, 21); \
+		v3 ^= v0; \
+		v2 += v1; \
+		v1 = ROTL(v1, 17); \
+		v1 ^= v2; \
+		v2 = ROTL(v2, 32); \
 	} while (0)
 
 /* SipHash-2-4 with its 128-bit output (Aumasson and Bernstein). */
-void elog__siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1,
-                unsigned char out[16])
+void elog__siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1, unsigned char out[16])
 {
 	const unsigned char *p = data, *end = p + (len & ~(size_t)7);
 	uint64_t v0 = 0x736f6d6570736575ull ^ k0;
@@ -91,7 +100,7 @@ static int random_key(uint64_t *k0, uint64_t *k1)
 
 /* Slot arrays of at least this many bytes are mapped, not malloc'ed. */
 #define MAP_MIN (64u << 10)
-#define SHARD_CAP0 16u	/* slots of a new shard */
+#define SHARD_CAP0 16u /* slots of a new shard */
 
 static struct keyslot *slots_new(size_t cap)
 {
@@ -145,8 +154,8 @@ size_t elog__keyset_memory(const struct keyset *ks)
 	return ks->cap * sizeof(struct keyslot) + KEYSET_SHARDS * sizeof *ks->shard;
 }
 
-static void hash_key(const struct keyset *ks, const void *key, size_t len,
-                     uint64_t *h0, uint64_t *h1)
+static void hash_key(const struct keyset *ks, const void *key, size_t len, uint64_t *h0,
+                     uint64_t *h1)
 {
 	unsigned char h[16];
 	elog__siphash128(key, len, ks->k0, ks->k1, h);
@@ -180,7 +189,7 @@ static int grow(struct keyset *ks, struct keyshard *sh)
 	for (size_t i = 0; i < sh->cap; i++)
 		if (sh->slot[i].h0)
 			*probe(ns, cap, sh->slot[i].h0, sh->slot[i].h1) = sh->slot[i];
-	size_t held = (ks->cap + cap) * sizeof *ns;	/* both copies of sh */
+	size_t held = (ks->cap + cap) * sizeof *ns; /* both copies of sh */
 	if (held > ks->peak)
 		ks->peak = held;
 	slots_free(sh->slot, sh->cap);
@@ -197,8 +206,7 @@ static struct keyshard *shard_of(const struct keyset *ks, uint64_t h0)
 	return &ks->shard[h0 >> (64 - KEYSET_SHARD_BITS)];
 }
 
-int elog__keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset,
-               int tombstone)
+int elog__keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t offset, int tombstone)
 {
 	uint64_t h0, h1;
 	if (offset > UINT64_MAX >> 1)
@@ -221,8 +229,8 @@ int elog__keyset_put(struct keyset *ks, const void *key, size_t len, uint64_t of
 	return 0;
 }
 
-int elog__keyset_get(const struct keyset *ks, const void *key, size_t len,
-               uint64_t *offset, int *tombstone)
+int elog__keyset_get(const struct keyset *ks, const void *key, size_t len, uint64_t *offset,
+                     int *tombstone)
 {
 	uint64_t h0, h1;
 	hash_key(ks, key, len, &h0, &h1);

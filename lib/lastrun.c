@@ -26,8 +26,7 @@
  * consumers a log may have. */
 #define LASTRUN_MAX (1u << 20)
 
-void elog__lastrun_mark(int dfd, const char *name, int64_t ms, const char *more,
-                        size_t len)
+void elog__lastrun_mark(int dfd, const char *name, int64_t ms, const char *more, size_t len)
 {
 	char head[32];
 	int n = snprintf(head, sizeof head, "%lld\n", (long long)ms);

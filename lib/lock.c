@@ -36,8 +36,8 @@ static long lock_holder(int fd)
  * readonly_ok, a lock file someone else owns (root's cron made it before
  * elog gave such files the directory's owner) is opened read-only, and
  * *writable says so. */
-static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp,
-                          int *writable, char *msg)
+static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp, int *writable,
+                          char *msg)
 {
 	int fd = elog__fs_openat(dfd, name, O_RDWR | O_CREAT, 0666);
 	*writable = 1;
@@ -48,7 +48,8 @@ static int open_lock_file(int dfd, const char *name, int readonly_ok, int *fdp,
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			return elog__errmsg_set(msg, e, "%s: refusing to follow a symbolic link", name);
+			return elog__errmsg_set(msg, e, "%s: refusing to follow a symbolic link",
+			                        name);
 		return elog__errmsg_set(msg, e, "%s: %s", name, elog_strerror(e));
 	}
 	*fdp = fd;
@@ -65,7 +66,7 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg)
  * to LOCK_TAKE_POLL_MAX_US, which a holder of a small lock (a commit holds
  * consumers.lock for one fsync'ed rename) barely notices.  0, EWOULDBLOCK
  * when wait_ms ran out, or another errno value; wait_ms -1 waits for ever. */
-#define LOCK_TAKE_POLL_US     100
+#define LOCK_TAKE_POLL_US 100
 #define LOCK_TAKE_POLL_MAX_US 20000
 
 static int flock_within(int fd, int64_t wait_ms)
@@ -98,8 +99,8 @@ int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fd
 	return elog__lock_take_ms(dfd, name, wait ? -1 : 0, record_pid, fdp, msg);
 }
 
-int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid,
-                       int *fdp, char *msg)
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
+                       char *msg)
 {
 	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
@@ -110,15 +111,18 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 		if (err != EWOULDBLOCK)
 			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		if (wait_ms > 0 && pid)
-			return elog__errmsg_set(msg, ELOG_LOCKED, "timed out after %lld ms "
-			    "waiting for %s (pid %ld holds or last held it)",
-			    (long long)wait_ms, name, pid);
+			return elog__errmsg_set(msg, ELOG_LOCKED,
+			                        "timed out after %lld ms "
+			                        "waiting for %s (pid %ld holds or last held it)",
+			                        (long long)wait_ms, name, pid);
 		if (wait_ms > 0)
-			return elog__errmsg_set(msg, ELOG_LOCKED, "timed out after %lld ms "
-			    "waiting for %s, held by another process", (long long)wait_ms, name);
+			return elog__errmsg_set(msg, ELOG_LOCKED,
+			                        "timed out after %lld ms "
+			                        "waiting for %s, held by another process",
+			                        (long long)wait_ms, name);
 		if (pid)
 			return elog__errmsg_set(msg, ELOG_LOCKED,
-			    "locked by another writer (pid %ld)", pid);
+			                        "locked by another writer (pid %ld)", pid);
 		return elog__errmsg_set(msg, ELOG_LOCKED, "locked by another process");
 	}
 	if (record_pid && writable) {
@@ -157,20 +161,24 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
-#define LOCK_POLL_MAX_US   50
+#define LOCK_POLL_MAX_US 50
 
 static int waiters_announce(int fd, short type)
 {
-	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
+	struct flock fl = { .l_type = type,
+		            .l_whence = SEEK_SET,
+		            .l_start = LOCK_WAIT_BYTE,
+		            .l_len = 1 };
 	return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
 /* 1 when another handle announced that it waits for the lock. */
 static int waiters_present(int fd)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-	                    .l_start = LOCK_WAIT_BYTE, .l_len = 1 };
+	struct flock fl = { .l_type = F_WRLCK,
+		            .l_whence = SEEK_SET,
+		            .l_start = LOCK_WAIT_BYTE,
+		            .l_len = 1 };
 	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
@@ -190,7 +198,8 @@ int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+			return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
+			                        elog_strerror(errno));
 	}
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
@@ -201,7 +210,8 @@ int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 				break;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
-				err = elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+				err = elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
+				                       elog_strerror(errno));
 				break;
 			}
 		}
@@ -210,13 +220,17 @@ int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 			struct lock_state ls;
 			elog__lock_state_read(fd, &ls);
 			if (ls.valid && ls.pid)
-				err = elog__errmsg_set(msg, ELOG_LOCKED,
-				    "timed out after %lld ms waiting for another writer "
-				    "(pid %u holds or last held LOCK)", (long long)wait_ms, ls.pid);
+				err = elog__errmsg_set(
+				        msg, ELOG_LOCKED,
+				        "timed out after %lld ms waiting for another writer "
+				        "(pid %u holds or last held LOCK)",
+				        (long long)wait_ms, ls.pid);
 			else
-				err = elog__errmsg_set(msg, ELOG_LOCKED,
-				    "timed out after %lld ms waiting for LOCK, held by "
-				    "another process", (long long)wait_ms);
+				err = elog__errmsg_set(
+				        msg, ELOG_LOCKED,
+				        "timed out after %lld ms waiting for LOCK, held by "
+				        "another process",
+				        (long long)wait_ms);
 			break;
 		}
 		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
@@ -259,8 +273,10 @@ void elog__lock_sick_announce(int fd, int on)
 
 int elog__lock_sick_pending(int fd)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-	                    .l_start = LOCK_SICK_BYTE, .l_len = 1 };
+	struct flock fl = { .l_type = F_WRLCK,
+		            .l_whence = SEEK_SET,
+		            .l_start = LOCK_SICK_BYTE,
+		            .l_len = 1 };
 	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
@@ -295,12 +311,14 @@ int elog__lock_is_current(int dfd, const struct stat *mine, char *msg)
 	struct stat now;
 	/* The name still leads to the file open: it was neither unlinked
 	 * (then the name is gone, or names another file) nor replaced. */
-	if (fstatat(dfd, FN_LOCK, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    now.st_dev != mine->st_dev || now.st_ino != mine->st_ino)
-		return elog__errmsg_set(msg, ELOG_FAILED,
-		    "%s was removed or replaced while this writer had the log open "
-		    "(the log was deleted, or LOCK was changed by hand): nothing more "
-		    "is written or acknowledged; reopen the log", FN_LOCK);
+	if (fstatat(dfd, FN_LOCK, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != mine->st_dev ||
+	    now.st_ino != mine->st_ino)
+		return elog__errmsg_set(
+		        msg, ELOG_FAILED,
+		        "%s was removed or replaced while this writer had the log open "
+		        "(the log was deleted, or LOCK was changed by hand): nothing more "
+		        "is written or acknowledged; reopen the log",
+		        FN_LOCK);
 	return 0;
 }
 
@@ -332,8 +350,9 @@ int elog__lock_boot_id(unsigned char id[16])
 	text[got] = '\0';
 	size_t n = 0;
 	for (const char *p = text; *p && n < 32; p++) {
-		int v = *p >= '0' && *p <= '9' ? *p - '0'
-		      : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		int v = *p >= '0' && *p <= '9'   ? *p - '0'
+		        : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+		                                 : -1;
 		if (v < 0)
 			continue;
 		id[n / 2] |= (unsigned char)(n % 2 ? v : v << 4);
@@ -343,7 +362,8 @@ int elog__lock_boot_id(unsigned char id[16])
 }
 
 /* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
-#define LOCK_STATE_FMT "ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
+#define LOCK_STATE_FMT \
+	"ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
 	"boot=%s next=%020llu base=%020llu size=%020llu flags=%08x idx=%020llu " \
 	"ixpos=%020llu ixts=%+020lld ixmin=%+020lld ixlo=%+020lld ixhi=%+020lld " \
 	"ixany=%u crc="
@@ -353,16 +373,13 @@ void elog__lock_state_encode(char *p, const struct lock_state *ls)
 	char boot[33];
 	for (int i = 0; i < 16; i++)
 		snprintf(boot + 2 * i, 3, "%02x", ls->boot[i]);
-	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT,
-	                 (unsigned long long)ls->epoch, (unsigned long long)ls->gen,
-	                 ls->busy ? 1u : 0u, ls->sick ? 1u : 0u, ls->pid, boot,
-	                 (unsigned long long)ls->next, (unsigned long long)ls->base,
-	                 (unsigned long long)ls->size, ls->flags,
-	                 (unsigned long long)ls->idx, (unsigned long long)ls->ixpos,
-	                 (long long)ls->ixts, (long long)ls->ixmin, (long long)ls->ixlo,
-	                 (long long)ls->ixhi, ls->ixany ? 1u : 0u);
-	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n",
-	         elog__crc32c(0, p, (size_t)n));
+	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT, (unsigned long long)ls->epoch,
+	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->sick ? 1u : 0u,
+	                 ls->pid, boot, (unsigned long long)ls->next, (unsigned long long)ls->base,
+	                 (unsigned long long)ls->size, ls->flags, (unsigned long long)ls->idx,
+	                 (unsigned long long)ls->ixpos, (long long)ls->ixts, (long long)ls->ixmin,
+	                 (long long)ls->ixlo, (long long)ls->ixhi, ls->ixany ? 1u : 0u);
+	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n", elog__crc32c(0, p, (size_t)n));
 }
 
 /* The fields are read with sscanf, then the state is encoded again and
@@ -380,20 +397,32 @@ int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 		return ELOG_CORRUPT;
 	memcpy(text, p, len);
 	text[len] = '\0';
-	if (sscanf(text, "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
+	if (sscanf(text,
+	           "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
 	           "boot=%32[0-9a-f] next=%20llu base=%20llu size=%20llu flags=%8x "
 	           "idx=%20llu ixpos=%20llu ixts=%20lld ixmin=%20lld ixlo=%20lld "
 	           "ixhi=%20lld ixany=%1u crc=%8x",
-	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags,
-	           &idx, &ixpos, &ixts, &ixmin, &ixlo, &ixhi, &ixany, &crc) != 18 ||
-	    strlen(boot) != 32 ||
-	    busy > 1 || sick > 1 || ixany > 1)
+	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags, &idx,
+	           &ixpos, &ixts, &ixmin, &ixlo, &ixhi, &ixany, &crc) != 18 ||
+	    strlen(boot) != 32 || busy > 1 || sick > 1 || ixany > 1)
 		return ELOG_CORRUPT;
-	struct lock_state s = { .valid = 1, .epoch = epoch, .gen = gen, .busy = busy,
-	                        .sick = sick, .pid = pid, .next = next, .base = base,
-	                        .size = size, .flags = flags, .idx = idx, .ixpos = ixpos,
-	                        .ixts = ixts, .ixmin = ixmin, .ixlo = ixlo, .ixhi = ixhi,
-	                        .ixany = ixany };
+	struct lock_state s = { .valid = 1,
+		                .epoch = epoch,
+		                .gen = gen,
+		                .busy = busy,
+		                .sick = sick,
+		                .pid = pid,
+		                .next = next,
+		                .base = base,
+		                .size = size,
+		                .flags = flags,
+		                .idx = idx,
+		                .ixpos = ixpos,
+		                .ixts = ixts,
+		                .ixmin = ixmin,
+		                .ixlo = ixlo,
+		                .ixhi = ixhi,
+		                .ixany = ixany };
 	for (int i = 0; i < 16; i++) {
 		unsigned v;
 		sscanf(boot + 2 * i, "%2x", &v);
@@ -401,7 +430,7 @@ int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 	}
 	elog__lock_state_encode(again, &s);
 	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
-		return ELOG_CORRUPT;	/* a bad crc, or not the canonical text */
+		return ELOG_CORRUPT; /* a bad crc, or not the canonical text */
 	(void)crc;
 	*ls = s;
 	return 0;
@@ -418,7 +447,7 @@ int elog__lock_state_read(int fd, struct lock_state *ls)
 		if (errno != EINTR)
 			return errno;
 	if (elog__lock_state_decode(buf, (size_t)got, ls) != 0)
-		memset(ls, 0, sizeof *ls);	/* anything else: not ours to trust */
+		memset(ls, 0, sizeof *ls); /* anything else: not ours to trust */
 	return 0;
 }
 

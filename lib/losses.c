@@ -29,7 +29,7 @@
 #define LOSSES_MAGIC "elog-consumers-lost 1"
 /* A larger file is not ours: 4096 consumers of the longest lines take
  * about 750 KiB. */
-#define LOSSES_MAX   (1u << 20)
+#define LOSSES_MAX (1u << 20)
 
 void elog__losses_free(struct losses *l)
 {
@@ -99,11 +99,9 @@ static int parse_line(const char *p, size_t n, struct loss *x)
 	memset(x, 0, sizeof *x);
 	memcpy(x->name, w[0], len[0]);
 	if (elog_consumer_name_check(x->name) != 0 || len[1] != 9 ||
-	    memcmp(w[1], "retention", 9) != 0 ||
-	    !number(w[2], len[2], UINT64_MAX, &x->first) ||
+	    memcmp(w[1], "retention", 9) != 0 || !number(w[2], len[2], UINT64_MAX, &x->first) ||
 	    !number(w[3], len[3], UINT64_MAX, &x->last) ||
-	    !number(w[4], len[4], UINT64_MAX, &x->count) ||
-	    !number(w[5], len[5], INT64_MAX, &ms))
+	    !number(w[4], len[4], UINT64_MAX, &x->count) || !number(w[5], len[5], INT64_MAX, &ms))
 		return 0;
 	if (x->first > x->last || x->count == 0 || x->count - 1 > x->last - x->first)
 		return 0;
@@ -128,12 +126,12 @@ int elog__losses_load(int dfd, struct losses *l)
 	const char *nl = memchr(p, '\n', len);
 	if (!nl || (size_t)(nl - p) != sizeof LOSSES_MAGIC - 1 ||
 	    memcmp(p, LOSSES_MAGIC, sizeof LOSSES_MAGIC - 1) != 0)
-		goto out;	/* not ours, or a later format: nothing we know */
+		goto out; /* not ours, or a later format: nothing we know */
 	for (p = nl + 1; p < end && !err; p = nl + 1) {
 		struct loss x;
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
-			break;	/* a line without its newline was never finished */
+			break; /* a line without its newline was never finished */
 		if (parse_line(p, (size_t)(nl - p), &x) && !elog__losses_find(l, x.name))
 			err = push(l, &x);
 	}
@@ -144,13 +142,14 @@ out:
 	return err;
 }
 
-int elog__losses_add(struct losses *l, const char *name, uint64_t first,
-                     uint64_t last, int64_t ms)
+int elog__losses_add(struct losses *l, const char *name, uint64_t first, uint64_t last, int64_t ms)
 {
 	struct loss *x = elog__losses_find(l, name);
 	if (!x) {
-		struct loss n = { .first = first, .last = last,
-		                  .count = last - first + 1, .ms = ms };
+		struct loss n = { .first = first,
+			          .last = last,
+			          .count = last - first + 1,
+			          .ms = ms };
 		memcpy(n.name, name, strlen(name) + 1);
 		return push(l, &n);
 	}
@@ -196,8 +195,7 @@ int elog__losses_store(int dfd, const struct losses *l)
 		n += (size_t)snprintf(buf + n, cap - n, "%s retention %llu %llu %llu %lld\n",
 		                      l->v[i].name, (unsigned long long)l->v[i].first,
 		                      (unsigned long long)l->v[i].last,
-		                      (unsigned long long)l->v[i].count,
-		                      (long long)l->v[i].ms);
+		                      (unsigned long long)l->v[i].count, (long long)l->v[i].ms);
 	int err = elog__fs_replace_file(dfd, FN_LOSSES, buf, n);
 	free(buf);
 	return err;

@@ -99,16 +99,19 @@ int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg)
 	if ((err = elog__settings_load(m->dfd, &m->set, msg)) != 0)
 		return err;
 	if (elog__fs_is_netfs(m->dfd))
-		return elog__errmsg_set(msg, ELOG_NETFS,
-		    "on a network filesystem, where locks and fsync cannot be trusted");
+		return elog__errmsg_set(
+		        msg, ELOG_NETFS,
+		        "on a network filesystem, where locks and fsync cannot be trusted");
 	err = elog__lock_take(m->dfd, FN_MAINT, wait, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED && !wait && only_checks_hold(m->dfd))
 		err = elog__lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED) {
 		long pid = maint_holder(m->dfd);
 		if (pid)
-			return elog__errmsg_set(msg, err, "another maintenance run holds %s "
-			                  "(pid %ld)", FN_MAINT, pid);
+			return elog__errmsg_set(msg, err,
+			                        "another maintenance run holds %s "
+			                        "(pid %ld)",
+			                        FN_MAINT, pid);
 		return elog__errmsg_set(msg, err, "another maintenance run holds %s", FN_MAINT);
 	}
 	if (err)
@@ -180,7 +183,8 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	close(fd);
 	if (err == ELOG_CORRUPT)
 		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		    truncated ? "truncated" : "corrupt", (unsigned long long)at);
+		                        truncated ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
 	if (err != ELOG_END)
 		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
 	if (si->empty)
@@ -216,7 +220,8 @@ static int sync_dir(struct maint *m)
 	elog__maint_step();
 	int err = elog__fs_fsync_dir(m->dfd);
 	if (err)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	return 0;
 }
 
@@ -240,7 +245,7 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
-		char (*nv)[NAME_MAX_LOCAL] = realloc(l->v, cap * sizeof *nv);
+		char(*nv)[NAME_MAX_LOCAL] = realloc(l->v, cap * sizeof *nv);
 		if (!nv)
 			return ENOMEM;
 		l->v = nv;
@@ -264,8 +269,8 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 struct unlinker {
 	struct maint *m;
 	const struct namelist *l;
-	size_t next;              /* the next name to take, atomically */
-	size_t failed;            /* 1 + the first name that failed, or 0 */
+	size_t next;   /* the next name to take, atomically */
+	size_t failed; /* 1 + the first name that failed, or 0 */
 	int err;
 };
 
@@ -301,7 +306,7 @@ static int unlink_hidden(struct maint *m, const struct namelist *l)
 		pthread_join(t[i], NULL);
 	if (u.failed)
 		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
-		                  elog_strerror(u.err));
+		                        elog_strerror(u.err));
 	return 0;
 }
 
@@ -385,8 +390,8 @@ struct strays {
 	struct maint *m;
 	uint64_t limit;
 	struct namelist *tmp, *orphan, *below;
-	uint64_t dropped;	/* temporary files of processes that are gone */
-	int said;		/* the message is set */
+	uint64_t dropped; /* temporary files of processes that are gone */
+	int said;         /* the message is set */
 };
 
 static int stray(const char *name, void *arg)
@@ -413,8 +418,8 @@ static int stray(const char *name, void *arg)
 	}
 	/* A segment not listed, below the first that is, lies below the
 	 * log's start (the writer only ever adds segments above). */
-	if (kind == FILE_SEGMENT && m->start.state == START_OK &&
-	    m->sl.n > 0 && base < m->sl.base[0] && base < m->start.start)
+	if (kind == FILE_SEGMENT && m->start.state == START_OK && m->sl.n > 0 &&
+	    base < m->sl.base[0] && base < m->start.start)
 		return namelist_add(st->below, name, base);
 	if (kind == FILE_INDEX && base < st->limit) {
 		size_t lo = 0, hi = m->sl.n;
@@ -437,8 +442,9 @@ static int stray(const char *name, void *arg)
 static int find_stray(struct maint *m, struct namelist *tmp, struct namelist *orphan,
                       struct namelist *below, uint64_t *dropped)
 {
-	struct strays st = { m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0,
-	                     tmp, orphan, below, 0, 0 };
+	struct strays st = {
+		m, m->nclosed < m->sl.n ? m->sl.base[m->nclosed] : 0, tmp, orphan, below, 0, 0
+	};
 	int err = elog__fs_dir_each(m->dfd, stray, &st);
 	*dropped = st.dropped;
 	if (err && !st.said)
@@ -456,15 +462,16 @@ static int check_index(struct maint *m, uint64_t base)
 	elog__seg_name(name, base, SEG_EXT);
 	int fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : elog__errmsg_set(m->msg, errno, "%s: %s", name,
-		                                        elog_strerror(errno));
+		return errno == ENOENT ? 0
+		                       : elog__errmsg_set(m->msg, errno, "%s: %s", name,
+		                                          elog_strerror(errno));
 	if (fstat(fd, &st) < 0)
 		err = elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
 	else if (!elog__idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size,
-	                          m->set.index_interval)) {
+	                                m->set.index_interval)) {
 		elog__maint_step();
 		err = elog__idx_rebuild(m->dfd, fd, base, (uint64_t)st.st_size,
-		                  m->set.index_interval, NULL, m->msg);
+		                        m->set.index_interval, NULL, m->msg);
 	}
 	close(fd);
 	return err;
@@ -476,8 +483,7 @@ static int check_index(struct maint *m, uint64_t base)
 static int fix_start(struct maint *m, uint64_t *fixed)
 {
 	int err;
-	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) ||
-	    m->sl.n == 0)
+	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) || m->sl.n == 0)
 		return 0;
 	elog__maint_step();
 	if ((err = elog__start_write(m->dfd, m->sl.base[0])) != 0)
@@ -560,9 +566,11 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 				char a[NAME_MAX_LOCAL], b[NAME_MAX_LOCAL];
 				elog__seg_name(a, m->sl.base[i], SEG_EXT);
 				elog__seg_name(b, m->sl.base[i + 1], SEG_EXT);
-				return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s runs into %s, which "
-				                  "holds later records too: the segments "
-				                  "overlap (see elog-verify)", a, b);
+				return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+				                        "%s runs into %s, which "
+				                        "holds later records too: the segments "
+				                        "overlap (see elog-verify)",
+				                        a, b);
 			}
 			if ((err = elog__seg_remove(m, m->sl.base[i + 1])) != 0)
 				return err;

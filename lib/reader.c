@@ -65,7 +65,7 @@ static void ixcache_put(elog_reader *r, uint64_t base, ino_t ino, dev_t dev, uin
 static void close_segment(elog_reader *r)
 {
 	if (r->ix_size && seg_identify(r) < 0) {
-		elog__idx_free(&r->ix);	/* cannot tell its file: not kept */
+		elog__idx_free(&r->ix); /* cannot tell its file: not kept */
 		r->ix_size = 0;
 	}
 	if (r->segfd >= 0) {
@@ -73,7 +73,7 @@ static void close_segment(elog_reader *r)
 		elog__scan_free(&r->sc);
 	}
 	r->segfd = -1;
-	if (r->ix_size)		/* kept for a later visit */
+	if (r->ix_size) /* kept for a later visit */
 		ixcache_put(r, r->seg_base, r->seg_ino, r->seg_dev, r->ix_size, &r->ix);
 	r->ix_size = 0;
 }
@@ -86,7 +86,7 @@ static void park_drop(elog_reader *r)
 		return;
 	close(p->fd);
 	elog__scan_free(&p->sc);
-	if (p->ix_size)		/* kept for a later visit, as close_segment() does */
+	if (p->ix_size) /* kept for a later visit, as close_segment() does */
 		ixcache_put(r, p->base, p->ino, p->dev, p->ix_size, &p->ix);
 	p->fd = -1;
 }
@@ -112,9 +112,10 @@ static int refresh_watermark(elog_reader *r)
 	if (r->wmfd < 0) {
 		r->wmfd = elog__fs_openat(r->dfd, FN_WATERMARK, O_RDONLY, 0);
 		if (r->wmfd < 0) {
-			if (errno == ENOENT)	/* no writer has opened the log yet */
+			if (errno == ENOENT) /* no writer has opened the log yet */
 				return 0;
-			return elog__errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+			return elog__errmsg_set(r->msg, errno, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(errno));
 		}
 	}
 	struct watermark wm;
@@ -136,10 +137,10 @@ static int refresh_watermark(elog_reader *r)
 static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next)
 {
 	if (base < r->wm.segment_base)
-		return UINT64_MAX;		/* closed: all of it */
-	if (base == r->wm.segment_base)		/* active: what was synced */
+		return UINT64_MAX;      /* closed: all of it */
+	if (base == r->wm.segment_base) /* active: what was synced */
 		return next == UINT64_MAX ? r->wm.segment_bytes : UINT64_MAX;
-	return SEG_HDR;				/* newer than the watermark */
+	return SEG_HDR; /* newer than the watermark */
 }
 
 /* Open segment base, listed before segment next (UINT64_MAX when it was
@@ -147,8 +148,8 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
  * at what may be read and its position at the first record.  *gone is 1
  * (nothing open) when it was removed since it was listed, -1 when it is
  * too new to hold anything durable yet. */
-static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
-                         struct scan *scp, int *gone, int *chain, struct seal *seal)
+static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp, struct scan *scp,
+                         int *gone, int *chain, struct seal *seal)
 {
 	char name[NAME_MAX_LOCAL];
 	struct stat st;
@@ -160,7 +161,7 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 	elog__seg_name(name, base, SEG_EXT);
 	int fd = elog__fs_openat(r->dfd, name, O_RDONLY, 0);
 	if (fd < 0) {
-		if (errno == ENOENT) {	/* removed since we listed it */
+		if (errno == ENOENT) { /* removed since we listed it */
 			*gone = 1;
 			return 0;
 		}
@@ -209,10 +210,10 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 		/* Its records end where its seal starts.  A damaged seal is
 		 * left to the scan, which reports it as the damage it is. */
 		if (elog__seg_header_sealed(sc.buf)) {
-			err = got < want && sc.limit >= SEG_HDR + SEAL_SIZE ?
-			      elog__seal_decode(sc.buf + sc.limit - SEAL_SIZE, base,
-			                        sc.limit - SEAL_SIZE, seal) :
-			      elog__seal_read(fd, base, sc.limit, seal);
+			err = got < want && sc.limit >= SEG_HDR + SEAL_SIZE
+			              ? elog__seal_decode(sc.buf + sc.limit - SEAL_SIZE, base,
+			                                  sc.limit - SEAL_SIZE, seal)
+			              : elog__seal_read(fd, base, sc.limit, seal);
 			if (err == 0) {
 				sc.limit = seal->pos;
 				*chain = CHAIN_SEALED;
@@ -221,7 +222,8 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 			} else if (err != ELOG_CORRUPT) {
 				elog__scan_free(&sc);
 				close(fd);
-				return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+				return elog__errmsg_set(r->msg, err, "%s: %s", name,
+				                        elog_strerror(err));
 			}
 		}
 	}
@@ -294,12 +296,12 @@ static void index_jump(elog_reader *r)
 		if (rc != ELOG_CORRUPT)
 			return;
 	}
-	if (!r->ix_size || (r->next_base == UINT64_MAX && r->ix.n > 0 &&
-	                    r->want > r->ix.e[r->ix.n - 1].offset)) {
+	if (!r->ix_size ||
+	    (r->next_base == UINT64_MAX && r->ix.n > 0 && r->want > r->ix.e[r->ix.n - 1].offset)) {
 		if (fstat(r->segfd, &st) < 0)
 			return;
 		if (r->ix_size && (uint64_t)st.st_size <= r->ix_size)
-			goto use;	/* it has not grown: nothing new to index */
+			goto use; /* it has not grown: nothing new to index */
 		if (r->ix_size)
 			elog__idx_free(&r->ix);
 		r->ix_size = 0;
@@ -332,8 +334,7 @@ static void window_skip(elog_reader *r)
 		 * no need to load the index. */
 		struct idx_entry last;
 		if (elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.pos > r->sc.pos &&
-		    (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
+		    last.pos > r->sc.pos && (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
 		    jump_to_entry(r, &last))
 			return;
 	}
@@ -344,7 +345,7 @@ static void window_skip(elog_reader *r)
 		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
 	}
 	const struct index *ix = &r->ix;
-	size_t lo = 0, hi = ix->n;	/* the first entry past the scan */
+	size_t lo = 0, hi = ix->n; /* the first entry past the scan */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (ix->e[mid].pos <= r->sc.pos)
@@ -366,7 +367,7 @@ static void window_skip(elog_reader *r)
 	for (k = from; k < ix->n; k++) {
 		const struct idx_entry *e = &ix->e[k];
 		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
-			break;		/* the stretch may hold some */
+			break; /* the stretch may hold some */
 	}
 	if (k > from && !jump_to_entry(r, &ix->e[k - 1]))
 		return;
@@ -431,7 +432,7 @@ static int locate(elog_reader *r)
 			return err;
 		const struct seglist *sl = &r->segs;
 		if (sl->n == 0) {
-			r->segs_valid = 0;	/* a writer may create one */
+			r->segs_valid = 0; /* a writer may create one */
 			return ELOG_END;
 		}
 		ssize_t i = elog__seglist_find(sl, r->want);
@@ -452,9 +453,9 @@ static int locate(elog_reader *r)
 		if ((err = open_segment(r, base, next, &gone)) != 0)
 			return err;
 		if (gone < 0)
-			return ELOG_END;	/* being created: wait for it */
+			return ELOG_END; /* being created: wait for it */
 		if (gone) {
-			r->segs_valid = 0;	/* removed since listed: list again */
+			r->segs_valid = 0; /* removed since listed: list again */
 			continue;
 		}
 		index_jump(r);
@@ -584,7 +585,7 @@ static int advance(elog_reader *r)
 	if ((err = chain_gap(r, r->segs.base[i + 1])) != 0)
 		return err > 0 ? 0 : locate(r);
 	if (elog__seglist_find(&r->segs, r->want) > i)
-		return locate(r);	/* want lies in a later segment */
+		return locate(r); /* want lies in a later segment */
 	/* The last records of this segment went by compaction: on to the
 	 * next one. */
 	uint64_t next_base = r->segs.base[i + 1];
@@ -603,18 +604,18 @@ static int advance(elog_reader *r)
 
 /* Replace the stored value of a record, read at byte at of segment base
  * whose header has flags, by the value itself. */
-static int decode_value(elog_reader *r, uint64_t base, uint32_t flags,
-                        struct elog_record *rec, uint64_t at)
+static int decode_value(elog_reader *r, uint64_t base, uint32_t flags, struct elog_record *rec,
+                        uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	if (!r->vd && !(r->vd = elog__vdec_new()))
 		return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int err = elog__vdec_value(r->vd, r->dfd, flags, rec->value, rec->value_len,
-	                     &rec->value, &rec->value_len, why);
+	int err = elog__vdec_value(r->vd, r->dfd, flags, rec->value, rec->value_len, &rec->value,
+	                           &rec->value_len, why);
 	if (err) {
 		elog__seg_name(name, base, SEG_EXT);
 		return elog__errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
-		                  (unsigned long long)at, why);
+		                        (unsigned long long)at, why);
 	}
 	return 0;
 }
@@ -624,7 +625,7 @@ static void seek_to(elog_reader *r, uint64_t offset);
 /* elog_reader_next(), every case. */
 static int next_record(elog_reader *r, struct elog_record *rec)
 {
-	if (r->reseek) {	/* elog_reader_prev() moved the position */
+	if (r->reseek) { /* elog_reader_prev() moved the position */
 		r->reseek = 0;
 		seek_to(r, r->want);
 	}
@@ -647,13 +648,13 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			window_skip(r);
 		err = elog__scan_next(&r->sc, rec, &at);
 		if (err == 0) {
-			if (rec->offset < r->seg_base ||
-			    (r->have_last && rec->offset <= r->last)) {
+			if (rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last)) {
 				char name[NAME_MAX_LOCAL];
 				elog__seg_name(name, r->seg_base, SEG_EXT);
 				return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-				    "%s: offset %llu out of order at byte %llu", name,
-				    (unsigned long long)rec->offset, (unsigned long long)at);
+				                        "%s: offset %llu out of order at byte %llu",
+				                        name, (unsigned long long)rec->offset,
+				                        (unsigned long long)at);
 			}
 			if (rec->offset >= r->wm.durable_end) {
 				/* Not durable as far as we know, though inside the
@@ -671,8 +672,8 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 				return ELOG_END;
 			}
 			if (rec->offset > r->want && r->holes.n &&
-			    elog__holes_find(&r->holes, r->want, rec->offset - 1,
-			               &r->gap_first, &r->gap_last)) {
+			    elog__holes_find(&r->holes, r->want, rec->offset - 1, &r->gap_first,
+			                     &r->gap_last)) {
 				/* Offsets salvage lost lie before this record:
 				 * say so, and read it again next time. */
 				elog__scan_seek(&r->sc, at);
@@ -683,10 +684,10 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			r->last = rec->offset;
 			r->have_last = 1;
 			if (rec->offset < r->want)
-				continue;	/* before the position sought */
+				continue; /* before the position sought */
 			if (r->win && (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi)) {
 				r->want = rec->offset + 1;
-				continue;	/* outside the window */
+				continue; /* outside the window */
 			}
 			if (!r->seg_plain &&
 			    (err = decode_value(r, r->seg_base, r->seg_flags, rec, at)) != 0)
@@ -698,15 +699,17 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			char name[NAME_MAX_LOCAL];
 			elog__seg_name(name, r->seg_base, SEG_EXT);
 			return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
-			    name, elog__scan_truncated(&r->sc) ? "truncated" : "corrupt",
-			    (unsigned long long)at);
+			                        name,
+			                        elog__scan_truncated(&r->sc) ? "truncated"
+			                                                     : "corrupt",
+			                        (unsigned long long)at);
 		}
 		if (err != ELOG_END)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 
 		/* The end of what we may read here: has the writer moved on? */
-		park_drop(r);	/* reading on, not seeking back */
-		if (++ends > 1000)	/* segments churning under us */
+		park_drop(r);      /* reading on, not seeking back */
+		if (++ends > 1000) /* segments churning under us */
 			return ELOG_END;
 		if (r->seg_base < r->wm.segment_base && r->next_base != UINT64_MAX) {
 			/* A closed segment: the writer had moved past it when
@@ -805,9 +808,10 @@ static void park_swap(elog_reader *r)
 	if (r->segfd >= 0 && seg_identify(r) < 0)
 		close_segment(r);
 	if (r->segfd >= 0) {
-		open = (struct park){ r->segfd, r->seg_base, r->next_base, r->seg_flags,
-		                      r->seg_plain, r->seg_ino, r->seg_dev, r->sc, r->ix,
-		                      r->ix_size, r->jumps, r->chain, r->seal, r->seg_v2 };
+		open = (struct park){ r->segfd,     r->seg_base, r->next_base, r->seg_flags,
+			              r->seg_plain, r->seg_ino,  r->seg_dev,   r->sc,
+			              r->ix,        r->ix_size,  r->jumps,     r->chain,
+			              r->seal,      r->seg_v2 };
 	}
 	struct park *p = &r->pk;
 	r->segfd = p->fd;
@@ -842,8 +846,8 @@ static int seek_parked(elog_reader *r, uint64_t offset)
 	if (p->fd < 0 || offset < p->base || offset >= p->next)
 		return 0;
 	elog__seg_name(name, p->base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    st.st_ino != p->ino || st.st_dev != p->dev) {
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != p->ino ||
+	    st.st_dev != p->dev) {
 		park_drop(r);
 		return 0;
 	}
@@ -961,8 +965,8 @@ static int back_corrupt(elog_reader *r, int err, uint64_t at)
 	elog__seg_name(name, r->bk.base, SEG_EXT);
 	if (err == ELOG_CORRUPT)
 		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
-		                  elog__scan_truncated(&r->bk.sc) ? "truncated" : "corrupt",
-		                  (unsigned long long)at);
+		                        elog__scan_truncated(&r->bk.sc) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
 	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
 }
 
@@ -980,8 +984,7 @@ static int back_index_scan(elog_reader *r)
 		elog__idx_free(&b->ix);
 	b->ix_state = 2;
 	elog__scan_seek(&b->sc, SEG_HDR);
-	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 &&
-	       rec.offset < r->wm.durable_end) {
+	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 && rec.offset < r->wm.durable_end) {
 		if (elog__idx_builder_add(&ib, rec.offset, rec.ts_ms, at, BACK_INTERVAL, &e) &&
 		    (err = elog__idx_push(&b->ix, &e)) != 0)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
@@ -1025,7 +1028,7 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			*pos = e.pos;
 			return 0;
 		}
-		if (b->ix_state == 2)	/* entries of our own scan: cannot be */
+		if (b->ix_state == 2) /* entries of our own scan: cannot be */
 			return back_corrupt(r, ELOG_CORRUPT, e.pos);
 		if ((rc = back_index_scan(r)) != 0)
 			return rc;
@@ -1048,8 +1051,9 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 			char name[NAME_MAX_LOCAL];
 			elog__seg_name(name, b->base, SEG_EXT);
 			return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-			    "%s: offset %llu out of order at byte %llu", name,
-			    (unsigned long long)rec.offset, (unsigned long long)at);
+			                        "%s: offset %llu out of order at byte %llu", name,
+			                        (unsigned long long)rec.offset,
+			                        (unsigned long long)at);
 		}
 		if (b->n == b->cap) {
 			size_t cap = b->cap ? b->cap * 2 : 256;
@@ -1058,7 +1062,8 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 				b->off = no;
 			uint64_t *np = no ? realloc(b->pos, cap * sizeof *np) : NULL;
 			if (!np)
-				return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+				return elog__errmsg_set(r->msg, ENOMEM, "%s",
+				                        elog_strerror(ENOMEM));
 			b->pos = np;
 			b->cap = cap;
 		}
@@ -1083,8 +1088,8 @@ static int back_refresh(elog_reader *r, uint64_t next)
 	struct back *b = &r->bk;
 	struct stat st;
 	elog__seg_name(name, b->base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    st.st_ino != b->ino || st.st_dev != b->dev)
+	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != b->ino ||
+	    st.st_dev != b->dev)
 		return -1;
 	uint64_t limit = visible_limit(r, b->base, next);
 	if ((uint64_t)st.st_size != b->size && b->ix_state) {
@@ -1132,14 +1137,14 @@ static int back_locate(elog_reader *r, uint64_t p)
 			back_close(r);
 			struct seal seal;
 			int chain;
-			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone, &chain,
-			                         &seal)) != 0)
+			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone, &chain, &seal)) !=
+			    0)
 				return err;
 			if (gone > 0) {
-				r->segs_valid = 0;	/* removed since listed */
+				r->segs_valid = 0; /* removed since listed */
 				continue;
 			}
-			if (gone < 0) {		/* nothing durable in it yet */
+			if (gone < 0) { /* nothing durable in it yet */
 				b->base = base;
 				b->lo = base;
 				b->hi = p;
@@ -1198,14 +1203,14 @@ static int back_find(elog_reader *r, uint64_t p, size_t *k)
 			*k = lo - 1;
 			return 0;
 		}
-		p = b->lo;	/* none from lo to p: look below lo */
+		p = b->lo; /* none from lo to p: look below lo */
 	}
 	return ELOG_END;
 }
 
 /* The last range salvage lost that meets [from, to], cut to it. */
-static int hole_before(const struct holes *h, uint64_t from, uint64_t to,
-                       uint64_t *first, uint64_t *last)
+static int hole_before(const struct holes *h, uint64_t from, uint64_t to, uint64_t *first,
+                       uint64_t *last)
 {
 	for (size_t i = h->n; i-- > 0;) {
 		if (h->v[i].first > to)
@@ -1244,7 +1249,7 @@ static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
 	if (b->chain == CHAIN_SEALED)
 		from = b->seal.next;
 	else if (b->chain == CHAIN_UNSEALED && p >= b->next)
-		from = off + 1;		/* off is its last record */
+		from = off + 1; /* off is its last record */
 	else
 		return 0;
 	if (from < off + 1)
@@ -1291,7 +1296,7 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 		return err;
 	uint64_t p = r->want < r->wm.durable_end ? r->want : r->wm.durable_end;
 	err = back_find(r, p, &k);
-	if (err == ELOG_END)	/* the beginning: after what damage took there */
+	if (err == ELOG_END) /* the beginning: after what damage took there */
 		return r->segs.n > 0 && back_gap(r, r->segs.base[0], p) ? ELOG_GAP : ELOG_END;
 	if (err)
 		return err;
@@ -1336,14 +1341,14 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		return err;
 	if ((err = list_segments(r)) != 0)
 		return err;
-	const struct seglist sl = r->segs;	/* nothing below lists again */
+	const struct seglist sl = r->segs; /* nothing below lists again */
 	for (size_t i = 0; i < sl.n; i++) {
 		int gone;
 		if ((err = open_segment(r, sl.base[i], i + 1 < sl.n ? sl.base[i + 1] : UINT64_MAX,
 		                        &gone)) != 0)
 			break;
 		if (gone < 0)
-			break;		/* newer than anything durable */
+			break; /* newer than anything durable */
 		if (gone)
 			continue;
 		/* Index entries carry the greatest timestamp up to their
@@ -1379,8 +1384,9 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		if (err == ELOG_CORRUPT) {
 			char name[NAME_MAX_LOCAL];
 			elog__seg_name(name, r->seg_base, SEG_EXT);
-			err = elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: corrupt record at byte %llu",
-			                 name, (unsigned long long)at);
+			err = elog__errmsg_set(r->msg, ELOG_CORRUPT,
+			                       "%s: corrupt record at byte %llu", name,
+			                       (unsigned long long)at);
 			break;
 		}
 		if (err != ELOG_END && err != 0) {

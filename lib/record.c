@@ -41,8 +41,7 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec)
 	put32(p + 4, elog__crc32c(0, p + REC_PREFIX, len - 4));
 }
 
-int elog__rec_decode(const unsigned char *p, size_t avail,
-               struct elog_record *rec, size_t *size)
+int elog__rec_decode(const unsigned char *p, size_t avail, struct elog_record *rec, size_t *size)
 {
 	if (avail < 4)
 		return ELOG_END;

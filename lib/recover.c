@@ -71,9 +71,10 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 	if (err) {
 		elog__seg_name(name, base, SEG_EXT);
 		if (acked > 0)
-			return elog__errmsg_set(msg, ELOG_CORRUPT,
-			    "%s: damaged header, but %llu bytes were acknowledged", name,
-			    (unsigned long long)acked);
+			return elog__errmsg_set(
+			        msg, ELOG_CORRUPT,
+			        "%s: damaged header, but %llu bytes were acknowledged", name,
+			        (unsigned long long)acked);
 		elog__seg_header_encode_flags(hdr, base, new_flags);
 		if (ftruncate(rc->segfd, 0) < 0 ||
 		    (err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
@@ -91,8 +92,8 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
  * first that is incomplete or damaged (or whose offset does not increase):
  * *at is where the valid records end, *next the offset after them.
  * ELOG_END or ELOG_CORRUPT, else an error with its message. */
-static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit,
-                       uint64_t *at, uint64_t *next, char *msg)
+static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit, uint64_t *at,
+                       uint64_t *next, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	struct scan s;
@@ -104,7 +105,7 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit,
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
 	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
 		struct idx_entry e;
-		if (rec.offset < *next) {	/* offsets must increase */
+		if (rec.offset < *next) { /* offsets must increase */
 			err = ELOG_CORRUPT;
 			break;
 		}
@@ -154,9 +155,8 @@ static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 	return 0;
 }
 
-int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
-                   uint32_t interval, uint32_t new_flags, int to_watermark,
-                   struct recovery *rc, char *msg)
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uint32_t interval,
+                         uint32_t new_flags, int to_watermark, struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t at, next;
@@ -170,27 +170,30 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 
 	if (wm->segment_base > base)
 		return elog__errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: watermark names segment %020llu, which is missing", FN_WATERMARK,
-		    (unsigned long long)wm->segment_base);
+		                        "%s: watermark names segment %020llu, which is missing",
+		                        FN_WATERMARK, (unsigned long long)wm->segment_base);
 	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
 		return err;
 
 	/* After a failed sync, only what the watermark vouches for stays. */
-	err = scan_active(rc, interval, to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR)
-	                                             : UINT64_MAX, &at, &next, msg);
+	err = scan_active(rc, interval,
+	                  to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR) : UINT64_MAX, &at,
+	                  &next, msg);
 	if (err != ELOG_END && err != ELOG_CORRUPT)
 		return err;
 	if (err == ELOG_CORRUPT && at < acked)
-		return elog__errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: damaged record at byte %llu, below the %llu durable bytes "
-		    "(acknowledged data is damaged; see elog-verify)", name,
-		    (unsigned long long)at, (unsigned long long)acked);
+		return elog__errmsg_set(
+		        msg, ELOG_CORRUPT,
+		        "%s: damaged record at byte %llu, below the %llu durable bytes "
+		        "(acknowledged data is damaged; see elog-verify)",
+		        name, (unsigned long long)at, (unsigned long long)acked);
 	if (at < acked || next < wm->durable_end)
-		return elog__errmsg_set(msg, ELOG_CORRUPT,
-		    "%s: ends at byte %llu (offset %llu), but the watermark says "
-		    "%llu bytes (offset %llu) are durable", name,
-		    (unsigned long long)at, (unsigned long long)next,
-		    (unsigned long long)acked, (unsigned long long)wm->durable_end);
+		return elog__errmsg_set(
+		        msg, ELOG_CORRUPT,
+		        "%s: ends at byte %llu (offset %llu), but the watermark says "
+		        "%llu bytes (offset %llu) are durable",
+		        name, (unsigned long long)at, (unsigned long long)next,
+		        (unsigned long long)acked, (unsigned long long)wm->durable_end);
 	if (at < rc->file_size) {
 		if (ftruncate(rc->segfd, (off_t)at) < 0)
 			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
@@ -214,7 +217,8 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	 * only a cut or bytes past them need it. */
 	if ((rc->cut || at > acked || to_watermark) && fdatasync(rc->segfd) < 0) {
 		rc->sync_failed = errno;
-		return elog__errmsg_set(msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(msg, errno, "%s: fdatasync: %s", name,
+		                        elog_strerror(errno));
 	}
 	return index_active(dfd, rc, to_watermark, msg);
 }
@@ -233,16 +237,17 @@ int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, 
 		elog__seg_name(name, sl->base[i], SEG_EXT);
 		int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
 		if (fd < 0) {
-			if (errno == ENOENT)	/* removed by retention meanwhile */
+			if (errno == ENOENT) /* removed by retention meanwhile */
 				continue;
 			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
 		}
 		int err = 0;
 		if (fstat(fd, &st) < 0)
 			err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		else if (!elog__idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size, interval))
+		else if (!elog__idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size,
+		                                interval))
 			err = elog__idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
-			                  interval, NULL, msg);
+			                        interval, NULL, msg);
 		close(fd);
 		/* A closed segment too damaged to index is elog-verify's
 		 * business; the writer only appends to the active one. */
@@ -255,7 +260,7 @@ int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, 
 struct leftovers {
 	int dfd;
 	int removed;
-	int said;	/* the message is set */
+	int said; /* the message is set */
 	char *msg;
 };
 
@@ -291,8 +296,10 @@ int elog__recover_leftovers(int dfd, char *msg)
 	struct leftovers l = { dfd, 0, 0, msg };
 	int err = elog__fs_dir_each(dfd, remove_half_created, &l);
 	if (err && !l.said)
-		err = elog__errmsg_set(msg, err, "listing the log directory: %s", elog_strerror(err));
+		err = elog__errmsg_set(msg, err, "listing the log directory: %s",
+		                       elog_strerror(err));
 	if (!err && l.removed && (err = elog__fs_fsync_dir(dfd)) != 0)
-		err = elog__errmsg_set(msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		err = elog__errmsg_set(msg, err, "fsync of the log directory: %s",
+		                       elog_strerror(err));
 	return err;
 }

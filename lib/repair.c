@@ -24,12 +24,11 @@
 
 #include "internal.h"
 
-static void repaired(struct verify *v, const char *file, uint64_t pos,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 /* Report what was done. */
-static void repaired(struct verify *v, const char *file, uint64_t pos,
-                     const char *fmt, ...)
+static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -44,9 +43,10 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	/* Taking LOCK creates it: make sure this is a log first. */
 	if (fstatat(v->dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT
-		    ? elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
-		                 FN_SETTINGS)
-		    : elog__errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS, elog_strerror(errno));
+		               ? elog__errmsg_set(v->msg, ELOG_NOTLOG,
+		                                  "not an elog directory (no %s file)", FN_SETTINGS)
+		               : elog__errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS,
+		                                  elog_strerror(errno));
 	/* Writers hold LOCK for one batch at a time: wait for it as a
 	 * writer does.  Emptying their state makes every writer find
 	 * the tail anew after the repair. */
@@ -64,8 +64,10 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
-			elog__errmsg_set(v->msg, err, "%s: a maintenance program "
-			           "(elog-compact or elog-retain) is running", FN_MAINT);
+			elog__errmsg_set(v->msg, err,
+			                 "%s: a maintenance program "
+			                 "(elog-compact or elog-retain) is running",
+			                 FN_MAINT);
 		return err;
 	}
 	return 0;
@@ -76,8 +78,8 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
  * them too), and the copy is written under a temporary name and renamed:
  * a repair killed half way leaves "<kept>.tmp.<pid>.<n>", which the next
  * repair or writer removes (elog__file_tmp_drop()). */
-static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
-                     uint64_t end, char *kept, size_t kept_size)
+static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from, uint64_t end,
+                     char *kept, size_t kept_size)
 {
 	char tmp[NAME_MAX_LOCAL + 64];
 	struct stat st;
@@ -85,15 +87,15 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 	int64_t now = elog__fs_now_ms();
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 0)
-			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld", name,
-			         (long long)now);
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld", name, (long long)now);
 		else
-			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld-%d", name,
-			         (long long)now, attempt);
+			snprintf(kept, kept_size, "%s" CUT_INFIX "%lld-%d", name, (long long)now,
+			         attempt);
 		if (fstatat(v->dfd, kept, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 			break;
 		if (attempt > 100)
-			return elog__errmsg_set(v->msg, EEXIST, "%s: %s", kept, elog_strerror(EEXIST));
+			return elog__errmsg_set(v->msg, EEXIST, "%s: %s", kept,
+			                        elog_strerror(EEXIST));
 	}
 	out = elog__fs_tmp_create(v->dfd, kept, tmp, sizeof tmp);
 	if (out < 0)
@@ -106,7 +108,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		 * that cannot tell is copied as if it were all data. */
 		off_t data = lseek(fd, (off_t)at, SEEK_DATA), hole;
 		if (data < 0 && errno == ENXIO)
-			break;			/* nothing but a hole to the end */
+			break; /* nothing but a hole to the end */
 		if (data < 0)
 			data = (off_t)at;
 		if ((uint64_t)data >= end)
@@ -114,11 +116,12 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		hole = lseek(fd, data, SEEK_HOLE);
 		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
 		for (at = (uint64_t)data; !err && at < stop;) {
-			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at), got;
+			size_t want = stop - at > (1u << 16) ? (1u << 16) : (size_t)(stop - at),
+			       got;
 			if ((err = elog__fs_pread_full(fd, buf, want, (off_t)at, &got)) != 0)
 				break;
 			if (got == 0) {
-				at = end;	/* the file ends here */
+				at = end; /* the file ends here */
 				break;
 			}
 			err = elog__fs_pwrite_all(out, buf, got, (off_t)(at - from));
@@ -126,7 +129,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		}
 	}
 	free(buf);
-	if (!err && ftruncate(out, (off_t)(end - from)) < 0)	/* a hole at its end */
+	if (!err && ftruncate(out, (off_t)(end - from)) < 0) /* a hole at its end */
 		err = errno;
 	if (!err && fsync(out) < 0)
 		err = errno;
@@ -134,7 +137,7 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 		err = errno;
 	if (err)
 		unlinkat(v->dfd, tmp, 0);
-	close(out);	/* drops the lock once the temporary name is gone */
+	close(out); /* drops the lock once the temporary name is gone */
 	if (!err)
 		err = elog__fs_fsync_dir(v->dfd);
 	if (err)
@@ -142,14 +145,13 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from,
 	return 0;
 }
 
-static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
-                         uint64_t len)
+static int rebuild_index(struct verify *v, int fd, const struct segstate *ss, uint64_t len)
 {
 	char name[NAME_MAX_LOCAL], msg[ELOG_MSG_MAX];
 	int err = elog__idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
 	elog__seg_name(name, ss->base, IDX_EXT);
 	if (err == ELOG_CORRUPT)
-		return 0;	/* its segment is damaged: reported already */
+		return 0; /* its segment is damaged: reported already */
 	if (err)
 		return elog__errmsg_set(v->msg, err, "%s", msg);
 	repaired(v, name, ELOG_NOPOS, "rebuilt from its segment");
@@ -161,8 +163,8 @@ static int rebuild_index(struct verify *v, int fd, const struct segstate *ss,
  * offsets, idempotency keys).  The log goes on at that end, in a new
  * segment, and the offsets lost are recorded as a damage gap (salvaged),
  * which readers report, so that no offset ever names a second record. */
-static int resume_above(struct verify *v, int fd, const struct segstate *ss,
-                        uint64_t end, struct watermark *wm)
+static int resume_above(struct verify *v, int fd, const struct segstate *ss, uint64_t end,
+                        struct watermark *wm)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -237,22 +239,26 @@ static int salvage_active(struct verify *v, struct segstate *ss, const char *nam
 	for (size_t i = 0; !err && i < p.nd; i++) {
 		const struct salvage_damage *d = &p.d[i];
 		if (d->pos >= acked)
-			repaired(v, name, d->pos, "salvaged: %llu bytes past the durable end, "
-			         "never acknowledged, moved to %s", (unsigned long long)d->bytes,
-			         aside);
+			repaired(v, name, d->pos,
+			         "salvaged: %llu bytes past the durable end, "
+			         "never acknowledged, moved to %s",
+			         (unsigned long long)d->bytes, aside);
 		else if (d->first <= d->last)
-			repaired(v, name, d->pos, "salvaged: %llu damaged bytes moved to %s; "
+			repaired(v, name, d->pos,
+			         "salvaged: %llu damaged bytes moved to %s; "
 			         "offsets %llu-%llu may be lost, and readers report them as a gap",
-			         (unsigned long long)d->bytes, aside,
-			         (unsigned long long)d->first, (unsigned long long)d->last);
+			         (unsigned long long)d->bytes, aside, (unsigned long long)d->first,
+			         (unsigned long long)d->last);
 		else
-			repaired(v, name, d->pos, "salvaged: %llu damaged bytes moved to %s; "
-			         "no record lost", (unsigned long long)d->bytes, aside);
+			repaired(v, name, d->pos,
+			         "salvaged: %llu damaged bytes moved to %s; "
+			         "no record lost",
+			         (unsigned long long)d->bytes, aside);
 	}
 	if (!err) {
 		ss->size = ss->valid_end = p.klen;
 		ss->next = p.next;
-		ss->idx_bad = 0;	/* rebuilt by the salvage */
+		ss->idx_bad = 0; /* rebuilt by the salvage */
 		v->wm_fix = 1;
 		close(*fd);
 		if ((*fd = elog__fs_openat(v->dfd, name, O_RDWR, 0)) < 0)
@@ -268,7 +274,7 @@ static int repair_active(struct verify *v)
 	char name[NAME_MAX_LOCAL], kept[NAME_MAX_LOCAL + 32];
 	int err = 0;
 	if (!ss->scanned)
-		return 0;	/* a bad header: reported, not guessed at */
+		return 0; /* a bad header: reported, not guessed at */
 	elog__seg_name(name, ss->base, SEG_EXT);
 	int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 	if (fd < 0)
@@ -296,8 +302,7 @@ static int repair_active(struct verify *v)
 			         (unsigned long long)(ss->size - ss->bad_at),
 			         (unsigned long long)(keep_end - ss->bad_at), kept);
 		else
-			repaired(v, name, ss->bad_at,
-			         "cut %llu bytes from here on, kept in %s",
+			repaired(v, name, ss->bad_at, "cut %llu bytes from here on, kept in %s",
 			         (unsigned long long)(ss->size - ss->bad_at), kept);
 		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
 		    v->wm.segment_bytes > ss->bad_at)
@@ -311,8 +316,7 @@ static int repair_active(struct verify *v)
 	if (v->wm_fix && v->wm.durable_end > ss->next &&
 	    (err = resume_above(v, fd, ss, v->wm.durable_end, &wm)) != 0)
 		goto out;
-	if (v->wm_fix && v->sick &&
-	    (v->wm_state != WM_OK || wm.durable_end > v->wm.durable_end)) {
+	if (v->wm_fix && v->sick && (v->wm_state != WM_OK || wm.durable_end > v->wm.durable_end)) {
 		/* Its own sync proves nothing after a failed one (a fresh
 		 * description syncs dropped pages "successfully"). */
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
@@ -328,10 +332,12 @@ static int repair_active(struct verify *v)
 		if (wfd < 0 && errno == ELOOP) {
 			/* A link holds no data of ours: replace it by a file. */
 			if (unlinkat(v->dfd, FN_WATERMARK, 0) == 0)
-				wfd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDWR | O_CREAT | O_EXCL, 0666);
+				wfd = elog__fs_openat(v->dfd, FN_WATERMARK,
+				                      O_RDWR | O_CREAT | O_EXCL, 0666);
 		}
 		if (wfd < 0) {
-			err = elog__errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+			err = elog__errmsg_set(v->msg, errno, "%s: %s", FN_WATERMARK,
+			                       elog_strerror(errno));
 			goto out;
 		}
 		err = elog__wm_write(wfd, &wm);
@@ -341,14 +347,15 @@ static int repair_active(struct verify *v)
 		if (!err)
 			err = elog__fs_fsync_dir(v->dfd);
 		if (err) {
-			err = elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+			err = elog__errmsg_set(v->msg, err, "%s: %s", FN_WATERMARK,
+			                       elog_strerror(err));
 			goto out;
 		}
 		elog__seg_name(name, wm.segment_base, SEG_EXT);
 		repaired(v, FN_WATERMARK, ELOG_NOPOS,
 		         "rewritten: durable end %llu, %llu bytes of %s",
-		         (unsigned long long)wm.durable_end,
-		         (unsigned long long)wm.segment_bytes, name);
+		         (unsigned long long)wm.durable_end, (unsigned long long)wm.segment_bytes,
+		         name);
 	}
 out:
 	close(fd);
@@ -362,8 +369,7 @@ static int drop_stale_tmp(const char *name, void *arg)
 	struct verify *v = arg;
 	int dropped;
 	if (elog__file_tmp_drop(v->dfd, name, &dropped) == 0 && dropped)
-		repaired(v, name, ELOG_NOPOS,
-		         "removed: the temporary file of a process that died");
+		repaired(v, name, ELOG_NOPOS, "removed: the temporary file of a process that died");
 	return 0;
 }
 
@@ -378,16 +384,19 @@ static int repair_chain(struct verify *v)
 	for (size_t k = 0; k + 1 < v->nlost; k += 2) {
 		if ((err = elog__holes_add(v->dfd, v->lost[k], v->lost[k + 1],
 		                           elog__fs_now_ms())) != 0)
-			return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED,
+			                        elog_strerror(err));
 		repaired(v, FN_SALVAGED, ELOG_NOPOS,
 		         "offsets %llu-%llu recorded as lost to damage: readers report "
-		         "them as a gap", (unsigned long long)v->lost[k],
-		         (unsigned long long)v->lost[k + 1]);
+		         "them as a gap",
+		         (unsigned long long)v->lost[k], (unsigned long long)v->lost[k + 1]);
 	}
 	for (size_t k = 0; k < v->nreseal; k++) {
 		size_t i = (size_t)v->reseal[k];
 		const struct segstate *ss = &v->seg[i];
-		struct seal seal = { .next = v->base[i + 1], .end = ss->next, .pos = ss->valid_end };
+		struct seal seal = { .next = v->base[i + 1],
+			             .end = ss->next,
+			             .pos = ss->valid_end };
 		elog__seal_id(v->set.id, seal.id);
 		elog__seg_name(name, ss->base, SEG_EXT);
 		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
@@ -412,7 +421,8 @@ int elog__repair_run(struct verify *v)
 {
 	int err = elog__fs_dir_each(v->dfd, drop_stale_tmp, v);
 	if (err)
-		return elog__errmsg_set(v->msg, err, "listing the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "listing the log directory: %s",
+		                        elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
 		char name[NAME_MAX_LOCAL];
@@ -421,7 +431,8 @@ int elog__repair_run(struct verify *v)
 		elog__seg_name(name, ss->base, SEG_EXT);
 		int fd = elog__fs_openat(v->dfd, name, O_RDONLY, 0);
 		if (fd < 0)
-			return elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(v->msg, errno, "%s: %s", name,
+			                        elog_strerror(errno));
 		err = rebuild_index(v, fd, ss, ss->size);
 		close(fd);
 		if (err)
@@ -433,9 +444,9 @@ int elog__repair_run(struct verify *v)
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */
 		if ((err = elog__start_write(v->dfd, v->base[0])) != 0)
-			return elog__errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
-		repaired(v, FN_START, ELOG_NOPOS,
-		         "rewritten: the log starts at offset %llu",
+			return elog__errmsg_set(v->msg, err, "%s: %s", FN_START,
+			                        elog_strerror(err));
+		repaired(v, FN_START, ELOG_NOPOS, "rewritten: the log starts at offset %llu",
 		         (unsigned long long)v->base[0]);
 	}
 	return v->n ? repair_active(v) : 0;

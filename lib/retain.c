@@ -54,7 +54,8 @@ static int log_bytes(struct maint *m, uint64_t *total)
 		if (fstatat(m->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT)
 				continue;
-			return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+			return elog__errmsg_set(m->msg, errno, "%s: %s", name,
+			                        elog_strerror(errno));
 		}
 		*total += (uint64_t)st.st_size;
 	}
@@ -128,9 +129,9 @@ struct lines {
 /* The named consumers, for their losses and for protect. */
 struct interest {
 	struct ctable t;
-	int known;              /* consumers.json could be read */
-	uint64_t next;          /* the lowest next offset of any consumer... */
-	const char *who;        /* ...and whose; NULL when none */
+	int known;       /* consumers.json could be read */
+	uint64_t next;   /* the lowest next offset of any consumer... */
+	const char *who; /* ...and whose; NULL when none */
 };
 
 static void interest_of(struct interest *c)
@@ -138,7 +139,7 @@ static void interest_of(struct interest *c)
 	c->next = UINT64_MAX;
 	c->who = NULL;
 	if (!c->known) {
-		c->next = 0;	/* nothing is known to be read */
+		c->next = 0; /* nothing is known to be read */
 		return;
 	}
 	for (size_t i = 0; i < c->t.n; i++)
@@ -150,9 +151,8 @@ static void interest_of(struct interest *c)
 
 /* Report, and unless a dry run record, what each consumer loses when the
  * start moves from res->start_before to res->start_after. */
-static int losses(struct maint *m, const struct elog_retain_opts *o,
-                  struct elog_retain_result *res, const struct interest *c,
-                  int64_t now, struct losses *l, int *dirty)
+static int losses(struct maint *m, const struct elog_retain_opts *o, struct elog_retain_result *res,
+                  const struct interest *c, int64_t now, struct losses *l, int *dirty)
 {
 	int err;
 	for (size_t i = 0; i < c->t.n; i++) {
@@ -173,10 +173,8 @@ static int losses(struct maint *m, const struct elog_retain_opts *o,
 }
 
 /* Tell the caller each loss, and list them for retain.last. */
-static void report_losses(const struct elog_retain_opts *o,
-                          const struct elog_retain_result *res,
-                          const struct interest *c, int protect, int recorded,
-                          struct lines *lines)
+static void report_losses(const struct elog_retain_opts *o, const struct elog_retain_result *res,
+                          const struct interest *c, int protect, int recorded, struct lines *lines)
 {
 	for (size_t i = 0; i < c->t.n; i++) {
 		const struct elog_consumer *e = &c->t.v[i];
@@ -185,8 +183,8 @@ static void report_losses(const struct elog_retain_opts *o,
 			lo = res->start_before;
 		if (res->start_after == 0 || lo > hi)
 			continue;
-		struct elog_consumer_loss x = { e->name, lo, hi, hi - lo + 1, protect,
-		                                recorded && !o->dry_run };
+		struct elog_consumer_loss x = { e->name,     lo,      hi,
+			                        hi - lo + 1, protect, recorded && !o->dry_run };
 		if (o->lost)
 			o->lost(&x, o->arg);
 		char line[ELOG_CONSUMER_NAME_MAX + 80];
@@ -201,8 +199,8 @@ static void report_losses(const struct elog_retain_opts *o,
 	}
 }
 
-static int retain(struct maint *m, const struct elog_retain_opts *o,
-                  struct elog_retain_result *res, struct lines *lines)
+static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog_retain_result *res,
+                  struct lines *lines)
 {
 	uint64_t max_age = limit_of(o->max_age_ms, m->set.retain_ms);
 	uint64_t max_bytes = limit_of(o->max_bytes, m->set.retain_bytes);
@@ -214,8 +212,9 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	int err, lfd = -1, dirty = 0;
 
 	if (!max_age && !max_bytes)
-		return elog__errmsg_set(m->msg, ELOG_INVALID, "no retention policy: the log "
-		    "has none stored, and no age or size limit was given");
+		return elog__errmsg_set(m->msg, ELOG_INVALID,
+		                        "no retention policy: the log "
+		                        "has none stored, and no age or size limit was given");
 	if (!o->dry_run && (err = elog__maint_cleanup(m, &res->leftovers)) != 0)
 		return err;
 	res->start_before = res->start_after = m->sl.n ? m->sl.base[0] : 0;
@@ -233,8 +232,8 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 	/* Decide first: nothing changes until the start is written. */
 	struct elog_segment_report *rep = calloc(m->nclosed + 1, sizeof *rep);
 	unsigned char *bysize = calloc(m->nclosed + 1, 1);
-	struct infos in = { m, calloc(m->nclosed + 1, sizeof *in.si),
-	                    calloc(m->nclosed + 1, 1), calloc(m->nclosed + 1, 1) };
+	struct infos in = { m, calloc(m->nclosed + 1, sizeof *in.si), calloc(m->nclosed + 1, 1),
+		            calloc(m->nclosed + 1, 1) };
 	size_t k = 0;
 	if (!rep || !bysize || !in.si || !in.have || !in.damaged) {
 		err = elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
@@ -244,17 +243,16 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 		const struct seg_info *si;
 		int64_t judged = INT64_MIN;
 		int own = 1;
-		uint64_t end = m->sl.base[k + 1];	/* a closed segment has a next */
+		uint64_t end = m->sl.base[k + 1]; /* a closed segment has a next */
 		if ((err = info(&in, k, &si)) != 0)
 			goto out;
 		int empty = si->empty && !in.damaged[k];
 		/* An empty segment holds nothing to keep; otherwise the age
 		 * is that of the timestamp it is judged by (judged_ms()). */
-		if (max_age && !empty &&
-		    (err = judged_ms(&in, k, now, &judged, &own)) != 0)
+		if (max_age && !empty && (err = judged_ms(&in, k, now, &judged, &own)) != 0)
 			goto out;
-		int too_old = max_age && (empty || (judged != INT64_MIN &&
-		    judged < now && (uint64_t)(now - judged) > max_age));
+		int too_old = max_age && (empty || (judged != INT64_MIN && judged < now &&
+		                                    (uint64_t)(now - judged) > max_age));
 		int too_big = max_bytes && total > max_bytes;
 		int unread = protect && !empty && c.next < end;
 		if (too_old && !too_big && unread) {
@@ -264,9 +262,10 @@ static int retain(struct maint *m, const struct elog_retain_opts *o,
 		}
 		if ((!too_old || unread) && !too_big) {
 			if (max_age && res->kept_why == ELOG_KEPT_NONE) {
-				res->kept_why = in.damaged[k] && judged == INT64_MIN ?
-				    ELOG_KEPT_DAMAGED :
-				    own ? ELOG_KEPT_YOUNG : ELOG_KEPT_UNTRUSTED;
+				res->kept_why = in.damaged[k] && judged == INT64_MIN
+				                        ? ELOG_KEPT_DAMAGED
+				                : own ? ELOG_KEPT_YOUNG
+				                      : ELOG_KEPT_UNTRUSTED;
 			}
 			if (res->kept_why != ELOG_KEPT_NONE) {
 				res->kept_damaged = in.damaged[k];
@@ -369,8 +368,8 @@ out:
 	return err;
 }
 
-int elog_retain(const char *dir, const struct elog_retain_opts *o,
-                struct elog_retain_result *res, char *msg)
+int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_retain_result *res,
+                char *msg)
 {
 	static const struct elog_retain_opts none = { 0 };
 	char local[ELOG_MSG_MAX];
@@ -390,8 +389,8 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o,
 	if (!err)
 		err = retain(&m, o, res, &lines);
 	if (!err && !o->dry_run)
-		elog__lastrun_mark(m.dfd, FN_RETAIN_LAST, elog__fs_now_ms(),
-		                   (const char *)lines.p, lines.len);
+		elog__lastrun_mark(m.dfd, FN_RETAIN_LAST, elog__fs_now_ms(), (const char *)lines.p,
+		                   lines.len);
 	free(lines.p);
 	elog__maint_close(&m);
 	return err;

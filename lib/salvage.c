@@ -62,8 +62,8 @@ struct salvager {
 
 /* Whether a good record starts at p: it decodes, and its offset lies in
  * [lo, next_base). */
-static int good_at(const unsigned char *p, size_t avail, uint64_t lo,
-                   uint64_t next_base, struct elog_record *rec, size_t *size)
+static int good_at(const unsigned char *p, size_t avail, uint64_t lo, uint64_t next_base,
+                   struct elog_record *rec, size_t *size)
 {
 	return elog__rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
 	       rec->offset < next_base;
@@ -92,8 +92,8 @@ void elog__salvage_plan_free(struct salvage_plan *p)
 
 /* Note the damaged bytes data[pos, pos + n) and the offsets [first, last]
  * that lay in them. */
-static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos,
-                   size_t n, uint64_t first, uint64_t last)
+static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos, size_t n,
+                   uint64_t first, uint64_t last)
 {
 	struct salvage_damage *d = realloc(p->d, (p->nd + 1) * sizeof *d);
 	if (!d)
@@ -103,8 +103,8 @@ static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos
 	return p->count_only ? 0 : append(&p->lost, &p->llen, &p->lcap, data + pos, n);
 }
 
-int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
-                       size_t from, size_t size, uint64_t hi)
+int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t from, size_t size,
+                       uint64_t hi)
 {
 	size_t pos = from;
 	int err = 0;
@@ -122,7 +122,8 @@ int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
 		/* Where a record does not check, the next good one is looked
 		 * for byte by byte. */
 		size_t q = pos + 1;
-		while (q + REC_PREFIX <= size && !good_at(data + q, size - q, p->next, hi, &rec, &rs))
+		while (q + REC_PREFIX <= size &&
+		       !good_at(data + q, size - q, p->next, hi, &rec, &rs))
 			q++;
 		int found = q + REC_PREFIX <= size;
 		if (!found)
@@ -135,8 +136,7 @@ int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data,
 
 /* A closed segment's bytes, *size of them, less the seal at their end when
  * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
-static int seal_strip(const unsigned char *data, size_t *size, uint64_t base,
-                      struct seal *seal)
+static int seal_strip(const unsigned char *data, size_t *size, uint64_t base, struct seal *seal)
 {
 	if (*size < SEG_HDR + SEAL_SIZE ||
 	    elog__seal_decode(data + *size - SEAL_SIZE, base, *size - SEAL_SIZE, seal) != 0)
@@ -173,8 +173,7 @@ static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char 
 }
 
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
-                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p,
-                               char *msg)
+                               uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char *data;
@@ -184,9 +183,10 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 	if (err)
 		return err;
 	struct seal seal;
-	seal_strip(data, &size, base, &seal);	/* a closed segment's seal */
+	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
 	if (size < SEG_HDR || from < SEG_HDR)
-		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header", name);
+		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
+		                       name);
 	else if (from == SEG_HDR && !p->count_only)
 		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
 	size_t end = scan_end < size ? (size_t)scan_end : size;
@@ -200,9 +200,8 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 	return err;
 }
 
-int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
-                         int64_t now, uint32_t index_interval, char *aside,
-                         size_t aside_size, char *msg)
+int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
+                         uint32_t index_interval, char *aside, size_t aside_size, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
@@ -220,7 +219,8 @@ int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
 			continue;
 		elog__maint_step();
 		if ((err = elog__holes_add(dfd, p->d[i].first, p->d[i].last, now)) != 0)
-			return elog__errmsg_set(msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+			return elog__errmsg_set(msg, err, "%s: %s", FN_SALVAGED,
+			                        elog_strerror(err));
 	}
 	/* 3: the good records, in place of the segment, and a new index. */
 	elog__maint_step();
@@ -240,8 +240,8 @@ int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p,
  * not how they were stored); an error when that cannot be told (a
  * dictionary the flags name is missing or unreadable, a codec not in this
  * build).  *tagged: a value is compressed under flags. */
-static int values_decode(struct maint *m, struct vdec *dec, const unsigned char *keep,
-                         size_t klen, uint32_t flags, int *tagged)
+static int values_decode(struct maint *m, struct vdec *dec, const unsigned char *keep, size_t klen,
+                         uint32_t flags, int *tagged)
 {
 	char why[ELOG_MSG_MAX];
 	size_t pos = SEG_HDR;
@@ -252,8 +252,9 @@ static int values_decode(struct maint *m, struct vdec *dec, const unsigned char 
 		size_t dlen;
 		int err = elog__dict_load(m->dfd, id, &dict, &dlen, why);
 		if (err)
-			return elog__errmsg_set(m->msg, err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err,
-			                        "%s", why);
+			return elog__errmsg_set(m->msg,
+			                        err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err, "%s",
+			                        why);
 		free(dict);
 	}
 	while (pos < klen) {
@@ -261,9 +262,9 @@ static int values_decode(struct maint *m, struct vdec *dec, const unsigned char 
 		const void *out;
 		size_t rs, outlen;
 		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return 0;	/* cannot be: salvage kept it */
-		int err = elog__vdec_value(dec, m->dfd, flags, rec.value, rec.value_len,
-		                           &out, &outlen, why);
+			return 0; /* cannot be: salvage kept it */
+		int err = elog__vdec_value(dec, m->dfd, flags, rec.value, rec.value_len, &out,
+		                           &outlen, why);
 		if (err == ELOG_CORRUPT)
 			return 0;
 		if (err)
@@ -336,8 +337,7 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 			continue;
 		coded = 1;
 		/* 1 or 0, else an error code (negative, or an errno). */
-		if ((ok = values_decode(m, dec, keep, klen, cand[i], &tagged)) < 0 ||
-		    ok > 1) {
+		if ((ok = values_decode(m, dec, keep, klen, cand[i], &tagged)) < 0 || ok > 1) {
 			err = ok;
 			break;
 		}
@@ -360,10 +360,14 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 	if (found)
 		return 0;
 	elog__seg_name(name, m->sl.base[k], SEG_EXT);
-	snprintf(why, sizeof why, "%s", err ? m->msg : "no codec the log uses "
-	         "reads its values");
-	return elog__errmsg_set(m->msg, ELOG_CORRUPT, "%s: the segment header is damaged "
-	                        "and cannot be rebuilt: %s", name, why);
+	snprintf(why, sizeof why, "%s",
+	         err ? m->msg
+	             : "no codec the log uses "
+	               "reads its values");
+	return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+	                        "%s: the segment header is damaged "
+	                        "and cannot be rebuilt: %s",
+	                        name, why);
 }
 
 /* Salvage segment k, whose successor starts at next_base. */
@@ -384,8 +388,9 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
 	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
 		free(data);
-		return elog__errmsg_set(m->msg, hdr, "%s: %s", name, size < SEG_HDR ?
-		                  "shorter than a segment header" : "unsupported segment version");
+		return elog__errmsg_set(m->msg, hdr, "%s: %s", name,
+		                        size < SEG_HDR ? "shorter than a segment header"
+		                                       : "unsupported segment version");
 	}
 	unsigned char old[SEG_HDR];
 	memcpy(old, data, SEG_HDR);
@@ -410,7 +415,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 		goto out;
 	}
 	if (p.nd == 0)
-		goto out;	/* nothing wrong here */
+		goto out; /* nothing wrong here */
 	if (hdr) {
 		uint32_t flags = 0;
 		if ((err = rebuild_flags(m, k, old, p.keep, p.klen, &flags)) != 0)
@@ -427,14 +432,18 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 			goto out;
 		}
 	}
-	if ((err = elog__salvage_commit(m->dfd, base, &p, v->now, m->set.index_interval,
-	                                aside, sizeof aside, m->msg)) != 0)
+	if ((err = elog__salvage_commit(m->dfd, base, &p, v->now, m->set.index_interval, aside,
+	                                sizeof aside, m->msg)) != 0)
 		goto out;
 	v->res->segments++;
 	for (size_t i = 0; i < p.nd; i++) {
 		struct elog_salvage_report rep = {
-			.segment = name, .aside = aside, .pos = p.d[i].pos, .bytes = p.d[i].bytes,
-			.lost = p.d[i].first <= p.d[i].last, .first = p.d[i].first,
+			.segment = name,
+			.aside = aside,
+			.pos = p.d[i].pos,
+			.bytes = p.d[i].bytes,
+			.lost = p.d[i].first <= p.d[i].last,
+			.first = p.d[i].first,
 			.last = p.d[i].last,
 		};
 		v->res->ranges++;
@@ -447,8 +456,8 @@ out:
 	return err;
 }
 
-int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg,
-                 struct elog_salvage_result *res, char *msg)
+int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_salvage_result *res,
+                 char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_salvage_result dummy;

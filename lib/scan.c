@@ -23,8 +23,8 @@
  * starts at SCAN_FIRST and grows as reading goes on: a reader that opens a
  * segment to seek in it reads, and allocates, a few KiB. */
 #define SCAN_BUF (128u << 10)
-#define SCAN_FIRST (8u << 10)	/* after a seek: the record is near */
-#define SCAN_AHEAD 8		/* records checked at once */
+#define SCAN_FIRST (8u << 10) /* after a seek: the record is near */
+#define SCAN_AHEAD 8          /* records checked at once */
 
 int elog__scan_init(struct scan *s, int fd, uint64_t base, uint64_t pos, uint64_t limit)
 {
@@ -134,8 +134,8 @@ static int fill(struct scan *s, size_t need)
  * the limit or the scan has none; anything else is damage. */
 static int at_seal(struct scan *s)
 {
-	if ((s->limit != UINT64_MAX && s->limit - s->pos != SEAL_SIZE) ||
-	    fill(s, SEAL_SIZE) != 0 || s->len - s->off < SEAL_SIZE ||
+	if ((s->limit != UINT64_MAX && s->limit - s->pos != SEAL_SIZE) || fill(s, SEAL_SIZE) != 0 ||
+	    s->len - s->off < SEAL_SIZE ||
 	    elog__seal_decode(s->buf + s->off, s->base, s->pos, &s->seal) != 0)
 		return ELOG_CORRUPT;
 	s->sealed = 1;

@@ -116,13 +116,13 @@ int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, c
 		return 0;
 	elog__seg_name(name, base, SEG_EXT);
 	return elog__errmsg_set(msg ? msg : local, err, "%s: %s", name,
-	                  got < SEG_HDR ? "truncated header" :
-	                  err == ELOG_BADVERSION ? "unsupported segment version" :
-	                                        "bad segment header");
+	                        got < SEG_HDR            ? "truncated header"
+	                        : err == ELOG_BADVERSION ? "unsupported segment version"
+	                                                 : "bad segment header");
 }
 
-int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
-                 unsigned char *hdr, size_t *got, struct stat *st, char *msg)
+int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned char *hdr, size_t *got,
+                       struct stat *st, char *msg)
 {
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = 0;
@@ -142,8 +142,8 @@ int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd,
 	return elog__errmsg_set(msg ? msg : local, err, "%s: %s", name, elog_strerror(err));
 }
 
-int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
-             struct stat *st, char *msg)
+int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags, struct stat *st,
+                   char *msg)
 {
 	unsigned char hdr[SEG_HDR];
 	size_t got;
@@ -164,8 +164,9 @@ void elog__seal_id(const char *hex, unsigned char *id)
 	memset(id, 0, SEAL_ID_LEN);
 	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
 		unsigned c = (unsigned char)hex[i];
-		unsigned v = c >= '0' && c <= '9' ? c - '0' :
-		             c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0;
+		unsigned v = c >= '0' && c <= '9'   ? c - '0'
+		             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                                    : 0;
 		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
 	}
 }
@@ -233,8 +234,10 @@ int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t l
 	if (err)
 		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	if (got == SEG_HDR && elog__seg_header_sealed(hdr))
-		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: a closed segment without its "
-		                        "seal: it was truncated (see elog-verify)", name);
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
+		                        "%s: a closed segment without its "
+		                        "seal: it was truncated (see elog-verify)",
+		                        name);
 	*seal = (struct seal){ .next = listed, .end = listed, .pos = s->pos };
 	return 0;
 }
@@ -307,7 +310,7 @@ void elog__seglist_free(struct seglist *sl)
 
 ssize_t elog__seglist_find(const struct seglist *sl, uint64_t offset)
 {
-	size_t lo = 0, hi = sl->n;	/* answer in [lo-1, hi) */
+	size_t lo = 0, hi = sl->n; /* answer in [lo-1, hi) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (sl->base[mid] <= offset)

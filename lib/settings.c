@@ -65,16 +65,16 @@ static int is_hex_id(const char *s, size_t n)
 /* How a key's value is written, and the field of struct elog_settings it
  * fills. */
 enum kind {
-	K_FORMAT,	/* a decimal number: the format, checked, not kept */
-	K_ID,		/* 32 lowercase hex digits (char[33]) */
-	K_WORD,		/* words[0] or words[1], kept as 0 or 1 (int) */
-	K_CHOICE,	/* words[0] or words[1], kept as 1 or 2 (int), the
+	K_FORMAT, /* a decimal number: the format, checked, not kept */
+	K_ID,     /* 32 lowercase hex digits (char[33]) */
+	K_WORD,   /* words[0] or words[1], kept as 0 or 1 (int) */
+	K_CHOICE, /* words[0] or words[1], kept as 1 or 2 (int), the
 			 * ELOG_* values of a setting whose 0 in
 			 * elog_options means "not given"; absent: 1 */
-	K_TIME,		/* a decimal number (int64_t, at most INT64_MAX) */
-	K_U64,		/* a decimal number (uint64_t) */
-	K_U32,		/* a decimal number (uint32_t) */
-	K_INT,		/* a decimal number (int) */
+	K_TIME,   /* a decimal number (int64_t, at most INT64_MAX) */
+	K_U64,    /* a decimal number (uint64_t) */
+	K_U32,    /* a decimal number (uint32_t) */
+	K_INT,    /* a decimal number (int) */
 };
 
 /* The keys, in the order elog__settings_format() writes them.  A number must lie
@@ -83,35 +83,47 @@ enum kind {
 static const struct key {
 	const char *name;
 	enum kind kind;
-	size_t at;			/* offsetof the field */
-	uint64_t min, max;		/* numbers */
-	const char *words[2];		/* K_WORD */
-	int unknown;			/* K_WORD */
+	size_t at;            /* offsetof the field */
+	uint64_t min, max;    /* numbers */
+	const char *words[2]; /* K_WORD */
+	int unknown;          /* K_WORD */
 } keys[] = {
 #define AT(field) offsetof(struct elog_settings, field)
-	{ "format",            K_FORMAT, 0, 0, UINT64_MAX, { NULL }, 0 },
-	{ "id",                K_ID,   AT(id), 0, 0, { NULL }, 0 },
-	{ "created_ms",        K_TIME, AT(created_ms), 0, UINT64_MAX, { NULL }, 0 },
-	{ "segment_bytes",     K_U64,  AT(segment_bytes),
-	                       MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES, { NULL }, 0 },
-	{ "index_interval",    K_U32,  AT(index_interval),
-	                       MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL, { NULL }, 0 },
-	{ "retain_ms",         K_U64,  AT(retain_ms), 0, UINT64_MAX, { NULL }, 0 },
-	{ "retain_bytes",      K_U64,  AT(retain_bytes), 0, UINT64_MAX, { NULL }, 0 },
+	{ "format", K_FORMAT, 0, 0, UINT64_MAX, { NULL }, 0 },
+	{ "id", K_ID, AT(id), 0, 0, { NULL }, 0 },
+	{ "created_ms", K_TIME, AT(created_ms), 0, UINT64_MAX, { NULL }, 0 },
+	{ "segment_bytes",
+	  K_U64,
+	  AT(segment_bytes),
+	  MIN_SEGMENT_BYTES,
+	  MAX_SEGMENT_BYTES,
+	  { NULL },
+	  0 },
+	{ "index_interval",
+	  K_U32,
+	  AT(index_interval),
+	  MIN_INDEX_INTERVAL,
+	  MAX_INDEX_INTERVAL,
+	  { NULL },
+	  0 },
+	{ "retain_ms", K_U64, AT(retain_ms), 0, UINT64_MAX, { NULL }, 0 },
+	{ "retain_bytes", K_U64, AT(retain_bytes), 0, UINT64_MAX, { NULL }, 0 },
 	/* A codec this version does not know is a newer format. */
-	{ "compression",       K_WORD, AT(compression), 0, 0, { "none", "zstd" },
-	                       ELOG_BADVERSION },
-	{ "compression_level", K_INT,  AT(compression_level), 0, 19, { NULL }, 0 },
-	{ "dictionary",        K_WORD, AT(no_dictionary), 0, 0, { "auto", "none" },
-	                       ELOG_CORRUPT },
+	{ "compression", K_WORD, AT(compression), 0, 0, { "none", "zstd" }, ELOG_BADVERSION },
+	{ "compression_level", K_INT, AT(compression_level), 0, 19, { NULL }, 0 },
+	{ "dictionary", K_WORD, AT(no_dictionary), 0, 0, { "auto", "none" }, ELOG_CORRUPT },
 	/* A policy this version does not know is a newer format: retention
 	 * must not remove what it would keep. */
-	{ "retain_consumers",  K_WORD, AT(retain_consumers), 0, 0, { "report", "protect" },
-	                       ELOG_BADVERSION },
+	{ "retain_consumers",
+	  K_WORD,
+	  AT(retain_consumers),
+	  0,
+	  0,
+	  { "report", "protect" },
+	  ELOG_BADVERSION },
 	/* A policy this version does not know is a newer one, which it must
 	 * not apply by guessing. */
-	{ "cleanup",           K_CHOICE, AT(cleanup), 0, 0, { "delete", "compact" },
-	                       ELOG_BADVERSION },
+	{ "cleanup", K_CHOICE, AT(cleanup), 0, 0, { "delete", "compact" }, ELOG_BADVERSION },
 #undef AT
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -137,8 +149,8 @@ static const struct key *key_find(const char *name, size_t kn)
 
 /* The value of key k, vn bytes at val: an id or a word into s, a number
  * into *num (kept once the whole file is checked). */
-static int value_read(const struct key *k, const char *val, size_t vn,
-                      struct elog_settings *s, uint64_t *num)
+static int value_read(const struct key *k, const char *val, size_t vn, struct elog_settings *s,
+                      uint64_t *num)
 {
 	switch (k->kind) {
 	case K_ID:
@@ -185,7 +197,7 @@ static void number_store(const struct key *k, uint64_t v, struct elog_settings *
 
 int elog__settings_parse(const char *text, size_t len, struct elog_settings *s)
 {
-	uint64_t num[NKEYS] = { 0 };	/* the numbers, by key */
+	uint64_t num[NKEYS] = { 0 }; /* the numbers, by key */
 	const char *p = text, *end = text + len, *le;
 	int err;
 
@@ -199,8 +211,8 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s)
 		if (!sp)
 			return ELOG_CORRUPT;
 		const struct key *k = key_find(p, (size_t)(sp - p));
-		if (k && (err = value_read(k, sp + 1, (size_t)(le - sp - 1), s,
-		                           &num[k - keys])) != 0)
+		if (k &&
+		    (err = value_read(k, sp + 1, (size_t)(le - sp - 1), s, &num[k - keys])) != 0)
 			return err;
 	}
 	/* keys[0] is the format. */
@@ -248,8 +260,7 @@ size_t elog__settings_format(const struct elog_settings *s, char *buf)
 			snprintf(num, sizeof num, "%lld", (long long)*(const int64_t *)f);
 			break;
 		case K_U64:
-			snprintf(num, sizeof num, "%llu",
-			         (unsigned long long)*(const uint64_t *)f);
+			snprintf(num, sizeof num, "%llu", (unsigned long long)*(const uint64_t *)f);
 			break;
 		case K_U32:
 			snprintf(num, sizeof num, "%u", (unsigned)*(const uint32_t *)f);
@@ -270,10 +281,10 @@ int elog__settings_load(int dfd, struct elog_settings *s, char *msg)
 	int err = elog__fs_read_small(dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
 	if (err == ENOENT)
 		return elog__errmsg_set(msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
-		                  FN_SETTINGS);
+		                        FN_SETTINGS);
 	if (err == EFBIG)
-		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes",
-		                  FN_SETTINGS, SETTINGS_MAX);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s: larger than %u bytes", FN_SETTINGS,
+		                        SETTINGS_MAX);
 	if (err)
 		return elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	err = elog__settings_parse(text, len, s);
@@ -324,8 +335,10 @@ int elog__cleanup_check(int cleanup, char *msg)
 {
 	if (cleanup == ELOG_CLEANUP_DELETE || cleanup == ELOG_CLEANUP_COMPACT)
 		return 0;
-	return elog__errmsg_set(msg, ELOG_INVALID, "cleanup must be ELOG_CLEANUP_DELETE "
-	                        "or ELOG_CLEANUP_COMPACT, not %d", cleanup);
+	return elog__errmsg_set(msg, ELOG_INVALID,
+	                        "cleanup must be ELOG_CLEANUP_DELETE "
+	                        "or ELOG_CLEANUP_COMPACT, not %d",
+	                        cleanup);
 }
 
 static const char *cleanup_word(int cleanup)
@@ -335,17 +348,17 @@ static const char *cleanup_word(int cleanup)
 
 int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
 {
-	s->segment_bytes = opt && opt->segment_bytes ? opt->segment_bytes
-	                                               : DEFAULT_SEGMENT_BYTES;
+	s->segment_bytes = opt && opt->segment_bytes ? opt->segment_bytes : DEFAULT_SEGMENT_BYTES;
 	s->index_interval = opt && opt->index_interval ? opt->index_interval
-	                                                 : DEFAULT_INDEX_INTERVAL;
+	                                               : DEFAULT_INDEX_INTERVAL;
 	s->retain_ms = opt ? opt->retain_ms : 0;
 	s->retain_bytes = opt ? opt->retain_bytes : 0;
 	s->compression = opt ? opt->compression : ELOG_COMPRESS_NONE;
 	s->compression_level = opt ? opt->compression_level : 0;
 	s->no_dictionary = opt ? opt->no_dictionary != 0 : 0;
-	s->retain_consumers = opt && opt->retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT ?
-	                      ELOG_RETAIN_CONSUMERS_PROTECT : ELOG_RETAIN_CONSUMERS_REPORT;
+	s->retain_consumers = opt && opt->retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT
+	                              ? ELOG_RETAIN_CONSUMERS_PROTECT
+	                              : ELOG_RETAIN_CONSUMERS_REPORT;
 	/* Delete unless compaction is asked for: a log whose keys only
 	 * filter must never lose records to a blanket compaction run. */
 	s->cleanup = opt && opt->cleanup ? opt->cleanup : ELOG_CLEANUP_DELETE;
@@ -356,54 +369,64 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 		return err;
 	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
 		return elog__errmsg_set(msg, ELOG_INVALID,
-		    "segment size must be between %llu and %llu bytes",
-		    MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
+		                        "segment size must be between %llu and %llu bytes",
+		                        MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
 	if (s->index_interval < MIN_INDEX_INTERVAL || s->index_interval > MAX_INDEX_INTERVAL)
 		return elog__errmsg_set(msg, ELOG_INVALID,
-		    "index interval must be between %u and %u bytes",
-		    MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
+		                        "index interval must be between %u and %u bytes",
+		                        MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
 	return 0;
 }
 
-int elog__settings_check_options(const struct elog_settings *s,
-                           const struct elog_options *opt, char *msg)
+int elog__settings_check_options(const struct elog_settings *s, const struct elog_options *opt,
+                                 char *msg)
 {
 	if (!opt)
 		return 0;
 	/* Only what was given is compared: zero means "the log's". */
 	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's segment size is %llu "
-		    "bytes, not %llu" SET_HINT, (unsigned long long)s->segment_bytes,
-		    (unsigned long long)opt->segment_bytes);
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's segment size is %llu "
+		                        "bytes, not %llu" SET_HINT,
+		                        (unsigned long long)s->segment_bytes,
+		                        (unsigned long long)opt->segment_bytes);
 	if (opt->index_interval && opt->index_interval != s->index_interval)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's index interval is %u "
-		    "bytes, not %u" SET_HINT, s->index_interval, opt->index_interval);
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's index interval is %u "
+		                        "bytes, not %u" SET_HINT,
+		                        s->index_interval, opt->index_interval);
 	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's retention age is %llu ms, "
-		    "not %llu" SET_HINT, (unsigned long long)s->retain_ms,
-		    (unsigned long long)opt->retain_ms);
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's retention age is %llu ms, "
+		                        "not %llu" SET_HINT,
+		                        (unsigned long long)s->retain_ms,
+		                        (unsigned long long)opt->retain_ms);
 	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's retention size is %llu "
-		    "bytes, not %llu" SET_HINT, (unsigned long long)s->retain_bytes,
-		    (unsigned long long)opt->retain_bytes);
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's retention size is %llu "
+		                        "bytes, not %llu" SET_HINT,
+		                        (unsigned long long)s->retain_bytes,
+		                        (unsigned long long)opt->retain_bytes);
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
 		return elog__errmsg_set(msg, ELOG_INVALID, "the log is not compressed" SET_HINT);
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
 	    opt->compression_level != s->compression_level)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's zstd level is %d, not %d"
-		    SET_HINT, s->compression_level, opt->compression_level);
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's zstd level is %d, not %d" SET_HINT,
+		                        s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
 		return elog__errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
 	if (opt->cleanup && elog__cleanup_check(opt->cleanup, msg) != 0)
 		return ELOG_INVALID;
 	if (opt->cleanup && opt->cleanup != s->cleanup)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log's cleanup is %s, not %s"
-		    SET_HINT, cleanup_word(s->cleanup), cleanup_word(opt->cleanup));
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "the log's cleanup is %s, not %s" SET_HINT,
+		                        cleanup_word(s->cleanup), cleanup_word(opt->cleanup));
 	return 0;
 }
 
-int elog_settings_update(const char *dir, const struct elog_options *opt,
-                         unsigned fields, char *msg)
+int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+                         char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_settings s, chk;
@@ -450,10 +473,14 @@ int elog_settings_update(const char *dir, const struct elog_options *opt,
 	/* The rules of creation, defaults included (a zstd level of 0 is
 	 * the default level). */
 	struct elog_options o = {
-		.segment_bytes = s.segment_bytes, .index_interval = s.index_interval,
-		.retain_ms = s.retain_ms, .retain_bytes = s.retain_bytes,
-		.compression = s.compression, .compression_level = s.compression_level,
-		.no_dictionary = s.no_dictionary, .retain_consumers = s.retain_consumers,
+		.segment_bytes = s.segment_bytes,
+		.index_interval = s.index_interval,
+		.retain_ms = s.retain_ms,
+		.retain_bytes = s.retain_bytes,
+		.compression = s.compression,
+		.compression_level = s.compression_level,
+		.no_dictionary = s.no_dictionary,
+		.retain_consumers = s.retain_consumers,
 		.cleanup = s.cleanup,
 	};
 	if ((err = elog__opt_check(&o, &chk, msg)) != 0)

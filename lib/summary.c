@@ -28,7 +28,7 @@ struct sum {
 	int dfd;
 	struct watermark wm;
 	struct seglist sl;
-	int truncated;		/* a closed segment lost its seal */
+	int truncated; /* a closed segment lost its seal */
 };
 
 /* Bytes of segment base that readers may read: all of a closed segment,
@@ -45,8 +45,7 @@ static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
 
 /* Open segment base for reading: its fd, header flags and durable length
  * (0 when it has nothing durable or is gone). */
-static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags,
-                        uint64_t *limit)
+static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, uint64_t *limit)
 {
 	char why[ELOG_MSG_MAX];
 	struct stat st;
@@ -85,18 +84,19 @@ static int count_lost(struct sum *u)
 		uint64_t base = u->sl.base[i];
 		uint64_t next = i + 1 < u->sl.n ? u->sl.base[i + 1] : u->wm.durable_end;
 		if (base >= u->wm.segment_base)
-			break;		/* the active segment: no seal yet */
+			break; /* the active segment: no seal yet */
 		if (next > u->wm.durable_end)
-			next = u->wm.durable_end;	/* nothing past it promised */
+			next = u->wm.durable_end; /* nothing past it promised */
 		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
-			continue;	/* gone since listed, or reported elsewhere */
+			continue; /* gone since listed, or reported elsewhere */
 		/* 1 (no error code): a segment of version 1, which has no seal. */
 		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&
-		          elog__seg_header_sealed(hdr) ?
-		          elog__seal_read(fd, base, (uint64_t)st.st_size, &seal) : 1;
+		                          elog__seg_header_sealed(hdr)
+		                  ? elog__seal_read(fd, base, (uint64_t)st.st_size, &seal)
+		                  : 1;
 		close(fd);
 		if (err == ELOG_END || err == ELOG_CORRUPT) {
-			u->s->damaged = 1;	/* truncated, or its seal damaged */
+			u->s->damaged = 1; /* truncated, or its seal damaged */
 			u->truncated = 1;
 		} else if (err == 0 && seal.next < next &&
 		           !(h.n && elog__holes_find(&h, seal.next, next - 1, &a, &b))) {
@@ -148,8 +148,8 @@ static int find_first(struct sum *u)
 /* Where to start scanning the tail of a segment: the index entry at least
  * SAMPLE_BYTES before limit whose record is really there, else the first
  * record.  *ts_max is the newest timestamp before that point. */
-static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
-                           uint64_t limit, int64_t *ts_max)
+static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, uint64_t limit,
+                           int64_t *ts_max)
 {
 	struct index ix;
 	struct elog_record rec;
@@ -179,8 +179,7 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base,
 }
 
 /* Account a sample record's stored and raw sizes. */
-static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
-                   const struct elog_record *rec)
+static void sample(struct sum *u, struct vdec **vd, uint32_t flags, const struct elog_record *rec)
 {
 	char why[ELOG_MSG_MAX];
 	const void *out;
@@ -188,8 +187,8 @@ static void sample(struct sum *u, struct vdec **vd, uint32_t flags,
 
 	if (!*vd)
 		*vd = elog__vdec_new();
-	if (!*vd || elog__vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len,
-	                       &out, &raw, why) != 0) {
+	if (!*vd || elog__vdec_value(*vd, u->dfd, flags, rec->value, rec->value_len, &out, &raw,
+	                             why) != 0) {
 		u->s->sample_unknown = 1;
 		return;
 	}
@@ -221,7 +220,8 @@ static int find_last(struct sum *u)
 			break;
 		}
 		elog__scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
-		while ((err = elog__scan_next(&sc, &rec, &at)) == 0 && rec.offset < u->wm.durable_end) {
+		while ((err = elog__scan_next(&sc, &rec, &at)) == 0 &&
+		       rec.offset < u->wm.durable_end) {
 			u->s->have_last = 1;
 			u->s->last = rec.offset;
 			if (rec.ts_ms > newest)
@@ -250,7 +250,7 @@ static int add_size(const char *name, void *arg)
 	uint64_t base;
 
 	if (fstatat(u->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return 0;	/* gone meanwhile, or not ours to count */
+		return 0; /* gone meanwhile, or not ours to count */
 	u->s->dir_bytes += (uint64_t)st.st_size;
 	u->s->disk_bytes += (uint64_t)st.st_blocks * 512;
 	if (elog__seg_parse_name(name, SEG_EXT, &base) && u->sl.n && base >= u->sl.base[0])
@@ -264,7 +264,7 @@ static void holders(struct sum *u)
 	size_t n;
 
 	u->s->writers_known = elog__lock_holders(u->dfd, FN_WRITERS, &u->s->writers,
-	                                   &u->s->nwriters) == 0;
+	                                         &u->s->nwriters) == 0;
 	if (elog__lock_holders(u->dfd, FN_LOCK, &p, &n) == 0 && n > 0)
 		u->s->batch_pid = p[0];
 	free(p);
@@ -284,12 +284,14 @@ static int summarize(struct sum *u)
 		return err;
 	int wfd = elog__fs_openat(u->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (wfd < 0 && errno != ENOENT)
-		return elog__errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+		return elog__errmsg_set(u->msg, errno, "%s: %s", FN_WATERMARK,
+		                        elog_strerror(errno));
 	if (wfd >= 0) {
 		err = elog__wm_load(u->dfd, wfd, &u->wm);
 		close(wfd);
 		if (err)
-			return elog__errmsg_set(u->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+			return elog__errmsg_set(u->msg, err, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(err));
 	}
 	s->durable_end = u->wm.durable_end;
 	if ((err = elog__seglist_read_start(u->dfd, &u->sl, &sv)) != 0)
@@ -298,7 +300,8 @@ static int summarize(struct sum *u)
 	s->start = u->sl.n ? u->sl.base[0] : 0;
 	s->active_base = u->sl.n ? u->sl.base[u->sl.n - 1] : 0;
 	if ((err = elog__fs_dir_each(u->dfd, add_size, u)) != 0)
-		return elog__errmsg_set(u->msg, err, "reading the directory: %s", elog_strerror(err));
+		return elog__errmsg_set(u->msg, err, "reading the directory: %s",
+		                        elog_strerror(err));
 	if ((err = find_first(u)) != 0 || (err = find_last(u)) != 0)
 		return err;
 	if ((err = count_lost(u)) != 0)

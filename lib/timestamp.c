@@ -23,6 +23,5 @@ int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms)
 
 int elog__ts_plausible(int64_t ts_ms, int64_t now_ms)
 {
-	return ts_ms >= ELOG_TS_FLOOR_MS &&
-	       !elog_ts_future(ts_ms, now_ms, ELOG_TS_SKEW_DEFAULT_MS);
+	return ts_ms >= ELOG_TS_FLOOR_MS && !elog_ts_future(ts_ms, now_ms, ELOG_TS_SKEW_DEFAULT_MS);
 }

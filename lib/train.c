@@ -21,8 +21,8 @@
 #include "internal.h"
 
 struct samples {
-	unsigned char *buf;	/* TRAIN_BYTES, the values end to end */
-	size_t *sizes;		/* TRAIN_SAMPLES */
+	unsigned char *buf; /* TRAIN_BYTES, the values end to end */
+	size_t *sizes;      /* TRAIN_SAMPLES */
 	size_t len;
 	unsigned n;
 	struct vdec *vd;
@@ -115,16 +115,16 @@ static int gather(struct samples *s, uint64_t tail_base, uint64_t tail_size,
 }
 
 int elog__train_first(int dfd, const struct codec *c, uint64_t tail_base, uint64_t tail_size,
-                      const struct train_more *more, size_t nmore, unsigned char *dict,
-                      size_t cap, size_t *len, struct train_result *res)
+                      const struct train_more *more, size_t nmore, unsigned char *dict, size_t cap,
+                      size_t *len, struct train_result *res)
 {
 	struct samples s = { 0 };
 	int err = ENOMEM;
 	res->split = SIZE_MAX;
 	res->missing = 0;
 	s.dfd = dfd;
-	if (!(s.buf = malloc(TRAIN_BYTES)) || !(s.sizes = malloc(TRAIN_SAMPLES * sizeof *s.sizes)) ||
-	    !(s.vd = elog__vdec_new()))
+	if (!(s.buf = malloc(TRAIN_BYTES)) ||
+	    !(s.sizes = malloc(TRAIN_SAMPLES * sizeof *s.sizes)) || !(s.vd = elog__vdec_new()))
 		goto out;
 	if ((err = gather(&s, tail_base, tail_size, more, nmore, res)) != 0)
 		goto out;

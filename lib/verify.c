@@ -35,14 +35,14 @@
 #define PROGRESS_STEP (1u << 20)
 #define IDX_BUF_ENTRIES 512u
 
-#define WM_BAD_WHY " (readers take the closed segments as durable until a writer " \
-                   "opens the log and writes it again)"
+#define WM_BAD_WHY \
+	" (readers take the closed segments as durable until a writer " \
+	"opens the log and writes it again)"
 
-static void report(struct verify *v, int kind, const char *file, uint64_t pos,
-                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 
-static void report(struct verify *v, int kind, const char *file, uint64_t pos,
-                   const char *fmt, ...)
+static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -106,8 +106,9 @@ static int sort_name(const char *name, void *arg)
 			unsigned char *d;
 			size_t len;
 			uint64_t id = fc.num;
-			int err = id > DICT_ID_MAX ? ELOG_CORRUPT
-			        : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
+			int err = id > DICT_ID_MAX
+			                  ? ELOG_CORRUPT
+			                  : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
 			if (err == 0)
 				free(d);
 			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
@@ -140,8 +141,7 @@ static int sort_name(const char *name, void *arg)
 		       "bytes cut from a segment by elog-verify --repair; "
 		       "delete it once inspected");
 	else
-		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-		       "unknown file, ignored by elog");
+		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "unknown file, ignored by elog");
 	return 0;
 }
 
@@ -159,15 +159,16 @@ static int check_start(struct verify *v)
 		return elog__errmsg_set(v->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if (sv->state == START_DAMAGED) {
 		v->start_fix = 1;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_START, ELOG_NOPOS, "%s; ignored: the "
-		       "log is read from its first segment", sv->why);
+		report(v, ELOG_PROBLEM_DAMAGE, FN_START, ELOG_NOPOS,
+		       "%s; ignored: the "
+		       "log is read from its first segment",
+		       sv->why);
 	} else if (sv->state == START_BEYOND) {
 		v->start_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_START, START_AT_START,
 		       "says the log starts at offset %llu, past the base of its "
 		       "newest segment %llu; ignored",
-		       (unsigned long long)sv->start,
-		       (unsigned long long)v->base[v->n - 1]);
+		       (unsigned long long)sv->start, (unsigned long long)v->base[v->n - 1]);
 	}
 	if (sv->state != START_OK || v->n == 0)
 		return 0;
@@ -203,7 +204,8 @@ static int list_dir(struct verify *v)
 {
 	int err = elog__fs_dir_each(v->dfd, sort_name, v);
 	if (err)
-		return elog__errmsg_set(v->msg, err, "listing the directory: %s", elog_strerror(err));
+		return elog__errmsg_set(v->msg, err, "listing the directory: %s",
+		                        elog_strerror(err));
 	/* qsort() must not be handed the NULL of an empty list. */
 	if (v->n)
 		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
@@ -240,8 +242,8 @@ static int list_dir(struct verify *v)
 static void check_plain_files(struct verify *v)
 {
 	static const char *const names[] = {
-		FN_LOCK, FN_WRITERS, FN_MAINT, FN_CONSUMERS, FN_CONSUMERS_LOCK,
-		FN_WATERMARK, FN_START, FN_COMPACT_STATE,
+		FN_LOCK,           FN_WRITERS,   FN_MAINT, FN_CONSUMERS,
+		FN_CONSUMERS_LOCK, FN_WATERMARK, FN_START, FN_COMPACT_STATE,
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct stat st;
@@ -252,8 +254,7 @@ static void check_plain_files(struct verify *v)
 			       "a symbolic link, which elog refuses to follow");
 		else if (!S_ISREG(st.st_mode) && strcmp(names[i], FN_WATERMARK) != 0 &&
 		         strcmp(names[i], FN_START) != 0)
-			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
-			       "not a regular file");
+			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS, "not a regular file");
 		else if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 			report(v, ELOG_PROBLEM_DAMAGE, names[i], ELOG_NOPOS,
 			       "has %lu hard links: elog refuses to write it",
@@ -271,7 +272,7 @@ static int check_settings(struct verify *v)
 		break;
 	case ENOENT:
 		return elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
-		                  FN_SETTINGS);
+		                        FN_SETTINGS);
 	case ELOOP:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "a symbolic link, which elog refuses to follow");
@@ -280,8 +281,8 @@ static int check_settings(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
 		return 0;
 	case EFBIG:
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
-		       "larger than %u bytes", SETTINGS_MAX);
+		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "larger than %u bytes",
+		       SETTINGS_MAX);
 		return 0;
 	default:
 		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
@@ -348,8 +349,8 @@ static int read_watermark(struct verify *v)
 			       "truncated: %lld bytes of %u%s", (long long)st.st_size, WM_SIZE,
 			       WM_BAD_WHY);
 		else
-			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 0,
-			       "bad magic or checksum%s", WM_BAD_WHY);
+			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, 0, "bad magic or checksum%s",
+			       WM_BAD_WHY);
 		return 0;
 	}
 	if (err)
@@ -365,25 +366,24 @@ static int read_watermark(struct verify *v)
 
 struct idxcheck {
 	int fd;
-	int kind;             /* severity of its problems */
-	int stop;             /* a problem was reported: the rest is unchecked */
+	int kind; /* severity of its problems */
+	int stop; /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
-	const struct idx_layout *lay;	/* its version's */
-	uint64_t base;        /* its segment's */
-	uint64_t nent, k;     /* whole entries in the file; the next to read */
-	int have;             /* cur holds entry k - 1 */
+	const struct idx_layout *lay; /* its version's */
+	uint64_t base;                /* its segment's */
+	uint64_t nent, k;             /* whole entries in the file; the next to read */
+	int have;                     /* cur holds entry k - 1 */
 	struct idx_entry cur;
-	uint64_t buf_first, buf_n;	/* the entries buf holds */
-	unsigned char buf[IDX_BUF_ENTRIES * IDX_ENTRY];	/* last: not cleared */
+	uint64_t buf_first, buf_n;                      /* the entries buf holds */
+	unsigned char buf[IDX_BUF_ENTRIES * IDX_ENTRY]; /* last: not cleared */
 };
 
-static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
-                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 /* Report the index's first problem; what follows it is not checked, since
  * one bad entry makes --repair rebuild the whole file anyway. */
-static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos,
-                        const char *fmt, ...)
+static void idx_problem(struct verify *v, struct idxcheck *ic, uint64_t pos, const char *fmt, ...)
 {
 	char text[ELOG_MSG_MAX];
 	va_list ap;
@@ -416,12 +416,13 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 			want = IDX_BUF_ENTRIES;
 		size_t got;
 		int err = elog__fs_pread_full(ic->fd, ic->buf, (size_t)want * ic->lay->entry,
-		                        (off_t)entry_pos(ic, ic->k), &got);
+		                              (off_t)entry_pos(ic, ic->k), &got);
 		if (err)
-			return elog__errmsg_set(v->msg, err, "%s: %s", ic->name, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", ic->name,
+			                        elog_strerror(err));
 		ic->buf_first = ic->k;
 		ic->buf_n = got / ic->lay->entry;
-		if (ic->buf_n == 0) {	/* shrunk since we looked */
+		if (ic->buf_n == 0) { /* shrunk since we looked */
 			ic->nent = ic->k;
 			return 0;
 		}
@@ -453,9 +454,10 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 		            (unsigned long long)e.offset, (unsigned long long)ic->cur.offset);
 		return 0;
 	default:
-		idx_problem(v, ic, at, "entry's timestamps contradict each other or the "
-		            "entry before (newest %lld, oldest %lld)", (long long)e.ts_max,
-		            (long long)e.ts_min);
+		idx_problem(v, ic, at,
+		            "entry's timestamps contradict each other or the "
+		            "entry before (newest %lld, oldest %lld)",
+		            (long long)e.ts_max, (long long)e.ts_min);
 		return 0;
 	}
 	ic->cur = e;
@@ -544,8 +546,8 @@ bad:
 /* ---- segments ---- */
 
 /* Say what is wrong with the record at byte at, which elog__scan_next refused. */
-static void record_problem(struct verify *v, int kind, const char *name, int fd,
-                           uint64_t at, uint64_t size, const char *where)
+static void record_problem(struct verify *v, int kind, const char *name, int fd, uint64_t at,
+                           uint64_t size, const char *where)
 {
 	unsigned char h[REC_PREFIX];
 	size_t got = 0;
@@ -567,18 +569,19 @@ static void record_problem(struct verify *v, int kind, const char *name, int fd,
 		         len + 4, (unsigned long long)(size - at));
 	else
 		snprintf(what, sizeof what, "corrupt record: checksum mismatch");
-	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)",
-	       what, where, (unsigned long long)(size - at));
+	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
+	       where, (unsigned long long)(size - at));
 }
 
 /* Report what is wrong with the header of a segment; 1 when its records
  * can be read all the same. */
-static int check_header(struct verify *v, const char *name, const unsigned char *hdr,
-                        size_t got, uint64_t base, uint64_t size, int tolerant)
+static int check_header(struct verify *v, const char *name, const unsigned char *hdr, size_t got,
+                        uint64_t base, uint64_t size, int tolerant)
 {
 	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
-	                             "writer rewrites it)" : "";
+	                             "writer rewrites it)"
+	                           : "";
 	switch (elog__seg_header_fault(hdr, got, base)) {
 	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
@@ -589,24 +592,26 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 		return 0;
 	case SEG_FAULT_CRC:
 		report(v, kind, name, 0, "header checksum mismatch%s", why);
-		return 1;	/* the records may still be sound */
+		return 1; /* the records may still be sound */
 	case SEG_FAULT_VERSION:
-		report(v, kind, name, SEG_AT_VERSION, "unsupported segment version %lu "
-		       "or codec %lu", (unsigned long)get32(hdr + SEG_AT_VERSION),
+		report(v, kind, name, SEG_AT_VERSION,
+		       "unsupported segment version %lu "
+		       "or codec %lu",
+		       (unsigned long)get32(hdr + SEG_AT_VERSION),
 		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
 		return 0;
 	case SEG_FAULT_BASE:
-		report(v, kind, name, SEG_AT_BASE, "the header says base offset %llu, "
-		       "the name %llu", (unsigned long long)get64(hdr + SEG_AT_BASE),
-		       (unsigned long long)base);
+		report(v, kind, name, SEG_AT_BASE,
+		       "the header says base offset %llu, "
+		       "the name %llu",
+		       (unsigned long long)get64(hdr + SEG_AT_BASE), (unsigned long long)base);
 		if (get32(hdr + SEG_AT_RESERVED) == 0)
 			return 1;
 		/* fall through */
 	case SEG_FAULT_RESERVED:
 		/* Readers ignore the reserved field, but a writer only ever
 		 * writes zeros there, so anything else is a changed byte. */
-		report(v, kind, name, SEG_AT_RESERVED,
-		       "reserved header bytes are not zero");
+		report(v, kind, name, SEG_AT_RESERVED, "reserved header bytes are not zero");
 		return 1;
 	}
 	return 1;
@@ -617,24 +622,24 @@ struct segcheck {
 	struct segstate *ss;
 	char name[NAME_MAX_LOCAL];
 	uint64_t base;
-	uint64_t next_base;       /* of the segment after it; UINT64_MAX */
-	int active;               /* the newest segment */
-	int sealed;               /* its version ends it with a seal */
-	uint64_t end;             /* where its records end */
-	int wm_seg;               /* the one the watermark names */
-	uint64_t acked;           /* bytes of it the watermark vouches for */
-	int fresh;                /* nothing in it was ever promised */
+	uint64_t next_base; /* of the segment after it; UINT64_MAX */
+	int active;         /* the newest segment */
+	int sealed;         /* its version ends it with a seal */
+	uint64_t end;       /* where its records end */
+	int wm_seg;         /* the one the watermark names */
+	uint64_t acked;     /* bytes of it the watermark vouches for */
+	int fresh;          /* nothing in it was ever promised */
 	int fd;
-	uint32_t flags;           /* its header's: codec and dictionary */
-	struct vdec *vd;          /* to decode the segment's values */
-	int bad_values;           /* one value reported: the rest unchecked */
-	struct idxcheck *ic;      /* its index, read in step */
-	struct idx_builder ib;    /* where entries are due */
-	int below, beyond, disorder;	/* offsets out of place, counted */
-	int64_t ts_max, ts_min;   /* greatest and least ts_ms so far */
-	int64_t span_min, span_max;	/* the same since the last entry's record */
-	struct elog_segment_info info;     /* every record */
-	struct elog_segment_info durable;  /* those readers may read */
+	uint32_t flags;                   /* its header's: codec and dictionary */
+	struct vdec *vd;                  /* to decode the segment's values */
+	int bad_values;                   /* one value reported: the rest unchecked */
+	struct idxcheck *ic;              /* its index, read in step */
+	struct idx_builder ib;            /* where entries are due */
+	int below, beyond, disorder;      /* offsets out of place, counted */
+	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
+	int64_t span_min, span_max;       /* the same since the last entry's record */
+	struct elog_segment_info info;    /* every record */
+	struct elog_segment_info durable; /* those readers may read */
 };
 
 /* Open the segment and check what lies before its records.  0 with c->fd
@@ -649,14 +654,14 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	int err = elog__seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
 	*gone = 0;
 	if (err) {
-		if (err == ENOENT)	/* removed by retention since listed */
+		if (err == ENOENT) /* removed by retention since listed */
 			*gone = 1;
 		else if (err != ELOOP && err != FS_ENOTREG)
 			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 		else
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, err == ELOOP ?
-			       "a symbolic link, which elog refuses to follow" :
-			       "not a regular file");
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
+			       err == ELOOP ? "a symbolic link, which elog refuses to follow"
+			                    : "not a regular file");
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -666,8 +671,10 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
 	if (c->active && st.st_nlink > 1)
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "has %lu hard links: "
-		       "the writer refuses to write it", (unsigned long)st.st_nlink);
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
+		       "has %lu hard links: "
+		       "the writer refuses to write it",
+		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
@@ -687,7 +694,8 @@ skip:
 static int check_codec(struct verify *v, struct segcheck *c)
 {
 	uint32_t flags = c->flags;
-	const struct codec *codec = elog__codec_flags_valid(flags) ? elog__codec_for_flags(flags) : NULL;
+	const struct codec *codec = elog__codec_flags_valid(flags) ? elog__codec_for_flags(flags)
+	                                                           : NULL;
 	char zmsg[ELOG_MSG_MAX];
 	if (codec && SEG_DICT(flags)) {
 		unsigned char *d;
@@ -696,14 +704,17 @@ static int check_codec(struct verify *v, struct segcheck *c)
 		if (zerr == 0)
 			free(d);
 		if (zerr) {
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary "
-			       "%lu: %s", (unsigned long)SEG_DICT(flags), zerr == ELOG_CORRUPT ?
-			       zmsg : elog_strerror(zerr));
-			c->bad_values = 1;	/* one report for the segment */
+			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12,
+			       "its values need dictionary "
+			       "%lu: %s",
+			       (unsigned long)SEG_DICT(flags),
+			       zerr == ELOG_CORRUPT ? zmsg : elog_strerror(zerr));
+			c->bad_values = 1; /* one report for the segment */
 		}
 	}
 	if (codec && elog__codec_usable(codec, zmsg) != 0) {
-		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS, "compressed with "
+		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS,
+		       "compressed with "
 		       "%s: this build has no %s support and cannot check its values",
 		       codec->name, codec->name);
 	} else if (codec && !(c->vd = elog__vdec_new())) {
@@ -714,8 +725,8 @@ static int check_codec(struct verify *v, struct segcheck *c)
 
 /* The record's offset against the segment's range and the record before,
  * and what it adds to the segment's figures and to the watermark's. */
-static void check_offset(struct verify *v, struct segcheck *c,
-                         const struct elog_record *rec, uint64_t at, uint64_t end)
+static void check_offset(struct verify *v, struct segcheck *c, const struct elog_record *rec,
+                         uint64_t at, uint64_t end)
 {
 	struct segstate *ss = c->ss;
 	struct elog_segment_info *info = &c->info;
@@ -746,32 +757,32 @@ static void check_offset(struct verify *v, struct segcheck *c,
 }
 
 /* Decode the record's value. */
-static int check_value(struct verify *v, struct segcheck *c,
-                       const struct elog_record *rec, uint64_t at)
+static int check_value(struct verify *v, struct segcheck *c, const struct elog_record *rec,
+                       uint64_t at)
 {
 	char zmsg[ELOG_MSG_MAX];
 	const void *out;
 	size_t outlen;
 	if (!c->vd || c->bad_values)
 		return 0;
-	int zerr = elog__vdec_value(c->vd, v->dfd, c->flags, rec->value, rec->value_len,
-	                      &out, &outlen, zmsg);
+	int zerr = elog__vdec_value(c->vd, v->dfd, c->flags, rec->value, rec->value_len, &out,
+	                            &outlen, zmsg);
 	if (zerr == ELOG_CORRUPT) {
 		c->bad_values = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_HDR + rec->key_len,
 		       "value of offset %llu cannot be decoded: %s",
 		       (unsigned long long)rec->offset, zmsg);
 	} else if (zerr) {
-		return elog__errmsg_set(v->msg, zerr, "%s: %s", c->name, zerr > 0 ?
-		                  elog_strerror(zerr) : zmsg);
+		return elog__errmsg_set(v->msg, zerr, "%s: %s", c->name,
+		                        zerr > 0 ? elog_strerror(zerr) : zmsg);
 	}
 	return 0;
 }
 
 /* The index, in step: its entries must sit at record starts with their
  * record's offset, and none may be missing. */
-static int check_entry(struct verify *v, struct segcheck *c,
-                       const struct elog_record *rec, uint64_t at, uint64_t end)
+static int check_entry(struct verify *v, struct segcheck *c, const struct elog_record *rec,
+                       uint64_t at, uint64_t end)
 {
 	struct idxcheck *ic = c->ic;
 	struct idx_entry due;
@@ -779,20 +790,22 @@ static int check_entry(struct verify *v, struct segcheck *c,
 	/* Past the durable end of the active segment the writer may not have
 	 * written the index entry yet. */
 	int is_due = v->have_set &&
-	    elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at, v->set.index_interval,
-	                    &due) &&
-	    !(c->active && end > c->acked);
+	             elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
+	                                   v->set.index_interval, &due) &&
+	             !(c->active && end > c->acked);
 	const struct idx_layout *lay = ic->lay;
 	int v2 = lay && lay->version == IDX_VERSION;
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
 		idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_pos,
 		            "entry points at byte %lu, which is not the start "
-		            "of a record", (unsigned long)ic->cur.pos);
+		            "of a record",
+		            (unsigned long)ic->cur.pos);
 	if (ic->have && !ic->stop && ic->cur.pos == at) {
 		if (ic->cur.offset != rec->offset)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1),
 			            "entry says offset %llu, the record it points at "
-			            "has %llu", (unsigned long long)ic->cur.offset,
+			            "has %llu",
+			            (unsigned long long)ic->cur.offset,
 			            (unsigned long long)rec->offset);
 		else if (ic->cur.ts_max != c->ts_max)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_ts_max,
@@ -802,8 +815,7 @@ static int check_entry(struct verify *v, struct segcheck *c,
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_TS_MIN,
 			            "entry says oldest timestamp %lld, the records say %lld",
 			            (long long)ic->cur.ts_min, (long long)c->ts_min);
-		else if (v2 && (ic->cur.span_min != c->span_min ||
-		                ic->cur.span_max != c->span_max))
+		else if (v2 && (ic->cur.span_min != c->span_min || ic->cur.span_max != c->span_max))
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_SPAN_MIN,
 			            "entry says the records since the entry before are "
 			            "stamped %lld to %lld, they are %lld to %lld",
@@ -811,13 +823,13 @@ static int check_entry(struct verify *v, struct segcheck *c,
 			            (long long)c->span_min, (long long)c->span_max);
 		else
 			err = idx_advance(v, ic);
-		c->span_min = c->span_max = rec->ts_ms;	/* the next span starts here */
+		c->span_min = c->span_max = rec->ts_ms; /* the next span starts here */
 	} else {
 		if (is_due && !ic->stop)
 			idx_problem(v, ic, entry_pos(ic, ic->have ? ic->k - 1 : ic->k),
 			            "no entry for the record at byte %llu (offset %llu): "
-			            "the index is short or stale", (unsigned long long)at,
-			            (unsigned long long)rec->offset);
+			            "the index is short or stale",
+			            (unsigned long long)at, (unsigned long long)rec->offset);
 		if (rec->ts_ms < c->span_min)
 			c->span_min = rec->ts_ms;
 		if (rec->ts_ms > c->span_max)
@@ -844,8 +856,8 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 		if (ic->have && !c->active)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + ic->lay->at_pos,
 			            "entry points at byte %lu, past the last record "
-			            "(the segment has %llu bytes)", (unsigned long)ic->cur.pos,
-			            (unsigned long long)ss->size);
+			            "(the segment has %llu bytes)",
+			            (unsigned long)ic->cur.pos, (unsigned long long)ss->size);
 	} else if (err == ELOG_CORRUPT) {
 		err = 0;
 		ss->bad_at = at;
@@ -897,8 +909,10 @@ static int check_seal(struct verify *v, struct segcheck *c)
 		c->end = ss->size - SEAL_SIZE;
 		if (!c->active)
 			ss->chain = CHAIN_UNSEALED;
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, c->end, "damaged seal "
-		       "(the last %u bytes); its records are checked without it", SEAL_SIZE);
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, c->end,
+		       "damaged seal "
+		       "(the last %u bytes); its records are checked without it",
+		       SEAL_SIZE);
 		return 0;
 	}
 	if (err != ELOG_END)
@@ -968,9 +982,13 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 
 static int check_segment(struct verify *v, size_t i)
 {
-	struct segcheck c = { .ss = &v->seg[i], .base = v->base[i], .fd = -1,
-	                      .ts_max = INT64_MIN, .ts_min = INT64_MAX,
-	                      .span_min = IDX_SPAN_EMPTY_MIN, .span_max = IDX_SPAN_EMPTY_MAX };
+	struct segcheck c = { .ss = &v->seg[i],
+		              .base = v->base[i],
+		              .fd = -1,
+		              .ts_max = INT64_MIN,
+		              .ts_min = INT64_MAX,
+		              .span_min = IDX_SPAN_EMPTY_MIN,
+		              .span_max = IDX_SPAN_EMPTY_MAX };
 	struct segstate *ss = c.ss;
 	uint64_t damage0 = v->res->damage;
 	int gone, err;
@@ -983,8 +1001,7 @@ static int check_segment(struct verify *v, size_t i)
 	 * before a crash or is being created: nothing in it was promised.
 	 * Nor was anything of the newest segment when the watermark is
 	 * missing or unreadable. */
-	c.fresh = c.active && c.acked == 0 &&
-	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
+	c.fresh = c.active && c.acked == 0 && (v->wm_state != WM_OK || c.base > v->wm.segment_base);
 	c.info.base = c.base;
 	c.info.active = c.active;
 	elog__seg_name(c.name, c.base, SEG_EXT);
@@ -1019,23 +1036,24 @@ static void check_overlap(struct verify *v, size_t i)
 		return;
 	elog__seg_name(name, a->base, SEG_EXT);
 	elog__seg_name(next, b->base, SEG_EXT);
-	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned &&
-	           !b->damaged && b->next <= a->next;
+	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
+	           b->next <= a->next;
 	if (copy)
 		report(v, ELOG_PROBLEM_WARNING, name, a->overlap_pos,
 		       "holds copies of every record of %s: a merge was interrupted; "
-		       "the next elog-compact removes the copy", next);
+		       "the next elog-compact removes the copy",
+		       next);
 	else
 		report(v, ELOG_PROBLEM_DAMAGE, name, a->overlap_pos,
 		       "offset %llu is not below the next segment's base %llu "
-		       "(the segments overlap)", (unsigned long long)a->overlap_off,
-		       (unsigned long long)b->base);
+		       "(the segments overlap)",
+		       (unsigned long long)a->overlap_off, (unsigned long long)b->base);
 }
 
 /* Offsets [from, to) lost between two segments, unless salvage recorded
  * them (check_salvaged() speaks of those). */
-static void chain_loss(struct verify *v, const struct holes *h, const char *name,
-                       uint64_t pos, uint64_t from, uint64_t to, const char *why)
+static void chain_loss(struct verify *v, const struct holes *h, const char *name, uint64_t pos,
+                       uint64_t from, uint64_t to, const char *why)
 {
 	uint64_t a, b;
 	/* Nothing past the durable end was promised. */
@@ -1045,9 +1063,11 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
 		return;
 	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
 		v->nlost--;
-	report(v, ELOG_PROBLEM_DAMAGE, name, pos, "offsets %llu-%llu are lost: %s; "
+	report(v, ELOG_PROBLEM_DAMAGE, name, pos,
+	       "offsets %llu-%llu are lost: %s; "
 	       "restore the segments from a backup, or run elog-verify --repair to "
-	       "record the loss", (unsigned long long)from, (unsigned long long)(to - 1), why);
+	       "record the loss",
+	       (unsigned long long)from, (unsigned long long)(to - 1), why);
 }
 
 /* The chain of segments: each closed segment's seal names the base of the
@@ -1064,7 +1084,8 @@ static void check_chain(struct verify *v)
 		uint64_t next = i + 1 < v->n ? v->base[i + 1] : UINT64_MAX;
 		elog__seg_name(name, a->base, SEG_EXT);
 		if (a->chain == CHAIN_UNSEALED) {
-			snprintf(why, sizeof why, "the closed segment ends at byte %llu "
+			snprintf(why, sizeof why,
+			         "the closed segment ends at byte %llu "
 			         "without its seal: it was truncated",
 			         (unsigned long long)a->valid_end);
 			if (a->next < next)
@@ -1084,19 +1105,22 @@ static void check_chain(struct verify *v)
 		if (a->clean && a->next > a->seal.end)
 			report(v, ELOG_PROBLEM_DAMAGE, name, a->seal.pos + SEAL_AT_END,
 			       "its seal says its records end before offset %llu, but "
-			       "offset %llu is in it", (unsigned long long)a->seal.end,
-			       (unsigned long long)(a->next - 1));
+			       "offset %llu is in it",
+			       (unsigned long long)a->seal.end, (unsigned long long)(a->next - 1));
 		if (next == UINT64_MAX) {
 			/* Sealed and newest: a writer between its seal and the
 			 * next segment, unless records past it were durable. */
 			if (v->wm_state == WM_OK && v->wm.durable_end > a->seal.next) {
-				snprintf(why, sizeof why, "the seal names segment %llu as the "
+				snprintf(why, sizeof why,
+				         "the seal names segment %llu as the "
 				         "next, which is missing, and the watermark says they "
-				         "were durable", (unsigned long long)a->seal.next);
+				         "were durable",
+				         (unsigned long long)a->seal.next);
 				chain_loss(v, &h, name, at, a->seal.next, v->wm.durable_end, why);
 			}
 		} else if (a->seal.next < next) {
-			snprintf(why, sizeof why, "the seal names segment %llu as the next, "
+			snprintf(why, sizeof why,
+			         "the seal names segment %llu as the next, "
 			         "but the next one is %llu: segments are missing",
 			         (unsigned long long)a->seal.next, (unsigned long long)next);
 			chain_loss(v, &h, name, at, a->seal.next, next, why);
@@ -1108,7 +1132,8 @@ static void check_chain(struct verify *v)
 				report(v, ELOG_PROBLEM_WARNING, bname, ELOG_NOPOS,
 				       "lies inside the range of %s, whose seal names %llu as "
 				       "the next: a merge was interrupted; the next elog-compact "
-				       "removes it", name, (unsigned long long)a->seal.next);
+				       "removes it",
+				       name, (unsigned long long)a->seal.next);
 			else
 				report(v, ELOG_PROBLEM_DAMAGE, bname, ELOG_NOPOS,
 				       "is not in the log's chain: %s's seal names %llu as the "
@@ -1178,8 +1203,9 @@ static void check_watermark(struct verify *v)
 			v->wm_fix = 1;
 			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 			       "durable end %llu is past segment %s, which the next "
-			       "segment follows at %llu", (unsigned long long)wm->durable_end,
-			       name, (unsigned long long)v->base[i + 1]);
+			       "segment follows at %llu",
+			       (unsigned long long)wm->durable_end, name,
+			       (unsigned long long)v->base[i + 1]);
 		}
 		return;
 	}
@@ -1191,8 +1217,7 @@ static void check_watermark(struct verify *v)
 		v->wm_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
 		       "says %llu bytes of %s are durable, but it has %llu",
-		       (unsigned long long)wm->segment_bytes, name,
-		       (unsigned long long)ss->size);
+		       (unsigned long long)wm->segment_bytes, name, (unsigned long long)ss->size);
 	} else if (wm->segment_bytes != 0 && !ss->wm_boundary) {
 		v->wm_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_BYTES,
@@ -1203,8 +1228,8 @@ static void check_watermark(struct verify *v)
 		v->wm_fix = 1;
 		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
 		       "durable end %llu is past the durable records of %s, which "
-		       "end before offset %llu", (unsigned long long)wm->durable_end,
-		       name, (unsigned long long)ss->wm_next);
+		       "end before offset %llu",
+		       (unsigned long long)wm->durable_end, name, (unsigned long long)ss->wm_next);
 	}
 }
 
@@ -1215,15 +1240,15 @@ static void check_consumers(struct verify *v)
 	struct ctable t = { 0 };
 	int err = elog__fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
 	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
-		return;	/* absent, or reported by check_plain_files() */
+		return; /* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
-		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
-		       "larger than %u bytes", CONSUMERS_FILE_MAX);
+		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "larger than %u bytes",
+		       CONSUMERS_FILE_MAX);
 		return;
 	}
 	if (err) {
-		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
-		       "cannot be read: %s", elog_strerror(err));
+		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "cannot be read: %s",
+		       elog_strerror(err));
 		return;
 	}
 	msg[0] = '\0';
@@ -1329,8 +1354,7 @@ static int share_maint_lock(int dfd)
 	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
 	/* Only in a whole log: a directory being made a log must hold
 	 * nothing but what its creation makes. */
-	if (fd < 0 && errno == ENOENT &&
-	    fstatat(dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (fd < 0 && errno == ENOENT && fstatat(dfd, FN_SETTINGS, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0 && geteuid() == 0 && fstat(dfd, &st) == 0 &&
 		    fchown(fd, st.st_uid, st.st_gid) < 0) {

@@ -25,8 +25,7 @@ void elog__wm_encode(unsigned char *p, const struct watermark *wm)
 
 int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
 {
-	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 ||
-	    get32(p + 32) != elog__crc32c(0, p, 32))
+	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 || get32(p + 32) != elog__crc32c(0, p, 32))
 		return ELOG_CORRUPT;
 	wm->durable_end = get64(p + 8);
 	wm->segment_base = get64(p + 16);

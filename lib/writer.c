@@ -57,8 +57,8 @@ struct tail {
 /* The bytes of one batch that go to one segment. */
 struct chunk {
 	uint64_t base;
-	uint32_t flags;		/* the segment's header flags, for a roll */
-	uint64_t at;		/* where it was written in its segment */
+	uint32_t flags; /* the segment's header flags, for a roll */
+	uint64_t at;    /* where it was written in its segment */
 	unsigned char *data;
 	size_t len, cap;
 	unsigned char *idx;
@@ -68,26 +68,26 @@ struct chunk {
 struct batch {
 	struct chunk *c;
 	size_t n, cap;
-	struct tail start;	/* the tail it is laid out from */
-	struct tail end;	/* the tail after its last record */
+	struct tail start; /* the tail it is laid out from */
+	struct tail end;   /* the tail after its last record */
 	size_t bytes;
-	uint64_t **out;		/* where each record's offset goes, or NULL */
-	uint64_t *off;		/* each record's offset as laid out */
-	uint64_t *want;		/* the offset elog_append_at() asked, or
+	uint64_t **out; /* where each record's offset goes, or NULL */
+	uint64_t *off;  /* each record's offset as laid out */
+	uint64_t *want; /* the offset elog_append_at() asked, or
 				 * OFF_NEXT (the next one) */
 	size_t nrec, outcap;
-	int holes;		/* an elog_append_at() record skips offsets */
-	size_t split;		/* the record whose sample completed the
+	int holes;    /* an elog_append_at() record skips offsets */
+	size_t split; /* the record whose sample completed the
 				 * training set, or SIZE_MAX */
 };
 
 /* Training a compressed log's dictionary from its first values (see
  * train.c and train() below). */
-#define DICT_BYTES    (16u << 10)
+#define DICT_BYTES (16u << 10)
 struct training {
-	uint64_t due;		/* not before the log (with the batch) ends
+	uint64_t due; /* not before the log (with the batch) ends
 				 * here: too few values were found below */
-	int done;		/* trained, adopted another's, or given up */
+	int done;     /* trained, adopted another's, or given up */
 };
 
 /* How long a writer waits for another's batch by default. */
@@ -96,9 +96,9 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
-	struct stat lock_st;	/* LOCK's file, to tell it was replaced */
-	int inofd;		/* inotify on the watermark; -2 not tried yet */
-	int64_t sync_ns;	/* how long its last fdatasync took */
+	struct stat lock_st; /* LOCK's file, to tell it was replaced */
+	int inofd;           /* inotify on the watermark; -2 not tried yet */
+	int64_t sync_ns;     /* how long its last fdatasync took */
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -108,34 +108,34 @@ struct elog {
 	/* Owned by the leader of a flush (one at a time), touched on disk
 	 * only with the batch lock held. */
 	int segfd, idxfd;
-	uint64_t seg_base, seg_size, idx_size;	/* the open segment */
-	struct tail disk;	/* the log's tail as this handle last saw it */
-	uint64_t epoch, gen;	/* LOCK's epoch and generation then */
-	uint64_t seen[3];	/* and the tail it recorded: next, base, size */
-	int known;		/* disk, epoch and gen are valid */
-	char notice[ELOG_MSG_MAX];	/* for elog_notice() */
-	struct vdec *vd;	/* to lay compressed values out again */
+	uint64_t seg_base, seg_size, idx_size; /* the open segment */
+	struct tail disk;                      /* the log's tail as this handle last saw it */
+	uint64_t epoch, gen;                   /* LOCK's epoch and generation then */
+	uint64_t seen[3];                      /* and the tail it recorded: next, base, size */
+	int known;                             /* disk, epoch and gen are valid */
+	char notice[ELOG_MSG_MAX];             /* for elog_notice() */
+	struct vdec *vd;                       /* to lay compressed values out again */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu. */
-	const struct codec *codec;	/* of the segments it starts */
-	struct venc *ve;	/* encodes values for their segment's codec */
-	uint32_t dict_new;	/* the dictionary of segments it starts */
+	const struct codec *codec; /* of the segments it starts */
+	struct venc *ve;           /* encodes values for their segment's codec */
+	uint32_t dict_new;         /* the dictionary of segments it starts */
 	struct training tr;
 	struct batch pending, spare;
 	int flushing;
-	uint64_t appended;	/* records appended through this handle */
-	uint64_t written;	/* of those, the ones durable */
+	uint64_t appended; /* records appended through this handle */
+	uint64_t written;  /* of those, the ones durable */
 	/* Gathering (see gather()): threads now in elog_sync(), how many
 	 * were there when the last flush ended, and how long it took. */
 	unsigned nsync, last_waiters;
 	int gathering;
 	int64_t flush_ns;
 	pthread_cond_t gather;
-	uint64_t durable;	/* the log's durable end after our last batch */
-	int failed;		/* the error that stopped the writer, or 0 */
-	int holes_marked;	/* this handle wrote FN_COPY_LAST */
+	uint64_t durable; /* the log's durable end after our last batch */
+	int failed;       /* the error that stopped the writer, or 0 */
+	int holes_marked; /* this handle wrote FN_COPY_LAST */
 };
 
 /* The chunk of b for segment base, added if needed. */
@@ -206,18 +206,19 @@ static void tail_new_segment(struct tail *t, uint32_t flags)
  * offsets between them are left out, a hole like compaction's.  new_flags
  * are the header flags of a segment it starts.  Called with the mutex
  * held. */
-static int place(elog *w, struct batch *b, const struct elog_record *rec,
-                 uint32_t new_flags, uint64_t *out, uint64_t want)
+static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32_t new_flags,
+                 uint64_t *out, uint64_t want)
 {
 	struct tail *t = &b->end;
-	size_t size = elog__rec_size(rec->key_len, elog__codec_value_max(new_flags, rec->value_len));
+	size_t size = elog__rec_size(rec->key_len,
+	                             elog__codec_value_max(new_flags, rec->value_len));
 	char why[ELOG_MSG_MAX];
 	int err;
 
 	if (want != OFF_NEXT && want < t->next)
 		return elog__errmsg_set(w->msg, ELOG_TAKEN,
-		    "offset %llu is taken: the log holds offsets up to %llu",
-		    (unsigned long long)want, (unsigned long long)t->next - 1);
+		                        "offset %llu is taken: the log holds offsets up to %llu",
+		                        (unsigned long long)want, (unsigned long long)t->next - 1);
 
 	/* A record larger than a whole segment gets one of its own. */
 	if (t->size > SEG_HDR && t->size + size > w->set.segment_bytes)
@@ -227,23 +228,24 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	/* The segment's codec, which may not be the settings' (a segment
 	 * started before elog-retain --set compress=...): its records keep
 	 * it. */
-	err = elog__venc_value(w->ve, w->dfd, t->flags, rec->value, rec->value_len,
-	                 &stored.value, &stored.value_len, why);
+	err = elog__venc_value(w->ve, w->dfd, t->flags, rec->value, rec->value_len, &stored.value,
+	                       &stored.value_len, why);
 	if (err == ELOG_UNSUPPORTED)
 		return elog__errmsg_set(w->msg, err, "segment %020llu is %s",
-		                  (unsigned long long)t->base, why);
+		                        (unsigned long long)t->base, why);
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s", why);
 	if (stored.value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
 		return elog__errmsg_set(w->msg, ELOG_TOOBIG,
-		    "record of %zu bytes is larger than the maximum of %u",
-		    rec->key_len + stored.value_len, ELOG_MAX_RECORD - REC_FIXED);
+		                        "record of %zu bytes is larger than the maximum of %u",
+		                        rec->key_len + stored.value_len,
+		                        ELOG_MAX_RECORD - REC_FIXED);
 	size = elog__rec_size(stored.key_len, stored.value_len);
 	struct chunk *c = batch_chunk(b, t->base, t->flags);
 	if (!c || elog__buf_grow(&c->data, &c->cap, c->len + size, 64 * 1024) ||
 	    elog__buf_grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY, 64 * 1024)) {
 		if (c && c->len == 0 && c->ilen == 0)
-			b->n--;	/* drop the chunk just added */
+			b->n--; /* drop the chunk just added */
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	if (b->nrec == b->outcap) {
@@ -266,7 +268,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec,
 	elog__rec_encode(c->data + c->len, &stored);
 	struct idx_entry e;
 	if (elog__idx_builder_add(&t->ib, stored.offset, stored.ts_ms, t->size,
-	                    w->set.index_interval, &e)) {
+	                          w->set.index_interval, &e)) {
 		elog__idx_entry_encode(c->idx + c->ilen, &e);
 		c->ilen += IDX_ENTRY;
 	}
@@ -305,17 +307,19 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 		for (size_t pos = 0; pos < c->len && !err; k++) {
 			struct elog_record rec;
 			size_t size;
-			if ((err = elog__rec_decode(c->data + pos, c->len - pos, &rec, &size)) != 0) {
-				err = elog__errmsg_set(w->msg, EIO, "internal error: a pending record "
-				                 "does not decode");
+			if ((err = elog__rec_decode(c->data + pos, c->len - pos, &rec, &size)) !=
+			    0) {
+				err = elog__errmsg_set(w->msg, EIO,
+				                       "internal error: a pending record "
+				                       "does not decode");
 				break;
 			}
 			pos += size;
 			/* The value itself, in vd's buffer until the next
 			 * elog__vdec_value() (place() encodes with ve's). */
 			if ((err = elog__vdec_value(w->vd, w->dfd, c->flags, rec.value,
-			                      rec.value_len, &rec.value, &rec.value_len,
-			                      w->msg)) != 0)
+			                            rec.value_len, &rec.value, &rec.value_len,
+			                            w->msg)) != 0)
 				break;
 			/* (A segment that has no record keeps the ones that
 			 * come before the split: its header is on disk.) */
@@ -324,9 +328,9 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 				split_done = 1;
 			}
 			if (!err)
-				err = place(w, &nb, &rec, k >= split ? new_segment_flags(w)
-				                                     : pre_flags, b->out[k],
-				            b->want[k]);
+				err = place(w, &nb, &rec,
+				            k >= split ? new_segment_flags(w) : pre_flags,
+				            b->out[k], b->want[k]);
 		}
 	}
 	if (err) {
@@ -376,15 +380,21 @@ static int tail_load(elog *w, const struct lock_state *ls)
 	} else if (fstat(w->segfd, &st) < 0 || w->disk.flags != ls->flags) {
 		return ELOG_CORRUPT;
 	}
-	if (st.st_nlink == 0 || (uint64_t)st.st_size != ls->size ||
-	    fstat(w->idxfd, &st) < 0 || st.st_nlink == 0 || (uint64_t)st.st_size != ls->idx)
+	if (st.st_nlink == 0 || (uint64_t)st.st_size != ls->size || fstat(w->idxfd, &st) < 0 ||
+	    st.st_nlink == 0 || (uint64_t)st.st_size != ls->idx)
 		return ELOG_CORRUPT;
 	w->seg_size = ls->size;
 	w->idx_size = ls->idx;
-	w->disk = (struct tail){ ls->next, ls->base, ls->size, ls->flags,
-	                         { .last_pos = ls->ixpos, .ts_max = ls->ixts,
-	                           .ts_min = ls->ixmin, .span_min = ls->ixlo,
-	                           .span_max = ls->ixhi, .any = ls->ixany != 0 } };
+	w->disk = (struct tail){ ls->next,
+		                 ls->base,
+		                 ls->size,
+		                 ls->flags,
+		                 { .last_pos = ls->ixpos,
+		                   .ts_max = ls->ixts,
+		                   .ts_min = ls->ixmin,
+		                   .span_min = ls->ixlo,
+		                   .span_max = ls->ixhi,
+		                   .any = ls->ixany != 0 } };
 	return 0;
 }
 
@@ -402,8 +412,7 @@ static int tail_verify(elog *w)
 	int any = 0, err;
 	const struct tail *t = &w->disk;
 	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.segment_base > t->base ||
-	    wm.durable_end > t->next ||
-	    (wm.segment_base == t->base && wm.segment_bytes > t->size))
+	    wm.durable_end > t->next || (wm.segment_base == t->base && wm.segment_bytes > t->size))
 		return ELOG_CORRUPT;
 	/* The index's last entry: of the version written, intact, and
 	 * naming the record the state's builder says it does. */
@@ -417,8 +426,10 @@ static int tail_verify(elog *w)
 		    elog__fs_pread_full(w->idxfd, hdr, IDX_HDR, 0, &got) != 0 ||
 		    elog__idx_header_check(hdr, got, &lay) != 0 || lay->version != IDX_VERSION ||
 		    elog__fs_pread_full(w->idxfd, e, IDX_ENTRY, (off_t)(w->idx_size - IDX_ENTRY),
-		                        &got) != 0 || got != IDX_ENTRY ||
-		    elog__idx_entry_check(e, lay, t->base, t->size, NULL, &named) != IDX_FAULT_NONE ||
+		                        &got) != 0 ||
+		    got != IDX_ENTRY ||
+		    elog__idx_entry_check(e, lay, t->base, t->size, NULL, &named) !=
+		            IDX_FAULT_NONE ||
 		    named.pos != t->ib.last_pos)
 			return ELOG_CORRUPT;
 		from = t->ib.last_pos;
@@ -470,7 +481,9 @@ static int tail_recover(elog *w, int sick)
 	if (sl.n == 0) {
 		elog__seglist_free(&sl);
 		return elog__errmsg_set(w->msg, ELOG_CORRUPT, "no segment files%s",
-		    wm.durable_end ? ", but the watermark says records are durable" : "");
+		                        wm.durable_end
+		                                ? ", but the watermark says records are durable"
+		                                : "");
 	}
 	uint64_t active = sl.base[sl.n - 1];
 	/* Closed segments and their indexes were synced before the next
@@ -481,8 +494,8 @@ static int tail_recover(elog *w, int sick)
 	elog__seglist_free(&sl);
 	if (err)
 		return err;
-	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval,
-	                     new_segment_flags(w), sick, &rc, w->msg);
+	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval, new_segment_flags(w),
+	                           sick, &rc, w->msg);
 	if (err) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
@@ -497,10 +510,9 @@ static int tail_recover(elog *w, int sick)
 	}
 	if (sick && rc.cut)
 		snprintf(w->notice, sizeof w->notice,
-		    "a writer's fdatasync failed: the records after offset %llu, which "
-		    "were never acknowledged, were cut (%llu bytes)",
-		    (unsigned long long)rc.next,
-		    (unsigned long long)(rc.file_size - rc.size));
+		         "a writer's fdatasync failed: the records after offset %llu, which "
+		         "were never acknowledged, were cut (%llu bytes)",
+		         (unsigned long long)rc.next, (unsigned long long)(rc.file_size - rc.size));
 	w->segfd = rc.segfd;
 	w->idxfd = rc.idxfd;
 	w->seg_base = active;
@@ -537,16 +549,26 @@ static void adopt_dict(elog *w)
 
 /* Write LOCK's state: the handle's epoch, generation gen, and the tail t
  * with an index of idx bytes. */
-static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick,
-                       const struct tail *t, uint64_t idx, int trunc)
+static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, const struct tail *t,
+                       uint64_t idx, int trunc)
 {
-	struct lock_state ls = { .valid = 1, .epoch = w->epoch, .gen = gen, .busy = busy,
-	                         .sick = sick, .pid = (unsigned)getpid(),
-	                         .next = t->next, .base = t->base, .size = t->size,
-	                         .flags = t->flags, .idx = idx,
-	                         .ixpos = t->ib.last_pos, .ixts = t->ib.ts_max,
-	                         .ixmin = t->ib.ts_min, .ixlo = t->ib.span_min,
-	                         .ixhi = t->ib.span_max, .ixany = t->ib.any ? 1u : 0u };
+	struct lock_state ls = { .valid = 1,
+		                 .epoch = w->epoch,
+		                 .gen = gen,
+		                 .busy = busy,
+		                 .sick = sick,
+		                 .pid = (unsigned)getpid(),
+		                 .next = t->next,
+		                 .base = t->base,
+		                 .size = t->size,
+		                 .flags = t->flags,
+		                 .idx = idx,
+		                 .ixpos = t->ib.last_pos,
+		                 .ixts = t->ib.ts_max,
+		                 .ixmin = t->ib.ts_min,
+		                 .ixlo = t->ib.span_min,
+		                 .ixhi = t->ib.span_max,
+		                 .ixany = t->ib.any ? 1u : 0u };
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
 	int err = elog__lock_state_write(w->lockfd, &ls, trunc);
 	if (err)
@@ -564,7 +586,7 @@ static uint64_t epoch_new(void)
 	uint64_t e = 0;
 	while (e == 0 && elog__fs_random(&e, sizeof e) == 0)
 		;
-	if (e == 0)	/* no randomness: time and pid make a poor but changing one */
+	if (e == 0) /* no randomness: time and pid make a poor but changing one */
 		e = ((uint64_t)elog__fs_now_ms() << 20) ^ (uint64_t)getpid() ^ 1;
 	return e;
 }
@@ -573,8 +595,8 @@ static uint64_t epoch_new(void)
  * since this handle first found the tail). */
 static int state_ours(const elog *w, const struct lock_state *ls)
 {
-	return ls->valid && (w->have_boot ? memcmp(ls->boot, w->boot, sizeof ls->boot) == 0
-	                                  : w->known);
+	return ls->valid &&
+	       (w->have_boot ? memcmp(ls->boot, w->boot, sizeof ls->boot) == 0 : w->known);
 }
 
 /* 1 when the files agree with the tail this handle recorded: its segment
@@ -687,22 +709,25 @@ static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 	elog__seg_name(name, w->seg_base, SEG_EXT);
 	if ((err = seal_open_segment(w, base)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: writing its seal at byte %llu: %s", name,
-		                  (unsigned long long)w->seg_size, elog_strerror(err));
+		                        (unsigned long long)w->seg_size, elog_strerror(err));
 	if (fdatasync(w->segfd) < 0) {
 		*sick = 1;
-		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name,
+		                        elog_strerror(errno));
 	}
 	elog__seg_name(name, w->seg_base, IDX_EXT);
 	if (fdatasync(w->idxfd) < 0) {
 		*sick = 1;
-		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name, elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name,
+		                        elog_strerror(errno));
 	}
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
-		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s", elog_strerror(err));
+		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
+		                        elog_strerror(err));
 	w->seg_base = base;
 	w->seg_size = SEG_HDR;
 	w->idx_size = IDX_HDR;
@@ -720,18 +745,22 @@ static int batch_write(elog *w, struct batch *b, int *sick)
 		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags, sick)) != 0)
 			return err;
 		c->at = w->seg_size;
-		if ((err = elog__fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) != 0) {
+		if ((err = elog__fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) !=
+		    0) {
 			elog__seg_name(name, w->seg_base, SEG_EXT);
 			return elog__errmsg_set(w->msg, err, "%s: write at byte %llu: %s", name,
-			                  (unsigned long long)w->seg_size, elog_strerror(err));
+			                        (unsigned long long)w->seg_size,
+			                        elog_strerror(err));
 		}
 		w->seg_size += c->len;
 		/* The index is derived data: it is written but never synced,
 		 * and recovery or a reader copes with whatever survives. */
 		if (c->ilen) {
-			if ((err = elog__fs_pwrite_all(w->idxfd, c->idx, c->ilen, (off_t)w->idx_size)) != 0) {
+			if ((err = elog__fs_pwrite_all(w->idxfd, c->idx, c->ilen,
+			                               (off_t)w->idx_size)) != 0) {
 				elog__seg_name(name, w->seg_base, IDX_EXT);
-				return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
+				return elog__errmsg_set(w->msg, err, "%s: %s", name,
+				                        elog_strerror(err));
 			}
 			w->idx_size += c->ilen;
 		}
@@ -786,7 +815,8 @@ static void train(elog *w, struct batch *b)
 	uint32_t latest = 0;
 	if (elog__dict_latest(w->dfd, &latest) == 0 && latest > w->dict_new) {
 		t->done = 1;
-		if (elog__venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) == 0)
+		if (elog__venc_use_dict(w->ve, w->dfd, SEG_FLAGS(w->codec->id, latest), w->msg) ==
+		    0)
 			w->dict_new = latest;
 		return;
 	}
@@ -883,16 +913,22 @@ static int sync_failed(elog *w, uint64_t base, int e, int held)
 	struct lock_state ls;
 	elog__seg_name(name, base, SEG_EXT);
 	elog__lock_sick_announce(w->lockfd, 1);
-	int err = elog__errmsg_set(w->msg, e, "%s: fdatasync: %s (nothing of this batch was "
-	                           "acknowledged)", name, elog_strerror(e));
+	int err = elog__errmsg_set(w->msg, e,
+	                           "%s: fdatasync: %s (nothing of this batch was "
+	                           "acknowledged)",
+	                           name, elog_strerror(e));
 	memcpy(keep, w->msg, sizeof keep);
 	if (held || elog__lock_acquire(w->lockfd, w->wait_ms, w->msg) == 0) {
 		elog__lock_state_read(w->lockfd, &ls);
-		if (!ls.valid) {	/* any tail: the next holder recovers */
-			ls = (struct lock_state){ .valid = 1, .epoch = epoch_new(), .gen = 1,
-			                          .next = w->disk.next, .base = w->disk.base,
-			                          .size = w->disk.size, .flags = w->disk.flags,
-			                          .idx = IDX_HDR };
+		if (!ls.valid) { /* any tail: the next holder recovers */
+			ls = (struct lock_state){ .valid = 1,
+				                  .epoch = epoch_new(),
+				                  .gen = 1,
+				                  .next = w->disk.next,
+				                  .base = w->disk.base,
+				                  .size = w->disk.size,
+				                  .flags = w->disk.flags,
+				                  .idx = IDX_HDR };
 			memcpy(ls.boot, w->boot, sizeof ls.boot);
 		}
 		ls.sick = 1;
@@ -939,16 +975,18 @@ static int batch_recheck(elog *w, struct batch *b, const struct watermark *mine)
 	if ((err = tail_sync(w, &moved)) != 0)
 		return err;
 	if (!batch_there(w, b))
-		return elog__errmsg_set(w->msg, ELOG_FAILED,
-		    "records %llu to %llu were removed before they were durable (a "
-		    "recovery after another writer's failed sync, or a repair); they "
-		    "were not acknowledged: append them again",
-		    (unsigned long long)b->start.next, (unsigned long long)b->end.next - 1);
+		return elog__errmsg_set(
+		        w->msg, ELOG_FAILED,
+		        "records %llu to %llu were removed before they were durable (a "
+		        "recovery after another writer's failed sync, or a repair); they "
+		        "were not acknowledged: append them again",
+		        (unsigned long long)b->start.next, (unsigned long long)b->end.next - 1);
 	/* Any descriptor syncs the inode: the open one when it is b's. */
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, mine->segment_base, SEG_EXT);
 	int fd = w->seg_base == mine->segment_base && w->segfd >= 0
-	       ? w->segfd : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
+	                 ? w->segfd
+	                 : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s: %s", name, elog_strerror(errno));
 	int failed = fdatasync(fd) < 0 ? errno : 0;
@@ -1079,9 +1117,10 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			elog__lock_release(w->lockfd);
 			if (lock_mono_ms() >= deadline) {
 				elog__lock_slot_release(w->lockfd, slot);
-				return elog__errmsg_set(w->msg, ELOG_LOCKED,
-				    "timed out waiting for a writer whose fdatasync failed "
-				    "to mark LOCK; this batch was not acknowledged");
+				return elog__errmsg_set(
+				        w->msg, ELOG_LOCKED,
+				        "timed out waiting for a writer whose fdatasync failed "
+				        "to mark LOCK; this batch was not acknowledged");
 			}
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
@@ -1175,7 +1214,7 @@ static int flush_batch(elog *w, struct batch *b)
 		err = state_write(w, gen, 0, 0, &b->end, w->idx_size, 0);
 	pthread_mutex_lock(&w->mu);
 	if (err) {
-		if (sick)	/* a roll's sync failed: we hold the lock */
+		if (sick) /* a roll's sync failed: we hold the lock */
 			err = sync_failed(w, before.base, err, 1);
 		w->known = 0;
 		goto out;
@@ -1260,7 +1299,7 @@ static int sync_to(elog *w, uint64_t target)
 		w->spare = b;
 		pthread_cond_broadcast(&w->cv);
 		if (err) {
-			rc = err;	/* the leader learns why; others ELOG_FAILED */
+			rc = err; /* the leader learns why; others ELOG_FAILED */
 			break;
 		}
 	}
@@ -1282,8 +1321,8 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 	if (rec->key_len > ELOG_MAX_KEY ||
 	    rec->value_len > ELOG_MAX_RECORD - REC_FIXED - rec->key_len)
 		return elog__errmsg_set(w->msg, ELOG_TOOBIG,
-		    "record of %zu bytes is larger than the maximum of %u",
-		    rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
+		                        "record of %zu bytes is larger than the maximum of %u",
+		                        rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return elog__errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
 	int err;
@@ -1373,7 +1412,7 @@ static int open_codec(elog *w)
 	/* elog__settings_parse() knows only the codecs of the table. */
 	if (!(w->codec = elog__codec_from_settings(&w->set)))
 		return elog__errmsg_set(w->msg, ELOG_CORRUPT, "%s: unknown compression %d",
-		                  FN_SETTINGS, w->set.compression);
+		                        FN_SETTINGS, w->set.compression);
 	if ((err = elog__codec_usable(w->codec, why)) != 0)
 		return elog__errmsg_set(w->msg, err, "the log is %s", why);
 	if (!(w->ve = elog__venc_new(w->codec, w->set.compression_level)) ||
@@ -1411,13 +1450,15 @@ static int writers_join(elog *w, int exclusive)
 		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
 	if (w->writersfd < 0)
 		return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
-		                                    elog_strerror(errno)) : 0;
+		                                    elog_strerror(errno))
+		                 : 0;
 	while (flock(w->writersfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
 			return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
-			                                    elog_strerror(errno)) : 0;
+			                                    elog_strerror(errno))
+			                 : 0;
 		pid_t *pids = NULL;
 		size_t n = 0;
 		elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
@@ -1447,8 +1488,9 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if (w->dfd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
 	if (elog__fs_is_netfs(w->dfd))
-		return elog__errmsg_set(w->msg, ELOG_NETFS,
-		    "on a network filesystem, where locks and fsync cannot be trusted");
+		return elog__errmsg_set(
+		        w->msg, ELOG_NETFS,
+		        "on a network filesystem, where locks and fsync cannot be trusted");
 	/* A directory that is not a log is refused before LOCK is made in
 	 * it, so that a mistaken path is left as it was found. */
 	err = elog__settings_load(w->dfd, &w->set, w->msg);
@@ -1481,7 +1523,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
-		return elog__errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
+		return elog__errmsg_set(w->msg, errno, "%s: %s", FN_WATERMARK,
+		                        elog_strerror(errno));
 	if ((err = open_codec(w)) != 0)
 		return err;
 

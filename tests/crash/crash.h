@@ -20,14 +20,16 @@
 #define NEVER SIZE_MAX
 
 /* Workload properties the checks must allow for. */
-#define W_RETAIN   0x1   /* retention may remove a prefix of the log */
-#define W_COMPACT  0x2   /* compaction may remove records with a newer key */
-#define W_CREATE   0x4   /* the recording begins before the log exists */
-#define W_ZSTD     0x8   /* needs a build with zstd */
-#define W_DAMAGE   0x10  /* the starting log is damaged, and the recording
+#define W_RETAIN 0x1  /* retention may remove a prefix of the log */
+#define W_COMPACT 0x2 /* compaction may remove records with a newer key */
+#define W_CREATE 0x4  /* the recording begins before the log exists */
+#define W_ZSTD 0x8    /* needs a build with zstd */
+#define W_DAMAGE \
+	0x10 /* the starting log is damaged, and the recording
                           * repairs it: the checks after a crash run the
                           * repair again (check_damaged()) */
-#define W_SALVAGE  0x20  /* with W_DAMAGE: the repair is elog-verify
+#define W_SALVAGE \
+	0x20 /* with W_DAMAGE: the repair is elog-verify
                           * --repair --salvage (elog_salvage() first,
                           * then REPAIR_FLAGS(1)) */
 
@@ -96,8 +98,8 @@ uint64_t expect_acked_end(size_t k);
 /* Checks the log in dir as a power loss after k recorded operations left
  * it; visible is the highest durable end any reader could have seen by
  * then.  Returns the number of violations, each printed with where. */
-unsigned check_state(const struct workload *w, const char *dir, size_t k,
-                     uint64_t visible, const char *where, int reboot);
+unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64_t visible,
+                     const char *where, int reboot);
 
 /* ---- power.c ---- */
 /* The model of the disk along a recording: what is durable after each
@@ -106,9 +108,9 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k,
 struct model;
 struct model *model_new(const struct vfs_log *log);
 void model_free(struct model *m);
-void model_step(struct model *m, size_t i);      /* past operation i */
-typedef void (*model_file_fn)(const char *name, int ino, unsigned long ver,
-                              const unsigned char *d, size_t len, void *arg);
+void model_step(struct model *m, size_t i); /* past operation i */
+typedef void (*model_file_fn)(const char *name, int ino, unsigned long ver, const unsigned char *d,
+                              size_t len, void *arg);
 /* fn for each name of the durable directory, with its file's durable
  * bytes; ver changes whenever they may have. */
 void model_durable_each(struct model *m, model_file_fn fn, void *arg);
@@ -119,9 +121,8 @@ unsigned long model_version(const struct model *m);
 struct power_stats {
 	unsigned long points, states, unique, failures;
 };
-int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
-              unsigned seed, unsigned random_per_point, int final_only,
-              struct power_stats *st);
+int power_run(const struct workload *w, const char *dir, const struct vfs_log *log, unsigned seed,
+              unsigned random_per_point, int final_only, struct power_stats *st);
 /* After a run whose sync failed: the directory as it reads once the
  * pages the failure dropped are evicted, in the same boot (live: the
  * directory the run left).  Returns the number of violations. */
@@ -138,8 +139,7 @@ extern unsigned long power_sample_seed;
 struct fault_stats {
 	unsigned long runs, injected, reported, failures;
 };
-int faults_run(const struct workload *w, const char *base, unsigned seed,
-               struct fault_stats *st);
+int faults_run(const struct workload *w, const char *base, unsigned seed, struct fault_stats *st);
 /* The classes w's fault runs fail (crashsim --long sets faults_long). */
 extern int faults_long;
 unsigned faults_classes(const struct workload *w);

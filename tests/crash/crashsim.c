@@ -122,7 +122,7 @@ static int faults(const struct workload *w, const char *base, unsigned seed)
 static void usage(void)
 {
 	fprintf(stderr, "usage: crashsim [--long] [--sample N [--sample-seed N]] [--seed N] "
-	        "[--workload NAME] [--power|--faults]\n");
+	                "[--workload NAME] [--power|--faults]\n");
 	exit(2);
 }
 
@@ -167,11 +167,12 @@ int main(int argc, char **argv)
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			power_sample_seed = ((unsigned long)ts.tv_sec * 1000003ul ^
-			                     (unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) % 1000000000ul;
+			                     (unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) %
+			                    1000000000ul;
 		}
 		printf("crashsim: power loss at one point in %u, sample seed %lu (--sample %u "
-		       "--sample-seed %lu checks the same points)\n", power_sample, power_sample_seed,
-		       power_sample, power_sample_seed);
+		       "--sample-seed %lu checks the same points)\n",
+		       power_sample, power_sample_seed, power_sample, power_sample_seed);
 	}
 
 	for (unsigned s = seed; s < seed + seeds; s++)
@@ -194,8 +195,10 @@ int main(int argc, char **argv)
 	if (fails) {
 		fprintf(stderr, "crashsim: FAILED; the last state checked is in %s\n", base);
 		if (power_sample > 1 && do_power)
-			fprintf(stderr, "crashsim: the points checked were those of --sample %u "
-			        "--sample-seed %lu\n", power_sample, power_sample_seed);
+			fprintf(stderr,
+			        "crashsim: the points checked were those of --sample %u "
+			        "--sample-seed %lu\n",
+			        power_sample, power_sample_seed);
 		return 1;
 	}
 	rm_rf(base);

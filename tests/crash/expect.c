@@ -43,9 +43,9 @@ struct expected {
 	int64_t ts;
 	uint16_t schema;
 	int written;
-	size_t acked;          /* vfs_now() when acknowledged, or NEVER */
-	uint64_t next_same;    /* next offset with the same key, or UINT64_MAX */
-	struct cand *alt;      /* other records written at this offset */
+	size_t acked;       /* vfs_now() when acknowledged, or NEVER */
+	uint64_t next_same; /* next offset with the same key, or UINT64_MAX */
+	struct cand *alt;   /* other records written at this offset */
 	size_t nalt;
 };
 
@@ -116,8 +116,12 @@ static unsigned char *dup_bytes(const void *p, size_t n)
 
 static struct cand cand_of(const struct elog_record *r)
 {
-	return (struct cand){ dup_bytes(r->key, r->key_len), dup_bytes(r->value, r->value_len),
-	                      r->key_len, r->value_len, r->ts_ms, r->schema };
+	return (struct cand){ dup_bytes(r->key, r->key_len),
+		              dup_bytes(r->value, r->value_len),
+		              r->key_len,
+		              r->value_len,
+		              r->ts_ms,
+		              r->schema };
 }
 
 static int cand_is(const struct cand *c, const struct elog_record *r)
@@ -306,9 +310,9 @@ struct ctx {
 	const char *dir, *where;
 	size_t k;
 	unsigned fails;
-	uint64_t after_crash;     /* offset of the record appended after
+	uint64_t after_crash; /* offset of the record appended after
 	                           * recovery, or UINT64_MAX */
-	uint64_t visible;         /* the highest durable end published */
+	uint64_t visible;     /* the highest durable end published */
 };
 
 static void fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -382,13 +386,15 @@ static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, 
 		any = 1;
 		prev = rec.offset;
 		if (rec.offset == c->after_crash) {
-			if (rec.value_len != sizeof AFTER - 1 || memcmp(rec.value, AFTER, rec.value_len))
+			if (rec.value_len != sizeof AFTER - 1 ||
+			    memcmp(rec.value, AFTER, rec.value_len))
 				fail(c, "%s: offset %llu is not the record written after the crash",
 				     stage, (unsigned long long)rec.offset);
 			continue;
 		}
 		if (rec.offset >= nex || !ex[rec.offset].written) {
-			fail(c, "%s: offset %llu was never appended", stage, (unsigned long long)rec.offset);
+			fail(c, "%s: offset %llu was never appended", stage,
+			     (unsigned long long)rec.offset);
 			continue;
 		}
 		if (!same(&rec, &ex[rec.offset])) {
@@ -397,9 +403,9 @@ static uint64_t read_all(struct ctx *c, const char *stage, unsigned char *seen, 
 			while (j < e->nalt && !cand_is(&e->alt[j], &rec))
 				j++;
 			if (j == e->nalt)
-				fail(c, "%s: offset %llu reads different bytes than were appended", stage,
-				     (unsigned long long)rec.offset);
-			continue;	/* one never acknowledged: not the offset's own */
+				fail(c, "%s: offset %llu reads different bytes than were appended",
+				     stage, (unsigned long long)rec.offset);
+			continue; /* one never acknowledged: not the offset's own */
 		}
 		if (seen)
 			seen[rec.offset] = 1;
@@ -461,11 +467,13 @@ static void check_consumers(struct ctx *c, uint64_t end)
 			fail(c, "consumer %s at %llu: never committed", list[i].name,
 			     (unsigned long long)list[i].offset);
 		if (list[i].offset < least)
-			fail(c, "consumer %s at %llu: below its acknowledged commit %llu", list[i].name,
-			     (unsigned long long)list[i].offset, (unsigned long long)least);
+			fail(c, "consumer %s at %llu: below its acknowledged commit %llu",
+			     list[i].name, (unsigned long long)list[i].offset,
+			     (unsigned long long)least);
 		if (list[i].offset >= end)
-			fail(c, "consumer %s at %llu: at or beyond the durable end %llu", list[i].name,
-			     (unsigned long long)list[i].offset, (unsigned long long)end);
+			fail(c, "consumer %s at %llu: at or beyond the durable end %llu",
+			     list[i].name, (unsigned long long)list[i].offset,
+			     (unsigned long long)end);
 	}
 	for (size_t j = 0; j < ncm; j++) {
 		int found = 0;
@@ -547,7 +555,8 @@ static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, 
 	int any = 0, rc = elog_reader_open(&r, c->dir);
 	if (rc != 0) {
 		if (strict)
-			fail(c, "%s: reader_open: %s", stage, r ? elog_reader_errmsg(r) : elog_strerror(rc));
+			fail(c, "%s: reader_open: %s", stage,
+			     r ? elog_reader_errmsg(r) : elog_strerror(rc));
 		if (r)
 			elog_reader_close(r);
 		return;
@@ -569,13 +578,14 @@ static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, 
 			elog_reader_gap(r, &first, &last);
 			if (cause != ELOG_GAP_DAMAGE) {
 				if (strict)
-					fail(c, "%s: a gap of cause %d, offsets %llu to %llu", stage, cause,
-					     (unsigned long long)first, (unsigned long long)last);
+					fail(c, "%s: a gap of cause %d, offsets %llu to %llu",
+					     stage, cause, (unsigned long long)first,
+					     (unsigned long long)last);
 				break;
 			}
 			if (first > last || (any && first <= prev) || ++ngaps > 1000) {
-				fail(c, "%s: a gap of offsets %llu to %llu after offset %llu", stage,
-				     (unsigned long long)first, (unsigned long long)last,
+				fail(c, "%s: a gap of offsets %llu to %llu after offset %llu",
+				     stage, (unsigned long long)first, (unsigned long long)last,
 				     (unsigned long long)prev);
 				break;
 			}
@@ -595,12 +605,13 @@ static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, 
 		if (rc != 0) {
 			if (strict)
 				fail(c, "%s: reader_next after offset %llu: %s (%s)", stage,
-				     (unsigned long long)prev, elog_strerror(rc), elog_reader_errmsg(r));
+				     (unsigned long long)prev, elog_strerror(rc),
+				     elog_reader_errmsg(r));
 			break;
 		}
 		if (any && rec.offset <= prev) {
-			fail(c, "%s: offset %llu read after %llu", stage, (unsigned long long)rec.offset,
-			     (unsigned long long)prev);
+			fail(c, "%s: offset %llu read after %llu", stage,
+			     (unsigned long long)rec.offset, (unsigned long long)prev);
 			break;
 		}
 		if (g && in_gap(g, rec.offset))
@@ -609,15 +620,19 @@ static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, 
 		any = 1;
 		prev = rec.offset;
 		if (rec.offset == c->after_crash) {
-			if (rec.value_len != sizeof AFTER - 1 || memcmp(rec.value, AFTER, rec.value_len))
-				fail(c, "%s: offset %llu names a record other than the one written "
-				     "there after the crash", stage, (unsigned long long)rec.offset);
+			if (rec.value_len != sizeof AFTER - 1 ||
+			    memcmp(rec.value, AFTER, rec.value_len))
+				fail(c,
+				     "%s: offset %llu names a record other than the one written "
+				     "there after the crash",
+				     stage, (unsigned long long)rec.offset);
 			else if (seen)
 				seen[nex] = 1;
 			continue;
 		}
 		if (rec.offset >= nex || !ex[rec.offset].written) {
-			fail(c, "%s: offset %llu was never appended", stage, (unsigned long long)rec.offset);
+			fail(c, "%s: offset %llu was never appended", stage,
+			     (unsigned long long)rec.offset);
 			continue;
 		}
 		if (!same(&rec, &ex[rec.offset])) {
@@ -626,9 +641,11 @@ static void read_damaged(struct ctx *c, const char *stage, unsigned char *seen, 
 			while (j < e->nalt && !cand_is(&e->alt[j], &rec))
 				j++;
 			if (j == e->nalt)
-				fail(c, "%s: offset %llu names a record other than the one appended "
-				     "at it", stage, (unsigned long long)rec.offset);
-			continue;	/* one never acknowledged: not the offset's own */
+				fail(c,
+				     "%s: offset %llu names a record other than the one appended "
+				     "at it",
+				     stage, (unsigned long long)rec.offset);
+			continue; /* one never acknowledged: not the offset's own */
 		}
 		if (seen)
 			seen[rec.offset] = 1;
@@ -661,8 +678,8 @@ static void on_damage_left(void *arg, const struct elog_problem *p)
 		fail(c, "verify after the repair: %s: %s", p->file, p->text);
 }
 
-static unsigned check_damaged(const struct workload *w, const char *dir, size_t k,
-                              uint64_t visible, const char *where)
+static unsigned check_damaged(const struct workload *w, const char *dir, size_t k, uint64_t visible,
+                              const char *where)
 {
 	struct ctx c = { w, dir, where, k, 0, UINT64_MAX, visible };
 	struct gaps g = { NULL, 0, 0 };
@@ -684,9 +701,10 @@ static unsigned check_damaged(const struct workload *w, const char *dir, size_t 
 	 * durable end) but never goes below it. */
 	if ((rc = elog_open(&wr, dir, &opt)) == 0) {
 		if ((next = elog_next_offset(wr)) < visible)
-			fail(&c, "writer open before the repair: next offset %llu below the durable "
-			     "end %llu a reader saw", (unsigned long long)next,
-			     (unsigned long long)visible);
+			fail(&c,
+			     "writer open before the repair: next offset %llu below the durable "
+			     "end %llu a reader saw",
+			     (unsigned long long)next, (unsigned long long)visible);
 		if ((rc = elog_close(wr)) != 0)
 			fail(&c, "elog_close before the repair: %s", elog_strerror(rc));
 	} else {
@@ -706,16 +724,18 @@ static unsigned check_damaged(const struct workload *w, const char *dir, size_t 
 	if (repair_again(&c, "after the crash") != 0)
 		goto out;
 	if ((rc = elog_open(&wr, dir, &opt)) != 0) {
-		fail(&c, "elog_open after the repair: %s", wr ? elog_errmsg(wr) : elog_strerror(rc));
+		fail(&c, "elog_open after the repair: %s",
+		     wr ? elog_errmsg(wr) : elog_strerror(rc));
 		elog_close(wr);
 		goto out;
 	}
 	next = elog_next_offset(wr);
 	if (next < acked_end)
-		fail(&c, "next offset %llu below the acknowledged end %llu", (unsigned long long)next,
-		     (unsigned long long)acked_end);
+		fail(&c, "next offset %llu below the acknowledged end %llu",
+		     (unsigned long long)next, (unsigned long long)acked_end);
 	if (next < visible)
-		fail(&c, "next offset %llu below the durable end %llu a reader saw (reused offsets)",
+		fail(&c,
+		     "next offset %llu below the durable end %llu a reader saw (reused offsets)",
 		     (unsigned long long)next, (unsigned long long)visible);
 	struct elog_record rec = { 0, 1, 0, NULL, 0, AFTER, sizeof AFTER - 1 };
 	if ((rc = elog_append(wr, &rec, &off)) != 0 || (rc = elog_sync(wr)) != 0)
@@ -734,8 +754,10 @@ static unsigned check_damaged(const struct workload *w, const char *dir, size_t 
 		if (!ex[o].written || ex[o].acked > k || seen[o] || in_gap(&g, o))
 			continue;
 		if (lost++ < 3)
-			fail(&c, "after the repair: acknowledged offset %zu is lost, and no gap of "
-			     "damage names it", o);
+			fail(&c,
+			     "after the repair: acknowledged offset %zu is lost, and no gap of "
+			     "damage names it",
+			     o);
 	}
 	if (lost > 3)
 		fail(&c, "after the repair: %u acknowledged records lost in all", lost);
@@ -801,7 +823,8 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 		fail(&c, "next offset %llu below the acknowledged end %llu",
 		     (unsigned long long)next, (unsigned long long)acked_end);
 	if (next < visible)
-		fail(&c, "next offset %llu below the durable end %llu a reader saw (reused offsets)",
+		fail(&c,
+		     "next offset %llu below the durable end %llu a reader saw (reused offsets)",
 		     (unsigned long long)next, (unsigned long long)visible);
 
 	first = read_all(&c, "after recovery", seen, 0);
@@ -870,14 +893,14 @@ struct olog {
 	const struct workload *w;
 	const char *where;
 	unsigned fails;
-	unsigned *dur;          /* per offset: durable copies of its record */
-	unsigned *durany;       /* of any record written at it */
+	unsigned *dur;    /* per offset: durable copies of its record */
+	unsigned *durany; /* of any record written at it */
 	struct segscan *sc;
 	size_t nsc, capsc;
 	unsigned epoch;
 	uint64_t min_base;
-	struct gaps holes;      /* the durable "salvaged" file's ranges */
-	unsigned char *bad0;    /* W_DAMAGE: offsets below the durable end
+	struct gaps holes;   /* the durable "salvaged" file's ranges */
+	unsigned char *bad0; /* W_DAMAGE: offsets below the durable end
 	                         * whose record the starting log did not hold
 	                         * intact (check_damaged() judges them) */
 };
@@ -948,7 +971,7 @@ static void scan_segment(const char *name, int ino, unsigned long ver, const uns
 		struct elog_record r;
 		size_t size;
 		if (elog__rec_decode(d + pos, len - pos, &r, &size) != 0)
-			break;	/* recovery cuts here: nothing after it counts */
+			break; /* recovery cuts here: nothing after it counts */
 		pos += size;
 		if (r.offset >= nex || !ex[r.offset].written)
 			continue;
@@ -1049,7 +1072,9 @@ static int by_ack(const void *a, const void *b)
 
 unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const char *where)
 {
-	struct olog o = { w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX, { NULL, 0, 0 }, NULL };
+	struct olog o = {
+		w, where, 0, NULL, NULL, NULL, 0, 0, 0, UINT64_MAX, { NULL, 0, 0 }, NULL
+	};
 	struct model *m = model_new(log);
 	uint64_t *acks = malloc((nex + 1) * sizeof *acks);
 	size_t nacks = 0, a = 0;
@@ -1078,8 +1103,8 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 	if (getenv("CRASHSIM_OPS"))
 		for (size_t k = 0; k < log->nops; k++) {
 			const struct op *op = &log->ops[k];
-			static const char *const kn[] = { "write", "trunc", "fsync", "link", "rename",
-			                                  "unlink", "dirsync" };
+			static const char *const kn[] = { "write",  "trunc",  "fsync",  "link",
+				                          "rename", "unlink", "dirsync" };
 			fprintf(stderr, "op %zu: %s ino %d off %llu len %zu %s%s%s wm %llu\n", k,
 			        kn[op->kind], op->ino, (unsigned long long)op->off, op->len,
 			        op->name ? op->name : "", op->name2 ? " -> " : "",
@@ -1098,8 +1123,10 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		for (; a < nacks && ex[acks[a]].acked <= k; a++) {
 			uint64_t off = acks[a];
 			if (!o.dur[off] && !excused(&o, off, off + 1))
-				ofail(&o, "offset %llu was acknowledged after operation %zu, when it "
-				      "was not durable", (unsigned long long)off, k);
+				ofail(&o,
+				      "offset %llu was acknowledged after operation %zu, when it "
+				      "was not durable",
+				      (unsigned long long)off, k);
 		}
 		if (op && !is_wm)
 			model_step(m, k);
@@ -1108,8 +1135,10 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		model_step(m, k);
 		/* (a) The durable end never goes back. */
 		if (any_wm && op->wm_end < last_end && !in_repair(k))
-			ofail(&o, "operation %zu: the watermark went back from %llu (operation %zu) "
-			      "to %llu", k, (unsigned long long)last_end, last_at,
+			ofail(&o,
+			      "operation %zu: the watermark went back from %llu (operation %zu) "
+			      "to %llu",
+			      k, (unsigned long long)last_end, last_at,
 			      (unsigned long long)op->wm_end);
 		any_wm = 1;
 		last_end = op->wm_end;
@@ -1117,14 +1146,16 @@ unsigned expect_oplog(const struct workload *w, const struct vfs_log *log, const
 		/* (b) What it publishes is durable. */
 		for (uint64_t off = 0; off < op->wm_end; off++)
 			if (off >= nex || !ex[off].written) {
-				ofail(&o, "operation %zu: the watermark publishes %llu, but offset %llu "
-				      "was never appended", k, (unsigned long long)op->wm_end,
-				      (unsigned long long)off);
+				ofail(&o,
+				      "operation %zu: the watermark publishes %llu, but offset %llu "
+				      "was never appended",
+				      k, (unsigned long long)op->wm_end, (unsigned long long)off);
 				break;
 			} else if (!o.durany[off] && !excused(&o, off, op->wm_end)) {
-				ofail(&o, "operation %zu: the watermark publishes %llu, but offset %llu "
-				      "is not durable", k, (unsigned long long)op->wm_end,
-				      (unsigned long long)off);
+				ofail(&o,
+				      "operation %zu: the watermark publishes %llu, but offset %llu "
+				      "is not durable",
+				      k, (unsigned long long)op->wm_end, (unsigned long long)off);
 				break;
 			}
 	}

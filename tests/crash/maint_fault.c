@@ -21,7 +21,6 @@ void __wrap_elog__maint_step(void)
 	 * and counted only when set.  Counted atomically: retention unlinks
 	 * files in several threads. */
 	const char *s = getenv(MAINT_CRASH_ENV);
-	if (s && *s && __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) ==
-	               strtol(s, NULL, 10))
+	if (s && *s && __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) == strtol(s, NULL, 10))
 		_exit(MAINT_CRASH_STATUS);
 }

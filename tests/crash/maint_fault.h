@@ -12,7 +12,7 @@
 #ifndef MAINT_FAULT_H
 #define MAINT_FAULT_H
 
-#define MAINT_CRASH_ENV    "ELOG_MAINT_CRASH_AT"
+#define MAINT_CRASH_ENV "ELOG_MAINT_CRASH_AT"
 #define MAINT_CRASH_STATUS 86
 
 void __wrap_elog__maint_step(void);

@@ -28,13 +28,13 @@ enum { C_DROP, C_APPLY, C_HEAD, C_TAIL, C_ZERO, C_JUNK, C_MIX };
 
 struct choice {
 	int how;
-	uint64_t at;       /* C_HEAD/C_TAIL: the boundary; C_MIX/C_JUNK: seed */
+	uint64_t at; /* C_HEAD/C_TAIL: the boundary; C_MIX/C_JUNK: seed */
 };
 
 struct file {
 	unsigned char *d;
 	size_t len, cap;
-	unsigned long ver;       /* changes with its durable bytes */
+	unsigned long ver; /* changes with its durable bytes */
 };
 
 struct name {
@@ -44,18 +44,18 @@ struct name {
 
 struct model {
 	const struct vfs_log *log;
-	struct file *f;          /* durable contents by inode */
+	struct file *f; /* durable contents by inode */
 	int nf;
-	struct name *names;      /* durable directory */
+	struct name *names; /* durable directory */
 	size_t nnames, capnames;
-	size_t *pw, npw;         /* pending data operations */
-	size_t *pd, npd;         /* pending name operations */
-	unsigned long version;   /* changes with the durable part */
+	size_t *pw, npw;       /* pending data operations */
+	size_t *pd, npd;       /* pending name operations */
+	unsigned long version; /* changes with the durable part */
 };
 
 static void file_put(struct file *f, uint64_t off, const unsigned char *p, size_t n)
 {
-	if (n == 0)	/* an empty file of the start (writers): nothing to put */
+	if (n == 0) /* an empty file of the start (writers): nothing to put */
 		return;
 	if (off + n > f->cap) {
 		size_t c = f->cap ? f->cap : 4096;
@@ -288,7 +288,7 @@ struct run {
 	const char *dir;
 	struct model *m;
 	struct power_stats *st;
-	uint64_t *seen;           /* hashes of states already checked */
+	uint64_t *seen; /* hashes of states already checked */
 	size_t nseen, capseen;
 	size_t k;
 	uint64_t visible;
@@ -345,7 +345,9 @@ static void write_file(const char *dir, const char *name, const struct file *f)
 	close(fd);
 }
 
-static const char *how_name[] = { "dropped", "applied", "head", "tail", "zeros", "garbage", "mixed" };
+static const char *how_name[] = {
+	"dropped", "applied", "head", "tail", "zeros", "garbage", "mixed"
+};
 
 /* Builds the state cw/cd describe, checks it unless seen before. */
 static void state(struct run *r, const struct choice *cw, const unsigned char *cd, const char *what)
@@ -387,7 +389,8 @@ static void state(struct run *r, const struct choice *cw, const unsigned char *c
 			die("%s: cannot create", r->dir);
 		for (size_t i = 0; i < nn; i++)
 			write_file(r->dir, names[i].name, &img[i]);
-		snprintf(where, sizeof where, "crash after %zu of %zu operations (%zu writes, %zu names pending), %s",
+		snprintf(where, sizeof where,
+		         "crash after %zu of %zu operations (%zu writes, %zu names pending), %s",
 		         r->k, log->nops, m->npw, m->npd, what);
 		unsigned f = check_state(r->w, r->dir, r->k, r->visible, where, 1);
 		if (f && !r->st->failures) {
@@ -405,17 +408,20 @@ static void state(struct run *r, const struct choice *cw, const unsigned char *c
 		if (f) {
 			for (size_t j = 0; j < m->npw; j++) {
 				const struct op *o = &log->ops[m->pw[j]];
-				fprintf(stderr, "  pending write %zu: inode %d, %s %llu+%zu: %s at %llu\n", j,
-				        o->ino, o->kind == OP_TRUNC ? "truncate" : "write",
+				fprintf(stderr,
+				        "  pending write %zu: inode %d, %s %llu+%zu: %s at %llu\n",
+				        j, o->ino, o->kind == OP_TRUNC ? "truncate" : "write",
 				        (unsigned long long)o->off, o->len, how_name[cw[j].how],
 				        (unsigned long long)cw[j].at);
 			}
 			for (size_t j = 0; j < m->npd; j++) {
 				const struct op *o = &log->ops[m->pd[j]];
 				fprintf(stderr, "  pending name %zu: %s %s%s%s (inode %d): %s\n", j,
-				        o->kind == OP_LINK ? "create" : o->kind == OP_RENAME ? "rename" : "unlink",
-				        o->name, o->name2 ? " -> " : "", o->name2 ? o->name2 : "", o->ino,
-				        cd[j] ? "applied" : "undone");
+				        o->kind == OP_LINK     ? "create"
+				        : o->kind == OP_RENAME ? "rename"
+				                               : "unlink",
+				        o->name, o->name2 ? " -> " : "", o->name2 ? o->name2 : "",
+				        o->ino, cd[j] ? "applied" : "undone");
 			}
 		}
 	}
@@ -452,8 +458,12 @@ static void point(struct run *r, uint64_t *rs, unsigned nrandom)
 	if (!cw || !cd)
 		die("out of memory");
 
-#define ALL(hw, nm) do { for (size_t _i = 0; _i < npw; _i++) cw[_i] = (struct choice){ hw, 0 }; \
-		memset(cd, nm, npd); } while (0)
+#define ALL(hw, nm) \
+	do { \
+		for (size_t _i = 0; _i < npw; _i++) \
+			cw[_i] = (struct choice){ hw, 0 }; \
+		memset(cd, nm, npd); \
+	} while (0)
 
 	ALL(C_DROP, 0);
 	state(r, cw, cd, "every pending operation lost");
@@ -506,8 +516,8 @@ static void point(struct run *r, uint64_t *rs, unsigned nrandom)
 				for (size_t j = i + 1; j < npw; j++)
 					cw[j].how = C_DROP;
 				cw[i] = (struct choice){ hows[hw], at[t] };
-				snprintf(what, sizeof what, "write %zu torn at byte %llu (%s kept)", i,
-				         (unsigned long long)at[t], hw ? "tail" : "head");
+				snprintf(what, sizeof what, "write %zu torn at byte %llu (%s kept)",
+				         i, (unsigned long long)at[t], hw ? "tail" : "head");
 				state(r, cw, cd, what);
 			}
 		static const int bad[] = { C_ZERO, C_JUNK, C_MIX };
@@ -534,7 +544,8 @@ static void point(struct run *r, uint64_t *rs, unsigned nrandom)
 			else if (x < 70 || o->kind == OP_TRUNC)
 				cw[i].how = C_DROP;
 			else if (x < 80 && nt)
-				cw[i] = (struct choice){ x & 1 ? C_HEAD : C_TAIL, at[rng_next(rs) % nt] };
+				cw[i] = (struct choice){ x & 1 ? C_HEAD : C_TAIL,
+					                 at[rng_next(rs) % nt] };
 			else if (x < 85)
 				cw[i].how = C_ZERO;
 			else if (x < 90)
@@ -567,8 +578,8 @@ static void durable_only(struct run *r)
 /* Checks process id's share (of nproc) of the points (of one in
  * power_sample of them). */
 static int power_part(const struct workload *w, const char *dir, const struct vfs_log *log,
-                      unsigned seed, unsigned random_per_point, int final_only,
-                      unsigned id, unsigned nproc, struct power_stats *st)
+                      unsigned seed, unsigned random_per_point, int final_only, unsigned id,
+                      unsigned nproc, struct power_stats *st)
 {
 	struct model *mp = model_new(log);
 	struct run r = { .w = w, .dir = dir, .m = mp, .st = st };
@@ -588,7 +599,7 @@ static int power_part(const struct workload *w, const char *dir, const struct vf
 		int in = (k + phase) % every == 0;
 		int due = final_only ? k == log->nops
 		                     : (in && (k + phase) / every % nproc == id) ||
-		                       (k == log->nops && !in && k % nproc == id);
+		                               (k == log->nops && !in && k % nproc == id);
 		if (due) {
 			st->points++;
 			if (final_only)
@@ -670,8 +681,8 @@ unsigned long power_sample_seed;
 
 /* The points are shared out among processes, one per CPU (at most 4), each
  * with its own scratch directory. */
-int power_run(const struct workload *w, const char *dir, const struct vfs_log *log,
-              unsigned seed, unsigned random_per_point, int final_only, struct power_stats *st)
+int power_run(const struct workload *w, const char *dir, const struct vfs_log *log, unsigned seed,
+              unsigned random_per_point, int final_only, struct power_stats *st)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nproc = final_only || cpus < 2 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
@@ -710,8 +721,8 @@ int power_run(const struct workload *w, const char *dir, const struct vfs_log *l
 		close(fd[i]);
 		if (waitpid(pid[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 		    n != (ssize_t)sizeof part) {
-			fprintf(stderr, "crashsim: %s: checking process %u died (status %#x)\n", w->name, i,
-			        (unsigned)status);
+			fprintf(stderr, "crashsim: %s: checking process %u died (status %#x)\n",
+			        w->name, i, (unsigned)status);
 			bad = 1;
 			continue;
 		}

@@ -46,9 +46,8 @@ int __wrap_unlinkat(int dfd, const char *name, int flags);
 int __wrap_dup(int fd);
 int __wrap_close(int fd);
 
-const char *const fault_class_name[FC_N] = {
-	"write", "fsync", "rename", "open", "unlink", "ftruncate"
-};
+const char *const fault_class_name[FC_N] = { "write", "fsync",  "rename",
+	                                     "open",  "unlink", "ftruncate" };
 
 enum { FD_NONE, FD_DIR, FD_FILE };
 #define MAXFD 4096
@@ -60,7 +59,7 @@ struct name_ent {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int active;          /* recording or a fault armed */
+static volatile int active; /* recording or a fault armed */
 static struct vfs_log *rec;
 static char *watched;
 /* Each fd the wrappers gave out while active: what it is, its open file
@@ -74,7 +73,9 @@ static struct {
 /* Open file descriptions of the directory's files, for the errseq
  * emulation: the error a later fdatasync of the description reports once
  * (Linux's per-file f_wb_err), and how many fds share it. */
-static struct { int ino, err, refs; } descs[MAXDESC];
+static struct {
+	int ino, err, refs;
+} descs[MAXDESC];
 static unsigned ndescs;
 static unsigned long errseq_reported;
 static unsigned sync_delay_max, sync_delay_seed;
@@ -82,7 +83,7 @@ static unsigned long sync_delay_n;
 static vfs_sync_hook sync_hook;
 static void *sync_hook_arg;
 static __thread int in_hook;
-static struct name_ent *names;       /* the directory as it is now */
+static struct name_ent *names; /* the directory as it is now */
 static size_t nnames, capnames;
 static unsigned long calls[FC_N];
 static int fault_cls = -1, fault_err, fault_done;
@@ -183,7 +184,8 @@ static void snapshot(const char *dir, struct vfs_log *log)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
-		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
 		int fd = __real_openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
@@ -318,7 +320,7 @@ static void track_desc(int fd, int kind, int ino, unsigned desc)
 static unsigned desc_new(int ino)
 {
 	if (ndescs + 1 >= MAXDESC)
-		return 0;	/* no room: such fds see no errseq errors */
+		return 0; /* no room: such fds see no errseq errors */
 	unsigned d = ++ndescs;
 	descs[d].ino = ino;
 	descs[d].err = 0;

@@ -16,13 +16,13 @@
 #include <stdint.h>
 
 enum op_kind {
-	OP_WRITE,    /* data written to inode at off (len bytes) */
-	OP_TRUNC,    /* inode's size set to off */
-	OP_FSYNC,    /* fsync or fdatasync of inode: its data is durable */
-	OP_LINK,     /* name created for inode (a new file) */
-	OP_RENAME,   /* name2 now names inode; name is gone */
-	OP_UNLINK,   /* name (which named inode) is gone */
-	OP_DIRSYNC,  /* fsync of the directory: its names are durable */
+	OP_WRITE,   /* data written to inode at off (len bytes) */
+	OP_TRUNC,   /* inode's size set to off */
+	OP_FSYNC,   /* fsync or fdatasync of inode: its data is durable */
+	OP_LINK,    /* name created for inode (a new file) */
+	OP_RENAME,  /* name2 now names inode; name is gone */
+	OP_UNLINK,  /* name (which named inode) is gone */
+	OP_DIRSYNC, /* fsync of the directory: its names are durable */
 };
 
 struct op {
@@ -30,9 +30,9 @@ struct op {
 	int ino;
 	uint64_t off;
 	size_t len;
-	unsigned char *data;     /* OP_WRITE */
+	unsigned char *data; /* OP_WRITE */
 	char *name, *name2;
-	uint64_t wm_end;         /* durable end published by this op (a
+	uint64_t wm_end; /* durable end published by this op (a
 	                          * watermark write), or 0 */
 };
 
@@ -45,7 +45,7 @@ struct vfile {
 };
 
 struct vfs_log {
-	struct vfile *start;     /* the directory when recording began */
+	struct vfile *start; /* the directory when recording began */
 	size_t nstart;
 	struct op *ops;
 	size_t nops, cap;

@@ -17,9 +17,9 @@
 #include "crash.h"
 #include "internal.h"
 
-int wl_faults;                 /* errors are expected: note, do not die */
-unsigned long wl_errors;       /* errors the library reported */
-unsigned long wl_violations;   /* a failed writer accepted work */
+int wl_faults;               /* errors are expected: note, do not die */
+unsigned long wl_errors;     /* errors the library reported */
+unsigned long wl_violations; /* a failed writer accepted work */
 static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
 
 static void note_error(const char *what, int rc, elog *w)
@@ -39,8 +39,8 @@ static void note_error(const char *what, int rc, elog *w)
  * library when its batch is written (elog_append(3)). */
 struct pend {
 	struct pend *next;
-	uint64_t off;          /* UINT64_MAX until written */
-	int owned;             /* its putter still reads off: keep it */
+	uint64_t off; /* UINT64_MAX until written */
+	int owned;    /* its putter still reads off: keep it */
 	struct elog_record r;
 	char *key, *val;
 };
@@ -48,9 +48,9 @@ struct pend {
 struct wr {
 	elog *w;
 	int failed;
-	uint64_t acked;        /* highest acknowledged offset + 1 */
+	uint64_t acked; /* highest acknowledged offset + 1 */
 	pthread_mutex_t mu;
-	struct pend *pend;     /* appended, offsets not yet known to us */
+	struct pend *pend; /* appended, offsets not yet known to us */
 };
 
 static struct pend *pend_new(struct wr *w, const struct elog_record *r)
@@ -166,7 +166,8 @@ static int put(struct wr *w, struct elog_record *r, int sync)
 	}
 	if (getenv("CRASHSIM_DEBUG"))
 		fprintf(stderr, "crashsim: after %zu operations: handle %p put offset %llu%s: %d\n",
-		        vfs_now(), (void *)w, (unsigned long long)p->off, sync ? " and sync" : "", rc);
+		        vfs_now(), (void *)w, (unsigned long long)p->off, sync ? " and sync" : "",
+		        rc);
 	if (rc == 0 && sync)
 		expect_acked(off, r);
 	if (rc != 0)
@@ -224,12 +225,16 @@ static void *append_thread(void *arg)
 	return NULL;
 }
 
-static void appenders(struct wr *w, unsigned threads, unsigned n, unsigned seed,
-                      unsigned keyed_pct, unsigned tomb_pct, unsigned keys)
+static void appenders(struct wr *w, unsigned threads, unsigned n, unsigned seed, unsigned keyed_pct,
+                      unsigned tomb_pct, unsigned keys)
 {
 	struct appender a[8];
 	for (unsigned i = 0; i < threads; i++) {
-		a[i] = (struct appender){ w, { i, seed * 7919ull + i + 1, keyed_pct, tomb_pct, keys, "", "" }, n, 0 };
+		a[i] = (struct appender){ w,
+			                  { i, seed * 7919ull + i + 1, keyed_pct, tomb_pct, keys,
+			                    "", "" },
+			                  n,
+			                  0 };
 		if (threads == 1)
 			append_thread(&a[i]);
 		else if (pthread_create(&a[i].t, NULL, append_thread, &a[i]) != 0)
@@ -259,8 +264,9 @@ static void run_append(const char *dir, unsigned seed)
  * is compact, for the maintenance workload's compaction. */
 static void setup_log(const char *dir, unsigned seed, unsigned n)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = SEG,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = SEG,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	struct wr w;
 	int faults = wl_faults;
 	wl_faults = 0;
@@ -379,8 +385,9 @@ static void run_maint(const char *dir, unsigned seed)
  * that the nth call of a kind is the same call in every run. */
 static void run_serial(const char *dir, unsigned seed)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = SEG,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = SEG,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	struct wr w;
 	struct gen g = { 0, seed + 1u, 50, 10, 6, "", "" };
 	struct elog_record r;
@@ -411,8 +418,9 @@ static void run_serial(const char *dir, unsigned seed)
  * dictionary, stores it, and starts a segment that uses it. */
 static void run_zstd(const char *dir, unsigned seed)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 16 * 1024,
-	                          .compression = ELOG_COMPRESS_ZSTD };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 16 * 1024,
+		                  .compression = ELOG_COMPRESS_ZSTD };
 	struct wr w;
 	struct gen g = { 1, seed + 7u, 30, 5, 20, "", "" };
 	struct elog_record r;
@@ -448,8 +456,11 @@ static void run_writers(const char *dir, unsigned seed)
 	for (unsigned h = 0; h < HANDLES; h++)
 		for (unsigned t = 0; t < 2 && open[h]; t++) {
 			unsigned id = h * 2 + t;
-			a[h][t] = (struct appender){ &w[h], { id, seed * 7919ull + id + 1, 30, 10, 8,
-			                                      "", "" }, 25, 0 };
+			a[h][t] = (struct appender){ &w[h],
+				                     { id, seed * 7919ull + id + 1, 30, 10, 8, "",
+				                       "" },
+				                     25,
+				                     0 };
 			if (pthread_create(&a[h][t].t, NULL, append_thread, &a[h][t]) != 0)
 				die("pthread_create");
 		}
@@ -527,16 +538,16 @@ static void handoff_hook(const char *name, void *arg)
 		return;
 	h->acted = 1;
 	switch (h->round % 4) {
-	case 0:	/* B appends and syncs: its sync may cover A's batch */
+	case 0: /* B appends and syncs: its sync may cover A's batch */
 		if (h->bopen) {
 			gen_record(&h->gb, h->round, &r);
 			put(&h->b, &r, 1);
 		}
 		break;
-	case 1:	/* a handle opened now (after any failed sync) appends */
+	case 1: /* a handle opened now (after any failed sync) appends */
 		fresh_put(h->dir, &h->gc, h->round, 2);
 		break;
-	case 2: {	/* a repair, then B */
+	case 2: { /* a repair, then B */
 		char msg[ELOG_MSG_MAX];
 		struct elog_verify_result vr;
 		size_t from = vfs_now();
@@ -550,7 +561,7 @@ static void handoff_hook(const char *name, void *arg)
 		}
 		break;
 	}
-	default:	/* B appends without syncing; its next sync comes later */
+	default: /* B appends without syncing; its next sync comes later */
 		if (h->bopen) {
 			gen_record(&h->gb, h->round, &r);
 			put(&h->b, &r, 0);
@@ -670,8 +681,14 @@ static void run_killed(const char *dir, unsigned seed)
 	for (unsigned i = 0; i < 6; i++) {
 		static struct victim vs[6];
 		struct victim *v = &vs[i];
-		*v = (struct victim){ dir, { 0 }, { 3 + i, seed * 37ull + 10 + i, 30, 10, 6, "", "" },
-		                      7, 1 + (i + seed) % 3, 0, 0, 0 };
+		*v = (struct victim){ dir,
+			              { 0 },
+			              { 3 + i, seed * 37ull + 10 + i, 30, 10, 6, "", "" },
+			              7,
+			              1 + (i + seed) % 3,
+			              0,
+			              0,
+			              0 };
 		victim_now = v;
 		if (pthread_create(&v->t, NULL, victim_thread, v) != 0)
 			die("pthread_create");
@@ -803,7 +820,7 @@ static void run_samegen(const char *dir, unsigned seed)
 
 #define DSEG 4096
 enum { D_ACTIVE = 1, D_ABOVE = 2, D_TORN = 4, D_CLOSED = 8 };
-static uint64_t dmg_old_end;   /* the durable end of the starting log */
+static uint64_t dmg_old_end; /* the durable end of the starting log */
 
 static unsigned char *slurp(const char *dir, const char *name, size_t *len)
 {
@@ -934,11 +951,11 @@ static void setup_damaged(const char *dir, unsigned seed, unsigned how)
 	dmg_old_end = end;
 
 	uint64_t rs = seed * 0x9e3779b97f4a7c15ull + how;
-	if (how & D_ABOVE)	/* above it, a record after it */
+	if (how & D_ABOVE) /* above it, a record after it */
 		flip_record(dir, active, end + 1);
-	if (how & D_ACTIVE)	/* below the durable end, records after it */
+	if (how & D_ACTIVE) /* below the durable end, records after it */
 		flip_record(dir, active, active + 1 + rng_next(&rs) % (end - active - 3));
-	if (how & D_TORN) {	/* the last record cut in its middle */
+	if (how & D_TORN) { /* the last record cut in its middle */
 		char name[64];
 		size_t size;
 		elog__seg_name(name, active, SEG_EXT);
@@ -947,7 +964,7 @@ static void setup_damaged(const char *dir, unsigned seed, unsigned how)
 		spill(dir, name, d, at + size / 2);
 		free(d);
 	}
-	if (how & D_CLOSED) {	/* a record of the second segment, and the
+	if (how & D_CLOSED) { /* a record of the second segment, and the
 				 * first one's header */
 		char name[64];
 		flip_record(dir, base[1], base[1] + (base[2] - base[1]) / 2);
@@ -995,7 +1012,8 @@ static void repair_then_append(const char *dir, unsigned seed, int salvage)
 		return;
 	if (elog_next_offset(w.w) < dmg_old_end)
 		expect_violation("the writer after the repair resumes at %llu, below the old "
-		                 "durable end %llu", (unsigned long long)elog_next_offset(w.w),
+		                 "durable end %llu",
+		                 (unsigned long long)elog_next_offset(w.w),
 		                 (unsigned long long)dmg_old_end);
 	for (unsigned i = 0; i < 6; i++) {
 		gen_record(&g, i, &r);
@@ -1032,23 +1050,52 @@ const struct workload workloads[] = {
 	{ "writers", W_CREATE, { .segment_bytes = SEG }, NULL, run_writers, 0, 0 },
 	{ "consumers", 0, { .segment_bytes = SEG }, setup_small, run_consumers, 0, 0 },
 	/* Compaction runs on logs created compact, as it must. */
-	{ "maintenance", W_COMPACT | W_RETAIN,
-	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, setup_big, run_maint, 0, 0 },
-	{ "serial", W_CREATE | W_COMPACT | W_RETAIN,
-	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT }, NULL, run_serial,
-	  FAULTS_ALL, 0 },
-	{ "zstd", W_CREATE | W_ZSTD, { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
-	  NULL, run_zstd, 0, 0 },
+	{ "maintenance",
+	  W_COMPACT | W_RETAIN,
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT },
+	  setup_big,
+	  run_maint,
+	  0,
+	  0 },
+	{ "serial",
+	  W_CREATE | W_COMPACT | W_RETAIN,
+	  { .segment_bytes = SEG, .cleanup = ELOG_CLEANUP_COMPACT },
+	  NULL,
+	  run_serial,
+	  FAULTS_ALL,
+	  0 },
+	{ "zstd",
+	  W_CREATE | W_ZSTD,
+	  { .segment_bytes = 16 * 1024, .compression = ELOG_COMPRESS_ZSTD },
+	  NULL,
+	  run_zstd,
+	  0,
+	  0 },
 	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC, 0 },
 	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC, 0 },
 	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC, 0 },
 	/* Repair and salvage of a damaged log: a failing fsync in the quick
 	 * run, every call in the long one. */
-	{ "repair", W_DAMAGE, { .segment_bytes = DSEG }, setup_repair, run_repair, FAULTS_SYNC,
+	{ "repair",
+	  W_DAMAGE,
+	  { .segment_bytes = DSEG },
+	  setup_repair,
+	  run_repair,
+	  FAULTS_SYNC,
 	  FAULTS_ALL },
-	{ "repair-torn", W_DAMAGE, { .segment_bytes = DSEG }, setup_torn, run_repair, FAULTS_SYNC,
+	{ "repair-torn",
+	  W_DAMAGE,
+	  { .segment_bytes = DSEG },
+	  setup_torn,
+	  run_repair,
+	  FAULTS_SYNC,
 	  FAULTS_ALL },
-	{ "salvage", W_DAMAGE | W_SALVAGE, { .segment_bytes = DSEG }, setup_salvage, run_salvage,
-	  FAULTS_SYNC, FAULTS_ALL },
+	{ "salvage",
+	  W_DAMAGE | W_SALVAGE,
+	  { .segment_bytes = DSEG },
+	  setup_salvage,
+	  run_salvage,
+	  FAULTS_SYNC,
+	  FAULTS_ALL },
 };
 const size_t nworkloads = sizeof workloads / sizeof workloads[0];

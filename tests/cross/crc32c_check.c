@@ -35,7 +35,8 @@ int main(void)
 		}
 		for (int len = 200; len < 4900; len += 13) {
 			mix = mix * 31 + elog__crc32c(0x12345678u, buf + off, (size_t)len);
-			table = table * 31 + elog__crc32c_table(0x12345678u, buf + off, (size_t)len);
+			table = table * 31 +
+			        elog__crc32c_table(0x12345678u, buf + off, (size_t)len);
 		}
 	}
 	/* Records side by side (elog__crc32c_each), in groups of four and

@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elog_settings s, t;
 	char buf[SETTINGS_MAX];
 	if (size > SETTINGS_MAX)
-		return 0;	/* elog__settings_load() refuses larger files */
+		return 0; /* elog__settings_load() refuses larger files */
 	if (elog__settings_parse((const char *)data, size, &s) != 0)
 		return 0;
 	if (s.segment_bytes < MIN_SEGMENT_BYTES || s.segment_bytes > MAX_SEGMENT_BYTES ||

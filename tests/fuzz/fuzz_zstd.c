@@ -26,14 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 	if (data[0] % 2 == 0) {
 		rc = elog__vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 0), data + 1, size - 1, &out,
-		                &len, msg);
+		                      &len, msg);
 	} else {
 		fuzz_put(dfd, "dict.1", data + 1, size - 1);
-		static const unsigned char v[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00,
-		                                   0x10, 0x61, 0x61, 0x01, 0x00, 0x93, 0x00,
-		                                   0x16 };
+		static const unsigned char v[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00, 0x10,
+			                           0x61,     0x61, 0x01, 0x00, 0x93, 0x00, 0x16 };
 		rc = elog__vdec_value(z, dfd, SEG_FLAGS(CODEC_ZSTD, 1), v, sizeof v, &out, &len,
-		                msg);
+		                      msg);
 	}
 	if (rc == 0) {
 		if (len > ELOG_MAX_RECORD)

@@ -39,8 +39,9 @@ static const char *copy_path(void)
 /* The logs of these tests are compacted: they are created so. */
 static elog *open_writer(const char *path)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 4096,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 4096,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	elog *w;
 	ck_assert_msg(elog_open(&w, path, &o) == 0, "open: %s", elog_errmsg(w));
 	return w;
@@ -154,19 +155,18 @@ static void verify_clean(const char *path)
 	struct elog_verify_result vr;
 	char vmsg[ELOG_MSG_MAX];
 	ck_assert_msg(elog_verify(path, 0, NULL, &vr, vmsg) == 0, "%s", vmsg);
-	ck_assert_msg(vr.damage == 0, "verify found %llu problems",
-	              (unsigned long long)vr.damage);
+	ck_assert_msg(vr.damage == 0, "verify found %llu problems", (unsigned long long)vr.damage);
 }
 
 UT_TEST(siphash_reference_vectors)
 {
 	static const unsigned char want[3][16] = {
-		{ 0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6,
-		  0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55, 0x02, 0x93 },
-		{ 0xda, 0x87, 0xc1, 0xd8, 0x6b, 0x99, 0xaf, 0x44,
-		  0x34, 0x76, 0x59, 0x11, 0x9b, 0x22, 0xfc, 0x45 },
-		{ 0x54, 0x93, 0xe9, 0x99, 0x33, 0xb0, 0xa8, 0x11,
-		  0x7e, 0x08, 0xec, 0x0f, 0x97, 0xcf, 0xc3, 0xd9 },
+		{ 0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6, 0x6d, 0xf6, 0x72, 0x14, 0xc7,
+		  0x55, 0x02, 0x93 },
+		{ 0xda, 0x87, 0xc1, 0xd8, 0x6b, 0x99, 0xaf, 0x44, 0x34, 0x76, 0x59, 0x11, 0x9b,
+		  0x22, 0xfc, 0x45 },
+		{ 0x54, 0x93, 0xe9, 0x99, 0x33, 0xb0, 0xa8, 0x11, 0x7e, 0x08, 0xec, 0x0f, 0x97,
+		  0xcf, 0xc3, 0xd9 },
 	};
 	static const size_t len[3] = { 0, 1, 15 };
 	unsigned char in[15], out[16];
@@ -190,7 +190,8 @@ UT_TEST(keyset_newest_wins_and_grows)
 		for (int i = 0; i < 100000; i++) {
 			int n = snprintf(key, sizeof key, "k%d", i);
 			UT_OK(elog__keyset_put(&ks, key, (size_t)n,
-			      (uint64_t)round * 100000 + (uint64_t)i, round), NULL);
+			                       (uint64_t)round * 100000 + (uint64_t)i, round),
+			      NULL);
 		}
 	ck_assert_uint_eq(ks.n, 100000);
 	/* At most four fifths full, and at least three fifths. */
@@ -204,7 +205,8 @@ UT_TEST(keyset_newest_wins_and_grows)
 	}
 	ck_assert_int_eq(elog__keyset_get(&ks, "absent", 6, &off, &tomb), 0);
 	ck_assert_int_eq(elog__keyset_get(&ks, "", 0, &off, &tomb), 0);
-	ck_assert_uint_eq(elog__keyset_memory(&ks), ks.cap * 24 + KEYSET_SHARDS * sizeof(struct keyshard));
+	ck_assert_uint_eq(elog__keyset_memory(&ks),
+	                  ks.cap * 24 + KEYSET_SHARDS * sizeof(struct keyshard));
 	elog__keyset_free(&ks);
 }
 END_TEST
@@ -221,8 +223,8 @@ UT_TEST(keyset_peak_stays_within_bound)
 		int n = snprintf(key, sizeof key, "key-%d", i);
 		UT_OK(elog__keyset_put(&ks, key, (size_t)n, (uint64_t)i, 0), NULL);
 		if (i >= 50000 && i % 9973 == 0)
-			ck_assert_msg(ks.peak <= (size_t)(i + 1) * 40,
-			              "%d keys: peak %zu bytes", i + 1, ks.peak);
+			ck_assert_msg(ks.peak <= (size_t)(i + 1) * 40, "%d keys: peak %zu bytes",
+			              i + 1, ks.peak);
 	}
 	ck_assert_uint_le(ks.peak, 300000 * 40);
 	ck_assert_uint_le(elog__keyset_memory(&ks), 300000 * 40);
@@ -252,10 +254,11 @@ static size_t vm_size(void)
 UT_TEST(key_table_out_of_memory_is_named)
 {
 #if defined(__SANITIZE_ADDRESS__)
-	return;		/* AddressSanitizer needs more address space */
+	return; /* AddressSanitizer needs more address space */
 #else
-	struct elog_options o = { .create = 1, .segment_bytes = 1 << 20,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 1 << 20,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	elog *w;
 	char key[32];
 	UT_OK(elog_open(&w, ut_dir, &o), w);
@@ -335,7 +338,7 @@ UT_TEST(tombstone_grace_runs_from_first_sight)
 	struct expect ex;
 	fill(ut_dir, 20, T0, &ex);
 	o.grace_ms = 3600 * 1000;
-	o.now_ms = T0 + 1000ll * 86400 * 30;	/* the records are a month old */
+	o.now_ms = T0 + 1000ll * 86400 * 30; /* the records are a month old */
 	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_gt(res.tombstones_kept, 0);
 	ck_assert_uint_eq(res.tombstones_removed, 0);
@@ -413,7 +416,7 @@ UT_TEST(active_segment_counts_but_is_untouched)
 	/* The writer stays open: its segment is the active one. */
 	append(w, "k", "newest", T0);
 	UT_OK(elog_sync(w), w);
-	append(w, "k", "not-durable-yet", T0);	/* buffered, never synced */
+	append(w, "k", "not-durable-yet", T0); /* buffered, never synced */
 	int before = count_key(ut_dir, "k");
 	ck_assert_int_eq(before, 301);
 	UT_OK(elog_compact(ut_dir, NULL, &res, msg), msg);
@@ -423,7 +426,7 @@ UT_TEST(active_segment_counts_but_is_untouched)
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
 	UT_OK(elog__seglist_read(dfd, &sl), NULL);
-	ck_assert_uint_eq(sl.base[0], 0);	/* the first segment stays */
+	ck_assert_uint_eq(sl.base[0], 0); /* the first segment stays */
 	elog__seglist_free(&sl);
 	close(dfd);
 	UT_OK(elog_close(w), NULL);
@@ -464,8 +467,10 @@ UT_TEST(refuses_when_maintenance_is_running)
 	if (pid == 0) {
 		char m[ELOG_MSG_MAX], want[128];
 		int rc = elog_compact(ut_dir, NULL, NULL, m);
-		snprintf(want, sizeof want, "another maintenance run holds maint.lock "
-		         "(pid %ld)", (long)getppid());
+		snprintf(want, sizeof want,
+		         "another maintenance run holds maint.lock "
+		         "(pid %ld)",
+		         (long)getppid());
 		_exit(rc == ELOG_LOCKED && strcmp(m, want) == 0 ? 0 : 1);
 	}
 	int st;
@@ -518,7 +523,7 @@ UT_TEST(malformed_state_is_refused)
 	fclose(f);
 	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT, msg);
 	ck_assert_str_eq(msg, "compact.state: malformed at line 3 (remove it to "
-	                 "restart the grace periods of tombstones)");
+	                      "restart the grace periods of tombstones)");
 }
 END_TEST
 
@@ -527,7 +532,7 @@ UT_TEST(unreadable_segment_is_an_error)
 	struct expect ex;
 	char path[1300];
 	if (geteuid() == 0)
-		return;	/* root reads anything */
+		return; /* root reads anything */
 	fill(ut_dir, 10, T0, &ex);
 	ut_path(path, sizeof path, ut_dir, "00000000000000000000.log");
 	ck_assert_int_eq(chmod(path, 0), 0);
@@ -575,7 +580,8 @@ static void same_files(const char *a, const char *b)
 	ck_assert_int_eq(ut_count_names(b, ""), n);
 }
 
-#define REFUSAL "the log's cleanup is delete, so it is not compacted (delete is " \
+#define REFUSAL \
+	"the log's cleanup is delete, so it is not compacted (delete is " \
 	"the default, and the policy of every log created before the setting existed)"
 
 /* A new log's cleanup is delete: compaction, a dry run too, is refused
@@ -593,7 +599,7 @@ UT_TEST(delete_log_is_refused_and_left_alone)
 	memset(&res, 0xff, sizeof res);
 	UT_RC(elog_compact(ut_dir, NULL, &res, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
-	ck_assert_uint_eq(res.records_before, 0);	/* the result is cleared */
+	ck_assert_uint_eq(res.records_before, 0); /* the result is cleared */
 	co.dry_run = 1;
 	co.wait = 1;
 	UT_RC(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT, msg);
@@ -608,8 +614,9 @@ END_TEST
 /* ELOG_CLEANUP_DELETE given at creation is the same as nothing given. */
 UT_TEST(delete_given_at_creation_is_refused)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 4096,
-	                          .cleanup = ELOG_CLEANUP_DELETE };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 4096,
+		                  .cleanup = ELOG_CLEANUP_DELETE };
 	fill_with(ut_dir, &o);
 	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
@@ -620,8 +627,9 @@ END_TEST
  * log, refused until its cleanup is set to compact. */
 UT_TEST(log_without_the_key_is_delete_until_set)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 4096,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 4096,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	char path[1300];
 	fill_with(ut_dir, &o);
 	ut_path(path, sizeof path, ut_dir, FN_SETTINGS);
@@ -661,8 +669,8 @@ static int waits_for_a_lock(pid_t pid)
 		return -1;
 	/* "1: -> FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
 	while (fgets(line, sizeof line, f))
-		if (strstr(line, "->") &&
-		    sscanf(line, "%*s -> %*s %*s %*s %ld", &p) == 1 && p == (long)pid)
+		if (strstr(line, "->") && sscanf(line, "%*s -> %*s %*s %*s %ld", &p) == 1 &&
+		    p == (long)pid)
 			waits = 1;
 	fclose(f);
 	return waits;
@@ -672,11 +680,12 @@ static int waits_for_a_lock(pid_t pid)
  * maint.lock: a change made while it waited for the lock is obeyed. */
 UT_TEST(cleanup_is_read_again_under_the_lock)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 4096,
-	                          .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 4096,
+		                  .cleanup = ELOG_CLEANUP_COMPACT };
 	int lockfd;
 	if (waits_for_a_lock(getpid()) < 0)
-		return;		/* no /proc/locks to see the child wait */
+		return; /* no /proc/locks to see the child wait */
 	fill_with(ut_dir, &o);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
@@ -787,8 +796,8 @@ UT_TEST(crash_at_every_step)
 		if (!crashed)
 			break;
 	}
-	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
-	ck_assert_int_gt(n, 20);	/* there were many steps to interrupt */
+	ck_assert_int_eq(n, last); /* it crashed at every step counted */
+	ck_assert_int_gt(n, 20);   /* there were many steps to interrupt */
 }
 END_TEST
 

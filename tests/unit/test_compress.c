@@ -36,11 +36,12 @@ static elog *open_zstd(const char *dir, uint64_t segment_bytes)
  * gateway's sensors would send. */
 static size_t event(char *buf, size_t size, int i)
 {
-	int n = snprintf(buf, size, "{\"device\":\"gw-07/temp-%03d\",\"ts\":\"2026-11-30T03:%02d:%02d."
+	int n = snprintf(buf, size,
+	                 "{\"device\":\"gw-07/temp-%03d\",\"ts\":\"2026-11-30T03:%02d:%02d."
 	                 "%03dZ\",\"temp_c\":%.2f,\"humidity\":%.1f,\"battery_v\":%.2f,"
-	                 "\"status\":\"ok\"}", i % 97, (i / 600) % 60, (i / 10) % 60,
-	                 (i * 37) % 1000, 15 + (i % 1700) / 100.0, 30 + (i % 500) / 10.0,
-	                 3.3 + (i % 90) / 100.0);
+	                 "\"status\":\"ok\"}",
+	                 i % 97, (i / 600) % 60, (i / 10) % 60, (i * 37) % 1000,
+	                 15 + (i % 1700) / 100.0, 30 + (i % 500) / 10.0, 3.3 + (i % 90) / 100.0);
 	return (size_t)n;
 }
 
@@ -65,8 +66,11 @@ static void round_trip(const unsigned char **vals, const size_t *lens, size_t n)
 {
 	elog *w = open_zstd(ut_dir, 0);
 	for (size_t i = 0; i < n; i++) {
-		struct elog_record r = { .ts_ms = 1, .key = "k", .key_len = 1,
-		                         .value = vals[i], .value_len = lens[i] };
+		struct elog_record r = { .ts_ms = 1,
+			                 .key = "k",
+			                 .key_len = 1,
+			                 .value = vals[i],
+			                 .value_len = lens[i] };
 		UT_OK(elog_append(w, &r, NULL), w);
 	}
 	UT_OK(elog_close(w), NULL);
@@ -95,7 +99,7 @@ UT_TEST(round_trip_empty_tiny_large_incompressible)
 	for (size_t i = 0; i < rnd; i++)
 		noise[i] = (unsigned char)rand();
 	const unsigned char *vals[] = { (const unsigned char *)"", (const unsigned char *)"x",
-	                                large, noise, (const unsigned char *)"\0\1\2" };
+		                        large, noise, (const unsigned char *)"\0\1\2" };
 	size_t lens[] = { 0, 1, big, rnd, 3 };
 	round_trip(vals, lens, 5);
 	free(large);
@@ -360,7 +364,7 @@ UT_TEST(short_lived_handles_train_from_the_logs_first_values)
 	ck_assert_uint_eq(segment_dicts(ut_dir, base, dict, 4), 2);
 	ck_assert_uint_eq(base[0], 0);
 	ck_assert_uint_eq(dict[0], 0);
-	ck_assert_uint_eq(base[1], 999);	/* the value that completed the set */
+	ck_assert_uint_eq(base[1], 999); /* the value that completed the set */
 	ck_assert_uint_eq(dict[1], 1);
 	same_dictionary_as_one_handle(ut_dir);
 	read_all_events(3000);
@@ -503,8 +507,9 @@ END_TEST
  * record of the batch that completes the set; too few values. */
 UT_TEST(train_first_reads_the_log_then_the_batch)
 {
-	struct elog_options o = { .create = 1, .compression = ELOG_COMPRESS_ZSTD,
-	                          .no_dictionary = 1 };
+	struct elog_options o = { .create = 1,
+		                  .compression = ELOG_COMPRESS_ZSTD,
+		                  .no_dictionary = 1 };
 	elog *w;
 	UT_OK(elog_open(&w, ut_dir, &o), w);
 	append_events(w, 0, 600);
@@ -533,10 +538,11 @@ UT_TEST(train_first_reads_the_log_then_the_batch)
 	unsigned char dict[16384], want[16384];
 	size_t dlen = 0, wlen = 0;
 	struct train_result res;
-	UT_OK(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1,
-	                        dict, sizeof dict, &dlen, &res), NULL);
+	UT_OK(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1, dict,
+	                        sizeof dict, &dlen, &res),
+	      NULL);
 	ck_assert_uint_eq(res.samples, 1000);
-	ck_assert_uint_eq(res.split, 400);	/* the tombstone, then 400 values */
+	ck_assert_uint_eq(res.split, 400); /* the tombstone, then 400 values */
 	/* The same dictionary as the first 1000 events make. */
 	unsigned char *all = malloc(cap);
 	size_t sizes[1000], off = 0;
@@ -553,14 +559,16 @@ UT_TEST(train_first_reads_the_log_then_the_batch)
 	for (int i = 600; i < 899; i++)
 		short_len += elog__rec_size(0, event(v, sizeof v, i));
 	more.len = short_len;
-	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1,
-	                        dict, sizeof dict, &dlen, &res), ELOG_END, NULL);
+	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, &more, 1, dict,
+	                        sizeof dict, &dlen, &res),
+	      ELOG_END, NULL);
 	ck_assert_uint_eq(res.samples, 899);
 	ck_assert_uint_eq(res.missing, 101);
 	ck_assert_uint_eq(res.split, SIZE_MAX);
 	/* Only the log's: read no further than the tail it is given. */
-	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes - 1, NULL,
-	                        0, dict, sizeof dict, &dlen, &res), ELOG_END, NULL);
+	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes - 1, NULL, 0, dict,
+	                        sizeof dict, &dlen, &res),
+	      ELOG_END, NULL);
 	ck_assert_uint_eq(res.samples, 599);
 	close(dfd);
 	free(all);
@@ -580,9 +588,10 @@ UT_TEST(train_first_passes_over_segments_that_name_a_dictionary)
 	unsigned char dict[16384];
 	size_t dlen;
 	struct train_result res;
-	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, NULL, 0,
-	                        dict, sizeof dict, &dlen, &res), ELOG_END, NULL);
-	ck_assert_uint_eq(res.samples, 999);	/* segments from 999 on name dict 1 */
+	UT_RC(elog__train_first(dfd, c, wm.segment_base, wm.segment_bytes, NULL, 0, dict,
+	                        sizeof dict, &dlen, &res),
+	      ELOG_END, NULL);
+	ck_assert_uint_eq(res.samples, 999); /* segments from 999 on name dict 1 */
 	close(dfd);
 }
 END_TEST
@@ -704,10 +713,10 @@ UT_TEST(missing_dictionary_is_a_clear_error)
 	while ((rc = elog_reader_next(r, &rec)) == 0)
 		;
 	ck_assert_int_eq(rc, ELOG_CORRUPT);
-	ck_assert_msg(strstr(elog_reader_errmsg(r), "dict.1: dictionary missing") != NULL,
-	              "%s", elog_reader_errmsg(r));
-	ck_assert_msg(strstr(elog_reader_errmsg(r), "00000000000000000999.log") != NULL,
-	              "%s", elog_reader_errmsg(r));
+	ck_assert_msg(strstr(elog_reader_errmsg(r), "dict.1: dictionary missing") != NULL, "%s",
+	              elog_reader_errmsg(r));
+	ck_assert_msg(strstr(elog_reader_errmsg(r), "00000000000000000999.log") != NULL, "%s",
+	              elog_reader_errmsg(r));
 	elog_reader_close(r);
 	/* The writer needs it too, and says so. */
 	elog *w;
@@ -738,8 +747,8 @@ UT_TEST(damaged_dictionary_is_a_clear_error)
 	while ((rc = elog_reader_next(r, &rec)) == 0)
 		;
 	ck_assert_int_eq(rc, ELOG_CORRUPT);
-	ck_assert_msg(strstr(elog_reader_errmsg(r), "dict.1: damaged dictionary") != NULL,
-	              "%s", elog_reader_errmsg(r));
+	ck_assert_msg(strstr(elog_reader_errmsg(r), "dict.1: damaged dictionary") != NULL, "%s",
+	              elog_reader_errmsg(r));
 	elog_reader_close(r);
 	elog *w;
 	UT_RC(elog_open(&w, ut_dir, NULL), ELOG_CORRUPT, w);
@@ -804,11 +813,13 @@ static void make_zstd_segment_by_hand(void)
 	elog__seg_header_encode_flags(hdr, 0, SEG_FLAGS(CODEC_ZSTD, 0));
 	ut_write_file(ut_seg_path(ut_dir, 0, SEG_EXT), hdr, SEG_HDR);
 	static const unsigned char raw[] = { TAG_RAW, 'h', 'i' };
-	static const unsigned char frame[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00,
-	                                       0x10, 0x61, 0x61, 0x01, 0x00, 0x93, 0x00,
-	                                       0x16 };
+	static const unsigned char frame[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00, 0x10,
+		                               0x61,     0x61, 0x01, 0x00, 0x93, 0x00, 0x16 };
 	struct elog_record a = { .offset = 0, .ts_ms = 1, .value = raw, .value_len = sizeof raw };
-	struct elog_record b = { .offset = 1, .ts_ms = 2, .value = frame, .value_len = sizeof frame };
+	struct elog_record b = { .offset = 1,
+		                 .ts_ms = 2,
+		                 .value = frame,
+		                 .value_len = sizeof frame };
 	ut_append_rec(ut_seg_path(ut_dir, 0, SEG_EXT), &a);
 	ut_append_rec(ut_seg_path(ut_dir, 0, SEG_EXT), &b);
 	uint64_t end = ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT));
@@ -832,7 +843,8 @@ UT_TEST(a_segment_compressed_by_hand_reads_as_documented)
 #else
 	/* Without zstd: a clear error naming the segment, never garbage. */
 	ck_assert_int_eq(rc, ELOG_UNSUPPORTED);
-	ck_assert_str_eq(elog_reader_errmsg(r), "00000000000000000000.log: record at byte 63: "
+	ck_assert_str_eq(elog_reader_errmsg(r),
+	                 "00000000000000000000.log: record at byte 63: "
 	                 "compressed with zstd, but this build has no zstd support");
 #endif
 	elog_reader_close(r);

@@ -56,8 +56,7 @@ static void set_end(const char *path, uint64_t end)
 	close(fd);
 }
 
-static void write_file(const char *path, const char *name, const void *data,
-                       size_t len)
+static void write_file(const char *path, const char *name, const void *data, size_t len)
 {
 	char p[1300];
 
@@ -138,7 +137,7 @@ UT_TEST(commit_get_and_lag)
 	UT_OK(elog_consumer_get(ut_dir, "uplink", &c, msg), msg);
 	ck_assert_str_eq(c.name, "uplink");
 	ck_assert_uint_eq(c.offset, 41);
-	ck_assert_uint_eq(c.lag, 58);     /* 42..99 are behind it */
+	ck_assert_uint_eq(c.lag, 58); /* 42..99 are behind it */
 	ck_assert_int_ge(c.committed_ms, before);
 	ck_assert_int_le(c.committed_ms, elog__fs_now_ms());
 	UT_OK(elog_consumer_commit(ut_dir, "uplink", 99, msg), msg);
@@ -268,7 +267,7 @@ UT_TEST(file_is_readable_and_replaced)
 	UT_OK(elog_consumer_commit(ut_dir, "audit", 7, NULL), NULL);
 	text = read_file(ut_dir, FN_CONSUMERS);
 	ck_assert_ptr_nonnull(strstr(text, "{\n  \"version\": 1,\n  \"consumers\": {\n"
-	                             "    \"audit\": {\"offset\": 7, \"committed_ms\": "));
+	                                   "    \"audit\": {\"offset\": 7, \"committed_ms\": "));
 	ck_assert_ptr_nonnull(strstr(text, "},\n    \"uplink\": {\"offset\": 41, "));
 	ck_assert_ptr_nonnull(strstr(text, "}\n  }\n}\n"));
 	free(text);
@@ -280,7 +279,9 @@ END_TEST
 
 /* Every text here is damaged in one way; each must be refused with the
  * byte position, and a commit must leave the file as it was. */
-static const struct { const char *text, *msg; } corrupt[] = {
+static const struct {
+	const char *text, *msg;
+} corrupt[] = {
 	{ "", "byte 0: expected '{'" },
 	{ "   ", "byte 3: expected '{'" },
 	{ "[]", "byte 0: expected '{'" },
@@ -294,11 +295,14 @@ static const struct { const char *text, *msg; } corrupt[] = {
 	{ "{\"version\":01,\"consumers\":{}}", "byte 11: a number with a leading zero" },
 	{ "{\"version\":-1,\"consumers\":{}}", "byte 11: expected a non-negative integer" },
 	{ "{\"version\":1.0,\"consumers\":{}}", "byte 12: expected an integer" },
-	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1}}}", "byte 41: missing \"committed_ms\"" },
-	{ "{\"version\":1,\"consumers\":{\"a\":{\"committed_ms\":1}}}", "byte 47: missing \"offset\"" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1}}}",
+	  "byte 41: missing \"committed_ms\"" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"committed_ms\":1}}}",
+	  "byte 47: missing \"offset\"" },
 	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"offset\":2,\"committed_ms\":1}}}",
 	  "byte 42: duplicate member" },
-	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"x\":2}}}", "byte 42: unknown member" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"x\":2}}}",
+	  "byte 42: unknown member" },
 	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":18446744073709551615,\"committed_ms\":1}}}",
 	  "byte 40: number out of range" },
 	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":99999999999999999999,\"committed_ms\":1}}}",
@@ -312,13 +316,15 @@ static const struct { const char *text, *msg; } corrupt[] = {
 	{ "{\"version\":1,\"consumers\":{\"caf\xc3\xa9\":{\"offset\":1,\"committed_ms\":1}}}",
 	  "byte 30: a character outside printable ASCII in a string" },
 	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"committed_ms\":1},"
-	  "\"a\":{\"offset\":2,\"committed_ms\":1}}}", "byte 60: duplicate consumer name" },
+	  "\"a\":{\"offset\":2,\"committed_ms\":1}}}",
+	  "byte 60: duplicate consumer name" },
 	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":1,\"committed_ms\":1},}}",
 	  "byte 60: expected a string" },
 	{ "{\"version\":1,\"consumers\":{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\":1}}",
 	  "byte 91: string too long" },
 	{ "{\"version\":1,\"consumers\":{\"a", "byte 28: unterminated string" },
-	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":", "byte 40: expected a non-negative integer" },
+	{ "{\"version\":1,\"consumers\":{\"a\":{\"offset\":",
+	  "byte 40: expected a non-negative integer" },
 };
 
 UT_LOOP_TEST(corrupt_file_is_a_clear_error, 0, (int)(sizeof corrupt / sizeof corrupt[0]))
@@ -425,8 +431,7 @@ UT_TEST(format_parse_round_trip)
 
 	for (int i = 0; i < 300; i++) {
 		snprintf(name, sizeof name, "c%d", i * 7919 % 1000);
-		UT_OK(elog__ctable_set(&t, name, (uint64_t)i * 1000003,
-		                       INT64_MAX - i), NULL);
+		UT_OK(elog__ctable_set(&t, name, (uint64_t)i * 1000003, INT64_MAX - i), NULL);
 	}
 	UT_OK(elog__ctable_format(&t, &text, &len), NULL);
 	ck_assert_uint_eq(strlen(text), len);
@@ -470,7 +475,7 @@ UT_TEST(too_many_consumers)
 	size_t head = (size_t)(end - text);
 	memcpy(more, text, head);
 	len = head + (size_t)sprintf(more + head, ",\n\"zz\":{\"offset\":1,"
-	                             "\"committed_ms\":1}}}");
+	                                          "\"committed_ms\":1}}}");
 	elog__ctable_free(&t);
 	UT_RC(elog__ctable_parse(&t, more, len, msg), ELOG_CORRUPT, msg);
 	ck_assert_ptr_nonnull(strstr(msg, "more consumers than the limit"));
@@ -508,7 +513,8 @@ UT_TEST(hostile_input_never_crashes)
 		if (i % 10 == 0) {
 			for (size_t k = 0; k < len; k++) {
 				seed = seed * 1103515245 + 12345;
-				buf[k] = "{}[]\":,0123456789abcoffsetversion \\\n-."[(seed >> 16) % 38];
+				buf[k] = "{}[]\":,0123456789abcoffsetversion \\\n-."[(seed >> 16) %
+				                                                     38];
 			}
 		} else {
 			memcpy(buf, valid, len);
@@ -538,7 +544,7 @@ END_TEST
  * is two fsyncs and a rename, one at a time: 500 commits each (8000 in
  * all) outgrew the test's 120 s under the sanitizers on a loaded machine
  * (CI's sanitizer lane, cec9c37), and 2400 interleave as much. */
-#define PROCS   8
+#define PROCS 8
 #define COMMITS 150
 
 /* A commit holds consumers.lock with its pid written in it, so that a
@@ -612,8 +618,8 @@ UT_TEST(concurrent_commits_lose_nothing)
 				const char *who[] = { name, "shared" };
 				for (int k = 0; k < 2; k++) {
 					int rc;
-					while ((rc = elog_consumer_commit(ut_dir, who[k], off, msg)) ==
-					       ELOG_LOCKED)
+					while ((rc = elog_consumer_commit(ut_dir, who[k], off,
+					                                  msg)) == ELOG_LOCKED)
 						;
 					if (rc) {
 						fprintf(stderr, "commit: %s\n", msg);
@@ -657,8 +663,9 @@ UT_TEST(seek_resumes_after_committed_offset)
 	UT_OK(elog_open(&w, ut_dir, &opt), w);
 	for (int i = 0; i < 20; i++) {
 		char v[8];
-		struct elog_record in = { .ts_ms = ELOG_TS_NOW, .value = v,
-		                          .value_len = (size_t)snprintf(v, sizeof v, "%d", i) };
+		struct elog_record in = { .ts_ms = ELOG_TS_NOW,
+			                  .value = v,
+			                  .value_len = (size_t)snprintf(v, sizeof v, "%d", i) };
 		UT_OK(elog_append(w, &in, NULL), w);
 	}
 	UT_OK(elog_sync(w), w);
@@ -697,7 +704,7 @@ UT_TEST(seek_refuses_offset_beyond_the_log)
 	UT_OK(elog_reader_open(&r, ut_dir), r);
 	UT_RC(elog_consumer_seek(r, ut_dir, "c", msg), ELOG_BEYOND, msg);
 	ck_assert_str_eq(msg, "consumer \"c\" committed offset 80, at or above "
-	                 "the durable end 50 of the log");
+	                      "the durable end 50 of the log");
 	elog_reader_close(r);
 }
 END_TEST
@@ -705,7 +712,8 @@ END_TEST
 UT_TEST(strerror_of_consumer_codes)
 {
 	ck_assert_str_eq(elog_strerror(ELOG_NOCONSUMER), "no such consumer");
-	ck_assert_str_eq(elog_strerror(ELOG_BADNAME), "invalid consumer name (1 to 64 "
+	ck_assert_str_eq(elog_strerror(ELOG_BADNAME),
+	                 "invalid consumer name (1 to 64 "
 	                 "of A-Z a-z 0-9 . _ -, not starting with . or -)");
 	ck_assert_str_eq(elog_strerror(ELOG_BEYOND),
 	                 "offset at or above the durable end of the log");

@@ -67,8 +67,8 @@ UT_TEST(matches_reference_lengths_0_to_100)
 	fill(b, sizeof b, 7);
 	for (size_t len = 0; len <= 100; len++)
 		ck_assert_msg(elog__crc32c(0, b, len) == ref_crc(b, len),
-		              "length %zu: 0x%08x, reference 0x%08x", len,
-		              elog__crc32c(0, b, len), ref_crc(b, len));
+		              "length %zu: 0x%08x, reference 0x%08x", len, elog__crc32c(0, b, len),
+		              ref_crc(b, len));
 }
 END_TEST
 
@@ -80,7 +80,8 @@ UT_TEST(unaligned_buffers)
 	fill(raw, sizeof raw, 99);
 	for (size_t shift = 0; shift < 16; shift++)
 		for (size_t len = 0; len <= 64 + 17; len += 3)
-			ck_assert_msg(elog__crc32c(0, raw + shift, len) == ref_crc(raw + shift, len),
+			ck_assert_msg(elog__crc32c(0, raw + shift, len) ==
+			                      ref_crc(raw + shift, len),
 			              "shift %zu length %zu", shift, len);
 }
 END_TEST
@@ -135,12 +136,12 @@ UT_TEST(each_equals_one_by_one)
 			p[i] = raw + i * 1008 + (i * 3 + n) % 8;
 			len[i] = lens[(i + n) % N];
 		}
-		crc[n] = 0xdeadbeefu;	/* past the last: left alone */
+		crc[n] = 0xdeadbeefu; /* past the last: left alone */
 		elog__crc32c_each(p, len, crc, n);
 		for (size_t i = 0; i < n; i++)
 			ck_assert_msg(crc[i] == ref_crc(p[i], len[i]),
-			              "%zu buffers, #%zu of %zu bytes: 0x%08x, reference 0x%08x",
-			              n, i, len[i], crc[i], ref_crc(p[i], len[i]));
+			              "%zu buffers, #%zu of %zu bytes: 0x%08x, reference 0x%08x", n,
+			              i, len[i], crc[i], ref_crc(p[i], len[i]));
 		ck_assert_uint_eq(crc[n], 0xdeadbeefu);
 	}
 }
@@ -168,8 +169,8 @@ UT_TEST(hardware_and_table_agree)
 	sample(mine, elog__crc32c);
 	sample(ref, NULL);
 	for (size_t i = 0; i < SAMPLES; i++) {
-		ck_assert_msg(table[i] == ref[i], "sample %zu: table 0x%08x, reference 0x%08x",
-		              i, table[i], ref[i]);
+		ck_assert_msg(table[i] == ref[i], "sample %zu: table 0x%08x, reference 0x%08x", i,
+		              table[i], ref[i]);
 		ck_assert_msg(mine[i] == ref[i], "sample %zu: %s 0x%08x, reference 0x%08x", i,
 		              elog__crc32c_impl(), mine[i], ref[i]);
 	}
@@ -181,7 +182,7 @@ UT_TEST(hardware_and_table_agree)
 #else
 	if (strcmp(elog__crc32c_impl(), "table") == 0)
 		fprintf(stderr, "test_crc32c: no CRC-32C instruction on this CPU: "
-		        "only the table path was tested\n");
+		                "only the table path was tested\n");
 #endif
 }
 END_TEST

@@ -19,8 +19,8 @@ static double cpu_ms(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
-	       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
+	       ru.ru_stime.tv_usec / 1e3;
 }
 
 static void make_log(int n)
@@ -139,7 +139,7 @@ UT_TEST(wait_wakes_on_append_in_other_process)
 	elog_reader *r = ut_open_reader(ut_dir);
 	uint64_t offs[8];
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 3);
-	(void)elog_reader_wait(r, 0);	/* set the watch up */
+	(void)elog_reader_wait(r, 0); /* set the watch up */
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -220,7 +220,7 @@ UT_TEST(reader_fd_becomes_readable)
 	uint64_t offs[8];
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 8), 3);
 	int fd = elog_reader_fd(r);
-	ck_assert_int_ge(fd, 0);	/* Linux: inotify */
+	ck_assert_int_ge(fd, 0); /* Linux: inotify */
 	ut_append(w, NULL, "x");
 	UT_OK(elog_sync(w), w);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -344,7 +344,7 @@ UT_TEST(follower_learns_new_segments_without_listing)
 		ut_append(w, NULL, "a record of the log before the follower came");
 	UT_OK(elog_sync(w), w);
 	elog_reader *r = ut_open_reader(ut_dir);
-	elog_reader_fd(r);	/* the watches are made */
+	elog_reader_fd(r); /* the watches are made */
 	uint64_t offs[400];
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 300);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
@@ -381,11 +381,11 @@ UT_TEST(segment_made_before_the_watch_is_not_skipped)
 	UT_OK(elog_sync(w), w);
 	elog_reader *r = ut_open_reader(ut_dir);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 10);
-	for (int i = 0; i < 60; i++)	/* one roll, unwatched */
+	for (int i = 0; i < 60; i++) /* one roll, unwatched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
 	UT_OK(elog_sync(w), w);
-	elog_reader_fd(r);		/* the watch */
-	for (int i = 0; i < 120; i++)	/* more rolls, watched */
+	elog_reader_fd(r);            /* the watch */
+	for (int i = 0; i < 120; i++) /* more rolls, watched */
 		ut_append(w, NULL, "a record of about seventy bytes, give or take a few");
 	UT_OK(elog_sync(w), w);
 	ck_assert_uint_eq(ut_read_offsets(r, offs, 400), 180);

@@ -60,7 +60,7 @@ UT_TEST(read_small_bounds_and_refuses_links)
 	ut_write_file(ut_path(p, sizeof p, ut_top, "small"), "abc", 3);
 	UT_OK(elog__fs_read_small(dfd, "small", 3, &data, &len), NULL);
 	ck_assert_uint_eq(len, 3);
-	ck_assert_str_eq(data, "abc");	/* NUL-terminated */
+	ck_assert_str_eq(data, "abc"); /* NUL-terminated */
 	free(data);
 	UT_RC(elog__fs_read_small(dfd, "small", 2, &data, &len), EFBIG, NULL);
 	ck_assert_int_eq(symlinkat("small", dfd, "link"), 0);
@@ -176,7 +176,7 @@ UT_TEST(drop_leaves_what_is_not_a_temporary_file)
 {
 	int dfd = open_top();
 	const char *names[] = { "settings", "x.tmp.1.2.3", ".tmp.1.2", "settings.tmp.12a.0",
-	                        "settings.tmp.12" };
+		                "settings.tmp.12" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		put(dfd, names[i], "x");
 		shift_mtime(dfd, names[i], -60);
@@ -273,7 +273,7 @@ UT_TEST(write_all_and_pread_full)
 	char buf[16];
 	size_t got;
 	UT_OK(elog__fs_pread_full(fd, buf, sizeof buf, 0, &got), NULL);
-	ck_assert_uint_eq(got, 5);	/* short at the end of the file */
+	ck_assert_uint_eq(got, 5); /* short at the end of the file */
 	ck_assert_mem_eq(buf, "Jello", 5);
 	close(fd);
 	UT_RC(elog__fs_write_all(fd, "x", 1), EBADF, NULL);

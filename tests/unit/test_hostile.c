@@ -33,7 +33,7 @@ UT_TEST(huge_length_field_is_corrupt_without_allocating)
 	UT_OK(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), NULL);
 	UT_RC(elog__scan_next(&s, &rec, &at), ELOG_CORRUPT, NULL);
 	ck_assert(!elog__scan_truncated(&s));
-	ck_assert_uint_lt(s.cap, ELOG_MAX_RECORD / 4);	/* not grown for it */
+	ck_assert_uint_lt(s.cap, ELOG_MAX_RECORD / 4); /* not grown for it */
 	elog__scan_free(&s);
 	close(fd);
 }
@@ -52,9 +52,10 @@ UT_TEST(index_read_is_bounded_by_its_segment)
 	ck_assert_ptr_nonnull(big);
 	elog__idx_header_encode(big);
 	for (size_t i = 0; IDX_HDR + (i + 1) * IDX_ENTRY <= n; i++) {
-		struct idx_entry e = { .offset = i, .pos = (uint32_t)(SEG_HDR + i),
-		                       .span_min = IDX_SPAN_EMPTY_MIN,
-		                       .span_max = IDX_SPAN_EMPTY_MAX };
+		struct idx_entry e = { .offset = i,
+			               .pos = (uint32_t)(SEG_HDR + i),
+			               .span_min = IDX_SPAN_EMPTY_MIN,
+			               .span_max = IDX_SPAN_EMPTY_MAX };
 		elog__idx_entry_encode(big + IDX_HDR + i * IDX_ENTRY, &e);
 	}
 	char p[1200];
@@ -98,8 +99,10 @@ UT_TEST(garbage_watermark_does_not_spin)
 	ut_append(w, NULL, "x");
 	elog_close(w);
 	char p[1200];
-	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "garbage garbage garbage "
-	              "garbage garbage garbage", 47);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK),
+	              "garbage garbage garbage "
+	              "garbage garbage garbage",
+	              47);
 	int64_t t0 = ut_now_ms();
 	/* It reads as nothing known durable beyond the closed segments. */
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -189,8 +192,12 @@ UT_TEST(files_respect_the_umask)
 	char msg[ELOG_MSG_MAX];
 	UT_OK(elog_consumer_commit(ut_dir, "a", 1, msg), msg);
 	umask(old);
-	const char *names[] = { FN_SETTINGS, FN_WATERMARK, FN_LOCK, FN_CONSUMERS,
-	                        "00000000000000000000.log", "00000000000000000000.idx" };
+	const char *names[] = { FN_SETTINGS,
+		                FN_WATERMARK,
+		                FN_LOCK,
+		                FN_CONSUMERS,
+		                "00000000000000000000.log",
+		                "00000000000000000000.idx" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		char p[1200];
 		struct stat st;
@@ -229,9 +236,12 @@ END_TEST
 UT_TEST(fifos_are_refused_without_blocking)
 {
 	static const char *const names[] = {
-		FN_SETTINGS, FN_WATERMARK, "00000000000000000000.log", FN_LOCK,
+		FN_SETTINGS,
+		FN_WATERMARK,
+		"00000000000000000000.log",
+		FN_LOCK,
 	};
-	alarm(20);	/* a blocked open fails the test instead of hanging */
+	alarm(20); /* a blocked open fails the test instead of hanging */
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		ut_rm_rf(ut_dir);
 		elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -281,8 +291,10 @@ UT_TEST(hard_linked_files_are_not_written)
 		ck_assert_int_eq(link(target, p), 0);
 		UT_RC(elog_open(&w, ut_dir, NULL), FS_ELINKED, w);
 		char want[128];
-		snprintf(want, sizeof want, "%s: has more than one hard link, refusing "
-		         "to write it", names[i]);
+		snprintf(want, sizeof want,
+		         "%s: has more than one hard link, refusing "
+		         "to write it",
+		         names[i]);
 		ck_assert_str_eq(elog_errmsg(w), want);
 		elog_close(w);
 		target_intact(target);
@@ -309,7 +321,7 @@ END_TEST
 UT_TEST(files_root_creates_belong_to_the_directory_owner)
 {
 	if (geteuid() != 0)
-		return;	/* needs root: nothing to check otherwise */
+		return; /* needs root: nothing to check otherwise */
 	ck_assert_int_eq(mkdir(ut_dir, 0755), 0);
 	ck_assert_int_eq(chown(ut_dir, 65534, 65534), 0);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
@@ -331,8 +343,8 @@ UT_TEST(files_root_creates_belong_to_the_directory_owner)
 	struct stat st;
 	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
 		ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, mine[i]), &st), 0);
-		ck_assert_msg(st.st_uid == 65534 && st.st_gid == 65534, "%s: %u:%u",
-		              mine[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+		ck_assert_msg(st.st_uid == 65534 && st.st_gid == 65534, "%s: %u:%u", mine[i],
+		              (unsigned)st.st_uid, (unsigned)st.st_gid);
 	}
 	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, "roots"), &st), 0);
 	ck_assert_uint_eq(st.st_uid, 0);

@@ -33,12 +33,12 @@ static unsigned char *expected_index(const char *segpath, uint32_t interval, siz
 	size_t n = IDX_HDR;
 	uint64_t pos = SEG_HDR, last = 0;
 	int64_t ts_max = INT64_MIN, ts_min = INT64_MAX;
-	int64_t lo = INT64_MAX, hi = INT64_MIN;	/* empty */
+	int64_t lo = INT64_MAX, hi = INT64_MIN; /* empty */
 	int any = 0;
 	while (pos < seg_len) {
 		struct elog_record r;
 		if (seg_len - pos == SEAL_SIZE && memcmp(seg + pos, SEAL_MAGIC, 8) == 0)
-			break;	/* a closed segment's seal */
+			break; /* a closed segment's seal */
 		ck_assert_int_eq(elog__rec_decode(seg + pos, seg_len - pos, &r, &got), 0);
 		if (r.ts_ms > ts_max)
 			ts_max = r.ts_ms;
@@ -102,7 +102,9 @@ static void write_index(const char *path, const struct idx_entry *e, size_t n)
 
 #define E IDX_SPAN_EMPTY_MIN, IDX_SPAN_EMPTY_MAX
 static const struct idx_entry good[] = {
-	{ 100, 5, 32, 5, E }, { 103, 9, 200, 1, 1, 5 }, { 110, 9, 400, 1, 3, 9 },
+	{ 100, 5, 32, 5, E },
+	{ 103, 9, 200, 1, 1, 5 },
+	{ 110, 9, 400, 1, 3, 9 },
 	{ 120, 12, 900, 0, 0, 8 },
 };
 #undef E
@@ -119,7 +121,8 @@ START_TEST(builder_placement)
 	static const int want[] = { 1, 0, 1, 0, 1, 0 };
 	for (int i = 0; i < 6; i++) {
 		memset(&e, 0xAA, sizeof e);
-		int got = elog__idx_builder_add(&b, 10 + (uint64_t)i, ts[i], 32 + 50 * (uint64_t)i, 100, &e);
+		int got = elog__idx_builder_add(&b, 10 + (uint64_t)i, ts[i], 32 + 50 * (uint64_t)i,
+		                                100, &e);
 		ck_assert_msg(got == want[i], "record %d", i);
 		if (!got)
 			continue;
@@ -138,14 +141,13 @@ START_TEST(builder_ts_max_running)
 	struct idx_builder b = { 0 };
 	struct idx_entry e;
 	ck_assert_int_eq(elog__idx_builder_add(&b, 0, -50, 32, 64, &e), 1);
-	ck_assert_int_eq(e.ts_max, -50);	/* negative times are times too */
+	ck_assert_int_eq(e.ts_max, -50); /* negative times are times too */
 	ck_assert_int_eq(elog__idx_builder_add(&b, 1, -10, 95, 64, &e), 0);
 	ck_assert_int_eq(elog__idx_builder_add(&b, 2, -90, 96, 64, &e), 1);
 	ck_assert_int_eq(e.ts_max, -10);
 	ck_assert_uint_eq(e.pos, 96);
 }
 END_TEST
-
 
 /* ---- the one decoder and verdict ---- */
 
@@ -158,19 +160,19 @@ START_TEST(builder_times)
 	ck_assert_int_eq(elog__idx_builder_add(&b, 0, ts[0], 32, 100, &e), 1);
 	ck_assert_int_eq(e.ts_max, 5);
 	ck_assert_int_eq(e.ts_min, 5);
-	ck_assert_int_eq(e.span_min, IDX_SPAN_EMPTY_MIN);	/* nothing before */
+	ck_assert_int_eq(e.span_min, IDX_SPAN_EMPTY_MIN); /* nothing before */
 	ck_assert_int_eq(e.span_max, IDX_SPAN_EMPTY_MAX);
 	ck_assert_int_eq(elog__idx_builder_add(&b, 1, ts[1], 82, 100, &e), 0);
 	ck_assert_int_eq(elog__idx_builder_add(&b, 2, ts[2], 132, 100, &e), 1);
 	ck_assert_int_eq(e.ts_max, 9);
 	ck_assert_int_eq(e.ts_min, 3);
-	ck_assert_int_eq(e.span_min, 3);	/* records 0 and 1 */
+	ck_assert_int_eq(e.span_min, 3); /* records 0 and 1 */
 	ck_assert_int_eq(e.span_max, 5);
 	ck_assert_int_eq(elog__idx_builder_add(&b, 3, ts[3], 182, 100, &e), 0);
 	ck_assert_int_eq(elog__idx_builder_add(&b, 4, ts[4], 232, 100, &e), 1);
 	ck_assert_int_eq(e.ts_max, 9);
 	ck_assert_int_eq(e.ts_min, 1);
-	ck_assert_int_eq(e.span_min, 1);	/* records 2 and 3 */
+	ck_assert_int_eq(e.span_min, 1); /* records 2 and 3 */
 	ck_assert_int_eq(e.span_max, 9);
 	/* What the writer keeps in LOCK to go on: the span from entry 4 on. */
 	ck_assert_int_eq(elog__idx_builder_add(&b, 5, ts[5], 282, 100, &e), 0);
@@ -201,7 +203,7 @@ START_TEST(header_check_versions)
 	put32(h + 8, 3);
 	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), ELOG_BADVERSION);
 	put32(h + 8, 2);
-	put32(h + 12, 1);		/* reserved */
+	put32(h + 12, 1); /* reserved */
 	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR, &lay), ELOG_BADVERSION);
 	put32(h + 12, 0);
 	ck_assert_int_eq(elog__idx_header_check(h, IDX_HDR - 1, &lay), ELOG_CORRUPT);
@@ -248,31 +250,47 @@ START_TEST(entry_check_each_rule)
 	ck_assert_uint_eq(get32(p + 40), 400);
 	ck_assert_uint_eq(get32(p + 44), elog__crc32c(0, p, 44));
 
-	e = good[1]; e.pos = SEG_HDR - 1;
+	e = good[1];
+	e.pos = SEG_HDR - 1;
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_POS);
-	e = good[1]; e.pos = SEG_LEN;
+	e = good[1];
+	e.pos = SEG_LEN;
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_POS);
-	e = good[1]; e.offset = 99;
+	e = good[1];
+	e.offset = 99;
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_OFFSET);
-	e = good[1]; e.offset = good[0].offset;
+	e = good[1];
+	e.offset = good[0].offset;
 	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_ORDER);
-	e = good[1]; e.pos = good[0].pos;
+	e = good[1];
+	e.pos = good[0].pos;
 	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_ORDER);
-	e = good[1]; e.ts_max = 4; e.span_max = 4;	/* below the one before */
+	e = good[1];
+	e.ts_max = 4;
+	e.span_max = 4; /* below the one before */
 	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);
-	e = good[1]; e.ts_min = 6; e.span_min = 6;	/* above the one before */
+	e = good[1];
+	e.ts_min = 6;
+	e.span_min = 6; /* above the one before */
 	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);
-	e = good[1]; e.ts_min = 10;			/* above its own ts_max */
+	e = good[1];
+	e.ts_min = 10; /* above its own ts_max */
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
-	e = good[1]; e.span_min = 6; e.span_max = 5;	/* a span upside down */
+	e = good[1];
+	e.span_min = 6;
+	e.span_max = 5; /* a span upside down */
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
-	e = good[1]; e.span_max = 10;			/* past ts_max */
+	e = good[1];
+	e.span_max = 10; /* past ts_max */
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
-	e = good[1]; e.span_min = 0;			/* before ts_min */
+	e = good[1];
+	e.span_min = 0; /* before ts_min */
 	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_TIME);
-	e = good[1]; e.span_min = IDX_SPAN_EMPTY_MIN; e.span_max = IDX_SPAN_EMPTY_MAX;
-	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_NONE);	/* a first entry's */
-	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME);	/* no record after */
+	e = good[1];
+	e.span_min = IDX_SPAN_EMPTY_MIN;
+	e.span_max = IDX_SPAN_EMPTY_MAX;
+	ck_assert_int_eq(judge(&e, NULL), IDX_FAULT_NONE);     /* a first entry's */
+	ck_assert_int_eq(judge(&e, &good[0]), IDX_FAULT_TIME); /* no record after */
 	/* Any bit of the entry is covered by its CRC. */
 	unsigned char h[IDX_HDR];
 	const struct idx_layout *lay;
@@ -354,7 +372,6 @@ START_TEST(load_version1)
 }
 END_TEST
 
-
 START_TEST(last_entry_alone)
 {
 	char p[1200];
@@ -388,12 +405,12 @@ START_TEST(skip_prefix_edges)
 {
 	/* ts_max 5 9 9 12, ts_min 5 1 1 0. */
 	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
-	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 10, 20), 2);	/* ts_max < 10 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 10, 20), 2); /* ts_max < 10 */
 	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 13, 20), 3);
 	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 6, 20), 0);
 	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, 5, 20), -1);
-	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 4), 0);	/* ts_min > 4 */
-	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 0), 2);	/* ts_min > 0 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 4), 0); /* ts_min > 4 */
+	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 0), 2); /* ts_min > 0 */
 	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 0, -5, 5), -1);
 	/* Only from the entry given on. */
 	ck_assert_int_eq(elog__idx_skip_prefix(&ix, 3, 10, 20), -1);
@@ -402,7 +419,6 @@ START_TEST(skip_prefix_edges)
 	ck_assert_int_eq(elog__idx_skip_prefix(&none, 0, 10, 20), -1);
 }
 END_TEST
-
 
 /* ---- loading ---- */
 
@@ -504,10 +520,10 @@ START_TEST(load_pos_outside_segment)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
-	e[3].pos = SEG_LEN;		/* at the end: no record starts there */
+	e[3].pos = SEG_LEN; /* at the end: no record starts there */
 	load_expect_prefix(e, 3, 0);
 	memcpy(e, good, sizeof e);
-	e[0].pos = SEG_HDR - 1;		/* inside the header */
+	e[0].pos = SEG_HDR - 1; /* inside the header */
 	load_expect_prefix(e, 0, 0);
 }
 END_TEST
@@ -547,12 +563,12 @@ START_TEST(load_missing_or_bad_header)
 	char p[1200];
 	snprintf(p, sizeof p, "%s", path);
 	write_index(p, good, 4);
-	ut_flip_bit(p, 0, 1);		/* magic */
+	ut_flip_bit(p, 0, 1); /* magic */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	write_index(p, good, 4);
-	ut_write_at(p, 8, "\3\0\0\0", 4);	/* version 3 */
+	ut_write_at(p, 8, "\3\0\0\0", 4); /* version 3 */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
-	ut_write_file(p, "ELOGIDX\n", 8);	/* header cut short */
+	ut_write_file(p, "ELOGIDX\n", 8); /* header cut short */
 	ck_assert_int_eq(elog__idx_load(dfd, 100, SEG_LEN, &ix, &intact), ELOG_CORRUPT);
 	close(dfd);
 }
@@ -583,7 +599,7 @@ START_TEST(find_time_edges)
 	ck_assert_int_eq(elog__idx_find_time(&ix, INT64_MIN), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 5), 0);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 6), 1);
-	ck_assert_int_eq(elog__idx_find_time(&ix, 9), 1);	/* the first of equals */
+	ck_assert_int_eq(elog__idx_find_time(&ix, 9), 1); /* the first of equals */
 	ck_assert_int_eq(elog__idx_find_time(&ix, 10), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 12), 3);
 	ck_assert_int_eq(elog__idx_find_time(&ix, 13), -1);
@@ -608,7 +624,7 @@ START_TEST(rebuild_matches_rule)
 	assert_file_is(ut_seg_path(ut_top, 0, IDX_EXT), want, wlen);
 	/* The entries handed back are those in the file. */
 	ck_assert_uint_eq(ix.n, (wlen - IDX_HDR) / IDX_ENTRY);
-	ck_assert_uint_gt(ix.n, 40);	/* about one per 2 records */
+	ck_assert_uint_gt(ix.n, 40); /* about one per 2 records */
 	for (size_t i = 0; i < ix.n; i++) {
 		ck_assert_uint_eq(ix.e[i].offset, get64(want + IDX_HDR + i * IDX_ENTRY));
 		ck_assert_uint_eq(ix.e[i].pos, get32(want + IDX_HDR + i * IDX_ENTRY + 40));
@@ -911,20 +927,44 @@ static void rebuilt_after(enum damage how)
 	assert_file_is(idx, want, wlen);
 	/* Other segments' indexes are still right. */
 	for (size_t i = 0; i + 1 < n; i++) {
-		unsigned char *w2 = expected_index(ut_seg_path(ut_dir, bases[i], SEG_EXT),
-		                                   INTERVAL, &olen);
+		unsigned char *w2 = expected_index(ut_seg_path(ut_dir, bases[i], SEG_EXT), INTERVAL,
+		                                   &olen);
 		assert_file_is(ut_seg_path(ut_dir, bases[i], IDX_EXT), w2, olen);
 		free(w2);
 	}
 	free(want);
 }
 
-START_TEST(writer_rebuilds_deleted_index)  { rebuilt_after(DELETE); }    END_TEST
-START_TEST(writer_rebuilds_cut_index)      { rebuilt_after(CUT_ENTRY); } END_TEST
-START_TEST(writer_rebuilds_cut_mid_entry)  { rebuilt_after(CUT_MID); }   END_TEST
-START_TEST(writer_rebuilds_stale_index)    { rebuilt_after(STALE); }     END_TEST
-START_TEST(writer_rebuilds_bad_last_entry) { rebuilt_after(FLIP_LAST); } END_TEST
-START_TEST(writer_rebuilds_garbage_index)  { rebuilt_after(GARBAGE); }   END_TEST
+START_TEST(writer_rebuilds_deleted_index)
+{
+	rebuilt_after(DELETE);
+}
+END_TEST
+START_TEST(writer_rebuilds_cut_index)
+{
+	rebuilt_after(CUT_ENTRY);
+}
+END_TEST
+START_TEST(writer_rebuilds_cut_mid_entry)
+{
+	rebuilt_after(CUT_MID);
+}
+END_TEST
+START_TEST(writer_rebuilds_stale_index)
+{
+	rebuilt_after(STALE);
+}
+END_TEST
+START_TEST(writer_rebuilds_bad_last_entry)
+{
+	rebuilt_after(FLIP_LAST);
+}
+END_TEST
+START_TEST(writer_rebuilds_garbage_index)
+{
+	rebuilt_after(GARBAGE);
+}
+END_TEST
 
 START_TEST(writer_rebuilds_active_index)
 {

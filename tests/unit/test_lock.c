@@ -40,33 +40,46 @@ UT_TEST(lock_names_the_holder_and_releases_with_the_descriptor)
 }
 END_TEST
 
-
 /* The example of elog(5) "LOCK", encoded: every field where the byte table
  * puts it, and decoded back to the same state. */
 UT_TEST(lock_state_text_as_documented)
 {
 	struct lock_state ls = {
-		.valid = 1, .epoch = 0x9f1c2a7e55d04b31ull, .gen = 42, .pid = 12345,
-		.boot = { 0x15, 0x99, 0xb2, 0x20, 0xf4, 0x31, 0x47, 0x20,
-		          0x92, 0x4f, 0x3c, 0x7a, 0x52, 0x5f, 0x52, 0x3f },
-		.next = 1000, .base = 0, .size = 145032, .flags = 0, .idx = 840,
-		.ixpos = 143872, .ixts = 1764590400000, .ixmin = 1764590100000,
-		.ixlo = 1764590399000, .ixhi = 1764590400000, .ixany = 1,
+		.valid = 1,
+		.epoch = 0x9f1c2a7e55d04b31ull,
+		.gen = 42,
+		.pid = 12345,
+		.boot = { 0x15, 0x99, 0xb2, 0x20, 0xf4, 0x31, 0x47, 0x20, 0x92, 0x4f, 0x3c, 0x7a,
+		          0x52, 0x5f, 0x52, 0x3f },
+		.next = 1000,
+		.base = 0,
+		.size = 145032,
+		.flags = 0,
+		.idx = 840,
+		.ixpos = 143872,
+		.ixts = 1764590400000,
+		.ixmin = 1764590100000,
+		.ixlo = 1764590399000,
+		.ixhi = 1764590400000,
+		.ixany = 1,
 	};
 	static const char want[] =
-		"ELOGLCK2 epoch=9f1c2a7e55d04b31 gen=00000000000000000042 busy=0 sick=0 "
-		"pid=0000012345 boot=1599b220f4314720924f3c7a525f523f "
-		"next=00000000000000001000 base=00000000000000000000 "
-		"size=00000000000000145032 flags=00000000 idx=00000000000000000840 "
-		"ixpos=00000000000000143872 ixts=+0000001764590400000 "
-		"ixmin=+0000001764590100000 ixlo=+0000001764590399000 "
-		"ixhi=+0000001764590400000 ixany=1 crc=";
-	static const struct { size_t at; const char *field; } table[] = {
-		{ 0, "ELOGLCK2 " }, { 9, "epoch=" }, { 32, "gen=" }, { 57, "busy=" },
-		{ 64, "sick=" }, { 71, "pid=" }, { 86, "boot=" }, { 124, "next=" },
-		{ 150, "base=" }, { 176, "size=" }, { 202, "flags=" }, { 217, "idx=" },
-		{ 242, "ixpos=" }, { 269, "ixts=" }, { 295, "ixmin=" }, { 322, "ixlo=" },
-		{ 348, "ixhi=" }, { 374, "ixany=" }, { 382, "crc=" },
+	        "ELOGLCK2 epoch=9f1c2a7e55d04b31 gen=00000000000000000042 busy=0 sick=0 "
+	        "pid=0000012345 boot=1599b220f4314720924f3c7a525f523f "
+	        "next=00000000000000001000 base=00000000000000000000 "
+	        "size=00000000000000145032 flags=00000000 idx=00000000000000000840 "
+	        "ixpos=00000000000000143872 ixts=+0000001764590400000 "
+	        "ixmin=+0000001764590100000 ixlo=+0000001764590399000 "
+	        "ixhi=+0000001764590400000 ixany=1 crc=";
+	static const struct {
+		size_t at;
+		const char *field;
+	} table[] = {
+		{ 0, "ELOGLCK2 " }, { 9, "epoch=" },   { 32, "gen=" },    { 57, "busy=" },
+		{ 64, "sick=" },    { 71, "pid=" },    { 86, "boot=" },   { 124, "next=" },
+		{ 150, "base=" },   { 176, "size=" },  { 202, "flags=" }, { 217, "idx=" },
+		{ 242, "ixpos=" },  { 269, "ixts=" },  { 295, "ixmin=" }, { 322, "ixlo=" },
+		{ 348, "ixhi=" },   { 374, "ixany=" }, { 382, "crc=" },
 	};
 	char buf[LOCK_STATE_LEN + 1], crc[9];
 	ck_assert_uint_eq(LOCK_STATE_LEN, 395);
@@ -74,7 +87,8 @@ UT_TEST(lock_state_text_as_documented)
 	ck_assert_uint_eq(strlen(want), 386);
 	ck_assert_msg(memcmp(buf, want, strlen(want)) == 0, "%.*s", LOCK_STATE_LEN, buf);
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-		ck_assert_msg(memcmp(buf + table[i].at, table[i].field, strlen(table[i].field)) == 0,
+		ck_assert_msg(memcmp(buf + table[i].at, table[i].field, strlen(table[i].field)) ==
+		                      0,
 		              "%s not at byte %zu", table[i].field, table[i].at);
 	snprintf(crc, sizeof crc, "%08x", elog__crc32c(0, buf, 386));
 	ck_assert_int_eq(memcmp(buf + 386, crc, 8), 0);

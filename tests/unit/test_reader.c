@@ -121,8 +121,8 @@ START_TEST(seek_across_segments_with_holes)
 {
 	make_holes_3();
 	elog_reader *r = ut_open_reader(ut_dir);
-	seek_expect(r, 5, 10);		/* past the end of a segment */
-	seek_expect(r, 20, 25);		/* a segment base with no record at it */
+	seek_expect(r, 5, 10);  /* past the end of a segment */
+	seek_expect(r, 20, 25); /* a segment base with no record at it */
 	seek_expect(r, 16, 19);
 	seek_expect(r, 26, UINT64_MAX);
 	uint64_t offs[16];
@@ -212,7 +212,7 @@ START_TEST(parked_segment_replaced_is_read_afresh)
 	char tmp[1300], seg[1200];
 	snprintf(seg, sizeof seg, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
 	snprintf(tmp, sizeof tmp, "%s.compact", seg);
-	ck_assert_int_eq(rename(seg, tmp), 0);	/* kept: a new inode below */
+	ck_assert_int_eq(rename(seg, tmp), 0); /* kept: a new inode below */
 	ut_seg_create(ut_dir, 0);
 	ut_seg_fill(ut_dir, 0, even, 5, 0);
 	seek_expect(r, 5, 6);
@@ -392,7 +392,7 @@ START_TEST(reader_in_other_process_sees_only_durable)
 		}
 		if (write(go[1], "x", 1) != 1 || read(done[0], &c, 1) != 1)
 			_exit(6);
-		_exit(0);	/* a crash: no close, the buffer is lost */
+		_exit(0); /* a crash: no close, the buffer is lost */
 	}
 	char c;
 	ck_assert_int_eq(read(go[0], &c, 1), 1);
@@ -425,8 +425,7 @@ START_TEST(reader_races_writer_in_other_process)
 		for (int i = 0; i < TOTAL; i++) {
 			snprintf(v, sizeof v, "o%d", i);
 			struct elog_record rec = ut_rec(0, ELOG_TS_NOW, 0, NULL, v);
-			if (elog_next_offset(cw) != (uint64_t)i ||
-			    elog_append(cw, &rec, NULL) != 0)
+			if (elog_next_offset(cw) != (uint64_t)i || elog_append(cw, &rec, NULL) != 0)
 				_exit(3);
 			if (i % 7 == 0 && elog_sync(cw) != 0)
 				_exit(4);
@@ -518,7 +517,7 @@ END_TEST
 
 START_TEST(seek_last_dense)
 {
-	make_log(300, NULL);	/* several segments */
+	make_log(300, NULL); /* several segments */
 	elog_reader *r = ut_open_reader(ut_dir);
 	uint64_t offs[400];
 	ck_assert_int_eq(elog_reader_seek_last(r, 5), 0);
@@ -572,9 +571,11 @@ START_TEST(seek_time_non_monotonic)
 		if (want < 0) {
 			ck_assert_msg(rc == ELOG_END, "ts %lld: %d", (long long)t, rc);
 		} else {
-			ck_assert_msg(rc == 0, "ts %lld: %d %s", (long long)t, rc, elog_reader_errmsg(r));
-			ck_assert_msg(rec.offset == (uint64_t)want, "ts %lld: offset %llu, expected %d",
-			              (long long)t, (unsigned long long)rec.offset, want);
+			ck_assert_msg(rc == 0, "ts %lld: %d %s", (long long)t, rc,
+			              elog_reader_errmsg(r));
+			ck_assert_msg(rec.offset == (uint64_t)want,
+			              "ts %lld: offset %llu, expected %d", (long long)t,
+			              (unsigned long long)rec.offset, want);
 			ck_assert_int_ge(rec.ts_ms, t);
 		}
 	}
@@ -593,9 +594,12 @@ START_TEST(seek_time_small)
 {
 	make_log(5, five);
 	elog_reader *r = ut_open_reader(ut_dir);
-	static const struct { int64_t t; uint64_t want; } c[] = {
-		{ 0, 0 }, { 100, 0 }, { 101, 1 }, { 160, 1 }, { 250, 1 }, { 300, 1 },
-		{ 301, 3 }, { 400, 3 }, { 401, UINT64_MAX },
+	static const struct {
+		int64_t t;
+		uint64_t want;
+	} c[] = {
+		{ 0, 0 },   { 100, 0 }, { 101, 1 }, { 160, 1 },          { 250, 1 },
+		{ 300, 1 }, { 301, 3 }, { 400, 3 }, { 401, UINT64_MAX },
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		struct elog_record rec;
@@ -612,7 +616,6 @@ START_TEST(seek_time_small)
 	elog_reader_close(r);
 }
 END_TEST
-
 
 /* ---- time windows (elog_reader_window()) ---- */
 
@@ -640,8 +643,8 @@ START_TEST(window_selects_exactly)
 	elog_reader *r = ut_open_reader(ut_dir);
 	static uint64_t want[NREC], got[NREC];
 	static const int64_t w[][2] = {
-		{ 1000000, 1000100 }, { 1000500, 1000600 }, { 1001200, 1001250 },
-		{ 1000990, 1001400 }, { 1002400, 1002499 }, { 0, 999999 },
+		{ 1000000, 1000100 },   { 1000500, 1000600 },   { 1001200, 1001250 },
+		{ 1000990, 1001400 },   { 1002400, 1002499 },   { 0, 999999 },
 		{ 1002600, INT64_MAX }, { INT64_MIN, 1000003 }, { 1000400, 1000400 },
 	};
 	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
@@ -702,7 +705,7 @@ static uint64_t damage_mid_stretch(uint64_t near)
 	ck_assert_int_eq(elog__idx_load(dfd, base, len, &ix, &intact), 0);
 	ssize_t k = elog__idx_find_offset(&ix, near);
 	ck_assert_int_ge(k, 0);
-	ck_assert_uint_lt((size_t)k + 1, ix.n);	/* not the stretch after the last */
+	ck_assert_uint_lt((size_t)k + 1, ix.n); /* not the stretch after the last */
 	int fd = open(seg, O_RDONLY);
 	struct scan sc;
 	struct elog_record rec;
@@ -715,7 +718,7 @@ static uint64_t damage_mid_stretch(uint64_t near)
 	close(fd);
 	close(dfd);
 	elog__idx_free(&ix);
-	ut_flip_bit(seg, at + REC_HDR + 1, 2);	/* in its value: its CRC fails */
+	ut_flip_bit(seg, at + REC_HDR + 1, 2); /* in its value: its CRC fails */
 	return rec.offset;
 }
 
@@ -725,7 +728,7 @@ START_TEST(window_steps_over_what_the_index_excludes)
 {
 	make_log(600, rising);
 	uint64_t bad[3] = { damage_mid_stretch(20), damage_mid_stretch(170),
-	                    damage_mid_stretch(500) };
+		            damage_mid_stretch(500) };
 	ck_assert_uint_lt(bad[0], 100);
 	ck_assert_uint_gt(bad[1], 150);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1045,7 +1048,7 @@ START_TEST(retention_ahead_of_reader_is_gap)
 			gaps++;
 			continue;
 		}
-		if (rec.offset != next) {	/* only across the gap */
+		if (rec.offset != next) { /* only across the gap */
 			ck_assert_uint_eq(gaps, 1);
 			ck_assert_uint_eq(a, next);
 			ck_assert_uint_eq(b, rec.offset - 1);
@@ -1071,7 +1074,8 @@ static uint64_t pos_of(int i)
 	uint64_t pos = SEG_HDR;
 	char v[64];
 	for (int k = 0; k < i; k++)
-		pos += elog__rec_size(0, (size_t)snprintf(v, sizeof v, "r%d-padding-to-forty-bytes-or-so", k));
+		pos += elog__rec_size(0, (size_t)snprintf(v, sizeof v,
+		                                          "r%d-padding-to-forty-bytes-or-so", k));
 	return pos;
 }
 
@@ -1221,8 +1225,10 @@ START_TEST(garbled_header_beyond_the_watermark_is_not_there_yet)
 	ut_make_settings(ut_dir, 4096, 64);
 	ut_seg_create(ut_dir, 0);
 	ut_seg_fill(ut_dir, 0, a, 3, 0);
-	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK), "garbage garbage garbage "
-	              "garbage garbage garbage", 47);
+	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_WATERMARK),
+	              "garbage garbage garbage "
+	              "garbage garbage garbage",
+	              47);
 	unsigned char junk[SEG_HDR];
 	memset(junk, 0xA5, sizeof junk);
 	ut_write_file(ut_seg_path(ut_dir, 3, SEG_EXT), junk, sizeof junk);
@@ -1281,7 +1287,7 @@ START_TEST(prev_over_compaction_holes)
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
 	struct elog_record rec;
-	seek_expect(r, 11, 12);		/* what the issue saw: the same one */
+	seek_expect(r, 11, 12); /* what the issue saw: the same one */
 	ck_assert_int_eq(elog_reader_seek_end(r), 0);
 	ck_assert_int_eq(elog_reader_prev(r, &rec), 0);
 	ck_assert_uint_eq(rec.offset, 12);
@@ -1304,7 +1310,7 @@ START_TEST(prev_over_compaction_holes)
 	prev_expect(r, 5, UINT64_MAX);
 	prev_expect(r, 0, UINT64_MAX);
 	prev_expect(r, 13, 12);
-	prev_expect(r, UINT64_MAX, 12);	/* past the end: from the durable end */
+	prev_expect(r, UINT64_MAX, 12); /* past the end: from the durable end */
 	elog_reader_close(r);
 }
 END_TEST
@@ -1568,7 +1574,10 @@ START_TEST(prev_with_missing_or_wrong_index)
 			int fd = open(ut_seg_path(ut_dir, 0, SEG_EXT), O_RDONLY);
 			int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 			ck_assert_int_eq(elog__idx_rebuild(dfd, fd, 0,
-			    ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)), 64, NULL, m), 0);
+			                                   ut_file_size(
+			                                           ut_seg_path(ut_dir, 0, SEG_EXT)),
+			                                   64, NULL, m),
+			                 0);
 			close(fd);
 			close(dfd);
 		}
@@ -1681,7 +1690,7 @@ END_TEST
 START_TEST(prev_sees_a_segment_compaction_replaced)
 {
 	static const uint64_t b2[] = { 10, 19 };
-	make_holes_3();		/* {0,2,4} {10,15,19} {25} */
+	make_holes_3(); /* {0,2,4} {10,15,19} {25} */
 	elog_reader *r = ut_open_reader(ut_dir);
 	prev_expect(r, 20, 19);
 	prev_expect(r, 19, 15);

@@ -33,15 +33,15 @@ UT_TEST(layout_is_little_endian_as_documented)
 	struct elog_record r = ut_rec(0x0102030405060708ull, -2, 0xBEEF, "k", "vv");
 	size_t size;
 	unsigned char *p = ut_encode(&r, &size);
-	static const unsigned char want[] = {
-		27, 0, 0, 0,                          /* length = 24 + 1 + 2 */
-		0, 0, 0, 0,                           /* crc, checked below */
-		8, 7, 6, 5, 4, 3, 2, 1,               /* offset */
-		0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, /* ts -2 */
-		0xEF, 0xBE,                           /* schema */
-		1, 0,                                 /* key_len */
-		'k', 'v', 'v'
-	};
+	static const unsigned char want[] = { 27,   0,    0,    0, /* length = 24 + 1 + 2 */
+		                              0,    0,    0,    0, /* crc, checked below */
+		                              8,    7,    6,    5,
+		                              4,    3,    2,    1, /* offset */
+		                              0xFE, 0xFF, 0xFF, 0xFF,
+		                              0xFF, 0xFF, 0xFF, 0xFF, /* ts -2 */
+		                              0xEF, 0xBE,             /* schema */
+		                              1,    0,                /* key_len */
+		                              'k',  'v',  'v' };
 	ck_assert_uint_eq(size, sizeof want);
 	ck_assert_mem_eq(p, want, 4);
 	ck_assert_mem_eq(p + 8, want + 8, sizeof want - 8);
@@ -112,7 +112,8 @@ UT_TEST(rejects_length_below_24)
 	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	for (uint32_t len = 0; len < 24; len++) {
 		put32(p, len);
-		ck_assert_msg(elog__rec_decode(p, size, &out, &got) == ELOG_CORRUPT, "length %u", len);
+		ck_assert_msg(elog__rec_decode(p, size, &out, &got) == ELOG_CORRUPT, "length %u",
+		              len);
 	}
 	free(p);
 }
@@ -190,7 +191,8 @@ UT_TEST(incomplete_buffer_is_end)
 	size_t size, got;
 	unsigned char *p = ut_encode(&r, &size);
 	for (size_t avail = 0; avail < size; avail++)
-		ck_assert_msg(elog__rec_decode(p, avail, &out, &got) == ELOG_END, "avail %zu", avail);
+		ck_assert_msg(elog__rec_decode(p, avail, &out, &got) == ELOG_END, "avail %zu",
+		              avail);
 	UT_OK(elog__rec_decode(p, size, &out, &got), NULL);
 	free(p);
 }

@@ -125,7 +125,7 @@ START_TEST(truncated_tail_is_cut)
 	struct elog_record r = ut_rec(N, 1, 0, NULL, "half a record");
 	size_t size;
 	unsigned char *p = ut_encode(&r, &size);
-	ut_append_file(seg0, p, size / 2);	/* cut mid-record */
+	ut_append_file(seg0, p, size / 2); /* cut mid-record */
 	free(p);
 	elog *w = must_open();
 	ck_assert_uint_eq(ut_file_size(seg0), POS(N));
@@ -183,7 +183,7 @@ START_TEST(flipped_bit_in_last_record_is_cut)
 {
 	make_log();
 	ut_set_wm(ut_dir, N - 1, 0, POS(N - 1));
-	ut_flip_bit(seg0, POS(N - 1) + 30, 2);	/* in the value */
+	ut_flip_bit(seg0, POS(N - 1) + 30, 2); /* in the value */
 	elog *w = must_open();
 	ck_assert_uint_eq(ut_file_size(seg0), POS(N - 1));
 	ck_assert_uint_eq(elog_next_offset(w), N - 1);
@@ -197,7 +197,7 @@ START_TEST(flipped_bit_in_length_of_last_record_is_cut)
 {
 	make_log();
 	ut_set_wm(ut_dir, N - 1, 0, POS(N - 1));
-	ut_flip_bit(seg0, POS(N - 1) + 1, 0);	/* length 31 + 256 */
+	ut_flip_bit(seg0, POS(N - 1) + 1, 0); /* length 31 + 256 */
 	elog *w = must_open();
 	ck_assert_uint_eq(ut_file_size(seg0), POS(N - 1));
 	ck_assert_uint_eq(elog_next_offset(w), N - 1);
@@ -267,14 +267,15 @@ static void assert_untouched(const unsigned char *before, size_t len)
 START_TEST(damage_below_watermark_is_refused)
 {
 	make_log();
-	ut_flip_bit(seg0, POS(5) + 12, 7);	/* in the offset of record 5 */
+	ut_flip_bit(seg0, POS(5) + 12, 7); /* in the offset of record 5 */
 	size_t len;
 	unsigned char *before = ut_read_file(seg0, &len);
 	elog *w;
 	ck_assert_int_eq(try_open(&w), ELOG_CORRUPT);
 	char want[256];
-	snprintf(want, sizeof want, SEG0 ": damaged record at byte %llu, below the %llu "
-	         "durable bytes (acknowledged data is damaged; see elog-verify)",
+	snprintf(want, sizeof want,
+	         SEG0 ": damaged record at byte %llu, below the %llu "
+	              "durable bytes (acknowledged data is damaged; see elog-verify)",
 	         (unsigned long long)POS(5), (unsigned long long)POS(N));
 	ck_assert_str_eq(elog_errmsg(w), want);
 	/* The refused handle refuses work, and closing it writes nothing. */
@@ -318,8 +319,9 @@ START_TEST(truncation_at_record_boundary_below_watermark_is_refused)
 	elog *w;
 	ck_assert_int_eq(try_open(&w), ELOG_CORRUPT);
 	char want[256];
-	snprintf(want, sizeof want, SEG0 ": ends at byte %llu (offset 8), but the watermark "
-	         "says %llu bytes (offset 10) are durable",
+	snprintf(want, sizeof want,
+	         SEG0 ": ends at byte %llu (offset 8), but the watermark "
+	              "says %llu bytes (offset 10) are durable",
 	         (unsigned long long)POS(8), (unsigned long long)POS(N));
 	ck_assert_str_eq(elog_errmsg(w), want);
 	elog_close(w);
@@ -351,8 +353,9 @@ START_TEST(watermark_naming_missing_segment_is_refused)
 	ut_set_wm(ut_dir, 50, 40, 500);
 	elog *w;
 	ck_assert_int_eq(try_open(&w), ELOG_CORRUPT);
-	ck_assert_str_eq(elog_errmsg(w),
-	    "watermark: watermark names segment 00000000000000000040, which is missing");
+	ck_assert_str_eq(
+	        elog_errmsg(w),
+	        "watermark: watermark names segment 00000000000000000040, which is missing");
 	elog_close(w);
 }
 END_TEST
@@ -364,7 +367,7 @@ START_TEST(no_segments_but_durable_records_is_refused)
 	elog *w;
 	ck_assert_int_eq(try_open(&w), ELOG_CORRUPT);
 	ck_assert_str_eq(elog_errmsg(w),
-	    "no segment files, but the watermark says records are durable");
+	                 "no segment files, but the watermark says records are durable");
 	elog_close(w);
 }
 END_TEST
@@ -379,7 +382,7 @@ static uint64_t make_rolled_log(const void *hdr, size_t hdr_len)
 	char v[100];
 	memset(v, 'q', 99);
 	v[99] = '\0';
-	for (int i = 0; i < 60; i++)	/* 127 bytes each, 32 per segment */
+	for (int i = 0; i < 60; i++) /* 127 bytes each, 32 per segment */
 		ut_append(w, NULL, v);
 	uint64_t next = elog_next_offset(w);
 	ck_assert_int_eq(elog_close(w), 0);

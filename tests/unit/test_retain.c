@@ -55,7 +55,7 @@ static void each(const struct elog_segment_report *rep, void *arg)
 	if (s->n++ == 0)
 		s->first_base = rep->base;
 	else
-		ck_assert_uint_eq(rep->base, s->last_end);	/* oldest first, no skip */
+		ck_assert_uint_eq(rep->base, s->last_end); /* oldest first, no skip */
 	s->last_end = rep->end;
 }
 
@@ -91,7 +91,7 @@ static uint64_t read_all(const char *path, uint64_t *gap_last)
 			next = last + 1;
 			continue;
 		}
-		ck_assert_uint_eq(rec.offset, next);	/* nothing missing */
+		ck_assert_uint_eq(rec.offset, next); /* nothing missing */
 		next++;
 		n++;
 	}
@@ -174,12 +174,12 @@ UT_TEST(stored_policy_and_overrides)
 	o.dry_run = 1;
 	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
 	ck_assert_uint_gt(res.segments, 0);
-	ck_assert_uint_eq(first_base(ut_dir), 0);	/* a dry run removes nothing */
+	ck_assert_uint_eq(first_base(ut_dir), 0); /* a dry run removes nothing */
 	/* The option turns the stored limit off. */
 	o.max_bytes = ELOG_RETAIN_OFF;
 	UT_RC(elog_retain(ut_dir, &o, &res, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "no retention policy: the log has none stored, and "
-	                 "no age or size limit was given");
+	                      "no age or size limit was given");
 	o.dry_run = 0;
 	o.max_bytes = 0;
 	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
@@ -275,7 +275,7 @@ UT_TEST(damaged_header_nothing_later_judges)
 	struct elog_retain_result res;
 	fill(ut_dir, NULL);
 	size_t n = nsegments(ut_dir);
-	uint64_t last = nth_base(ut_dir, n - 2);	/* the last closed one */
+	uint64_t last = nth_base(ut_dir, n - 2); /* the last closed one */
 	ut_write_at(ut_seg_path(ut_dir, last, SEG_EXT), 2, "X", 1);
 	o.now_ms = T0 + 1000 * HOUR;
 	o.max_age_ms = 50 * HOUR;
@@ -347,7 +347,7 @@ UT_TEST(losses_are_kept_until_acknowledged)
 	/* More retention adds what is new. */
 	o.max_bytes = 20 * 1024;
 	UT_OK(elog_retain(ut_dir, &o, &res, msg), msg);
-	ck_assert_uint_eq(res.losers, 0);	/* slow had read that far */
+	ck_assert_uint_eq(res.losers, 0); /* slow had read that far */
 	ck_assert_uint_eq(consumer("slow").lost, s - 100);
 	UT_OK(elog_consumer_ack_loss(ut_dir, "slow", msg), msg);
 	c = consumer("slow");
@@ -363,15 +363,15 @@ UT_TEST(losses_add_counts_each_offset_once)
 {
 	struct losses l = { 0 };
 	UT_OK(elog__losses_add(&l, "a", 100, 199, 1), NULL);
-	UT_OK(elog__losses_add(&l, "a", 100, 199, 2), NULL);	/* a rerun */
+	UT_OK(elog__losses_add(&l, "a", 100, 199, 2), NULL); /* a rerun */
 	ck_assert_uint_eq(l.v[0].count, 100);
-	UT_OK(elog__losses_add(&l, "a", 150, 299, 3), NULL);	/* overlaps */
+	UT_OK(elog__losses_add(&l, "a", 150, 299, 3), NULL); /* overlaps */
 	ck_assert_uint_eq(l.v[0].count, 200);
-	UT_OK(elog__losses_add(&l, "a", 500, 599, 4), NULL);	/* beyond */
+	UT_OK(elog__losses_add(&l, "a", 500, 599, 4), NULL); /* beyond */
 	ck_assert_uint_eq(l.v[0].count, 300);
 	ck_assert_uint_eq(l.v[0].first, 100);
 	ck_assert_uint_eq(l.v[0].last, 599);
-	UT_OK(elog__losses_add(&l, "a", 50, 99, 5), NULL);	/* below */
+	UT_OK(elog__losses_add(&l, "a", 50, 99, 5), NULL); /* below */
 	ck_assert_uint_eq(l.v[0].count, 350);
 	ck_assert_int_eq(l.v[0].ms, 5);
 	UT_OK(elog__losses_add(&l, "b", 7, 7, 6), NULL);
@@ -397,19 +397,19 @@ UT_TEST(losses_file_round_trip_and_bad_lines)
 	size_t len;
 	UT_OK(elog__fs_read_small(dfd, FN_LOSSES, 4096, &text, &len), NULL);
 	ck_assert_str_eq(text, "elog-consumers-lost 1\n"
-	                 "up-link.2 retention 100 1333 1234 1764385200000\n");
+	                       "up-link.2 retention 100 1333 1234 1764385200000\n");
 	free(text);
 	/* Lines that do not parse, and causes of a later version, are
 	 * skipped; the rest reads. */
 	const char *bad = "elog-consumers-lost 1\n"
-	                  "a retention 5 4 1 1\n"          /* first > last */
-	                  "b retention 1 5 9 1\n"          /* count too big */
-	                  "c damage 1 5 5 1\n"             /* unknown cause */
-	                  "d retention -1 5 5 1\n"         /* a sign */
-	                  ".e retention 1 5 5 1\n"         /* a bad name */
+	                  "a retention 5 4 1 1\n"  /* first > last */
+	                  "b retention 1 5 9 1\n"  /* count too big */
+	                  "c damage 1 5 5 1\n"     /* unknown cause */
+	                  "d retention -1 5 5 1\n" /* a sign */
+	                  ".e retention 1 5 5 1\n" /* a bad name */
 	                  "f retention 1 5 5 1 extra\n"
 	                  "g retention 1 5 5 1\n"
-	                  "h retention 1 5 5";              /* unfinished */
+	                  "h retention 1 5 5"; /* unfinished */
 	ut_write_file(path, bad, strlen(bad));
 	UT_OK(elog__losses_load(dfd, &l), NULL);
 	ck_assert_uint_eq(l.n, 1);
@@ -509,7 +509,7 @@ UT_TEST(crash_at_every_step_loss_counted_once)
 			break;
 		ck_assert_int_eq(WEXITSTATUS(st), MAINT_CRASH_STATUS);
 	}
-	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
+	ck_assert_int_eq(n, last); /* it crashed at every step counted */
 	ck_assert_int_gt(n, 10);
 }
 END_TEST
@@ -549,7 +549,7 @@ UT_TEST(crash_at_every_step)
 			break;
 		ck_assert_int_eq(WEXITSTATUS(st), MAINT_CRASH_STATUS);
 	}
-	ck_assert_int_eq(n, last);	/* it crashed at every step counted */
+	ck_assert_int_eq(n, last); /* it crashed at every step counted */
 	ck_assert_int_gt(n, 10);
 }
 END_TEST

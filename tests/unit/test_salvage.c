@@ -97,7 +97,7 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	two_segments();
 	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
 	read_head(seg, good, SEG_HDR);
-	ut_flip_bit(seg, SEG_AT_BASE, 0);	/* the base no longer matches */
+	ut_flip_bit(seg, SEG_AT_BASE, 0); /* the base no longer matches */
 	struct elog_verify_result vr;
 	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
 	ck_assert_uint_gt(vr.damage, 0);
@@ -119,7 +119,7 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	free(all);
 	read_all(offs, &n, &gf, &gl, &cause);
 	ck_assert_uint_eq(n, 12);
-	ck_assert_int_eq(cause, 0);	/* no gap: the header held no offset */
+	ck_assert_int_eq(cause, 0); /* no gap: the header held no offset */
 	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
 	ck_assert_uint_eq(vr.damage, 0);
 }
@@ -173,11 +173,12 @@ START_TEST(a_dry_run_plan_is_what_salvage_then_does)
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(4) + 10, 2);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	p.next = 3;	/* after the last good record, 2 */
-	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, rec_pos(3), UINT64_MAX, UINT64_MAX,
-	                                         10, &p, msg) == 0, "%s", msg);
+	p.next = 3; /* after the last good record, 2 */
+	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, rec_pos(3), UINT64_MAX, UINT64_MAX, 10, &p,
+	                                         msg) == 0,
+	              "%s", msg);
 	close(dfd);
-	ck_assert_ptr_null(p.keep);	/* a dry run copies nothing */
+	ck_assert_ptr_null(p.keep); /* a dry run copies nothing */
 	ck_assert_uint_eq(p.records, 5);
 	ck_assert_uint_eq(p.next, 10);
 	ck_assert_uint_eq(p.nd, 1);
@@ -207,11 +208,12 @@ START_TEST(a_plan_of_damage_at_the_end_loses_up_to_the_bound)
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(9) + 10, 2);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	p.next = 0;
-	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, SEG_HDR, UINT64_MAX, UINT64_MAX, 10,
-	                                         &p, msg) == 0, "%s", msg);
+	ck_assert_msg(elog__salvage_plan_segment(dfd, 0, SEG_HDR, UINT64_MAX, UINT64_MAX, 10, &p,
+	                                         msg) == 0,
+	              "%s", msg);
 	close(dfd);
 	ck_assert_uint_eq(p.records, 9);
-	ck_assert_uint_eq(p.klen, rec_pos(9));	/* the header and 9 records */
+	ck_assert_uint_eq(p.klen, rec_pos(9)); /* the header and 9 records */
 	ck_assert_uint_eq(p.llen, elog__rec_size(0, 2));
 	ck_assert_uint_eq(p.nd, 1);
 	ck_assert_uint_eq(p.d[0].first, 9);

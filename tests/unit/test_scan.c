@@ -34,7 +34,7 @@ START_TEST(reads_every_record_then_ends)
 	}
 	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
 	ck_assert_uint_eq(at, size);
-	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);	/* and stays there */
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END); /* and stays there */
 	elog__scan_free(&s);
 	close(fd);
 }
@@ -98,14 +98,14 @@ START_TEST(seek_back_and_forth)
 	int fd = segment_of(20, &size);
 	struct scan s;
 	struct elog_record rec;
-	uint64_t r = elog__rec_size(0, 3);	/* "v10" and on */
+	uint64_t r = elog__rec_size(0, 3); /* "v10" and on */
 	uint64_t pos15 = SEG_HDR + 10 * elog__rec_size(0, 2) + 5 * r;
 	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, UINT64_MAX), 0);
 	elog__scan_seek(&s, pos15);
 	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.offset, 15);
 	ck_assert_uint_eq(at, pos15);
-	elog__scan_seek(&s, SEG_HDR);	/* back, inside what is buffered or not */
+	elog__scan_seek(&s, SEG_HDR); /* back, inside what is buffered or not */
 	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
 	ck_assert_uint_eq(rec.offset, 0);
 	elog__scan_seek(&s, pos15);
@@ -148,18 +148,22 @@ END_TEST
 /* A length or key length out of bounds ahead stops the check there. */
 START_TEST(bad_lengths_ahead)
 {
-	static const struct { uint64_t at; unsigned char v[4]; size_t n; } bad[] = {
-		{ 0, { 0xff, 0xff, 0xff, 0x7f }, 4 },	/* length past the maximum */
-		{ 0, { 3, 0, 0, 0 }, 4 },		/* length below the fixed fields */
-		{ 26, { 0xff, 0xff }, 2 },		/* key longer than the record */
+	static const struct {
+		uint64_t at;
+		unsigned char v[4];
+		size_t n;
+	} bad[] = {
+		{ 0, { 0xff, 0xff, 0xff, 0x7f }, 4 }, /* length past the maximum */
+		{ 0, { 3, 0, 0, 0 }, 4 },             /* length below the fixed fields */
+		{ 26, { 0xff, 0xff }, 2 },            /* key longer than the record */
 	};
 	uint64_t r = elog__rec_size(0, 2);
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
 		uint64_t size, at;
 		int fd = segment_of(10, &size);
 		close(fd);
-		ut_write_at(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + 4 * r + bad[k].at,
-		            bad[k].v, bad[k].n);
+		ut_write_at(ut_seg_path(ut_top, 0, SEG_EXT), SEG_HDR + 4 * r + bad[k].at, bad[k].v,
+		            bad[k].n);
 		fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 		struct scan s;
 		struct elog_record rec;

@@ -26,19 +26,21 @@ START_TEST(parse_name_accepts_and_refuses)
 
 	base = 999;
 	static const char *bad[] = {
-		"00000000000004182917.idx",      /* other extension */
-		"00000000000004182917.log.tmp",  /* something after it */
-		"0000000000004182917.log",       /* 19 digits */
-		"000000000000004182917.log",     /* 21 digits */
+		"00000000000004182917.idx",     /* other extension */
+		"00000000000004182917.log.tmp", /* something after it */
+		"0000000000004182917.log",      /* 19 digits */
+		"000000000000004182917.log",    /* 21 digits */
 		"0000000000000418291x.log",
 		"-0000000000004182917.log",
-		"18446744073709551616.log",      /* UINT64_MAX + 1 */
+		"18446744073709551616.log", /* UINT64_MAX + 1 */
 		"99999999999999999999.log",
-		"LOCK", "", ".log",
+		"LOCK",
+		"",
+		".log",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_msg(elog__seg_parse_name(bad[i], SEG_EXT, &base) == 0, "%s", bad[i]);
-	ck_assert_uint_eq(base, 999);	/* untouched on refusal */
+	ck_assert_uint_eq(base, 999); /* untouched on refusal */
 }
 END_TEST
 
@@ -323,8 +325,8 @@ START_TEST(classify_names)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct file_class fc;
 		int kind = elog__file_classify(cases[i].name, &fc);
-		ck_assert_msg(kind == cases[i].kind && fc.kind == kind &&
-		              fc.tmp == cases[i].tmp && fc.num == cases[i].num,
+		ck_assert_msg(kind == cases[i].kind && fc.kind == kind && fc.tmp == cases[i].tmp &&
+		                      fc.num == cases[i].num,
 		              "%s: kind %d tmp %d num %llu", cases[i].name, kind, fc.tmp,
 		              (unsigned long long)fc.num);
 	}

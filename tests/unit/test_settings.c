@@ -5,7 +5,8 @@
 #include "unit.h"
 
 #define ID "6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01"
-#define VALID "format 1\nid " ID "\ncreated_ms 1764385200000\n" \
+#define VALID \
+	"format 1\nid " ID "\ncreated_ms 1764385200000\n" \
 	"segment_bytes 67108864\nindex_interval 4096\nretain_ms 7\nretain_bytes 9\n"
 
 static int parse(const char *text, struct elog_settings *s)
@@ -32,7 +33,7 @@ UT_TEST(parse_without_final_newline)
 	const char *t = "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64";
 	ck_assert_int_eq(parse(t, &s), 0);
 	ck_assert_uint_eq(s.index_interval, 64);
-	ck_assert_uint_eq(s.retain_ms, 0);	/* absent keys are zero */
+	ck_assert_uint_eq(s.retain_ms, 0); /* absent keys are zero */
 }
 END_TEST
 
@@ -69,20 +70,24 @@ UT_TEST(compression)
 {
 	struct elog_settings s;
 	char t[256];
-	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	snprintf(t, sizeof t,
+	         "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression zstd\ncompression_level 5\n");
 	ck_assert_int_eq(parse(t, &s), 0);
 	ck_assert_int_eq(s.compression, ELOG_COMPRESS_ZSTD);
 	ck_assert_int_eq(s.compression_level, 5);
-	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	snprintf(t, sizeof t,
+	         "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression none\n");
 	ck_assert_int_eq(parse(t, &s), 0);
 	ck_assert_int_eq(s.compression, ELOG_COMPRESS_NONE);
 	/* A codec this version does not know: a newer log, not a broken one. */
-	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	snprintf(t, sizeof t,
+	         "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression lz4\n");
 	ck_assert_int_eq(parse(t, &s), ELOG_BADVERSION);
-	snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
+	snprintf(t, sizeof t,
+	         "format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n"
 	         "compression_level 23\n");
 	ck_assert_int_eq(parse(t, &s), ELOG_CORRUPT);
 }
@@ -158,8 +163,15 @@ UT_TEST(bad_numbers)
 {
 	struct elog_settings s;
 	static const char *vals[] = {
-		"4096x", "-4096", "+4096", " 4096", "", "0x1000", "4 096",
-		"99999999999999999999999", "18446744073709551616",
+		"4096x",
+		"-4096",
+		"+4096",
+		" 4096",
+		"",
+		"0x1000",
+		"4 096",
+		"99999999999999999999999",
+		"18446744073709551616",
 	};
 	char t[256];
 	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
@@ -182,13 +194,16 @@ UT_TEST(values_out_of_range)
 {
 	struct elog_settings s;
 	char t[256];
-	static const struct { unsigned long long seg, ival; } c[] = {
-		{ 4095, 4096 }, { (1ull << 30) + 1, 4096 }, { 4096, 63 }, { 4096, (1u << 24) + 1 },
-		{ 4096, 4294967296ull },	/* does not fit the u32 */
+	static const struct {
+		unsigned long long seg, ival;
+	} c[] = {
+		{ 4095, 4096 },           { (1ull << 30) + 1, 4096 }, { 4096, 63 },
+		{ 4096, (1u << 24) + 1 }, { 4096, 4294967296ull }, /* does not fit the u32 */
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-		snprintf(t, sizeof t, "format 1\nid " ID "\nsegment_bytes %llu\nindex_interval %llu\n",
-		         c[i].seg, c[i].ival);
+		snprintf(t, sizeof t,
+		         "format 1\nid " ID "\nsegment_bytes %llu\nindex_interval %llu\n", c[i].seg,
+		         c[i].ival);
 		ck_assert_msg(parse(t, &s) == ELOG_CORRUPT, "case %zu", i);
 	}
 	/* The limits themselves are fine. */
@@ -250,7 +265,7 @@ UT_TEST(load_oversized)
 	size_t n = SETTINGS_MAX + 1;
 	char *big = malloc(n);
 	memset(big, '#', n);
-	memcpy(big, VALID, strlen(VALID));	/* valid, but too long */
+	memcpy(big, VALID, strlen(VALID)); /* valid, but too long */
 	big[strlen(VALID)] = '#';
 	ut_write_file(ut_path(p, sizeof p, ut_top, FN_SETTINGS), big, n);
 	ck_assert_int_eq(load(msg, &s), ELOG_CORRUPT);
@@ -328,12 +343,12 @@ UT_TEST(options_checked_against_an_existing_log)
 	o.retain_bytes = 2u << 20;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's retention size is 1048576 bytes, not 2097152; "
-	                 "change the log's settings with elog-retain --set");
+	                      "change the log's settings with elog-retain --set");
 	o.retain_bytes = 0;
 	o.compression = ELOG_COMPRESS_ZSTD;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log is not compressed; change the log's settings "
-	                 "with elog-retain --set");
+	                      "with elog-retain --set");
 	o.compression = 0;
 	o.segment_bytes = 4096;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
@@ -353,13 +368,13 @@ UT_TEST(cleanup_option_checked_against_an_existing_log)
 	o.cleanup = ELOG_CLEANUP_COMPACT;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's cleanup is delete, not compact; change the "
-	                 "log's settings with elog-retain --set");
+	                      "log's settings with elog-retain --set");
 	st.cleanup = ELOG_CLEANUP_COMPACT;
 	UT_OK(elog__settings_check_options(&st, &o, msg), msg);
 	o.cleanup = ELOG_CLEANUP_DELETE;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "the log's cleanup is compact, not delete; change the "
-	                 "log's settings with elog-retain --set");
+	                      "log's settings with elog-retain --set");
 	o.cleanup = 3;
 	UT_RC(elog__settings_check_options(&st, &o, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 3");
@@ -407,8 +422,9 @@ UT_TEST(update_cleanup)
 	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	ck_assert_int_eq(before.cleanup, ELOG_CLEANUP_DELETE);
 	/* The other fields of o are not looked at. */
-	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT, .segment_bytes = 1,
-	                          .retain_ms = 5 };
+	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT,
+		                  .segment_bytes = 1,
+		                  .retain_ms = 5 };
 	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
@@ -441,10 +457,9 @@ UT_TEST(update_changes_what_is_named_only)
 	struct elog_settings before, after;
 	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	char msg[ELOG_MSG_MAX];
-	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192,
-	                          .retain_ms = 5 };
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES |
-	                           ELOG_SET_SEGMENT_BYTES, msg), msg);
+	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192, .retain_ms = 5 };
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES | ELOG_SET_SEGMENT_BYTES, msg),
+	      msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.retain_bytes, 1u << 20);
 	ck_assert_uint_eq(after.segment_bytes, 8192);

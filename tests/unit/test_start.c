@@ -77,8 +77,7 @@ static struct elog_verify_result verify(const char *dir, unsigned flags, struct 
 static int said(const struct seen *s, int kind, const char *file, const char *text)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0 &&
-		    strstr(s->text[i], text))
+		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0 && strstr(s->text[i], text))
 			return 1;
 	return 0;
 }
@@ -318,7 +317,7 @@ static void cleaned_by(int compaction)
 		ck_assert_uint_eq(res.start_before, b[2]);
 		leftovers = res.leftovers;
 	}
-	ck_assert_uint_eq(leftovers, 4);	/* two .log, two .idx */
+	ck_assert_uint_eq(leftovers, 4); /* two .log, two .idx */
 	for (int i = 0; i < 2; i++) {
 		ck_assert(!ut_exists(ut_seg_path(ut_dir, b[i], SEG_EXT)));
 		ck_assert(!ut_exists(ut_seg_path(ut_dir, b[i], IDX_EXT)));
@@ -359,7 +358,7 @@ UT_TEST(verify_reports_and_repairs_a_bad_start)
 	res = verify(ut_dir, 0, &s);
 	ck_assert_uint_eq(res.damage, 1);
 	ck_assert(said(&s, ELOG_PROBLEM_DAMAGE, FN_START, "checksum mismatch"));
-	ck_assert_uint_eq(res.records, 600);	/* nothing hidden */
+	ck_assert_uint_eq(res.records, 600); /* nothing hidden */
 	read_from(ut_dir, 0, 600);
 	res = verify(ut_dir, ELOG_VERIFY_REPAIR, &s);
 	ck_assert_uint_eq(res.repaired, 1);
@@ -446,8 +445,7 @@ UT_TEST(crash_at_every_step)
 		char msg[ELOG_MSG_MAX];
 		ck_assert_msg(elog_retain(ut_dir, &o, &res, msg) == 0, "%s", msg);
 		vr = verify(ut_dir, 0, &s);
-		ck_assert_msg(vr.damage + vr.warnings == 0, "step %d: %s", n,
-		              s.n ? s.text[0] : "");
+		ck_assert_msg(vr.damage + vr.warnings == 0, "step %d: %s", n, s.n ? s.text[0] : "");
 		list(ut_dir, first, &sv);
 		ck_assert_int_eq(sv.state, START_OK);
 		ck_assert_uint_eq(sv.hidden, 0);
@@ -470,8 +468,8 @@ UT_TEST(created_with_the_log)
 	char p[1200];
 	static const char *const names[] = { FN_START, FN_MAINT, FN_CONSUMERS_LOCK };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, names[i])),
-		              "%s missing", names[i]);
+		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, names[i])), "%s missing",
+		              names[i]);
 	ck_assert_uint_eq(ut_file_size(start_path(ut_dir)), START_SIZE);
 	struct elog__start_view sv;
 	uint64_t b[4];

@@ -54,7 +54,7 @@ UT_TEST(offsets_records_and_times_stop_at_the_durable_end)
 	ck_assert_int_eq(s.oldest_ms, TS0);
 	ck_assert_int_eq(s.newest_ms, TS0 + 12);
 	ck_assert_uint_eq(s.log_bytes, ut_file_size(ut_seg_path(ut_dir, 0, SEG_EXT)) +
-	                               ut_file_size(ut_seg_path(ut_dir, 10, SEG_EXT)));
+	                                       ut_file_size(ut_seg_path(ut_dir, 10, SEG_EXT)));
 	ck_assert_int_eq(s.damaged, 0);
 	ck_assert_int_eq(s.retain_last_ms, INT64_MIN);
 	ck_assert_int_eq(s.compact_last_ms, INT64_MIN);
@@ -165,7 +165,7 @@ UT_TEST(lastrun_round_trip)
 	size_t len;
 	unsigned char *text = ut_read_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), &len);
 	ck_assert_str_eq((char *)text, "1764385200001\nlost uplink 100 1333 1234\n"
-	                 "lost a-much-longer-name 7 7 1\n");
+	                               "lost a-much-longer-name 7 7 1\n");
 	free(text);
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_RETAIN_LAST), "12x\n", 4);
 	ck_assert_int_eq(elog__lastrun_read(dfd, FN_RETAIN_LAST), INT64_MIN);
@@ -213,10 +213,10 @@ UT_TEST(consumer_lost_to_retention)
 	UT_OK(elog__start_write(dfd, 10), NULL);
 	close(dfd);
 	UT_OK(elog_consumer_get(ut_dir, "slow", &c, NULL), NULL);
-	ck_assert_uint_eq(c.lost, 6);	/* offsets 4..9 */
-	ck_assert_uint_eq(c.lag, 3);	/* 10..12 */
+	ck_assert_uint_eq(c.lost, 6); /* offsets 4..9 */
+	ck_assert_uint_eq(c.lag, 3);  /* 10..12 */
 	UT_OK(elog_consumer_get(ut_dir, "edge", &c, NULL), NULL);
-	ck_assert_uint_eq(c.lost, 1);	/* offset 9 */
+	ck_assert_uint_eq(c.lost, 1); /* offset 9 */
 	ck_assert_uint_eq(c.lag, 3);
 	UT_OK(elog_consumer_commit(ut_dir, "edge", 9, NULL), NULL);
 	UT_OK(elog_consumer_get(ut_dir, "edge", &c, NULL), NULL);

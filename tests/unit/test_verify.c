@@ -90,7 +90,8 @@ static void hand_indexes(void)
 		int fd = openat(dfd, seg(base, SEG_EXT), O_RDONLY);
 		ck_assert_int_ge(fd, 0);
 		ck_assert_int_eq(elog__idx_rebuild(dfd, fd, base, i ? seg5_size : seg0_size, 64,
-		                             NULL, msg), 0);
+		                                   NULL, msg),
+		                 0);
 		close(fd);
 	}
 	close(dfd);
@@ -147,7 +148,7 @@ START_TEST(record_below_its_segment_base)
 	ut_make_settings(ut_dir, 4096, 64);
 	ut_seg_create(ut_dir, 0);
 	ut_seg_fill(ut_dir, 0, a, 2, 0);
-	ut_seg_create(ut_dir, 5);	/* named and headed 5, holding 3 and 4 */
+	ut_seg_create(ut_dir, 5); /* named and headed 5, holding 3 and 4 */
 	uint64_t size = ut_seg_fill(ut_dir, 5, b, 2, 0);
 	ut_set_wm(ut_dir, 5, 5, size);
 	struct seen s;
@@ -205,8 +206,8 @@ START_TEST(merge_leftover_is_a_warning)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], pos2 + 8);
 	ck_assert_str_eq(s.text[k], "holds copies of every record of "
-	                 "00000000000000000002.log: a merge was interrupted; the next "
-	                 "elog-compact removes the copy");
+	                            "00000000000000000002.log: a merge was interrupted; the next "
+	                            "elog-compact removes the copy");
 }
 END_TEST
 
@@ -233,7 +234,8 @@ START_TEST(overlap_with_later_records_is_damage)
 	char msg[ELOG_MSG_MAX];
 	ut_cleanup_compact(ut_dir);
 	ck_assert_int_eq(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT);
-	ck_assert_str_eq(msg, "00000000000000000000.log runs into 00000000000000000002.log, "
+	ck_assert_str_eq(msg,
+	                 "00000000000000000000.log runs into 00000000000000000002.log, "
 	                 "which holds later records too: the segments overlap (see elog-verify)");
 	ck_assert(ut_exists(ut_seg_path(ut_dir, 2, SEG_EXT)));
 }
@@ -264,7 +266,6 @@ START_TEST(offsets_out_of_order)
 }
 END_TEST
 
-
 /* Entry 1 of segment 0's index, changed by change() and its CRC made
  * right again. */
 static void change_entry1(void (*change)(struct idx_entry *))
@@ -286,7 +287,7 @@ static void change_entry1(void (*change)(struct idx_entry *))
 
 static void narrow_span(struct idx_entry *e)
 {
-	ck_assert_int_eq(e->span_min, 1000);	/* records 0 to 2 */
+	ck_assert_int_eq(e->span_min, 1000); /* records 0 to 2 */
 	ck_assert_int_eq(e->span_max, 1002);
 	e->span_max = 1001;
 }
@@ -311,7 +312,7 @@ START_TEST(index_entry_with_the_wrong_span)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_SPAN_MIN);
 	ck_assert_str_eq(s.text[k], "entry says the records since the entry before are "
-	                 "stamped 1000 to 1001, they are 1000 to 1002");
+	                            "stamped 1000 to 1001, they are 1000 to 1002");
 	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
 	ck_assert_uint_eq(res.remaining, 0);
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
@@ -333,7 +334,7 @@ START_TEST(index_entry_with_contradicting_times)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_TS_MAX);
 	ck_assert_str_eq(s.text[k], "entry's timestamps contradict each other or the "
-	                 "entry before (newest 1003, oldest 1004)");
+	                            "entry before (newest 1003, oldest 1004)");
 }
 END_TEST
 
@@ -479,13 +480,13 @@ START_TEST(watermark_past_the_data)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], 24);
 
-	ut_set_wm(ut_dir, 6, 5, SEG_HDR + 5);	/* inside the first record */
+	ut_set_wm(ut_dir, 6, 5, SEG_HDR + 5); /* inside the first record */
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
 	k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
 	ck_assert_int_ge(k, 0);
 	ck_assert_ptr_nonnull(strstr(s.text[k], "is not the end of a record"));
 
-	ut_set_wm(ut_dir, 8, 9, 100);		/* a segment that is not there */
+	ut_set_wm(ut_dir, 8, 9, 100); /* a segment that is not there */
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
 	k = find(&s, ELOG_PROBLEM_DAMAGE, FN_WATERMARK);
 	ck_assert_int_ge(k, 0);
@@ -525,7 +526,7 @@ START_TEST(repair_cuts_the_active_tail_and_keeps_it)
 	char p[1200];
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 5, SEG_EXT));
 	uint64_t second = SEG_HDR + elog__rec_size(0, 2);
-	ut_flip_bit(p, second + 20, 3);	/* the record of offset 6 */
+	ut_flip_bit(p, second + 20, 3); /* the record of offset 6 */
 	size_t len;
 	unsigned char *before = ut_read_file(p, &len);
 
@@ -620,7 +621,7 @@ START_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
 	hand_indexes();
 	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
 	uint64_t rs = elog__rec_size(0, 2);
-	ut_flip_bit(p, SEG_HDR + rs + 20, 3);	/* the record of offset 6 */
+	ut_flip_bit(p, SEG_HDR + rs + 20, 3); /* the record of offset 6 */
 
 	struct seen s;
 	struct elog_verify_result res;
@@ -631,7 +632,8 @@ START_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], SEG_HDR + rs);
 	ck_assert_msg(strstr(s.text[k], "; offsets 6-6 may be lost, and readers report them "
-	                     "as a gap") != NULL, "%s", s.text[k]);
+	                                "as a gap") != NULL,
+	              "%s", s.text[k]);
 	/* No new segment: nothing at the durable end was lost. */
 	ck_assert_int_lt(find(&s, ELOG_PROBLEM_REPAIRED, seg(8, SEG_EXT)), 0);
 	ck_assert_uint_eq(ut_file_size(p), SEG_HDR + 2 * rs);
@@ -654,8 +656,11 @@ START_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
 	ck_assert_uint_eq(res.losses, 1);
 	k = find(&s, ELOG_PROBLEM_LOSS, FN_SALVAGED);
 	ck_assert_int_ge(k, 0);
-	ck_assert_msg(strncmp(s.text[k], "offset 6 was lost to damage (recorded by a repair "
-	                      "or salvage at ", 62) == 0, "%s", s.text[k]);
+	ck_assert_msg(strncmp(s.text[k],
+	                      "offset 6 was lost to damage (recorded by a repair "
+	                      "or salvage at ",
+	                      62) == 0,
+	              "%s", s.text[k]);
 }
 END_TEST
 
@@ -667,7 +672,7 @@ START_TEST(repair_salvage_of_the_last_durable_record_resumes_above_it)
 	hand_indexes();
 	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
 	uint64_t rs = elog__rec_size(0, 2);
-	ut_flip_bit(p, SEG_HDR + 2 * rs + 20, 3);	/* the record of offset 7 */
+	ut_flip_bit(p, SEG_HDR + 2 * rs + 20, 3); /* the record of offset 7 */
 
 	struct seen s;
 	struct elog_verify_result res;
@@ -691,8 +696,8 @@ START_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
 	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
 	uint64_t rs = elog__rec_size(0, 2);
 	struct elog_record rec = ut_rec(8, 1000, 0, "k", "v");
-	ut_append_rec(p, &rec);			/* a record past the durable end */
-	ut_flip_bit(p, SEG_HDR + 20, 3);	/* the record of offset 5 */
+	ut_append_rec(p, &rec);          /* a record past the durable end */
+	ut_flip_bit(p, SEG_HDR + 20, 3); /* the record of offset 5 */
 
 	struct seen s;
 	struct elog_verify_result res;
@@ -704,8 +709,9 @@ START_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
 			k = (int)i;
 	ck_assert_int_ge(k, 0);
 	ck_assert_msg(strncmp(s.text[k], "salvaged: ", 10) == 0 &&
-	              strstr(s.text[k], " bytes past the durable end, never acknowledged, "
-	                     "moved to 00000000000000000005.log.cut-") != NULL, "%s", s.text[k]);
+	                      strstr(s.text[k], " bytes past the durable end, never acknowledged, "
+	                                        "moved to 00000000000000000005.log.cut-") != NULL,
+	              "%s", s.text[k]);
 	ck_assert_uint_eq(ut_file_size(p), SEG_HDR + 2 * rs);
 	one_hole(5, 5);
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -720,7 +726,7 @@ START_TEST(repair_without_salvage_still_cuts_the_active_segment)
 	hand_log();
 	hand_indexes();
 	const char *p = ut_seg_path(ut_dir, 5, SEG_EXT);
-	ut_flip_bit(p, SEG_HDR + 20, 3);	/* the record of offset 5 */
+	ut_flip_bit(p, SEG_HDR + 20, 3); /* the record of offset 5 */
 	struct seen s;
 	struct elog_verify_result res;
 	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
@@ -740,7 +746,7 @@ START_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
 	ck_assert_int_eq(elog_consumer_commit(ut_dir, "early", 1, msg), 0);
 	ck_assert_int_eq(elog_consumer_commit(ut_dir, "past", 4, msg), 0);
 	uint64_t rs = elog__rec_size(0, 2);
-	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), SEG_HDR + 2 * rs + 20, 3);	/* offset 2 */
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), SEG_HDR + 2 * rs + 20, 3); /* offset 2 */
 
 	struct seen s;
 	struct elog_verify_result res;
@@ -752,7 +758,8 @@ START_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
 	int k = find(&s, ELOG_PROBLEM_UNREADABLE, seg(0, SEG_EXT));
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], ELOG_NOPOS);
-	ck_assert_str_eq(s.text[k], "offsets 2-4 cannot be read past the damage; consumer "
+	ck_assert_str_eq(s.text[k],
+	                 "offsets 2-4 cannot be read past the damage; consumer "
 	                 "behind them: early (at 1); elog-verify --repair --salvage gets "
 	                 "past it, keeping 2 records and losing offset 2");
 }
@@ -775,7 +782,8 @@ START_TEST(a_recorded_loss_is_reported_until_retention_removes_its_offsets)
 	ck_assert_uint_eq(res.losses, 1);
 	int k = find(&s, ELOG_PROBLEM_LOSS, FN_SALVAGED);
 	ck_assert_int_ge(k, 0);
-	ck_assert_str_eq(s.text[k], "offsets 2-3 were lost to damage (recorded by a repair or "
+	ck_assert_str_eq(s.text[k],
+	                 "offsets 2-3 were lost to damage (recorded by a repair or "
 	                 "salvage at 2025-11-29T03:00:00.000Z); readers report them as a gap");
 
 	/* Retention removed segment 0: the log starts at 5. */
@@ -943,7 +951,9 @@ static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
 		c.grace_ms = 0;
 		o.max_bytes = 8192;
 		_exit(elog_compact(ut_dir, &c, NULL, msg) == 0 &&
-		      elog_retain(ut_dir, &o, NULL, msg) == 0 ? 0 : 1);
+		                      elog_retain(ut_dir, &o, NULL, msg) == 0
+		              ? 0
+		              : 1);
 	}
 	for (int t = 0; t < 100 && !retain_done_early; t++) {
 		int st;
@@ -971,9 +981,9 @@ START_TEST(verify_beside_retention_sees_no_damage)
 	memset(&s, 0, sizeof s);
 	retain_done_early = 0;
 	ck_assert_int_eq(elog_verify(ut_dir, 0, &h, &res, msg), 0);
-	ck_assert_msg(res.damage == 0, "%llu: %s: %s", (unsigned long long)res.damage,
-	              s.file[0], s.text[0]);
-	ck_assert(!retain_done_early);	/* it waited for verify */
+	ck_assert_msg(res.damage == 0, "%llu: %s: %s", (unsigned long long)res.damage, s.file[0],
+	              s.text[0]);
+	ck_assert(!retain_done_early); /* it waited for verify */
 	ck_assert_int_eq(ut_wait_child(retain_child), 0);
 	/* And it did its work once verify was done. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
@@ -1089,8 +1099,10 @@ END_TEST
 /* A compressed log of n values in one segment, without a dictionary. */
 static void compressed_log(int n)
 {
-	struct elog_options o = { .create = 1, .segment_bytes = 1u << 20,
-	                          .compression = ELOG_COMPRESS_ZSTD, .no_dictionary = 1 };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 1u << 20,
+		                  .compression = ELOG_COMPRESS_ZSTD,
+		                  .no_dictionary = 1 };
 	elog *w;
 	ck_assert_int_eq(elog_open(&w, ut_dir, &o), 0);
 	for (int i = 0; i < n; i++) {
@@ -1124,7 +1136,11 @@ static void retag_first_value(unsigned char tag, int garble)
  * not decode makes the log damaged, though every CRC is right. */
 START_TEST(undecodable_values_are_damage)
 {
-	static const struct { unsigned char tag; int garble; const char *why; } cases[] = {
+	static const struct {
+		unsigned char tag;
+		int garble;
+		const char *why;
+	} cases[] = {
 		{ 7, 0, "unknown value encoding 7" },
 		{ TAG_ZSTD, 1, "zstd" },
 	};
@@ -1141,7 +1157,8 @@ START_TEST(undecodable_values_are_damage)
 		int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
 		ck_assert_int_ge(k, 0);
 		ck_assert_msg(strstr(s.text[k], "value of offset 0 cannot be decoded") &&
-		              strstr(s.text[k], cases[i].why), "%s", s.text[k]);
+		                      strstr(s.text[k], cases[i].why),
+		              "%s", s.text[k]);
 		/* And indeed a reader cannot read it. */
 		elog_reader *r = ut_open_reader(ut_dir);
 		struct elog_record rec;

@@ -10,7 +10,7 @@ UT_TEST(encode_layout)
 	elog__wm_encode(b, &wm);
 	ck_assert_mem_eq(b, "ELOGWMK\n", 8);
 	ck_assert_uint_eq(get64(b + 8), 0x1122334455667788ull);
-	ck_assert_uint_eq(b[8], 0x88);		/* little-endian */
+	ck_assert_uint_eq(b[8], 0x88); /* little-endian */
 	ck_assert_uint_eq(get64(b + 16), 300);
 	ck_assert_uint_eq(get64(b + 24), 4096);
 	ck_assert_uint_eq(get32(b + 32), elog__crc32c(0, b, 32));

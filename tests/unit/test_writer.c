@@ -60,8 +60,8 @@ START_TEST(create_makes_a_log)
 	struct elog_options o = { .create = 1, .segment_bytes = 8192, .index_interval = 128 };
 	elog *w = open_opt(ut_dir, &o, 0);
 	char p[1200];
-	static const char *files[] = { "settings", "LOCK", "watermark",
-	                               "00000000000000000000.log", "00000000000000000000.idx" };
+	static const char *files[] = { "settings", "LOCK", "watermark", "00000000000000000000.log",
+		                       "00000000000000000000.idx" };
 	for (size_t i = 0; i < 5; i++)
 		ck_assert_msg(ut_exists(ut_path(p, sizeof p, ut_dir, files[i])), "%s", files[i]);
 	ck_assert_uint_eq(elog_next_offset(w), 0);
@@ -147,7 +147,8 @@ START_TEST(create_refuses_foreign_dir)
 	ut_write_file(ut_path(p, sizeof p, ut_dir, "hello.txt"), "precious", 8);
 	struct elog_options o = { .create = 1 };
 	elog *w = open_opt(ut_dir, &o, ELOG_NOTLOG);
-	ck_assert_str_eq(elog_errmsg(w), "not an elog directory and not empty (it holds hello.txt)");
+	ck_assert_str_eq(elog_errmsg(w),
+	                 "not an elog directory and not empty (it holds hello.txt)");
 	elog_close(w);
 	ck_assert_int_eq(ut_exists(ut_path(p, sizeof p, ut_dir, "settings")), 0);
 	ck_assert_int_eq(ut_exists(ut_seg_path(ut_dir, 0, SEG_EXT)), 0);
@@ -224,7 +225,7 @@ static void *handle_work(void *arg)
 
 START_TEST(handles_take_turns_with_dense_offsets)
 {
-	elog *w0 = ut_open_writer(ut_dir, 4096, 256);	/* small segments: rolls */
+	elog *w0 = ut_open_writer(ut_dir, 4096, 256); /* small segments: rolls */
 	ck_assert_int_eq(elog_close(w0), 0);
 	struct handle_run h[HANDLES];
 	pthread_t t[HANDLES];
@@ -405,7 +406,6 @@ START_TEST(state_of_another_boot_means_recovery)
 }
 END_TEST
 
-
 /* LOCK's index builder carries the times the next entry needs (ixmin,
  * ixlo, ixhi); a state whose times disagree with the records after the
  * last entry is not trusted at open: the writer recovers, and the entries
@@ -426,7 +426,7 @@ START_TEST(state_with_wrong_index_times_means_recovery)
 	ck_assert_int_eq(ls.ixts, 5000);
 	ck_assert_int_eq(ls.ixmin, 5000 - 100 * 19);
 	ck_assert_int_le(ls.ixlo, ls.ixhi);
-	ls.ixlo -= 1;	/* a time no record after the last entry has */
+	ls.ixlo -= 1; /* a time no record after the last entry has */
 	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
 	close(fd);
 	w = ut_open_writer(ut_dir, 0, 0);
@@ -448,8 +448,9 @@ START_TEST(compressed_log_with_two_handles)
 {
 	if (!elog_have_zstd())
 		return;
-	struct elog_options o = { .create = 1, .segment_bytes = 64 * 1024,
-	                          .compression = ELOG_COMPRESS_ZSTD };
+	struct elog_options o = { .create = 1,
+		                  .segment_bytes = 64 * 1024,
+		                  .compression = ELOG_COMPRESS_ZSTD };
 	elog *a = open_opt(ut_dir, &o, 0);
 	elog *b = open_opt(ut_dir, NULL, 0);
 	char v[128];
@@ -559,8 +560,7 @@ START_TEST(exclusive_writer_keeps_others_out)
 	ck_assert_int_eq(elog_close(a), 0);
 	/* Closed: others write again; and an exclusive open waits for none. */
 	a = open_opt(ut_dir, NULL, 0);
-	snprintf(want, sizeof want, "another writer has the log open (pid %ld)",
-	         (long)getpid());
+	snprintf(want, sizeof want, "another writer has the log open (pid %ld)", (long)getpid());
 	b = open_opt(ut_dir, &ex, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(b), want);
 	elog_close(b);
@@ -586,7 +586,7 @@ START_TEST(locked_past_the_wait)
 	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 1), 0);
 	w = open_opt(ut_dir, &o, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(w), "timed out after 50 ms waiting for another writer "
-	                 "(pid 4242 holds or last held LOCK)");
+	                                 "(pid 4242 holds or last held LOCK)");
 	elog_close(w);
 	close(fd);
 }
@@ -650,14 +650,14 @@ END_TEST
 START_TEST(sync_beyond_next_and_on_empty_log)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
-	ck_assert_int_eq(elog_sync(w), 0);		/* nothing appended */
+	ck_assert_int_eq(elog_sync(w), 0); /* nothing appended */
 	ck_assert_int_eq(elog_sync(w), 0);
 	ck_assert_uint_eq(elog_durable_end(w), 0);
 	ut_append(w, NULL, "a");
 	ut_append(w, NULL, "b");
-	ck_assert_int_eq(elog_sync(w), 0);	/* past the end: all */
+	ck_assert_int_eq(elog_sync(w), 0); /* past the end: all */
 	ck_assert_uint_eq(elog_durable_end(w), 2);
-	ck_assert_int_eq(elog_sync(w), 0);		/* already durable */
+	ck_assert_int_eq(elog_sync(w), 0); /* already durable */
 	ck_assert_int_eq(elog_close(w), 0);
 }
 END_TEST
@@ -681,7 +681,7 @@ START_TEST(full_buffer_flushes_itself)
 	char v[80];
 	memset(v, 'z', sizeof v - 1);
 	v[sizeof v - 1] = '\0';
-	ut_append(w, NULL, v);	/* 107 bytes: over the batch at once */
+	ut_append(w, NULL, v); /* 107 bytes: over the batch at once */
 	ck_assert_uint_eq(elog_durable_end(w), 1);
 	ck_assert_uint_eq(ut_get_wm(ut_dir).durable_end, 1);
 	ck_assert_int_eq(elog_close(w), 0);
@@ -778,8 +778,8 @@ END_TEST
  * its first record's offset (no compaction here), every record lies below
  * the next segment's base, and no segment but one holding a single record
  * exceeds seg_bytes. */
-static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *bases,
-                             size_t max, uint64_t *records)
+static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *bases, size_t max,
+                             uint64_t *records)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	struct seglist sl;
@@ -797,7 +797,8 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 			struct seal seal;
 			ck_assert_uint_ge(len, SEG_HDR + SEAL_SIZE);
 			ck_assert_int_eq(elog__seal_decode(seg + len - SEAL_SIZE, sl.base[i],
-			                                   len - SEAL_SIZE, &seal), 0);
+			                                   len - SEAL_SIZE, &seal),
+			                 0);
 			ck_assert_uint_eq(seal.next, sl.base[i + 1]);
 			ck_assert_uint_eq(seal.end, sl.base[i + 1]);
 			len -= SEAL_SIZE;
@@ -834,7 +835,8 @@ START_TEST(segments_roll_at_segment_bytes)
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	char v[128];
 	for (int i = 0; i < 300; i++) {
-		snprintf(v, sizeof v, "%03d %s", i, "a value of about seventy bytes, so forty fit in a segment");
+		snprintf(v, sizeof v, "%03d %s", i,
+		         "a value of about seventy bytes, so forty fit in a segment");
 		ut_append(w, NULL, v);
 		if (i % 50 == 49)
 			ck_assert_int_eq(elog_sync(w), 0);
@@ -880,7 +882,8 @@ START_TEST(record_larger_than_segment_goes_alone)
 	ck_assert_uint_eq(bases[0], 0);
 	ck_assert_uint_eq(bases[1], 5);
 	ck_assert_uint_eq(bases[2], 6);
-	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)), SEG_HDR + elog__rec_size(0, 10000) + SEAL_SIZE);
+	ck_assert_uint_eq(ut_file_size(ut_seg_path(ut_dir, 5, SEG_EXT)),
+	                  SEG_HDR + elog__rec_size(0, 10000) + SEAL_SIZE);
 	free(big);
 }
 END_TEST
@@ -933,7 +936,7 @@ struct worker {
 	elog *w;
 	int id;
 	uint64_t off[PER_THREAD];
-	int err;		/* first failure, reported by the main thread */
+	int err; /* first failure, reported by the main thread */
 	uint64_t bad_durable;
 };
 
@@ -972,8 +975,10 @@ START_TEST(threads_append_and_sync)
 		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
 	for (int i = 0; i < THREADS; i++) {
 		ck_assert_msg(k[i].err == 0, "thread %d: %d %s", i, k[i].err, elog_errmsg(w));
-		ck_assert_msg(k[i].bad_durable == 0, "thread %d: offset %llu acknowledged "
-		              "above the durable end", i, (unsigned long long)k[i].bad_durable - 1);
+		ck_assert_msg(k[i].bad_durable == 0,
+		              "thread %d: offset %llu acknowledged "
+		              "above the durable end",
+		              i, (unsigned long long)k[i].bad_durable - 1);
 	}
 	const uint64_t total = THREADS * PER_THREAD;
 	ck_assert_uint_eq(elog_next_offset(w), total);
@@ -991,7 +996,7 @@ START_TEST(threads_append_and_sync)
 			ck_assert_uint_lt(o, total);
 			ck_assert_msg(!seen[o], "offset %llu given twice", (unsigned long long)o);
 			seen[o] = 1;
-			if (j)	/* each thread's own appends are in order */
+			if (j) /* each thread's own appends are in order */
 				ck_assert_uint_gt(o, k[i].off[j - 1]);
 			char v[64];
 			snprintf(v, sizeof v, "t%d-%d", i, j);

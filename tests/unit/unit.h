@@ -38,8 +38,7 @@
 static char ut_top[1024] __attribute__((unused));
 static char ut_dir[1100] __attribute__((unused));
 
-static inline int ut_rm_entry(const char *path, const struct stat *st, int flag,
-                              struct FTW *ftw)
+static inline int ut_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -69,8 +68,7 @@ static inline void ut_teardown(void)
 }
 
 /* dir/name into buf. */
-static inline const char *ut_path(char *buf, size_t size, const char *dir,
-                                  const char *name)
+static inline const char *ut_path(char *buf, size_t size, const char *dir, const char *name)
 {
 	int n = snprintf(buf, size, "%s/%s", dir, name);
 	ck_assert(n > 0 && (size_t)n < size);
@@ -292,8 +290,8 @@ static inline void ut_seg_create_sealed(const char *dir, uint64_t base)
 
 /* End segment base of dir with a seal naming next (of the log with id
  * hex, or zeros when NULL); returns where the seal starts. */
-static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next,
-                                   uint64_t end, const char *hex)
+static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next, uint64_t end,
+                                   const char *hex)
 {
 	const char *path = ut_seg_path(dir, base, SEG_EXT);
 	char path_copy[1200];
@@ -309,8 +307,8 @@ static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next
 /* Append records with the given offsets to segment base of dir; record i
  * gets ts ts0 + offset and the value "v<offset>".  Returns the segment's
  * size afterwards. */
-static inline uint64_t ut_seg_fill(const char *dir, uint64_t base,
-                                   const uint64_t *offs, size_t n, int64_t ts0)
+static inline uint64_t ut_seg_fill(const char *dir, uint64_t base, const uint64_t *offs, size_t n,
+                                   int64_t ts0)
 {
 	const char *path = ut_seg_path(dir, base, SEG_EXT);
 	char path_copy[1200], v[32];
@@ -326,8 +324,8 @@ static inline uint64_t ut_seg_fill(const char *dir, uint64_t base,
 /* ---- a log made by hand ---- */
 
 /* Publish a watermark in dir, as the writer would. */
-static inline void ut_set_wm(const char *dir, uint64_t durable_end,
-                             uint64_t segment_base, uint64_t segment_bytes)
+static inline void ut_set_wm(const char *dir, uint64_t durable_end, uint64_t segment_base,
+                             uint64_t segment_bytes)
 {
 	char p[1200];
 	unsigned char buf[WM_SIZE];
@@ -348,8 +346,7 @@ static inline struct watermark ut_get_wm(const char *dir)
 }
 
 /* Create dir with a settings file (and no segment, no watermark). */
-static inline void ut_make_settings(const char *dir, uint64_t segment_bytes,
-                                    uint32_t interval)
+static inline void ut_make_settings(const char *dir, uint64_t segment_bytes, uint32_t interval)
 {
 	struct elog_settings s = { 0 };
 	ck_assert_int_eq(mkdir(dir, 0777), 0);
@@ -375,8 +372,7 @@ static inline void ut_cleanup_compact(const char *dir)
 
 /* ---- the writer and readers ---- */
 
-static inline elog *ut_open_writer(const char *dir, uint64_t segment_bytes,
-                                   uint32_t interval)
+static inline elog *ut_open_writer(const char *dir, uint64_t segment_bytes, uint32_t interval)
 {
 	struct elog_options o = { 0 };
 	elog *w;
@@ -414,8 +410,7 @@ static inline elog_reader *ut_open_reader(const char *dir)
 {
 	elog_reader *r;
 	int rc = elog_reader_open(&r, dir);
-	ck_assert_msg(rc == 0, "elog_reader_open %s: %d %s", dir, rc,
-	              elog_reader_errmsg(r));
+	ck_assert_msg(rc == 0, "elog_reader_open %s: %d %s", dir, rc, elog_reader_errmsg(r));
 	return r;
 }
 
@@ -472,9 +467,10 @@ static inline int ut_sweep_step(int n, int last)
 		const char *e = getenv("UT_SWEEP_START");
 		start = e && *e ? atoi(e) % UT_SWEEP_EVERY
 		                : (int)((unsigned)getpid() % UT_SWEEP_EVERY);
-		fprintf(stderr, "crash sweep of %d steps: one in %d, from step %d, "
-		        "and the last (UT_SWEEP_START=%d)\n", last - 1, UT_SWEEP_EVERY,
-		        start ? start : UT_SWEEP_EVERY, start);
+		fprintf(stderr,
+		        "crash sweep of %d steps: one in %d, from step %d, "
+		        "and the last (UT_SWEEP_START=%d)\n",
+		        last - 1, UT_SWEEP_EVERY, start ? start : UT_SWEEP_EVERY, start);
 	}
 	return n >= last || n % UT_SWEEP_EVERY == start;
 #else
@@ -488,14 +484,25 @@ static inline int ut_sweep_step(int n, int last)
 
 /* The message of a handle, for a failing check: h is an elog *, an
  * elog_reader *, a message buffer (char *) or NULL when the call has none. */
-static inline const char *ut_msg_w(elog *w) { return w ? elog_errmsg(w) : ""; }
+static inline const char *ut_msg_w(elog *w)
+{
+	return w ? elog_errmsg(w) : "";
+}
 static inline const char *ut_msg_r(const elog_reader *r)
 {
 	return r ? elog_reader_errmsg(r) : "";
 }
-static inline const char *ut_msg_s(const char *msg) { return msg ? msg : ""; }
-static inline const char *ut_msg_none(const void *p) { (void)p; return ""; }
-#define UT_MSG(h) _Generic((h), \
+static inline const char *ut_msg_s(const char *msg)
+{
+	return msg ? msg : "";
+}
+static inline const char *ut_msg_none(const void *p)
+{
+	(void)p;
+	return "";
+}
+#define UT_MSG(h) \
+	_Generic((h), \
 	elog *: ut_msg_w, \
 	elog_reader *: ut_msg_r, const elog_reader *: ut_msg_r, \
 	char *: ut_msg_s, const char *: ut_msg_s, \
@@ -508,15 +515,16 @@ static inline const char *ut_msg_none(const void *p) { (void)p; return ""; }
  *   00000000000000000000.seg: bad record at 4096
  * UT_OK(call, h) is UT_RC(call, 0, h).  h is evaluated after the call, so
  * that a handle the call makes (elog_open(&w, ...)) is the one read. */
-#define UT_RC(call, want, h) do { \
-	int ut_rc_ = (call), ut_want_ = (want); \
-	if (ut_rc_ != ut_want_) { \
-		const char *ut_m_ = UT_MSG(h); \
-		ck_abort_msg("%s returned %d (%s), not %d (%s)%s%s", #call, ut_rc_, \
-		             elog_strerror(ut_rc_), ut_want_, elog_strerror(ut_want_), \
-		             *ut_m_ ? ": " : "", ut_m_); \
-	} \
-} while (0)
+#define UT_RC(call, want, h) \
+	do { \
+		int ut_rc_ = (call), ut_want_ = (want); \
+		if (ut_rc_ != ut_want_) { \
+			const char *ut_m_ = UT_MSG(h); \
+			ck_abort_msg("%s returned %d (%s), not %d (%s)%s%s", #call, ut_rc_, \
+			             elog_strerror(ut_rc_), ut_want_, elog_strerror(ut_want_), \
+			             *ut_m_ ? ": " : "", ut_m_); \
+		} \
+	} while (0)
 #define UT_OK(call, h) UT_RC(call, 0, h)
 
 /* ---- tests that register themselves ---- */
@@ -584,8 +592,10 @@ static inline TCase *ut_tcase(const char *name)
 static inline int ut_run(Suite *s)
 {
 	if (ut_nadded != ut_ntests) {
-		fprintf(stderr, "%d tests written with UT_TEST were never added: "
-		        "call ut_add_tests()\n", ut_ntests - ut_nadded);
+		fprintf(stderr,
+		        "%d tests written with UT_TEST were never added: "
+		        "call ut_add_tests()\n",
+		        ut_ntests - ut_nadded);
 		return EXIT_FAILURE;
 	}
 	SRunner *sr = srunner_create(s);
