@@ -199,23 +199,31 @@ load helpers
 	[ "$stderr" = "elog-append: $LOG: appended 0 records" ]
 }
 
-# A producer that writes its first records, waits up to a second for
-# elog-append to acknowledge them in $T/out, notes whether it did, and then
-# writes one more record.
-# Print the records given, wait until WANT offsets were printed (for at most
-# 5 seconds: long enough on a loaded machine, and tests that expect fewer
-# linger for an hour, so the wait never races with the linger), write how
-# many there were to $T/seen, then print one more record and end the input.
+# A producer: print the records given, wait until elog-append printed WANT
+# offsets in $T/out or PRODUCER_WAIT seconds (30 by default) went by on the
+# wall clock, write how many there were to $T/seen, then print one more
+# record and end the input.  The wait counts time, not polls, and forks
+# nothing, so a loaded machine makes it neither longer nor shorter; a test
+# that expects nothing yet (an hour's linger) waits 3 seconds.
 producer() {
-	local want=$1 i
+	local want=$1 limit=${PRODUCER_WAIT:-30} start=$EPOCHREALTIME lines
 	shift
 	printf '%s\n' "$@"
-	for i in $(seq 500); do
-		[ "$(wc -l <"$T/out")" -ge "$want" ] && break
+	while :; do
+		mapfile -t lines <"$T/out"
+		[ "${#lines[@]}" -ge "$want" ] && break
+		[ "$(elapsed_since "$start")" -ge "$limit" ] && break
 		sleep 0.01
 	done
-	wc -l <"$T/out" >"$T/seen"
+	mapfile -t lines <"$T/out"
+	echo "${#lines[@]}" >"$T/seen"
 	echo last
+}
+
+# Whole seconds since START, an $EPOCHREALTIME.
+elapsed_since() {
+	local now=$EPOCHREALTIME
+	echo $(( ${now%.*} - ${1%.*} ))
 }
 
 @test "append: without --linger a batch is durable as soon as input pauses" {
@@ -227,7 +235,7 @@ producer() {
 @test "append: --linger holds a batch open for company, and EOF ends it" {
 	: >"$T/out"
 	# An hour's linger: only EOF can end the batch before the time limit.
-	producer 1 a | timeout 120 elog-append -p --linger 1h "$LOG" >"$T/out"
+	PRODUCER_WAIT=3 producer 1 a | timeout 120 elog-append -p --linger 1h "$LOG" >"$T/out"
 	[ "$(cat "$T/seen")" = 0 ] && [ "$(cat "$T/out")" = $'0\n1' ]
 }
 
