@@ -173,7 +173,7 @@ static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_
 		add(buf, size, len, " and losing no offset");
 }
 
-/* How closed segment i's header reads: 0 when readers take it, SEG_HDR
+/* How segment i's header reads: 0 when readers take it, SEG_HDR
  * when they refuse it as damaged (its magic, CRC or base), 1 when the file
  * is shorter than a header, -1 otherwise (a newer version, unreadable). */
 static int header_state(const struct verify *v, size_t i)
@@ -203,10 +203,21 @@ static int unreadable_range(const struct verify *v, size_t i, uint64_t *first, u
 	const struct segstate *ss = &v->seg[i];
 	*hdr = 0;
 	*from = ss->bad_at;
-	if (i + 1 < v->n && ss->damaged && (*hdr = header_state(v, i)) > 0) {
-		/* Readers refuse the whole segment. */
-		*hi = v->base[i + 1];
-		*scan_end = UINT64_MAX;
+	if (ss->damaged && (*hdr = header_state(v, i)) > 0) {
+		/* Readers refuse the whole segment: a closed one, or the
+		 * active one up to the durable end (nothing past it was
+		 * acknowledged). */
+		if (i + 1 < v->n) {
+			*hi = v->base[i + 1];
+			*scan_end = UINT64_MAX;
+		} else if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
+		           v->wm.segment_bytes > SEG_HDR) {
+			*hi = v->wm.durable_end;
+			*scan_end = v->wm.segment_bytes;
+		} else {
+			*hdr = 0;
+			return 0;
+		}
 		*from = SEG_HDR;
 		*first = ss->base;
 		*last = *hi - 1;

@@ -228,8 +228,10 @@ struct salvage_plan {
 	size_t klen, kcap, llen, lcap;
 	struct salvage_damage *d;
 	size_t nd;
-	uint64_t records; /* records kept */
-	uint64_t next;    /* offset after the last record kept */
+	uint64_t records;               /* records kept */
+	uint64_t next;                  /* offset after the last record kept */
+	int hdr_damaged;                /* the header went aside (plan_segment from SEG_HDR) */
+	unsigned char old_hdr[SEG_HDR]; /* the damaged header, when it did */
 };
 void elog__salvage_plan_free(struct salvage_plan *p);
 /* Sort data[from, size), the records of a segment, into the records that
@@ -246,9 +248,19 @@ int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t
  * (set by the caller: the base, or the one after the last record before
  * from) and below hi; bytes from scan_end on are one damaged stretch that
  * holds no offset (the active segment's bytes past the durable end,
- * never acknowledged). */
+ * never acknowledged).  From SEG_HDR, a damaged header (of this version)
+ * is a damaged stretch that holds no offset, p->hdr_damaged says so and
+ * p->old_hdr keeps it: elog__salvage_header() writes the new one. */
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg);
+/* Rebuild the damaged header of segment base at the start of keep (klen
+ * bytes: a header, then the records kept), its flags found as the top of
+ * salvage.c says, from the segments nb (its neighbours, nnb <= 2), the
+ * settings and the old header; ELOG_CORRUPT when no candidate reads every
+ * value. */
+int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
+                         const uint64_t *nb, size_t nnb, const unsigned char *old,
+                         unsigned char *keep, size_t klen, char *msg);
 /* Carry out plan p on segment base, each step durable before the next:
  * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the
  * offsets lost to FN_SALVAGED, the kept bytes renamed over the segment,
@@ -818,6 +830,7 @@ enum { WM_MISSING, WM_OK, WM_BAD }; /* the watermark file, as checked */
 struct segstate {
 	uint64_t base;
 	int scanned; /* its records were read (header good enough) */
+	int hdr_bad; /* readers refuse its header's magic, CRC or base */
 	int clean;   /* every record read, to the end of the file */
 	int idx_bad; /* index damaged or missing */
 	uint64_t size;

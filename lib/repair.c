@@ -233,6 +233,12 @@ static int salvage_active(struct verify *v, struct segstate *ss, const char *nam
 	p.next = ss->base;
 	int err = elog__salvage_plan_segment(v->dfd, ss->base, SEG_HDR, acked + cap, acked,
 	                                     v->wm.durable_end, &p, v->msg);
+	/* A damaged header: rebuilt from the segment before, the settings
+	 * and its own flags. */
+	uint64_t prev = v->n > 1 ? v->seg[v->n - 2].base : 0;
+	if (!err && p.hdr_damaged)
+		err = elog__salvage_header(v->dfd, &v->set, ss->base, &prev, v->n > 1, p.old_hdr,
+		                           p.keep, p.klen, v->msg);
 	if (!err)
 		err = elog__salvage_commit(v->dfd, ss->base, &p, elog__fs_now_ms(),
 		                           v->set.index_interval, aside, sizeof aside, v->msg);
@@ -273,15 +279,20 @@ static int repair_active(struct verify *v)
 	struct segstate *ss = &v->seg[v->n - 1];
 	char name[NAME_MAX_LOCAL], kept[NAME_MAX_LOCAL + 32];
 	int err = 0;
-	if (!ss->scanned)
-		return 0; /* a bad header: reported, not guessed at */
+	/* Salvage: damage below the durable end, or a damaged header in
+	 * front of acknowledged records, which salvage rebuilds. */
+	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set && v->wm_state == WM_OK &&
+	              v->wm.segment_base == ss->base &&
+	              ((ss->hdr_bad && v->wm.segment_bytes > SEG_HDR) ||
+	               (ss->scanned && ss->bad_at != UINT64_MAX &&
+	                ss->bad_at < v->wm.segment_bytes));
+	if (!ss->scanned && !salvage)
+		return 0; /* a bad header: reported; --salvage rebuilds it */
 	elog__seg_name(name, ss->base, SEG_EXT);
 	int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 	if (fd < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if (ss->bad_at != UINT64_MAX && (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set &&
-	    v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-	    ss->bad_at < v->wm.segment_bytes) {
+	if (salvage) {
 		if ((err = salvage_active(v, ss, name, &fd)) != 0)
 			goto out;
 	} else if (ss->bad_at != UINT64_MAX) {

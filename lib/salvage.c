@@ -184,11 +184,21 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 		return err;
 	struct seal seal;
 	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
+	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
 	if (size < SEG_HDR || from < SEG_HDR)
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
 		                       name);
+	else if (from == SEG_HDR && hdr == ELOG_BADVERSION)
+		err = elog__errmsg_set(msg, hdr, "%s: unsupported segment version", name);
 	else if (from == SEG_HDR && !p->count_only)
 		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
+	/* The header's bytes are the first damaged stretch when it is
+	 * damaged: they go aside, and no offset lay in them. */
+	if (!err && from == SEG_HDR && hdr) {
+		p->hdr_damaged = 1;
+		memcpy(p->old_hdr, data, SEG_HDR);
+		err = damaged(p, data, 0, SEG_HDR, p->next + 1, p->next);
+	}
 	size_t end = scan_end < size ? (size_t)scan_end : size;
 	if (!err && end > from)
 		err = elog__salvage_scan(p, data, (size_t)from, end, hi);
@@ -240,8 +250,8 @@ int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, i
  * not how they were stored); an error when that cannot be told (a
  * dictionary the flags name is missing or unreadable, a codec not in this
  * build).  *tagged: a value is compressed under flags. */
-static int values_decode(struct maint *m, struct vdec *dec, const unsigned char *keep, size_t klen,
-                         uint32_t flags, int *tagged)
+static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, size_t klen,
+                         uint32_t flags, int *tagged, char *msg)
 {
 	char why[ELOG_MSG_MAX];
 	size_t pos = SEG_HDR;
@@ -250,11 +260,10 @@ static int values_decode(struct maint *m, struct vdec *dec, const unsigned char 
 	if (id) {
 		unsigned char *dict;
 		size_t dlen;
-		int err = elog__dict_load(m->dfd, id, &dict, &dlen, why);
+		int err = elog__dict_load(dfd, id, &dict, &dlen, why);
 		if (err)
-			return elog__errmsg_set(m->msg,
-			                        err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err, "%s",
-			                        why);
+			return elog__errmsg_set(msg, err == ELOG_CORRUPT ? ELOG_UNSUPPORTED : err,
+			                        "%s", why);
 		free(dict);
 	}
 	while (pos < klen) {
@@ -263,12 +272,12 @@ static int values_decode(struct maint *m, struct vdec *dec, const unsigned char 
 		size_t rs, outlen;
 		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
 			return 0; /* cannot be: salvage kept it */
-		int err = elog__vdec_value(dec, m->dfd, flags, rec.value, rec.value_len, &out,
-		                           &outlen, why);
+		int err = elog__vdec_value(dec, dfd, flags, rec.value, rec.value_len, &out, &outlen,
+		                           why);
 		if (err == ELOG_CORRUPT)
 			return 0;
 		if (err)
-			return elog__errmsg_set(m->msg, err, "%s", why);
+			return elog__errmsg_set(msg, err, "%s", why);
 		if (rec.value_len && ((const unsigned char *)rec.value)[0] == TAG_ZSTD)
 			*tagged = 1;
 		pos += rs;
@@ -294,29 +303,31 @@ static int untagged_value(const unsigned char *keep, size_t klen)
 	return 0;
 }
 
-/* The flags of segment k, whose header is damaged, rebuilt from its
- * neighbours, the settings and its own damaged header (see the top). */
-static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
-                         const unsigned char *keep, size_t klen, uint32_t *flags)
+/* The flags of segment base, whose header is damaged, rebuilt from its
+ * neighbours nb (nnb of them), the settings and its own damaged header
+ * (see the top). */
+static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base,
+                         const uint64_t *nb, size_t nnb, const unsigned char *old,
+                         const unsigned char *keep, size_t klen, uint32_t *flags, char *msg)
 {
 	uint32_t cand[6];
 	size_t n = 0;
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	int err = 0, coded = 0;
 
-	for (size_t j = k ? k - 1 : k + 1; j <= k + 1 && j < m->sl.n; j += 2) {
+	for (size_t j = 0; j < nnb && j < 2; j++) {
 		int fd;
 		uint32_t f;
-		if (elog__seg_open(m->dfd, m->sl.base[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
+		if (elog__seg_open(dfd, nb[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
 			close(fd);
 			cand[n++] = f;
 		}
 	}
-	const struct codec *c = elog__codec_from_settings(&m->set);
+	const struct codec *c = elog__codec_from_settings(set);
 	uint32_t latest = 0;
 	if (c) {
 		cand[n++] = SEG_FLAGS(c->id, 0);
-		if (c->dictionaries && elog__dict_latest(m->dfd, &latest) == 0 && latest)
+		if (c->dictionaries && elog__dict_latest(dfd, &latest) == 0 && latest)
 			cand[n++] = SEG_FLAGS(c->id, latest);
 	}
 	uint32_t own = get32(old + SEG_AT_FLAGS);
@@ -329,7 +340,7 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 	 * value is plainly not a codec's. */
 	struct vdec *dec = elog__vdec_new();
 	if (!dec)
-		return elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	int found = 0, rawonly = -1;
 	for (size_t i = 0; i < n && !found; i++) {
 		int tagged, ok;
@@ -337,7 +348,8 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 			continue;
 		coded = 1;
 		/* 1 or 0, else an error code (negative, or an errno). */
-		if ((ok = values_decode(m, dec, keep, klen, cand[i], &tagged)) < 0 || ok > 1) {
+		if ((ok = values_decode(dfd, dec, keep, klen, cand[i], &tagged, msg)) < 0 ||
+		    ok > 1) {
 			err = ok;
 			break;
 		}
@@ -359,15 +371,26 @@ static int rebuild_flags(struct maint *m, size_t k, const unsigned char *old,
 	}
 	if (found)
 		return 0;
-	elog__seg_name(name, m->sl.base[k], SEG_EXT);
+	elog__seg_name(name, base, SEG_EXT);
 	snprintf(why, sizeof why, "%s",
-	         err ? m->msg
+	         err ? msg
 	             : "no codec the log uses "
 	               "reads its values");
-	return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+	return elog__errmsg_set(msg, ELOG_CORRUPT,
 	                        "%s: the segment header is damaged "
 	                        "and cannot be rebuilt: %s",
 	                        name, why);
+}
+
+int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
+                         const uint64_t *nb, size_t nnb, const unsigned char *old,
+                         unsigned char *keep, size_t klen, char *msg)
+{
+	uint32_t fl = 0;
+	int err = rebuild_flags(dfd, set, base, nb, nnb, old, keep, klen, &fl, msg);
+	if (!err)
+		elog__seg_header_encode_flags(keep, base, fl);
+	return err;
 }
 
 /* Salvage segment k, whose successor starts at next_base. */
@@ -417,10 +440,16 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	if (p.nd == 0)
 		goto out; /* nothing wrong here */
 	if (hdr) {
-		uint32_t flags = 0;
-		if ((err = rebuild_flags(m, k, old, p.keep, p.klen, &flags)) != 0)
+		/* Its neighbours: the segments before and after it. */
+		uint64_t nb[2];
+		size_t nnb = 0;
+		if (k > 0)
+			nb[nnb++] = m->sl.base[k - 1];
+		if (k + 1 < m->sl.n)
+			nb[nnb++] = m->sl.base[k + 1];
+		if ((err = elog__salvage_header(m->dfd, &m->set, base, nb, nnb, old, p.keep, p.klen,
+		                                m->msg)) != 0)
 			goto out;
-		elog__seg_header_encode_flags(p.keep, base, flags);
 	}
 	if (elog__seg_header_sealed(p.keep)) {
 		unsigned char sb[SEAL_SIZE];

@@ -676,6 +676,9 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       "the writer refuses to write it",
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
+	int fault = elog__seg_header_fault(hdr, got, c->base);
+	c->ss->hdr_bad = fault == SEG_FAULT_MAGIC || fault == SEG_FAULT_CRC ||
+	                 fault == SEG_FAULT_BASE;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);

@@ -250,6 +250,61 @@ case1() {
 	[ "$(cat "$LOG/$SEG0" "$LOG/salvaged" | cksum)" = "$before" ]
 }
 
+@test "salvage: the active segment's damaged header is rebuilt, no record lost" {
+	seq 100 | elog-append "$LOG"
+	elog-commit "$LOG" uplink 50
+	printf 'ZZ' | dd of="$LOG/$SEG0" bs=1 seek=2 conv=notrunc 2>/dev/null
+	run -4 elog-cat "$LOG"
+	run --separate-stderr elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "$SEG0: byte 0: bad magic: not an elog segment" ]
+	[ "${lines[1]}" = "$SEG0: unreadable: offsets 0-99 cannot be read (the segment header is damaged); consumer behind them: uplink (at 50); elog-verify --repair --salvage gets past it if it can rebuild the header, keeping 100 records and losing no offset" ]
+	[ "$stderr" = "elog-verify: $LOG: 1 problem found in 1 segment (0 records); run elog-verify --repair --salvage $LOG to get past the damage" ]
+	run --separate-stderr elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "${lines[2]}" =~ ^$SEG0:\ byte\ 0:\ repaired:\ salvaged:\ 32\ damaged\ bytes\ moved\ to\ $SEG0\.cut-[0-9]+\;\ no\ record\ lost$ ]]
+	[ "${lines[3]}" = "watermark: repaired: rewritten: durable end 100, 3024 bytes of $SEG0" ]
+	aside=$(ls "$LOG" | grep "^$SEG0\.cut-")
+	[ "$(head -c 4 "$LOG/$aside")" = "ELZZ" ]
+	[ ! -e "$LOG/salvaged" ]
+	[ "$(elog-cat -F '%s\n' "$LOG")" = "$(seq 100)" ]
+	# The writer goes on at 100: no offset named twice.
+	[ "$(echo new | elog-append -p "$LOG")" = 100 ]
+	[ "$(elog-cat -g uplink -c 1 -F '%o %s\n' "$LOG")" = "51 52" ]
+}
+
+@test "salvage: the active segment's damaged header takes the codec of the segment before" {
+	elog-append --compress zstd "$T/probe" </dev/null 2>/dev/null || skip "built without zstd"
+	awk 'BEGIN { for (i = 0; i < 3000; i++)
+		printf "{\"n\":%d,\"pad\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}\n", i }' |
+		elog-append --compress zstd --segment-bytes 8K "$LOG"
+	elog-cat "$LOG" >"$T/before"
+	seg=$(ls "$LOG" | grep '^[0-9]\{20\}\.log$' | tail -1)
+	[ "$seg" != "$SEG0" ]
+	printf 'XXXXXXXXXXXXXXXX' | dd of="$LOG/$seg" bs=1 seek=8 conv=notrunc 2>/dev/null
+	run -4 elog-cat "$LOG"
+	run --separate-stderr elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	elog-cat "$LOG" | cmp - "$T/before"
+	echo '{"n":3000}' | elog-append "$LOG"
+	[ "$(elog-cat -o 3000 -F '%s\n' "$LOG")" = '{"n":3000}' ]
+}
+
+@test "salvage: the active segment's damaged header without --salvage: left as it is, and said" {
+	seq 100 | elog-append "$LOG"
+	printf 'ZZ' | dd of="$LOG/$SEG0" bs=1 seek=2 conv=notrunc 2>/dev/null
+	cp "$LOG/$SEG0" "$T/seg"
+	run --separate-stderr elog-verify --repair "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"run elog-verify --repair --salvage $LOG to get past the damage" ]]
+	cmp "$LOG/$SEG0" "$T/seg"
+	# The writer refuses to write behind it.
+	run -4 elog-append "$LOG" <<<x
+	cmp "$LOG/$SEG0" "$T/seg"
+}
+
 @test "salvage: elog-verify names the consumers behind damage in a closed segment" {
 	fill
 	elog-commit "$LOG" early 3
