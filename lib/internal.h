@@ -670,15 +670,14 @@ int elog__dict_load(int dfd, uint32_t id, unsigned char **dict, size_t *len, cha
 int elog__dict_latest(int dfd, uint32_t *id);
 /* A codec of record values: what the rest of the library may know of it.
  * Its functions are compress.c's own. */
-struct codec_ops;
 struct codec {
-	const char *name;            /* in settings and messages: "zstd" */
-	unsigned id;                 /* the codec byte of segment headers */
-	int compression;             /* its elog_settings.compression value */
-	int level_default;           /* levels run from 1 to level_max; */
-	int level_max;               /* 0 = the codec has no levels */
-	int dictionaries;            /* it trains them, and its segments name them */
-	const struct codec_ops *ops; /* NULL: none, or not in this build */
+	const char *name;  /* in settings and messages: "zstd" */
+	unsigned id;       /* the codec byte of segment headers */
+	int compression;   /* its elog_settings.compression value */
+	int level_default; /* levels run from 1 to level_max; */
+	int level_max;     /* 0 = the codec has no levels */
+	int dictionaries;  /* it trains them, and its segments name them */
+	int built;         /* this build encodes and decodes its values */
 };
 /* The codec a segment header's flags name; NULL when unknown. */
 const struct codec *elog__codec_for_flags(uint32_t flags);
