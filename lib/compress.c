@@ -295,7 +295,7 @@ static const struct codec codecs[] = {
 	[CODEC_ZSTD] = { .name = "zstd",
 	                 .id = CODEC_ZSTD,
 	                 .compression = ELOG_COMPRESS_ZSTD,
-	                 .level_default = 3,
+	                 .level_default = DEFAULT_ZSTD_LEVEL,
 	                 .level_max = 19,
 	                 .dictionaries = 1,
 	                 .built = HAVE_ZSTD },

@@ -151,11 +151,7 @@
 #define SETTINGS_FORMAT 1u
 #define SETTINGS_MAX 4096u /* a larger settings file is corrupt */
 #define DEFAULT_SEGMENT_BYTES (64ull << 20)
-#define MIN_SEGMENT_BYTES ELOG_SEGMENT_BYTES_MIN
-#define MAX_SEGMENT_BYTES ELOG_SEGMENT_BYTES_MAX
 #define DEFAULT_INDEX_INTERVAL 4096u
-#define MIN_INDEX_INTERVAL ELOG_INDEX_INTERVAL_MIN
-#define MAX_INDEX_INTERVAL ELOG_INDEX_INTERVAL_MAX
 #define DEFAULT_ZSTD_LEVEL 3
 
 /* ---- LOCK: the state of the log's tail, text of this many bytes ---- */

@@ -287,7 +287,7 @@ static int repair_active(struct verify *v)
 	} else if (ss->bad_at != UINT64_MAX) {
 		/* No record of the log lies more than a segment's size past
 		 * the damage: what is further is cut without a copy. */
-		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;
+		uint64_t cap = v->have_set ? v->set.segment_bytes : ELOG_SEGMENT_BYTES_MAX;
 		uint64_t keep_end = ss->size - ss->bad_at > cap ? ss->bad_at + cap : ss->size;
 		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
 			goto out;
