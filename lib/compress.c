@@ -42,7 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "os.h"
+#include "compress.h"
 
 #ifdef ELOG_HAVE_ZSTD
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_FRAMEHEADERSIZE_MAX */

@@ -5,10 +5,12 @@
  * elog__errmsg_set() writes a message with the context of a failure into an
  * ELOG_MSG_MAX buffer: a handle's, or the caller's.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "os.h"
 
 const char *elog_strerror(int code)
 {

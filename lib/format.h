@@ -3,7 +3,7 @@
  * of its files and the sizes, magics and versions of what they hold.  Its
  * sections follow man/elog.5, which describes every byte; a fact of the
  * format is written here once and used by name everywhere else.
- * Included by internal.h; never installed.
+ * Included by encoding.h; never installed.
  */
 #ifndef ELOG_FORMAT_H
 #define ELOG_FORMAT_H

@@ -17,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
 
 /* The pid written by the holder, or 0 when the file holds none. */
 static long lock_holder(int fd)

@@ -36,7 +36,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "maint.h"
 
 /* The pid recorded in maint.lock by the run holding it, or 0. */
 static long maint_holder(int dfd)

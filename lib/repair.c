@@ -22,7 +22,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "writer.h"
+#include "maint.h"
+#include "verify.h"
 
 static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

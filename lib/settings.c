@@ -35,7 +35,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 
 static int parse_u64(const char *s, size_t n, uint64_t *v)
 {
