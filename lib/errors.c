@@ -54,7 +54,7 @@ const char *elog_strerror(int code)
 		return "too many consumers";
 	case ELOG_TAKEN:
 		return "offset at or below the end of the log";
-	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
+	/* The errno values elog__fs_openat() gives its refusals (os.h). */
 	case FS_ENOTREG:
 		return "not a regular file";
 	case FS_ELINKED:
