@@ -181,11 +181,14 @@ check-symbols: $(B)/libelog.a
 
 # No file of lib/ calls a function of a higher layer: the order is
 # tests/layers/order (lowest first), the calls are nm's of each object.
-# The self-test first: a check that cannot see a planted upward call
-# must not pass.
+# No header of lib/ includes one of a higher layer (tests/layers/headers),
+# and no file of lib/ includes internal.h, the tests' umbrella.  The
+# self-test first: a check that cannot see a planted upward call or
+# include must not pass.
 check-layers: $(B)/libelog.a
 	tests/layers/check.sh --self-test
 	tests/layers/check.sh $(B)/lib tests/layers/order
+	tests/layers/check.sh --headers lib tests/layers/headers
 
 # Builds of other flags (HAVE_ZSTD=0 after a default build, one B for both)
 # never link each other's objects: in a scratch copy, at -O0.

@@ -2,9 +2,10 @@
  * buf.c: byte buffers that grow by doubling, for the writer's batches and
  * the codecs' output.
  */
+#include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base.h"
 
 int elog__buf_grow(unsigned char **p, size_t *cap, size_t need, size_t first)
 {

@@ -52,7 +52,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "maint.h"
 
 #define STATE_MAGIC "elog-compact-state 1\n"
 #define STATE_MAX (1u << 30)

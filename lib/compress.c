@@ -14,16 +14,14 @@
  * The rest of the library sees codecs only through this file: a table of
  * codecs indexed by the codec byte (what settings, messages and segment
  * headers need to know of one), and an encoder and a decoder of values
- * (struct venc, struct vdec) that take a segment's header flags and keep,
- * per codec, the state and dictionary they need.  A codec that this build
- * lacks is in the table without its functions: its segments are known, and
- * refused with a clear error.
- *
- * A new codec is a CODEC_* byte beside the others, its entry in codecs[]
- * below with the functions it points to (under the build flag, set by the
- * Makefile, that brings in its library), and outside the library's code
- * its ELOG_COMPRESS_* value (elog.h), its name in the settings file
- * (settings.c), the programs' options that name it, and the man pages.
+ * (struct venc, struct vdec) that take a segment's header flags and keep
+ * the codec's state and dictionary.  There is one codec, zstd, called
+ * directly under ELOG_HAVE_ZSTD (set by the Makefile); a build without it
+ * keeps it in the table, so that its segments are known and refused with a
+ * clear error.  A second codec would be a CODEC_* byte, a TAG_* byte, its
+ * entry in codecs[], a branch beside zstd's in each function below, its
+ * ELOG_COMPRESS_* value (elog.h), its name in the settings file
+ * (settings.c), the programs' options and the man pages.
  *
  * zstd: the payload is one zstd frame, less its 4-byte magic number.
  * Events are small, so every byte of a frame counts: the magic number is
@@ -44,12 +42,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "os.h"
+#include "compress.h"
 
 #ifdef ELOG_HAVE_ZSTD
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_FRAMEHEADERSIZE_MAX */
 #include <zdict.h>
 #include <zstd.h>
+#define HAVE_ZSTD 1
+#else
+#define HAVE_ZSTD 0
 #endif
 
 /* ---- dictionary files ---- */
@@ -127,39 +131,6 @@ int elog__dict_latest(int dfd, uint32_t *id)
 	return elog__fs_dir_each(dfd, newer_dict, id);
 }
 
-/* ---- what a codec does ---- */
-
-/* The functions of a codec.  Encoder and decoder states are the codec's
- * own; each holds at most one dictionary at a time. */
-struct codec_ops {
-	void *(*enc_new)(int level); /* NULL: out of memory */
-	void (*enc_free)(void *enc);
-	/* Make enc hold dict (0, or an errno value). */
-	int (*enc_dict)(void *enc, const void *dict, size_t len);
-	/* Room encode() needs for a value of n bytes. */
-	size_t (*enc_bound)(size_t n);
-	/* The payload of the n > 0 bytes at v, written at out, encoded with
-	 * the dictionary enc holds if with_dict: its length, or 0 when the
-	 * value does not encode (it is then stored as given). */
-	size_t (*encode)(void *enc, int with_dict, const void *v, size_t n, unsigned char *out);
-	/* Train a dictionary of at most cap bytes from n samples laid end to
-	 * end; NULL for a codec without dictionaries. */
-	int (*train)(const void *samples, const size_t *sizes, unsigned n, unsigned char *dict,
-	             size_t cap, size_t *len);
-	void *(*dec_new)(void); /* NULL: out of memory */
-	void (*dec_free)(void *dec);
-	/* Make dec hold dict: nonzero when dict is not one of this codec. */
-	int (*dec_dict)(void *dec, const void *dict, size_t len);
-	/* The length the n-byte payload at in states it decodes to, or
-	 * SIZE_MAX when it states none. */
-	size_t (*dec_size)(const unsigned char *in, size_t n);
-	/* Decode the payload into out (cap bytes, more than dec_size()), with
-	 * the dictionary dec holds if with_dict; *len is what it decoded to.
-	 * ELOG_CORRUPT with *why, or ENOMEM. */
-	int (*decode)(void *dec, int with_dict, const unsigned char *in, size_t n,
-	              unsigned char *out, size_t cap, size_t *len, const char **why);
-};
-
 /* ---- zstd ---- */
 
 #ifdef ELOG_HAVE_ZSTD
@@ -180,7 +151,7 @@ struct zstd_dec {
 	size_t fcap;
 };
 
-static void *zstd_enc_new(int level)
+static struct zstd_enc *zstd_enc_new(int level)
 {
 	struct zstd_enc *z = calloc(1, sizeof *z);
 	if (!z || !(z->cctx = ZSTD_createCCtx())) {
@@ -195,17 +166,18 @@ static void *zstd_enc_new(int level)
 	return z;
 }
 
-static void zstd_enc_free(void *enc)
+static void zstd_enc_free(struct zstd_enc *z)
 {
-	struct zstd_enc *z = enc;
+	if (!z)
+		return;
 	ZSTD_freeCDict(z->cdict);
 	ZSTD_freeCCtx(z->cctx);
 	free(z);
 }
 
-static int zstd_enc_dict(void *enc, const void *dict, size_t len)
+/* Make z hold dict (0, or ENOMEM). */
+static int zstd_enc_dict(struct zstd_enc *z, const void *dict, size_t len)
 {
-	struct zstd_enc *z = enc;
 	ZSTD_CDict *cd = ZSTD_createCDict(dict, len, z->level);
 	if (!cd)
 		return ENOMEM;
@@ -214,14 +186,12 @@ static int zstd_enc_dict(void *enc, const void *dict, size_t len)
 	return 0;
 }
 
-static size_t zstd_enc_bound(size_t n)
+/* The payload of the n > 0 bytes at v, written at out (ZSTD_compressBound(n)
+ * bytes), encoded with z's dictionary if with_dict: its length, or 0 when
+ * the value does not encode (it is then stored as given). */
+static size_t zstd_encode(struct zstd_enc *z, int with_dict, const void *v, size_t n,
+                          unsigned char *out)
 {
-	return ZSTD_compressBound(n);
-}
-
-static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n, unsigned char *out)
-{
-	struct zstd_enc *z = enc;
 	/* The frame is written at out, then moved over its magic number. */
 	ZSTD_CCtx_refCDict(z->cctx, with_dict ? z->cdict : NULL);
 	size_t c = ZSTD_compress2(z->cctx, out, ZSTD_compressBound(n), v, n);
@@ -231,6 +201,7 @@ static size_t zstd_encode(void *enc, int with_dict, const void *v, size_t n, uns
 	return c - MAGIC_LEN;
 }
 
+/* Train a dictionary of at most cap bytes from n samples laid end to end. */
 static int zstd_train(const void *samples, const size_t *sizes, unsigned n, unsigned char *dict,
                       size_t cap, size_t *len)
 {
@@ -241,7 +212,7 @@ static int zstd_train(const void *samples, const size_t *sizes, unsigned n, unsi
 	return 0;
 }
 
-static void *zstd_dec_new(void)
+static struct zstd_dec *zstd_dec_new(void)
 {
 	struct zstd_dec *z = calloc(1, sizeof *z);
 	if (!z || !(z->dctx = ZSTD_createDCtx())) {
@@ -251,18 +222,19 @@ static void *zstd_dec_new(void)
 	return z;
 }
 
-static void zstd_dec_free(void *dec)
+static void zstd_dec_free(struct zstd_dec *z)
 {
-	struct zstd_dec *z = dec;
+	if (!z)
+		return;
 	ZSTD_freeDDict(z->ddict);
 	ZSTD_freeDCtx(z->dctx);
 	free(z->frame);
 	free(z);
 }
 
-static int zstd_dec_dict(void *dec, const void *dict, size_t len)
+/* Make z hold dict: ELOG_CORRUPT when it is not a zstd dictionary. */
+static int zstd_dec_dict(struct zstd_dec *z, const void *dict, size_t len)
 {
-	struct zstd_dec *z = dec;
 	ZSTD_DDict *dd = ZSTD_createDDict(dict, len);
 	if (!dd)
 		return ELOG_CORRUPT;
@@ -271,6 +243,8 @@ static int zstd_dec_dict(void *dec, const void *dict, size_t len)
 	return 0;
 }
 
+/* The length the n-byte payload at in states it decodes to, or SIZE_MAX
+ * when it states none. */
 static size_t zstd_dec_size(const unsigned char *in, size_t n)
 {
 	/* The frame header, its magic number restored, is all it takes. */
@@ -284,10 +258,12 @@ static size_t zstd_dec_size(const unsigned char *in, size_t n)
 	return (size_t)size;
 }
 
-static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t n,
+/* Decode the payload into out (cap bytes, more than zstd_dec_size()), with
+ * z's dictionary if with_dict; *len is what it decoded to.  ELOG_CORRUPT
+ * with *why, or ENOMEM. */
+static int zstd_decode(struct zstd_dec *z, int with_dict, const unsigned char *in, size_t n,
                        unsigned char *out, size_t cap, size_t *len, const char **why)
 {
-	struct zstd_dec *z = dec;
 	size_t flen = MAGIC_LEN + n;
 	if (flen > z->fcap) {
 		unsigned char *nf = realloc(z->frame, flen);
@@ -309,44 +285,29 @@ static int zstd_decode(void *dec, int with_dict, const unsigned char *in, size_t
 	return 0;
 }
 
-static const struct codec_ops zstd_ops = {
-	.enc_new = zstd_enc_new,
-	.enc_free = zstd_enc_free,
-	.enc_dict = zstd_enc_dict,
-	.enc_bound = zstd_enc_bound,
-	.encode = zstd_encode,
-	.train = zstd_train,
-	.dec_new = zstd_dec_new,
-	.dec_free = zstd_dec_free,
-	.dec_dict = zstd_dec_dict,
-	.dec_size = zstd_dec_size,
-	.decode = zstd_decode,
-};
-#define ZSTD_OPS (&zstd_ops)
-
-#else
-#define ZSTD_OPS NULL /* no zstd in this build */
 #endif
 
 /* ---- the codecs ---- */
 
-/* Indexed by the codec byte.  Codec none has no functions: its values
- * are stored as given. */
+/* Indexed by the codec byte.  Codec none stores values as given. */
 static const struct codec codecs[] = {
-	[CODEC_NONE] = { .name = "none", .id = CODEC_NONE, .compression = ELOG_COMPRESS_NONE },
+	[CODEC_NONE] = { .name = "none",
+	                 .id = CODEC_NONE,
+	                 .compression = ELOG_COMPRESS_NONE,
+	                 .built = 1 },
 	[CODEC_ZSTD] = { .name = "zstd",
 	                 .id = CODEC_ZSTD,
 	                 .compression = ELOG_COMPRESS_ZSTD,
-	                 .level_default = 3,
+	                 .level_default = DEFAULT_ZSTD_LEVEL,
 	                 .level_max = 19,
 	                 .dictionaries = 1,
-	                 .ops = ZSTD_OPS },
+	                 .built = HAVE_ZSTD },
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 
 int elog_have_zstd(void)
 {
-	return codecs[CODEC_ZSTD].ops != NULL;
+	return HAVE_ZSTD;
 }
 
 const struct codec *elog__codec_for_flags(uint32_t flags)
@@ -375,7 +336,7 @@ int elog__codec_plain(uint32_t flags)
 
 int elog__codec_usable(const struct codec *c, char *msg)
 {
-	if (c->id != CODEC_NONE && !c->ops)
+	if (!c->built)
 		return elog__errmsg_set(msg, ELOG_UNSUPPORTED,
 		                        "compressed with %s, but this "
 		                        "build has no %s support",
@@ -393,7 +354,7 @@ int elog__codec_settings_check(struct elog_settings *s, char *msg)
 		s->compression_level = 0;
 	else if (!s->compression_level)
 		s->compression_level = c->level_default;
-	if (c->id != CODEC_NONE && !c->ops)
+	if (!c->built)
 		return elog__errmsg_set(msg, ELOG_UNSUPPORTED, "this build has no %s support",
 		                        c->name);
 	if (s->compression_level < 0 || s->compression_level > c->level_max)
@@ -405,9 +366,14 @@ int elog__codec_settings_check(struct elog_settings *s, char *msg)
 int elog__codec_train(const struct codec *c, const void *samples, const size_t *sizes, unsigned n,
                       unsigned char *dict, size_t cap, size_t *len)
 {
-	if (!c->ops || !c->ops->train)
-		return ELOG_UNSUPPORTED;
-	return c->ops->train(samples, sizes, n, dict, cap, len);
+#ifdef ELOG_HAVE_ZSTD
+	if (c->id == CODEC_ZSTD)
+		return zstd_train(samples, sizes, n, dict, cap, len);
+#else
+	(void)samples, (void)sizes, (void)n, (void)dict, (void)cap, (void)len;
+#endif
+	(void)c;
+	return ELOG_UNSUPPORTED;
 }
 
 size_t elog__codec_value_max(uint32_t flags, size_t n)
@@ -417,23 +383,21 @@ size_t elog__codec_value_max(uint32_t flags, size_t n)
 
 /* ---- encoding and decoding values ---- */
 
-/* A codec's encoder or decoder state in a venc or vdec, made when first
- * needed, and the dictionary it holds (0 = none). */
-struct state {
-	void *st;
-	uint32_t dict;
-};
-
 struct venc {
-	const struct codec *codec; /* the one level is for */
-	int level;                 /* 0 = the codec's default */
-	struct state s[NCODECS];
+	int level; /* for zstd: the settings' level, or 0 for its default */
+#ifdef ELOG_HAVE_ZSTD
+	struct zstd_enc *zstd; /* made when first needed */
+	uint32_t zstd_dict;    /* the dictionary it holds, 0 = none */
+#endif
 	unsigned char *buf; /* the last value encoded */
 	size_t cap;
 };
 
 struct vdec {
-	struct state s[NCODECS];
+#ifdef ELOG_HAVE_ZSTD
+	struct zstd_dec *zstd; /* made when first needed */
+	uint32_t zstd_dict;    /* the dictionary it holds, 0 = none */
+#endif
 	unsigned char *buf; /* the last value decoded */
 	size_t cap;
 };
@@ -441,10 +405,8 @@ struct vdec {
 struct venc *elog__venc_new(const struct codec *c, int level)
 {
 	struct venc *e = calloc(1, sizeof *e);
-	if (e) {
-		e->codec = c;
+	if (e && c && c->id == CODEC_ZSTD)
 		e->level = level;
-	}
 	return e;
 }
 
@@ -452,89 +414,84 @@ void elog__venc_free(struct venc *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < NCODECS; i++)
-		if (e->s[i].st)
-			codecs[i].ops->enc_free(e->s[i].st);
+#ifdef ELOG_HAVE_ZSTD
+	zstd_enc_free(e->zstd);
+#endif
 	free(e->buf);
 	free(e);
 }
 
-/* The codec flags name, and its encoder state in e. */
-static int enc_state(struct venc *e, uint32_t flags, const struct codec **cp, struct state **sp,
-                     char *msg)
+/* 0 when flags name a codec this build has, else ELOG_CORRUPT (unknown)
+ * or ELOG_UNSUPPORTED (not built in). */
+static int codec_check(uint32_t flags, char *msg)
 {
 	const struct codec *c = elog__codec_for_flags(flags);
 	if (!c)
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
-	int err = elog__codec_usable(c, msg);
-	if (err)
-		return err;
-	struct state *s = &e->s[c->id];
-	if (!s->st) {
-		int level = c == e->codec && e->level ? e->level : c->level_default;
-		if (!(s->st = c->ops->enc_new(level)))
-			return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	}
-	*cp = c;
-	*sp = s;
-	return 0;
+	return elog__codec_usable(c, msg);
 }
 
-/* Make s, the encoder state of c, hold dictionary id (from dict, or else
- * loaded from dfd). */
-static int enc_dict(const struct codec *c, struct state *s, uint32_t id, int dfd, const void *dict,
-                    size_t len, char *msg)
+/* Make e's encoder for the codec of flags, and have it hold dictionary
+ * SEG_DICT(flags) (when not 0): dict, or when dict is NULL, the one
+ * loaded from dfd. */
+static int enc_ready(struct venc *e, uint32_t flags, int dfd, const void *dict, size_t len,
+                     char *msg)
 {
+	int err = codec_check(flags, msg);
+	if (err || SEG_CODEC(flags) == CODEC_NONE)
+		return err;
+#ifdef ELOG_HAVE_ZSTD
+	uint32_t id = SEG_DICT(flags);
+	if (!e->zstd) {
+		int level = e->level ? e->level : codecs[CODEC_ZSTD].level_default;
+		if (!(e->zstd = zstd_enc_new(level)))
+			return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+	}
+	if (id == 0 || (id == e->zstd_dict && !dict))
+		return 0;
 	unsigned char *loaded = NULL;
-	int err;
 	if (!dict) {
 		if ((err = elog__dict_load(dfd, id, &loaded, &len, msg)) != 0)
 			return err;
 		dict = loaded;
 	}
-	err = c->ops->enc_dict(s->st, dict, len);
+	err = zstd_enc_dict(e->zstd, dict, len);
 	free(loaded);
 	if (err)
 		return elog__errmsg_set(msg, err, "dictionary %u: %s", id, elog_strerror(err));
-	s->dict = id;
+	e->zstd_dict = id;
 	return 0;
+#else
+	(void)e, (void)dfd, (void)dict, (void)len;
+	return ELOG_UNSUPPORTED; /* codec_check() refused it */
+#endif
 }
 
 int elog__venc_use_dict(struct venc *e, int dfd, uint32_t flags, char *msg)
 {
-	const struct codec *c;
-	struct state *s;
-	int err = enc_state(e, flags, &c, &s, msg);
-	if (err || SEG_DICT(flags) == 0 || SEG_DICT(flags) == s->dict)
-		return err;
-	return enc_dict(c, s, SEG_DICT(flags), dfd, NULL, 0, msg);
+	return enc_ready(e, flags, dfd, NULL, 0, msg);
 }
 
 int elog__venc_set_dict(struct venc *e, uint32_t flags, const void *dict, size_t len, char *msg)
 {
-	const struct codec *c;
-	struct state *s;
-	int err = enc_state(e, flags, &c, &s, msg);
-	return err ? err : enc_dict(c, s, SEG_DICT(flags), -1, dict, len, msg);
+	return enc_ready(e, flags, -1, dict, len, msg);
 }
 
 int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, size_t n,
                      const void **out, size_t *outlen, char *msg)
 {
-	const struct codec *c;
-	struct state *s;
 	int err;
 	if (SEG_CODEC(flags) == CODEC_NONE || n == 0) {
 		*out = v;
 		*outlen = n;
 		return 0;
 	}
-	if ((err = elog__venc_use_dict(e, dfd, flags, msg)) != 0 ||
-	    (err = enc_state(e, flags, &c, &s, msg)) != 0)
+	if ((err = enc_ready(e, flags, dfd, NULL, 0, msg)) != 0)
 		return err;
-	if (elog__buf_grow(&e->buf, &e->cap, 1 + c->ops->enc_bound(n), 4096))
+#ifdef ELOG_HAVE_ZSTD
+	if (elog__buf_grow(&e->buf, &e->cap, 1 + ZSTD_compressBound(n), 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	size_t len = c->ops->encode(s->st, SEG_DICT(flags) != 0, v, n, e->buf + 1);
+	size_t len = zstd_encode(e->zstd, SEG_DICT(flags) != 0, v, n, e->buf + 1);
 	if (len == 0 || len + n / 8 >= n) {
 		e->buf[0] = TAG_RAW;
 		memcpy(e->buf + 1, v, n);
@@ -545,6 +502,10 @@ int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, siz
 	*out = e->buf;
 	*outlen = 1 + len;
 	return 0;
+#else
+	(void)out, (void)outlen;
+	return ELOG_UNSUPPORTED; /* enc_ready() refused it */
+#endif
 }
 
 struct vdec *elog__vdec_new(void)
@@ -556,9 +517,9 @@ void elog__vdec_free(struct vdec *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < NCODECS; i++)
-		if (d->s[i].st)
-			codecs[i].ops->dec_free(d->s[i].st);
+#ifdef ELOG_HAVE_ZSTD
+	zstd_dec_free(d->zstd);
+#endif
 	free(d->buf);
 	free(d);
 }
@@ -566,12 +527,11 @@ void elog__vdec_free(struct vdec *d)
 int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, size_t n,
                      const void **out, size_t *outlen, char *msg)
 {
-	const struct codec *c = elog__codec_for_flags(flags);
 	const unsigned char *p = in;
 	int err;
-	if (!c)
+	if (!elog__codec_for_flags(flags))
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown codec %u", SEG_CODEC(flags));
-	if (c->id == CODEC_NONE || n == 0) {
+	if (SEG_CODEC(flags) == CODEC_NONE || n == 0) {
 		*out = in;
 		*outlen = n;
 		return 0;
@@ -581,42 +541,44 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 		*outlen = n - 1;
 		return 0;
 	}
-	if ((err = elog__codec_usable(c, msg)) != 0)
+	if ((err = codec_check(flags, msg)) != 0)
 		return err;
 	if (p[0] != TAG_ZSTD)
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "unknown value encoding %u", p[0]);
-	size_t size = c->ops->dec_size(p + 1, n - 1);
+#ifdef ELOG_HAVE_ZSTD
+	size_t size = zstd_dec_size(p + 1, n - 1);
 	if (size == SIZE_MAX || size > ELOG_MAX_RECORD)
-		return elog__errmsg_set(msg, ELOG_CORRUPT, "bad %s frame", c->name);
-	struct state *s = &d->s[c->id];
-	if (!s->st && !(s->st = c->ops->dec_new()))
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "bad zstd frame");
+	if (!d->zstd && !(d->zstd = zstd_dec_new()))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	uint32_t id = SEG_DICT(flags);
-	if (id && id != s->dict) {
+	if (id && id != d->zstd_dict) {
 		unsigned char *dict;
 		size_t dlen;
 		if ((err = elog__dict_load(dfd, id, &dict, &dlen, msg)) != 0)
 			return err;
-		err = c->ops->dec_dict(s->st, dict, dlen);
+		err = zstd_dec_dict(d->zstd, dict, dlen);
 		free(dict);
 		if (err)
 			return elog__errmsg_set(msg, ELOG_CORRUPT,
-			                        "dictionary %u is not a %s "
-			                        "dictionary",
-			                        id, c->name);
-		s->dict = id;
+			                        "dictionary %u is not a zstd dictionary", id);
+		d->zstd_dict = id;
 	}
 	if (elog__buf_grow(&d->buf, &d->cap, size + 1, 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	const char *why = "wrong size";
 	size_t len = 0;
-	err = c->ops->decode(s->st, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
+	err = zstd_decode(d->zstd, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
 	if (err == ENOMEM)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if (err || len != size)
-		return elog__errmsg_set(msg, ELOG_CORRUPT, "%s frame does not decompress: %s",
-		                        c->name, why);
+		return elog__errmsg_set(msg, ELOG_CORRUPT, "zstd frame does not decompress: %s",
+		                        why);
 	*out = d->buf;
 	*outlen = len;
 	return 0;
+#else
+	(void)d, (void)dfd, (void)out, (void)outlen;
+	return ELOG_UNSUPPORTED; /* codec_check() refused it */
+#endif
 }

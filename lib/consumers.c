@@ -15,6 +15,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
 #include "consumers_json.h"
 
 static int bad_name(char *msg, const char *name)

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
+#include "format.h"
 #include "consumers_json.h"
 
 /* The consumer alphabet (elog.h), here because the table's text is what

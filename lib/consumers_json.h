@@ -8,8 +8,10 @@
 #define ELOG_CONSUMERS_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-#include "internal.h"
+#include "base.h"
 
 #define CONSUMERS_FORMAT 1u
 /* A file larger than this is corrupt: ELOG_CONSUMERS_MAX entries of the

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>

@@ -12,7 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
+#include "writer.h"
 
 /* Files an interrupted creation may have left; anything else in the
  * directory means it holds something other than a log. */

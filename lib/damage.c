@@ -24,6 +24,7 @@
  * at the bottom of verification's layer: verify.c calls repair.c and this
  * file, repair.c calls this file, and none calls back up.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,8 +33,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "files.h"
 #include "consumers_json.h"
+#include "maint.h"
+#include "verify.h"
 
 void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
                           const char *fmt, va_list ap)

@@ -5,10 +5,12 @@
  * elog__errmsg_set() writes a message with the context of a failure into an
  * ELOG_MSG_MAX buffer: a handle's, or the caller's.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "os.h"
 
 const char *elog_strerror(int code)
 {
@@ -52,7 +54,7 @@ const char *elog_strerror(int code)
 		return "too many consumers";
 	case ELOG_TAKEN:
 		return "offset at or below the end of the log";
-	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
+	/* The errno values elog__fs_openat() gives its refusals (os.h). */
 	case FS_ENOTREG:
 		return "not a regular file";
 	case FS_ELINKED:

@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format.h"
+#include "os.h"
+#include "files.h"
 
 /* The files of a fixed name. */
 static const struct {

@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format.h"
+#include "files.h"
 #include "reader.h"
 
 #include <sys/inotify.h>

@@ -3,7 +3,7 @@
  * of its files and the sizes, magics and versions of what they hold.  Its
  * sections follow man/elog.5, which describes every byte; a fact of the
  * format is written here once and used by name everywhere else.
- * Included by internal.h; never installed.
+ * Included by encoding.h; never installed.
  */
 #ifndef ELOG_FORMAT_H
 #define ELOG_FORMAT_H
@@ -151,11 +151,7 @@
 #define SETTINGS_FORMAT 1u
 #define SETTINGS_MAX 4096u /* a larger settings file is corrupt */
 #define DEFAULT_SEGMENT_BYTES (64ull << 20)
-#define MIN_SEGMENT_BYTES ELOG_SEGMENT_BYTES_MIN
-#define MAX_SEGMENT_BYTES ELOG_SEGMENT_BYTES_MAX
 #define DEFAULT_INDEX_INTERVAL 4096u
-#define MIN_INDEX_INTERVAL ELOG_INDEX_INTERVAL_MIN
-#define MAX_INDEX_INTERVAL ELOG_INDEX_INTERVAL_MAX
 #define DEFAULT_ZSTD_LEVEL 3
 
 /* ---- LOCK: the state of the log's tail, text of this many bytes ---- */

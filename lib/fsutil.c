@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format.h"
+#include "os.h"
 
 int elog__fs_write_all(int fd, const void *buf, size_t len)
 {

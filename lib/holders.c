@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "internal.h"
+#include "os.h"
 
 #define PROC_LOCKS "/proc/locks"
 

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "format.h"
+#include "os.h"
+#include "files.h"
 
 #define HOLES_MAGIC "elog-salvaged 1\n"
 #define HOLES_MAX (1u << 20)

@@ -11,7 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
 
 /* The layouts of the versions this build reads, by their format.h names;
  * it writes the last. */

@@ -24,7 +24,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "os.h"
+#include "maint.h"
 
 struct keyslot {
 	uint64_t h0, h1; /* h0 has its low bit set in a used slot */

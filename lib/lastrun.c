@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
+#include "files.h"
 
 /* The largest mark read: the time and a line for each of the most
  * consumers a log may have. */

@@ -17,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
 
 /* The pid written by the holder, or 0 when the file holds none. */
 static long lock_holder(int fd)
@@ -148,7 +151,7 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * Any number of writer handles, in one process or many, append to a log;
  * each holds the exclusive flock on LOCK only while it writes and syncs one
  * batch.  The file's content tells the next holder whether the log moved
- * since it last wrote (see struct lock_state in internal.h and elog(5)).
+ * since it last wrote (see struct lock_state in encoding.h and elog(5)).
  *
  * flock(2) has no timeout, so a writer that finds the lock taken polls it
  * with a short, growing sleep until its deadline.  Polling alone would let

@@ -24,7 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format.h"
+#include "os.h"
+#include "files.h"
 
 #define LOSSES_MAGIC "elog-consumers-lost 1"
 /* A larger file is not ours: 4096 consumers of the longest lines take

@@ -36,7 +36,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "maint.h"
 
 /* The pid recorded in maint.lock by the run holding it, or 0. */
 static long maint_holder(int dfd)
@@ -261,9 +266,11 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 }
 
 /* Unlinking files that no listing shows any more (below the log's start),
- * in any order, so several at a time: unlinking a large file can wait on
- * the device (a filesystem mounted with discard trims the freed blocks
- * before unlink returns), and those waits overlap. */
+ * in any order, so several at a time: unlinking a file can wait on the
+ * device (a filesystem mounted with discard trims the freed blocks before
+ * unlink returns), and those waits overlap.  It pays: elog-retain dropping
+ * 20,000 segments of 4 KiB (40,000 unlinks, ext4 mounted with discard, two
+ * busy cores) took 11-17 s with these threads and 74-91 s with one. */
 #define UNLINK_THREADS 8
 
 struct unlinker {

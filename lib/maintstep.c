@@ -7,7 +7,7 @@
  * at a chosen step that way, as a crash would, and the library itself
  * never reads the environment for it nor exits.
  */
-#include "internal.h"
+#include "maint.h"
 
 void elog__maint_step(void)
 {

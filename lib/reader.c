@@ -29,7 +29,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 #include "reader.h"
 
 /* The open segment's file (inode and device), asked of the system only

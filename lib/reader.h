@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#include "internal.h"
+#include "files.h"
 
 struct elog_reader {
 	char msg[ELOG_MSG_MAX];

@@ -9,7 +9,9 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
 
 size_t elog__rec_size(size_t key_len, size_t value_len)
 {

@@ -17,7 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "writer.h"
 
 /* Bytes of the active segment the watermark vouches for. */
 static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)

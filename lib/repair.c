@@ -22,7 +22,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
+#include "writer.h"
+#include "maint.h"
+#include "verify.h"
 
 static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -298,7 +305,7 @@ static int repair_active(struct verify *v)
 	} else if (ss->bad_at != UINT64_MAX) {
 		/* No record of the log lies more than a segment's size past
 		 * the damage: what is further is cut without a copy. */
-		uint64_t cap = v->have_set ? v->set.segment_bytes : MAX_SEGMENT_BYTES;
+		uint64_t cap = v->have_set ? v->set.segment_bytes : ELOG_SEGMENT_BYTES_MAX;
 		uint64_t keep_end = ss->size - ss->bad_at > cap ? ss->bad_at + cap : ss->size;
 		if ((err = keep_tail(v, fd, name, ss->bad_at, keep_end, kept, sizeof kept)) != 0)
 			goto out;

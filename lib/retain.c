@@ -34,7 +34,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base.h"
+#include "format.h"
+#include "os.h"
+#include "files.h"
 #include "consumers_json.h"
+#include "maint.h"
 
 /* The limit in effect: the option's, else the stored policy's; 0 = none. */
 static uint64_t limit_of(uint64_t opt, uint64_t stored)

@@ -50,7 +50,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
+#include "maint.h"
 
 struct salvager {
 	struct maint *m;

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "files.h"
 
 /* The buffer: large enough that a read costs little per record, small
  * enough that what one read brought is still in the CPU's cache when its

@@ -11,7 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 
 /* "<base as SEG_NAME_LEN digits><ext>" into buf of size bytes. */
 static void name_of(char *buf, size_t size, uint64_t base, const char *ext)

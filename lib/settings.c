@@ -35,7 +35,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 
 static int parse_u64(const char *s, size_t n, uint64_t *v)
 {
@@ -95,15 +99,15 @@ static const struct key {
 	{ "segment_bytes",
 	  K_U64,
 	  AT(segment_bytes),
-	  MIN_SEGMENT_BYTES,
-	  MAX_SEGMENT_BYTES,
+	  ELOG_SEGMENT_BYTES_MIN,
+	  ELOG_SEGMENT_BYTES_MAX,
 	  { NULL },
 	  0 },
 	{ "index_interval",
 	  K_U32,
 	  AT(index_interval),
-	  MIN_INDEX_INTERVAL,
-	  MAX_INDEX_INTERVAL,
+	  ELOG_INDEX_INTERVAL_MIN,
+	  ELOG_INDEX_INTERVAL_MAX,
 	  { NULL },
 	  0 },
 	{ "retain_ms", K_U64, AT(retain_ms), 0, UINT64_MAX, { NULL }, 0 },
@@ -367,14 +371,15 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 		return err;
 	if ((err = elog__cleanup_check(s->cleanup, msg)) != 0)
 		return err;
-	if (s->segment_bytes < MIN_SEGMENT_BYTES || s->segment_bytes > MAX_SEGMENT_BYTES)
+	if (s->segment_bytes < ELOG_SEGMENT_BYTES_MIN || s->segment_bytes > ELOG_SEGMENT_BYTES_MAX)
 		return elog__errmsg_set(msg, ELOG_INVALID,
 		                        "segment size must be between %llu and %llu bytes",
-		                        MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
-	if (s->index_interval < MIN_INDEX_INTERVAL || s->index_interval > MAX_INDEX_INTERVAL)
+		                        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
+	if (s->index_interval < ELOG_INDEX_INTERVAL_MIN ||
+	    s->index_interval > ELOG_INDEX_INTERVAL_MAX)
 		return elog__errmsg_set(msg, ELOG_INVALID,
 		                        "index interval must be between %u and %u bytes",
-		                        MIN_INDEX_INTERVAL, MAX_INDEX_INTERVAL);
+		                        ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
 	return 0;
 }
 

@@ -24,7 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
 
 void elog__start_encode(unsigned char *p, uint64_t start)
 {

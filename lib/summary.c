@@ -16,7 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 
 /* Bytes of records at the end of the log read for the newest timestamp and
  * the compression ratio. */

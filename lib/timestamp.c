@@ -12,7 +12,7 @@
  *     is not plausible by the next segment whose is (it was written after,
  *     so it is no younger).  See retain.c.
  */
-#include "internal.h"
+#include "base.h"
 
 int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms)
 {

@@ -13,12 +13,16 @@
  * of those before its first dictionary, unless one was deleted by hand,
  * and then their values cannot be read anyway.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format.h"
+#include "encoding.h"
+#include "compress.h"
+#include "files.h"
 
 struct samples {
 	unsigned char *buf; /* TRAIN_BYTES, the values end to end */

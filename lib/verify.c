@@ -29,8 +29,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
 #include "consumers_json.h"
+#include "verify.h"
 
 #define PROGRESS_STEP (1u << 20)
 #define IDX_BUF_ENTRIES 512u

@@ -11,7 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "files.h"
 
 void elog__wm_encode(unsigned char *p, const struct watermark *wm)
 {

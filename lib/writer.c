@@ -42,7 +42,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "format.h"
+#include "encoding.h"
+#include "os.h"
+#include "compress.h"
+#include "files.h"
+#include "writer.h"
 
 /* Where the next record goes: its offset, its segment, that segment's size
  * and header flags, and the index entries' builder for it. */

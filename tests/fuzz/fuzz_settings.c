@@ -12,9 +12,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0; /* elog__settings_load() refuses larger files */
 	if (elog__settings_parse((const char *)data, size, &s) != 0)
 		return 0;
-	if (s.segment_bytes < MIN_SEGMENT_BYTES || s.segment_bytes > MAX_SEGMENT_BYTES ||
-	    s.index_interval < MIN_INDEX_INTERVAL || s.index_interval > MAX_INDEX_INTERVAL ||
-	    strlen(s.id) != 32)
+	if (s.segment_bytes < ELOG_SEGMENT_BYTES_MIN || s.segment_bytes > ELOG_SEGMENT_BYTES_MAX ||
+	    s.index_interval < ELOG_INDEX_INTERVAL_MIN ||
+	    s.index_interval > ELOG_INDEX_INTERVAL_MAX || strlen(s.id) != 32)
 		abort();
 	size_t n = elog__settings_format(&s, buf);
 	if (n >= SETTINGS_MAX || elog__settings_parse(buf, n, &t) != 0 ||

@@ -1,0 +1,100 @@
+/*
+ * os.h: the POSIX layer: durable writes and replacements, files opened
+ * safely, directory walks, random bytes, the time, flock locks and LOCK's
+ * batch lock and sync slots, and who holds a lock.  What it reads and
+ * writes is bytes; their form is encoding.h's.
+ */
+#ifndef ELOG_OS_H
+#define ELOG_OS_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "base.h"
+
+struct lock_state; /* encoding.h */
+
+/* ---- fsutil.c: durability helpers ---- */
+int elog__fs_write_all(int fd, const void *buf, size_t len);
+int elog__fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos);
+/* Read up to len bytes at pos; *got is what was there (short at EOF). */
+int elog__fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got);
+int elog__fs_fsync_dir(int dfd);
+/* Write data to a fresh temporary file in dfd, fsync it, rename it over
+ * name and fsync the directory.  The file gets mode 0666 less the umask. */
+int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t len);
+/* Create "<name>.tmp.<pid>.<n>" in dfd (its name in tmp, of size bytes) for
+ * writing, and hold an exclusive flock on it through the descriptor
+ * returned, which is closed only once the name is renamed or unlinked:
+ * that lock is what keeps elog__file_tmp_drop() away.  -1 and errno. */
+int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size);
+/* Read a whole small file (at most max bytes, else EFBIG) into a malloc'ed,
+ * NUL-terminated buffer.  Refuses what elog__fs_openat() refuses. */
+int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
+/* Open a file in dfd as openat(2) does, refusing what a log directory
+ * must never hold: a symbolic link (ELOOP), anything but a regular file
+ * (FS_ENOTREG: never opened at all, so a FIFO cannot block and a device
+ * cannot act), and, when opening for writing, a file with more than one
+ * hard link (FS_ELINKED).  A file it creates while running as root gets
+ * the directory's owner and group. */
+int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode);
+/* The errno values of those refusals: real ones no call made here can
+ * otherwise return, so that the value travels as any errno does; their
+ * text comes from elog_strerror(), as that of every other code. */
+#define FS_ENOTREG EMEDIUMTYPE
+#define FS_ELINKED EMLINK
+int64_t elog__fs_now_ms(void);
+/* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
+ * until it returns non-zero.  Returns 0, that value, or an errno value. */
+int elog__fs_dir_each(int dfd, int (*fn)(const char *name, void *arg), void *arg);
+/* len bytes from /dev/urandom. */
+int elog__fs_random(void *buf, size_t len);
+/* Returns 1 when fd is on a network filesystem (NFS, SMB/CIFS, ...). */
+int elog__fs_is_netfs(int fd);
+
+/* ---- lock.c ---- */
+/* Take an exclusive flock on name in dfd (blocking when wait), writing our
+ * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
+int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
+/* The same, waiting up to wait_ms (0: not at all, -1: for ever); when the
+ * time runs out, ELOG_LOCKED and a message naming the file, the time waited
+ * and the pid the holder wrote, if any. */
+int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
+                       char *msg);
+/* Open (creating) the lock file name in dfd, refusing a symbolic link. */
+int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
+/* The writers' batch lock on LOCK (fd open read-write): take it, waiting
+ * up to wait_ms (-1: for ever) and taking turns with other waiters;
+ * ELOG_LOCKED when the time runs out. */
+int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
+void elog__lock_release(int fd);
+/* A failed fdatasync, announced on LOCK (fd) until the state says sick
+ * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
+void elog__lock_sick_announce(int fd, int on);
+int elog__lock_sick_pending(int fd);
+/* Take a free sync slot on LOCK (fd): its number, or -1 when every one is
+ * taken; release it after the sync. */
+int elog__lock_slot_take(int fd);
+void elog__lock_slot_release(int fd, int slot);
+/* 0 when the directory's LOCK is still the file whose status (taken
+ * once, when it was opened) is mine, else ELOG_FAILED with a message: the
+ * log was deleted, or LOCK removed or replaced.  One fstatat(2). */
+int elog__lock_is_current(int dfd, const struct stat *mine, char *msg);
+/* A missing, short or damaged state reads as !valid. */
+int elog__lock_state_read(int fd, struct lock_state *ls);
+/* Write ls; with trunc, also cut the file to its length (when it held
+ * something else before). */
+int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc);
+/* This boot's id (Linux); 0 when it cannot be known. */
+int elog__lock_boot_id(unsigned char id[16]);
+
+/* ---- holders.c ---- */
+/* The pids holding a lock on name in dfd, from /proc/locks, in a malloc'ed
+ * array (*n 0 and *pids NULL when none, or when the file does not exist).
+ * An errno value when /proc/locks cannot be read (not Linux, no /proc). */
+int elog__lock_holders(int dfd, const char *name, pid_t **pids, size_t *n);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * verify.h: elog_verify(), one job in three files that share its state:
+ * verify.c checks, repair.c repairs what the check found, damage.c tells
+ * of the offsets readers cannot have.  Shared by those three only.
+ */
+#ifndef ELOG_VERIFY_H
+#define ELOG_VERIFY_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "files.h"
+
+/* ---- verify.c and repair.c: elog_verify() ---- */
+enum { WM_MISSING, WM_OK, WM_BAD }; /* the watermark file, as checked */
+/* What checking a segment learned that later checks and repairs need. */
+struct segstate {
+	uint64_t base;
+	int scanned; /* its records were read (header good enough) */
+	int hdr_bad; /* readers refuse its header's magic, CRC or base */
+	int clean;   /* every record read, to the end of the file */
+	int idx_bad; /* index damaged or missing */
+	uint64_t size;
+	uint64_t bad_at;    /* first damaged record, or UINT64_MAX */
+	uint64_t valid_end; /* end of the last valid record */
+	uint64_t next;      /* offset after its last valid record, or base */
+	/* Records at or above the next segment's base: a merge interrupted
+	 * before it removed that segment, or damage (see check_overlap). */
+	uint64_t overlap_pos, overlap_off;
+	int overlap;
+	int damaged;      /* any damage found in it */
+	int chain;        /* CHAIN_*: what it says of the next segment */
+	struct seal seal; /* when CHAIN_SEALED */
+	/* For the segment the watermark names: */
+	int wm_boundary;  /* segment_bytes is the end of a record */
+	uint64_t wm_next; /* offset after the last record it covers */
+};
+
+struct verify {
+	int dfd;
+	int quiet; /* the check after a repair: count only */
+	unsigned flags;
+	const struct elog_verify_hooks *h;
+	struct elog_verify_result *res;
+	char *msg;
+	struct elog_settings set;
+	int have_set;
+	struct watermark wm;
+	int wm_state;
+	int wm_fix; /* the watermark disagrees with the data */
+	/* Offsets the chain of segments says are lost, [first, last] pairs
+	 * (repair records them in FN_SALVAGED), and closed segments whose
+	 * seal repair writes again (their index in seg). */
+	uint64_t *lost;
+	size_t nlost;
+	uint64_t *reseal;
+	size_t nreseal;
+	int sick; /* LOCK says a writer's fdatasync failed */
+	uint64_t *base, *ibase;
+	size_t n, ni;
+	struct elog__start_view start;
+	int start_fix; /* --repair writes the start anew, naming base[0] */
+	struct segstate *seg;
+	uint64_t total, done, shown;
+};
+
+/* damage.c: count a problem into v->res and hand it to the caller's hook. */
+void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
+                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* Take LOCK (emptying its state) and maint.lock for a repair. */
+int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
+/* Repair what the check found: stale temporary files, indexes, the start
+ * file, the active segment's tail and the watermark. */
+int elog__repair_run(struct verify *v);
+
+/* ---- damage.c: what elog_verify() tells of offsets readers cannot have ---- */
+/* A line (ELOG_PROBLEM_LOSS) for each range of h, the offsets repairs and
+ * salvage lost, that the log's segments still span. */
+void elog__verify_losses(struct verify *v, const struct holes *h);
+/* A line (ELOG_PROBLEM_UNREADABLE) for each damaged segment: the offsets
+ * readers cannot read past the damage, the named consumers behind them,
+ * and what --salvage would keep and lose. */
+int elog__verify_unreadable(struct verify *v);
+
+#endif
