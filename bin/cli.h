@@ -118,6 +118,9 @@ void cli_puts(const char *s);
 void cli_put_u64(uint64_t v);
 void cli_put_i64(int64_t v);
 void cli_flush(void);
+/* printf(3) into the same buffer: for a line built of several fields.  The
+ * number of bytes written. */
+int cli_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Room for n bytes (n <= CLI_RESERVE_MAX) at the end of the stdout buffer,
  * flushing it first when needed; write there, then hand the end of what was
  * written to cli_commit().  Lets a writer fill the buffer without a call

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -78,12 +79,6 @@ static int digits(uint64_t v)
 	return n;
 }
 
-static void pad(int n)
-{
-	while (n-- > 0)
-		cli_putc(' ');
-}
-
 /* The header of -l, one word over each column. */
 static const char *const heads[] = { "NAME", "OFFSET", "LAG", "COMMITTED" };
 
@@ -107,56 +102,30 @@ static noreturn void list(const char *dir, int json)
 	}
 	/* A header for people, over the columns; scripts read --json, whose
 	 * lines have none. */
-	if (n > 0 && !json) {
-		cli_puts(heads[0]);
-		pad(wname - (int)strlen(heads[0]) + 1 + woff - (int)strlen(heads[1]));
-		cli_puts(heads[1]);
-		pad(1 + wlag - (int)strlen(heads[2]));
-		cli_puts(heads[2]);
-		cli_putc(' ');
-		cli_puts(heads[3]);
-		cli_putc('\n');
-	}
+	if (n > 0 && !json)
+		cli_printf("%-*s %*s %*s %s\n", wname, heads[0], woff, heads[1], wlag, heads[2],
+		           heads[3]);
 	for (size_t i = 0; i < n; i++) {
 		if (json) {
 			/* Names need no escaping: their alphabet has none. */
-			cli_puts("{\"name\":\"");
-			cli_puts(c[i].name);
-			cli_puts("\",\"offset\":");
-			cli_put_u64(c[i].offset);
-			cli_puts(",\"lag\":");
-			cli_put_u64(c[i].lag);
-			cli_puts(",\"lost\":");
-			cli_put_u64(c[i].lost);
-			if (c[i].lost) {
-				cli_puts(",\"lost_first\":");
-				cli_put_u64(c[i].lost_first);
-				cli_puts(",\"lost_last\":");
-				cli_put_u64(c[i].lost_last);
-			}
-			cli_puts(",\"committed_ms\":");
-			cli_put_i64(c[i].committed_ms);
-			cli_puts("}\n");
+			cli_printf("{\"name\":\"%s\",\"offset\":%" PRIu64 ",\"lag\":%" PRIu64
+			           ",\"lost\":%" PRIu64,
+			           c[i].name, c[i].offset, c[i].lag, c[i].lost);
+			if (c[i].lost)
+				cli_printf(",\"lost_first\":%" PRIu64 ",\"lost_last\":%" PRIu64,
+				           c[i].lost_first, c[i].lost_last);
+			cli_printf(",\"committed_ms\":%" PRId64 "}\n", c[i].committed_ms);
 			continue;
 		}
 		if (cli_format_time(c[i].committed_ms, when) < 0)
 			strcpy(when, "-");
-		cli_puts(c[i].name);
-		pad(wname - (int)strlen(c[i].name) + 1 + woff - digits(c[i].offset));
-		cli_put_u64(c[i].offset);
-		pad(1 + wlag - digits(c[i].lag));
-		cli_put_u64(c[i].lag);
-		cli_putc(' ');
-		cli_puts(when);
-		if (c[i].lost) {
-			cli_puts(" LOST ");
-			cli_put_u64(c[i].lost);
-			cli_puts(" to retention (offsets ");
-			cli_put_u64(c[i].lost_first);
-			cli_putc('-');
-			cli_put_u64(c[i].lost_last);
-			cli_putc(')');
-		}
+		/* Names to the left, numbers to the right of their column. */
+		cli_printf("%-*s %*" PRIu64 " %*" PRIu64 " %s", wname, c[i].name, woff, c[i].offset,
+		           wlag, c[i].lag, when);
+		if (c[i].lost)
+			cli_printf(" LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64
+			           ")",
+			           c[i].lost, c[i].lost_first, c[i].lost_last);
 		cli_putc('\n');
 	}
 	free(c);

@@ -3,6 +3,7 @@
  * of a log, while the writer may be running.  See elog-compact(1).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -30,50 +31,30 @@ static const struct option long_options[] = { { "grace", required_argument, NULL
 	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
 	                                      { NULL, 0, NULL, 0 } };
 
-static void put_name(uint64_t base)
-{
-	char name[ELOG_SEGMENT_NAME_MAX];
-
-	elog_segment_name(name, base);
-	cli_puts(name);
-}
-
-static void put_change(const char *what, uint64_t before, uint64_t after)
-{
-	cli_putc(' ');
-	cli_puts(what);
-	cli_putc(' ');
-	cli_put_u64(before);
-	cli_puts(" -> ");
-	cli_put_u64(after);
-}
-
 /* One line per segment changed. */
 static void print_segment(const struct elog_segment_report *rep, void *arg)
 {
 	const int *dry = arg;
+	char name[ELOG_SEGMENT_NAME_MAX], into[ELOG_SEGMENT_NAME_MAX];
 
+	elog_segment_name(name, rep->base);
 	switch (rep->action) {
 	case ELOG_SEG_REWRITTEN:
-		cli_puts(*dry ? "would rewrite " : "rewrote ");
-		put_name(rep->base);
-		put_change("records", rep->records_before, rep->records_after);
-		put_change("bytes", rep->bytes_before, rep->bytes_after);
+		cli_printf("%s %s records %" PRIu64 " -> %" PRIu64 " bytes %" PRIu64 " -> %" PRIu64
+		           "\n",
+		           *dry ? "would rewrite" : "rewrote", name, rep->records_before,
+		           rep->records_after, rep->bytes_before, rep->bytes_after);
 		break;
 	case ELOG_SEG_EMPTIED:
-		cli_puts(*dry ? "would remove " : "removed ");
-		put_name(rep->base);
-		put_change("records", rep->records_before, 0);
-		put_change("bytes", rep->bytes_before, 0);
+		cli_printf("%s %s records %" PRIu64 " -> 0 bytes %" PRIu64 " -> 0\n",
+		           *dry ? "would remove" : "removed", name, rep->records_before,
+		           rep->bytes_before);
 		break;
 	default: /* ELOG_SEG_MERGED */
-		cli_puts(*dry ? "would merge " : "merged ");
-		put_name(rep->base);
-		cli_puts(" into ");
-		put_name(rep->into);
+		elog_segment_name(into, rep->into);
+		cli_printf("%s %s into %s\n", *dry ? "would merge" : "merged", name, into);
 		break;
 	}
-	cli_putc('\n');
 }
 
 /* The command line, into o and *verbose; the log directory. */
@@ -110,19 +91,12 @@ static const char *parse_command_line(int argc, char *argv[], struct elog_compac
 /* With -v or -n: the totals of the run. */
 static void print_result(const struct elog_compact_result *res, int dry)
 {
-	cli_puts(dry ? "would compact" : "compacted");
-	put_change("segments", res->segments_before, res->segments_after);
-	put_change("records", res->records_before, res->records_after);
-	put_change("bytes", res->bytes_before, res->bytes_after);
-	cli_puts(" keys ");
-	cli_put_u64(res->keys);
-	cli_puts(" tombstones ");
-	cli_put_u64(res->tombstones_kept);
-	cli_puts(" kept ");
-	cli_put_u64(res->tombstones_removed);
-	cli_puts(" removed memory ");
-	cli_put_u64(res->memory);
-	cli_puts(" bytes\n");
+	cli_printf("%s segments %" PRIu64 " -> %" PRIu64 " records %" PRIu64 " -> %" PRIu64
+	           " bytes %" PRIu64 " -> %" PRIu64 " keys %" PRIu64 " tombstones %" PRIu64
+	           " kept %" PRIu64 " removed memory %" PRIu64 " bytes\n",
+	           dry ? "would compact" : "compacted", res->segments_before, res->segments_after,
+	           res->records_before, res->records_after, res->bytes_before, res->bytes_after,
+	           res->keys, res->tombstones_kept, res->tombstones_removed, res->memory);
 }
 
 /* A log whose cleanup is delete: the one command that makes it compactable,

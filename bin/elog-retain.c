@@ -3,6 +3,7 @@
  * log's total size, while the writer may be running.  See elog-retain(1).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,20 +50,9 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	if (cli_format_time(rep->newest_ms, when) < 0)
 		strcpy(when, "-");
 	elog_segment_name(name, rep->base);
-	cli_puts(verb);
-	cli_putc(' ');
-	cli_puts(name);
-	cli_puts(" offsets ");
-	cli_put_u64(rep->base);
-	cli_putc('-');
-	cli_put_u64(rep->end - 1);
-	cli_puts(" bytes ");
-	cli_put_u64(rep->bytes_before);
-	cli_puts(" newest ");
-	cli_puts(when);
-	if (rep->damaged)
-		cli_puts(" damaged");
-	cli_putc('\n');
+	cli_printf("%s %s offsets %" PRIu64 "-%" PRIu64 " bytes %" PRIu64 " newest %s%s\n", verb,
+	           name, rep->base, rep->end - 1, rep->bytes_before, when,
+	           rep->damaged ? " damaged" : "");
 }
 
 /* --set KEY=VALUE: a setting of the log, named and written as the
@@ -182,18 +172,11 @@ static void print_kept(const struct elog_retain_result *res)
 	if (cli_format_time(res->kept_newest_ms, newest) < 0)
 		strcpy(newest, "-");
 	elog_segment_name(name, res->kept_base);
-	cli_puts("kept ");
-	cli_puts(name);
-	cli_puts(" offsets ");
-	cli_put_u64(res->kept_base);
-	cli_putc('-');
-	cli_put_u64(res->kept_end - 1);
-	cli_puts(" newest ");
-	cli_puts(newest);
+	cli_printf("kept %s offsets %" PRIu64 "-%" PRIu64 " newest %s", name, res->kept_base,
+	           res->kept_end - 1, newest);
 	if (res->kept_why == ELOG_KEPT_CONSUMER) {
-		cli_puts(": consumer ");
-		cli_puts(res->kept_consumer);
-		cli_puts(" has not read it (retain-consumers=protect)\n");
+		cli_printf(": consumer %s has not read it (retain-consumers=protect)\n",
+		           res->kept_consumer);
 		return;
 	}
 	if (res->kept_why == ELOG_KEPT_DAMAGED) {
@@ -212,9 +195,7 @@ static void print_kept(const struct elog_retain_result *res)
 		cli_puts(" and no later closed segment has one that is\n");
 		return;
 	}
-	cli_puts("; judged by a later segment's ");
-	cli_puts(judged);
-	cli_puts(", younger than the age limit\n");
+	cli_printf("; judged by a later segment's %s, younger than the age limit\n", judged);
 }
 
 /* What the run is told, for the callbacks. */
@@ -240,17 +221,9 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 	char how[160] = "";
 
 	if (r->verbose || r->dry_run) {
-		cli_puts(r->dry_run ? "would lose " : "lost ");
-		cli_puts(l->name);
-		cli_puts(" offsets ");
-		cli_put_u64(l->first);
-		cli_putc('-');
-		cli_put_u64(l->last);
-		cli_puts(" records ");
-		cli_put_u64(l->records);
-		if (l->forced)
-			cli_puts(" by the size limit");
-		cli_putc('\n');
+		cli_printf("%s %s offsets %" PRIu64 "-%" PRIu64 " records %" PRIu64 "%s\n",
+		           r->dry_run ? "would lose" : "lost", l->name, l->first, l->last,
+		           l->records, l->forced ? " by the size limit" : "");
 	}
 	if (r->dry_run)
 		return;

@@ -97,27 +97,18 @@ static void on_problem(void *arg, const struct elog_problem *p)
 	if (r->json) {
 		cli_puts("{\"file\":");
 		cli_json_string(p->file, strlen(p->file));
-		cli_puts(",\"byte\":");
 		if (p->pos == ELOG_NOPOS)
-			cli_puts("null");
+			cli_puts(",\"byte\":null");
 		else
-			cli_put_u64(p->pos);
-		cli_puts(",\"kind\":\"");
-		cli_puts(kind_name(p->kind));
-		cli_puts("\",\"problem\":");
+			cli_printf(",\"byte\":%" PRIu64, p->pos);
+		cli_printf(",\"kind\":\"%s\",\"problem\":", kind_name(p->kind));
 		cli_json_string(p->text, strlen(p->text));
 		cli_puts("}\n");
 		return;
 	}
-	cli_puts(p->file);
-	cli_puts(": ");
-	cli_puts(pos);
-	if (p->kind != ELOG_PROBLEM_DAMAGE) {
-		cli_puts(kind_name(p->kind));
-		cli_puts(": ");
-	}
-	cli_puts(p->text);
-	cli_putc('\n');
+	cli_printf("%s: %s%s%s%s\n", p->file, pos,
+	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
+	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
 }
 
 static void on_segment(void *arg, const struct elog_segment_info *s)
@@ -130,52 +121,31 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 	clear_progress(r);
 	elog_segment_name(name, s->base);
 	if (r->json) {
-		cli_puts("{\"segment\":\"");
-		cli_puts(name);
-		cli_puts("\",\"base\":");
-		cli_put_u64(s->base);
-		const char *keys[] = { ",\"first\":", ",\"last\":", ",\"oldest_ts\":",
-			               ",\"newest_ts\":" };
-		for (int i = 0; i < 4; i++) {
-			cli_puts(keys[i]);
-			if (s->records == 0)
-				cli_puts("null");
-			else if (i == 0)
-				cli_put_u64(s->first);
-			else if (i == 1)
-				cli_put_u64(s->last);
-			else
-				cli_put_i64(i == 2 ? s->ts_min : s->ts_max);
-		}
-		cli_puts(",\"records\":");
-		cli_put_u64(s->records);
-		cli_puts(",\"bytes\":");
-		cli_put_u64(s->bytes);
-		cli_puts(s->active ? ",\"active\":true" : ",\"active\":false");
-		cli_puts(s->damaged ? ",\"damaged\":true}\n" : ",\"damaged\":false}\n");
+		cli_printf("{\"segment\":\"%s\",\"base\":%" PRIu64, name, s->base);
+		if (s->records == 0)
+			cli_puts(
+			        ",\"first\":null,\"last\":null,\"oldest_ts\":null,\"newest_ts\":null");
+		else
+			cli_printf(",\"first\":%" PRIu64 ",\"last\":%" PRIu64
+			           ",\"oldest_ts\":%" PRId64 ",\"newest_ts\":%" PRId64,
+			           s->first, s->last, s->ts_min, s->ts_max);
+		cli_printf(",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"active\":%s"
+		           ",\"damaged\":%s}\n",
+		           s->records, s->bytes, s->active ? "true" : "false",
+		           s->damaged ? "true" : "false");
 		return;
 	}
-	cli_puts(name);
 	if (s->records == 0) {
-		cli_puts(" - - 0 ");
-		cli_put_u64(s->bytes);
-		cli_puts(" - -");
+		cli_printf("%s - - 0 %" PRIu64 " - -", name, s->bytes);
 	} else {
-		cli_putc(' ');
-		cli_put_u64(s->first);
-		cli_putc(' ');
-		cli_put_u64(s->last);
-		cli_putc(' ');
-		cli_put_u64(s->records);
-		cli_putc(' ');
-		cli_put_u64(s->bytes);
-		cli_putc(' ');
+		cli_printf("%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ", name, s->first,
+		           s->last, s->records, s->bytes);
+		/* A time as elog-cat --since reads it back, even past 9999. */
 		cli_put_time(s->ts_min);
 		cli_putc(' ');
 		cli_put_time(s->ts_max);
 	}
-	cli_puts(s->active ? " active" : " closed");
-	cli_puts(s->damaged ? " damaged\n" : "\n");
+	cli_printf(" %s%s\n", s->active ? "active" : "closed", s->damaged ? " damaged" : "");
 }
 
 static void on_progress(void *arg, uint64_t done, uint64_t total)
