@@ -56,25 +56,27 @@ static const char usage_text[] =
 
 enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_REVERSE, OPT_IDLE, OPT_EXISTING };
 
-static const struct option long_options[] = { { "format", required_argument, NULL, 'F' },
-	                                      { "values", no_argument, NULL, 'v' },
-	                                      { "offset", required_argument, NULL, 'o' },
-	                                      { "last", required_argument, NULL, 'n' },
-	                                      { "count", required_argument, NULL, 'c' },
-	                                      { "key", required_argument, NULL, 'k' },
-	                                      { "group", required_argument, NULL, 'g' },
-	                                      { "follow", optional_argument, NULL, 'f' },
-	                                      { "since", required_argument, NULL, OPT_SINCE },
-	                                      { "until", required_argument, NULL, OPT_UNTIL },
-	                                      { "strict", no_argument, NULL, OPT_STRICT },
-	                                      { "reverse", no_argument, NULL, OPT_REVERSE },
-	                                      { "idle", required_argument, NULL, OPT_IDLE },
-	                                      { "existing", no_argument, NULL, OPT_EXISTING },
-	                                      { "list", no_argument, NULL, 'L' },
-	                                      { "json", no_argument, NULL, OPT_JSON },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'F' },
+	{ "values", no_argument, NULL, 'v' },
+	{ "offset", required_argument, NULL, 'o' },
+	{ "last", required_argument, NULL, 'n' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "key", required_argument, NULL, 'k' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "follow", optional_argument, NULL, 'f' },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "existing", no_argument, NULL, OPT_EXISTING },
+	{ "list", no_argument, NULL, 'L' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* Where reading starts. */
 enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };

@@ -22,14 +22,16 @@ static const char usage_text[] =
 
 enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT };
 
-static const struct option long_options[] = { { "grace", required_argument, NULL, OPT_GRACE },
-	                                      { "min-lag", required_argument, NULL, OPT_MIN_LAG },
-	                                      { "dry-run", no_argument, NULL, 'n' },
-	                                      { "verbose", no_argument, NULL, 'v' },
-	                                      { "wait", no_argument, NULL, OPT_WAIT },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "min-lag", required_argument, NULL, OPT_MIN_LAG },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* One line per segment changed. */
 static void print_segment(const struct elog_segment_report *rep, void *arg)

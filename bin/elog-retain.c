@@ -28,16 +28,17 @@ static const char usage_text[] =
 
 enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET };
 
-static const struct option long_options[] = { { "max-age", required_argument, NULL, OPT_MAX_AGE },
-	                                      { "max-bytes", required_argument, NULL,
-	                                        OPT_MAX_BYTES },
-	                                      { "dry-run", no_argument, NULL, 'n' },
-	                                      { "verbose", no_argument, NULL, 'v' },
-	                                      { "wait", no_argument, NULL, OPT_WAIT },
-	                                      { "set", required_argument, NULL, OPT_SET },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "set", required_argument, NULL, OPT_SET },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */

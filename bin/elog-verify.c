@@ -36,14 +36,16 @@ static const char usage_text[] =
 
 enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE };
 
-static const struct option long_options[] = { { "list", no_argument, NULL, 'l' },
-	                                      { "quiet", no_argument, NULL, 'q' },
-	                                      { "json", no_argument, NULL, OPT_JSON },
-	                                      { "repair", no_argument, NULL, OPT_REPAIR },
-	                                      { "salvage", no_argument, NULL, OPT_SALVAGE },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "list", no_argument, NULL, 'l' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "repair", no_argument, NULL, OPT_REPAIR },
+	{ "salvage", no_argument, NULL, OPT_SALVAGE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 struct run {
 	const char *dir;
