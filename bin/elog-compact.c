@@ -59,9 +59,15 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	}
 }
 
-/* The command line, into o and *verbose; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct elog_compact_opts *o,
-                                      int *verbose)
+/* What the command line asks for. */
+struct opts {
+	const char *dir;
+	struct elog_compact_opts compact;
+	int verbose; /* -v */
+};
+
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -69,25 +75,25 @@ static const char *parse_command_line(int argc, char *argv[], struct elog_compac
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_GRACE:
-			o->grace_ms = cli_arg_duration("--grace", optarg);
+			o->compact.grace_ms = cli_arg_duration("--grace", optarg);
 			break;
 		case OPT_MIN_LAG:
-			o->min_lag_ms = cli_arg_duration("--min-lag", optarg);
+			o->compact.min_lag_ms = cli_arg_duration("--min-lag", optarg);
 			break;
 		case 'n':
-			o->dry_run = 1;
+			o->compact.dry_run = 1;
 			break;
 		case 'v':
-			*verbose = 1;
+			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			o->wait = 1;
+			o->compact.wait = 1;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	return cli_dir_operand(argc - optind, argv + optind);
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 }
 
 /* With -v or -n: the totals of the run. */
@@ -114,23 +120,22 @@ static noreturn void die_not_compacted(const char *dir, const char *msg)
 
 int main(int argc, char *argv[])
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct opts o = { .compact = ELOG_COMPACT_OPTS_INIT };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
-	int verbose = 0;
 
 	cli_init(argv[0]);
-	const char *dir = parse_command_line(argc, argv, &o, &verbose);
-	if (o.dry_run || verbose) {
-		o.each = print_segment;
-		o.arg = &o.dry_run;
+	parse_args(argc, argv, &o);
+	if (o.compact.dry_run || o.verbose) {
+		o.compact.each = print_segment;
+		o.compact.arg = &o.compact.dry_run;
 	}
-	int rc = elog_compact(dir, &o, &res, msg);
+	int rc = elog_compact(o.dir, &o.compact, &res, msg);
 	if (rc == ELOG_NOCOMPACT)
-		die_not_compacted(dir, msg);
+		die_not_compacted(o.dir, msg);
 	if (rc)
-		cli_die_elog(dir, rc, msg);
-	if (o.dry_run || verbose)
-		print_result(&res, o.dry_run);
+		cli_die_elog(o.dir, rc, msg);
+	if (o.compact.dry_run || o.verbose)
+		print_result(&res, o.compact.dry_run);
 	cli_exit(CLI_EX_OK);
 }

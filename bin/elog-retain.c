@@ -199,18 +199,21 @@ static void print_kept(const struct elog_retain_result *res)
 	cli_printf("; judged by a later segment's %s, younger than the age limit\n", judged);
 }
 
-/* What the run is told, for the callbacks. */
-struct run {
+/* What the command line asks for; the callbacks' argument. */
+struct opts {
 	const char *dir;
-	int verbose, dry_run;
+	struct elog_retain_opts retain;
+	int verbose;             /* -v */
+	struct elog_options set; /* --set: the settings to change */
+	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
 };
 
 /* With -v or -n, one line per segment (print_segment()). */
 static void each_segment(const struct elog_segment_report *rep, void *arg)
 {
-	const struct run *r = arg;
-	if (r->verbose || r->dry_run)
-		print_segment(rep, (void *)(r->dry_run ? "would remove" : "removed"));
+	const struct opts *o = arg;
+	if (o->verbose || o->retain.dry_run)
+		print_segment(rep, (void *)(o->retain.dry_run ? "would remove" : "removed"));
 }
 
 /* A consumer that loses records it has not read: always a line on stderr
@@ -218,15 +221,15 @@ static void each_segment(const struct elog_segment_report *rep, void *arg)
  * loss; with -v or -n also a line on stdout, after the segments'. */
 static void each_loss(const struct elog_consumer_loss *l, void *arg)
 {
-	const struct run *r = arg;
+	const struct opts *o = arg;
 	char how[160] = "";
 
-	if (r->verbose || r->dry_run) {
+	if (o->verbose || o->retain.dry_run) {
 		cli_printf("%s %s offsets %" PRIu64 "-%" PRIu64 " records %" PRIu64 "%s\n",
-		           r->dry_run ? "would lose" : "lost", l->name, l->first, l->last,
+		           o->retain.dry_run ? "would lose" : "lost", l->name, l->first, l->last,
 		           l->records, l->forced ? " by the size limit" : "");
 	}
-	if (r->dry_run)
+	if (o->retain.dry_run)
 		return;
 	/* What is on stdout goes first, so the two read in order. */
 	cli_flush();
@@ -235,13 +238,13 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 		         " to the size limit, although "
 		         "retain-consumers=protect");
 	if (l->recorded)
-		cli_warn(r->dir,
+		cli_warn(o->dir,
 		         "consumer %s lost %llu unread records (offsets "
 		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s",
 		         l->name, (unsigned long long)l->records, (unsigned long long)l->first,
-		         (unsigned long long)l->last, how, r->dir, l->name);
+		         (unsigned long long)l->last, how, o->dir, l->name);
 	else
-		cli_warn(r->dir,
+		cli_warn(o->dir,
 		         "consumer %s lost %llu unread records (offsets "
 		         "%llu-%llu)%s; the loss could not be recorded for "
 		         "elog-commit -l",
@@ -249,16 +252,8 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 		         (unsigned long long)l->last, how);
 }
 
-/* What the command line asks for. */
-struct args {
-	struct elog_retain_opts o;
-	int verbose;
-	struct elog_options set; /* --set: the settings to change */
-	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
-};
-
-/* The command line, into a; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct args *a)
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -266,66 +261,56 @@ static const char *parse_command_line(int argc, char *argv[], struct args *a)
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			a->o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
+			o->retain.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			a->o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
+			o->retain.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
 			break;
 		case 'n':
-			a->o.dry_run = 1;
+			o->retain.dry_run = 1;
 			break;
 		case 'v':
-			a->verbose = 1;
+			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			a->o.wait = 1;
+			o->retain.wait = 1;
 			break;
 		case OPT_SET:
-			parse_set(&a->set, &a->fields, optarg);
+			parse_set(&o->set, &o->fields, optarg);
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	const char *dir = cli_dir_operand(argc - optind, argv + optind);
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 	/* Changing the settings is all a --set run does. */
-	if (a->fields && (a->o.max_age_ms || a->o.max_bytes || a->o.dry_run))
+	if (o->fields && (o->retain.max_age_ms || o->retain.max_bytes || o->retain.dry_run))
 		cli_usage_error("--set: cannot be combined with --max-age, "
 		                "--max-bytes or --dry-run");
-	return dir;
 }
 
-int main(int argc, char *argv[])
+/* --set: change the settings, which is all such a run does. */
+static noreturn void update_settings(const struct opts *o)
 {
-	struct args a = { 0 };
-	struct elog_retain_result res;
 	char msg[ELOG_MSG_MAX];
 	int rc;
 
-	cli_init(argv[0]);
-	const char *dir = parse_command_line(argc, argv, &a);
-	if (a.fields) {
-		if ((rc = elog_settings_update(dir, &a.set, a.fields, msg)) != 0)
-			cli_die_elog(dir, rc, msg);
-		cli_exit(CLI_EX_OK);
-	}
-	struct run r = { dir, a.verbose, a.o.dry_run };
-	a.o.each = each_segment;
-	a.o.lost = each_loss;
-	a.o.arg = &r;
-	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
-		cli_die_elog(dir, rc, msg);
-	/* A dry run answers even when the answer is no segment at all. */
-	if (a.o.dry_run && res.segments == 0)
-		cli_puts("would remove nothing\n");
-	if (a.o.dry_run || a.verbose)
-		print_kept(&res);
-	cli_flush();
-	/* Damage kept retention from part of its work, or from knowing the
-	 * consumers: what could go went, and the status says what stopped
-	 * it, as the program that reads that file would. */
+	if ((rc = elog_settings_update(o->dir, &o->set, o->fields, msg)) != 0)
+		cli_die_elog(o->dir, rc, msg);
+	cli_exit(CLI_EX_OK);
+}
+
+/* Damage kept retention from part of its work, or from knowing the
+ * consumers: what could go went, and the status says what stopped it, as
+ * the program that reads that file would.  The exit status of the run. */
+static int report_damage(const char *dir, const struct elog_retain_result *res)
+{
+	char msg[ELOG_MSG_MAX];
 	int status = CLI_EX_OK;
-	if (res.consumers_unknown) {
+	int rc;
+
+	cli_flush();
+	if (res->consumers_unknown) {
 		struct elog_consumer *c = NULL;
 		size_t n;
 		rc = elog_consumer_list(dir, &c, &n, msg);
@@ -338,9 +323,9 @@ int main(int argc, char *argv[])
 		         dir, msg);
 		status = rc ? cli_status(rc) : CLI_EX_IO;
 	}
-	if (res.unjudged) {
+	if (res->unjudged) {
 		char name[ELOG_SEGMENT_NAME_MAX];
-		elog_segment_name(name, res.unjudged_base);
+		elog_segment_name(name, res->unjudged_base);
 		cli_warn(dir,
 		         "%s is damaged and no later closed segment tells its age: "
 		         "kept, with every segment after it; run: elog-verify --repair "
@@ -348,5 +333,29 @@ int main(int argc, char *argv[])
 		         name, dir);
 		status = CLI_EX_CORRUPT;
 	}
-	cli_exit(status);
+	return status;
+}
+
+int main(int argc, char *argv[])
+{
+	struct opts o = { 0 };
+	struct elog_retain_result res;
+	char msg[ELOG_MSG_MAX];
+	int rc;
+
+	cli_init(argv[0]);
+	parse_args(argc, argv, &o);
+	if (o.fields)
+		update_settings(&o);
+	o.retain.each = each_segment;
+	o.retain.lost = each_loss;
+	o.retain.arg = &o;
+	if ((rc = elog_retain(o.dir, &o.retain, &res, msg)) != 0)
+		cli_die_elog(o.dir, rc, msg);
+	/* A dry run answers even when the answer is no segment at all. */
+	if (o.retain.dry_run && res.segments == 0)
+		cli_puts("would remove nothing\n");
+	if (o.retain.dry_run || o.verbose)
+		print_kept(&res);
+	cli_exit(report_damage(o.dir, &res));
 }
