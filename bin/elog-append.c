@@ -567,17 +567,11 @@ static void json_value_text_check(struct appender *a, const char *text, size_t l
 		input_error(a, "value_text is not the text of value");
 }
 
-/* A line of elog-cat's JSON output, held as a record until its batch ends:
- * members key or key_b64, value, value_b64 or value_text, ts, schema, and
- * with --keep-offsets offset; others are ignored. */
-static void add_json(struct appender *a, const char *p, size_t len)
+/* The members of a JSON line that --json reads, into mem (pointing into
+ * m, room for MEMBERS_MAX), checked for the combinations it refuses. */
+static void json_members(struct appender *a, const char *p, size_t len, struct cli_jmember *m,
+                         const struct cli_jmember *mem[M_COUNT])
 {
-	const struct opts *o = a->o;
-	struct holding *h = &a->held;
-	struct cli_jmember m[MEMBERS_MAX];
-	const struct cli_jmember *mem[M_COUNT] = { 0 };
-	struct held r = { .recno = a->recno, .ts_ms = a->arrived_ms };
-	uint64_t u;
 	size_t n;
 	int rc = cli_json_object(p, len, m, MEMBERS_MAX, &n);
 
@@ -598,82 +592,127 @@ static void add_json(struct appender *a, const char *p, size_t len)
 		input_error(a, "both value_b64 and value%s", mem[M_VALUE] ? "" : "_text");
 	if (!mem[M_VALUE] && !mem[M_VALUE_B64] && !mem[M_VALUE_TEXT])
 		input_error(a, "no value (value, value_b64 or value_text)");
+}
+
+/* ts, schema and offset, into r. */
+static void json_meta(struct appender *a, const struct cli_jmember *mem[M_COUNT], struct held *r)
+{
+	const struct opts *o = a->o;
+	uint64_t u;
+
 	if (mem[M_TS]) {
-		json_int(a, mem[M_TS], "ts", INT64_MIN, INT64_MAX, &r.ts_ms, NULL);
+		json_int(a, mem[M_TS], "ts", INT64_MIN, INT64_MAX, &r->ts_ms, NULL);
 		/* The library reads INT64_MIN as "the time of append". */
-		if (r.ts_ms == ELOG_TS_NOW)
-			input_error(a, "ts %lld is out of range", (long long)r.ts_ms);
-		if (o->max_skew_given && elog_ts_future(r.ts_ms, cli_now_ms(), o->max_skew_ms))
+		if (r->ts_ms == ELOG_TS_NOW)
+			input_error(a, "ts %lld is out of range", (long long)r->ts_ms);
+		if (o->max_skew_given && elog_ts_future(r->ts_ms, cli_now_ms(), o->max_skew_ms))
 			input_error(a, "ts %lld lies more than --max-skew ahead of the clock",
-			            (long long)r.ts_ms);
+			            (long long)r->ts_ms);
 	}
 	if (mem[M_SCHEMA]) {
 		json_int(a, mem[M_SCHEMA], "schema", 0, UINT16_MAX, NULL, &u);
-		r.schema = (uint16_t)u;
+		r->schema = (uint16_t)u;
 	}
 	if (mem[M_OFFSET])
-		json_int(a, mem[M_OFFSET], "offset", 0, UINT64_MAX - 1, NULL, &r.offset);
+		json_int(a, mem[M_OFFSET], "offset", 0, UINT64_MAX - 1, NULL, &r->offset);
 	else if (o->keep_offsets)
 		input_error(a, "no offset (--keep-offsets)");
+}
 
+/* The key and the value, into the holding's bytes and r. */
+static void json_key_value(struct appender *a, const struct cli_jmember *mem[M_COUNT],
+                           struct held *r)
+{
+	struct holding *h = &a->held;
 	size_t start = h->len;
+
 	if (mem[M_KEY_B64]) {
-		r.key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r.key_len);
+		r->key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r->key_len);
 	} else if (mem[M_KEY] &&
 	           !(mem[M_KEY]->len == 4 && memcmp(mem[M_KEY]->value, "null", 4) == 0)) {
-		r.key = json_bytes(a, mem[M_KEY], "key", 0, &r.key_len);
+		r->key = json_bytes(a, mem[M_KEY], "key", 0, &r->key_len);
 	}
-	if (r.key_len > ELOG_MAX_KEY)
+	if (r->key_len > ELOG_MAX_KEY)
 		input_error(a, "the key is longer than 65535 bytes");
 	if (mem[M_VALUE_B64]) {
-		r.value = json_bytes(a, mem[M_VALUE_B64], "value_b64", 1, &r.value_len);
+		r->value = json_bytes(a, mem[M_VALUE_B64], "value_b64", 1, &r->value_len);
 	} else if (mem[M_VALUE_TEXT]) {
-		r.value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r.value_len);
+		r->value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r->value_len);
 		if (mem[M_VALUE]) {
 			size_t vlen, v = json_value(a, mem[M_VALUE], &vlen);
-			json_value_text_check(a, h->bytes + r.value, r.value_len, h->bytes + v,
+			json_value_text_check(a, h->bytes + r->value, r->value_len, h->bytes + v,
 			                      vlen);
 			h->len = v;
 		}
 	} else {
-		r.value = json_value(a, mem[M_VALUE], &r.value_len);
+		r->value = json_value(a, mem[M_VALUE], &r->value_len);
 	}
-	if (r.key_len + r.value_len > ELOG_MAX_RECORD - 24) {
+	if (r->key_len + r->value_len > ELOG_MAX_RECORD - 24) {
 		h->len = start;
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	}
+}
 
-	if (o->keep_offsets) {
-		uint64_t end = elog_next_offset(a->w);
-		if (h->have_last && r.offset <= h->last)
-			input_error(a,
-			            "offset %llu does not follow offset %llu of the line "
-			            "before: offsets must increase",
-			            (unsigned long long)r.offset, (unsigned long long)h->last);
-		if (r.offset < end)
-			input_fail(a, CLI_EX_USAGE,
-			           "offset %llu is taken: the log holds "
-			           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
-			           (unsigned long long)r.offset, (unsigned long long)end - 1,
-			           (unsigned long long)end);
-		h->last = r.offset;
-		h->have_last = 1;
-	}
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 256;
-		h->v = cli_realloc(h->v, h->cap * sizeof *h->v);
-	}
-	h->v[h->n++] = r;
+/* --keep-offsets: r's offset must follow the line before's, and the log's
+ * end. */
+static void keep_offset_check(struct appender *a, const struct held *r)
+{
+	struct holding *h = &a->held;
+	uint64_t end = elog_next_offset(a->w);
+
+	if (h->have_last && r->offset <= h->last)
+		input_error(a,
+		            "offset %llu does not follow offset %llu of the line "
+		            "before: offsets must increase",
+		            (unsigned long long)r->offset, (unsigned long long)h->last);
+	if (r->offset < end)
+		input_fail(a, CLI_EX_USAGE,
+		           "offset %llu is taken: the log holds "
+		           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
+		           (unsigned long long)r->offset, (unsigned long long)end - 1,
+		           (unsigned long long)end);
+	h->last = r->offset;
+	h->have_last = 1;
+}
+
+/* A record more in the batch, of size bytes: end the batch when it is full. */
+static void batch_add(struct appender *a, uint64_t size)
+{
+	const struct opts *o = a->o;
+
 	a->total++;
 	if (a->batch_n == 0)
 		a->batch_start = cli_monotonic_ms();
 	a->batch_n++;
-	a->batch_size += elog_record_size(r.key_len, r.value_len);
+	a->batch_size += size;
 	if (o->sync)
 		commit_wait(a);
 	else if ((o->batch_records != 0 && a->batch_n >= o->batch_records) ||
 	         a->batch_size >= o->batch_bytes)
 		commit(a, 0);
+}
+
+/* A line of elog-cat's JSON output, held as a record until its batch ends:
+ * members key or key_b64, value, value_b64 or value_text, ts, schema, and
+ * with --keep-offsets offset; others are ignored. */
+static void add_json(struct appender *a, const char *p, size_t len)
+{
+	struct holding *h = &a->held;
+	struct cli_jmember m[MEMBERS_MAX];
+	const struct cli_jmember *mem[M_COUNT] = { 0 };
+	struct held r = { .recno = a->recno, .ts_ms = a->arrived_ms };
+
+	json_members(a, p, len, m, mem);
+	json_meta(a, mem, &r);
+	json_key_value(a, mem, &r);
+	if (a->o->keep_offsets)
+		keep_offset_check(a, &r);
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->v = cli_realloc(h->v, h->cap * sizeof *h->v);
+	}
+	h->v[h->n++] = r;
+	batch_add(a, elog_record_size(r.key_len, r.value_len));
 }
 
 /* Hand the records held for the batch to the library, which lays them
@@ -765,16 +804,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		cli_die_elog(a->o->dir, rc, elog_errmsg(a->w));
 	}
 
-	a->total++;
-	if (a->batch_n == 0)
-		a->batch_start = cli_monotonic_ms();
-	a->batch_n++;
-	a->batch_size += elog_record_size(rec.key_len, rec.value_len);
-	if (o->sync)
-		commit_wait(a);
-	else if ((o->batch_records != 0 && a->batch_n >= o->batch_records) ||
-	         a->batch_size >= o->batch_bytes)
-		commit(a, 0);
+	batch_add(a, elog_record_size(rec.key_len, rec.value_len));
 }
 
 /* Whether stdin has data (or its end) to read within timeout_ms (-1: wait
