@@ -5,6 +5,17 @@
  * options and stdout, parse.c the parsers and clocks, json.c JSON, and
  * summary.c elog-cat -L.  Only programs include it; the library never
  * prints.
+ *
+ * Every program has the same shape (bin/elog-compact.c is the shortest):
+ * a usage_text that is its man page's SYNOPSIS and option list, one
+ * long_options table, one struct opts holding what the command line asks
+ * for (the log directory included), filled by
+ *
+ *     static void parse_args(int argc, char *argv[], struct opts *o);
+ *
+ * and a main of about twenty lines: cli_init(), parse_args(), the library
+ * calls, the report on stdout (cli_printf() for a line of several fields),
+ * and the exit status of elog(7).
  */
 #ifndef ELOG_CLI_H
 #define ELOG_CLI_H
