@@ -107,6 +107,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* What the command line asks for. */
 struct opts {
 	const char *dir;       /* the operand: the log directory */
 	char delim;            /* '\n', or '\0' with -0 */

@@ -103,6 +103,7 @@ struct format {
 	char *text; /* the literal parts, escapes resolved */
 };
 
+/* What the command line asks for. */
 struct opts {
 	enum { OUT_JSON, OUT_FORMAT, OUT_VALUES } out;
 	struct format fmt;
