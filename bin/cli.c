@@ -269,6 +269,40 @@ void cli_commit(char *end)
 	out_len = (size_t)(end - out_buf);
 }
 
+int cli_printf(const char *fmt, ...)
+{
+	size_t room = sizeof out_buf - out_len;
+	va_list ap;
+	int n;
+
+	/* Straight into the buffer; vsnprintf(3) says how long the text is
+	 * when it does not fit, and what it wrote past out_len is not
+	 * counted. */
+	va_start(ap, fmt);
+	n = vsnprintf(out_buf + out_len, room, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		cli_die(CLI_EX_IO, "stdout", "%s", cli_strerror(errno));
+	if ((size_t)n < room) {
+		out_len += (size_t)n;
+		return n;
+	}
+	/* Written again after a flush, or, longer than the whole buffer,
+	 * into memory of its own. */
+	cli_flush();
+	char *big = (size_t)n < sizeof out_buf ? out_buf : cli_realloc(NULL, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	if (big == out_buf) {
+		out_len = (size_t)n;
+	} else {
+		out_drain(big, (size_t)n);
+		free(big);
+	}
+	return n;
+}
+
 void cli_putc(char c)
 {
 	if (out_len == sizeof out_buf)
@@ -339,10 +373,7 @@ noreturn void cli_common_option(int c, char *const argv[], const char *usage_tex
 		cli_puts(usage_text);
 		cli_exit(CLI_EX_OK);
 	case CLI_OPT_VERSION:
-		cli_puts(cli_prog);
-		cli_puts(" (elog) ");
-		cli_puts(elog_version());
-		cli_putc('\n');
+		cli_printf("%s (elog) %s\n", cli_prog, elog_version());
 		cli_exit(CLI_EX_OK);
 	default:
 		bad_option(c, argv);

@@ -5,6 +5,17 @@
  * options and stdout, parse.c the parsers and clocks, json.c JSON, and
  * summary.c elog-cat -L.  Only programs include it; the library never
  * prints.
+ *
+ * Every program has the same shape (bin/elog-compact.c is the shortest):
+ * a usage_text that is its man page's SYNOPSIS and option list, one
+ * long_options table, one struct opts holding what the command line asks
+ * for (the log directory included), filled by
+ *
+ *     static void parse_args(int argc, char *argv[], struct opts *o);
+ *
+ * and a main of about twenty lines: cli_init(), parse_args(), the library
+ * calls, the report on stdout (cli_printf() for a line of several fields),
+ * and the exit status of elog(7).
  */
 #ifndef ELOG_CLI_H
 #define ELOG_CLI_H
@@ -118,6 +129,9 @@ void cli_puts(const char *s);
 void cli_put_u64(uint64_t v);
 void cli_put_i64(int64_t v);
 void cli_flush(void);
+/* printf(3) into the same buffer: for a line built of several fields.  The
+ * number of bytes written. */
+int cli_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Room for n bytes (n <= CLI_RESERVE_MAX) at the end of the stdout buffer,
  * flushing it first when needed; write there, then hand the end of what was
  * written to cli_commit().  Lets a writer fill the buffer without a call

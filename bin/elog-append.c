@@ -107,7 +107,9 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-struct config {
+/* What the command line asks for. */
+struct opts {
+	const char *dir;       /* the operand: the log directory */
 	char delim;            /* '\n', or '\0' with -0 */
 	const char *key_delim; /* -K */
 	size_t key_delim_len;
@@ -220,12 +222,11 @@ struct holding {
 
 /* The state of one run: the open log, the batch not yet durable, counts. */
 struct appender {
-	const struct config *cf;
+	const struct opts *o;
 	/* When the input now in the buffer arrived: the time of append of
 	 * the records in it.  Taken once per read(2), not once per record,
 	 * since they all arrived together (and the clock is not free). */
 	int64_t arrived_ms;
-	const char *dir;
 	elog *w;
 	uint64_t recno; /* input records read, for messages */
 	/* The batch: records appended since the last flush. */
@@ -260,7 +261,7 @@ static void tell_notice(struct appender *a)
 {
 	const char *n = elog_notice(a->w);
 	if (n)
-		cli_warn(a->dir, "%s", n);
+		cli_warn(a->o->dir, "%s", n);
 }
 
 /* Make the batch handed over durable, then acknowledge it: in the flusher
@@ -271,7 +272,7 @@ static void flush_handed(struct appender *a)
 	 * succeeded: a printed offset is an acknowledgement. */
 	int rc = elog_sync(a->w);
 	tell_notice(a);
-	if (rc == 0 && a->cf->print_offsets) {
+	if (rc == 0 && a->o->print_offsets) {
 		for (size_t i = 0; i < a->f_n; i++) {
 			cli_put_u64(offsets_at(&a->f_offsets, i));
 			cli_putc('\n');
@@ -323,7 +324,7 @@ static void flusher_start(struct appender *a)
 	int err = pthread_create(&a->flusher, NULL, flusher_main, a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0)
-		cli_die(CLI_EX_IO, a->dir, "cannot start a thread: %s", cli_strerror(err));
+		cli_die(CLI_EX_IO, a->o->dir, "cannot start a thread: %s", cli_strerror(err));
 	a->flusher_on = 1;
 }
 
@@ -338,7 +339,7 @@ static void flusher_idle(struct appender *a)
 	int failed = a->failed;
 	pthread_mutex_unlock(&a->mu);
 	if (failed)
-		cli_die_elog(a->dir, failed, a->failed_msg);
+		cli_die_elog(a->o->dir, failed, a->failed_msg);
 }
 
 static void flusher_stop(struct appender *a)
@@ -406,7 +407,7 @@ static noreturn void fail(struct appender *a, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cli_die(status, a->dir, "%s", msg);
+	cli_die(status, a->o->dir, "%s", msg);
 }
 
 /* A record of input that cannot be appended: keep every record before it
@@ -429,7 +430,7 @@ static noreturn void input_fail(struct appender *a, int status, const char *fmt,
 		a->total -= a->held.n;
 		a->held.n = 0;
 	}
-	fail(a, status, "%s %llu: %s", a->cf->delim == '\n' ? "line" : "record",
+	fail(a, status, "%s %llu: %s", a->o->delim == '\n' ? "line" : "record",
 	     (unsigned long long)a->recno, msg);
 }
 
@@ -567,17 +568,11 @@ static void json_value_text_check(struct appender *a, const char *text, size_t l
 		input_error(a, "value_text is not the text of value");
 }
 
-/* A line of elog-cat's JSON output, held as a record until its batch ends:
- * members key or key_b64, value, value_b64 or value_text, ts, schema, and
- * with --keep-offsets offset; others are ignored. */
-static void add_json(struct appender *a, const char *p, size_t len)
+/* The members of a JSON line that --json reads, into mem (pointing into
+ * m, room for MEMBERS_MAX), checked for the combinations it refuses. */
+static void json_members(struct appender *a, const char *p, size_t len, struct cli_jmember *m,
+                         const struct cli_jmember *mem[M_COUNT])
 {
-	const struct config *cf = a->cf;
-	struct holding *h = &a->held;
-	struct cli_jmember m[MEMBERS_MAX];
-	const struct cli_jmember *mem[M_COUNT] = { 0 };
-	struct held r = { .recno = a->recno, .ts_ms = a->arrived_ms };
-	uint64_t u;
 	size_t n;
 	int rc = cli_json_object(p, len, m, MEMBERS_MAX, &n);
 
@@ -598,82 +593,127 @@ static void add_json(struct appender *a, const char *p, size_t len)
 		input_error(a, "both value_b64 and value%s", mem[M_VALUE] ? "" : "_text");
 	if (!mem[M_VALUE] && !mem[M_VALUE_B64] && !mem[M_VALUE_TEXT])
 		input_error(a, "no value (value, value_b64 or value_text)");
+}
+
+/* ts, schema and offset, into r. */
+static void json_meta(struct appender *a, const struct cli_jmember *mem[M_COUNT], struct held *r)
+{
+	const struct opts *o = a->o;
+	uint64_t u;
+
 	if (mem[M_TS]) {
-		json_int(a, mem[M_TS], "ts", INT64_MIN, INT64_MAX, &r.ts_ms, NULL);
+		json_int(a, mem[M_TS], "ts", INT64_MIN, INT64_MAX, &r->ts_ms, NULL);
 		/* The library reads INT64_MIN as "the time of append". */
-		if (r.ts_ms == ELOG_TS_NOW)
-			input_error(a, "ts %lld is out of range", (long long)r.ts_ms);
-		if (cf->max_skew_given && elog_ts_future(r.ts_ms, cli_now_ms(), cf->max_skew_ms))
+		if (r->ts_ms == ELOG_TS_NOW)
+			input_error(a, "ts %lld is out of range", (long long)r->ts_ms);
+		if (o->max_skew_given && elog_ts_future(r->ts_ms, cli_now_ms(), o->max_skew_ms))
 			input_error(a, "ts %lld lies more than --max-skew ahead of the clock",
-			            (long long)r.ts_ms);
+			            (long long)r->ts_ms);
 	}
 	if (mem[M_SCHEMA]) {
 		json_int(a, mem[M_SCHEMA], "schema", 0, UINT16_MAX, NULL, &u);
-		r.schema = (uint16_t)u;
+		r->schema = (uint16_t)u;
 	}
 	if (mem[M_OFFSET])
-		json_int(a, mem[M_OFFSET], "offset", 0, UINT64_MAX - 1, NULL, &r.offset);
-	else if (cf->keep_offsets)
+		json_int(a, mem[M_OFFSET], "offset", 0, UINT64_MAX - 1, NULL, &r->offset);
+	else if (o->keep_offsets)
 		input_error(a, "no offset (--keep-offsets)");
+}
 
+/* The key and the value, into the holding's bytes and r. */
+static void json_key_value(struct appender *a, const struct cli_jmember *mem[M_COUNT],
+                           struct held *r)
+{
+	struct holding *h = &a->held;
 	size_t start = h->len;
+
 	if (mem[M_KEY_B64]) {
-		r.key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r.key_len);
+		r->key = json_bytes(a, mem[M_KEY_B64], "key_b64", 1, &r->key_len);
 	} else if (mem[M_KEY] &&
 	           !(mem[M_KEY]->len == 4 && memcmp(mem[M_KEY]->value, "null", 4) == 0)) {
-		r.key = json_bytes(a, mem[M_KEY], "key", 0, &r.key_len);
+		r->key = json_bytes(a, mem[M_KEY], "key", 0, &r->key_len);
 	}
-	if (r.key_len > ELOG_MAX_KEY)
+	if (r->key_len > ELOG_MAX_KEY)
 		input_error(a, "the key is longer than 65535 bytes");
 	if (mem[M_VALUE_B64]) {
-		r.value = json_bytes(a, mem[M_VALUE_B64], "value_b64", 1, &r.value_len);
+		r->value = json_bytes(a, mem[M_VALUE_B64], "value_b64", 1, &r->value_len);
 	} else if (mem[M_VALUE_TEXT]) {
-		r.value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r.value_len);
+		r->value = json_bytes(a, mem[M_VALUE_TEXT], "value_text", 0, &r->value_len);
 		if (mem[M_VALUE]) {
 			size_t vlen, v = json_value(a, mem[M_VALUE], &vlen);
-			json_value_text_check(a, h->bytes + r.value, r.value_len, h->bytes + v,
+			json_value_text_check(a, h->bytes + r->value, r->value_len, h->bytes + v,
 			                      vlen);
 			h->len = v;
 		}
 	} else {
-		r.value = json_value(a, mem[M_VALUE], &r.value_len);
+		r->value = json_value(a, mem[M_VALUE], &r->value_len);
 	}
-	if (r.key_len + r.value_len > ELOG_MAX_RECORD - 24) {
+	if (r->key_len + r->value_len > ELOG_MAX_RECORD - 24) {
 		h->len = start;
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	}
+}
 
-	if (cf->keep_offsets) {
-		uint64_t end = elog_next_offset(a->w);
-		if (h->have_last && r.offset <= h->last)
-			input_error(a,
-			            "offset %llu does not follow offset %llu of the line "
-			            "before: offsets must increase",
-			            (unsigned long long)r.offset, (unsigned long long)h->last);
-		if (r.offset < end)
-			input_fail(a, CLI_EX_USAGE,
-			           "offset %llu is taken: the log holds "
-			           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
-			           (unsigned long long)r.offset, (unsigned long long)end - 1,
-			           (unsigned long long)end);
-		h->last = r.offset;
-		h->have_last = 1;
-	}
+/* --keep-offsets: r's offset must follow the line before's, and the log's
+ * end. */
+static void keep_offset_check(struct appender *a, const struct held *r)
+{
+	struct holding *h = &a->held;
+	uint64_t end = elog_next_offset(a->w);
+
+	if (h->have_last && r->offset <= h->last)
+		input_error(a,
+		            "offset %llu does not follow offset %llu of the line "
+		            "before: offsets must increase",
+		            (unsigned long long)r->offset, (unsigned long long)h->last);
+	if (r->offset < end)
+		input_fail(a, CLI_EX_USAGE,
+		           "offset %llu is taken: the log holds "
+		           "offsets up to %llu (to copy what it lacks: elog-cat -o %llu)",
+		           (unsigned long long)r->offset, (unsigned long long)end - 1,
+		           (unsigned long long)end);
+	h->last = r->offset;
+	h->have_last = 1;
+}
+
+/* A record more in the batch, of size bytes: end the batch when it is full. */
+static void batch_add(struct appender *a, uint64_t size)
+{
+	const struct opts *o = a->o;
+
+	a->total++;
+	if (a->batch_n == 0)
+		a->batch_start = cli_monotonic_ms();
+	a->batch_n++;
+	a->batch_size += size;
+	if (o->sync)
+		commit_wait(a);
+	else if ((o->batch_records != 0 && a->batch_n >= o->batch_records) ||
+	         a->batch_size >= o->batch_bytes)
+		commit(a, 0);
+}
+
+/* A line of elog-cat's JSON output, held as a record until its batch ends:
+ * members key or key_b64, value, value_b64 or value_text, ts, schema, and
+ * with --keep-offsets offset; others are ignored. */
+static void add_json(struct appender *a, const char *p, size_t len)
+{
+	struct holding *h = &a->held;
+	struct cli_jmember m[MEMBERS_MAX];
+	const struct cli_jmember *mem[M_COUNT] = { 0 };
+	struct held r = { .recno = a->recno, .ts_ms = a->arrived_ms };
+
+	json_members(a, p, len, m, mem);
+	json_meta(a, mem, &r);
+	json_key_value(a, mem, &r);
+	if (a->o->keep_offsets)
+		keep_offset_check(a, &r);
 	if (h->n == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 256;
 		h->v = cli_realloc(h->v, h->cap * sizeof *h->v);
 	}
 	h->v[h->n++] = r;
-	a->total++;
-	if (a->batch_n == 0)
-		a->batch_start = cli_monotonic_ms();
-	a->batch_n++;
-	a->batch_size += elog_record_size(r.key_len, r.value_len);
-	if (cf->sync)
-		commit_wait(a);
-	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
-	         a->batch_size >= cf->batch_bytes)
-		commit(a, 0);
+	batch_add(a, elog_record_size(r.key_len, r.value_len));
 }
 
 /* Hand the records held for the batch to the library, which lays them
@@ -681,7 +721,7 @@ static void add_json(struct appender *a, const char *p, size_t len)
 static void release_held(struct appender *a)
 {
 	struct holding *h = &a->held;
-	const struct config *cf = a->cf;
+	const struct opts *o = a->o;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct held *r = &h->v[i];
@@ -694,11 +734,10 @@ static void release_held(struct appender *a)
 			.value = h->bytes + r->value,
 			.value_len = r->value_len,
 		};
-		uint64_t *slot = cf->print_offsets || cf->verbose ? offsets_slot(&a->offsets)
-		                                                  : NULL;
+		uint64_t *slot = o->print_offsets || o->verbose ? offsets_slot(&a->offsets) : NULL;
 		int rc;
 
-		if (cf->keep_offsets) {
+		if (o->keep_offsets) {
 			rc = elog_append_at(a->w, &rec);
 			if (slot)
 				*slot = rec.offset;
@@ -709,7 +748,7 @@ static void release_held(struct appender *a)
 			/* None of the batch is acknowledged: the program ends
 			 * without writing what the library holds of it. */
 			flusher_idle(a);
-			cli_die(cli_status(rc), a->dir, "line %llu: %s",
+			cli_die(cli_status(rc), a->o->dir, "line %llu: %s",
 			        (unsigned long long)r->recno, elog_errmsg(a->w));
 		}
 	}
@@ -720,33 +759,33 @@ static void release_held(struct appender *a)
 /* One record of input, without its delimiter. */
 static void add_record(struct appender *a, const char *p, size_t len)
 {
-	const struct config *cf = a->cf;
-	struct elog_record rec = { .ts_ms = a->arrived_ms, .schema = cf->schema };
+	const struct opts *o = a->o;
+	struct elog_record rec = { .ts_ms = a->arrived_ms, .schema = o->schema };
 	int rc;
 
 	a->recno++;
-	if (cf->json) {
+	if (o->json) {
 		add_json(a, p, len);
 		return;
 	}
-	if (cf->ts_input)
+	if (o->ts_input)
 		p = take_timestamp(a, p, &len, &rec.ts_ms);
-	if (cf->ts_input && elog_ts_future(rec.ts_ms, cli_now_ms(), cf->max_skew_ms))
+	if (o->ts_input && elog_ts_future(rec.ts_ms, cli_now_ms(), o->max_skew_ms))
 		input_error(a, "timestamp %lld lies more than --max-skew ahead of the clock",
 		            (long long)rec.ts_ms);
-	if (cf->key != NULL) {
-		rec.key = cf->key;
-		rec.key_len = cf->key_len;
-	} else if (cf->key_delim != NULL) {
-		const char *d = memmem(p, len, cf->key_delim, cf->key_delim_len);
+	if (o->key != NULL) {
+		rec.key = o->key;
+		rec.key_len = o->key_len;
+	} else if (o->key_delim != NULL) {
+		const char *d = memmem(p, len, o->key_delim, o->key_delim_len);
 
 		/* As with kcat, a line without the delimiter is a value with
 		 * no key. */
 		if (d != NULL) {
 			rec.key = p;
 			rec.key_len = (size_t)(d - p);
-			len -= rec.key_len + cf->key_delim_len;
-			p = d + cf->key_delim_len;
+			len -= rec.key_len + o->key_delim_len;
+			p = d + o->key_delim_len;
 			if (rec.key_len > ELOG_MAX_KEY)
 				input_error(a, "the key is longer than 65535 bytes");
 		}
@@ -754,7 +793,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	rec.value = p;
 	rec.value_len = len;
 	rc = elog_append(a->w, &rec,
-	                 cf->print_offsets || cf->verbose ? offsets_slot(&a->offsets) : NULL);
+	                 o->print_offsets || o->verbose ? offsets_slot(&a->offsets) : NULL);
 	if (rc == ELOG_TOOBIG)
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	if (rc == ELOG_INVALID)
@@ -763,19 +802,10 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		/* The writer failed (in a flush it made by itself, or in the
 		 * flusher's, whose message then says why). */
 		flusher_idle(a);
-		cli_die_elog(a->dir, rc, elog_errmsg(a->w));
+		cli_die_elog(a->o->dir, rc, elog_errmsg(a->w));
 	}
 
-	a->total++;
-	if (a->batch_n == 0)
-		a->batch_start = cli_monotonic_ms();
-	a->batch_n++;
-	a->batch_size += elog_record_size(rec.key_len, rec.value_len);
-	if (cf->sync)
-		commit_wait(a);
-	else if ((cf->batch_records != 0 && a->batch_n >= cf->batch_records) ||
-	         a->batch_size >= cf->batch_bytes)
-		commit(a, 0);
+	batch_add(a, elog_record_size(rec.key_len, rec.value_len));
 }
 
 /* Whether stdin has data (or its end) to read within timeout_ms (-1: wait
@@ -803,9 +833,9 @@ static void maybe_commit(struct appender *a)
 
 	if (a->batch_n == 0)
 		return;
-	left = a->batch_start + (int64_t)a->cf->linger_ms - cli_monotonic_ms();
+	left = a->batch_start + (int64_t)a->o->linger_ms - cli_monotonic_ms();
 	if (left <= 0) {
-		if (a->cf->linger_ms > 0 || !input_ready(0))
+		if (a->o->linger_ms > 0 || !input_ready(0))
 			commit(a, 0);
 		return;
 	}
@@ -815,13 +845,13 @@ static void maybe_commit(struct appender *a)
 
 static void run(struct appender *a)
 {
-	const struct config *cf = a->cf;
+	const struct opts *o = a->o;
 	/* A record of input longer than this cannot fit in a record even
 	 * after its timestamp and key delimiter are taken off, so it is
 	 * refused without reading the rest of it. */
-	size_t limit = ELOG_MAX_RECORD + TS_FIELD_MAX + 1 + cf->key_delim_len;
+	size_t limit = ELOG_MAX_RECORD + TS_FIELD_MAX + 1 + o->key_delim_len;
 	/* A JSON line writes a byte in up to six ("\u0001"). */
-	if (cf->json)
+	if (o->json)
 		limit = 6 * (size_t)ELOG_MAX_RECORD + 4096;
 	size_t cap = 1 << 20, len = 0, start = 0, scanned = 0;
 	char *buf = cli_realloc(NULL, cap);
@@ -833,7 +863,7 @@ static void run(struct appender *a)
 
 		/* Every complete record in the buffer; scanned remembers how
 		 * far the search got, so a long record is searched once. */
-		while ((end = memchr(buf + scanned, cf->delim, len - scanned)) != NULL) {
+		while ((end = memchr(buf + scanned, o->delim, len - scanned)) != NULL) {
 			add_record(a, buf + start, (size_t)(end - (buf + start)));
 			start = scanned = (size_t)(end - buf) + 1;
 		}
@@ -891,8 +921,8 @@ static void parse_compress(struct elog_options *o, const char *arg)
 		o->compression_level = (int)cli_arg_u64("--compress", arg + 5, 1, 19);
 }
 
-/* The command line, into cf; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct config *cf)
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -900,160 +930,171 @@ static const char *parse_command_line(int argc, char *argv[], struct config *cf)
 	while ((c = getopt_long(argc, argv, ":0K:k:s:tpvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case '0':
-			cf->delim = '\0';
+			o->delim = '\0';
 			break;
 		case 'K':
-			cf->key_delim = optarg;
-			cf->key_delim_len = strlen(optarg);
-			if (cf->key_delim_len == 0)
+			o->key_delim = optarg;
+			o->key_delim_len = strlen(optarg);
+			if (o->key_delim_len == 0)
 				cli_usage_error("-K: the delimiter is empty");
 			break;
 		case 'k':
-			cf->key = optarg;
-			cf->key_len = strlen(optarg);
-			if (cf->key_len > ELOG_MAX_KEY)
+			o->key = optarg;
+			o->key_len = strlen(optarg);
+			if (o->key_len > ELOG_MAX_KEY)
 				cli_usage_error("-k: the key is longer than 65535 bytes");
 			break;
 		case 's':
-			cf->schema = (uint16_t)cli_arg_u64("-s", optarg, 0, UINT16_MAX);
+			o->schema = (uint16_t)cli_arg_u64("-s", optarg, 0, UINT16_MAX);
 			break;
 		case 't':
-			cf->ts_input = 1;
+			o->ts_input = 1;
 			break;
 		case OPT_MAX_SKEW:
-			cf->max_skew_ms = cli_arg_duration("--max-skew", optarg);
-			cf->max_skew_given = 1;
+			o->max_skew_ms = cli_arg_duration("--max-skew", optarg);
+			o->max_skew_given = 1;
 			break;
 		case OPT_JSON:
-			cf->json = 1;
+			o->json = 1;
 			break;
 		case OPT_KEEP_OFFSETS:
-			cf->keep_offsets = 1;
+			o->keep_offsets = 1;
 			break;
 		case 'p':
-			cf->print_offsets = 1;
+			o->print_offsets = 1;
 			break;
 		case 'v':
-			cf->verbose = 1;
+			o->verbose = 1;
 			break;
 		case OPT_BATCH:
-			cf->batch_records = cli_arg_u64("--batch", optarg, 1, UINT64_MAX);
+			o->batch_records = cli_arg_u64("--batch", optarg, 1, UINT64_MAX);
 			break;
 		case OPT_BATCH_BYTES:
-			cf->batch_bytes = cli_arg_size("--batch-bytes", optarg);
-			if (cf->batch_bytes == 0)
+			o->batch_bytes = cli_arg_size("--batch-bytes", optarg);
+			if (o->batch_bytes == 0)
 				cli_usage_error("--batch-bytes: the size is zero");
 			break;
 		case OPT_LINGER:
-			cf->linger_ms = cli_arg_duration("--linger", optarg);
+			o->linger_ms = cli_arg_duration("--linger", optarg);
 			break;
 		case OPT_SYNC:
-			cf->batch_records = 1;
-			cf->sync = 1;
+			o->batch_records = 1;
+			o->sync = 1;
 			break;
 		case OPT_EXCLUSIVE:
-			cf->create.exclusive = 1;
+			o->create.exclusive = 1;
 			break;
 		case OPT_WAIT:
-			cf->create.wait_ms = (int64_t)cli_arg_duration("--wait", optarg);
+			o->create.wait_ms = (int64_t)cli_arg_duration("--wait", optarg);
 			/* 0 asks the library for its default; --wait 0 means
 			 * "do not wait", as near as it gets. */
-			if (cf->create.wait_ms == 0)
-				cf->create.wait_ms = 1;
+			if (o->create.wait_ms == 0)
+				o->create.wait_ms = 1;
 			break;
 		case OPT_SEGMENT_BYTES:
-			cf->create.segment_bytes = cli_arg_size_range("--segment-bytes", optarg,
-			                                              ELOG_SEGMENT_BYTES_MIN,
-			                                              ELOG_SEGMENT_BYTES_MAX);
+			o->create.segment_bytes = cli_arg_size_range("--segment-bytes", optarg,
+			                                             ELOG_SEGMENT_BYTES_MIN,
+			                                             ELOG_SEGMENT_BYTES_MAX);
 			break;
 		case OPT_INDEX_INTERVAL: {
-			cf->create.index_interval = (uint32_t)
+			o->create.index_interval = (uint32_t)
 			        cli_arg_size_range("--index-interval", optarg,
 			                           ELOG_INDEX_INTERVAL_MIN,
 			                           ELOG_INDEX_INTERVAL_MAX);
 			break;
 		}
 		case OPT_RETAIN_AGE:
-			cf->create.retain_ms = cli_arg_limit_duration("--retain-age", optarg);
+			o->create.retain_ms = cli_arg_limit_duration("--retain-age", optarg);
 			break;
 		case OPT_RETAIN_BYTES:
-			cf->create.retain_bytes = cli_arg_limit_size("--retain-bytes", optarg);
+			o->create.retain_bytes = cli_arg_limit_size("--retain-bytes", optarg);
 			break;
 		case OPT_COMPRESS:
-			parse_compress(&cf->create, optarg);
+			parse_compress(&o->create, optarg);
 			break;
 		case OPT_NO_DICTIONARY:
-			cf->create.no_dictionary = 1;
+			o->create.no_dictionary = 1;
 			break;
 		case OPT_CLEANUP:
-			cf->create.cleanup = cli_arg_cleanup("--cleanup", optarg);
+			o->create.cleanup = cli_arg_cleanup("--cleanup", optarg);
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	if (cf->key != NULL && cf->key_delim != NULL)
+	if (o->key != NULL && o->key_delim != NULL)
 		cli_usage_error("-k and -K cannot be used together");
-	if (cf->keep_offsets && !cf->json)
+	if (o->keep_offsets && !o->json)
 		cli_usage_error("--keep-offsets goes with --json (the offsets are read from it)");
 	/* A JSON line says all a record is: nothing to add to it. */
-	if (cf->json &&
-	    (cf->delim != '\n' || cf->key_delim || cf->key || cf->schema || cf->ts_input))
+	if (o->json && (o->delim != '\n' || o->key_delim || o->key || o->schema || o->ts_input))
 		cli_usage_error("--json takes the key, value, time and schema from each line: "
 		                "not with -0, -K, -k, -s or -t");
-	cf->create.create = 1;
+	o->create.create = 1;
 	/* The library flushes by itself when its buffer passes batch_bytes;
 	 * leave that to the batching here unless a record is huge. */
-	cf->create.batch_bytes = cf->batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * cf->batch_bytes;
-	return cli_dir_operand(argc - optind, argv + optind);
+	o->create.batch_bytes = o->batch_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * o->batch_bytes;
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 }
 
 /* -v: what the run appended, on standard error. */
 static void report(const struct appender *a)
 {
 	if (a->total == 0) {
-		cli_warn(a->dir, "appended 0 records");
+		cli_warn(a->o->dir, "appended 0 records");
 		return;
 	}
-	cli_warn(a->dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
+	cli_warn(a->o->dir, "appended %llu record%s (offsets %llu-%llu) in %llu batch%s",
 	         (unsigned long long)a->total, a->total == 1 ? "" : "s",
 	         (unsigned long long)a->first_offset, (unsigned long long)a->last_offset,
 	         (unsigned long long)a->batches, a->batches == 1 ? "" : "es");
 }
 
+/* Open the log (creating it, with the settings of o->create, if need
+ * be) for a run. */
+static void appender_open(struct appender *a)
+{
+	int rc = elog_open(&a->w, a->o->dir, &a->o->create);
+	if (rc != 0)
+		cli_die_elog(a->o->dir, rc, a->w != NULL ? elog_errmsg(a->w) : NULL);
+	tell_notice(a);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+}
+
+/* After the input: the last batch durable, the log closed. */
+static void appender_close(struct appender *a)
+{
+	flusher_stop(a);
+	int rc = elog_close(a->w);
+	if (rc != 0)
+		cli_die_elog(a->o->dir, rc, NULL);
+	offsets_free(&a->offsets);
+	offsets_free(&a->f_offsets);
+	free(a->held.v);
+	free(a->held.bytes);
+	free(a->held.scratch);
+}
+
 int main(int argc, char *argv[])
 {
-	struct config cf = { .delim = '\n',
-		             .batch_bytes = 1 << 20,
-		             .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
-	struct appender a = { .cf = &cf };
-	int rc;
+	struct opts o = { .delim = '\n',
+		          .batch_bytes = 1 << 20,
+		          .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
+	struct appender a = { .o = &o };
 
 	cli_init(argv[0]);
-	a.dir = parse_command_line(argc, argv, &cf);
+	parse_args(argc, argv, &o);
 	/* The offsets are a report; the input is the work.  A reader of
 	 * them that goes away (elog-append -p | head -1) does not stop the
 	 * appending of the rest. */
 	cli_stdout_optional();
 	stop_signals_catch();
-	rc = elog_open(&a.w, a.dir, &cf.create);
-	if (rc != 0)
-		cli_die_elog(a.dir, rc, a.w != NULL ? elog_errmsg(a.w) : NULL);
-	tell_notice(&a);
-	pthread_mutex_init(&a.mu, NULL);
-	pthread_cond_init(&a.cv, NULL);
+	appender_open(&a);
 	run(&a);
-	flusher_stop(&a);
-	rc = elog_close(a.w);
-	if (rc != 0)
-		cli_die_elog(a.dir, rc, NULL);
-	if (cf.verbose)
+	appender_close(&a);
+	if (o.verbose)
 		report(&a);
-	offsets_free(&a.offsets);
-	offsets_free(&a.f_offsets);
-	free(a.held.v);
-	free(a.held.bytes);
-	free(a.held.scratch);
 	/* A stop signal ended the input: die of it, now that it is all
 	 * appended, as a program that did not catch it would. */
 	if (stop_signal != 0)

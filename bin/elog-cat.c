@@ -56,25 +56,27 @@ static const char usage_text[] =
 
 enum { OPT_SINCE = 256, OPT_UNTIL, OPT_STRICT, OPT_JSON, OPT_REVERSE, OPT_IDLE, OPT_EXISTING };
 
-static const struct option long_options[] = { { "format", required_argument, NULL, 'F' },
-	                                      { "values", no_argument, NULL, 'v' },
-	                                      { "offset", required_argument, NULL, 'o' },
-	                                      { "last", required_argument, NULL, 'n' },
-	                                      { "count", required_argument, NULL, 'c' },
-	                                      { "key", required_argument, NULL, 'k' },
-	                                      { "group", required_argument, NULL, 'g' },
-	                                      { "follow", optional_argument, NULL, 'f' },
-	                                      { "since", required_argument, NULL, OPT_SINCE },
-	                                      { "until", required_argument, NULL, OPT_UNTIL },
-	                                      { "strict", no_argument, NULL, OPT_STRICT },
-	                                      { "reverse", no_argument, NULL, OPT_REVERSE },
-	                                      { "idle", required_argument, NULL, OPT_IDLE },
-	                                      { "existing", no_argument, NULL, OPT_EXISTING },
-	                                      { "list", no_argument, NULL, 'L' },
-	                                      { "json", no_argument, NULL, OPT_JSON },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'F' },
+	{ "values", no_argument, NULL, 'v' },
+	{ "offset", required_argument, NULL, 'o' },
+	{ "last", required_argument, NULL, 'n' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "key", required_argument, NULL, 'k' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "follow", optional_argument, NULL, 'f' },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "existing", no_argument, NULL, OPT_EXISTING },
+	{ "list", no_argument, NULL, 'L' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* Where reading starts. */
 enum start { START_BEGIN, START_END, START_OFFSET, START_LAST, START_TIME, START_GROUP };
@@ -101,7 +103,8 @@ struct format {
 	char *text; /* the literal parts, escapes resolved */
 };
 
-struct config {
+/* What the command line asks for. */
+struct opts {
 	enum { OUT_JSON, OUT_FORMAT, OUT_VALUES } out;
 	struct format fmt;
 	const char *fmt_arg; /* -F's argument */
@@ -123,10 +126,11 @@ struct config {
 	int reverse;  /* --reverse */
 	int idle_set; /* --idle */
 	uint64_t idle_ms;
-	int existing; /* --existing */
-	int summary;  /* -L */
-	int json;     /* --json, with -L */
-	int reading;  /* an option about reading records was given */
+	int existing;    /* --existing */
+	int summary;     /* -L */
+	int json;        /* --json, with -L */
+	int reading;     /* an option about reading records was given */
+	const char *dir; /* the operand: the log directory */
 };
 
 /* The log directory being read, as it was when opened, and a descriptor
@@ -320,14 +324,14 @@ static void print_json(const struct elog_record *rec)
 	cli_write("}\n", 2);
 }
 
-static void print_record(const struct config *cf, const struct elog_record *rec)
+static void print_record(const struct opts *o, const struct elog_record *rec)
 {
-	switch (cf->out) {
+	switch (o->out) {
 	case OUT_JSON:
 		print_json(rec);
 		break;
 	case OUT_FORMAT:
-		print_format(&cf->fmt, rec);
+		print_format(&o->fmt, rec);
 		break;
 	case OUT_VALUES:
 		cli_write(rec->value, rec->value_len);
@@ -336,15 +340,14 @@ static void print_record(const struct config *cf, const struct elog_record *rec)
 	}
 }
 
-static int key_matches(const struct config *cf, const struct elog_record *rec)
+static int key_matches(const struct opts *o, const struct elog_record *rec)
 {
-	return rec->key_len == cf->key_len && memcmp(rec->key, cf->key, cf->key_len) == 0;
+	return rec->key_len == o->key_len && memcmp(rec->key, o->key, o->key_len) == 0;
 }
 
-static int in_window(const struct config *cf, const struct elog_record *rec)
+static int in_window(const struct opts *o, const struct elog_record *rec)
 {
-	return !(cf->since_set && rec->ts_ms < cf->since) &&
-	       !(cf->until_set && rec->ts_ms > cf->until);
+	return !(o->since_set && rec->ts_ms < o->since) && !(o->until_set && rec->ts_ms > o->until);
 }
 
 /* Walking back, a time window is applied here rather than by the reader,
@@ -353,14 +356,14 @@ static int in_window(const struct config *cf, const struct elog_record *rec)
  * reader, which does not know where that is, would walk on to the
  * beginning of the log looking for one.  Returns that offset (0 without
  * --since), the window taken off the reader. */
-static uint64_t walk_back_floor(elog_reader *r, const char *dir, const struct config *cf)
+static uint64_t walk_back_floor(elog_reader *r, const char *dir, const struct opts *o)
 {
 	uint64_t lo = 0;
 	int rc;
 
 	elog_reader_window(r, INT64_MIN, INT64_MAX);
-	if (cf->since_set) {
-		if ((rc = elog_reader_seek_time(r, cf->since)) != 0)
+	if (o->since_set) {
+		if ((rc = elog_reader_seek_time(r, o->since)) != 0)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		lo = elog_reader_position(r);
 	}
@@ -372,18 +375,18 @@ static uint64_t walk_back_floor(elog_reader *r, const char *dir, const struct co
  * does at about the cost of the window: a walk back starts there rather
  * than at the end of the log, past all the records later than the window.
  * UINT64_MAX without --until.  Gaps pass silently: the walk reports them. */
-static uint64_t window_end(elog_reader *r, const char *dir, const struct config *cf)
+static uint64_t window_end(elog_reader *r, const char *dir, const struct opts *o)
 {
 	struct elog_record rec;
 	uint64_t end = 0;
 	int rc;
 
-	if (!cf->until_set)
+	if (!o->until_set)
 		return UINT64_MAX;
-	elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN, cf->until);
-	rc = cf->since_set ? elog_reader_seek_time(r, cf->since) : elog_reader_seek_begin(r);
+	elog_reader_window(r, o->since_set ? o->since : INT64_MIN, o->until);
+	rc = o->since_set ? elog_reader_seek_time(r, o->since) : elog_reader_seek_begin(r);
 	while (rc == 0 && ((rc = elog_reader_next(r, &rec)) == 0 || rc == ELOG_GAP))
-		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)))
+		if (rc == 0 && (o->key == NULL || key_matches(o, &rec)))
 			end = rec.offset + 1;
 	if (rc != ELOG_END && rc != ELOG_GAP)
 		cli_die_elog(dir, rc, elog_reader_errmsg(r));
@@ -396,24 +399,24 @@ static uint64_t window_end(elog_reader *r, const char *dir, const struct config 
  * went by (or the window's first record, or the log's, did), so that the
  * cost is that of the records between the Nth last one and the end.  Gaps
  * pass silently: the read forward reports them. */
-static int seek_last_matching(elog_reader *r, const char *dir, const struct config *cf)
+static int seek_last_matching(elog_reader *r, const char *dir, const struct opts *o)
 {
 	struct elog_record rec;
-	uint64_t found = 0, lo = walk_back_floor(r, dir, cf), from = window_end(r, dir, cf);
+	uint64_t found = 0, lo = walk_back_floor(r, dir, o), from = window_end(r, dir, o);
 	int rc;
 
 	if ((rc = from == UINT64_MAX ? elog_reader_seek_end(r) : elog_reader_seek(r, from)) != 0)
 		return rc;
-	while (found < cf->start_arg && ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
+	while (found < o->start_arg && ((rc = elog_reader_prev(r, &rec)) == 0 || rc == ELOG_GAP)) {
 		if (rc == 0 && rec.offset < lo)
 			break;
-		if (rc == 0 && (cf->key == NULL || key_matches(cf, &rec)) && in_window(cf, &rec))
+		if (rc == 0 && (o->key == NULL || key_matches(o, &rec)) && in_window(o, &rec))
 			found++;
 	}
 	/* The read forward from here keeps to the window. */
-	if (cf->since_set || cf->until_set)
-		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
-		                   cf->until_set ? cf->until : INT64_MAX);
+	if (o->since_set || o->until_set)
+		elog_reader_window(r, o->since_set ? o->since : INT64_MIN,
+		                   o->until_set ? o->until : INT64_MAX);
 	return rc == 0 || rc == ELOG_END ? 0 : rc;
 }
 
@@ -554,14 +557,14 @@ static const char *log_moved_after_failure(const char *dir)
 /* Open the log dir, with --follow=name waiting for it to exist (it may be
  * made later, or be being made).  Sleeps until then, ending quietly as
  * wait_for_records() does. */
-static elog_reader *open_log(const char *dir, const struct config *cf)
+static elog_reader *open_log(const char *dir, const struct opts *o)
 {
 	struct pollfd out = { .fd = STDOUT_FILENO, .events = 0 };
 	elog_reader *r = NULL;
 	int rc;
 
 	while ((rc = elog_reader_open(&r, dir)) != 0) {
-		if (!cf->follow_name || (rc != ENOENT && rc != ELOG_NOTLOG))
+		if (!o->follow_name || (rc != ENOENT && rc != ELOG_NOTLOG))
 			cli_die_elog(dir, rc, r != NULL ? elog_reader_errmsg(r) : NULL);
 		elog_reader_close(r);
 		r = NULL;
@@ -571,9 +574,9 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 			cli_exit(CLI_EX_OK);
 	}
 	/* --since and --until: exactly the records of the window. */
-	if (cf->since_set || cf->until_set)
-		elog_reader_window(r, cf->since_set ? cf->since : INT64_MIN,
-		                   cf->until_set ? cf->until : INT64_MAX);
+	if (o->since_set || o->until_set)
+		elog_reader_window(r, o->since_set ? o->since : INT64_MIN,
+		                   o->until_set ? o->until : INT64_MAX);
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -584,16 +587,16 @@ static elog_reader *open_log(const char *dir, const struct config *cf)
 
 /* The log being followed was deleted or replaced (why): an error, or with
  * --follow=name, on to the new log of the name, from its beginning. */
-static void reopen(elog_reader **r, const char *dir, const struct config *cf, const char *why)
+static void reopen(elog_reader **r, const char *dir, const struct opts *o, const char *why)
 {
 	int rc;
 
 	cli_flush();
-	if (!cf->follow_name)
+	if (!o->follow_name)
 		cli_die(CLI_EX_IO, dir, "%s", why);
 	cli_warn(dir, "%s; following the new log of that name", why);
 	elog_reader_close(*r);
-	*r = open_log(dir, cf);
+	*r = open_log(dir, o);
 	if ((rc = elog_reader_seek_begin(*r)) != 0)
 		cli_die_elog(dir, rc, elog_reader_errmsg(*r));
 }
@@ -631,28 +634,28 @@ static void put_shell_word(char *buf, size_t size, const char *s)
  * one whose committed offset lies at or above the log's durable end read
  * records the log has lost since (a backup restored, a log made again):
  * data loss, with the command that takes the consumer on from the end. */
-static void position_group(elog_reader *r, const char *dir, const struct config *cf)
+static void position_group(elog_reader *r, const char *dir, const struct opts *o)
 {
 	char msg[ELOG_MSG_MAX], qdir[PATH_MAX + 16];
 	struct elog_consumer c;
 	int rc;
 
-	rc = elog_consumer_get(dir, cf->group, &c, msg);
+	rc = elog_consumer_get(dir, o->group, &c, msg);
 	if (rc == ELOG_NOCONSUMER) {
-		if (cf->existing)
+		if (o->existing)
 			cli_die(CLI_EX_NO, dir,
 			        "no consumer \"%s\" (without --existing, "
 			        "it would start at the beginning of the log)",
-			        cf->group);
+			        o->group);
 		cli_warn(dir,
 		         "consumer \"%s\" has committed nothing: a new consumer, "
 		         "reading from the beginning of the log",
-		         cf->group);
+		         o->group);
 	} else if (rc != 0) {
 		cli_die_elog(dir, rc, msg);
 	}
-	rc = elog_consumer_seek(r, dir, cf->group, msg);
-	if (rc == ELOG_BEYOND && (rc = elog_consumer_get(dir, cf->group, &c, msg)) == 0 &&
+	rc = elog_consumer_seek(r, dir, o->group, msg);
+	if (rc == ELOG_BEYOND && (rc = elog_consumer_get(dir, o->group, &c, msg)) == 0 &&
 	    (rc = elog_reader_seek_end(r)) == 0) {
 		uint64_t end = elog_reader_durable_end(r);
 
@@ -662,28 +665,28 @@ static void position_group(elog_reader *r, const char *dir, const struct config 
 			        "consumer \"%s\" committed offset %llu, "
 			        "but the log ends at %llu: records it read were lost; to "
 			        "go on with the records to come: elog-commit %s %s %llu",
-			        cf->group, (unsigned long long)c.offset, (unsigned long long)end,
-			        qdir, cf->group, (unsigned long long)(end - 1));
+			        o->group, (unsigned long long)c.offset, (unsigned long long)end,
+			        qdir, o->group, (unsigned long long)(end - 1));
 		cli_die(CLI_EX_CORRUPT, dir,
 		        "consumer \"%s\" committed offset %llu, but "
 		        "the log is empty: records it read were lost; to start it over: "
 		        "elog-commit -d %s %s",
-		        cf->group, (unsigned long long)c.offset, cf->group, qdir);
+		        o->group, (unsigned long long)c.offset, o->group, qdir);
 	}
 	if (rc != 0)
 		cli_die_elog(dir, rc, msg);
 }
 
-static void position(elog_reader *r, const char *dir, const struct config *cf)
+static void position(elog_reader *r, const char *dir, const struct opts *o)
 {
 	int rc = 0;
 
-	if (cf->start == START_LAST && (cf->key != NULL || cf->since_set || cf->until_set)) {
-		if ((rc = seek_last_matching(r, dir, cf)) != 0)
+	if (o->start == START_LAST && (o->key != NULL || o->since_set || o->until_set)) {
+		if ((rc = seek_last_matching(r, dir, o)) != 0)
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
 		return;
 	}
-	switch (cf->start) {
+	switch (o->start) {
 	case START_BEGIN:
 		rc = elog_reader_seek_begin(r);
 		break;
@@ -691,16 +694,16 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 		rc = elog_reader_seek_end(r);
 		break;
 	case START_OFFSET:
-		rc = elog_reader_seek(r, cf->start_arg);
+		rc = elog_reader_seek(r, o->start_arg);
 		break;
 	case START_LAST:
-		rc = elog_reader_seek_last(r, cf->start_arg);
+		rc = elog_reader_seek_last(r, o->start_arg);
 		break;
 	case START_TIME:
-		rc = elog_reader_seek_time(r, cf->since);
+		rc = elog_reader_seek_time(r, o->since);
 		break;
 	case START_GROUP:
-		position_group(r, dir, cf);
+		position_group(r, dir, o);
 		break;
 	}
 	if (rc != 0)
@@ -708,7 +711,7 @@ static void position(elog_reader *r, const char *dir, const struct config *cf)
 }
 
 /* A gap the reader reported, on stderr; 1 when --strict makes it the end. */
-static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
+static int report_gap(elog_reader *r, const char *dir, const struct opts *o)
 {
 	uint64_t first, last;
 
@@ -721,7 +724,7 @@ static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
 	else
 		cli_warn(dir, "offsets %llu-%llu were %s", (unsigned long long)first,
 		         (unsigned long long)last, why);
-	return cf->strict;
+	return o->strict;
 }
 
 /* --reverse: newest first, from the end (or from -o N down), back to the
@@ -729,22 +732,22 @@ static int report_gap(elog_reader *r, const char *dir, const struct config *cf)
  * whose timestamp is since or later: no record before it is.  --since and
  * --until select exactly (since <= ts <= until); -n, like -c, is how many
  * to print. */
-static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
+static int cat_reverse(elog_reader *r, const char *dir, const struct opts *o)
 {
 	struct elog_record rec;
 	uint64_t printed = 0, limit = UINT64_MAX, lo, from;
 	int rc;
 
-	if (cf->count_set)
-		limit = cf->count;
-	if (cf->start == START_LAST && cf->start_arg < limit)
-		limit = cf->start_arg;
+	if (o->count_set)
+		limit = o->count;
+	if (o->start == START_LAST && o->start_arg < limit)
+		limit = o->start_arg;
 	if (limit == 0)
 		return CLI_EX_OK;
-	lo = walk_back_floor(r, dir, cf);
-	from = window_end(r, dir, cf);
-	if (cf->start == START_OFFSET && cf->start_arg < from)
-		rc = elog_reader_seek(r, cf->start_arg + 1);
+	lo = walk_back_floor(r, dir, o);
+	from = window_end(r, dir, o);
+	if (o->start == START_OFFSET && o->start_arg < from)
+		rc = elog_reader_seek(r, o->start_arg + 1);
 	else if (from != UINT64_MAX)
 		rc = elog_reader_seek(r, from);
 	else
@@ -758,14 +761,14 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 		if (rc == 0) {
 			if (rec.offset < lo)
 				return CLI_EX_OK;
-			if ((cf->key != NULL && !key_matches(cf, &rec)) || !in_window(cf, &rec))
+			if ((o->key != NULL && !key_matches(o, &rec)) || !in_window(o, &rec))
 				continue;
 			key_matched = 1;
-			print_record(cf, &rec);
+			print_record(o, &rec);
 			if (++printed == limit)
 				return CLI_EX_OK;
 		} else if (rc == ELOG_GAP) {
-			if (report_gap(r, dir, cf))
+			if (report_gap(r, dir, o))
 				return CLI_EX_NO;
 		} else if (rc == ELOG_END) {
 			return CLI_EX_OK;
@@ -777,21 +780,21 @@ static int cat_reverse(elog_reader *r, const char *dir, const struct config *cf)
 
 /* How long a follower may still wait, in ms, before --idle or --until
  * ends it; INT64_MAX when neither applies, 0 or less when it is time. */
-static int64_t follow_left(const struct config *cf, int64_t last_record_ms)
+static int64_t follow_left(const struct opts *o, int64_t last_record_ms)
 {
 	int64_t left = INT64_MAX;
 
-	if (cf->idle_set)
-		left = last_record_ms + (int64_t)cf->idle_ms - cli_monotonic_ms();
-	if (cf->until_set && cf->until < INT64_MAX - UNTIL_GRACE_MS) {
-		int64_t u = cf->until + UNTIL_GRACE_MS - cli_now_ms();
+	if (o->idle_set)
+		left = last_record_ms + (int64_t)o->idle_ms - cli_monotonic_ms();
+	if (o->until_set && o->until < INT64_MAX - UNTIL_GRACE_MS) {
+		int64_t u = o->until + UNTIL_GRACE_MS - cli_now_ms();
 		if (u < left)
 			left = u;
 	}
 	return left;
 }
 
-static int cat(elog_reader **rp, const char *dir, const struct config *cf)
+static int cat(elog_reader **rp, const char *dir, const struct opts *o)
 {
 	elog_reader *r = *rp;
 	struct elog_record rec;
@@ -800,49 +803,49 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 	const char *moved;
 	int rc;
 
-	if (cf->count_set && cf->count == 0)
+	if (o->count_set && o->count == 0)
 		return CLI_EX_OK;
 	for (;;) {
 		if (stop_requested)
 			stop_now();
 		rc = elog_reader_next(r, &rec);
 		if (rc == 0) {
-			if (cf->key != NULL && !key_matches(cf, &rec)) {
+			if (o->key != NULL && !key_matches(o, &rec)) {
 				/* Records of other keys are not news to
 				 * --idle, however many go by. */
-				if (cf->idle_set && follow_left(cf, last_record_ms) <= 0)
+				if (o->idle_set && follow_left(o, last_record_ms) <= 0)
 					return CLI_EX_OK;
 				continue;
 			}
 			key_matched = 1;
-			print_record(cf, &rec);
+			print_record(o, &rec);
 			/* Only --idle reads it: no clock per record else. */
-			if (cf->idle_set)
+			if (o->idle_set)
 				last_record_ms = cli_monotonic_ms();
-			if (cf->count_set && ++printed == cf->count)
+			if (o->count_set && ++printed == o->count)
 				return CLI_EX_OK;
-		} else if (rc == ELOG_GAP && cf->follow && (moved = log_moved(dir)) != NULL) {
+		} else if (rc == ELOG_GAP && o->follow && (moved = log_moved(dir)) != NULL) {
 			/* Not retention: the log is going away under us. */
-			reopen(rp, dir, cf, moved);
+			reopen(rp, dir, o, moved);
 			r = *rp;
 		} else if (rc == ELOG_GAP) {
-			if (report_gap(r, dir, cf))
+			if (report_gap(r, dir, o))
 				return CLI_EX_NO;
 		} else if (rc == ELOG_END) {
-			if (!cf->follow)
+			if (!o->follow)
 				return CLI_EX_OK;
 			if ((moved = log_moved(dir)) != NULL) {
-				reopen(rp, dir, cf, moved);
+				reopen(rp, dir, o, moved);
 				r = *rp;
 				continue;
 			}
-			int64_t left = follow_left(cf, last_record_ms);
+			int64_t left = follow_left(o, last_record_ms);
 			if (left <= 0)
 				return CLI_EX_OK;
 			wait_for_records(r, dir, left);
-		} else if (cf->follow && (moved = log_moved_after_failure(dir)) != NULL) {
+		} else if (o->follow && (moved = log_moved_after_failure(dir)) != NULL) {
 			/* Reading a log as it is deleted may fail. */
-			reopen(rp, dir, cf, moved);
+			reopen(rp, dir, o, moved);
 			r = *rp;
 		} else {
 			cli_die_elog(dir, rc, elog_reader_errmsg(r));
@@ -851,14 +854,14 @@ static int cat(elog_reader **rp, const char *dir, const struct config *cf)
 }
 
 /* -o beginning|end|N|-N */
-static void parse_position(struct config *cf, const char *arg)
+static void parse_position(struct opts *o, const char *arg)
 {
 	if (strcmp(arg, "beginning") == 0) {
-		cf->start = START_BEGIN;
+		o->start = START_BEGIN;
 	} else if (strcmp(arg, "end") == 0) {
-		cf->start = START_END;
-	} else if (cli_parse_u64(arg + (arg[0] == '-'), &cf->start_arg) == 0) {
-		cf->start = arg[0] == '-' ? START_LAST : START_OFFSET;
+		o->start = START_END;
+	} else if (cli_parse_u64(arg + (arg[0] == '-'), &o->start_arg) == 0) {
+		o->start = arg[0] == '-' ? START_LAST : START_OFFSET;
 	} else {
 		cli_usage_error("-o: invalid position '%s'", arg);
 	}
@@ -866,170 +869,168 @@ static void parse_position(struct config *cf, const char *arg)
 
 /* -o, -n, --since and -g each say where to start: only one may be given,
  * but for -n with --since (the last records of the window). */
-static void set_start(struct config *cf, const char *opt)
+static void set_start(struct opts *o, const char *opt)
 {
-	int last_of_window = cf->start_opt != NULL &&
-	                     ((strcmp(cf->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
-	                      (strcmp(cf->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
-	if (cf->start_opt != NULL && strcmp(cf->start_opt, opt) != 0 && !last_of_window)
-		cli_usage_error("%s and %s cannot be used together", cf->start_opt, opt);
+	int last_of_window = o->start_opt != NULL &&
+	                     ((strcmp(o->start_opt, "-n") == 0 && strcmp(opt, "--since") == 0) ||
+	                      (strcmp(o->start_opt, "--since") == 0 && strcmp(opt, "-n") == 0));
+	if (o->start_opt != NULL && strcmp(o->start_opt, opt) != 0 && !last_of_window)
+		cli_usage_error("%s and %s cannot be used together", o->start_opt, opt);
 	if (!last_of_window)
-		cf->start_opt = opt;
+		o->start_opt = opt;
 }
 
 /* What the options cannot mean together; operands: how many are left
  * after them. */
-static void check_combinations(const struct config *cf, int operands)
+static void check_combinations(const struct opts *o, int operands)
 {
 	struct stat st;
 
 	/* "elog-cat -F events": -f meant, the log taken for a format. */
-	if (cf->out == OUT_FORMAT && strchr(cf->fmt_arg, '%') == NULL &&
-	    (operands == 0 || (stat(cf->fmt_arg, &st) == 0 && S_ISDIR(st.st_mode))))
-		cli_usage_error("-F '%s' has no %% directive: did you mean -f?", cf->fmt_arg);
-	if (cf->reverse && cf->follow)
+	if (o->out == OUT_FORMAT && strchr(o->fmt_arg, '%') == NULL &&
+	    (operands == 0 || (stat(o->fmt_arg, &st) == 0 && S_ISDIR(st.st_mode))))
+		cli_usage_error("-F '%s' has no %% directive: did you mean -f?", o->fmt_arg);
+	if (o->reverse && o->follow)
 		cli_usage_error("--reverse and -f cannot be used together");
-	if (cf->reverse && cf->start == START_GROUP)
+	if (o->reverse && o->start == START_GROUP)
 		cli_usage_error("--reverse and -g cannot be used together");
-	if (cf->reverse && cf->start == START_BEGIN && cf->start_opt != NULL)
+	if (o->reverse && o->start == START_BEGIN && o->start_opt != NULL)
 		cli_usage_error("--reverse reads back from the end: -o beginning has "
 		                "nothing before it");
-	if (cf->idle_set && !cf->follow)
+	if (o->idle_set && !o->follow)
 		cli_usage_error("--idle goes with -f (without it, elog-cat ends at the "
 		                "end of the log)");
-	if (cf->existing && cf->start != START_GROUP)
+	if (o->existing && o->start != START_GROUP)
 		cli_usage_error("--existing goes with -g");
 }
 
-/* The command line, into cf; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct config *cf)
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:vo:n:c:k:g:fLh", long_options, NULL)) != -1) {
 		if (c != 'L' && c != OPT_JSON)
-			cf->reading = 1;
+			o->reading = 1;
 		switch (c) {
 		case 'F':
-			if (cf->out == OUT_VALUES)
+			if (o->out == OUT_VALUES)
 				cli_usage_error("-F and -v cannot be used together");
-			cf->out = OUT_FORMAT;
-			cf->fmt_arg = optarg;
-			free(cf->fmt.pieces);
-			free(cf->fmt.text);
-			compile_format(&cf->fmt, optarg);
+			o->out = OUT_FORMAT;
+			o->fmt_arg = optarg;
+			free(o->fmt.pieces);
+			free(o->fmt.text);
+			compile_format(&o->fmt, optarg);
 			break;
 		case 'v':
-			if (cf->out == OUT_FORMAT)
+			if (o->out == OUT_FORMAT)
 				cli_usage_error("-F and -v cannot be used together");
-			cf->out = OUT_VALUES;
+			o->out = OUT_VALUES;
 			break;
 		case 'o':
-			set_start(cf, "-o");
-			parse_position(cf, optarg);
+			set_start(o, "-o");
+			parse_position(o, optarg);
 			break;
 		case 'n':
-			set_start(cf, "-n"); /* with --since: the window's last */
-			cf->start = START_LAST;
-			cf->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
+			set_start(o, "-n"); /* with --since: the window's last */
+			o->start = START_LAST;
+			o->start_arg = cli_arg_u64("-n", optarg, 0, UINT64_MAX);
 			break;
 		case OPT_SINCE:
-			set_start(cf, "--since");
-			if (cf->start != START_LAST)
-				cf->start = START_TIME;
-			cf->since_set = 1;
-			cf->since = cli_arg_time("--since", optarg);
+			set_start(o, "--since");
+			if (o->start != START_LAST)
+				o->start = START_TIME;
+			o->since_set = 1;
+			o->since = cli_arg_time("--since", optarg);
 			break;
 		case 'g':
-			set_start(cf, "-g");
-			cf->start = START_GROUP;
-			cf->group = optarg;
+			set_start(o, "-g");
+			o->start = START_GROUP;
+			o->group = optarg;
 			if (elog_consumer_name_check(optarg) != 0)
 				cli_usage_error("-g: invalid consumer name '%s'", optarg);
 			break;
 		case OPT_UNTIL:
-			cf->until_set = 1;
-			cf->until = cli_arg_time("--until", optarg);
+			o->until_set = 1;
+			o->until = cli_arg_time("--until", optarg);
 			break;
 		case 'c':
-			cf->count_set = 1;
-			cf->count = cli_arg_u64("-c", optarg, 0, UINT64_MAX);
+			o->count_set = 1;
+			o->count = cli_arg_u64("-c", optarg, 0, UINT64_MAX);
 			break;
 		case 'k':
-			cf->key = optarg;
-			cf->key_len = strlen(optarg);
+			o->key = optarg;
+			o->key_len = strlen(optarg);
 			break;
 		case 'f':
-			cf->follow = 1;
+			o->follow = 1;
 			if (optarg == NULL || strcmp(optarg, "descriptor") == 0)
-				cf->follow_name = 0;
+				o->follow_name = 0;
 			else if (strcmp(optarg, "name") == 0)
-				cf->follow_name = 1;
+				o->follow_name = 1;
 			else
 				cli_usage_error("--follow: expected 'name' or 'descriptor', "
 				                "not '%s'",
 				                optarg);
 			break;
 		case OPT_STRICT:
-			cf->strict = 1;
+			o->strict = 1;
 			break;
 		case OPT_REVERSE:
-			cf->reverse = 1;
+			o->reverse = 1;
 			break;
 		case OPT_IDLE:
-			cf->idle_set = 1;
-			cf->idle_ms = cli_arg_duration("--idle", optarg);
+			o->idle_set = 1;
+			o->idle_ms = cli_arg_duration("--idle", optarg);
 			break;
 		case OPT_EXISTING:
-			cf->existing = 1;
+			o->existing = 1;
 			break;
 		case 'L':
-			cf->summary = 1;
+			o->summary = 1;
 			break;
 		case OPT_JSON:
-			cf->json = 1;
+			o->json = 1;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	if (cf->summary && cf->reading)
+	if (o->summary && o->reading)
 		cli_usage_error("-L reads no records: it takes only --json");
-	if (cf->json && !cf->summary)
+	if (o->json && !o->summary)
 		cli_usage_error("--json goes with -L (records are JSON by default)");
-	check_combinations(cf, argc - optind);
-	return cli_dir_operand(argc - optind, argv + optind);
+	check_combinations(o, argc - optind);
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 }
 
 int main(int argc, char *argv[])
 {
-	struct config cf = { .out = OUT_JSON };
-	elog_reader *r = NULL;
-	const char *dir;
+	struct opts o = { .out = OUT_JSON };
+	elog_reader *r;
 	int rc;
 
 	cli_init(argv[0]);
-	dir = parse_command_line(argc, argv, &cf);
-	if (cf.summary)
-		cli_summary(dir, cf.json);
-
-	if (cf.follow)
+	parse_args(argc, argv, &o);
+	if (o.summary)
+		cli_summary(o.dir, o.json);
+	if (o.follow)
 		catch_stop_signals();
-	r = open_log(dir, &cf);
-	if (cf.reverse) {
-		rc = cat_reverse(r, dir, &cf);
+	r = open_log(o.dir, &o);
+	if (o.reverse) {
+		rc = cat_reverse(r, o.dir, &o);
 	} else {
-		position(r, dir, &cf);
-		rc = cat(&r, dir, &cf);
+		position(r, o.dir, &o);
+		rc = cat(&r, o.dir, &o);
 	}
 	cli_flush();
 	elog_reader_close(r);
-	free(cf.fmt.pieces);
-	free(cf.fmt.text);
+	free(o.fmt.pieces);
+	free(o.fmt.text);
 	/* As grep: a key that no record had is a negative answer. */
-	if (rc == CLI_EX_OK && cf.key != NULL && !key_matched && !cf.follow &&
-	    !(cf.count_set && cf.count == 0))
+	if (rc == CLI_EX_OK && o.key != NULL && !key_matched && !o.follow &&
+	    !(o.count_set && o.count == 0))
 		rc = CLI_EX_NO;
 	return rc;
 }

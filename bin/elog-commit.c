@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -78,12 +79,6 @@ static int digits(uint64_t v)
 	return n;
 }
 
-static void pad(int n)
-{
-	while (n-- > 0)
-		cli_putc(' ');
-}
-
 /* The header of -l, one word over each column. */
 static const char *const heads[] = { "NAME", "OFFSET", "LAG", "COMMITTED" };
 
@@ -107,56 +102,30 @@ static noreturn void list(const char *dir, int json)
 	}
 	/* A header for people, over the columns; scripts read --json, whose
 	 * lines have none. */
-	if (n > 0 && !json) {
-		cli_puts(heads[0]);
-		pad(wname - (int)strlen(heads[0]) + 1 + woff - (int)strlen(heads[1]));
-		cli_puts(heads[1]);
-		pad(1 + wlag - (int)strlen(heads[2]));
-		cli_puts(heads[2]);
-		cli_putc(' ');
-		cli_puts(heads[3]);
-		cli_putc('\n');
-	}
+	if (n > 0 && !json)
+		cli_printf("%-*s %*s %*s %s\n", wname, heads[0], woff, heads[1], wlag, heads[2],
+		           heads[3]);
 	for (size_t i = 0; i < n; i++) {
 		if (json) {
 			/* Names need no escaping: their alphabet has none. */
-			cli_puts("{\"name\":\"");
-			cli_puts(c[i].name);
-			cli_puts("\",\"offset\":");
-			cli_put_u64(c[i].offset);
-			cli_puts(",\"lag\":");
-			cli_put_u64(c[i].lag);
-			cli_puts(",\"lost\":");
-			cli_put_u64(c[i].lost);
-			if (c[i].lost) {
-				cli_puts(",\"lost_first\":");
-				cli_put_u64(c[i].lost_first);
-				cli_puts(",\"lost_last\":");
-				cli_put_u64(c[i].lost_last);
-			}
-			cli_puts(",\"committed_ms\":");
-			cli_put_i64(c[i].committed_ms);
-			cli_puts("}\n");
+			cli_printf("{\"name\":\"%s\",\"offset\":%" PRIu64 ",\"lag\":%" PRIu64
+			           ",\"lost\":%" PRIu64,
+			           c[i].name, c[i].offset, c[i].lag, c[i].lost);
+			if (c[i].lost)
+				cli_printf(",\"lost_first\":%" PRIu64 ",\"lost_last\":%" PRIu64,
+				           c[i].lost_first, c[i].lost_last);
+			cli_printf(",\"committed_ms\":%" PRId64 "}\n", c[i].committed_ms);
 			continue;
 		}
 		if (cli_format_time(c[i].committed_ms, when) < 0)
 			strcpy(when, "-");
-		cli_puts(c[i].name);
-		pad(wname - (int)strlen(c[i].name) + 1 + woff - digits(c[i].offset));
-		cli_put_u64(c[i].offset);
-		pad(1 + wlag - digits(c[i].lag));
-		cli_put_u64(c[i].lag);
-		cli_putc(' ');
-		cli_puts(when);
-		if (c[i].lost) {
-			cli_puts(" LOST ");
-			cli_put_u64(c[i].lost);
-			cli_puts(" to retention (offsets ");
-			cli_put_u64(c[i].lost_first);
-			cli_putc('-');
-			cli_put_u64(c[i].lost_last);
-			cli_putc(')');
-		}
+		/* Names to the left, numbers to the right of their column. */
+		cli_printf("%-*s %*" PRIu64 " %*" PRIu64 " %s", wname, c[i].name, woff, c[i].offset,
+		           wlag, c[i].lag, when);
+		if (c[i].lost)
+			cli_printf(" LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64
+			           ")",
+			           c[i].lost, c[i].lost_first, c[i].lost_last);
 		cli_putc('\n');
 	}
 	free(c);
@@ -497,32 +466,6 @@ static int is_log(const char *path)
 	return elog_settings_read(path, &s, NULL) == 0;
 }
 
-/* The operands of -d and --ack-loss: "dir name", as a commit takes them.
- * -d also takes "name dir", its older order, when the first operand is
- * not a log and the second is; the old "-dNAME dir" and
- * "--delete=NAME dir" give the name as the option's argument. */
-static void dir_and_name(int argc, char *argv[], const char *optname, const char **dir,
-                         const char **name)
-{
-	if (optname) {
-		*dir = cli_dir_operand(argc, argv);
-		*name = optname;
-		return;
-	}
-	if (argc < 1)
-		cli_usage_error("missing log directory");
-	if (argc < 2)
-		cli_usage_error("missing consumer name");
-	if (argc > 2)
-		cli_usage_error("unexpected argument '%s'", argv[2]);
-	*dir = argv[0];
-	*name = argv[1];
-	if (!is_log(argv[0]) && is_log(argv[1])) {
-		*dir = argv[1];
-		*name = argv[0];
-	}
-}
-
 /* -d dir name */
 static noreturn void delete_consumer(const char *dir, const char *name)
 {
@@ -560,9 +503,11 @@ static noreturn void commit_offset(const char *dir, const char *name, const char
 }
 
 /* What the command line asks for. */
-struct args {
-	int tee;           /* -T */
-	uint64_t every_ms; /* --every */
+struct opts {
+	const char *dir, *name; /* the operands */
+	const char *offset;     /* ... and the offset to commit, or NULL: stdin */
+	int tee;                /* -T */
+	uint64_t every_ms;      /* --every */
 	int every_set;
 	int list, json;       /* -l, --json */
 	int del;              /* -d */
@@ -571,51 +516,33 @@ struct args {
 	int log_id;           /* --log-id */
 };
 
-/* The options, into a; optind is left at the first operand. */
-static void parse_options(int argc, char *argv[], struct args *a)
+/* The operands of -d and --ack-loss: "dir name", as a commit takes them.
+ * -d also takes "name dir", its older order, when the first operand is
+ * not a log and the second is; the old "-dNAME dir" and
+ * "--delete=NAME dir" give the name as the option's argument. */
+static void dir_and_name(int argc, char *argv[], struct opts *o)
 {
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Te:ld::h", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'T':
-			a->tee = 1;
-			break;
-		case 'e':
-			a->every_ms = cli_arg_duration("--every", optarg);
-			a->every_set = 1;
-			break;
-		case 'l':
-			a->list = 1;
-			break;
-		case 'd':
-			a->del = 1;
-			a->del_name = optarg;
-			break;
-		case OPT_ACK_LOSS:
-			a->ack = 1;
-			break;
-		case OPT_JSON:
-			a->json = 1;
-			break;
-		case OPT_LOG_ID:
-			a->log_id = 1;
-			break;
-		default:
-			cli_common_option(c, argv, usage_text);
-		}
+	if (o->del_name) {
+		o->dir = cli_dir_operand(argc, argv);
+		o->name = o->del_name;
+		return;
 	}
-	if (a->list + a->del + a->ack + a->log_id > 1)
-		cli_usage_error("-l, -d, --ack-loss and --log-id exclude each other");
-	if (a->json && !a->list)
-		cli_usage_error("--json goes with -l");
-	if ((a->tee || a->every_set) && (a->list || a->del || a->ack || a->log_id))
-		cli_usage_error("-T and --every go with committing only");
+	if (argc < 1)
+		cli_usage_error("missing log directory");
+	if (argc < 2)
+		cli_usage_error("missing consumer name");
+	if (argc > 2)
+		cli_usage_error("unexpected argument '%s'", argv[2]);
+	o->dir = argv[0];
+	o->name = argv[1];
+	if (!is_log(argv[0]) && is_log(argv[1])) {
+		o->dir = argv[1];
+		o->name = argv[0];
+	}
 }
 
-/* dir name [offset]: commit the offset given, or those read from stdin. */
-static noreturn void commit(int argc, char *argv[], const struct args *a)
+/* The operands of a commit: dir name [offset]. */
+static void commit_operands(int argc, char *argv[], struct opts *o)
 {
 	if (argc < 1)
 		cli_usage_error("missing log directory");
@@ -626,31 +553,79 @@ static noreturn void commit(int argc, char *argv[], const struct args *a)
 	if (elog_consumer_name_check(argv[1]) != 0)
 		cli_die(CLI_EX_USAGE, argv[0], "consumer name \"%.*s\": %s", ELOG_CONSUMER_NAME_MAX,
 		        argv[1], elog_strerror(ELOG_BADNAME));
-	if (argc == 2)
-		commit_stdin(argv[0], argv[1], a->tee, a->every_ms);
-	if (a->tee || a->every_set)
+	o->dir = argv[0];
+	o->name = argv[1];
+	o->offset = argc == 3 ? argv[2] : NULL;
+	if (o->offset != NULL && (o->tee || o->every_set))
 		cli_usage_error("-T and --every apply to standard input only");
-	commit_offset(argv[0], argv[1], argv[2]);
+}
+
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":Te:ld::h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			o->tee = 1;
+			break;
+		case 'e':
+			o->every_ms = cli_arg_duration("--every", optarg);
+			o->every_set = 1;
+			break;
+		case 'l':
+			o->list = 1;
+			break;
+		case 'd':
+			o->del = 1;
+			o->del_name = optarg;
+			break;
+		case OPT_ACK_LOSS:
+			o->ack = 1;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case OPT_LOG_ID:
+			o->log_id = 1;
+			break;
+		default:
+			cli_common_option(c, argv, usage_text);
+		}
+	}
+	if (o->list + o->del + o->ack + o->log_id > 1)
+		cli_usage_error("-l, -d, --ack-loss and --log-id exclude each other");
+	if (o->json && !o->list)
+		cli_usage_error("--json goes with -l");
+	if ((o->tee || o->every_set) && (o->list || o->del || o->ack || o->log_id))
+		cli_usage_error("-T and --every go with committing only");
+	argc -= optind;
+	argv += optind;
+	if (o->list || o->log_id)
+		o->dir = cli_dir_operand(argc, argv);
+	else if (o->del || o->ack)
+		dir_and_name(argc, argv, o);
+	else
+		commit_operands(argc, argv, o);
 }
 
 int main(int argc, char *argv[])
 {
-	struct args a = { .every_ms = DEFAULT_EVERY_MS };
+	struct opts o = { .every_ms = DEFAULT_EVERY_MS };
 
 	cli_init(argv[0]);
-	parse_options(argc, argv, &a);
-	argc -= optind;
-	argv += optind;
-	if (a.list)
-		list(cli_dir_operand(argc, argv), a.json);
-	if (a.log_id)
-		print_log_id(cli_dir_operand(argc, argv));
-	if (a.del || a.ack) {
-		const char *dir, *name;
-		dir_and_name(argc, argv, a.del_name, &dir, &name);
-		if (a.del)
-			delete_consumer(dir, name);
-		ack_loss(dir, name);
-	}
-	commit(argc, argv, &a);
+	parse_args(argc, argv, &o);
+	if (o.list)
+		list(o.dir, o.json);
+	if (o.log_id)
+		print_log_id(o.dir);
+	if (o.del)
+		delete_consumer(o.dir, o.name);
+	if (o.ack)
+		ack_loss(o.dir, o.name);
+	if (o.offset == NULL)
+		commit_stdin(o.dir, o.name, o.tee, o.every_ms);
+	commit_offset(o.dir, o.name, o.offset);
 }

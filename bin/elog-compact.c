@@ -3,6 +3,7 @@
  * of a log, while the writer may be running.  See elog-compact(1).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -21,64 +22,52 @@ static const char usage_text[] =
 
 enum { OPT_GRACE = 256, OPT_MIN_LAG, OPT_WAIT };
 
-static const struct option long_options[] = { { "grace", required_argument, NULL, OPT_GRACE },
-	                                      { "min-lag", required_argument, NULL, OPT_MIN_LAG },
-	                                      { "dry-run", no_argument, NULL, 'n' },
-	                                      { "verbose", no_argument, NULL, 'v' },
-	                                      { "wait", no_argument, NULL, OPT_WAIT },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
-
-static void put_name(uint64_t base)
-{
-	char name[ELOG_SEGMENT_NAME_MAX];
-
-	elog_segment_name(name, base);
-	cli_puts(name);
-}
-
-static void put_change(const char *what, uint64_t before, uint64_t after)
-{
-	cli_putc(' ');
-	cli_puts(what);
-	cli_putc(' ');
-	cli_put_u64(before);
-	cli_puts(" -> ");
-	cli_put_u64(after);
-}
+static const struct option long_options[] = {
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "min-lag", required_argument, NULL, OPT_MIN_LAG },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* One line per segment changed. */
 static void print_segment(const struct elog_segment_report *rep, void *arg)
 {
 	const int *dry = arg;
+	char name[ELOG_SEGMENT_NAME_MAX], into[ELOG_SEGMENT_NAME_MAX];
 
+	elog_segment_name(name, rep->base);
 	switch (rep->action) {
 	case ELOG_SEG_REWRITTEN:
-		cli_puts(*dry ? "would rewrite " : "rewrote ");
-		put_name(rep->base);
-		put_change("records", rep->records_before, rep->records_after);
-		put_change("bytes", rep->bytes_before, rep->bytes_after);
+		cli_printf("%s %s records %" PRIu64 " -> %" PRIu64 " bytes %" PRIu64 " -> %" PRIu64
+		           "\n",
+		           *dry ? "would rewrite" : "rewrote", name, rep->records_before,
+		           rep->records_after, rep->bytes_before, rep->bytes_after);
 		break;
 	case ELOG_SEG_EMPTIED:
-		cli_puts(*dry ? "would remove " : "removed ");
-		put_name(rep->base);
-		put_change("records", rep->records_before, 0);
-		put_change("bytes", rep->bytes_before, 0);
+		cli_printf("%s %s records %" PRIu64 " -> 0 bytes %" PRIu64 " -> 0\n",
+		           *dry ? "would remove" : "removed", name, rep->records_before,
+		           rep->bytes_before);
 		break;
 	default: /* ELOG_SEG_MERGED */
-		cli_puts(*dry ? "would merge " : "merged ");
-		put_name(rep->base);
-		cli_puts(" into ");
-		put_name(rep->into);
+		elog_segment_name(into, rep->into);
+		cli_printf("%s %s into %s\n", *dry ? "would merge" : "merged", name, into);
 		break;
 	}
-	cli_putc('\n');
 }
 
-/* The command line, into o and *verbose; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct elog_compact_opts *o,
-                                      int *verbose)
+/* What the command line asks for. */
+struct opts {
+	const char *dir;
+	struct elog_compact_opts compact;
+	int verbose; /* -v */
+};
+
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -86,43 +75,36 @@ static const char *parse_command_line(int argc, char *argv[], struct elog_compac
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_GRACE:
-			o->grace_ms = cli_arg_duration("--grace", optarg);
+			o->compact.grace_ms = cli_arg_duration("--grace", optarg);
 			break;
 		case OPT_MIN_LAG:
-			o->min_lag_ms = cli_arg_duration("--min-lag", optarg);
+			o->compact.min_lag_ms = cli_arg_duration("--min-lag", optarg);
 			break;
 		case 'n':
-			o->dry_run = 1;
+			o->compact.dry_run = 1;
 			break;
 		case 'v':
-			*verbose = 1;
+			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			o->wait = 1;
+			o->compact.wait = 1;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	return cli_dir_operand(argc - optind, argv + optind);
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 }
 
 /* With -v or -n: the totals of the run. */
 static void print_result(const struct elog_compact_result *res, int dry)
 {
-	cli_puts(dry ? "would compact" : "compacted");
-	put_change("segments", res->segments_before, res->segments_after);
-	put_change("records", res->records_before, res->records_after);
-	put_change("bytes", res->bytes_before, res->bytes_after);
-	cli_puts(" keys ");
-	cli_put_u64(res->keys);
-	cli_puts(" tombstones ");
-	cli_put_u64(res->tombstones_kept);
-	cli_puts(" kept ");
-	cli_put_u64(res->tombstones_removed);
-	cli_puts(" removed memory ");
-	cli_put_u64(res->memory);
-	cli_puts(" bytes\n");
+	cli_printf("%s segments %" PRIu64 " -> %" PRIu64 " records %" PRIu64 " -> %" PRIu64
+	           " bytes %" PRIu64 " -> %" PRIu64 " keys %" PRIu64 " tombstones %" PRIu64
+	           " kept %" PRIu64 " removed memory %" PRIu64 " bytes\n",
+	           dry ? "would compact" : "compacted", res->segments_before, res->segments_after,
+	           res->records_before, res->records_after, res->bytes_before, res->bytes_after,
+	           res->keys, res->tombstones_kept, res->tombstones_removed, res->memory);
 }
 
 /* A log whose cleanup is delete: the one command that makes it compactable,
@@ -138,23 +120,22 @@ static noreturn void die_not_compacted(const char *dir, const char *msg)
 
 int main(int argc, char *argv[])
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct opts o = { .compact = ELOG_COMPACT_OPTS_INIT };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
-	int verbose = 0;
 
 	cli_init(argv[0]);
-	const char *dir = parse_command_line(argc, argv, &o, &verbose);
-	if (o.dry_run || verbose) {
-		o.each = print_segment;
-		o.arg = &o.dry_run;
+	parse_args(argc, argv, &o);
+	if (o.compact.dry_run || o.verbose) {
+		o.compact.each = print_segment;
+		o.compact.arg = &o.compact.dry_run;
 	}
-	int rc = elog_compact(dir, &o, &res, msg);
+	int rc = elog_compact(o.dir, &o.compact, &res, msg);
 	if (rc == ELOG_NOCOMPACT)
-		die_not_compacted(dir, msg);
+		die_not_compacted(o.dir, msg);
 	if (rc)
-		cli_die_elog(dir, rc, msg);
-	if (o.dry_run || verbose)
-		print_result(&res, o.dry_run);
+		cli_die_elog(o.dir, rc, msg);
+	if (o.compact.dry_run || o.verbose)
+		print_result(&res, o.compact.dry_run);
 	cli_exit(CLI_EX_OK);
 }

@@ -3,6 +3,7 @@
  * log's total size, while the writer may be running.  See elog-retain(1).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +28,17 @@ static const char usage_text[] =
 
 enum { OPT_MAX_AGE = 256, OPT_MAX_BYTES, OPT_WAIT, OPT_SET };
 
-static const struct option long_options[] = { { "max-age", required_argument, NULL, OPT_MAX_AGE },
-	                                      { "max-bytes", required_argument, NULL,
-	                                        OPT_MAX_BYTES },
-	                                      { "dry-run", no_argument, NULL, 'n' },
-	                                      { "verbose", no_argument, NULL, 'v' },
-	                                      { "wait", no_argument, NULL, OPT_WAIT },
-	                                      { "set", required_argument, NULL, OPT_SET },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
+static const struct option long_options[] = {
+	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "set", required_argument, NULL, OPT_SET },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
@@ -49,20 +51,9 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
 	if (cli_format_time(rep->newest_ms, when) < 0)
 		strcpy(when, "-");
 	elog_segment_name(name, rep->base);
-	cli_puts(verb);
-	cli_putc(' ');
-	cli_puts(name);
-	cli_puts(" offsets ");
-	cli_put_u64(rep->base);
-	cli_putc('-');
-	cli_put_u64(rep->end - 1);
-	cli_puts(" bytes ");
-	cli_put_u64(rep->bytes_before);
-	cli_puts(" newest ");
-	cli_puts(when);
-	if (rep->damaged)
-		cli_puts(" damaged");
-	cli_putc('\n');
+	cli_printf("%s %s offsets %" PRIu64 "-%" PRIu64 " bytes %" PRIu64 " newest %s%s\n", verb,
+	           name, rep->base, rep->end - 1, rep->bytes_before, when,
+	           rep->damaged ? " damaged" : "");
 }
 
 /* --set KEY=VALUE: a setting of the log, named and written as the
@@ -182,18 +173,11 @@ static void print_kept(const struct elog_retain_result *res)
 	if (cli_format_time(res->kept_newest_ms, newest) < 0)
 		strcpy(newest, "-");
 	elog_segment_name(name, res->kept_base);
-	cli_puts("kept ");
-	cli_puts(name);
-	cli_puts(" offsets ");
-	cli_put_u64(res->kept_base);
-	cli_putc('-');
-	cli_put_u64(res->kept_end - 1);
-	cli_puts(" newest ");
-	cli_puts(newest);
+	cli_printf("kept %s offsets %" PRIu64 "-%" PRIu64 " newest %s", name, res->kept_base,
+	           res->kept_end - 1, newest);
 	if (res->kept_why == ELOG_KEPT_CONSUMER) {
-		cli_puts(": consumer ");
-		cli_puts(res->kept_consumer);
-		cli_puts(" has not read it (retain-consumers=protect)\n");
+		cli_printf(": consumer %s has not read it (retain-consumers=protect)\n",
+		           res->kept_consumer);
 		return;
 	}
 	if (res->kept_why == ELOG_KEPT_DAMAGED) {
@@ -212,23 +196,24 @@ static void print_kept(const struct elog_retain_result *res)
 		cli_puts(" and no later closed segment has one that is\n");
 		return;
 	}
-	cli_puts("; judged by a later segment's ");
-	cli_puts(judged);
-	cli_puts(", younger than the age limit\n");
+	cli_printf("; judged by a later segment's %s, younger than the age limit\n", judged);
 }
 
-/* What the run is told, for the callbacks. */
-struct run {
+/* What the command line asks for; the callbacks' argument. */
+struct opts {
 	const char *dir;
-	int verbose, dry_run;
+	struct elog_retain_opts retain;
+	int verbose;             /* -v */
+	struct elog_options set; /* --set: the settings to change */
+	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
 };
 
 /* With -v or -n, one line per segment (print_segment()). */
 static void each_segment(const struct elog_segment_report *rep, void *arg)
 {
-	const struct run *r = arg;
-	if (r->verbose || r->dry_run)
-		print_segment(rep, (void *)(r->dry_run ? "would remove" : "removed"));
+	const struct opts *o = arg;
+	if (o->verbose || o->retain.dry_run)
+		print_segment(rep, (void *)(o->retain.dry_run ? "would remove" : "removed"));
 }
 
 /* A consumer that loses records it has not read: always a line on stderr
@@ -236,23 +221,15 @@ static void each_segment(const struct elog_segment_report *rep, void *arg)
  * loss; with -v or -n also a line on stdout, after the segments'. */
 static void each_loss(const struct elog_consumer_loss *l, void *arg)
 {
-	const struct run *r = arg;
+	const struct opts *o = arg;
 	char how[160] = "";
 
-	if (r->verbose || r->dry_run) {
-		cli_puts(r->dry_run ? "would lose " : "lost ");
-		cli_puts(l->name);
-		cli_puts(" offsets ");
-		cli_put_u64(l->first);
-		cli_putc('-');
-		cli_put_u64(l->last);
-		cli_puts(" records ");
-		cli_put_u64(l->records);
-		if (l->forced)
-			cli_puts(" by the size limit");
-		cli_putc('\n');
+	if (o->verbose || o->retain.dry_run) {
+		cli_printf("%s %s offsets %" PRIu64 "-%" PRIu64 " records %" PRIu64 "%s\n",
+		           o->retain.dry_run ? "would lose" : "lost", l->name, l->first, l->last,
+		           l->records, l->forced ? " by the size limit" : "");
 	}
-	if (r->dry_run)
+	if (o->retain.dry_run)
 		return;
 	/* What is on stdout goes first, so the two read in order. */
 	cli_flush();
@@ -261,13 +238,13 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 		         " to the size limit, although "
 		         "retain-consumers=protect");
 	if (l->recorded)
-		cli_warn(r->dir,
+		cli_warn(o->dir,
 		         "consumer %s lost %llu unread records (offsets "
 		         "%llu-%llu)%s; run: elog-commit --ack-loss %s %s",
 		         l->name, (unsigned long long)l->records, (unsigned long long)l->first,
-		         (unsigned long long)l->last, how, r->dir, l->name);
+		         (unsigned long long)l->last, how, o->dir, l->name);
 	else
-		cli_warn(r->dir,
+		cli_warn(o->dir,
 		         "consumer %s lost %llu unread records (offsets "
 		         "%llu-%llu)%s; the loss could not be recorded for "
 		         "elog-commit -l",
@@ -275,16 +252,8 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 		         (unsigned long long)l->last, how);
 }
 
-/* What the command line asks for. */
-struct args {
-	struct elog_retain_opts o;
-	int verbose;
-	struct elog_options set; /* --set: the settings to change */
-	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
-};
-
-/* The command line, into a; the log directory. */
-static const char *parse_command_line(int argc, char *argv[], struct args *a)
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -292,66 +261,56 @@ static const char *parse_command_line(int argc, char *argv[], struct args *a)
 	while ((c = getopt_long(argc, argv, ":nvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			a->o.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
+			o->retain.max_age_ms = cli_arg_limit_duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			a->o.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
+			o->retain.max_bytes = cli_arg_limit_size("--max-bytes", optarg);
 			break;
 		case 'n':
-			a->o.dry_run = 1;
+			o->retain.dry_run = 1;
 			break;
 		case 'v':
-			a->verbose = 1;
+			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			a->o.wait = 1;
+			o->retain.wait = 1;
 			break;
 		case OPT_SET:
-			parse_set(&a->set, &a->fields, optarg);
+			parse_set(&o->set, &o->fields, optarg);
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	const char *dir = cli_dir_operand(argc - optind, argv + optind);
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
 	/* Changing the settings is all a --set run does. */
-	if (a->fields && (a->o.max_age_ms || a->o.max_bytes || a->o.dry_run))
+	if (o->fields && (o->retain.max_age_ms || o->retain.max_bytes || o->retain.dry_run))
 		cli_usage_error("--set: cannot be combined with --max-age, "
 		                "--max-bytes or --dry-run");
-	return dir;
 }
 
-int main(int argc, char *argv[])
+/* --set: change the settings, which is all such a run does. */
+static noreturn void update_settings(const struct opts *o)
 {
-	struct args a = { 0 };
-	struct elog_retain_result res;
 	char msg[ELOG_MSG_MAX];
 	int rc;
 
-	cli_init(argv[0]);
-	const char *dir = parse_command_line(argc, argv, &a);
-	if (a.fields) {
-		if ((rc = elog_settings_update(dir, &a.set, a.fields, msg)) != 0)
-			cli_die_elog(dir, rc, msg);
-		cli_exit(CLI_EX_OK);
-	}
-	struct run r = { dir, a.verbose, a.o.dry_run };
-	a.o.each = each_segment;
-	a.o.lost = each_loss;
-	a.o.arg = &r;
-	if ((rc = elog_retain(dir, &a.o, &res, msg)) != 0)
-		cli_die_elog(dir, rc, msg);
-	/* A dry run answers even when the answer is no segment at all. */
-	if (a.o.dry_run && res.segments == 0)
-		cli_puts("would remove nothing\n");
-	if (a.o.dry_run || a.verbose)
-		print_kept(&res);
-	cli_flush();
-	/* Damage kept retention from part of its work, or from knowing the
-	 * consumers: what could go went, and the status says what stopped
-	 * it, as the program that reads that file would. */
+	if ((rc = elog_settings_update(o->dir, &o->set, o->fields, msg)) != 0)
+		cli_die_elog(o->dir, rc, msg);
+	cli_exit(CLI_EX_OK);
+}
+
+/* Damage kept retention from part of its work, or from knowing the
+ * consumers: what could go went, and the status says what stopped it, as
+ * the program that reads that file would.  The exit status of the run. */
+static int report_damage(const char *dir, const struct elog_retain_result *res)
+{
+	char msg[ELOG_MSG_MAX];
 	int status = CLI_EX_OK;
-	if (res.consumers_unknown) {
+	int rc;
+
+	cli_flush();
+	if (res->consumers_unknown) {
 		struct elog_consumer *c = NULL;
 		size_t n;
 		rc = elog_consumer_list(dir, &c, &n, msg);
@@ -364,9 +323,9 @@ int main(int argc, char *argv[])
 		         dir, msg);
 		status = rc ? cli_status(rc) : CLI_EX_IO;
 	}
-	if (res.unjudged) {
+	if (res->unjudged) {
 		char name[ELOG_SEGMENT_NAME_MAX];
-		elog_segment_name(name, res.unjudged_base);
+		elog_segment_name(name, res->unjudged_base);
 		cli_warn(dir,
 		         "%s is damaged and no later closed segment tells its age: "
 		         "kept, with every segment after it; run: elog-verify --repair "
@@ -374,5 +333,29 @@ int main(int argc, char *argv[])
 		         name, dir);
 		status = CLI_EX_CORRUPT;
 	}
-	cli_exit(status);
+	return status;
+}
+
+int main(int argc, char *argv[])
+{
+	struct opts o = { 0 };
+	struct elog_retain_result res;
+	char msg[ELOG_MSG_MAX];
+	int rc;
+
+	cli_init(argv[0]);
+	parse_args(argc, argv, &o);
+	if (o.fields)
+		update_settings(&o);
+	o.retain.each = each_segment;
+	o.retain.lost = each_loss;
+	o.retain.arg = &o;
+	if ((rc = elog_retain(o.dir, &o.retain, &res, msg)) != 0)
+		cli_die_elog(o.dir, rc, msg);
+	/* A dry run answers even when the answer is no segment at all. */
+	if (o.retain.dry_run && res.segments == 0)
+		cli_puts("would remove nothing\n");
+	if (o.retain.dry_run || o.verbose)
+		print_kept(&res);
+	cli_exit(report_damage(o.dir, &res));
 }

@@ -36,22 +36,27 @@ static const char usage_text[] =
 
 enum { OPT_JSON = 256, OPT_REPAIR, OPT_SALVAGE };
 
-static const struct option long_options[] = { { "list", no_argument, NULL, 'l' },
-	                                      { "quiet", no_argument, NULL, 'q' },
-	                                      { "json", no_argument, NULL, OPT_JSON },
-	                                      { "repair", no_argument, NULL, OPT_REPAIR },
-	                                      { "salvage", no_argument, NULL, OPT_SALVAGE },
-	                                      { "help", no_argument, NULL, 'h' },
-	                                      { "version", no_argument, NULL, CLI_OPT_VERSION },
-	                                      { NULL, 0, NULL, 0 } };
-
-struct run {
-	const char *dir;
-	int list, json, quiet;
-	unsigned flags; /* ELOG_VERIFY_REPAIR with --repair */
-	int salvage;
-	int progress_shown;
+static const struct option long_options[] = {
+	{ "list", no_argument, NULL, 'l' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "repair", no_argument, NULL, OPT_REPAIR },
+	{ "salvage", no_argument, NULL, OPT_SALVAGE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
 };
+
+/* What the command line asks for; the hooks' argument. */
+struct opts {
+	const char *dir;
+	int list, json, quiet; /* -l, --json, -q */
+	unsigned flags;        /* ELOG_VERIFY_REPAIR with --repair, ELOG_VERIFY_SALVAGE */
+	int salvage;           /* --salvage */
+};
+
+/* A progress line is on stderr, to be cleared before the next line. */
+static int progress_shown;
 
 static const char *kind_name(int kind)
 {
@@ -69,126 +74,96 @@ static const char *kind_name(int kind)
 	}
 }
 
-static void clear_progress(struct run *r)
+static void clear_progress(void)
 {
-	if (r->progress_shown) {
+	if (progress_shown) {
 		fputs("\r\033[K", stderr);
-		r->progress_shown = 0;
+		progress_shown = 0;
 	}
 }
 
 static void on_problem(void *arg, const struct elog_problem *p)
 {
-	struct run *r = arg;
+	const struct opts *o = arg;
 	char pos[48] = "";
 
-	if (r->quiet)
+	if (o->quiet)
 		return;
-	clear_progress(r);
+	clear_progress();
 	if (p->pos != ELOG_NOPOS)
 		snprintf(pos, sizeof pos, "byte %" PRIu64 ": ", p->pos);
-	if (r->list) {
+	if (o->list) {
 		/* With -l, standard output holds the list alone. */
-		cli_warn(r->dir, "%s: %s%s%s%s", p->file, pos,
+		cli_warn(o->dir, "%s: %s%s%s%s", p->file, pos,
 		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
 		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
 		return;
 	}
-	if (r->json) {
+	if (o->json) {
 		cli_puts("{\"file\":");
 		cli_json_string(p->file, strlen(p->file));
-		cli_puts(",\"byte\":");
 		if (p->pos == ELOG_NOPOS)
-			cli_puts("null");
+			cli_puts(",\"byte\":null");
 		else
-			cli_put_u64(p->pos);
-		cli_puts(",\"kind\":\"");
-		cli_puts(kind_name(p->kind));
-		cli_puts("\",\"problem\":");
+			cli_printf(",\"byte\":%" PRIu64, p->pos);
+		cli_printf(",\"kind\":\"%s\",\"problem\":", kind_name(p->kind));
 		cli_json_string(p->text, strlen(p->text));
 		cli_puts("}\n");
 		return;
 	}
-	cli_puts(p->file);
-	cli_puts(": ");
-	cli_puts(pos);
-	if (p->kind != ELOG_PROBLEM_DAMAGE) {
-		cli_puts(kind_name(p->kind));
-		cli_puts(": ");
-	}
-	cli_puts(p->text);
-	cli_putc('\n');
+	cli_printf("%s: %s%s%s%s\n", p->file, pos,
+	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
+	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
 }
 
 static void on_segment(void *arg, const struct elog_segment_info *s)
 {
-	struct run *r = arg;
+	const struct opts *o = arg;
 	char name[ELOG_SEGMENT_NAME_MAX];
 
-	if (!r->list)
+	if (!o->list)
 		return;
-	clear_progress(r);
+	clear_progress();
 	elog_segment_name(name, s->base);
-	if (r->json) {
-		cli_puts("{\"segment\":\"");
-		cli_puts(name);
-		cli_puts("\",\"base\":");
-		cli_put_u64(s->base);
-		const char *keys[] = { ",\"first\":", ",\"last\":", ",\"oldest_ts\":",
-			               ",\"newest_ts\":" };
-		for (int i = 0; i < 4; i++) {
-			cli_puts(keys[i]);
-			if (s->records == 0)
-				cli_puts("null");
-			else if (i == 0)
-				cli_put_u64(s->first);
-			else if (i == 1)
-				cli_put_u64(s->last);
-			else
-				cli_put_i64(i == 2 ? s->ts_min : s->ts_max);
-		}
-		cli_puts(",\"records\":");
-		cli_put_u64(s->records);
-		cli_puts(",\"bytes\":");
-		cli_put_u64(s->bytes);
-		cli_puts(s->active ? ",\"active\":true" : ",\"active\":false");
-		cli_puts(s->damaged ? ",\"damaged\":true}\n" : ",\"damaged\":false}\n");
+	if (o->json) {
+		cli_printf("{\"segment\":\"%s\",\"base\":%" PRIu64, name, s->base);
+		if (s->records == 0)
+			cli_puts(
+			        ",\"first\":null,\"last\":null,\"oldest_ts\":null,\"newest_ts\":null");
+		else
+			cli_printf(",\"first\":%" PRIu64 ",\"last\":%" PRIu64
+			           ",\"oldest_ts\":%" PRId64 ",\"newest_ts\":%" PRId64,
+			           s->first, s->last, s->ts_min, s->ts_max);
+		cli_printf(",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"active\":%s"
+		           ",\"damaged\":%s}\n",
+		           s->records, s->bytes, s->active ? "true" : "false",
+		           s->damaged ? "true" : "false");
 		return;
 	}
-	cli_puts(name);
 	if (s->records == 0) {
-		cli_puts(" - - 0 ");
-		cli_put_u64(s->bytes);
-		cli_puts(" - -");
+		cli_printf("%s - - 0 %" PRIu64 " - -", name, s->bytes);
 	} else {
-		cli_putc(' ');
-		cli_put_u64(s->first);
-		cli_putc(' ');
-		cli_put_u64(s->last);
-		cli_putc(' ');
-		cli_put_u64(s->records);
-		cli_putc(' ');
-		cli_put_u64(s->bytes);
-		cli_putc(' ');
+		cli_printf("%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ", name, s->first,
+		           s->last, s->records, s->bytes);
+		/* A time as elog-cat --since reads it back, even past 9999. */
 		cli_put_time(s->ts_min);
 		cli_putc(' ');
 		cli_put_time(s->ts_max);
 	}
-	cli_puts(s->active ? " active" : " closed");
-	cli_puts(s->damaged ? " damaged\n" : "\n");
+	cli_printf(" %s%s\n", s->active ? "active" : "closed", s->damaged ? " damaged" : "");
 }
 
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct run *r = arg;
+	const struct opts *o = arg;
 
 	if (total < PROGRESS_MIN_BYTES)
 		return;
 	/* Whatever is on standard output goes first, as on a shared tty. */
 	cli_flush();
-	fprintf(stderr, "\r%s: %s: checked %" PRIu64 " of %" PRIu64 " MiB (%d%%)", cli_prog, r->dir,
+	fprintf(stderr, "\r%s: %s: checked %" PRIu64 " of %" PRIu64 " MiB (%d%%)", cli_prog, o->dir,
 	        done >> 20, total >> 20, (int)(total ? done * 100 / total : 100));
-	r->progress_shown = 1;
+	progress_shown = 1;
 }
 
 /* Each damaged range salvage moved aside, reported as a repair. */
@@ -211,8 +186,8 @@ static void on_salvage(const struct elog_salvage_report *rep, void *arg)
 	on_problem(arg, &p);
 }
 
-/* The command line, into r (the log directory in r->dir). */
-static void parse_command_line(int argc, char *argv[], struct run *r)
+/* The command line, into o. */
+static void parse_args(int argc, char *argv[], struct opts *o)
 {
 	int c;
 
@@ -220,37 +195,37 @@ static void parse_command_line(int argc, char *argv[], struct run *r)
 	while ((c = getopt_long(argc, argv, ":lqh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			r->list = 1;
+			o->list = 1;
 			break;
 		case 'q':
-			r->quiet = 1;
+			o->quiet = 1;
 			break;
 		case OPT_JSON:
-			r->json = 1;
+			o->json = 1;
 			break;
 		case OPT_REPAIR:
-			r->flags |= ELOG_VERIFY_REPAIR;
+			o->flags |= ELOG_VERIFY_REPAIR;
 			break;
 		case OPT_SALVAGE:
-			r->salvage = 1;
-			r->flags |= ELOG_VERIFY_SALVAGE;
+			o->salvage = 1;
+			o->flags |= ELOG_VERIFY_SALVAGE;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
 		}
 	}
-	r->dir = cli_dir_operand(argc - optind, argv + optind);
-	if (r->list && (r->flags & ELOG_VERIFY_REPAIR))
+	o->dir = cli_dir_operand(argc - optind, argv + optind);
+	if (o->list && (o->flags & ELOG_VERIFY_REPAIR))
 		cli_usage_error("-l and --repair cannot be used together");
-	if (r->list && r->quiet)
+	if (o->list && o->quiet)
 		cli_usage_error("-l and -q cannot be used together");
-	if (r->salvage && !(r->flags & ELOG_VERIFY_REPAIR))
+	if (o->salvage && !(o->flags & ELOG_VERIFY_REPAIR))
 		cli_usage_error("--salvage goes with --repair");
 }
 
 /* The one-line summary on standard error when problems remain or records
  * were lost, naming the next command when there is one. */
-static void warn_summary(const struct run *r, const struct elog_verify_result *res)
+static void warn_summary(const struct opts *o, const struct elog_verify_result *res)
 {
 	char problems[256] = "", lost[160] = "", next[PATH_MAX + 96] = "";
 
@@ -260,7 +235,7 @@ static void warn_summary(const struct run *r, const struct elog_verify_result *r
 		         " records)%s",
 		         res->damage, res->damage == 1 ? "" : "s", res->segments,
 		         res->segments == 1 ? "" : "s", res->records,
-		         (r->flags & ELOG_VERIFY_REPAIR)
+		         (o->flags & ELOG_VERIFY_REPAIR)
 		                 ? (res->repaired ? "; some could not be repaired"
 		                                  : "; none could be repaired")
 		                 : "");
@@ -269,36 +244,36 @@ static void warn_summary(const struct run *r, const struct elog_verify_result *r
 		         "%s%" PRIu64 " range%s of offsets lost to damage, "
 		         "which readers report as gaps",
 		         res->remaining ? "; " : "", res->losses, res->losses == 1 ? "" : "s");
-	if (res->salvageable && !r->salvage)
+	if (res->salvageable && !o->salvage)
 		snprintf(next, sizeof next,
 		         "; run elog-verify --repair --salvage %s to get "
 		         "past the damage",
-		         r->dir);
-	cli_warn(r->dir, "%s%s%s", problems, lost, next);
+		         o->dir);
+	cli_warn(o->dir, "%s%s%s", problems, lost, next);
 }
 
 int main(int argc, char *argv[])
 {
-	struct run r = { 0 };
+	struct opts o = { 0 };
 	struct elog_verify_result res;
 	char msg[ELOG_MSG_MAX];
 
 	cli_init(argv[0]);
-	parse_command_line(argc, argv, &r);
+	parse_args(argc, argv, &o);
 	struct elog_verify_hooks hooks = { on_problem, on_segment,
-		                           isatty(STDERR_FILENO) ? on_progress : NULL, &r };
-	int err = r.salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
+		                           isatty(STDERR_FILENO) ? on_progress : NULL, &o };
+	int err = o.salvage ? elog_salvage(o.dir, on_salvage, &o, NULL, msg) : 0;
 	if (err)
-		cli_die_elog(r.dir, err, msg);
-	err = elog_verify(r.dir, r.flags, &hooks, &res, msg);
-	clear_progress(&r);
+		cli_die_elog(o.dir, err, msg);
+	err = elog_verify(o.dir, o.flags, &hooks, &res, msg);
+	clear_progress();
 	if (err)
-		cli_die_elog(r.dir, err, msg);
+		cli_die_elog(o.dir, err, msg);
 	cli_flush();
 	/* A log that lost records is not clean, even once repaired. */
 	if (res.remaining == 0 && res.losses == 0)
 		cli_exit(CLI_EX_OK);
-	if (!r.quiet)
-		warn_summary(&r, &res);
+	if (!o.quiet)
+		warn_summary(&o, &res);
 	cli_exit(CLI_EX_NO);
 }

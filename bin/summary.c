@@ -6,7 +6,7 @@
  * elog_consumer_list(), which take no lock; elog-cat(1) says what each one
  * means.
  */
-#include <stdarg.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -184,13 +184,10 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	else
 		j_str("level", NULL);
 	j_key("ratio");
-	if (ratio(s) > 0) {
-		char buf[32];
-		snprintf(buf, sizeof buf, "%.2f", ratio(s));
-		cli_puts(buf);
-	} else {
+	if (ratio(s) > 0)
+		cli_printf("%.2f", ratio(s));
+	else
 		cli_puts("null");
-	}
 	j_u64("sample_bytes", s->sample_stored);
 	j_close('}');
 	j_bool("damaged", s->damaged);
@@ -216,25 +213,7 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	cli_putc('\n');
 }
 
-/* ---- for people ---- */
-
-static void line(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void line(const char *label, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	cli_puts("  ");
-	cli_puts(label);
-	for (size_t i = strlen(label); i < 13; i++)
-		cli_putc(' ');
-	cli_puts(buf);
-	cli_putc('\n');
-}
+/* ---- for people: a label in 13 columns, then its figures ---- */
 
 static const char *when(int64_t ms, char buf[CLI_TIME_MAX + 24])
 {
@@ -243,107 +222,109 @@ static const char *when(int64_t ms, char buf[CLI_TIME_MAX + 24])
 	if (ms == INT64_MIN)
 		return "never";
 	if (cli_format_time(ms, t) < 0)
-		snprintf(buf, CLI_TIME_MAX + 24, "@%lld", (long long)ms);
+		snprintf(buf, CLI_TIME_MAX + 24, "@%" PRId64, ms);
 	else
-		snprintf(buf, CLI_TIME_MAX + 24, "%s (@%lld)", t, (long long)ms);
+		snprintf(buf, CLI_TIME_MAX + 24, "%s (@%" PRId64 ")", t, ms);
 	return buf;
 }
 
-static void print_pids(const char *label, const pid_t *p, size_t n)
+/* The pids, on one line of at most about 250 columns. */
+static void print_pids(const pid_t *p, size_t n)
 {
-	char buf[256] = "none";
-	size_t len = 0;
+	int len = 0;
 
-	for (size_t i = 0; i < n && len < sizeof buf - 24; i++)
-		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%ld", i ? " " : "",
-		                        (long)p[i]);
-	line(label, "%s", buf);
+	cli_puts("  writers      ");
+	if (n == 0)
+		cli_puts("none");
+	for (size_t i = 0; i < n && len < 256 - 24; i++)
+		len += cli_printf("%s%ld", i ? " " : "", (long)p[i]);
+	cli_putc('\n');
+}
+
+static void print_retention(const struct elog_summary *s)
+{
+	char size[CLI_SIZE_MAX], age[CLI_DURATION_MAX];
+
+	cli_format_duration(s->settings.retain_ms, age);
+	cli_format_size(s->settings.retain_bytes, size);
+	if (s->settings.retain_ms && s->settings.retain_bytes)
+		cli_printf("  retention    max age %s, max size %s\n", age, size);
+	else if (s->settings.retain_ms)
+		cli_printf("  retention    max age %s\n", age);
+	else if (s->settings.retain_bytes)
+		cli_printf("  retention    max size %s\n", size);
+	else
+		cli_puts("  retention    no stored policy\n");
+}
+
+static void print_compression(const struct elog_summary *s)
+{
+	if (s->settings.compression == ELOG_COMPRESS_ZSTD && ratio(s) > 0)
+		cli_printf("  compression  zstd level %d, ratio %.2f (newest records)\n",
+		           s->settings.compression_level, ratio(s));
+	else if (s->settings.compression == ELOG_COMPRESS_ZSTD)
+		cli_printf("  compression  zstd level %d, ratio unknown\n",
+		           s->settings.compression_level);
+	else
+		cli_puts("  compression  none\n");
+}
+
+static void print_consumer(const struct elog_consumer *c)
+{
+	char t[CLI_TIME_MAX + 24];
+
+	cli_printf("    %s: offset %" PRIu64 ", lag %" PRIu64, c->name, c->offset, c->lag);
+	if (c->lost)
+		cli_printf(", LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64 ")",
+		           c->lost, c->lost_first, c->lost_last);
+	cli_printf(", committed %s\n", when(c->committed_ms, t));
 }
 
 static void print_text(const char *dir, const struct elog_summary *s, const struct elog_consumer *c,
                        size_t n)
 {
 	char a[CLI_SIZE_MAX], b[CLI_SIZE_MAX], d[CLI_SIZE_MAX];
-	char t[CLI_TIME_MAX + 24], age[CLI_DURATION_MAX];
+	char t[CLI_TIME_MAX + 24];
 
-	cli_puts("log ");
-	cli_puts(dir);
-	cli_puts(" (id ");
-	cli_puts(s->settings.id);
-	cli_puts(")\n");
+	cli_printf("log %s (id %s)\n", dir, s->settings.id);
 	if (s->records)
-		line("offsets", "%llu..%llu, %s%llu records%s", (unsigned long long)s->first,
-		     (unsigned long long)s->last, s->records_exact ? "" : "at most ",
-		     (unsigned long long)s->records, s->records_exact ? "" : inexact_why(s));
+		cli_printf("  offsets      %" PRIu64 "..%" PRIu64 ", %s%" PRIu64 " records%s\n",
+		           s->first, s->last, s->records_exact ? "" : "at most ", s->records,
+		           s->records_exact ? "" : inexact_why(s));
 	else
-		line("offsets", "none, 0 records");
-	line("durable end", "%llu", (unsigned long long)s->durable_end);
+		cli_puts("  offsets      none, 0 records\n");
+	cli_printf("  durable end  %" PRIu64 "\n", s->durable_end);
 	cli_format_size(s->log_bytes, a);
 	cli_format_size(s->dir_bytes, b);
 	cli_format_size(s->disk_bytes, d);
-	line("size", "%s in segments, %s in all files, %s on disk", a, b, d);
+	cli_printf("  size         %s in segments, %s in all files, %s on disk\n", a, b, d);
 	cli_format_size(s->settings.segment_bytes, a);
-	line("segments", "%llu, active %020llu, rolled at %s", (unsigned long long)s->segments,
-	     (unsigned long long)s->active_base, a);
-	line("oldest", "%s", s->records ? when(s->oldest_ms, t) : "-");
-	line("newest", "%s", s->records ? when(s->newest_ms, t) : "-");
+	cli_printf("  segments     %" PRIu64 ", active %020" PRIu64 ", rolled at %s\n", s->segments,
+	           s->active_base, a);
+	cli_printf("  oldest       %s\n", s->records ? when(s->oldest_ms, t) : "-");
+	cli_printf("  newest       %s\n", s->records ? when(s->newest_ms, t) : "-");
 	if (s->writers_known)
-		print_pids("writers", s->writers, s->nwriters);
+		print_pids(s->writers, s->nwriters);
 	else
-		line("writers", "unknown (no /proc/locks)");
+		cli_puts("  writers      unknown (no /proc/locks)\n");
 	if (s->batch_pid > 0)
-		line("writing now", "%ld", (long)s->batch_pid);
+		cli_printf("  writing now  %ld\n", (long)s->batch_pid);
 	if (s->maint_pid > 0)
-		line("maintenance", "running, pid %ld", (long)s->maint_pid);
-	if (s->settings.retain_ms && s->settings.retain_bytes) {
-		cli_format_duration(s->settings.retain_ms, age);
-		cli_format_size(s->settings.retain_bytes, a);
-		line("retention", "max age %s, max size %s", age, a);
-	} else if (s->settings.retain_ms) {
-		cli_format_duration(s->settings.retain_ms, age);
-		line("retention", "max age %s", age);
-	} else if (s->settings.retain_bytes) {
-		cli_format_size(s->settings.retain_bytes, a);
-		line("retention", "max size %s", a);
-	} else {
-		line("retention", "no stored policy");
-	}
-	line("  last run", "%s", when(s->retain_last_ms, t));
-	line("compaction", "%s (cleanup %s), last run %s",
-	     s->settings.cleanup == ELOG_CLEANUP_COMPACT ? "on" : "off", cleanup(s),
-	     when(s->compact_last_ms, t));
-	if (s->settings.compression == ELOG_COMPRESS_ZSTD && ratio(s) > 0)
-		line("compression", "zstd level %d, ratio %.2f (newest records)",
-		     s->settings.compression_level, ratio(s));
-	else if (s->settings.compression == ELOG_COMPRESS_ZSTD)
-		line("compression", "zstd level %d, ratio unknown", s->settings.compression_level);
-	else
-		line("compression", "none");
+		cli_printf("  maintenance  running, pid %ld\n", (long)s->maint_pid);
+	print_retention(s);
+	cli_printf("    last run   %s\n", when(s->retain_last_ms, t));
+	cli_printf("  compaction   %s (cleanup %s), last run %s\n",
+	           s->settings.cleanup == ELOG_CLEANUP_COMPACT ? "on" : "off", cleanup(s),
+	           when(s->compact_last_ms, t));
+	print_compression(s);
 	if (s->lost)
-		line("lost", "%llu offsets to damage: run elog-verify",
-		     (unsigned long long)s->lost);
+		cli_printf("  lost         %" PRIu64 " offsets to damage: run elog-verify\n",
+		           s->lost);
 	if (s->damaged)
-		line("damage", "found in what was read: run elog-verify");
-	line("consumers", "%zu", n);
-	for (size_t i = 0; i < n; i++) {
-		char lost[128] = "";
-		if (c[i].lost)
-			snprintf(lost, sizeof lost,
-			         ", LOST %llu to retention (offsets "
-			         "%llu-%llu)",
-			         (unsigned long long)c[i].lost, (unsigned long long)c[i].lost_first,
-			         (unsigned long long)c[i].lost_last);
-		cli_puts("    ");
-		cli_puts(c[i].name);
-		cli_puts(": offset ");
-		cli_put_u64(c[i].offset);
-		cli_puts(", lag ");
-		cli_put_u64(c[i].lag);
-		cli_puts(lost);
-		cli_puts(", committed ");
-		cli_puts(when(c[i].committed_ms, t));
-		cli_putc('\n');
-	}
+		cli_puts("  damage       found in what was read: run elog-verify\n");
+	cli_printf("  consumers    %zu\n", n);
+	for (size_t i = 0; i < n; i++)
+		print_consumer(&c[i]);
 }
 
 noreturn void cli_summary(const char *dir, int json)

@@ -137,6 +137,20 @@ flip() {
 	echo "${lines[7]}" | jq -e '.last == 999 and .active == true' >/dev/null
 }
 
+@test "-l --json: a list longer than the output buffer comes out whole" {
+	# About 400 segments: their lines pass 64 KiB, the size of the
+	# programs' stdout buffer, so lines are written across its flushes.
+	local M=$T/big n
+	yes "$(printf '%01000d' 0)" | head -n 1600 | "$B/elog-append" --segment-bytes 4096 "$M"
+	n=$(cd "$M" && ls *.log | wc -l)
+	run "$B/elog-verify" -l --json "$M"
+	[ "$status" -eq 0 ]
+	[ "${#output}" -gt 65536 ]
+	[ "${#lines[@]}" -eq "$n" ]
+	printf '%s\n' "${lines[@]}" |
+		jq -se "length == $n and ([.[].records] | add) == 1600" >/dev/null
+}
+
 @test "-l marks a damaged segment and reports the problem on stderr" {
 	flip "$L/$S1" 1000
 	run "$B/elog-verify" -l "$L"
