@@ -69,31 +69,31 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
  * elog-append option that gives it at creation; "none" turns a retention
  * limit or compression off.  Each key's parser reads v into o; opt is
  * "--set KEY", for its messages. */
-typedef void set_fn(struct elog_options *o, const char *opt, const char *v, int none);
+typedef void set_fn(struct elog_settings *o, const char *opt, const char *v, int none);
 
-static void set_retain_age(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_age(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->retain_ms = none ? 0 : cli_arg_duration(opt, v);
 }
 
-static void set_retain_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_bytes(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->retain_bytes = none ? 0 : cli_arg_size(opt, v);
 }
 
-static void set_segment_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_segment_bytes(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->segment_bytes = cli_arg_size(opt, v);
 }
 
-static void set_index_interval(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_index_interval(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->index_interval = (uint32_t)cli_arg_u64(opt, v, 1, UINT32_MAX);
 }
 
-static void set_compress(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_compress(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->compression = ELOG_COMPRESS_NONE;
 	o->compression_level = 0;
@@ -106,14 +106,14 @@ static void set_compress(struct elog_options *o, const char *opt, const char *v,
 	}
 }
 
-static void set_dictionary(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_dictionary(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	if (strcmp(v, "auto") != 0 && !none)
 		cli_usage_error("%s: 'auto' or 'none', not '%s'", opt, v);
 	o->no_dictionary = none;
 }
 
-static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_consumers(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	if (strcmp(v, "report") == 0)
@@ -124,7 +124,7 @@ static void set_retain_consumers(struct elog_options *o, const char *opt, const 
 		cli_usage_error("%s: 'report' or 'protect', not '%s'", opt, v);
 }
 
-static void set_cleanup(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_cleanup(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->cleanup = cli_arg_cleanup(opt, v);
@@ -148,7 +148,7 @@ static const struct set_key {
 };
 #define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
 
-static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
+static void parse_set(struct elog_settings *o, unsigned *fields, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
@@ -279,8 +279,8 @@ static void each_loss(const struct elog_consumer_loss *l, void *arg)
 struct args {
 	struct elog_retain_opts o;
 	int verbose;
-	struct elog_options set; /* --set: the settings to change */
-	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
+	struct elog_settings set; /* --set: the settings to change */
+	unsigned fields;          /* ... and which (ELOG_SET_*); 0 without */
 };
 
 /* The command line, into a; the log directory. */

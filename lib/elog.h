@@ -78,11 +78,6 @@ int elog_have_zstd(void);
 
 /* A record's ts_ms that the writer replaces with the time of append. */
 #define ELOG_TS_NOW INT64_MIN
-/* Timestamps retention believes: from 2000-01-01 to a skew past the clock. */
-#define ELOG_TS_FLOOR_MS 946684800000LL
-#define ELOG_TS_SKEW_DEFAULT_MS (3600ull * 1000)
-/* 1 when ts_ms lies more than max_skew_ms after now_ms, else 0. */
-int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms);
 
 struct elog_record {
 	uint64_t offset; /* set by readers (elog_append() ignores it) */
@@ -235,7 +230,8 @@ const char *elog_reader_errmsg(const elog_reader *r);
 /* Read the settings stored in DIR without opening the log. */
 int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 
-/* Set the fields named in fields (ELOG_SET_*) of the log DIR from opt. */
+/* Set the fields named in fields (ELOG_SET_*) of the log DIR from s; the
+ * others of s are not looked at. */
 #define ELOG_SET_SEGMENT_BYTES 0x01u
 #define ELOG_SET_INDEX_INTERVAL 0x02u
 #define ELOG_SET_RETAIN_MS 0x04u
@@ -244,7 +240,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 #define ELOG_SET_DICTIONARY 0x20u       /* no_dictionary */
 #define ELOG_SET_CLEANUP 0x40u          /* cleanup */
 #define ELOG_SET_RETAIN_CONSUMERS 0x80u /* retain_consumers */
-int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+int elog_settings_update(const char *dir, const struct elog_settings *s, unsigned fields,
                          char *msg);
 
 /*

@@ -425,7 +425,7 @@ int elog__settings_check_options(const struct elog_settings *s, const struct elo
 	return 0;
 }
 
-int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+int elog_settings_update(const char *dir, const struct elog_settings *opt, unsigned fields,
                          char *msg)
 {
 	char local[ELOG_MSG_MAX];

@@ -643,7 +643,7 @@ UT_TEST(log_without_the_key_is_delete_until_set)
 	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 
-	struct elog_options set = { .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_settings set = { .cleanup = ELOG_CLEANUP_COMPACT };
 	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
 	struct elog_compact_result res;
 	ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);

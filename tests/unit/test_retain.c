@@ -428,7 +428,7 @@ END_TEST
 
 UT_TEST(protect_keeps_from_age_but_not_from_size)
 {
-	struct elog_options set = { .retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT };
+	struct elog_settings set = { .retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT };
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	struct losses_seen seen = { 0 };

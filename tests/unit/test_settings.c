@@ -422,7 +422,7 @@ UT_TEST(update_cleanup)
 	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	ck_assert_int_eq(before.cleanup, ELOG_CLEANUP_DELETE);
 	/* The other fields of o are not looked at. */
-	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT,
+	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT,
 		                  .segment_bytes = 1,
 		                  .retain_ms = 5 };
 	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
@@ -457,7 +457,7 @@ UT_TEST(update_changes_what_is_named_only)
 	struct elog_settings before, after;
 	UT_OK(elog_settings_read(ut_dir, &before, NULL), NULL);
 	char msg[ELOG_MSG_MAX];
-	struct elog_options o = { .retain_bytes = 1u << 20, .segment_bytes = 8192, .retain_ms = 5 };
+	struct elog_settings o = { .retain_bytes = 1u << 20, .segment_bytes = 8192, .retain_ms = 5 };
 	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES | ELOG_SET_SEGMENT_BYTES, msg),
 	      msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
