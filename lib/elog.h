@@ -30,8 +30,8 @@ extern "C" {
 
 #define ELOG_VERSION_STRING "0.2.0"
 
-/* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END (-1)          /* no more durable records right now (prev: none before) */
+/* Library codes: negative, so they never collide with errno values, and
+ * never -1, so that none reads as "-1, see errno". */
 #define ELOG_GAP (-2)          /* records the reader expected are gone */
 #define ELOG_LOCKED (-3)       /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT (-4)      /* damaged data */
@@ -44,6 +44,9 @@ extern "C" {
 #define ELOG_TIMEOUT (-11)     /* elog_reader_wait() timed out */
 #define ELOG_UNSUPPORTED (-12) /* the log needs zstd, which this build lacks */
 #define ELOG_NOCOMPACT (-13)   /* compaction of a log whose cleanup is delete */
+#define ELOG_END (-14)         /* no more durable records right now (prev: none before) */
+#define ELOG_NOTREG (-15)      /* a file of the log is not a regular file */
+#define ELOG_LINKED (-16)      /* a file to write has more than one hard link */
 #define ELOG_BADNAME (-20)     /* not a valid consumer name */
 #define ELOG_NOCONSUMER (-21)  /* no consumer of that name */
 #define ELOG_BEYOND (-22)      /* an offset at or above the durable end */

@@ -52,10 +52,9 @@ const char *elog_strerror(int code)
 		return "too many consumers";
 	case ELOG_TAKEN:
 		return "offset at or below the end of the log";
-	/* The errno values elog__fs_openat() gives its refusals (internal.h). */
-	case FS_ENOTREG:
+	case ELOG_NOTREG:
 		return "not a regular file";
-	case FS_ELINKED:
+	case ELOG_LINKED:
 		return "has more than one hard link, refusing to write it";
 	}
 	return code > 0 ? strerror(code) : "unknown error";

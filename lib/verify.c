@@ -277,7 +277,7 @@ static int check_settings(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "a symbolic link, which elog refuses to follow");
 		return 0;
-	case FS_ENOTREG:
+	case ELOG_NOTREG:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
 		return 0;
 	case EFBIG:
@@ -317,7 +317,7 @@ static int read_watermark(struct verify *v)
 			       "a symbolic link, which elog refuses to follow");
 			return 0;
 		}
-		if (e == FS_ENOTREG) {
+		if (e == ELOG_NOTREG) {
 			v->wm_state = WM_BAD;
 			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
 			       "not a regular file");
@@ -489,7 +489,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == ELOOP)
 			report(v, ic->kind, ic->name, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
-		else if (e == FS_ENOTREG)
+		else if (e == ELOG_NOTREG)
 			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
 			return elog__errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
@@ -656,7 +656,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	if (err) {
 		if (err == ENOENT) /* removed by retention since listed */
 			*gone = 1;
-		else if (err != ELOOP && err != FS_ENOTREG)
+		else if (err != ELOOP && err != ELOG_NOTREG)
 			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 		else
 			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
@@ -1239,7 +1239,7 @@ static void check_consumers(struct verify *v)
 	size_t len;
 	struct ctable t = { 0 };
 	int err = elog__fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
-	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
+	if (err == ENOENT || err == ELOOP || err == ELOG_NOTREG)
 		return; /* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "larger than %u bytes",
