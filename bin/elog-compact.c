@@ -49,7 +49,7 @@ static void put_change(const char *what, uint64_t before, uint64_t after)
 }
 
 /* One line per segment changed. */
-static void print_segment(const struct elog_segment_report *rep, void *arg)
+static void print_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const int *dry = arg;
 

@@ -40,7 +40,7 @@ static const struct option long_options[] = { { "max-age", required_argument, NU
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
-static void print_segment(const struct elog_segment_report *rep, void *arg)
+static void print_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const char *verb = arg;
 	char when[32], name[ELOG_SEGMENT_NAME_MAX];
@@ -224,17 +224,17 @@ struct run {
 };
 
 /* With -v or -n, one line per segment (print_segment()). */
-static void each_segment(const struct elog_segment_report *rep, void *arg)
+static void each_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const struct run *r = arg;
 	if (r->verbose || r->dry_run)
-		print_segment(rep, (void *)(r->dry_run ? "would remove" : "removed"));
+		print_segment((void *)(r->dry_run ? "would remove" : "removed"), rep);
 }
 
 /* A consumer that loses records it has not read: always a line on stderr
  * (a cron job mails it), which names the command that acknowledges the
  * loss; with -v or -n also a line on stdout, after the segments'. */
-static void each_loss(const struct elog_consumer_loss *l, void *arg)
+static void each_loss(void *arg, const struct elog_consumer_loss *l)
 {
 	const struct run *r = arg;
 	char how[160] = "";

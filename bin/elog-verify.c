@@ -178,9 +178,10 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 	cli_puts(s->damaged ? " damaged\n" : "\n");
 }
 
-static void on_progress(void *arg, uint64_t done, uint64_t total)
+static void on_progress(void *arg, const struct elog_progress *p)
 {
 	struct run *r = arg;
+	uint64_t done = p->done, total = p->total;
 
 	if (total < PROGRESS_MIN_BYTES)
 		return;
@@ -192,7 +193,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 }
 
 /* Each damaged range salvage moved aside, reported as a repair. */
-static void on_salvage(const struct elog_salvage_report *rep, void *arg)
+static void on_salvage(void *arg, const struct elog_salvage_report *rep)
 {
 	char text[512];
 	struct elog_problem p = { ELOG_PROBLEM_REPAIRED, rep->segment, rep->pos, text };
@@ -285,12 +286,16 @@ int main(int argc, char *argv[])
 
 	cli_init(argv[0]);
 	parse_command_line(argc, argv, &r);
-	struct elog_verify_hooks hooks = { on_problem, on_segment,
-		                           isatty(STDERR_FILENO) ? on_progress : NULL, &r };
-	int err = r.salvage ? elog_salvage(r.dir, on_salvage, &r, NULL, msg) : 0;
+	struct elog_verify_opts vo = { .flags = r.flags,
+		                       .problem = on_problem,
+		                       .segment = on_segment,
+		                       .progress = isatty(STDERR_FILENO) ? on_progress : NULL,
+		                       .arg = &r };
+	struct elog_salvage_opts so = { .each = on_salvage, .arg = &r };
+	int err = r.salvage ? elog_salvage(r.dir, &so, NULL, msg) : 0;
 	if (err)
 		cli_die_elog(r.dir, err, msg);
-	err = elog_verify(r.dir, r.flags, &hooks, &res, msg);
+	err = elog_verify(r.dir, &vo, &res, msg);
 	clear_progress(&r);
 	if (err)
 		cli_die_elog(r.dir, err, msg);

@@ -509,7 +509,7 @@ static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
 	r.bytes_before = bb;
 	r.bytes_after = ba;
 	r.newest_ms = INT64_MIN;
-	c->o->each(&r, c->o->arg);
+	c->o->each(c->o->arg, &r);
 }
 
 /* Pass 2 for closed segment i: rewrite it without the records that go.

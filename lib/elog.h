@@ -313,11 +313,26 @@ struct elog_segment_info {
 	int damaged;            /* a damage problem was reported for it */
 };
 
-/* Each hook may be NULL; they run in the calling thread. */
-struct elog_verify_hooks {
-	void (*problem)(void *arg, const struct elog_problem *p);
-	void (*segment)(void *arg, const struct elog_segment_info *s);
-	void (*progress)(void *arg, uint64_t done, uint64_t total);
+/* How far the check has read, bytes of segments. */
+struct elog_progress {
+	uint64_t done, total;
+};
+
+/* Callbacks, the one convention of the whole interface: a function type
+ * elog_X_fn(void *arg, const struct elog_X *), given as a member of the
+ * call's options structure beside the one `void *arg` that every callback
+ * of the structure gets first.  NULL calls nothing.  They run in the
+ * calling thread; what the pointer points to is valid during the call. */
+typedef void elog_problem_fn(void *arg, const struct elog_problem *p);
+typedef void elog_segment_info_fn(void *arg, const struct elog_segment_info *s);
+typedef void elog_progress_fn(void *arg, const struct elog_progress *p);
+
+/* Options of elog_verify(); NULL: check only. */
+struct elog_verify_opts {
+	unsigned flags;                /* ELOG_VERIFY_*; 0: check only */
+	elog_problem_fn *problem;      /* each problem as it is found */
+	elog_segment_info_fn *segment; /* each segment once checked */
+	elog_progress_fn *progress;    /* about every MiB read */
 	void *arg;
 };
 
@@ -335,8 +350,8 @@ struct elog_verify_result {
 
 /* Check (and with ELOG_VERIFY_REPAIR repair) the log DIR.  0 when the
  * check ran to the end, whatever it found. */
-int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
-                struct elog_verify_result *res, char *msg);
+int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_verify_result *res,
+                char *msg);
 
 /* Rewrite closed segments past their damage, moving the damaged bytes
  * aside and recording the offsets lost in the file "salvaged". */
@@ -347,14 +362,19 @@ struct elog_salvage_report {
 	int lost;             /* 1 when offsets lay in them: */
 	uint64_t first, last; /* the offsets that may have been lost */
 };
-typedef void elog_salvage_fn(const struct elog_salvage_report *rep, void *arg);
+typedef void elog_salvage_fn(void *arg, const struct elog_salvage_report *rep);
+/* Options of elog_salvage(); NULL: the defaults. */
+struct elog_salvage_opts {
+	elog_salvage_fn *each; /* each damaged range moved aside */
+	void *arg;
+};
 struct elog_salvage_result {
 	uint64_t segments; /* segments rewritten */
 	uint64_t ranges;   /* damaged ranges moved aside */
 	uint64_t bytes;    /* their bytes */
 };
-int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_salvage_result *res,
-                 char *msg);
+int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
+                 struct elog_salvage_result *res, char *msg);
 
 /*
  * Maintenance (elog(3), Maintenance, Retention, Compaction): closed
@@ -381,7 +401,7 @@ struct elog_segment_report {
 	int damaged;             /* retention: it could not be read */
 };
 /* Called in the calling thread after each change (or instead, dry_run). */
-typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
+typedef void elog_segment_fn(void *arg, const struct elog_segment_report *rep);
 
 #define ELOG_RETAIN_OFF UINT64_MAX /* a limit that is not applied */
 /* A named consumer that loses (dry_run: would lose) records it has not
@@ -397,7 +417,7 @@ struct elog_consumer_loss {
 	                        * elog_consumer_ack_loss(); 0 in a dry run, or
 	                        * when the file could not be written */
 };
-typedef void elog_loss_fn(const struct elog_consumer_loss *l, void *arg);
+typedef void elog_loss_fn(void *arg, const struct elog_consumer_loss *l);
 struct elog_retain_opts {
 	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	uint64_t max_bytes;    /* 0: the log's stored policy; ELOG_RETAIN_OFF */
@@ -405,9 +425,8 @@ struct elog_retain_opts {
 	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
 	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment removed */
-	void *arg;
-	elog_loss_fn *lost; /* NULL, or called per consumer losing records,
-	                        * with arg */
+	elog_loss_fn *lost;    /* NULL, or called per consumer losing records */
+	void *arg;             /* the first argument of each and lost */
 };
 struct elog_retain_result {
 	uint64_t segments;     /* segments removed */

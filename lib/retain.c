@@ -186,7 +186,7 @@ static void report_losses(const struct elog_retain_opts *o, const struct elog_re
 		struct elog_consumer_loss x = { e->name,     lo,      hi,
 			                        hi - lo + 1, protect, recorded && !o->dry_run };
 		if (o->lost)
-			o->lost(&x, o->arg);
+			o->lost(o->arg, &x);
 		char line[ELOG_CONSUMER_NAME_MAX + 80];
 		int n = snprintf(line, sizeof line, "lost %s %llu %llu %llu\n", e->name,
 		                 (unsigned long long)lo, (unsigned long long)hi,
@@ -352,7 +352,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 			goto out;
 	}
 	for (size_t i = 0; !err && o->each && i < k; i++)
-		o->each(&rep[i], o->arg);
+		o->each(o->arg, &rep[i]);
 	if (!err)
 		report_losses(o, res, &c, protect, !res->losses_unrecorded, lines);
 out:

@@ -53,10 +53,11 @@ static void report(struct verify *v, int kind, const char *file, uint64_t pos, c
 static void progress(struct verify *v, uint64_t bytes)
 {
 	v->done += bytes;
-	if (v->quiet || !v->h || !v->h->progress || v->done - v->shown < PROGRESS_STEP)
+	if (v->quiet || !v->o || !v->o->progress || v->done - v->shown < PROGRESS_STEP)
 		return;
 	v->shown = v->done;
-	v->h->progress(v->h->arg, v->done, v->total);
+	struct elog_progress p = { v->done, v->total };
+	v->o->progress(v->o->arg, &p);
 }
 
 static int push(uint64_t **v, size_t *n, uint64_t x)
@@ -976,8 +977,8 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 	v->res->segments++;
 	v->res->records += info.records;
 	v->res->bytes += info.bytes;
-	if (!v->quiet && v->h && v->h->segment)
-		v->h->segment(v->h->arg, &info);
+	if (!v->quiet && v->o && v->o->segment)
+		v->o->segment(v->o->arg, &info);
 }
 
 static int check_segment(struct verify *v, size_t i)
@@ -1298,7 +1299,7 @@ static void check_salvaged(struct verify *v)
 	elog__holes_free(&h);
 }
 
-/* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
+/* One whole check.  v->dfd, flags, o, res and msg are set by the caller. */
 static int check_all(struct verify *v)
 {
 	int err;
@@ -1379,8 +1380,8 @@ static int share_maint_lock(int dfd)
 	return fd;
 }
 
-int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
-                struct elog_verify_result *res, char *msg)
+int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_verify_result *res,
+                char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_verify_result dummy;
@@ -1393,13 +1394,13 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	memset(&v, 0, sizeof v);
 	v.msg = msg ? msg : local;
 	v.msg[0] = '\0';
-	v.flags = flags;
-	v.h = hooks;
+	v.flags = o ? o->flags : 0;
+	v.o = o;
 	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
 		return elog__errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
-	if (flags & ELOG_VERIFY_REPAIR) {
+	if (v.flags & ELOG_VERIFY_REPAIR) {
 		if ((err = elog__repair_lock(&v, &lockfd, &maintfd)) != 0)
 			goto out;
 	} else {
@@ -1408,7 +1409,7 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	if ((err = check_all(&v)) != 0)
 		goto out;
 	res->remaining = res->damage;
-	if (!(flags & ELOG_VERIFY_REPAIR))
+	if (!(v.flags & ELOG_VERIFY_REPAIR))
 		goto out;
 	uint64_t repaired = res->repaired;
 	if ((err = elog__repair_run(&v)) != 0 || res->repaired == repaired)

@@ -551,7 +551,9 @@ static void handoff_hook(const char *name, void *arg)
 		char msg[ELOG_MSG_MAX];
 		struct elog_verify_result vr;
 		size_t from = vfs_now();
-		int rc = elog_verify(h->dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg);
+		int rc = elog_verify(h->dir,
+		                     &(struct elog_verify_opts){ .flags = ELOG_VERIFY_REPAIR }, &vr,
+		                     msg);
 		expect_repair(from, vfs_now());
 		if (rc != 0)
 			note_error("repair", rc, NULL);
@@ -765,7 +767,8 @@ static void run_samegen(const char *dir, unsigned seed)
 
 	struct elog_verify_result vr;
 	size_t from = vfs_now();
-	int rc = elog_verify(dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg);
+	int rc = elog_verify(dir, &(struct elog_verify_opts){ .flags = ELOG_VERIFY_REPAIR }, &vr,
+	                     msg);
 	expect_repair(from, vfs_now());
 	if (rc != 0)
 		note_error("repair", rc, NULL);
@@ -1002,9 +1005,10 @@ static void repair_then_append(const char *dir, unsigned seed, int salvage)
 	char msg[ELOG_MSG_MAX];
 	struct wr w;
 	int rc;
-	if (salvage && (rc = elog_salvage(dir, NULL, NULL, NULL, msg)) != 0)
+	if (salvage && (rc = elog_salvage(dir, NULL, NULL, msg)) != 0)
 		note_error("salvage", rc, NULL);
-	if ((rc = elog_verify(dir, REPAIR_FLAGS(salvage), NULL, &vr, msg)) != 0)
+	if ((rc = elog_verify(dir, &(struct elog_verify_opts){ .flags = REPAIR_FLAGS(salvage) },
+	                      &vr, msg)) != 0)
 		note_error("repair", rc, NULL);
 	else if (vr.remaining && !wl_faults)
 		expect_violation("%s: damage left after the repair", dir);

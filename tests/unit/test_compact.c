@@ -154,7 +154,7 @@ static void verify_clean(const char *path)
 {
 	struct elog_verify_result vr;
 	char vmsg[ELOG_MSG_MAX];
-	ck_assert_msg(elog_verify(path, 0, NULL, &vr, vmsg) == 0, "%s", vmsg);
+	ck_assert_msg(elog_verify(path, NULL, &vr, vmsg) == 0, "%s", vmsg);
 	ck_assert_msg(vr.damage == 0, "verify found %llu problems", (unsigned long long)vr.damage);
 }
 
