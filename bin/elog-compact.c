@@ -98,7 +98,7 @@ static const char *parse_command_line(int argc, char *argv[], struct elog_compac
 			*verbose = 1;
 			break;
 		case OPT_WAIT:
-			o->wait = 1;
+			o->wait_ms = ELOG_WAIT_FOREVER;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);

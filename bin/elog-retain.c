@@ -304,7 +304,7 @@ static const char *parse_command_line(int argc, char *argv[], struct args *a)
 			a->verbose = 1;
 			break;
 		case OPT_WAIT:
-			a->o.wait = 1;
+			a->o.wait_ms = ELOG_WAIT_FOREVER;
 			break;
 		case OPT_SET:
 			parse_set(&a->set, &a->fields, optarg);

@@ -765,7 +765,10 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 		err = cleanup_allows(&set, msg);
 	if (err)
 		return err;
-	err = elog__maint_open(&m, dir, o->wait, msg);
+	int64_t wait_ms;
+	if ((err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg)) != 0)
+		return err;
+	err = elog__maint_open(&m, dir, wait_ms, msg);
 	/* The settings as they are under maint.lock, which every change of
 	 * them takes. */
 	if (!err && (err = elog__settings_load(m.dfd, &m.set, msg)) == 0)

@@ -56,6 +56,13 @@ extern "C" {
 /* Room for a message with context, for functions given a caller's buffer. */
 #define ELOG_MSG_MAX 512
 
+/* How long a call waits, for a lock or for the log to move: an int64_t
+ * number of milliseconds, or one of these.  0 is the call's default, which
+ * the field or parameter names.  Any other negative value: ELOG_INVALID. */
+#define ELOG_WAIT_DEFAULT ((int64_t)0)
+#define ELOG_WAIT_FOREVER ((int64_t)-1) /* no limit */
+#define ELOG_WAIT_NONE ((int64_t)-2)    /* not at all: ELOG_LOCKED or ELOG_TIMEOUT at once */
+
 /* Any code above, 0 or an errno value, as text.  Never NULL. */
 const char *elog_strerror(int code);
 /* "0.2.0" (ELOG_VERSION_STRING of the library linked). */
@@ -112,7 +119,7 @@ struct elog_options {
 	int retain_consumers;    /* creation: ELOG_RETAIN_CONSUMERS_* */
 	int cleanup;             /* creation: ELOG_CLEANUP_*, default delete */
 	size_t batch_bytes;      /* buffer that flushes by itself, 1 MiB */
-	int64_t wait_ms;         /* wait for LOCK, default 10000; -1 ever */
+	int64_t wait_ms;         /* wait for LOCK (ELOG_WAIT_*); 0: 10 s */
 	int exclusive;           /* the only writer while open: any other
 	                           * writer's open fails, and this one fails
 	                           * while another is open (ELOG_LOCKED) */
@@ -218,8 +225,9 @@ int elog_reader_gap_cause(const elog_reader *r);
 uint64_t elog_reader_position(const elog_reader *r);
 /* The durable end as last read from the watermark. */
 uint64_t elog_reader_durable_end(const elog_reader *r);
-/* Wait until the durable end may have moved; timeout_ms -1: no limit. */
-int elog_reader_wait(elog_reader *r, int timeout_ms);
+/* Wait until the durable end may have moved, up to timeout_ms
+ * (ELOG_WAIT_*); 0: not at all, look once. */
+int elog_reader_wait(elog_reader *r, int64_t timeout_ms);
 /* A descriptor for poll(2) that becomes readable when the durable end may
  * have moved, or -1. */
 int elog_reader_fd(elog_reader *r);
@@ -330,6 +338,7 @@ typedef void elog_progress_fn(void *arg, const struct elog_progress *p);
 /* Options of elog_verify(); NULL: check only. */
 struct elog_verify_opts {
 	unsigned flags;                /* ELOG_VERIFY_*; 0: check only */
+	int64_t wait_ms;               /* repair: wait for LOCK (ELOG_WAIT_*); 0: 10 s */
 	elog_problem_fn *problem;      /* each problem as it is found */
 	elog_segment_info_fn *segment; /* each segment once checked */
 	elog_progress_fn *progress;    /* about every MiB read */
@@ -344,9 +353,6 @@ struct elog_verify_result {
 	uint64_t unreadable;  /* ranges readers cannot read, */
 	uint64_t salvageable; /* of which salvage gets past */
 };
-
-/* How long a repair waits for the writers' LOCK. */
-#define ELOG_VERIFY_WAIT_MS 10000
 
 /* Check (and with ELOG_VERIFY_REPAIR repair) the log DIR.  0 when the
  * check ran to the end, whatever it found. */
@@ -365,6 +371,7 @@ struct elog_salvage_report {
 typedef void elog_salvage_fn(void *arg, const struct elog_salvage_report *rep);
 /* Options of elog_salvage(); NULL: the defaults. */
 struct elog_salvage_opts {
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
 	elog_salvage_fn *each; /* each damaged range moved aside */
 	void *arg;
 };
@@ -422,7 +429,7 @@ struct elog_retain_opts {
 	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	uint64_t max_bytes;    /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	int dry_run;           /* report what would go, change nothing */
-	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
 	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment removed */
 	elog_loss_fn *lost;    /* NULL, or called per consumer losing records */
@@ -471,7 +478,7 @@ struct elog_compact_opts {
 	                        * first sees it */
 	uint64_t min_lag_ms;   /* leave records younger than this alone */
 	int dry_run;           /* report what would change, change nothing */
-	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
 	int64_t now_ms;        /* the clock for ages and grace; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment changed */
 	void *arg;
@@ -479,7 +486,7 @@ struct elog_compact_opts {
 /* The defaults: a 24-hour grace, no minimum lag. */
 #define ELOG_COMPACT_OPTS_INIT \
 	{ \
-		ELOG_COMPACT_GRACE_DEFAULT, 0, 0, 0, 0, NULL, NULL \
+		ELOG_COMPACT_GRACE_DEFAULT, 0, 0, ELOG_WAIT_DEFAULT, 0, NULL, NULL \
 	}
 struct elog_compact_result {
 	uint64_t segments_before;               /* closed segments before the run... */

@@ -134,6 +134,10 @@ int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fd
  * and the pid the holder wrote, if any. */
 int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
                        char *msg);
+/* A wait of elog.h (ELOG_WAIT_*, or ms) as lock.c takes it into *ms:
+ * -1 for ever, 0 not at all, else ms; 0 given means dflt.  ELOG_INVALID
+ * for another negative value. */
+int elog__wait_ms(int64_t given, int64_t dflt, int64_t *ms, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
 int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting
@@ -885,9 +889,10 @@ struct maint {
 	struct elog__start_view start; /* the start file, as sl was listed */
 	size_t nclosed;                /* sl.base[0 .. nclosed) may be changed */
 };
-/* Open DIR as a log, take the maintenance lock (waiting when wait) and list
- * the segments.  ELOG_LOCKED names the pid of the other maintenance run. */
-int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg);
+/* Open DIR as a log, take the maintenance lock (waiting up to wait_ms, a
+ * wait of elog.h) and list the segments.  ELOG_LOCKED names the pid of the
+ * other maintenance run. */
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg);
 void elog__maint_close(struct maint *m);
 /* List the segments again and decide which are closed. */
 int elog__maint_list(struct maint *m);

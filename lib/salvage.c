@@ -469,7 +469,11 @@ int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
 		res = &dummy;
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
-	int err = elog__maint_open(&m, dir, 0, msg);
+	int64_t wait_ms;
+	int err = elog__wait_ms(o ? o->wait_ms : 0, 0, &wait_ms, msg);
+	if (err)
+		return err;
+	err = elog__maint_open(&m, dir, wait_ms, msg);
 	struct salvager v = { &m, o ? o->each : NULL, o ? o->arg : NULL, elog__fs_now_ms(), res };
 	for (size_t i = 0; !err && i < m.nclosed; i++)
 		err = salvage_one(&v, i, m.sl.base[i + 1]);

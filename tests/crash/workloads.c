@@ -351,10 +351,10 @@ static void *maint_thread(void *arg)
 	struct elog_retain_result rr;
 	int rc;
 	co.grace_ms = 0;
-	co.wait = 1;
+	co.wait_ms = ELOG_WAIT_FOREVER;
 	ro.max_age_ms = ELOG_RETAIN_OFF;
 	ro.max_bytes = 6 * 1024;
-	ro.wait = 1;
+	ro.wait_ms = ELOG_WAIT_FOREVER;
 	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
 		note_error("compaction", rc, NULL);
 	if ((rc = elog_retain(dir, &ro, &rr, msg)) != 0)

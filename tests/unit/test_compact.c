@@ -601,7 +601,7 @@ UT_TEST(delete_log_is_refused_and_left_alone)
 	ck_assert_str_eq(msg, REFUSAL);
 	ck_assert_uint_eq(res.records_before, 0); /* the result is cleared */
 	co.dry_run = 1;
-	co.wait = 1;
+	co.wait_ms = ELOG_WAIT_FOREVER;
 	UT_RC(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 	same_files(ut_dir, copy_path());
@@ -698,7 +698,7 @@ UT_TEST(cleanup_is_read_again_under_the_lock)
 		/* The lock goes when the parent closes it, not with this
 		 * copy of its descriptor. */
 		close(lockfd);
-		co.wait = 1;
+		co.wait_ms = ELOG_WAIT_FOREVER;
 		int rc = elog_compact(ut_dir, &co, NULL, m);
 		_exit(rc == 0 ? 1 : rc != ELOG_NOCOMPACT || strcmp(m, REFUSAL) != 0 ? 2 : 0);
 	}
