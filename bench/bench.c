@@ -2140,7 +2140,7 @@ static void w_compact(void)
 	for (int run = 0; run < S.runs; run++) {
 		build_elog(dir, c, n, seg, keys);
 		e_compactable(dir);
-		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts o = { 0 };
 		struct elog_compact_result res;
 		char msg[ELOG_MSG_MAX];
 		double t0 = now();

@@ -87,6 +87,8 @@ static const char *parse_command_line(int argc, char *argv[], struct elog_compac
 		switch (c) {
 		case OPT_GRACE:
 			o->grace_ms = cli_arg_duration("--grace", optarg);
+			if (o->grace_ms == 0) /* the library's 0 is the default */
+				o->grace_ms = ELOG_COMPACT_GRACE_NONE;
 			break;
 		case OPT_MIN_LAG:
 			o->min_lag_ms = cli_arg_duration("--min-lag", optarg);
@@ -138,7 +140,7 @@ static noreturn void die_not_compacted(const char *dir, const char *msg)
 
 int main(int argc, char *argv[])
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
 	int verbose = 0;

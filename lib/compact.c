@@ -174,6 +174,7 @@ struct compactor {
 	const struct elog_compact_opts *o;
 	struct elog_compact_result *res;
 	int64_t now;
+	uint64_t grace_ms; /* o's, 0 for ELOG_COMPACT_GRACE_NONE */
 	struct keyset ks;
 	uint64_t cut;           /* records at or above it are left alone */
 	struct tombs old, keep; /* the state as read, and as it will be */
@@ -483,8 +484,7 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 		return 0;
 	const struct tomb *t = tombs_find(&c->old, rec->offset);
 	int64_t first = t ? t->first_ms : c->now;
-	if (rec->offset < c->cut && c->now >= first &&
-	    (uint64_t)(c->now - first) >= c->o->grace_ms) {
+	if (rec->offset < c->cut && c->now >= first && (uint64_t)(c->now - first) >= c->grace_ms) {
 		*keep = 0;
 		c->res->tombstones_removed++;
 		return 0;
@@ -740,7 +740,7 @@ static int cleanup_allows(const struct elog_settings *s, char *msg)
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg)
 {
-	static const struct elog_compact_opts defaults = ELOG_COMPACT_OPTS_INIT;
+	static const struct elog_compact_opts defaults = { 0 };
 	char local[ELOG_MSG_MAX];
 	struct elog_compact_result dummy;
 	struct compactor c;
@@ -759,6 +759,9 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	c.o = o;
 	c.res = res;
 	c.now = o->now_ms ? o->now_ms : elog__fs_now_ms();
+	c.grace_ms = o->grace_ms == 0                         ? ELOG_COMPACT_GRACE_DEFAULT
+	             : o->grace_ms == ELOG_COMPACT_GRACE_NONE ? 0
+	                                                      : o->grace_ms;
 	struct elog_settings set;
 	int err = elog_settings_read(dir, &set, msg);
 	if (!err)

@@ -472,10 +472,12 @@ struct elog_retain_result {
 int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_retain_result *res,
                 char *msg);
 
+/* Options of elog_compact(); NULL or every member 0: the defaults. */
 #define ELOG_COMPACT_GRACE_DEFAULT (24ull * 3600 * 1000)
+#define ELOG_COMPACT_GRACE_NONE UINT64_MAX /* tombstones go at once */
 struct elog_compact_opts {
 	uint64_t grace_ms;     /* how long a tombstone stays after compaction
-	                        * first sees it */
+	                        * first sees it; 0: the default, 24 h */
 	uint64_t min_lag_ms;   /* leave records younger than this alone */
 	int dry_run;           /* report what would change, change nothing */
 	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
@@ -483,11 +485,6 @@ struct elog_compact_opts {
 	elog_segment_fn *each; /* NULL, or called per segment changed */
 	void *arg;
 };
-/* The defaults: a 24-hour grace, no minimum lag. */
-#define ELOG_COMPACT_OPTS_INIT \
-	{ \
-		ELOG_COMPACT_GRACE_DEFAULT, 0, 0, ELOG_WAIT_DEFAULT, 0, NULL, NULL \
-	}
 struct elog_compact_result {
 	uint64_t segments_before;               /* closed segments before the run... */
 	uint64_t segments_after;                /* ...and after */
@@ -501,7 +498,7 @@ struct elog_compact_result {
 	uint64_t memory;    /* bytes of the key table and state */
 };
 /* Keep the newest record of each key in the closed segments of DIR, then
- * merge small neighbours; o NULL means ELOG_COMPACT_OPTS_INIT.  A log
+ * merge small neighbours; o may be NULL.  A log
  * whose cleanup is delete is refused with ELOG_NOCOMPACT, untouched. */
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg);

@@ -853,10 +853,10 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 	/* The next maintenance run cleans up what an interrupted one left,
 	 * and the log reads the same afterwards. */
 	if ((w->flags & (W_COMPACT | W_RETAIN)) && has_leftovers(dir)) {
-		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts co = { 0 };
 		struct elog_compact_result cr;
 		char mmsg[ELOG_MSG_MAX];
-		co.grace_ms = 0;
+		co.grace_ms = ELOG_COMPACT_GRACE_NONE;
 		if ((rc = elog_compact(dir, &co, &cr, mmsg)) != 0)
 			fail(&c, "compaction after the crash: %s", mmsg);
 		/* It saw every record recovery kept, up to next. */

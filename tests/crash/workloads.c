@@ -345,12 +345,12 @@ static void *maint_thread(void *arg)
 {
 	const char *dir = arg;
 	char msg[ELOG_MSG_MAX];
-	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts co = { 0 };
 	struct elog_compact_result cr;
 	struct elog_retain_opts ro = { 0 };
 	struct elog_retain_result rr;
 	int rc;
-	co.grace_ms = 0;
+	co.grace_ms = ELOG_COMPACT_GRACE_NONE;
 	co.wait_ms = ELOG_WAIT_FOREVER;
 	ro.max_age_ms = ELOG_RETAIN_OFF;
 	ro.max_bytes = 6 * 1024;

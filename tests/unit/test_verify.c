@@ -949,9 +949,9 @@ static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
 		/* A separate program would not share verify's lock. */
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
-		struct elog_compact_opts c = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts c = { 0 };
 		struct elog_retain_opts o = { 0 };
-		c.grace_ms = 0;
+		c.grace_ms = ELOG_COMPACT_GRACE_NONE;
 		o.max_bytes = 8192;
 		_exit(elog_compact(ut_dir, &c, NULL, msg) == 0 &&
 		                      elog_retain(ut_dir, &o, NULL, msg) == 0
