@@ -47,6 +47,7 @@ extern "C" {
 #define ELOG_END (-14)         /* no more durable records right now (prev: none before) */
 #define ELOG_NOTREG (-15)      /* a file of the log is not a regular file */
 #define ELOG_LINKED (-16)      /* a file to write has more than one hard link */
+#define ELOG_SETTING (-17)     /* an option differs from the log's stored setting */
 #define ELOG_BADNAME (-20)     /* not a valid consumer name */
 #define ELOG_NOCONSUMER (-21)  /* no consumer of that name */
 #define ELOG_BEYOND (-22)      /* an offset at or above the durable end */

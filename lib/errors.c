@@ -56,6 +56,8 @@ const char *elog_strerror(int code)
 		return "not a regular file";
 	case ELOG_LINKED:
 		return "has more than one hard link, refusing to write it";
+	case ELOG_SETTING:
+		return "an option differs from the log's stored setting";
 	}
 	return code > 0 ? strerror(code) : "unknown error";
 }

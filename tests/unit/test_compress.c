@@ -785,7 +785,7 @@ UT_TEST(uncompressed_log_stays_uncompressed)
 	 * it is a creation setting, and the log has another. */
 	struct elog_options o = { 0 };
 	o.compression = ELOG_COMPRESS_ZSTD;
-	UT_RC(elog_open(&w, ut_dir, &o), ELOG_INVALID, w);
+	UT_RC(elog_open(&w, ut_dir, &o), ELOG_SETTING, w);
 	elog_close(w);
 	UT_OK(elog_open(&w, ut_dir, NULL), w);
 	ck_assert_int_eq(elog_settings_of(w)->compression, ELOG_COMPRESS_NONE);

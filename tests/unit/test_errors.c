@@ -11,6 +11,7 @@ UT_TEST(every_code_has_its_own_text)
 		ELOG_BADVERSION, ELOG_TOOBIG,      ELOG_FAILED,    ELOG_NETFS,   ELOG_INVALID,
 		ELOG_TIMEOUT,    ELOG_UNSUPPORTED, ELOG_NOCOMPACT, ELOG_BADNAME, ELOG_NOCONSUMER,
 		ELOG_BEYOND,     ELOG_TOOMANY,     ELOG_TAKEN,     ELOG_NOTREG,  ELOG_LINKED,
+		ELOG_SETTING,
 	};
 	size_t n = sizeof codes / sizeof codes[0];
 	for (size_t i = 0; i < n; i++) {
@@ -42,6 +43,7 @@ UT_TEST(own_codes_are_negative_and_never_minus_one)
 		ELOG_BADVERSION, ELOG_TOOBIG,      ELOG_FAILED,    ELOG_NETFS,   ELOG_INVALID,
 		ELOG_TIMEOUT,    ELOG_UNSUPPORTED, ELOG_NOCOMPACT, ELOG_BADNAME, ELOG_NOCONSUMER,
 		ELOG_BEYOND,     ELOG_TOOMANY,     ELOG_TAKEN,     ELOG_NOTREG,  ELOG_LINKED,
+		ELOG_SETTING,
 	};
 	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
 		ck_assert_int_lt(codes[i], -1);

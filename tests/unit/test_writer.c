@@ -95,7 +95,7 @@ START_TEST(reopen_keeps_settings_and_offsets)
 
 	/* Creation settings given again must be the log's own. */
 	struct elog_options o = { .create = 1, .segment_bytes = 65536, .index_interval = 4096 };
-	elog_close(open_opt(ut_dir, &o, ELOG_INVALID));
+	elog_close(open_opt(ut_dir, &o, ELOG_SETTING));
 	o.segment_bytes = 8192;
 	o.index_interval = 128;
 	w = open_opt(ut_dir, &o, 0);
