@@ -518,7 +518,7 @@ static elog *e_open(const char *dir, uint64_t seg_bytes, int compression, int no
  * default, delete. */
 static void e_compactable(const char *dir)
 {
-	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT };
 	char msg[ELOG_MSG_MAX];
 	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
 	if (rc)
@@ -2140,7 +2140,7 @@ static void w_compact(void)
 	for (int run = 0; run < S.runs; run++) {
 		build_elog(dir, c, n, seg, keys);
 		e_compactable(dir);
-		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts o = { 0 };
 		struct elog_compact_result res;
 		char msg[ELOG_MSG_MAX];
 		double t0 = now();

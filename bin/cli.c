@@ -130,6 +130,7 @@ int cli_status(int code)
 	case ELOG_UNSUPPORTED: /* compressed data this build cannot read */
 		return CLI_EX_CORRUPT;
 	case ELOG_INVALID:
+	case ELOG_SETTING: /* a creation option the log has otherwise */
 	case ELOG_BADNAME:
 	case ELOG_BEYOND:    /* a commit past the durable end */
 	case ELOG_TAKEN:     /* an append below it (elog-append --keep-offsets) */
@@ -145,10 +146,27 @@ int cli_status(int code)
 	}
 }
 
+/* What to run next, by the library's code: the library says what is
+ * wrong and never names a program; the programs name the command here,
+ * in one place. */
+static const char *next_command(int code)
+{
+	switch (code) {
+	case ELOG_SETTING:
+		return "change the log's settings with elog-retain --set";
+	default:
+		return NULL;
+	}
+}
+
 noreturn void cli_die_elog(const char *dir, int code, const char *msg)
 {
+	const char *next = next_command(code);
+
 	if (msg == NULL || msg[0] == '\0')
 		msg = elog_strerror(code);
+	if (next)
+		cli_die(cli_status(code), dir, "%s; %s", msg, next);
 	cli_die(cli_status(code), dir, "%s", msg);
 }
 

@@ -438,6 +438,16 @@ static noreturn void input_fail(struct appender *a, int status, const char *fmt,
 
 /* The -t prefix: a time and a tab.  The time is epoch milliseconds as a
  * decimal number or any TIME that --since of elog-cat(1) takes. */
+/* --max-skew's default: the skew past its clock that retention believes
+ * (elog(3), Retention), so that what is written is judged by its time. */
+#define MAX_SKEW_DEFAULT_MS (3600ull * 1000)
+
+/* 1 when ts_ms lies more than max_skew_ms after now_ms. */
+static int ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms)
+{
+	return ts_ms > now_ms && (uint64_t)ts_ms - (uint64_t)now_ms > max_skew_ms;
+}
+
 static const char *take_timestamp(struct appender *a, const char *p, size_t *len, int64_t *ts)
 {
 	const char *tab = memchr(p, '\t', *len);
@@ -606,7 +616,7 @@ static void json_meta(struct appender *a, const struct cli_jmember *mem[M_COUNT]
 		/* The library reads INT64_MIN as "the time of append". */
 		if (r->ts_ms == ELOG_TS_NOW)
 			input_error(a, "ts %lld is out of range", (long long)r->ts_ms);
-		if (o->max_skew_given && elog_ts_future(r->ts_ms, cli_now_ms(), o->max_skew_ms))
+		if (o->max_skew_given && ts_future(r->ts_ms, cli_now_ms(), o->max_skew_ms))
 			input_error(a, "ts %lld lies more than --max-skew ahead of the clock",
 			            (long long)r->ts_ms);
 	}
@@ -770,7 +780,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	}
 	if (o->ts_input)
 		p = take_timestamp(a, p, &len, &rec.ts_ms);
-	if (o->ts_input && elog_ts_future(rec.ts_ms, cli_now_ms(), o->max_skew_ms))
+	if (o->ts_input && ts_future(rec.ts_ms, cli_now_ms(), o->max_skew_ms))
 		input_error(a, "timestamp %lld lies more than --max-skew ahead of the clock",
 		            (long long)rec.ts_ms);
 	if (o->key != NULL) {
@@ -1080,7 +1090,7 @@ int main(int argc, char *argv[])
 {
 	struct opts o = { .delim = '\n',
 		          .batch_bytes = 1 << 20,
-		          .max_skew_ms = ELOG_TS_SKEW_DEFAULT_MS };
+		          .max_skew_ms = MAX_SKEW_DEFAULT_MS };
 	struct appender a = { .o = &o };
 
 	cli_init(argv[0]);

@@ -34,7 +34,7 @@ static const struct option long_options[] = {
 };
 
 /* One line per segment changed. */
-static void print_segment(const struct elog_segment_report *rep, void *arg)
+static void print_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const int *dry = arg;
 	char name[ELOG_SEGMENT_NAME_MAX], into[ELOG_SEGMENT_NAME_MAX];
@@ -76,6 +76,8 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 		switch (c) {
 		case OPT_GRACE:
 			o->compact.grace_ms = cli_arg_duration("--grace", optarg);
+			if (o->compact.grace_ms == 0) /* the library's 0 is the default */
+				o->compact.grace_ms = ELOG_COMPACT_GRACE_NONE;
 			break;
 		case OPT_MIN_LAG:
 			o->compact.min_lag_ms = cli_arg_duration("--min-lag", optarg);
@@ -87,7 +89,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			o->compact.wait = 1;
+			o->compact.wait_ms = ELOG_WAIT_FOREVER;
 			break;
 		default:
 			cli_common_option(c, argv, usage_text);
@@ -120,7 +122,7 @@ static noreturn void die_not_compacted(const char *dir, const char *msg)
 
 int main(int argc, char *argv[])
 {
-	struct opts o = { .compact = ELOG_COMPACT_OPTS_INIT };
+	struct opts o = { 0 };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
 

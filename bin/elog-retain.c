@@ -42,7 +42,7 @@ static const struct option long_options[] = {
 
 /* One line per segment: what happened, its file, its offset range, its
  * bytes and its newest timestamp. */
-static void print_segment(const struct elog_segment_report *rep, void *arg)
+static void print_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const char *verb = arg;
 	char when[32], name[ELOG_SEGMENT_NAME_MAX];
@@ -60,31 +60,31 @@ static void print_segment(const struct elog_segment_report *rep, void *arg)
  * elog-append option that gives it at creation; "none" turns a retention
  * limit or compression off.  Each key's parser reads v into o; opt is
  * "--set KEY", for its messages. */
-typedef void set_fn(struct elog_options *o, const char *opt, const char *v, int none);
+typedef void set_fn(struct elog_settings *o, const char *opt, const char *v, int none);
 
-static void set_retain_age(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_age(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->retain_ms = none ? 0 : cli_arg_duration(opt, v);
 }
 
-static void set_retain_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_bytes(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->retain_bytes = none ? 0 : cli_arg_size(opt, v);
 }
 
-static void set_segment_bytes(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_segment_bytes(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->segment_bytes = cli_arg_size(opt, v);
 }
 
-static void set_index_interval(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_index_interval(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->index_interval = (uint32_t)cli_arg_u64(opt, v, 1, UINT32_MAX);
 }
 
-static void set_compress(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_compress(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	o->compression = ELOG_COMPRESS_NONE;
 	o->compression_level = 0;
@@ -97,14 +97,14 @@ static void set_compress(struct elog_options *o, const char *opt, const char *v,
 	}
 }
 
-static void set_dictionary(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_dictionary(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	if (strcmp(v, "auto") != 0 && !none)
 		cli_usage_error("%s: 'auto' or 'none', not '%s'", opt, v);
 	o->no_dictionary = none;
 }
 
-static void set_retain_consumers(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_retain_consumers(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	if (strcmp(v, "report") == 0)
@@ -115,7 +115,7 @@ static void set_retain_consumers(struct elog_options *o, const char *opt, const 
 		cli_usage_error("%s: 'report' or 'protect', not '%s'", opt, v);
 }
 
-static void set_cleanup(struct elog_options *o, const char *opt, const char *v, int none)
+static void set_cleanup(struct elog_settings *o, const char *opt, const char *v, int none)
 {
 	(void)none;
 	o->cleanup = cli_arg_cleanup(opt, v);
@@ -139,7 +139,7 @@ static const struct set_key {
 };
 #define NSET_KEYS (sizeof set_keys / sizeof set_keys[0])
 
-static void parse_set(struct elog_options *o, unsigned *fields, const char *arg)
+static void parse_set(struct elog_settings *o, unsigned *fields, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
@@ -203,23 +203,23 @@ static void print_kept(const struct elog_retain_result *res)
 struct opts {
 	const char *dir;
 	struct elog_retain_opts retain;
-	int verbose;             /* -v */
-	struct elog_options set; /* --set: the settings to change */
-	unsigned fields;         /* ... and which (ELOG_SET_*); 0 without */
+	int verbose;              /* -v */
+	struct elog_settings set; /* --set: the settings to change */
+	unsigned fields;          /* ... and which (ELOG_SET_*); 0 without */
 };
 
 /* With -v or -n, one line per segment (print_segment()). */
-static void each_segment(const struct elog_segment_report *rep, void *arg)
+static void each_segment(void *arg, const struct elog_segment_report *rep)
 {
 	const struct opts *o = arg;
 	if (o->verbose || o->retain.dry_run)
-		print_segment(rep, (void *)(o->retain.dry_run ? "would remove" : "removed"));
+		print_segment((void *)(o->retain.dry_run ? "would remove" : "removed"), rep);
 }
 
 /* A consumer that loses records it has not read: always a line on stderr
  * (a cron job mails it), which names the command that acknowledges the
  * loss; with -v or -n also a line on stdout, after the segments'. */
-static void each_loss(const struct elog_consumer_loss *l, void *arg)
+static void each_loss(void *arg, const struct elog_consumer_loss *l)
 {
 	const struct opts *o = arg;
 	char how[160] = "";
@@ -273,7 +273,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			o->verbose = 1;
 			break;
 		case OPT_WAIT:
-			o->retain.wait = 1;
+			o->retain.wait_ms = ELOG_WAIT_FOREVER;
 			break;
 		case OPT_SET:
 			parse_set(&o->set, &o->fields, optarg);

@@ -153,9 +153,10 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 	cli_printf(" %s%s\n", s->active ? "active" : "closed", s->damaged ? " damaged" : "");
 }
 
-static void on_progress(void *arg, uint64_t done, uint64_t total)
+static void on_progress(void *arg, const struct elog_progress *p)
 {
 	const struct opts *o = arg;
+	uint64_t done = p->done, total = p->total;
 
 	if (total < PROGRESS_MIN_BYTES)
 		return;
@@ -167,7 +168,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 }
 
 /* Each damaged range salvage moved aside, reported as a repair. */
-static void on_salvage(const struct elog_salvage_report *rep, void *arg)
+static void on_salvage(void *arg, const struct elog_salvage_report *rep)
 {
 	char text[512];
 	struct elog_problem p = { ELOG_PROBLEM_REPAIRED, rep->segment, rep->pos, text };
@@ -260,12 +261,16 @@ int main(int argc, char *argv[])
 
 	cli_init(argv[0]);
 	parse_args(argc, argv, &o);
-	struct elog_verify_hooks hooks = { on_problem, on_segment,
-		                           isatty(STDERR_FILENO) ? on_progress : NULL, &o };
-	int err = o.salvage ? elog_salvage(o.dir, on_salvage, &o, NULL, msg) : 0;
+	struct elog_verify_opts vo = { .flags = o.flags,
+		                       .problem = on_problem,
+		                       .segment = on_segment,
+		                       .progress = isatty(STDERR_FILENO) ? on_progress : NULL,
+		                       .arg = &o };
+	struct elog_salvage_opts so = { .each = on_salvage, .arg = &o };
+	int err = o.salvage ? elog_salvage(o.dir, &so, NULL, msg) : 0;
 	if (err)
 		cli_die_elog(o.dir, err, msg);
-	err = elog_verify(o.dir, o.flags, &hooks, &res, msg);
+	err = elog_verify(o.dir, &vo, &res, msg);
 	clear_progress();
 	if (err)
 		cli_die_elog(o.dir, err, msg);

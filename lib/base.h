@@ -47,8 +47,8 @@ static inline uint64_t get64(const unsigned char *p)
 int elog__buf_grow(unsigned char **p, size_t *cap, size_t need, size_t first);
 
 /* ---- timestamp.c ---- */
-/* 1 when retention may believe ts_ms: from ELOG_TS_FLOOR_MS to
- * ELOG_TS_SKEW_DEFAULT_MS past now_ms. */
+/* 1 when retention may believe ts_ms: from 2000-01-01 to an hour past
+ * now_ms. */
 int elog__ts_plausible(int64_t ts_ms, int64_t now_ms);
 
 /* ---- crc32c.c ---- */

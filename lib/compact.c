@@ -179,6 +179,7 @@ struct compactor {
 	const struct elog_compact_opts *o;
 	struct elog_compact_result *res;
 	int64_t now;
+	uint64_t grace_ms; /* o's, 0 for ELOG_COMPACT_GRACE_NONE */
 	struct keyset ks;
 	uint64_t cut;           /* records at or above it are left alone */
 	struct tombs old, keep; /* the state as read, and as it will be */
@@ -488,8 +489,7 @@ static int keep_record(struct compactor *c, const struct elog_record *rec, int *
 		return 0;
 	const struct tomb *t = tombs_find(&c->old, rec->offset);
 	int64_t first = t ? t->first_ms : c->now;
-	if (rec->offset < c->cut && c->now >= first &&
-	    (uint64_t)(c->now - first) >= c->o->grace_ms) {
+	if (rec->offset < c->cut && c->now >= first && (uint64_t)(c->now - first) >= c->grace_ms) {
 		*keep = 0;
 		c->res->tombstones_removed++;
 		return 0;
@@ -514,7 +514,7 @@ static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
 	r.bytes_before = bb;
 	r.bytes_after = ba;
 	r.newest_ms = INT64_MIN;
-	c->o->each(&r, c->o->arg);
+	c->o->each(c->o->arg, &r);
 }
 
 /* Pass 2 for closed segment i: rewrite it without the records that go.
@@ -745,7 +745,7 @@ static int cleanup_allows(const struct elog_settings *s, char *msg)
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg)
 {
-	static const struct elog_compact_opts defaults = ELOG_COMPACT_OPTS_INIT;
+	static const struct elog_compact_opts defaults = { 0 };
 	char local[ELOG_MSG_MAX];
 	struct elog_compact_result dummy;
 	struct compactor c;
@@ -764,13 +764,19 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 	c.o = o;
 	c.res = res;
 	c.now = o->now_ms ? o->now_ms : elog__fs_now_ms();
+	c.grace_ms = o->grace_ms == 0                         ? ELOG_COMPACT_GRACE_DEFAULT
+	             : o->grace_ms == ELOG_COMPACT_GRACE_NONE ? 0
+	                                                      : o->grace_ms;
 	struct elog_settings set;
 	int err = elog_settings_read(dir, &set, msg);
 	if (!err)
 		err = cleanup_allows(&set, msg);
 	if (err)
 		return err;
-	err = elog__maint_open(&m, dir, o->wait, msg);
+	int64_t wait_ms;
+	if ((err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg)) != 0)
+		return err;
+	err = elog__maint_open(&m, dir, wait_ms, msg);
 	/* The settings as they are under maint.lock, which every change of
 	 * them takes. */
 	if (!err && (err = elog__settings_load(m.dfd, &m.set, msg)) == 0)

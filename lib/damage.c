@@ -56,9 +56,9 @@ void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t
 		v->res->unreadable++;
 	else
 		v->res->repaired++;
-	if (!v->quiet && v->h && v->h->problem) {
+	if (!v->quiet && v->o && v->o->problem) {
 		struct elog_problem p = { kind, file, pos, text };
-		v->h->problem(v->h->arg, &p);
+		v->o->problem(v->o->arg, &p);
 	}
 }
 

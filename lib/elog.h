@@ -30,8 +30,8 @@ extern "C" {
 
 #define ELOG_VERSION_STRING "0.2.0"
 
-/* Library codes: negative, so they never collide with errno values. */
-#define ELOG_END (-1)          /* no more durable records right now (prev: none before) */
+/* Library codes: negative, so they never collide with errno values, and
+ * never -1, so that none reads as "-1, see errno". */
 #define ELOG_GAP (-2)          /* records the reader expected are gone */
 #define ELOG_LOCKED (-3)       /* a lock stayed taken past the time to wait */
 #define ELOG_CORRUPT (-4)      /* damaged data */
@@ -44,6 +44,10 @@ extern "C" {
 #define ELOG_TIMEOUT (-11)     /* elog_reader_wait() timed out */
 #define ELOG_UNSUPPORTED (-12) /* the log needs zstd, which this build lacks */
 #define ELOG_NOCOMPACT (-13)   /* compaction of a log whose cleanup is delete */
+#define ELOG_END (-14)         /* no more durable records right now (prev: none before) */
+#define ELOG_NOTREG (-15)      /* a file of the log is not a regular file */
+#define ELOG_LINKED (-16)      /* a file to write has more than one hard link */
+#define ELOG_SETTING (-17)     /* an option differs from the log's stored setting */
 #define ELOG_BADNAME (-20)     /* not a valid consumer name */
 #define ELOG_NOCONSUMER (-21)  /* no consumer of that name */
 #define ELOG_BEYOND (-22)      /* an offset at or above the durable end */
@@ -52,6 +56,13 @@ extern "C" {
 
 /* Room for a message with context, for functions given a caller's buffer. */
 #define ELOG_MSG_MAX 512
+
+/* How long a call waits, for a lock or for the log to move: an int64_t
+ * number of milliseconds, or one of these.  0 is the call's default, which
+ * the field or parameter names.  Any other negative value: ELOG_INVALID. */
+#define ELOG_WAIT_DEFAULT ((int64_t)0)
+#define ELOG_WAIT_FOREVER ((int64_t)-1) /* no limit */
+#define ELOG_WAIT_NONE ((int64_t)-2)    /* not at all: ELOG_LOCKED or ELOG_TIMEOUT at once */
 
 /* Any code above, 0 or an errno value, as text.  Never NULL. */
 const char *elog_strerror(int code);
@@ -78,11 +89,6 @@ int elog_have_zstd(void);
 
 /* A record's ts_ms that the writer replaces with the time of append. */
 #define ELOG_TS_NOW INT64_MIN
-/* Timestamps retention believes: from 2000-01-01 to a skew past the clock. */
-#define ELOG_TS_FLOOR_MS 946684800000LL
-#define ELOG_TS_SKEW_DEFAULT_MS (3600ull * 1000)
-/* 1 when ts_ms lies more than max_skew_ms after now_ms, else 0. */
-int elog_ts_future(int64_t ts_ms, int64_t now_ms, uint64_t max_skew_ms);
 
 struct elog_record {
 	uint64_t offset; /* set by readers (elog_append() ignores it) */
@@ -114,7 +120,7 @@ struct elog_options {
 	int retain_consumers;    /* creation: ELOG_RETAIN_CONSUMERS_* */
 	int cleanup;             /* creation: ELOG_CLEANUP_*, default delete */
 	size_t batch_bytes;      /* buffer that flushes by itself, 1 MiB */
-	int64_t wait_ms;         /* wait for LOCK, default 10000; -1 ever */
+	int64_t wait_ms;         /* wait for LOCK (ELOG_WAIT_*); 0: 10 s */
 	int exclusive;           /* the only writer while open: any other
 	                           * writer's open fails, and this one fails
 	                           * while another is open (ELOG_LOCKED) */
@@ -220,8 +226,9 @@ int elog_reader_gap_cause(const elog_reader *r);
 uint64_t elog_reader_position(const elog_reader *r);
 /* The durable end as last read from the watermark. */
 uint64_t elog_reader_durable_end(const elog_reader *r);
-/* Wait until the durable end may have moved; timeout_ms -1: no limit. */
-int elog_reader_wait(elog_reader *r, int timeout_ms);
+/* Wait until the durable end may have moved, up to timeout_ms
+ * (ELOG_WAIT_*); 0: not at all, look once. */
+int elog_reader_wait(elog_reader *r, int64_t timeout_ms);
 /* A descriptor for poll(2) that becomes readable when the durable end may
  * have moved, or -1. */
 int elog_reader_fd(elog_reader *r);
@@ -235,7 +242,8 @@ const char *elog_reader_errmsg(const elog_reader *r);
 /* Read the settings stored in DIR without opening the log. */
 int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 
-/* Set the fields named in fields (ELOG_SET_*) of the log DIR from opt. */
+/* Set the fields named in fields (ELOG_SET_*) of the log DIR from s; the
+ * others of s are not looked at. */
 #define ELOG_SET_SEGMENT_BYTES 0x01u
 #define ELOG_SET_INDEX_INTERVAL 0x02u
 #define ELOG_SET_RETAIN_MS 0x04u
@@ -244,7 +252,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 #define ELOG_SET_DICTIONARY 0x20u       /* no_dictionary */
 #define ELOG_SET_CLEANUP 0x40u          /* cleanup */
 #define ELOG_SET_RETAIN_CONSUMERS 0x80u /* retain_consumers */
-int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+int elog_settings_update(const char *dir, const struct elog_settings *s, unsigned fields,
                          char *msg);
 
 /*
@@ -314,11 +322,27 @@ struct elog_segment_info {
 	int damaged;            /* a damage problem was reported for it */
 };
 
-/* Each hook may be NULL; they run in the calling thread. */
-struct elog_verify_hooks {
-	void (*problem)(void *arg, const struct elog_problem *p);
-	void (*segment)(void *arg, const struct elog_segment_info *s);
-	void (*progress)(void *arg, uint64_t done, uint64_t total);
+/* How far the check has read, bytes of segments. */
+struct elog_progress {
+	uint64_t done, total;
+};
+
+/* Callbacks, the one convention of the whole interface: a function type
+ * elog_X_fn(void *arg, const struct elog_X *), given as a member of the
+ * call's options structure beside the one `void *arg` that every callback
+ * of the structure gets first.  NULL calls nothing.  They run in the
+ * calling thread; what the pointer points to is valid during the call. */
+typedef void elog_problem_fn(void *arg, const struct elog_problem *p);
+typedef void elog_segment_info_fn(void *arg, const struct elog_segment_info *s);
+typedef void elog_progress_fn(void *arg, const struct elog_progress *p);
+
+/* Options of elog_verify(); NULL: check only. */
+struct elog_verify_opts {
+	unsigned flags;                /* ELOG_VERIFY_*; 0: check only */
+	int64_t wait_ms;               /* repair: wait for LOCK (ELOG_WAIT_*); 0: 10 s */
+	elog_problem_fn *problem;      /* each problem as it is found */
+	elog_segment_info_fn *segment; /* each segment once checked */
+	elog_progress_fn *progress;    /* about every MiB read */
 	void *arg;
 };
 
@@ -331,13 +355,10 @@ struct elog_verify_result {
 	uint64_t salvageable; /* of which salvage gets past */
 };
 
-/* How long a repair waits for the writers' LOCK. */
-#define ELOG_VERIFY_WAIT_MS 10000
-
 /* Check (and with ELOG_VERIFY_REPAIR repair) the log DIR.  0 when the
  * check ran to the end, whatever it found. */
-int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
-                struct elog_verify_result *res, char *msg);
+int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_verify_result *res,
+                char *msg);
 
 /* Rewrite closed segments past their damage, moving the damaged bytes
  * aside and recording the offsets lost in the file "salvaged". */
@@ -348,14 +369,20 @@ struct elog_salvage_report {
 	int lost;             /* 1 when offsets lay in them: */
 	uint64_t first, last; /* the offsets that may have been lost */
 };
-typedef void elog_salvage_fn(const struct elog_salvage_report *rep, void *arg);
+typedef void elog_salvage_fn(void *arg, const struct elog_salvage_report *rep);
+/* Options of elog_salvage(); NULL: the defaults. */
+struct elog_salvage_opts {
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
+	elog_salvage_fn *each; /* each damaged range moved aside */
+	void *arg;
+};
 struct elog_salvage_result {
 	uint64_t segments; /* segments rewritten */
 	uint64_t ranges;   /* damaged ranges moved aside */
 	uint64_t bytes;    /* their bytes */
 };
-int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_salvage_result *res,
-                 char *msg);
+int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
+                 struct elog_salvage_result *res, char *msg);
 
 /*
  * Maintenance (elog(3), Maintenance, Retention, Compaction): closed
@@ -382,7 +409,7 @@ struct elog_segment_report {
 	int damaged;             /* retention: it could not be read */
 };
 /* Called in the calling thread after each change (or instead, dry_run). */
-typedef void elog_segment_fn(const struct elog_segment_report *rep, void *arg);
+typedef void elog_segment_fn(void *arg, const struct elog_segment_report *rep);
 
 #define ELOG_RETAIN_OFF UINT64_MAX /* a limit that is not applied */
 /* A named consumer that loses (dry_run: would lose) records it has not
@@ -398,17 +425,16 @@ struct elog_consumer_loss {
 	                        * elog_consumer_ack_loss(); 0 in a dry run, or
 	                        * when the file could not be written */
 };
-typedef void elog_loss_fn(const struct elog_consumer_loss *l, void *arg);
+typedef void elog_loss_fn(void *arg, const struct elog_consumer_loss *l);
 struct elog_retain_opts {
 	uint64_t max_age_ms;   /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	uint64_t max_bytes;    /* 0: the log's stored policy; ELOG_RETAIN_OFF */
 	int dry_run;           /* report what would go, change nothing */
-	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
 	int64_t now_ms;        /* the time ages are measured at; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment removed */
-	void *arg;
-	elog_loss_fn *lost; /* NULL, or called per consumer losing records,
-	                        * with arg */
+	elog_loss_fn *lost;    /* NULL, or called per consumer losing records */
+	void *arg;             /* the first argument of each and lost */
 };
 struct elog_retain_result {
 	uint64_t segments;     /* segments removed */
@@ -447,22 +473,19 @@ struct elog_retain_result {
 int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_retain_result *res,
                 char *msg);
 
+/* Options of elog_compact(); NULL or every member 0: the defaults. */
 #define ELOG_COMPACT_GRACE_DEFAULT (24ull * 3600 * 1000)
+#define ELOG_COMPACT_GRACE_NONE UINT64_MAX /* tombstones go at once */
 struct elog_compact_opts {
 	uint64_t grace_ms;     /* how long a tombstone stays after compaction
-	                        * first sees it */
+	                        * first sees it; 0: the default, 24 h */
 	uint64_t min_lag_ms;   /* leave records younger than this alone */
 	int dry_run;           /* report what would change, change nothing */
-	int wait;              /* wait for maint.lock instead of ELOG_LOCKED */
+	int64_t wait_ms;       /* wait for maint.lock (ELOG_WAIT_*); 0: not at all */
 	int64_t now_ms;        /* the clock for ages and grace; 0: the clock */
 	elog_segment_fn *each; /* NULL, or called per segment changed */
 	void *arg;
 };
-/* The defaults: a 24-hour grace, no minimum lag. */
-#define ELOG_COMPACT_OPTS_INIT \
-	{ \
-		ELOG_COMPACT_GRACE_DEFAULT, 0, 0, 0, 0, NULL, NULL \
-	}
 struct elog_compact_result {
 	uint64_t segments_before;               /* closed segments before the run... */
 	uint64_t segments_after;                /* ...and after */
@@ -476,7 +499,7 @@ struct elog_compact_result {
 	uint64_t memory;    /* bytes of the key table and state */
 };
 /* Keep the newest record of each key in the closed segments of DIR, then
- * merge small neighbours; o NULL means ELOG_COMPACT_OPTS_INIT.  A log
+ * merge small neighbours; o may be NULL.  A log
  * whose cleanup is delete is refused with ELOG_NOCOMPACT, untouched. */
 int elog_compact(const char *dir, const struct elog_compact_opts *o,
                  struct elog_compact_result *res, char *msg);

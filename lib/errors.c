@@ -54,11 +54,12 @@ const char *elog_strerror(int code)
 		return "too many consumers";
 	case ELOG_TAKEN:
 		return "offset at or below the end of the log";
-	/* The errno values elog__fs_openat() gives its refusals (os.h). */
-	case FS_ENOTREG:
+	case ELOG_NOTREG:
 		return "not a regular file";
-	case FS_ELINKED:
+	case ELOG_LINKED:
 		return "has more than one hard link, refusing to write it";
+	case ELOG_SETTING:
+		return "an option differs from the log's stored setting";
 	}
 	return code > 0 ? strerror(code) : "unknown error";
 }

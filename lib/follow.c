@@ -9,6 +9,7 @@
  * reader that never follows costs no inotify instance.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "format.h"
 #include "files.h"
+#include "os.h"
 #include "reader.h"
 
 #include <sys/inotify.h>
@@ -95,11 +97,17 @@ int elog_reader_fd(elog_reader *r)
 	return r->ino_fd;
 }
 
-int elog_reader_wait(elog_reader *r, int timeout_ms)
+int elog_reader_wait(elog_reader *r, int64_t timeout_ms)
 {
+	int64_t w;
+	int err = elog__wait_ms(timeout_ms, ELOG_WAIT_NONE, &w, r->msg);
+	if (err)
+		return err;
 	if (follow_setup(r))
 		return 0;
-	int ms = timeout_ms;
+	/* poll(2) takes an int: a longer wait wakes early, as it may. */
+	int want = w > INT_MAX ? INT_MAX : (int)w;
+	int ms = want;
 	if (r->ino_fd < 0 || r->wd_wm < 0) {
 		/* Polling: no inotify, or nothing to watch yet. */
 		int step = r->ino_fd < 0 ? POLL_MS : REWATCH_MS;
@@ -110,7 +118,7 @@ int elog_reader_wait(elog_reader *r, int timeout_ms)
 	int n = r->ino_fd >= 0 ? poll(&pfd, 1, ms) : poll(NULL, 0, ms);
 	if (n < 0)
 		return errno;
-	if (n == 0 && ms == timeout_ms)
+	if (n == 0 && ms == want && w <= INT_MAX)
 		return ELOG_TIMEOUT;
 	return 0;
 }

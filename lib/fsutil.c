@@ -116,7 +116,7 @@ static int open_regular(int dfd, const char *name, int flags, mode_t mode, struc
 			return -1;
 		}
 		if (!S_ISREG(st->st_mode)) {
-			errno = FS_ENOTREG;
+			errno = ELOG_NOTREG;
 			return -1;
 		}
 		exists = 1;
@@ -146,14 +146,14 @@ static int open_regular(int dfd, const char *name, int flags, mode_t mode, struc
 	if (fstat(fd, st) < 0)
 		goto fail;
 	if (!S_ISREG(st->st_mode)) {
-		errno = FS_ENOTREG;
+		errno = ELOG_NOTREG;
 		goto fail;
 	}
 	/* A second name may lie outside the log (a hard link planted by
 	 * whoever can write the directory): writing through it would
 	 * change a file elsewhere, with the rights of whoever runs us. */
 	if (st->st_nlink > 1 && (flags & O_ACCMODE) != O_RDONLY) {
-		errno = FS_ELINKED;
+		errno = ELOG_LINKED;
 		goto fail;
 	}
 	/* F_SETFL sets O_APPEND, O_DIRECT, O_NOATIME, O_NONBLOCK and O_ASYNC

@@ -97,6 +97,22 @@ static int flock_within(int fd, int64_t wait_ms)
 	}
 }
 
+int elog__wait_ms(int64_t given, int64_t dflt, int64_t *ms, char *msg)
+{
+	if (given == ELOG_WAIT_DEFAULT)
+		given = dflt;
+	if (given == ELOG_WAIT_NONE)
+		*ms = 0;
+	else if (given == ELOG_WAIT_FOREVER || given >= 0)
+		*ms = given;
+	else
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "a wait of %lld ms: give milliseconds, "
+		                        "ELOG_WAIT_NONE or ELOG_WAIT_FOREVER",
+		                        (long long)given);
+	return 0;
+}
+
 int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
 {
 	return elog__lock_take_ms(dfd, name, wait ? -1 : 0, record_pid, fdp, msg);

@@ -92,7 +92,7 @@ static int only_checks_hold(int dfd)
 	return shared;
 }
 
-int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg)
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg)
 {
 	int err;
 	memset(m, 0, sizeof *m);
@@ -107,8 +107,8 @@ int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg)
 		return elog__errmsg_set(
 		        msg, ELOG_NETFS,
 		        "on a network filesystem, where locks and fsync cannot be trusted");
-	err = elog__lock_take(m->dfd, FN_MAINT, wait, 1, &m->lockfd, msg);
-	if (err == ELOG_LOCKED && !wait && only_checks_hold(m->dfd))
+	err = elog__lock_take_ms(m->dfd, FN_MAINT, wait_ms, 1, &m->lockfd, msg);
+	if (err == ELOG_LOCKED && wait_ms >= 0 && only_checks_hold(m->dfd))
 		err = elog__lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
 	if (err == ELOG_LOCKED) {
 		long pid = maint_holder(m->dfd);

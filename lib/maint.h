@@ -27,9 +27,10 @@ struct maint {
 	struct elog__start_view start; /* the start file, as sl was listed */
 	size_t nclosed;                /* sl.base[0 .. nclosed) may be changed */
 };
-/* Open DIR as a log, take the maintenance lock (waiting when wait) and list
- * the segments.  ELOG_LOCKED names the pid of the other maintenance run. */
-int elog__maint_open(struct maint *m, const char *dir, int wait, char *msg);
+/* Open DIR as a log, take the maintenance lock (waiting up to wait_ms, a
+ * wait of elog.h) and list the segments.  ELOG_LOCKED names the pid of the
+ * other maintenance run. */
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg);
 void elog__maint_close(struct maint *m);
 /* List the segments again and decide which are closed. */
 int elog__maint_list(struct maint *m);

@@ -36,16 +36,12 @@ int elog__fs_tmp_create(int dfd, const char *name, char *tmp, size_t size);
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len);
 /* Open a file in dfd as openat(2) does, refusing what a log directory
  * must never hold: a symbolic link (ELOOP), anything but a regular file
- * (FS_ENOTREG: never opened at all, so a FIFO cannot block and a device
+ * (ELOG_NOTREG: never opened at all, so a FIFO cannot block and a device
  * cannot act), and, when opening for writing, a file with more than one
- * hard link (FS_ELINKED).  A file it creates while running as root gets
- * the directory's owner and group. */
+ * hard link (ELOG_LINKED).  A file it creates while running as root gets
+ * the directory's owner and group.  -1 and errno, which holds the ELOG_*
+ * code for those two refusals, so that it travels as any errno value. */
 int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode);
-/* The errno values of those refusals: real ones no call made here can
- * otherwise return, so that the value travels as any errno does; their
- * text comes from elog_strerror(), as that of every other code. */
-#define FS_ENOTREG EMEDIUMTYPE
-#define FS_ELINKED EMLINK
 int64_t elog__fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */
@@ -64,6 +60,10 @@ int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fd
  * and the pid the holder wrote, if any. */
 int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
                        char *msg);
+/* A wait of elog.h (ELOG_WAIT_*, or ms) as lock.c takes it into *ms:
+ * -1 for ever, 0 not at all, else ms; 0 given means dflt.  ELOG_INVALID
+ * for another negative value. */
+int elog__wait_ms(int64_t given, int64_t dflt, int64_t *ms, char *msg);
 /* Open (creating) the lock file name in dfd, refusing a symbolic link. */
 int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
 /* The writers' batch lock on LOCK (fd open read-write): take it, waiting

@@ -31,6 +31,10 @@
 #include "maint.h"
 #include "verify.h"
 
+/* How long a repair waits for the writers' LOCK by default: as a writer
+ * does, long enough for any batch to be written. */
+#define REPAIR_WAIT_MS 10000
+
 static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
@@ -57,8 +61,11 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	/* Writers hold LOCK for one batch at a time: wait for it as a
 	 * writer does.  Emptying their state makes every writer find
 	 * the tail anew after the repair. */
-	if ((err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
-	    (err = elog__lock_acquire(*lockfd, ELOG_VERIFY_WAIT_MS, v->msg)) != 0)
+	int64_t wait_ms;
+	if ((err = elog__wait_ms(v->o ? v->o->wait_ms : 0, REPAIR_WAIT_MS, &wait_ms, v->msg)) !=
+	            0 ||
+	    (err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
+	    (err = elog__lock_acquire(*lockfd, wait_ms, v->msg)) != 0)
 		return err;
 	/* A sick state is kept: a writer's fdatasync failed, the bytes past
 	 * the watermark may be dropped pages that still read back, and only

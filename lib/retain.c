@@ -191,7 +191,7 @@ static void report_losses(const struct elog_retain_opts *o, const struct elog_re
 		struct elog_consumer_loss x = { e->name,     lo,      hi,
 			                        hi - lo + 1, protect, recorded && !o->dry_run };
 		if (o->lost)
-			o->lost(&x, o->arg);
+			o->lost(o->arg, &x);
 		char line[ELOG_CONSUMER_NAME_MAX + 80];
 		int n = snprintf(line, sizeof line, "lost %s %llu %llu %llu\n", e->name,
 		                 (unsigned long long)lo, (unsigned long long)hi,
@@ -357,7 +357,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 			goto out;
 	}
 	for (size_t i = 0; !err && o->each && i < k; i++)
-		o->each(&rep[i], o->arg);
+		o->each(o->arg, &rep[i]);
 	if (!err)
 		report_losses(o, res, &c, protect, !res->losses_unrecorded, lines);
 out:
@@ -390,7 +390,11 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_r
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
 	struct lines lines = { 0 };
-	int err = elog__maint_open(&m, dir, o->wait, msg);
+	int64_t wait_ms;
+	int err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg);
+	if (err)
+		return err;
+	err = elog__maint_open(&m, dir, wait_ms, msg);
 	if (!err)
 		err = retain(&m, o, res, &lines);
 	if (!err && !o->dry_run)

@@ -484,15 +484,15 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 		v->res->ranges++;
 		v->res->bytes += p.d[i].bytes;
 		if (v->each)
-			v->each(&rep, v->arg);
+			v->each(v->arg, &rep);
 	}
 out:
 	elog__salvage_plan_free(&p);
 	return err;
 }
 
-int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_salvage_result *res,
-                 char *msg)
+int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
+                 struct elog_salvage_result *res, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_salvage_result dummy;
@@ -504,8 +504,12 @@ int elog_salvage(const char *dir, elog_salvage_fn *each, void *arg, struct elog_
 		res = &dummy;
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
-	int err = elog__maint_open(&m, dir, 0, msg);
-	struct salvager v = { &m, each, arg, elog__fs_now_ms(), res };
+	int64_t wait_ms;
+	int err = elog__wait_ms(o ? o->wait_ms : 0, 0, &wait_ms, msg);
+	if (err)
+		return err;
+	err = elog__maint_open(&m, dir, wait_ms, msg);
+	struct salvager v = { &m, o ? o->each : NULL, o ? o->arg : NULL, elog__fs_now_ms(), res };
 	for (size_t i = 0; !err && i < m.nclosed; i++)
 		err = salvage_one(&v, i, m.sl.base[i + 1]);
 	elog__maint_close(&m);

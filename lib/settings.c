@@ -332,9 +332,6 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 	return err;
 }
 
-/* The hint every refusal of a creation option ends with. */
-#define SET_HINT "; change the log's settings with elog-retain --set"
-
 int elog__cleanup_check(int cleanup, char *msg)
 {
 	if (cleanup == ELOG_CLEANUP_DELETE || cleanup == ELOG_CLEANUP_COMPACT)
@@ -390,47 +387,45 @@ int elog__settings_check_options(const struct elog_settings *s, const struct elo
 		return 0;
 	/* Only what was given is compared: zero means "the log's". */
 	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
-		return elog__errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_SETTING,
 		                        "the log's segment size is %llu "
-		                        "bytes, not %llu" SET_HINT,
+		                        "bytes, not %llu",
 		                        (unsigned long long)s->segment_bytes,
 		                        (unsigned long long)opt->segment_bytes);
 	if (opt->index_interval && opt->index_interval != s->index_interval)
-		return elog__errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_SETTING,
 		                        "the log's index interval is %u "
-		                        "bytes, not %u" SET_HINT,
+		                        "bytes, not %u",
 		                        s->index_interval, opt->index_interval);
 	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
-		return elog__errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_SETTING,
 		                        "the log's retention age is %llu ms, "
-		                        "not %llu" SET_HINT,
+		                        "not %llu",
 		                        (unsigned long long)s->retain_ms,
 		                        (unsigned long long)opt->retain_ms);
 	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
-		return elog__errmsg_set(msg, ELOG_INVALID,
+		return elog__errmsg_set(msg, ELOG_SETTING,
 		                        "the log's retention size is %llu "
-		                        "bytes, not %llu" SET_HINT,
+		                        "bytes, not %llu",
 		                        (unsigned long long)s->retain_bytes,
 		                        (unsigned long long)opt->retain_bytes);
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log is not compressed" SET_HINT);
+		return elog__errmsg_set(msg, ELOG_SETTING, "the log is not compressed");
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
 	    opt->compression_level != s->compression_level)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "the log's zstd level is %d, not %d" SET_HINT,
+		return elog__errmsg_set(msg, ELOG_SETTING, "the log's zstd level is %d, not %d",
 		                        s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
-		return elog__errmsg_set(msg, ELOG_INVALID, "the log trains a dictionary" SET_HINT);
+		return elog__errmsg_set(msg, ELOG_SETTING, "the log trains a dictionary");
 	if (opt->cleanup && elog__cleanup_check(opt->cleanup, msg) != 0)
 		return ELOG_INVALID;
 	if (opt->cleanup && opt->cleanup != s->cleanup)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "the log's cleanup is %s, not %s" SET_HINT,
+		return elog__errmsg_set(msg, ELOG_SETTING, "the log's cleanup is %s, not %s",
 		                        cleanup_word(s->cleanup), cleanup_word(opt->cleanup));
 	return 0;
 }
 
-int elog_settings_update(const char *dir, const struct elog_options *opt, unsigned fields,
+int elog_settings_update(const char *dir, const struct elog_settings *opt, unsigned fields,
                          char *msg)
 {
 	char local[ELOG_MSG_MAX];

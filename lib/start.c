@@ -108,7 +108,7 @@ int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start
 		sv->state = START_DAMAGED;
 		sv->why = "a symbolic link, which elog refuses to follow";
 		return 0;
-	case FS_ENOTREG:
+	case ELOG_NOTREG:
 		sv->state = START_DAMAGED;
 		sv->why = "not a regular file";
 		return 0;

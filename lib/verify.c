@@ -59,10 +59,11 @@ static void report(struct verify *v, int kind, const char *file, uint64_t pos, c
 static void progress(struct verify *v, uint64_t bytes)
 {
 	v->done += bytes;
-	if (v->quiet || !v->h || !v->h->progress || v->done - v->shown < PROGRESS_STEP)
+	if (v->quiet || !v->o || !v->o->progress || v->done - v->shown < PROGRESS_STEP)
 		return;
 	v->shown = v->done;
-	v->h->progress(v->h->arg, v->done, v->total);
+	struct elog_progress p = { v->done, v->total };
+	v->o->progress(v->o->arg, &p);
 }
 
 static int push(uint64_t **v, size_t *n, uint64_t x)
@@ -283,7 +284,7 @@ static int check_settings(struct verify *v)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
 		       "a symbolic link, which elog refuses to follow");
 		return 0;
-	case FS_ENOTREG:
+	case ELOG_NOTREG:
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
 		return 0;
 	case EFBIG:
@@ -323,7 +324,7 @@ static int read_watermark(struct verify *v)
 			       "a symbolic link, which elog refuses to follow");
 			return 0;
 		}
-		if (e == FS_ENOTREG) {
+		if (e == ELOG_NOTREG) {
 			v->wm_state = WM_BAD;
 			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
 			       "not a regular file");
@@ -495,7 +496,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		else if (e == ELOOP)
 			report(v, ic->kind, ic->name, ELOG_NOPOS,
 			       "a symbolic link, which elog refuses to follow");
-		else if (e == FS_ENOTREG)
+		else if (e == ELOG_NOTREG)
 			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
 		else
 			return elog__errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
@@ -662,7 +663,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	if (err) {
 		if (err == ENOENT) /* removed by retention since listed */
 			*gone = 1;
-		else if (err != ELOOP && err != FS_ENOTREG)
+		else if (err != ELOOP && err != ELOG_NOTREG)
 			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 		else
 			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
@@ -985,8 +986,8 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 	v->res->segments++;
 	v->res->records += info.records;
 	v->res->bytes += info.bytes;
-	if (!v->quiet && v->h && v->h->segment)
-		v->h->segment(v->h->arg, &info);
+	if (!v->quiet && v->o && v->o->segment)
+		v->o->segment(v->o->arg, &info);
 }
 
 static int check_segment(struct verify *v, size_t i)
@@ -1248,7 +1249,7 @@ static void check_consumers(struct verify *v)
 	size_t len;
 	struct ctable t = { 0 };
 	int err = elog__fs_read_small(v->dfd, FN_CONSUMERS, CONSUMERS_FILE_MAX, &text, &len);
-	if (err == ENOENT || err == ELOOP || err == FS_ENOTREG)
+	if (err == ENOENT || err == ELOOP || err == ELOG_NOTREG)
 		return; /* absent, or reported by check_plain_files() */
 	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "larger than %u bytes",
@@ -1307,7 +1308,7 @@ static void check_salvaged(struct verify *v)
 	elog__holes_free(&h);
 }
 
-/* One whole check.  v->dfd, flags, h, res and msg are set by the caller. */
+/* One whole check.  v->dfd, flags, o, res and msg are set by the caller. */
 static int check_all(struct verify *v)
 {
 	int err;
@@ -1388,8 +1389,8 @@ static int share_maint_lock(int dfd)
 	return fd;
 }
 
-int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks *hooks,
-                struct elog_verify_result *res, char *msg)
+int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_verify_result *res,
+                char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_verify_result dummy;
@@ -1402,13 +1403,13 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	memset(&v, 0, sizeof v);
 	v.msg = msg ? msg : local;
 	v.msg[0] = '\0';
-	v.flags = flags;
-	v.h = hooks;
+	v.flags = o ? o->flags : 0;
+	v.o = o;
 	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
 		return elog__errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
-	if (flags & ELOG_VERIFY_REPAIR) {
+	if (v.flags & ELOG_VERIFY_REPAIR) {
 		if ((err = elog__repair_lock(&v, &lockfd, &maintfd)) != 0)
 			goto out;
 	} else {
@@ -1417,7 +1418,7 @@ int elog_verify(const char *dir, unsigned flags, const struct elog_verify_hooks 
 	if ((err = check_all(&v)) != 0)
 		goto out;
 	res->remaining = res->damage;
-	if (!(flags & ELOG_VERIFY_REPAIR))
+	if (!(v.flags & ELOG_VERIFY_REPAIR))
 		goto out;
 	uint64_t repaired = res->repaired;
 	if ((err = elog__repair_run(&v)) != 0 || res->repaired == repaired)

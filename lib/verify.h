@@ -41,7 +41,7 @@ struct verify {
 	int dfd;
 	int quiet; /* the check after a repair: count only */
 	unsigned flags;
-	const struct elog_verify_hooks *h;
+	const struct elog_verify_opts *o; /* NULL: no callbacks */
 	struct elog_verify_result *res;
 	char *msg;
 	struct elog_settings set;

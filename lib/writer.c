@@ -1592,7 +1592,6 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->dfd = w->lockfd = w->wmfd = w->writersfd = w->segfd = w->idxfd = -1;
 	w->inofd = -2;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
-	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
 	w->have_boot = elog__lock_boot_id(w->boot);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -1601,7 +1600,9 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->gather, &ca);
 	pthread_condattr_destroy(&ca);
-	int err = open_log(w, dir, opt);
+	int err = elog__wait_ms(opt ? opt->wait_ms : 0, DEFAULT_WAIT_MS, &w->wait_ms, w->msg);
+	if (!err)
+		err = open_log(w, dir, opt);
 	if (err)
 		w->failed = err;
 	return err;

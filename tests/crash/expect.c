@@ -660,11 +660,14 @@ static int repair_again(struct ctx *c, const char *stage)
 	char msg[ELOG_MSG_MAX];
 	struct elog_verify_result vr;
 	int rc;
-	if ((c->w->flags & W_SALVAGE) && (rc = elog_salvage(c->dir, NULL, NULL, NULL, msg)) != 0) {
+	if ((c->w->flags & W_SALVAGE) && (rc = elog_salvage(c->dir, NULL, NULL, msg)) != 0) {
 		fail(c, "%s: salvage: %s", stage, msg);
 		return rc;
 	}
-	if ((rc = elog_verify(c->dir, REPAIR_FLAGS(c->w->flags & W_SALVAGE), NULL, &vr, msg)) != 0)
+	if ((rc = elog_verify(c->dir,
+	                      &(struct elog_verify_opts){
+	                              .flags = REPAIR_FLAGS(c->w->flags & W_SALVAGE) },
+	                      &vr, msg)) != 0)
 		fail(c, "%s: repair: %s", stage, msg);
 	return rc;
 }
@@ -765,8 +768,8 @@ static unsigned check_damaged(const struct workload *w, const char *dir, size_t 
 		fail(&c, "after the repair: the record appended at %llu is not read",
 		     (unsigned long long)c.after_crash);
 
-	struct elog_verify_hooks hooks = { on_damage_left, NULL, NULL, &c };
-	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+	struct elog_verify_opts hooks = { .problem = on_damage_left, .arg = &c };
+	if ((rc = elog_verify(dir, &hooks, &vr, msg)) != 0)
 		fail(&c, "verify after the repair: %s", msg);
 out:
 	free(g.v);
@@ -802,10 +805,10 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 
 	/* elog-verify run before any writer reopens the log (a cron job after
 	 * the power came back) finds nothing to call damage. */
-	struct elog_verify_hooks hooks = { on_problem, NULL, NULL, &c };
+	struct elog_verify_opts hooks = { .problem = on_problem, .arg = &c };
 	struct elog_verify_result vr;
 	char msg[ELOG_MSG_MAX];
-	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0 &&
+	if ((rc = elog_verify(dir, &hooks, &vr, msg)) != 0 &&
 	    !(rc == ELOG_NOTLOG && (w->flags & W_CREATE) && acked_end == 0))
 		fail(&c, "verify before recovery: %s", msg);
 
@@ -844,23 +847,23 @@ unsigned check_state(const struct workload *w, const char *dir, size_t k, uint64
 
 	check_consumers(&c, next + 1);
 
-	if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+	if ((rc = elog_verify(dir, &hooks, &vr, msg)) != 0)
 		fail(&c, "verify: %s", msg);
 
 	/* The next maintenance run cleans up what an interrupted one left,
 	 * and the log reads the same afterwards. */
 	if ((w->flags & (W_COMPACT | W_RETAIN)) && has_leftovers(dir)) {
-		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts co = { 0 };
 		struct elog_compact_result cr;
 		char mmsg[ELOG_MSG_MAX];
-		co.grace_ms = 0;
+		co.grace_ms = ELOG_COMPACT_GRACE_NONE;
 		if ((rc = elog_compact(dir, &co, &cr, mmsg)) != 0)
 			fail(&c, "compaction after the crash: %s", mmsg);
 		/* It saw every record recovery kept, up to next. */
 		memset(seen, 0, nex + 1);
 		first = read_all(&c, "after compaction", seen, 0);
 		check_present(&c, "after compaction", seen, first, next);
-		if ((rc = elog_verify(dir, 0, &hooks, &vr, msg)) != 0)
+		if ((rc = elog_verify(dir, &hooks, &vr, msg)) != 0)
 			fail(&c, "verify after compaction: %s", msg);
 	}
 	free(seen);

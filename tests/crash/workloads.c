@@ -345,16 +345,16 @@ static void *maint_thread(void *arg)
 {
 	const char *dir = arg;
 	char msg[ELOG_MSG_MAX];
-	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts co = { 0 };
 	struct elog_compact_result cr;
 	struct elog_retain_opts ro = { 0 };
 	struct elog_retain_result rr;
 	int rc;
-	co.grace_ms = 0;
-	co.wait = 1;
+	co.grace_ms = ELOG_COMPACT_GRACE_NONE;
+	co.wait_ms = ELOG_WAIT_FOREVER;
 	ro.max_age_ms = ELOG_RETAIN_OFF;
 	ro.max_bytes = 6 * 1024;
-	ro.wait = 1;
+	ro.wait_ms = ELOG_WAIT_FOREVER;
 	if ((rc = elog_compact(dir, &co, &cr, msg)) != 0)
 		note_error("compaction", rc, NULL);
 	if ((rc = elog_retain(dir, &ro, &rr, msg)) != 0)
@@ -551,7 +551,9 @@ static void handoff_hook(const char *name, void *arg)
 		char msg[ELOG_MSG_MAX];
 		struct elog_verify_result vr;
 		size_t from = vfs_now();
-		int rc = elog_verify(h->dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg);
+		int rc = elog_verify(h->dir,
+		                     &(struct elog_verify_opts){ .flags = ELOG_VERIFY_REPAIR }, &vr,
+		                     msg);
 		expect_repair(from, vfs_now());
 		if (rc != 0)
 			note_error("repair", rc, NULL);
@@ -765,7 +767,8 @@ static void run_samegen(const char *dir, unsigned seed)
 
 	struct elog_verify_result vr;
 	size_t from = vfs_now();
-	int rc = elog_verify(dir, ELOG_VERIFY_REPAIR, NULL, &vr, msg);
+	int rc = elog_verify(dir, &(struct elog_verify_opts){ .flags = ELOG_VERIFY_REPAIR }, &vr,
+	                     msg);
 	expect_repair(from, vfs_now());
 	if (rc != 0)
 		note_error("repair", rc, NULL);
@@ -1002,9 +1005,10 @@ static void repair_then_append(const char *dir, unsigned seed, int salvage)
 	char msg[ELOG_MSG_MAX];
 	struct wr w;
 	int rc;
-	if (salvage && (rc = elog_salvage(dir, NULL, NULL, NULL, msg)) != 0)
+	if (salvage && (rc = elog_salvage(dir, NULL, NULL, msg)) != 0)
 		note_error("salvage", rc, NULL);
-	if ((rc = elog_verify(dir, REPAIR_FLAGS(salvage), NULL, &vr, msg)) != 0)
+	if ((rc = elog_verify(dir, &(struct elog_verify_opts){ .flags = REPAIR_FLAGS(salvage) },
+	                      &vr, msg)) != 0)
 		note_error("repair", rc, NULL);
 	else if (vr.remaining && !wl_faults)
 		expect_violation("%s: damage left after the repair", dir);

@@ -151,11 +151,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(buf);
 
-	elog_verify(dir, 0, NULL, &res, msg);
+	elog_verify(dir, NULL, &res, msg);
 	read_all();
-	if (elog_verify(dir, ELOG_VERIFY_REPAIR, NULL, &res, msg) == 0 && res.remaining == 0) {
+	if (elog_verify(dir, &(struct elog_verify_opts){ .flags = ELOG_VERIFY_REPAIR }, &res,
+	                msg) == 0 &&
+	    res.remaining == 0) {
 		/* What a repair calls clean must check clean afresh. */
-		if (elog_verify(dir, 0, NULL, &again, msg) != 0 || again.damage != 0)
+		if (elog_verify(dir, NULL, &again, msg) != 0 || again.damage != 0)
 			abort();
 	}
 	if (elog_open(&w, dir, NULL) == 0)

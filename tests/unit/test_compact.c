@@ -154,7 +154,7 @@ static void verify_clean(const char *path)
 {
 	struct elog_verify_result vr;
 	char vmsg[ELOG_MSG_MAX];
-	ck_assert_msg(elog_verify(path, 0, NULL, &vr, vmsg) == 0, "%s", vmsg);
+	ck_assert_msg(elog_verify(path, NULL, &vr, vmsg) == 0, "%s", vmsg);
 	ck_assert_msg(vr.damage == 0, "verify found %llu problems", (unsigned long long)vr.damage);
 }
 
@@ -333,7 +333,7 @@ static int count_key(const char *path, const char *key)
 
 UT_TEST(tombstone_grace_runs_from_first_sight)
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result res;
 	struct expect ex;
 	fill(ut_dir, 20, T0, &ex);
@@ -375,9 +375,35 @@ UT_TEST(tombstone_grace_runs_from_first_sight)
 }
 END_TEST
 
+/* Options of zeros are the defaults (elog(3), Compaction): a tombstone
+ * first seen now stays for the 24-hour grace; ELOG_COMPACT_GRACE_NONE
+ * drops it, with everything older of its key, at once.  Until 0.2.0 a
+ * grace_ms of 0 meant no grace. */
+UT_TEST(zero_options_keep_the_default_grace_and_none_has_none)
+{
+	struct elog_compact_opts o = { 0 };
+	struct elog_compact_result res;
+	struct expect ex;
+	fill(ut_dir, 20, T0, &ex);
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
+	ck_assert_uint_gt(res.tombstones_kept, 0);
+	ck_assert_uint_eq(res.tombstones_removed, 0);
+	int before = count_key(ut_dir, "key-00");
+	ck_assert_int_ge(before, 1);
+	check_log(ut_dir, &ex, 1);
+	o.grace_ms = ELOG_COMPACT_GRACE_NONE;
+	UT_OK(elog_compact(ut_dir, &o, &res, msg), msg);
+	ck_assert_uint_gt(res.tombstones_removed, 0);
+	ck_assert_uint_eq(res.tombstones_kept, 0);
+	ck_assert_int_eq(count_key(ut_dir, "key-00"), before - 1);
+	check_log(ut_dir, &ex, 0);
+	verify_clean(ut_dir);
+}
+END_TEST
+
 UT_TEST(min_lag_leaves_young_records)
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result res;
 	elog *w = open_writer(ut_dir);
 	/* Old records, then young ones for the same keys. */
@@ -436,7 +462,7 @@ END_TEST
 
 UT_TEST(dry_run_changes_nothing)
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result dry, real;
 	struct expect ex;
 	fill(ut_dir, 10, T0, &ex);
@@ -589,7 +615,7 @@ static void same_files(const char *a, const char *b)
 UT_TEST(delete_log_is_refused_and_left_alone)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4096 };
-	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts co = { 0 };
 	struct elog_compact_result res;
 	fill_with(ut_dir, &o);
 	struct elog_settings s;
@@ -601,7 +627,7 @@ UT_TEST(delete_log_is_refused_and_left_alone)
 	ck_assert_str_eq(msg, REFUSAL);
 	ck_assert_uint_eq(res.records_before, 0); /* the result is cleared */
 	co.dry_run = 1;
-	co.wait = 1;
+	co.wait_ms = ELOG_WAIT_FOREVER;
 	UT_RC(elog_compact(ut_dir, &co, &res, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 	same_files(ut_dir, copy_path());
@@ -643,7 +669,7 @@ UT_TEST(log_without_the_key_is_delete_until_set)
 	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 	ck_assert_str_eq(msg, REFUSAL);
 
-	struct elog_options set = { .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_settings set = { .cleanup = ELOG_CLEANUP_COMPACT };
 	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
 	struct elog_compact_result res;
 	ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
@@ -694,11 +720,11 @@ UT_TEST(cleanup_is_read_again_under_the_lock)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		char m[ELOG_MSG_MAX];
-		struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts co = { 0 };
 		/* The lock goes when the parent closes it, not with this
 		 * copy of its descriptor. */
 		close(lockfd);
-		co.wait = 1;
+		co.wait_ms = ELOG_WAIT_FOREVER;
 		int rc = elog_compact(ut_dir, &co, NULL, m);
 		_exit(rc == 0 ? 1 : rc != ELOG_NOCOMPACT || strcmp(m, REFUSAL) != 0 ? 2 : 0);
 	}
@@ -726,7 +752,7 @@ static int crash_at(const char *path, int n, int64_t now)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		char v[16];
-		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts o = { 0 };
 		o.now_ms = now;
 		snprintf(v, sizeof v, "%d", n);
 		setenv(MAINT_CRASH_ENV, v, 1);
@@ -745,7 +771,7 @@ static int crash_at(const char *path, int n, int64_t now)
  * copy in ut_dir, plus one: the first step at which it no longer crashes. */
 static int compact_last_step(const char *copy)
 {
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	o.now_ms = T0 + 1000;
 	ut_restore_dir(ut_dir, copy);
 	maint_fault_steps();
@@ -786,7 +812,7 @@ UT_TEST(crash_at_every_step)
 		 * each of its first steps too. */
 		if (crash_at(ut_dir, n, T0 + 2000))
 			check_log(ut_dir, &ex, 1);
-		struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts o = { 0 };
 		o.now_ms = T0 + 3000;
 		UT_OK(elog_compact(ut_dir, &o, NULL, msg), msg);
 		check_log(ut_dir, &ex, 1);

@@ -668,7 +668,7 @@ UT_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
 	ck_assert_uint_eq(flags_of(tail), SEG_FLAGS(CODEC_ZSTD, 1));
 
 	char msg[ELOG_MSG_MAX];
-	struct elog_options o = { .compression = ELOG_COMPRESS_NONE };
+	struct elog_settings o = { .compression = ELOG_COMPRESS_NONE };
 	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
 	elog *a, *b;
 	UT_OK(elog_open(&a, ut_dir, NULL), a);
@@ -785,7 +785,7 @@ UT_TEST(uncompressed_log_stays_uncompressed)
 	 * it is a creation setting, and the log has another. */
 	struct elog_options o = { 0 };
 	o.compression = ELOG_COMPRESS_ZSTD;
-	UT_RC(elog_open(&w, ut_dir, &o), ELOG_INVALID, w);
+	UT_RC(elog_open(&w, ut_dir, &o), ELOG_SETTING, w);
 	elog_close(w);
 	UT_OK(elog_open(&w, ut_dir, NULL), w);
 	ck_assert_int_eq(elog_settings_of(w)->compression, ELOG_COMPRESS_NONE);

@@ -127,8 +127,13 @@ UT_TEST(wait_times_out_without_writes)
 	ck_assert_int_lt(took, GENEROUS_MS);
 	/* It slept: a busy loop would burn the whole 300 ms of CPU. */
 	ck_assert_msg(cpu_ms() - c0 < 100, "%.1f ms of CPU in 300 ms of waiting", cpu_ms() - c0);
-	/* A zero timeout returns at once. */
+	/* A zero timeout (the default) and ELOG_WAIT_NONE return at once;
+	 * a negative one that is no constant is refused. */
 	UT_RC(elog_reader_wait(r, 0), ELOG_TIMEOUT, r);
+	UT_RC(elog_reader_wait(r, ELOG_WAIT_NONE), ELOG_TIMEOUT, r);
+	UT_RC(elog_reader_wait(r, -3), ELOG_INVALID, r);
+	ck_assert_str_eq(elog_reader_errmsg(r),
+	                 "a wait of -3 ms: give milliseconds, ELOG_WAIT_NONE or ELOG_WAIT_FOREVER");
 	elog_reader_close(r);
 }
 END_TEST

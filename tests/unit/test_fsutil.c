@@ -67,7 +67,7 @@ UT_TEST(read_small_bounds_and_refuses_links)
 	UT_RC(elog__fs_read_small(dfd, "link", 100, &data, &len), ELOOP, NULL);
 	UT_RC(elog__fs_read_small(dfd, "missing", 100, &data, &len), ENOENT, NULL);
 	ck_assert_int_eq(mkdirat(dfd, "dir", 0777), 0);
-	UT_RC(elog__fs_read_small(dfd, "dir", 100, &data, &len), FS_ENOTREG, NULL);
+	UT_RC(elog__fs_read_small(dfd, "dir", 100, &data, &len), ELOG_NOTREG, NULL);
 	close(dfd);
 }
 END_TEST

@@ -232,7 +232,7 @@ UT_TEST(temporary_names_are_created_exclusively)
 END_TEST
 
 /* A FIFO in place of each file a program opens: every call returns at once
- * with FS_ENOTREG (or treats the file as damaged), never blocks. */
+ * with ELOG_NOTREG (or treats the file as damaged), never blocks. */
 UT_TEST(fifos_are_refused_without_blocking)
 {
 	static const char *const names[] = {
@@ -251,7 +251,7 @@ UT_TEST(fifos_are_refused_without_blocking)
 		ut_path(p, sizeof p, ut_dir, names[i]);
 		ck_assert_int_eq(unlink(p), 0);
 		ck_assert_int_eq(mkfifo(p, 0666), 0);
-		UT_RC(elog_open(&w, ut_dir, NULL), FS_ENOTREG, w);
+		UT_RC(elog_open(&w, ut_dir, NULL), ELOG_NOTREG, w);
 		char want[128];
 		snprintf(want, sizeof want, "%s: not a regular file", names[i]);
 		ck_assert_str_eq(elog_errmsg(w), want);
@@ -261,14 +261,14 @@ UT_TEST(fifos_are_refused_without_blocking)
 	ck_assert_int_ge(dfd, 0);
 	errno = 0;
 	ck_assert_int_eq(elog__fs_openat(dfd, FN_LOCK, O_RDONLY, 0), -1);
-	ck_assert_int_eq(errno, FS_ENOTREG);
+	ck_assert_int_eq(errno, ELOG_NOTREG);
 	ck_assert_int_eq(elog__fs_openat(dfd, FN_LOCK, O_WRONLY | O_CREAT, 0666), -1);
-	ck_assert_int_eq(errno, FS_ENOTREG);
+	ck_assert_int_eq(errno, ELOG_NOTREG);
 	char *data;
 	size_t len;
-	UT_RC(elog__fs_read_small(dfd, FN_LOCK, 100, &data, &len), FS_ENOTREG, NULL);
+	UT_RC(elog__fs_read_small(dfd, FN_LOCK, 100, &data, &len), ELOG_NOTREG, NULL);
 	close(dfd);
-	ck_assert_str_eq(elog_strerror(FS_ENOTREG), "not a regular file");
+	ck_assert_str_eq(elog_strerror(ELOG_NOTREG), "not a regular file");
 	alarm(0);
 }
 END_TEST
@@ -289,7 +289,7 @@ UT_TEST(hard_linked_files_are_not_written)
 		ut_path(p, sizeof p, ut_dir, names[i]);
 		unlink(p);
 		ck_assert_int_eq(link(target, p), 0);
-		UT_RC(elog_open(&w, ut_dir, NULL), FS_ELINKED, w);
+		UT_RC(elog_open(&w, ut_dir, NULL), ELOG_LINKED, w);
 		char want[128];
 		snprintf(want, sizeof want,
 		         "%s: has more than one hard link, refusing "
@@ -304,7 +304,7 @@ UT_TEST(hard_linked_files_are_not_written)
 	unlink(p);
 	ck_assert_int_eq(link(target, p), 0);
 	struct elog_retain_opts ro = { .max_bytes = 1 };
-	UT_RC(elog_retain(ut_dir, &ro, NULL, msg), FS_ELINKED, msg);
+	UT_RC(elog_retain(ut_dir, &ro, NULL, msg), ELOG_LINKED, msg);
 	ck_assert_str_eq(msg, "maint.lock: has more than one hard link, refusing to write it");
 	target_intact(target);
 	/* Read-only opens take a linked file. */

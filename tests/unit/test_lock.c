@@ -1,9 +1,13 @@
 /*
  * test_lock.c: the lock files (lib/lock.c): the holder's pid in the file,
  * a second taker refused with a message naming it, the lock released with
- * its descriptor, and a symbolic link in place of the file refused; and
- * LOCK's state, byte for byte as elog(5) gives it.
+ * its descriptor, and a symbolic link in place of the file refused;
+ * LOCK's state, byte for byte as elog(5) gives it; and the waits of
+ * elog.h (ELOG_WAIT_*) for LOCK and maint.lock.
  */
+#include <sys/file.h>
+#include <sys/wait.h>
+
 #include "unit.h"
 
 static int open_top(void)
@@ -116,6 +120,102 @@ UT_TEST(lock_state_text_as_documented)
 	buf[330] = buf[330] == '1' ? '2' : '1';
 	ck_assert_int_eq(elog__lock_state_decode(buf, LOCK_STATE_LEN, &back), ELOG_CORRUPT);
 	ck_assert_int_eq(elog__lock_state_decode(buf, 316, &back), ELOG_CORRUPT);
+}
+END_TEST
+
+/* One way to wait (elog(3), Waiting).  The call under test runs in a
+ * child, so that its lock is another process's: its result comes back as
+ * the exit status, an ELOG_* code negated, 100 for an errno value. */
+static int child_status(int rc)
+{
+	return rc < 0 ? -rc : rc ? 100 : 0;
+}
+
+enum waiter { RETAIN, SALVAGE, REPAIR };
+
+/* Run the call in a child with wait_ms; its status, and the time taken. */
+static int wait_in_child(enum waiter what, int64_t wait_ms, int64_t *took)
+{
+	int64_t t0 = ut_now_ms();
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int rc;
+		if (what == RETAIN) {
+			struct elog_retain_opts o = { .max_bytes = 1, .wait_ms = wait_ms };
+			rc = elog_retain(ut_dir, &o, NULL, NULL);
+		} else if (what == SALVAGE) {
+			struct elog_salvage_opts o = { .wait_ms = wait_ms };
+			rc = elog_salvage(ut_dir, &o, NULL, NULL);
+		} else {
+			struct elog_verify_opts o = { .flags = ELOG_VERIFY_REPAIR,
+				                      .wait_ms = wait_ms };
+			rc = elog_verify(ut_dir, &o, NULL, NULL);
+		}
+		_exit(child_status(rc));
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	if (took)
+		*took = ut_now_ms() - t0;
+	return WEXITSTATUS(st);
+}
+
+/* maint.lock held: retention and salvage fail at once by default and with
+ * ELOG_WAIT_NONE, after a duration when given one, and go on once it is
+ * free; a negative wait that is no constant is refused. */
+UT_TEST(maintenance_waits_for_maint_lock_as_long_as_asked)
+{
+	char msg[ELOG_MSG_MAX];
+	int64_t took;
+	elog_close(ut_open_writer(ut_dir, 4096, 64));
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY), lockfd;
+	ck_assert_int_ge(dfd, 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	ck_assert_int_eq(wait_in_child(RETAIN, -3, NULL), -ELOG_INVALID);
+	ck_assert_int_eq(wait_in_child(SALVAGE, -3, NULL), -ELOG_INVALID);
+	ck_assert_int_eq(wait_in_child(RETAIN, ELOG_WAIT_DEFAULT, NULL), -ELOG_LOCKED);
+	ck_assert_int_eq(wait_in_child(RETAIN, ELOG_WAIT_NONE, NULL), -ELOG_LOCKED);
+	ck_assert_int_eq(wait_in_child(SALVAGE, ELOG_WAIT_NONE, NULL), -ELOG_LOCKED);
+	ck_assert_int_eq(wait_in_child(RETAIN, 300, &took), -ELOG_LOCKED);
+	ck_assert_int_ge(took, 250);
+	ck_assert_int_eq(wait_in_child(SALVAGE, 300, &took), -ELOG_LOCKED);
+	ck_assert_int_ge(took, 250);
+	close(lockfd);
+	ck_assert_int_eq(wait_in_child(RETAIN, 300, NULL), 0);
+	ck_assert_int_eq(wait_in_child(SALVAGE, ELOG_WAIT_FOREVER, NULL), 0);
+	close(dfd);
+}
+END_TEST
+
+/* LOCK held: a repair waits wait_ms for it (ELOG_WAIT_NONE: not at all),
+ * and a writer's open refuses a negative wait that is no constant. */
+UT_TEST(repair_and_writer_wait_for_lock_as_long_as_asked)
+{
+	char msg[ELOG_MSG_MAX];
+	int64_t took;
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY), lockfd;
+	ck_assert_int_ge(dfd, 0);
+	UT_OK(elog__lock_open(dfd, FN_LOCK, &lockfd, msg), msg);
+	ck_assert_int_eq(flock(lockfd, LOCK_EX), 0);
+	ck_assert_int_eq(wait_in_child(REPAIR, -3, NULL), -ELOG_INVALID);
+	ck_assert_int_eq(wait_in_child(REPAIR, ELOG_WAIT_NONE, &took), -ELOG_LOCKED);
+	ck_assert_int_eq(wait_in_child(REPAIR, 300, &took), -ELOG_LOCKED);
+	ck_assert_int_ge(took, 250);
+	close(lockfd);
+	ck_assert_int_eq(wait_in_child(REPAIR, ELOG_WAIT_NONE, NULL), 0);
+	close(dfd);
+	struct elog_options o = { .wait_ms = -3 };
+	UT_RC(elog_open(&w, ut_dir, &o), ELOG_INVALID, w);
+	ck_assert_str_eq(elog_errmsg(w),
+	                 "a wait of -3 ms: give milliseconds, ELOG_WAIT_NONE or ELOG_WAIT_FOREVER");
+	elog_close(w);
+	o.wait_ms = ELOG_WAIT_NONE;
+	UT_OK(elog_open(&w, ut_dir, &o), w);
+	elog_close(w);
 }
 END_TEST
 

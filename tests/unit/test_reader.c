@@ -1190,7 +1190,7 @@ START_TEST(repeated_seeks_in_one_reader)
 			ck_assert_uint_eq(rec.offset, 100);
 			/* Every closed segment is rewritten: other files, other
 			 * indexes, while the reader holds the old ones. */
-			struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+			struct elog_compact_opts o = { 0 };
 			char msg[ELOG_MSG_MAX];
 			ut_cleanup_compact(ut_dir);
 			ck_assert_int_eq(elog_compact(ut_dir, &o, NULL, msg), 0);
@@ -1468,7 +1468,7 @@ START_TEST(merge_under_an_open_reader_is_no_gap)
 	struct elog_record rec;
 	ck_assert_int_eq(elog_reader_next(r, &rec), 0);
 	ck_assert_uint_eq(rec.offset, 0);
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
 	ck_assert_msg(elog_compact(ut_dir, &o, &res, msg) == 0, "compact: %s", msg);
@@ -1496,7 +1496,7 @@ START_TEST(prev_walks_back_over_compaction_and_segments)
 	}
 	ck_assert_int_eq(elog_sync(w), 0);
 	ut_cleanup_compact(ut_dir);
-	struct elog_compact_opts o = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts o = { 0 };
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX];
 	ck_assert_msg(elog_compact(ut_dir, &o, &res, msg) == 0, "compact: %s", msg);

@@ -48,7 +48,7 @@ struct seen {
 	uint64_t first_base, last_end;
 };
 
-static void each(const struct elog_segment_report *rep, void *arg)
+static void each(void *arg, const struct elog_segment_report *rep)
 {
 	struct seen *s = arg;
 	ck_assert_int_eq(rep->action, ELOG_SEG_REMOVED);
@@ -294,7 +294,7 @@ struct losses_seen {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
 };
 
-static void on_loss(const struct elog_consumer_loss *l, void *arg)
+static void on_loss(void *arg, const struct elog_consumer_loss *l)
 {
 	struct losses_seen *s = arg;
 	s->n++;
@@ -428,7 +428,7 @@ END_TEST
 
 UT_TEST(protect_keeps_from_age_but_not_from_size)
 {
-	struct elog_options set = { .retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT };
+	struct elog_settings set = { .retain_consumers = ELOG_RETAIN_CONSUMERS_PROTECT };
 	struct elog_retain_opts o = { 0 };
 	struct elog_retain_result res;
 	struct losses_seen seen = { 0 };

@@ -67,7 +67,7 @@ START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 	two_segments();
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(3) + 10, 2);
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(4) + 10, 2);
-	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, msg), 0);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, &res, msg), 0);
 	ck_assert_uint_eq(res.segments, 1);
 	ck_assert_uint_eq(res.ranges, 1);
 	ck_assert_uint_eq(res.bytes, 2 * elog__rec_size(0, 2));
@@ -80,8 +80,50 @@ START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 	ck_assert_int_eq(cause, ELOG_GAP_DAMAGE);
 
 	struct elog_verify_result vr;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &vr, NULL), 0);
 	ck_assert_uint_eq(vr.damage, 0);
+}
+END_TEST
+
+/* What the salvage callback was given. */
+struct salvage_seen {
+	int calls;
+	uint64_t pos, bytes, first, last;
+	int lost;
+	char segment[64];
+};
+
+static void on_salvage(void *arg, const struct elog_salvage_report *rep)
+{
+	struct salvage_seen *s = arg;
+	s->calls++;
+	s->pos = rep->pos;
+	s->bytes = rep->bytes;
+	s->lost = rep->lost;
+	s->first = rep->first;
+	s->last = rep->last;
+	snprintf(s->segment, sizeof s->segment, "%s", rep->segment);
+}
+
+/* The callback convention (elog(3), Callbacks): each in the options,
+ * called with arg first, once per damaged range. */
+UT_TEST(salvage_reports_each_range_through_its_options)
+{
+	struct salvage_seen seen = { 0 };
+	struct elog_salvage_opts o = { .each = on_salvage, .arg = &seen };
+	char msg[ELOG_MSG_MAX], name[ELOG_SEGMENT_NAME_MAX];
+
+	two_segments();
+	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), rec_pos(3) + 10, 2);
+	UT_OK(elog_salvage(ut_dir, &o, NULL, msg), msg);
+	ck_assert_int_eq(seen.calls, 1);
+	elog_segment_name(name, 0);
+	ck_assert_str_eq(seen.segment, name);
+	ck_assert_uint_eq(seen.pos, rec_pos(3));
+	ck_assert_uint_eq(seen.bytes, elog__rec_size(0, 2));
+	ck_assert_int_eq(seen.lost, 1);
+	ck_assert_uint_eq(seen.first, 3);
+	ck_assert_uint_eq(seen.last, 3);
 }
 END_TEST
 
@@ -99,9 +141,9 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	read_head(seg, good, SEG_HDR);
 	ut_flip_bit(seg, SEG_AT_BASE, 0); /* the base no longer matches */
 	struct elog_verify_result vr;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &vr, NULL), 0);
 	ck_assert_uint_gt(vr.damage, 0);
-	ck_assert_msg(elog_salvage(ut_dir, NULL, NULL, &res, msg) == 0, "%s", msg);
+	ck_assert_msg(elog_salvage(ut_dir, NULL, &res, msg) == 0, "%s", msg);
 	ck_assert_uint_eq(res.segments, 1);
 	ck_assert_uint_eq(res.ranges, 1);
 	ck_assert_uint_eq(res.bytes, SEG_HDR);
@@ -120,7 +162,7 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	read_all(offs, &n, &gf, &gl, &cause);
 	ck_assert_uint_eq(n, 12);
 	ck_assert_int_eq(cause, 0); /* no gap: the header held no offset */
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &vr, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &vr, NULL), 0);
 	ck_assert_uint_eq(vr.damage, 0);
 }
 END_TEST
@@ -136,7 +178,7 @@ START_TEST(a_header_of_a_newer_version_is_not_rebuilt)
 	put32(hdr + SEG_AT_VERSION, SEG_VERSION + 1);
 	put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
 	ut_write_at(seg, 0, hdr, SEG_HDR);
-	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, NULL, msg), ELOG_BADVERSION);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, msg), ELOG_BADVERSION);
 	ck_assert_str_eq(msg, "00000000000000000000.log: unsupported segment version");
 }
 END_TEST
@@ -147,7 +189,7 @@ START_TEST(salvage_of_a_sound_log_changes_nothing)
 	two_segments();
 	size_t before_len, after_len;
 	unsigned char *before = ut_read_file(ut_seg_path(ut_dir, 0, SEG_EXT), &before_len);
-	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.segments, 0);
 	unsigned char *after = ut_read_file(ut_seg_path(ut_dir, 0, SEG_EXT), &after_len);
 	ck_assert_uint_eq(before_len, after_len);
@@ -188,7 +230,7 @@ START_TEST(a_dry_run_plan_is_what_salvage_then_does)
 	ck_assert_uint_eq(p.d[0].last, 4);
 	elog__salvage_plan_free(&p);
 
-	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, msg), 0);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, &res, msg), 0);
 	ck_assert_uint_eq(res.ranges, 1);
 	ck_assert_uint_eq(res.bytes, 2 * elog__rec_size(0, 2));
 	read_all(offs, &n, &gf, &gl, &cause);
@@ -230,7 +272,7 @@ START_TEST(the_active_segment_is_not_salvaged)
 	struct elog_salvage_result res;
 	two_segments();
 	ut_flip_bit(ut_seg_path(ut_dir, 10, SEG_EXT), SEG_HDR + 10, 1);
-	ck_assert_int_eq(elog_salvage(ut_dir, NULL, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_salvage(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.segments, 0);
 }
 END_TEST
@@ -279,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, a_dry_run_plan_is_what_salvage_then_does);
 	tcase_add_test(tc, a_plan_of_damage_at_the_end_loses_up_to_the_bound);
 	tcase_add_test(tc, holes_merge_and_find);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

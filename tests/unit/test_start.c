@@ -67,9 +67,9 @@ static struct elog_verify_result verify(const char *dir, unsigned flags, struct 
 {
 	char msg[ELOG_MSG_MAX];
 	struct elog_verify_result res;
-	struct elog_verify_hooks h = { on_problem, NULL, NULL, s };
+	struct elog_verify_opts o = { .flags = flags, .problem = on_problem, .arg = s };
 	memset(s, 0, sizeof *s);
-	ck_assert_msg(elog_verify(dir, flags, &h, &res, msg) == 0, "%s", msg);
+	ck_assert_msg(elog_verify(dir, &o, &res, msg) == 0, "%s", msg);
 	return res;
 }
 

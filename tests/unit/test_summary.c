@@ -176,7 +176,7 @@ END_TEST
 UT_TEST(retain_and_compact_mark_their_runs)
 {
 	struct elog_retain_opts ro = { 0 };
-	struct elog_compact_opts co = ELOG_COMPACT_OPTS_INIT;
+	struct elog_compact_opts co = { 0 };
 	struct elog_summary s;
 
 	two_segments();

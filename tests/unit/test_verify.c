@@ -41,9 +41,12 @@ static int run_verify(const char *dir, unsigned flags, struct seen *s,
                       struct elog_verify_result *res)
 {
 	char msg[ELOG_MSG_MAX];
-	struct elog_verify_hooks h = { on_problem, on_segment, NULL, s };
+	struct elog_verify_opts o = { .flags = flags,
+		                      .problem = on_problem,
+		                      .segment = on_segment,
+		                      .arg = s };
 	memset(s, 0, sizeof *s);
-	return elog_verify(dir, flags, &h, res, msg);
+	return elog_verify(dir, &o, res, msg);
 }
 
 /* The index of the first problem of kind in file, or -1. */
@@ -246,7 +249,7 @@ START_TEST(result_may_be_null)
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ut_append(w, NULL, "a");
 	ck_assert_int_eq(elog_close(w), 0);
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, NULL, NULL), 0);
 }
 END_TEST
 
@@ -946,9 +949,9 @@ static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
 		/* A separate program would not share verify's lock. */
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
-		struct elog_compact_opts c = ELOG_COMPACT_OPTS_INIT;
+		struct elog_compact_opts c = { 0 };
 		struct elog_retain_opts o = { 0 };
-		c.grace_ms = 0;
+		c.grace_ms = ELOG_COMPACT_GRACE_NONE;
 		o.max_bytes = 8192;
 		_exit(elog_compact(ut_dir, &c, NULL, msg) == 0 &&
 		                      elog_retain(ut_dir, &o, NULL, msg) == 0
@@ -977,10 +980,12 @@ START_TEST(verify_beside_retention_sees_no_damage)
 	struct seen s;
 	struct elog_verify_result res;
 	char msg[ELOG_MSG_MAX];
-	struct elog_verify_hooks h = { on_problem, retain_mid_verify, NULL, &s };
+	struct elog_verify_opts h = { .problem = on_problem,
+		                      .segment = retain_mid_verify,
+		                      .arg = &s };
 	memset(&s, 0, sizeof s);
 	retain_done_early = 0;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, &h, &res, msg), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, &h, &res, msg), 0);
 	ck_assert_msg(res.damage == 0, "%llu: %s: %s", (unsigned long long)res.damage, s.file[0],
 	              s.text[0]);
 	ck_assert(!retain_done_early); /* it waited for verify */

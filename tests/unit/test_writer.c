@@ -95,7 +95,7 @@ START_TEST(reopen_keeps_settings_and_offsets)
 
 	/* Creation settings given again must be the log's own. */
 	struct elog_options o = { .create = 1, .segment_bytes = 65536, .index_interval = 4096 };
-	elog_close(open_opt(ut_dir, &o, ELOG_INVALID));
+	elog_close(open_opt(ut_dir, &o, ELOG_SETTING));
 	o.segment_bytes = 8192;
 	o.index_interval = 128;
 	w = open_opt(ut_dir, &o, 0);
@@ -259,7 +259,7 @@ START_TEST(handles_take_turns_with_dense_offsets)
 		}
 	all_free(&a);
 	struct elog_verify_result res;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.damage, 0);
 }
 END_TEST
@@ -375,7 +375,7 @@ START_TEST(writer_dead_mid_batch_is_recovered_by_the_next)
 	ck_assert_str_eq(a.val[1], "two");
 	all_free(&a);
 	struct elog_verify_result res;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.damage, 0);
 	ck_assert_uint_eq(res.warnings, 0);
 }
@@ -436,7 +436,7 @@ START_TEST(state_with_wrong_index_times_means_recovery)
 	}
 	ck_assert_int_eq(elog_close(w), 0);
 	struct elog_verify_result res;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.damage, 0);
 	ck_assert_uint_eq(res.warnings, 0);
 }
@@ -470,7 +470,7 @@ START_TEST(compressed_log_with_two_handles)
 	ck_assert_uint_eq(all.n, 3000);
 	all_free(&all);
 	struct elog_verify_result res;
-	ck_assert_int_eq(elog_verify(ut_dir, 0, NULL, &res, NULL), 0);
+	ck_assert_int_eq(elog_verify(ut_dir, NULL, &res, NULL), 0);
 	ck_assert_uint_eq(res.damage, 0);
 }
 END_TEST
@@ -1021,7 +1021,7 @@ static void verify_clean(const char *dir)
 {
 	struct elog_verify_result vr;
 	char msg[ELOG_MSG_MAX];
-	ck_assert_msg(elog_verify(dir, 0, NULL, &vr, msg) == 0, "%s", msg);
+	ck_assert_msg(elog_verify(dir, NULL, &vr, msg) == 0, "%s", msg);
 	ck_assert_uint_eq(vr.damage, 0);
 	ck_assert_uint_eq(vr.warnings, 0);
 }

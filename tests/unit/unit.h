@@ -364,7 +364,7 @@ static inline void ut_make_settings(const char *dir, uint64_t segment_bytes, uin
  * on it (a new log's cleanup is delete, which compaction refuses). */
 static inline void ut_cleanup_compact(const char *dir)
 {
-	struct elog_options o = { .cleanup = ELOG_CLEANUP_COMPACT };
+	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT };
 	char msg[ELOG_MSG_MAX];
 	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
 	ck_assert_msg(rc == 0, "%s: cleanup compact: %d %s", dir, rc, msg);
