@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,11 +195,103 @@ static int64_t lock_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
+/*
+ * The doorbell: a page of the file "writers", which every writer handle
+ * opens anyway, mapped shared, holding three words: a count of the
+ * releases of LOCK, and counts of the writers waiting for it to write a
+ * batch and to publish a sync.  A waiter reads the first, counts itself,
+ * tries the lock, and sleeps in futex(2) on the first word while it is
+ * unchanged; a holder that releases increments it and wakes one waiter,
+ * one waiting to publish first: a publication is a moment's work that
+ * acknowledges every writer its sync covered, so it goes before the next
+ * batch.  A release after a waiter's try changes the word, so no release
+ * is missed.  Nothing depends on the page: it carries hints only, a waiter
+ * never sleeps longer than BELL_WAIT_MAX_US at a time (a holder without the
+ * page, a page of another file, a count left by a waiter that died), and a
+ * handle without it polls as before.
+ */
+#define BELL_BYTES 4096
+#define BELL_SEQ 0
+#define BELL_WAITERS 1
+#define BELL_PUBLISHERS 2
+#define BELL_WAIT_MAX_US 1000
+
+uint32_t *elog__bell_map(int fd)
 {
-	/* Others waiting: let one of them have the lock first (they look at
-	 * least every LOCK_POLL_MAX_US), then wait among them. */
-	int yield = waiters_present(fd);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	/* Grown, never shrunk: a page beyond the end of the file could not be
+	 * touched. */
+	if (st.st_size < BELL_BYTES && ftruncate(fd, BELL_BYTES) < 0)
+		return NULL;
+	void *p = mmap(NULL, BELL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void elog__bell_unmap(uint32_t *bell)
+{
+	if (bell)
+		munmap(bell, BELL_BYTES);
+}
+
+static uint32_t bell_get(uint32_t *bell, int word)
+{
+	return __atomic_load_n(&bell[word], __ATOMIC_SEQ_CST);
+}
+
+static void bell_add(uint32_t *bell, int word, uint32_t n)
+{
+	__atomic_add_fetch(&bell[word], n, __ATOMIC_SEQ_CST);
+}
+
+/* Sleep until the release count is no longer seq, or until the
+ * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
+static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
+{
+	struct timespec ts = { (time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000 };
+	syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAIT_BITSET, seq, &ts, NULL, publish ? 2u : 1u);
+}
+
+static long bell_wake(uint32_t *bell, unsigned bits)
+{
+	return syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAKE_BITSET, 1, NULL, NULL, bits);
+}
+
+static void bell_ring(uint32_t *bell)
+{
+	if (!bell)
+		return;
+	bell_add(bell, BELL_SEQ, 1);
+	if (bell_get(bell, BELL_PUBLISHERS) != 0 && bell_wake(bell, 2u) > 0)
+		return;
+	if (bell_get(bell, BELL_WAITERS) != 0)
+		bell_wake(bell, 1u);
+}
+
+static int lock_timed_out(int fd, int64_t wait_ms, char *msg)
+{
+	struct lock_state ls;
+	elog__lock_state_read(fd, &ls);
+	if (ls.valid && ls.pid)
+		return elog__errmsg_set(msg, ELOG_LOCKED,
+		                        "timed out after %lld ms waiting for another writer "
+		                        "(pid %u holds or last held LOCK)",
+		                        (long long)wait_ms, ls.pid);
+	return elog__errmsg_set(msg, ELOG_LOCKED,
+	                        "timed out after %lld ms waiting for LOCK, held by "
+	                        "another process",
+	                        (long long)wait_ms);
+}
+
+int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms, char *msg)
+{
+	/* Others waiting: let one of them have the lock first (they are
+	 * woken by the release, or look at least every LOCK_POLL_MAX_US),
+	 * then wait among them.  A publisher goes first. */
+	int yield = !publish &&
+	            (!bell || bell_get(bell, BELL_WAITERS) || bell_get(bell, BELL_PUBLISHERS)) &&
+	            waiters_present(fd);
 	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
@@ -207,44 +302,59 @@ int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
 	int announced = waiters_announce(fd, F_RDLCK) == 0;
-	int err = 0;
+	int word = publish ? BELL_PUBLISHERS : BELL_WAITERS, err = 0;
 	for (int first = 1;; first = 0) {
+		uint32_t seq = 0;
+		if (bell) {
+			seq = bell_get(bell, BELL_SEQ);
+			bell_add(bell, word, 1);
+		}
 		if (!(first && yield)) {
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-				break;
+				goto done;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
 				err = elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
 				                       elog_strerror(errno));
-				break;
+				goto done;
 			}
 		}
 		int64_t now = lock_mono_us();
 		if (now >= deadline) {
-			struct lock_state ls;
-			elog__lock_state_read(fd, &ls);
-			if (ls.valid && ls.pid)
-				err = elog__errmsg_set(
-				        msg, ELOG_LOCKED,
-				        "timed out after %lld ms waiting for another writer "
-				        "(pid %u holds or last held LOCK)",
-				        (long long)wait_ms, ls.pid);
-			else
-				err = elog__errmsg_set(
-				        msg, ELOG_LOCKED,
-				        "timed out after %lld ms waiting for LOCK, held by "
-				        "another process",
-				        (long long)wait_ms);
-			break;
+			err = lock_timed_out(fd, wait_ms, msg);
+			goto done;
+		}
+		if (bell) {
+			bell_wait(bell, seq, publish,
+			          deadline - now < BELL_WAIT_MAX_US ? deadline
+			                                            : now + BELL_WAIT_MAX_US);
+			bell_add(bell, word, (uint32_t)-1);
+			continue;
 		}
 		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
 		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
 		nanosleep(&ts, NULL);
 		if (sleep_us < LOCK_POLL_MAX_US)
 			sleep_us *= 2;
+		continue;
+done:
+		if (bell)
+			bell_add(bell, word, (uint32_t)-1);
+		break;
 	}
 	if (announced)
 		waiters_announce(fd, F_UNLCK);
 	return err;
+}
+
+int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
+{
+	return elog__lock_acquire_bell(fd, NULL, 0, wait_ms, msg);
+}
+
+void elog__lock_release_bell(int fd, uint32_t *bell)
+{
+	flock(fd, LOCK_UN);
+	bell_ring(bell);
 }
 
 void elog__lock_release(int fd)
