@@ -474,77 +474,144 @@ int elog__lock_boot_id(unsigned char id[16])
 	return n == 32;
 }
 
-/* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
-#define LOCK_STATE_FMT \
-	"ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
-	"boot=%s next=%020llu base=%020llu size=%020llu flags=%08x idx=%020llu " \
-	"ixpos=%020llu ixts=%+020lld ixmin=%+020lld ixlo=%+020lld ixhi=%+020lld " \
-	"ixany=%u crc="
+/*
+ * LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte.  Every
+ * field has a fixed width, so the text is written and read by hand, at
+ * fixed positions: a state is read several times per acknowledgement, and
+ * printf and scanf cost more than everything else a writer does between
+ * its system calls.
+ */
+static char *put_text(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_dec(char *p, uint64_t v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + width;
+}
+
+static char *put_hex(char *p, uint64_t v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v >>= 4)
+		p[i] = "0123456789abcdef"[v & 15];
+	return p + width;
+}
+
+/* A sign and 19 digits, as printf's %+020lld. */
+static char *put_signed(char *p, int64_t v)
+{
+	*p++ = v < 0 ? '-' : '+';
+	return put_dec(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 19);
+}
 
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
-	char boot[33];
+	char *q = put_text(p, "ELOGLCK2 epoch=");
+	q = put_hex(q, ls->epoch, 16);
+	q = put_dec(put_text(q, " gen="), ls->gen, 20);
+	q = put_dec(put_text(q, " busy="), ls->busy ? 1 : 0, 1);
+	q = put_dec(put_text(q, " sick="), ls->sick ? 1 : 0, 1);
+	q = put_dec(put_text(q, " pid="), ls->pid, 10);
+	q = put_text(q, " boot=");
 	for (int i = 0; i < 16; i++)
-		snprintf(boot + 2 * i, 3, "%02x", ls->boot[i]);
-	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT, (unsigned long long)ls->epoch,
-	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->sick ? 1u : 0u,
-	                 ls->pid, boot, (unsigned long long)ls->next, (unsigned long long)ls->base,
-	                 (unsigned long long)ls->size, ls->flags, (unsigned long long)ls->idx,
-	                 (unsigned long long)ls->ixpos, (long long)ls->ixts, (long long)ls->ixmin,
-	                 (long long)ls->ixlo, (long long)ls->ixhi, ls->ixany ? 1u : 0u);
-	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n", elog__crc32c(0, p, (size_t)n));
+		q = put_hex(q, ls->boot[i], 2);
+	q = put_dec(put_text(q, " next="), ls->next, 20);
+	q = put_dec(put_text(q, " base="), ls->base, 20);
+	q = put_dec(put_text(q, " size="), ls->size, 20);
+	q = put_hex(put_text(q, " flags="), ls->flags, 8);
+	q = put_dec(put_text(q, " idx="), ls->idx, 20);
+	q = put_dec(put_text(q, " ixpos="), ls->ixpos, 20);
+	q = put_signed(put_text(q, " ixts="), ls->ixts);
+	q = put_signed(put_text(q, " ixmin="), ls->ixmin);
+	q = put_signed(put_text(q, " ixlo="), ls->ixlo);
+	q = put_signed(put_text(q, " ixhi="), ls->ixhi);
+	q = put_dec(put_text(q, " ixany="), ls->ixany ? 1 : 0, 1);
+	q = put_text(q, " crc=");
+	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
+	q[0] = '\n';
+	q[1] = '\0';
 }
 
-/* The fields are read with sscanf, then the state is encoded again and
- * must give the same bytes: one canonical text per state, so that no
- * reading of a damaged file can pass for another state. */
+/* The field of width digits at p (decimal, or hex when hex), after the
+ * name its caller checked; 0, or -1 on any other character. */
+static int get_num(const char *p, int width, int hex, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < width; i++) {
+		char c = p[i];
+		if (c >= '0' && c <= '9')
+			x = x * (hex ? 16 : 10) + (uint64_t)(c - '0');
+		else if (hex && c >= 'a' && c <= 'f')
+			x = x * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+/* The fields are read at their positions, then the state is encoded
+ * again and must give the same bytes: one canonical text per state, so
+ * that no reading of a damaged file can pass for another state (the crc,
+ * a digit out of range, a wrong name or space all differ). */
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
-	unsigned long long epoch, gen, next, base, size, idx, ixpos;
-	long long ixts, ixmin, ixlo, ixhi;
-	unsigned busy, sick, pid, flags, ixany, crc;
-	char boot[33], text[LOCK_STATE_LEN + 1], again[LOCK_STATE_LEN + 1];
+	static const struct {
+		unsigned short at, width;
+		unsigned char hex, sign;
+	} f[] = {
+		{ 15, 16, 1, 0 },  { 36, 20, 0, 0 },  { 62, 1, 0, 0 },   { 69, 1, 0, 0 },
+		{ 75, 10, 0, 0 },  { 129, 20, 0, 0 }, { 155, 20, 0, 0 }, { 181, 20, 0, 0 },
+		{ 208, 8, 1, 0 },  { 221, 20, 0, 0 }, { 248, 20, 0, 0 }, { 275, 19, 0, 1 },
+		{ 302, 19, 0, 1 }, { 328, 19, 0, 1 }, { 354, 19, 0, 1 }, { 380, 1, 0, 0 },
+	};
+	uint64_t v[sizeof f / sizeof f[0]], b;
+	char again[LOCK_STATE_LEN + 1];
 	memset(ls, 0, sizeof *ls);
-	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n' ||
-	    memcmp(p, "ELOGLCK2 ", 9) != 0)
+	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n')
 		return ELOG_CORRUPT;
-	memcpy(text, p, len);
-	text[len] = '\0';
-	if (sscanf(text,
-	           "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
-	           "boot=%32[0-9a-f] next=%20llu base=%20llu size=%20llu flags=%8x "
-	           "idx=%20llu ixpos=%20llu ixts=%20lld ixmin=%20lld ixlo=%20lld "
-	           "ixhi=%20lld ixany=%1u crc=%8x",
-	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags, &idx,
-	           &ixpos, &ixts, &ixmin, &ixlo, &ixhi, &ixany, &crc) != 18 ||
-	    strlen(boot) != 32 || busy > 1 || sick > 1 || ixany > 1)
-		return ELOG_CORRUPT;
-	struct lock_state s = { .valid = 1,
-		                .epoch = epoch,
-		                .gen = gen,
-		                .busy = busy,
-		                .sick = sick,
-		                .pid = pid,
-		                .next = next,
-		                .base = base,
-		                .size = size,
-		                .flags = flags,
-		                .idx = idx,
-		                .ixpos = ixpos,
-		                .ixts = ixts,
-		                .ixmin = ixmin,
-		                .ixlo = ixlo,
-		                .ixhi = ixhi,
-		                .ixany = ixany };
-	for (int i = 0; i < 16; i++) {
-		unsigned v;
-		sscanf(boot + 2 * i, "%2x", &v);
-		s.boot[i] = (unsigned char)v;
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		if (get_num(p + f[i].at, f[i].width, f[i].hex, &v[i]) != 0)
+			return ELOG_CORRUPT;
+		if (f[i].sign) {
+			char s = p[f[i].at - 1];
+			if (s != '+' && s != '-')
+				return ELOG_CORRUPT;
+			v[i] = s == '-' ? (uint64_t)0 - v[i] : v[i];
+		}
 	}
+	struct lock_state s = { .valid = 1,
+		                .epoch = v[0],
+		                .gen = v[1],
+		                .busy = (unsigned)v[2],
+		                .sick = (unsigned)v[3],
+		                .pid = (unsigned)v[4],
+		                .next = v[5],
+		                .base = v[6],
+		                .size = v[7],
+		                .flags = (uint32_t)v[8],
+		                .idx = v[9],
+		                .ixpos = v[10],
+		                .ixts = (int64_t)v[11],
+		                .ixmin = (int64_t)v[12],
+		                .ixlo = (int64_t)v[13],
+		                .ixhi = (int64_t)v[14],
+		                .ixany = (unsigned)v[15] };
+	for (int i = 0; i < 16; i++) {
+		if (get_num(p + 91 + 2 * i, 2, 1, &b) != 0)
+			return ELOG_CORRUPT;
+		s.boot[i] = (unsigned char)b;
+	}
+	if (v[4] > UINT32_MAX || v[8] > UINT32_MAX)
+		return ELOG_CORRUPT;
 	elog__lock_state_encode(again, &s);
 	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
 		return ELOG_CORRUPT; /* a bad crc, or not the canonical text */
-	(void)crc;
 	*ls = s;
 	return 0;
 }
