@@ -1042,8 +1042,11 @@ static void wm_wait(elog *w, int ms)
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	if (w->inofd >= 0) {
 		struct pollfd p = { w->inofd, POLLIN, 0 };
+		/* Events of one file carry no name: one read takes them all,
+		 * unless it filled the buffer (any left wake the next wait at
+		 * once, which only looks again). */
 		if (poll(&p, 1, ms) > 0)
-			while (read(w->inofd, buf, sizeof buf) > 0)
+			while (read(w->inofd, buf, sizeof buf) > (ssize_t)sizeof buf - 64)
 				;
 	} else {
 		struct timespec ts = { 0, 200000 };
@@ -1086,13 +1089,11 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			moved = 1;
 			break;
 		}
-		/* A leader reads the state once, below. */
+		/* A leader reads the state once, below.  A follower does not
+		 * look at the epoch until the watermark passes its batch: a
+		 * batch that was cut is found then, or when it leads. */
 		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
 			break;
-		if (!epoch_holds(w, e, &ls)) {
-			moved = 1;
-			break;
-		}
 		wm_watch(w);
 		if (!first)
 			wm_wait(w, follow_ms(w));
