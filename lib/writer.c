@@ -103,6 +103,7 @@ struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
 	uint32_t *bell;      /* the doorbell of LOCK's waiters, or NULL (lock.c) */
+	unsigned pid;        /* getpid() at open, for LOCK's state (two calls a batch) */
 	struct stat lock_st; /* LOCK's file, to tell it was replaced */
 	int inofd;           /* inotify on the watermark; -2 not tried yet */
 	int64_t sync_ns;     /* how long its last fdatasync took */
@@ -564,7 +565,7 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, cons
 		                 .gen = gen,
 		                 .busy = busy,
 		                 .sick = sick,
-		                 .pid = (unsigned)getpid(),
+		                 .pid = w->pid,
 		                 .next = t->next,
 		                 .base = t->base,
 		                 .size = t->size,
@@ -1602,6 +1603,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->wait_ms = opt && opt->wait_ms ? opt->wait_ms : DEFAULT_WAIT_MS;
 	w->have_boot = elog__lock_boot_id(w->boot);
+	w->pid = (unsigned)getpid();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
