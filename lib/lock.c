@@ -161,9 +161,10 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * a writer that releases and retakes the lock at once (a busy pipeline)
  * starve the others, who only look every few hundred microseconds; so a
  * waiter announces itself with an open-file-description read lock on byte
- * LOCK_WAIT_BYTE of the file, and a writer that sees such an announcement
- * waits its turn among them instead of cutting in.  OFD locks and flock
- * locks are independent of each other on Linux.
+ * LOCK_WAIT_BYTE of the file, and a writer that polls and sees such an
+ * announcement waits its turn among them instead of cutting in.  (A writer
+ * with the doorbell below is woken at each release instead, and cuts in.)
+ * OFD locks and flock locks are independent of each other on Linux.
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
@@ -286,12 +287,14 @@ static int lock_timed_out(int fd, int64_t wait_ms, char *msg)
 
 int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms, char *msg)
 {
-	/* Others waiting: let one of them have the lock first (they are
-	 * woken by the release, or look at least every LOCK_POLL_MAX_US),
-	 * then wait among them.  A publisher goes first. */
-	int yield = !publish &&
-	            (!bell || bell_get(bell, BELL_WAITERS) || bell_get(bell, BELL_PUBLISHERS)) &&
-	            waiters_present(fd);
+	/* Others waiting: without the doorbell, let one of them have the
+	 * lock first (they look at least every LOCK_POLL_MAX_US), then wait
+	 * among them.  With it, every release wakes one of them, so none is
+	 * shut out, and a free lock is taken at once: a woken waiter needs
+	 * the scheduler first, on a busy machine for longer than a batch
+	 * holds the lock, and making everyone wait behind it left the lock
+	 * idle meanwhile.  A publisher never waits its turn. */
+	int yield = !publish && !bell && waiters_present(fd);
 	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;

@@ -231,6 +231,35 @@ UT_TEST(bell_counts_waiters_and_hands_the_lock_over)
 }
 END_TEST
 
+/* A waiter announced on byte 0 of LOCK makes a writer that polls wait its
+ * turn (refused at once when it may not wait), while one with the doorbell
+ * takes the free lock: each release wakes a waiter, so none is shut out. */
+UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int waiter = open(p, O_RDWR);
+	ck_assert_int_ge(waiter, 0);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	ck_assert_int_eq(fcntl(waiter, F_OFD_SETLK, &fl), 0);
+	UT_RC(elog__lock_acquire_bell(a, NULL, 0, 0, msg), ELOG_LOCKED, msg);
+	bell[1] = 1; /* counted in the page too, as a waiter is */
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
+	elog__lock_release_bell(a, bell);
+	ck_assert_uint_eq(bell[1], 1);
+	/* A publisher never waits its turn. */
+	UT_OK(elog__lock_acquire_bell(a, NULL, 1, 0, msg), msg);
+	elog__lock_release(a);
+	elog__bell_unmap(bell);
+	close(waiter);
+	close(a);
+	close(wfd);
+}
+END_TEST
+
 /* A writer's handle maps the doorbell: "writers" is one page long. */
 UT_TEST(writer_handle_grows_writers_to_a_page)
 {
