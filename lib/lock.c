@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,9 +177,10 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * a writer that releases and retakes the lock at once (a busy pipeline)
  * starve the others, who only look every few hundred microseconds; so a
  * waiter announces itself with an open-file-description read lock on byte
- * LOCK_WAIT_BYTE of the file, and a writer that sees such an announcement
- * waits its turn among them instead of cutting in.  OFD locks and flock
- * locks are independent of each other on Linux.
+ * LOCK_WAIT_BYTE of the file, and a writer that polls and sees such an
+ * announcement waits its turn among them instead of cutting in.  (A writer
+ * with the doorbell below is woken at each release instead, and cuts in.)
+ * OFD locks and flock locks are independent of each other on Linux.
  */
 #define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
@@ -208,11 +212,105 @@ static int64_t lock_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
+/*
+ * The doorbell: a page of the file "writers", which every writer handle
+ * opens anyway, mapped shared, holding three words: a count of the
+ * releases of LOCK, and counts of the writers waiting for it to write a
+ * batch and to publish a sync.  A waiter reads the first, counts itself,
+ * tries the lock, and sleeps in futex(2) on the first word while it is
+ * unchanged; a holder that releases increments it and wakes one waiter,
+ * one waiting to publish first: a publication is a moment's work that
+ * acknowledges every writer its sync covered, so it goes before the next
+ * batch.  A release after a waiter's try changes the word, so no release
+ * is missed.  Nothing depends on the page: it carries hints only, a waiter
+ * never sleeps longer than BELL_WAIT_MAX_US at a time (a holder without the
+ * page, a page of another file, a count left by a waiter that died), and a
+ * handle without it polls as before.
+ */
+#define BELL_BYTES 4096
+#define BELL_SEQ 0
+#define BELL_WAITERS 1
+#define BELL_PUBLISHERS 2
+#define BELL_WAIT_MAX_US 1000
+
+uint32_t *elog__bell_map(int fd)
 {
-	/* Others waiting: let one of them have the lock first (they look at
-	 * least every LOCK_POLL_MAX_US), then wait among them. */
-	int yield = waiters_present(fd);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	/* Grown, never shrunk: a page beyond the end of the file could not be
+	 * touched. */
+	if (st.st_size < BELL_BYTES && ftruncate(fd, BELL_BYTES) < 0)
+		return NULL;
+	void *p = mmap(NULL, BELL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void elog__bell_unmap(uint32_t *bell)
+{
+	if (bell)
+		munmap(bell, BELL_BYTES);
+}
+
+static uint32_t bell_get(uint32_t *bell, int word)
+{
+	return __atomic_load_n(&bell[word], __ATOMIC_SEQ_CST);
+}
+
+static void bell_add(uint32_t *bell, int word, uint32_t n)
+{
+	__atomic_add_fetch(&bell[word], n, __ATOMIC_SEQ_CST);
+}
+
+/* Sleep until the release count is no longer seq, or until the
+ * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
+static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
+{
+	struct timespec ts = { (time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000 };
+	syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAIT_BITSET, seq, &ts, NULL, publish ? 2u : 1u);
+}
+
+static long bell_wake(uint32_t *bell, unsigned bits)
+{
+	return syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAKE_BITSET, 1, NULL, NULL, bits);
+}
+
+static void bell_ring(uint32_t *bell)
+{
+	if (!bell)
+		return;
+	bell_add(bell, BELL_SEQ, 1);
+	if (bell_get(bell, BELL_PUBLISHERS) != 0 && bell_wake(bell, 2u) > 0)
+		return;
+	if (bell_get(bell, BELL_WAITERS) != 0)
+		bell_wake(bell, 1u);
+}
+
+static int lock_timed_out(int fd, int64_t wait_ms, char *msg)
+{
+	struct lock_state ls;
+	elog__lock_state_read(fd, &ls);
+	if (ls.valid && ls.pid)
+		return elog__errmsg_set(msg, ELOG_LOCKED,
+		                        "timed out after %lld ms waiting for another writer "
+		                        "(pid %u holds or last held LOCK)",
+		                        (long long)wait_ms, ls.pid);
+	return elog__errmsg_set(msg, ELOG_LOCKED,
+	                        "timed out after %lld ms waiting for LOCK, held by "
+	                        "another process",
+	                        (long long)wait_ms);
+}
+
+int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms, char *msg)
+{
+	/* Others waiting: without the doorbell, let one of them have the
+	 * lock first (they look at least every LOCK_POLL_MAX_US), then wait
+	 * among them.  With it, every release wakes one of them, so none is
+	 * shut out, and a free lock is taken at once: a woken waiter needs
+	 * the scheduler first, on a busy machine for longer than a batch
+	 * holds the lock, and making everyone wait behind it left the lock
+	 * idle meanwhile.  A publisher never waits its turn. */
+	int yield = !publish && !bell && waiters_present(fd);
 	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
@@ -223,44 +321,59 @@ int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
 	int announced = waiters_announce(fd, F_RDLCK) == 0;
-	int err = 0;
+	int word = publish ? BELL_PUBLISHERS : BELL_WAITERS, err = 0;
 	for (int first = 1;; first = 0) {
+		uint32_t seq = 0;
+		if (bell) {
+			seq = bell_get(bell, BELL_SEQ);
+			bell_add(bell, word, 1);
+		}
 		if (!(first && yield)) {
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-				break;
+				goto done;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
 				err = elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
 				                       elog_strerror(errno));
-				break;
+				goto done;
 			}
 		}
 		int64_t now = lock_mono_us();
 		if (now >= deadline) {
-			struct lock_state ls;
-			elog__lock_state_read(fd, &ls);
-			if (ls.valid && ls.pid)
-				err = elog__errmsg_set(
-				        msg, ELOG_LOCKED,
-				        "timed out after %lld ms waiting for another writer "
-				        "(pid %u holds or last held LOCK)",
-				        (long long)wait_ms, ls.pid);
-			else
-				err = elog__errmsg_set(
-				        msg, ELOG_LOCKED,
-				        "timed out after %lld ms waiting for LOCK, held by "
-				        "another process",
-				        (long long)wait_ms);
-			break;
+			err = lock_timed_out(fd, wait_ms, msg);
+			goto done;
+		}
+		if (bell) {
+			bell_wait(bell, seq, publish,
+			          deadline - now < BELL_WAIT_MAX_US ? deadline
+			                                            : now + BELL_WAIT_MAX_US);
+			bell_add(bell, word, (uint32_t)-1);
+			continue;
 		}
 		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
 		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
 		nanosleep(&ts, NULL);
 		if (sleep_us < LOCK_POLL_MAX_US)
 			sleep_us *= 2;
+		continue;
+done:
+		if (bell)
+			bell_add(bell, word, (uint32_t)-1);
+		break;
 	}
 	if (announced)
 		waiters_announce(fd, F_UNLCK);
 	return err;
+}
+
+int elog__lock_acquire(int fd, int64_t wait_ms, char *msg)
+{
+	return elog__lock_acquire_bell(fd, NULL, 0, wait_ms, msg);
+}
+
+void elog__lock_release_bell(int fd, uint32_t *bell)
+{
+	flock(fd, LOCK_UN);
+	bell_ring(bell);
 }
 
 void elog__lock_release(int fd)
@@ -380,77 +493,144 @@ int elog__lock_boot_id(unsigned char id[16])
 	return n == 32;
 }
 
-/* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
-#define LOCK_STATE_FMT \
-	"ELOGLCK2 epoch=%016llx gen=%020llu busy=%u sick=%u pid=%010u " \
-	"boot=%s next=%020llu base=%020llu size=%020llu flags=%08x idx=%020llu " \
-	"ixpos=%020llu ixts=%+020lld ixmin=%+020lld ixlo=%+020lld ixhi=%+020lld " \
-	"ixany=%u crc="
+/*
+ * LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte.  Every
+ * field has a fixed width, so the text is written and read by hand, at
+ * fixed positions: a state is read several times per acknowledgement, and
+ * printf and scanf cost more than everything else a writer does between
+ * its system calls.
+ */
+static char *put_text(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_dec(char *p, uint64_t v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + width;
+}
+
+static char *put_hex(char *p, uint64_t v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v >>= 4)
+		p[i] = "0123456789abcdef"[v & 15];
+	return p + width;
+}
+
+/* A sign and 19 digits, as printf's %+020lld. */
+static char *put_signed(char *p, int64_t v)
+{
+	*p++ = v < 0 ? '-' : '+';
+	return put_dec(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 19);
+}
 
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
-	char boot[33];
+	char *q = put_text(p, "ELOGLCK2 epoch=");
+	q = put_hex(q, ls->epoch, 16);
+	q = put_dec(put_text(q, " gen="), ls->gen, 20);
+	q = put_dec(put_text(q, " busy="), ls->busy ? 1 : 0, 1);
+	q = put_dec(put_text(q, " sick="), ls->sick ? 1 : 0, 1);
+	q = put_dec(put_text(q, " pid="), ls->pid, 10);
+	q = put_text(q, " boot=");
 	for (int i = 0; i < 16; i++)
-		snprintf(boot + 2 * i, 3, "%02x", ls->boot[i]);
-	int n = snprintf(p, LOCK_STATE_LEN + 1, LOCK_STATE_FMT, (unsigned long long)ls->epoch,
-	                 (unsigned long long)ls->gen, ls->busy ? 1u : 0u, ls->sick ? 1u : 0u,
-	                 ls->pid, boot, (unsigned long long)ls->next, (unsigned long long)ls->base,
-	                 (unsigned long long)ls->size, ls->flags, (unsigned long long)ls->idx,
-	                 (unsigned long long)ls->ixpos, (long long)ls->ixts, (long long)ls->ixmin,
-	                 (long long)ls->ixlo, (long long)ls->ixhi, ls->ixany ? 1u : 0u);
-	snprintf(p + n, LOCK_STATE_LEN + 1 - (size_t)n, "%08x\n", elog__crc32c(0, p, (size_t)n));
+		q = put_hex(q, ls->boot[i], 2);
+	q = put_dec(put_text(q, " next="), ls->next, 20);
+	q = put_dec(put_text(q, " base="), ls->base, 20);
+	q = put_dec(put_text(q, " size="), ls->size, 20);
+	q = put_hex(put_text(q, " flags="), ls->flags, 8);
+	q = put_dec(put_text(q, " idx="), ls->idx, 20);
+	q = put_dec(put_text(q, " ixpos="), ls->ixpos, 20);
+	q = put_signed(put_text(q, " ixts="), ls->ixts);
+	q = put_signed(put_text(q, " ixmin="), ls->ixmin);
+	q = put_signed(put_text(q, " ixlo="), ls->ixlo);
+	q = put_signed(put_text(q, " ixhi="), ls->ixhi);
+	q = put_dec(put_text(q, " ixany="), ls->ixany ? 1 : 0, 1);
+	q = put_text(q, " crc=");
+	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
+	q[0] = '\n';
+	q[1] = '\0';
 }
 
-/* The fields are read with sscanf, then the state is encoded again and
- * must give the same bytes: one canonical text per state, so that no
- * reading of a damaged file can pass for another state. */
+/* The field of width digits at p (decimal, or hex when hex), after the
+ * name its caller checked; 0, or -1 on any other character. */
+static int get_num(const char *p, int width, int hex, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < width; i++) {
+		char c = p[i];
+		if (c >= '0' && c <= '9')
+			x = x * (hex ? 16 : 10) + (uint64_t)(c - '0');
+		else if (hex && c >= 'a' && c <= 'f')
+			x = x * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+/* The fields are read at their positions, then the state is encoded
+ * again and must give the same bytes: one canonical text per state, so
+ * that no reading of a damaged file can pass for another state (the crc,
+ * a digit out of range, a wrong name or space all differ). */
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
-	unsigned long long epoch, gen, next, base, size, idx, ixpos;
-	long long ixts, ixmin, ixlo, ixhi;
-	unsigned busy, sick, pid, flags, ixany, crc;
-	char boot[33], text[LOCK_STATE_LEN + 1], again[LOCK_STATE_LEN + 1];
+	static const struct {
+		unsigned short at, width;
+		unsigned char hex, sign;
+	} f[] = {
+		{ 15, 16, 1, 0 },  { 36, 20, 0, 0 },  { 62, 1, 0, 0 },   { 69, 1, 0, 0 },
+		{ 75, 10, 0, 0 },  { 129, 20, 0, 0 }, { 155, 20, 0, 0 }, { 181, 20, 0, 0 },
+		{ 208, 8, 1, 0 },  { 221, 20, 0, 0 }, { 248, 20, 0, 0 }, { 275, 19, 0, 1 },
+		{ 302, 19, 0, 1 }, { 328, 19, 0, 1 }, { 354, 19, 0, 1 }, { 380, 1, 0, 0 },
+	};
+	uint64_t v[sizeof f / sizeof f[0]], b;
+	char again[LOCK_STATE_LEN + 1];
 	memset(ls, 0, sizeof *ls);
-	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n' ||
-	    memcmp(p, "ELOGLCK2 ", 9) != 0)
+	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n')
 		return ELOG_CORRUPT;
-	memcpy(text, p, len);
-	text[len] = '\0';
-	if (sscanf(text,
-	           "ELOGLCK2 epoch=%16llx gen=%20llu busy=%1u sick=%1u pid=%10u "
-	           "boot=%32[0-9a-f] next=%20llu base=%20llu size=%20llu flags=%8x "
-	           "idx=%20llu ixpos=%20llu ixts=%20lld ixmin=%20lld ixlo=%20lld "
-	           "ixhi=%20lld ixany=%1u crc=%8x",
-	           &epoch, &gen, &busy, &sick, &pid, boot, &next, &base, &size, &flags, &idx,
-	           &ixpos, &ixts, &ixmin, &ixlo, &ixhi, &ixany, &crc) != 18 ||
-	    strlen(boot) != 32 || busy > 1 || sick > 1 || ixany > 1)
-		return ELOG_CORRUPT;
-	struct lock_state s = { .valid = 1,
-		                .epoch = epoch,
-		                .gen = gen,
-		                .busy = busy,
-		                .sick = sick,
-		                .pid = pid,
-		                .next = next,
-		                .base = base,
-		                .size = size,
-		                .flags = flags,
-		                .idx = idx,
-		                .ixpos = ixpos,
-		                .ixts = ixts,
-		                .ixmin = ixmin,
-		                .ixlo = ixlo,
-		                .ixhi = ixhi,
-		                .ixany = ixany };
-	for (int i = 0; i < 16; i++) {
-		unsigned v;
-		sscanf(boot + 2 * i, "%2x", &v);
-		s.boot[i] = (unsigned char)v;
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		if (get_num(p + f[i].at, f[i].width, f[i].hex, &v[i]) != 0)
+			return ELOG_CORRUPT;
+		if (f[i].sign) {
+			char s = p[f[i].at - 1];
+			if (s != '+' && s != '-')
+				return ELOG_CORRUPT;
+			v[i] = s == '-' ? (uint64_t)0 - v[i] : v[i];
+		}
 	}
+	struct lock_state s = { .valid = 1,
+		                .epoch = v[0],
+		                .gen = v[1],
+		                .busy = (unsigned)v[2],
+		                .sick = (unsigned)v[3],
+		                .pid = (unsigned)v[4],
+		                .next = v[5],
+		                .base = v[6],
+		                .size = v[7],
+		                .flags = (uint32_t)v[8],
+		                .idx = v[9],
+		                .ixpos = v[10],
+		                .ixts = (int64_t)v[11],
+		                .ixmin = (int64_t)v[12],
+		                .ixlo = (int64_t)v[13],
+		                .ixhi = (int64_t)v[14],
+		                .ixany = (unsigned)v[15] };
+	for (int i = 0; i < 16; i++) {
+		if (get_num(p + 91 + 2 * i, 2, 1, &b) != 0)
+			return ELOG_CORRUPT;
+		s.boot[i] = (unsigned char)b;
+	}
+	if (v[4] > UINT32_MAX || v[8] > UINT32_MAX)
+		return ELOG_CORRUPT;
 	elog__lock_state_encode(again, &s);
 	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
 		return ELOG_CORRUPT; /* a bad crc, or not the canonical text */
-	(void)crc;
 	*ls = s;
 	return 0;
 }

@@ -71,6 +71,14 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
  * ELOG_LOCKED when the time runs out. */
 int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
 void elog__lock_release(int fd);
+/* The same with the doorbell bell (NULL: none), a page of the file
+ * "writers" mapped by elog__bell_map() (NULL when it cannot be): a waiter
+ * sleeps until a release instead of polling.  publish: to publish a sync,
+ * which goes before the waiters that write batches. */
+uint32_t *elog__bell_map(int fd);
+void elog__bell_unmap(uint32_t *bell);
+int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms, char *msg);
+void elog__lock_release_bell(int fd, uint32_t *bell);
 /* A failed fdatasync, announced on LOCK (fd) until the state says sick
  * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
 void elog__lock_sick_announce(int fd, int on);

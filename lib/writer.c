@@ -102,6 +102,8 @@ struct training {
 struct elog {
 	char msg[ELOG_MSG_MAX];
 	int dfd, lockfd, wmfd, writersfd;
+	uint32_t *bell;      /* the doorbell of LOCK's waiters, or NULL (lock.c) */
+	unsigned pid;        /* getpid() at open, for LOCK's state (two calls a batch) */
 	struct stat lock_st; /* LOCK's file, to tell it was replaced */
 	int inofd;           /* inotify on the watermark; -2 not tried yet */
 	int64_t sync_ns;     /* how long its last fdatasync took */
@@ -563,7 +565,7 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, cons
 		                 .gen = gen,
 		                 .busy = busy,
 		                 .sick = sick,
-		                 .pid = (unsigned)getpid(),
+		                 .pid = w->pid,
 		                 .next = t->next,
 		                 .base = t->base,
 		                 .size = t->size,
@@ -674,12 +676,13 @@ static int tail_sync(elog *w, int *moved)
 	return 0;
 }
 
-/* Take the batch lock, and check that it is still the log's. */
-static int lock_take(elog *w)
+/* Take the batch lock, and check that it is still the log's; publish:
+ * to publish a sync (see elog__lock_acquire_bell()). */
+static int lock_take(elog *w, int publish)
 {
-	int err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	int err = elog__lock_acquire_bell(w->lockfd, w->bell, publish, w->wait_ms, w->msg);
 	if (!err && (err = elog__lock_is_current(w->dfd, &w->lock_st, w->msg)) != 0)
-		elog__lock_release(w->lockfd);
+		elog__lock_release_bell(w->lockfd, w->bell);
 	return err;
 }
 
@@ -924,7 +927,7 @@ static int sync_failed(elog *w, uint64_t base, int e, int held)
 	                           "acknowledged)",
 	                           name, elog_strerror(e));
 	memcpy(keep, w->msg, sizeof keep);
-	if (held || elog__lock_acquire(w->lockfd, w->wait_ms, w->msg) == 0) {
+	if (held || elog__lock_acquire_bell(w->lockfd, w->bell, 0, w->wait_ms, w->msg) == 0) {
 		elog__lock_state_read(w->lockfd, &ls);
 		if (!ls.valid) { /* any tail: the next holder recovers */
 			ls = (struct lock_state){ .valid = 1,
@@ -942,7 +945,7 @@ static int sync_failed(elog *w, uint64_t base, int e, int held)
 		if (elog__lock_state_write(w->lockfd, &ls, 1) == 0)
 			elog__lock_sick_announce(w->lockfd, 0);
 		if (!held)
-			elog__lock_release(w->lockfd);
+			elog__lock_release_bell(w->lockfd, w->bell);
 	}
 	/* Else the announcement stays until the handle is closed. */
 	memcpy(w->msg, keep, sizeof keep);
@@ -1040,8 +1043,11 @@ static void wm_wait(elog *w, int ms)
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	if (w->inofd >= 0) {
 		struct pollfd p = { w->inofd, POLLIN, 0 };
+		/* Events of one file carry no name: one read takes them all,
+		 * unless it filled the buffer (any left wake the next wait at
+		 * once, which only looks again). */
 		if (poll(&p, 1, ms) > 0)
-			while (read(w->inofd, buf, sizeof buf) > 0)
+			while (read(w->inofd, buf, sizeof buf) > (ssize_t)sizeof buf - 64)
 				;
 	} else {
 		struct timespec ts = { 0, 200000 };
@@ -1084,23 +1090,25 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			moved = 1;
 			break;
 		}
-		if (!epoch_holds(w, e, &ls)) {
-			moved = 1;
-			break;
-		}
+		/* A leader reads the state once, below.  A follower does not
+		 * look at the epoch until the watermark passes its batch: a
+		 * batch that was cut is found then, or when it leads. */
 		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
 			break;
 		wm_watch(w);
 		if (!first)
 			wm_wait(w, follow_ms(w));
 	}
+	/* What the sync covers: the complete tail recorded now, when it is
+	 * in this segment (written before the sync starts). */
+	struct watermark cover = mine;
 	if (!moved) {
-		/* What the sync covers: the complete tail recorded now, when
-		 * it is in this segment (written before the sync starts). */
-		struct watermark cover = mine;
-		if (epoch_holds(w, e, &ls) && ls.base == mine.segment_base &&
-		    ls.next >= mine.durable_end)
+		if (!epoch_holds(w, e, &ls))
+			moved = 1; /* the slow path syncs, if the bytes are there */
+		else if (ls.base == mine.segment_base && ls.next >= mine.durable_end)
 			cover = (struct watermark){ ls.next, ls.base, ls.size };
+	}
+	if (!moved) {
 		int64_t t0 = mono_ns();
 		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
 		w->sync_ns = mono_ns() - t0;
@@ -1113,14 +1121,14 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 
 	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
 	for (;;) {
-		if ((err = lock_take(w)) != 0) {
+		if ((err = lock_take(w, 1)) != 0) {
 			elog__lock_slot_release(w->lockfd, slot);
 			return err;
 		}
 		/* Another writer's sync failed and it has not marked the
 		 * state yet: it needs the lock to do so. */
 		if (elog__lock_sick_pending(w->lockfd)) {
-			elog__lock_release(w->lockfd);
+			elog__lock_release_bell(w->lockfd, w->bell);
 			if (lock_mono_ms() >= deadline) {
 				elog__lock_slot_release(w->lockfd, slot);
 				return elog__errmsg_set(
@@ -1143,7 +1151,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		err = batch_recheck(w, b, &end);
 		pthread_mutex_unlock(&w->mu);
 	}
-	elog__lock_release(w->lockfd);
+	elog__lock_release_bell(w->lockfd, w->bell);
 	elog__lock_slot_release(w->lockfd, slot);
 	return err;
 }
@@ -1177,7 +1185,7 @@ static int flush_batch(elog *w, struct batch *b)
 {
 	int err, moved, sick = 0;
 	pthread_mutex_unlock(&w->mu);
-	err = lock_take(w);
+	err = lock_take(w, 0);
 	pthread_mutex_lock(&w->mu);
 	if (err)
 		return err;
@@ -1227,7 +1235,7 @@ static int flush_batch(elog *w, struct batch *b)
 	}
 	w->gen = gen;
 	w->disk = b->end;
-	elog__lock_release(w->lockfd);
+	elog__lock_release_bell(w->lockfd, w->bell);
 	pthread_mutex_unlock(&w->mu);
 	err = make_durable(w, b, epoch);
 	pthread_mutex_lock(&w->mu);
@@ -1235,7 +1243,7 @@ static int flush_batch(elog *w, struct batch *b)
 		w->known = 0;
 	return err;
 out:
-	elog__lock_release(w->lockfd);
+	elog__lock_release_bell(w->lockfd, w->bell);
 	return err;
 }
 
@@ -1433,13 +1441,13 @@ static int open_codec(elog *w)
  * meanwhile. */
 static int create_log(elog *w, const struct elog_options *opt)
 {
-	int err = elog__lock_acquire(w->lockfd, w->wait_ms, w->msg);
+	int err = elog__lock_acquire_bell(w->lockfd, w->bell, 0, w->wait_ms, w->msg);
 	if (err)
 		return err;
 	err = elog__settings_load(w->dfd, &w->set, w->msg);
 	if (err == ELOG_NOTLOG && (err = elog__log_create(w->dfd, opt, w->msg)) == 0)
 		err = elog__settings_load(w->dfd, &w->set, w->msg);
-	elog__lock_release(w->lockfd);
+	elog__lock_release_bell(w->lockfd, w->bell);
 	return err;
 }
 
@@ -1526,6 +1534,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 
 	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
 		return err;
+	w->bell = elog__bell_map(w->writersfd);
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
@@ -1535,7 +1544,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		return err;
 
 	/* Find the tail now, so that a damaged log is refused at open. */
-	if ((err = lock_take(w)) != 0)
+	if ((err = lock_take(w, 0)) != 0)
 		return err;
 	err = tail_sync(w, &moved);
 	if (!err)
@@ -1575,7 +1584,7 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 		if (w->dict_new)
 			err = elog__venc_use_dict(w->ve, w->dfd, new_segment_flags(w), w->msg);
 	}
-	elog__lock_release(w->lockfd);
+	elog__lock_release_bell(w->lockfd, w->bell);
 	if (err)
 		return err;
 	batch_reset(&w->pending, &w->disk);
@@ -1593,6 +1602,7 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->inofd = -2;
 	w->batch_bytes = opt && opt->batch_bytes ? opt->batch_bytes : DEFAULT_BATCH_BYTES;
 	w->have_boot = elog__lock_boot_id(w->boot);
+	w->pid = (unsigned)getpid();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
@@ -1615,6 +1625,7 @@ int elog_close(elog *w)
 	/* A writer that failed (or never opened) has nothing it could still
 	 * make durable; saying so keeps a caller from assuming otherwise. */
 	int err = w->failed ? ELOG_FAILED : elog_sync(w);
+	elog__bell_unmap(w->bell);
 	int fds[] = { w->segfd, w->idxfd, w->wmfd, w->writersfd, w->dfd, w->lockfd, w->inofd };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)

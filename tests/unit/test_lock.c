@@ -2,9 +2,11 @@
  * test_lock.c: the lock files (lib/lock.c): the holder's pid in the file,
  * a second taker refused with a message naming it, the lock released with
  * its descriptor, and a symbolic link in place of the file refused;
- * LOCK's state, byte for byte as elog(5) gives it; and the waits of
- * elog.h (ELOG_WAIT_*) for LOCK and maint.lock.
+ * LOCK's state, byte for byte as elog(5) gives it; the waits of elog.h
+ * (ELOG_WAIT_*) for LOCK and maint.lock; and the doorbell of LOCK's
+ * waiters in "writers".
  */
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 
@@ -216,6 +218,158 @@ UT_TEST(repair_and_writer_wait_for_lock_as_long_as_asked)
 	o.wait_ms = ELOG_WAIT_NONE;
 	UT_OK(elog_open(&w, ut_dir, &o), w);
 	elog_close(w);
+}
+END_TEST
+
+/* The doorbell lives in "writers": mapping it grows the file to one page
+ * and never shrinks a longer one; a descriptor that cannot write it gives
+ * no doorbell (the waiters then poll). */
+UT_TEST(bell_grows_writers_to_a_page_and_never_shrinks_it)
+{
+	char p[1200];
+	struct stat st;
+	int fd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	uint32_t *bell = elog__bell_map(fd);
+	ck_assert_ptr_nonnull(bell);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 4096);
+	elog__bell_unmap(bell);
+	ck_assert_int_eq(ftruncate(fd, 8192), 0);
+	bell = elog__bell_map(fd);
+	ck_assert_ptr_nonnull(bell);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 8192);
+	elog__bell_unmap(bell);
+	close(fd);
+	fd = open(p, O_RDONLY);
+	ck_assert_ptr_null(elog__bell_map(fd));
+	close(fd);
+	ck_assert_ptr_null(elog__bell_map(-1));
+}
+END_TEST
+
+struct bell_waiter {
+	int fd, publish, rc;
+	uint32_t *bell;
+	char msg[ELOG_MSG_MAX];
+};
+
+static void *bell_waiter_run(void *arg)
+{
+	struct bell_waiter *b = arg;
+	b->rc = elog__lock_acquire_bell(b->fd, b->bell, b->publish, 60000, b->msg);
+	return NULL;
+}
+
+/* A waiter counts itself in the page while it sleeps, a release counts
+ * itself and hands the lock over, and every count is back to 0 after.
+ * Words 0, 1, 2: releases, batch waiters, publishers (elog(5)). */
+UT_TEST(bell_counts_waiters_and_hands_the_lock_over)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int b = open(p, O_RDWR), c = open(p, O_RDWR);
+	ck_assert_int_ge(wfd, 0);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_ge(c, 0);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
+	ck_assert_uint_eq(bell[1], 0);
+	/* Not waiting at all: refused at once, nothing left counted. */
+	UT_RC(elog__lock_acquire_bell(c, bell, 0, 0, msg), ELOG_LOCKED, msg);
+	ck_assert_uint_eq(bell[1], 0);
+	struct bell_waiter w = { .fd = b, .bell = bell, .rc = -1 }, x = w;
+	x.fd = c;
+	x.publish = 1;
+	pthread_t tw, tx;
+	ck_assert_int_eq(pthread_create(&tw, NULL, bell_waiter_run, &w), 0);
+	ck_assert_int_eq(pthread_create(&tx, NULL, bell_waiter_run, &x), 0);
+	for (int i = 0; i < 10000 && (__atomic_load_n(&bell[1], __ATOMIC_SEQ_CST) != 1 ||
+	                              __atomic_load_n(&bell[2], __ATOMIC_SEQ_CST) != 1);
+	     i++)
+		usleep(1000);
+	ck_assert_uint_eq(bell[1], 1);
+	ck_assert_uint_eq(bell[2], 1);
+	uint32_t seq = bell[0];
+	elog__lock_release_bell(a, bell);
+	ck_assert_uint_eq(bell[0], seq + 1);
+	/* Each gets the lock in turn, and releases it. */
+	for (int got = 0; got < 2;) {
+		usleep(1000);
+		if (__atomic_load_n(&w.rc, __ATOMIC_SEQ_CST) == 0) {
+			elog__lock_release_bell(b, bell);
+			w.rc = -2;
+			got++;
+		}
+		if (__atomic_load_n(&x.rc, __ATOMIC_SEQ_CST) == 0) {
+			elog__lock_release_bell(c, bell);
+			x.rc = -2;
+			got++;
+		}
+	}
+	pthread_join(tw, NULL);
+	pthread_join(tx, NULL);
+	ck_assert_uint_eq(bell[1], 0);
+	ck_assert_uint_eq(bell[2], 0);
+	ck_assert_uint_eq(bell[0], seq + 3);
+	/* A count left by a waiter that died makes no one wait for a free
+	 * lock, and a waiter that gives up uncounts itself. */
+	bell[1] = 5;
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 1000, msg), msg);
+	UT_RC(elog__lock_acquire_bell(b, bell, 0, 5, msg), ELOG_LOCKED, msg);
+	ck_assert_uint_eq(bell[1], 5);
+	elog__lock_release_bell(a, bell);
+	elog__bell_unmap(bell);
+	close(a);
+	close(b);
+	close(c);
+	close(wfd);
+}
+END_TEST
+
+/* A waiter announced on byte 0 of LOCK makes a writer that polls wait its
+ * turn (refused at once when it may not wait), while one with the doorbell
+ * takes the free lock: each release wakes a waiter, so none is shut out. */
+UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int waiter = open(p, O_RDWR);
+	ck_assert_int_ge(waiter, 0);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	ck_assert_int_eq(fcntl(waiter, F_OFD_SETLK, &fl), 0);
+	UT_RC(elog__lock_acquire_bell(a, NULL, 0, 0, msg), ELOG_LOCKED, msg);
+	bell[1] = 1; /* counted in the page too, as a waiter is */
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
+	elog__lock_release_bell(a, bell);
+	ck_assert_uint_eq(bell[1], 1);
+	/* A publisher never waits its turn. */
+	UT_OK(elog__lock_acquire_bell(a, NULL, 1, 0, msg), msg);
+	elog__lock_release(a);
+	elog__bell_unmap(bell);
+	close(waiter);
+	close(a);
+	close(wfd);
+}
+END_TEST
+
+/* A writer's handle maps the doorbell: "writers" is one page long. */
+UT_TEST(writer_handle_grows_writers_to_a_page)
+{
+	char p[1200];
+	struct stat st;
+	struct elog_options o = { .create = 1 };
+	elog *w;
+	UT_OK(elog_open(&w, ut_dir, &o), elog_errmsg(w));
+	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, "writers"), &st), 0);
+	ck_assert_int_eq(st.st_size, 4096);
+	UT_OK(elog_close(w), NULL);
 }
 END_TEST
 

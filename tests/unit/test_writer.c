@@ -265,8 +265,8 @@ START_TEST(handles_take_turns_with_dense_offsets)
 END_TEST
 
 /* A handle that writes batch after batch, without a pause, does not shut
- * out another that waits for the lock: a writer that has just written lets
- * the announced waiters go first. */
+ * out another that waits for the lock: each release wakes a waiter (a
+ * writer that polls instead lets the announced waiters go first). */
 struct hammer {
 	elog *w;
 	volatile int stop;
