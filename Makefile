@@ -156,7 +156,9 @@ endif
 # tests (`make check` without the fuzzers and check-build, which the
 # no-zstd lane's time has room for), the sanitizer build's (`make check
 # SANITIZE=1` with the CLI tests of hostile input and the writers'
-# protocol only: every test is several times slower there), and the
+# protocol only: every test is several times slower there; without
+# check-man, check-symbols and check-layers, which read the same pages and
+# the names and calls of the same sources as the default lane's), and the
 # no-zstd build's (its unit tests and the CLI tests of what that build
 # changes: compressed logs refused, the format, the build and install, the
 # programs' help).  Each runs every part whatever the others did (-k).
@@ -169,7 +171,8 @@ check-default:
 	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols check-layers
 
 check-sanitize:
-	$(MAKE) -k check SANITIZE=1 CLI_TESTS='$(SAN_CLI_TESTS)'
+	$(MAKE) -k check-unit check-cli check-examples check-crash SANITIZE=1 \
+		CLI_TESTS='$(SAN_CLI_TESTS)'
 
 check-nozstd:
 	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)'
