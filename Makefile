@@ -59,7 +59,11 @@ CLI_SRC  = $(filter-out bin/elog-%.c,$(wildcard bin/*.c))
 CLI_OBJ  = $(CLI_SRC:bin/%.c=$(B)/bin/%.o)
 PROGS    = $(patsubst bin/%.c,$(B)/%,$(sort $(wildcard bin/elog-*.c)))
 UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
-UNIT     = $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+# The unit programs check-unit builds and runs: all of them, unless told
+# otherwise (UNIT_TESTS='test_index test_scan'; the no-zstd lane names its
+# own).
+UNIT_TESTS ?= $(UNIT_SRC:tests/unit/%.c=%)
+UNIT     = $(UNIT_TESTS:%=$(B)/tests/%)
 MANS     = $(sort $(wildcard man/*.[1357]))
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -159,8 +163,8 @@ endif
 # protocol only: every test is several times slower there; without
 # check-man, check-symbols and check-layers, which read the same pages and
 # the names and calls of the same sources as the default lane's), and the
-# no-zstd build's (its unit tests and the CLI tests of what that build
-# changes: compressed logs refused, the format, the build and install, the
+# no-zstd build's (the unit and CLI tests of what that build changes:
+# compressed logs refused, the format, the build and install, the
 # programs' help).  Each runs every part whatever the others did (-k).
 SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
 NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/elog-append.bats \
@@ -178,8 +182,17 @@ check-sanitize:
 	$(MAKE) -k check-unit check-cli check-examples check-crash SANITIZE=1 \
 		CLI_TESTS='$(SAN_CLI_TESTS)'
 
+# Without zstd, only lib/compress.c is compiled otherwise (its zstd codec
+# left out, so elog_have_zstd() says 0): the no-zstd lane runs the unit
+# programs that open, write, read, verify or parse compressed or
+# hostile data and settings; the others run the same code in the default
+# and sanitizer lanes.
+NOZSTD_UNIT_TESTS = test_compress test_settings test_segment test_reader test_writer \
+	test_verify test_hostile
+
 check-nozstd:
-	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)'
+	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)' \
+		UNIT_TESTS='$(NOZSTD_UNIT_TESTS)'
 
 # libelog.a exports the names of elog.h and internal ones prefixed elog__,
 # nothing else that could collide with a program's own names.
