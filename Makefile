@@ -167,9 +167,8 @@ endif
 # compressed logs refused, the format, the build and install, the
 # programs' help).  Each runs every part whatever the others did (-k).
 SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
-NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/elog-append.bats \
-	tests/cli/elog-cat.bats tests/cli/install.bats tests/cli/version.bats tests/cli/help.bats \
-	tests/cli/hostile.bats
+NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/install.bats \
+	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats
 
 # The default lane's crash simulator checks power loss only: the sanitizer
 # lane's (CRASHSIM_QUICK=--faults there) fails every call of the same
