@@ -177,9 +177,14 @@ check-default:
 	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols \
 		check-layers CRASHSIM_QUICK='--power --sample 3'
 
+# Under the sanitizers, the examples written in C, which link the library
+# (sqlite-consumer, outbox-app and -relay, undo-history); the others are
+# shell scripts around the programs, run in the default lane.
+SAN_EXAMPLE_TESTS = test-sqlite-consumer test-outbox test-undo-history
+
 check-sanitize:
 	$(MAKE) -k check-unit check-cli check-examples check-crash SANITIZE=1 \
-		CLI_TESTS='$(SAN_CLI_TESTS)'
+		CLI_TESTS='$(SAN_CLI_TESTS)' EXAMPLE_TESTS='$(SAN_EXAMPLE_TESTS)'
 
 # Without zstd, only lib/compress.c is compiled otherwise (its zstd codec
 # left out, so elog_have_zstd() says 0): the no-zstd lane runs the unit
@@ -270,8 +275,10 @@ EXAMPLES_VARS = B=$(abspath $(B)) SANITIZE=$(SANITIZE) HAVE_ZSTD=$(HAVE_ZSTD)
 examples: all
 	$(MAKE) -C examples $(EXAMPLES_VARS)
 
+# EXAMPLE_TESTS='test-outbox ...' runs those example tests only (the
+# sanitizer lane's are the tests of the examples written in C).
 check-examples: examples
-	$(MAKE) -C examples $(EXAMPLES_VARS) check
+	$(MAKE) -C examples $(EXAMPLES_VARS) $(if $(EXAMPLE_TESTS),EXAMPLE_TESTS='$(EXAMPLE_TESTS)') check
 
 # Three test programs at a time (they wait on fdatasync more than they
 # compute); each one's output is printed whole when it ends, every one runs
