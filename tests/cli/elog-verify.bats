@@ -2,21 +2,17 @@
 # elog-verify(1): checking, listing and repairing, with exact output and
 # exit status.  ELOG_BIN is the build directory holding the programs.
 
-bats_require_minimum_version 1.5.0
+load helpers
 
-setup() {
-	B=${ELOG_BIN:?set ELOG_BIN to the build directory}
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-verify.XXXXXX")
-	L=$T/log
+setup_test() {
 	# 1000 records in segments of 4 KiB: seven closed ones and the active.
 	seq 1 1000 | "$B/elog-append" --segment-bytes 4096 "$L"
 	S1=00000000000000000134.log
 	ACTIVE=$(cd "$L" && ls *.log | tail -1)
 }
 
-teardown() {
+teardown_test() {
 	[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
-	rm -rf "$T"
 }
 
 # Overwrite one byte of file $1 at position $2 with a different value.

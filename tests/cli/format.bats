@@ -7,10 +7,7 @@
 
 load helpers
 
-setup() {
-	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-format.XXXXXX")
-	LOG=$T/log
+setup_test() {
 	READ_LOG=$BATS_TEST_DIRNAME/../format/read_log.py
 	# The example of elog(5), as printed: the literal display after "An
 	# independent reader in Python", with mdoc's \e turned back into \.
@@ -31,10 +28,6 @@ setup() {
 
 have_zstandard() {
 	"$PY" -c 'import zstandard' 2>/dev/null
-}
-
-teardown() {
-	rm -rf "$T"
 }
 
 # elog-cat's view of the log in read_log.py's form (offset ts schema

@@ -112,7 +112,7 @@ static const struct idx_entry good[] = {
 
 /* ---- the builder ---- */
 
-START_TEST(builder_placement)
+UT_TEST(builder_placement)
 {
 	struct idx_builder b = { 0 };
 	struct idx_entry e, last = { 0 };
@@ -136,7 +136,7 @@ START_TEST(builder_placement)
 }
 END_TEST
 
-START_TEST(builder_ts_max_running)
+UT_TEST(builder_ts_max_running)
 {
 	struct idx_builder b = { 0 };
 	struct idx_entry e;
@@ -151,7 +151,7 @@ END_TEST
 
 /* ---- the one decoder and verdict ---- */
 
-START_TEST(builder_times)
+UT_TEST(builder_times)
 {
 	struct idx_builder b = { 0 };
 	struct idx_entry e;
@@ -181,7 +181,7 @@ START_TEST(builder_times)
 }
 END_TEST
 
-START_TEST(header_check_versions)
+UT_TEST(header_check_versions)
 {
 	unsigned char h[IDX_HDR];
 	const struct idx_layout *lay = NULL;
@@ -233,7 +233,7 @@ static int judge(const struct idx_entry *e, const struct idx_entry *prev)
 	return fault;
 }
 
-START_TEST(entry_check_each_rule)
+UT_TEST(entry_check_each_rule)
 {
 	struct idx_entry e;
 	ck_assert_int_eq(judge(&good[0], NULL), IDX_FAULT_NONE);
@@ -323,7 +323,7 @@ static void write_index_v1(const char *path, const struct idx_entry *e, size_t n
 	free(buf);
 }
 
-START_TEST(load_version1)
+UT_TEST(load_version1)
 {
 	char p[1200];
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 100, IDX_EXT));
@@ -372,7 +372,7 @@ START_TEST(load_version1)
 }
 END_TEST
 
-START_TEST(last_entry_alone)
+UT_TEST(last_entry_alone)
 {
 	char p[1200];
 	snprintf(p, sizeof p, "%s", ut_seg_path(ut_top, 100, IDX_EXT));
@@ -401,7 +401,7 @@ START_TEST(last_entry_alone)
 }
 END_TEST
 
-START_TEST(skip_prefix_edges)
+UT_TEST(skip_prefix_edges)
 {
 	/* ts_max 5 9 9 12, ts_min 5 1 1 0. */
 	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
@@ -422,7 +422,7 @@ END_TEST
 
 /* ---- loading ---- */
 
-START_TEST(load_all_valid)
+UT_TEST(load_all_valid)
 {
 	write_index(ut_seg_path(ut_top, 100, IDX_EXT), good, 4);
 	int dfd = open_dir(ut_top), intact = -1;
@@ -440,7 +440,7 @@ START_TEST(load_all_valid)
 }
 END_TEST
 
-START_TEST(load_header_only)
+UT_TEST(load_header_only)
 {
 	write_index(ut_seg_path(ut_top, 100, IDX_EXT), good, 0);
 	int dfd = open_dir(ut_top), intact = -1;
@@ -473,7 +473,7 @@ static void load_expect_prefix(struct idx_entry *e, size_t k, int bad_crc)
 	close(dfd);
 }
 
-START_TEST(load_bad_crc_keeps_prefix)
+UT_TEST(load_bad_crc_keeps_prefix)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -481,7 +481,7 @@ START_TEST(load_bad_crc_keeps_prefix)
 }
 END_TEST
 
-START_TEST(load_bad_crc_first_entry)
+UT_TEST(load_bad_crc_first_entry)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -489,7 +489,7 @@ START_TEST(load_bad_crc_first_entry)
 }
 END_TEST
 
-START_TEST(load_non_increasing_offset)
+UT_TEST(load_non_increasing_offset)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -498,7 +498,7 @@ START_TEST(load_non_increasing_offset)
 }
 END_TEST
 
-START_TEST(load_non_increasing_pos)
+UT_TEST(load_non_increasing_pos)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -507,7 +507,7 @@ START_TEST(load_non_increasing_pos)
 }
 END_TEST
 
-START_TEST(load_decreasing_ts_max)
+UT_TEST(load_decreasing_ts_max)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -516,7 +516,7 @@ START_TEST(load_decreasing_ts_max)
 }
 END_TEST
 
-START_TEST(load_pos_outside_segment)
+UT_TEST(load_pos_outside_segment)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -528,7 +528,7 @@ START_TEST(load_pos_outside_segment)
 }
 END_TEST
 
-START_TEST(load_offset_below_base)
+UT_TEST(load_offset_below_base)
 {
 	struct idx_entry e[4];
 	memcpy(e, good, sizeof e);
@@ -537,7 +537,7 @@ START_TEST(load_offset_below_base)
 }
 END_TEST
 
-START_TEST(load_trailing_partial_entry)
+UT_TEST(load_trailing_partial_entry)
 {
 	const char *path = ut_seg_path(ut_top, 100, IDX_EXT);
 	char p[1200];
@@ -554,7 +554,7 @@ START_TEST(load_trailing_partial_entry)
 }
 END_TEST
 
-START_TEST(load_missing_or_bad_header)
+UT_TEST(load_missing_or_bad_header)
 {
 	int dfd = open_dir(ut_top), intact;
 	struct index ix;
@@ -576,7 +576,7 @@ END_TEST
 
 /* ---- lookups ---- */
 
-START_TEST(find_offset_edges)
+UT_TEST(find_offset_edges)
 {
 	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
 	ck_assert_int_eq(elog__idx_find_offset(&ix, 0), -1);
@@ -592,7 +592,7 @@ START_TEST(find_offset_edges)
 }
 END_TEST
 
-START_TEST(find_time_edges)
+UT_TEST(find_time_edges)
 {
 	/* ts_max 5, 9, 9, 12. */
 	struct index ix = { (struct idx_entry *)good, 4, 4, IDX_VERSION };
@@ -610,7 +610,7 @@ END_TEST
 
 /* ---- rebuilding ---- */
 
-START_TEST(rebuild_matches_rule)
+UT_TEST(rebuild_matches_rule)
 {
 	uint64_t len = make_segment(200);
 	int dfd = open_dir(ut_top);
@@ -641,7 +641,7 @@ START_TEST(rebuild_matches_rule)
 }
 END_TEST
 
-START_TEST(rebuild_refuses_corrupt_segment)
+UT_TEST(rebuild_refuses_corrupt_segment)
 {
 	uint64_t len = make_segment(20);
 	const char *seg = ut_seg_path(ut_top, 0, SEG_EXT);
@@ -661,7 +661,7 @@ END_TEST
 
 /* elog__idx_lookup() searches the file and finds what elog__idx_find_offset() finds
  * in the loaded index, for every target. */
-START_TEST(lookup_in_file_matches_loaded_index)
+UT_TEST(lookup_in_file_matches_loaded_index)
 {
 	uint64_t len = make_segment(200);
 	int dfd = open_dir(ut_top);
@@ -712,7 +712,7 @@ static uint64_t quick_setup(int *dfd, int *segfd)
 	return len;
 }
 
-START_TEST(quick_check_missing)
+UT_TEST(quick_check_missing)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -723,7 +723,7 @@ START_TEST(quick_check_missing)
 }
 END_TEST
 
-START_TEST(quick_check_cut_by_entries)
+UT_TEST(quick_check_cut_by_entries)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -740,7 +740,7 @@ START_TEST(quick_check_cut_by_entries)
 }
 END_TEST
 
-START_TEST(quick_check_cut_mid_entry)
+UT_TEST(quick_check_cut_mid_entry)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -752,7 +752,7 @@ START_TEST(quick_check_cut_mid_entry)
 }
 END_TEST
 
-START_TEST(quick_check_bad_last_crc)
+UT_TEST(quick_check_bad_last_crc)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -764,7 +764,7 @@ START_TEST(quick_check_bad_last_crc)
 }
 END_TEST
 
-START_TEST(quick_check_bad_header)
+UT_TEST(quick_check_bad_header)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -777,7 +777,7 @@ END_TEST
 
 /* An index made for other contents of the segment: its entries are sound
  * by themselves but point between records. */
-START_TEST(quick_check_stale)
+UT_TEST(quick_check_stale)
 {
 	int dfd, segfd;
 	(void)quick_setup(&dfd, &segfd);
@@ -800,7 +800,7 @@ END_TEST
 
 /* A segment that grew after its index was made (records appended that
  * should have had entries). */
-START_TEST(quick_check_segment_longer_than_index)
+UT_TEST(quick_check_segment_longer_than_index)
 {
 	int dfd, segfd;
 	(void)quick_setup(&dfd, &segfd);
@@ -817,7 +817,7 @@ START_TEST(quick_check_segment_longer_than_index)
 }
 END_TEST
 
-START_TEST(quick_check_empty_segment)
+UT_TEST(quick_check_empty_segment)
 {
 	ut_seg_create(ut_top, 0);
 	write_index(ut_seg_path(ut_top, 0, IDX_EXT), good, 0);
@@ -829,7 +829,7 @@ START_TEST(quick_check_empty_segment)
 }
 END_TEST
 
-START_TEST(quick_check_version1)
+UT_TEST(quick_check_version1)
 {
 	int dfd, segfd;
 	uint64_t len = quick_setup(&dfd, &segfd);
@@ -935,38 +935,38 @@ static void rebuilt_after(enum damage how)
 	free(want);
 }
 
-START_TEST(writer_rebuilds_deleted_index)
+UT_TEST(writer_rebuilds_deleted_index)
 {
 	rebuilt_after(DELETE);
 }
 END_TEST
-START_TEST(writer_rebuilds_cut_index)
+UT_TEST(writer_rebuilds_cut_index)
 {
 	rebuilt_after(CUT_ENTRY);
 }
 END_TEST
-START_TEST(writer_rebuilds_cut_mid_entry)
+UT_TEST(writer_rebuilds_cut_mid_entry)
 {
 	rebuilt_after(CUT_MID);
 }
 END_TEST
-START_TEST(writer_rebuilds_stale_index)
+UT_TEST(writer_rebuilds_stale_index)
 {
 	rebuilt_after(STALE);
 }
 END_TEST
-START_TEST(writer_rebuilds_bad_last_entry)
+UT_TEST(writer_rebuilds_bad_last_entry)
 {
 	rebuilt_after(FLIP_LAST);
 }
 END_TEST
-START_TEST(writer_rebuilds_garbage_index)
+UT_TEST(writer_rebuilds_garbage_index)
 {
 	rebuilt_after(GARBAGE);
 }
 END_TEST
 
-START_TEST(writer_rebuilds_active_index)
+UT_TEST(writer_rebuilds_active_index)
 {
 	uint64_t bases[64];
 	size_t n = make_log(bases, 64);
@@ -985,7 +985,7 @@ END_TEST
 /* A reader copes with an index damaged in the middle (which the writer's
  * quick check does not look at): it uses the valid prefix and still finds
  * every record. */
-START_TEST(reader_survives_damaged_middle_entry)
+UT_TEST(reader_survives_damaged_middle_entry)
 {
 	uint64_t bases[64];
 	(void)make_log(bases, 64);
@@ -1006,47 +1006,7 @@ int main(void)
 {
 	Suite *s = suite_create("index");
 	TCase *tc = ut_tcase("index");
-	tcase_add_test(tc, builder_placement);
-	tcase_add_test(tc, builder_ts_max_running);
-	tcase_add_test(tc, builder_times);
-	tcase_add_test(tc, header_check_versions);
-	tcase_add_test(tc, entry_check_each_rule);
-	tcase_add_test(tc, load_version1);
-	tcase_add_test(tc, skip_prefix_edges);
-	tcase_add_test(tc, last_entry_alone);
-	tcase_add_test(tc, load_all_valid);
-	tcase_add_test(tc, load_header_only);
-	tcase_add_test(tc, load_bad_crc_keeps_prefix);
-	tcase_add_test(tc, load_bad_crc_first_entry);
-	tcase_add_test(tc, load_non_increasing_offset);
-	tcase_add_test(tc, load_non_increasing_pos);
-	tcase_add_test(tc, load_decreasing_ts_max);
-	tcase_add_test(tc, load_pos_outside_segment);
-	tcase_add_test(tc, load_offset_below_base);
-	tcase_add_test(tc, load_trailing_partial_entry);
-	tcase_add_test(tc, load_missing_or_bad_header);
-	tcase_add_test(tc, find_offset_edges);
-	tcase_add_test(tc, find_time_edges);
-	tcase_add_test(tc, lookup_in_file_matches_loaded_index);
-	tcase_add_test(tc, rebuild_matches_rule);
-	tcase_add_test(tc, rebuild_refuses_corrupt_segment);
-	tcase_add_test(tc, quick_check_missing);
-	tcase_add_test(tc, quick_check_cut_by_entries);
-	tcase_add_test(tc, quick_check_cut_mid_entry);
-	tcase_add_test(tc, quick_check_bad_last_crc);
-	tcase_add_test(tc, quick_check_bad_header);
-	tcase_add_test(tc, quick_check_stale);
-	tcase_add_test(tc, quick_check_segment_longer_than_index);
-	tcase_add_test(tc, quick_check_empty_segment);
-	tcase_add_test(tc, quick_check_version1);
-	tcase_add_test(tc, writer_rebuilds_deleted_index);
-	tcase_add_test(tc, writer_rebuilds_cut_index);
-	tcase_add_test(tc, writer_rebuilds_cut_mid_entry);
-	tcase_add_test(tc, writer_rebuilds_stale_index);
-	tcase_add_test(tc, writer_rebuilds_bad_last_entry);
-	tcase_add_test(tc, writer_rebuilds_garbage_index);
-	tcase_add_test(tc, writer_rebuilds_active_index);
-	tcase_add_test(tc, reader_survives_damaged_middle_entry);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -39,7 +39,7 @@ static void seek_expect(elog_reader *r, uint64_t target, uint64_t want)
 	              (unsigned long long)want);
 }
 
-START_TEST(seek_into_compaction_holes)
+UT_TEST(seek_into_compaction_holes)
 {
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -55,7 +55,7 @@ START_TEST(seek_into_compaction_holes)
 }
 END_TEST
 
-START_TEST(read_through_holes)
+UT_TEST(read_through_holes)
 {
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -79,7 +79,7 @@ START_TEST(read_through_holes)
 }
 END_TEST
 
-START_TEST(seek_last_with_holes)
+UT_TEST(seek_last_with_holes)
 {
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -117,7 +117,7 @@ static void make_holes_3(void)
 	ut_set_wm(ut_dir, 26, 20, len);
 }
 
-START_TEST(seek_across_segments_with_holes)
+UT_TEST(seek_across_segments_with_holes)
 {
 	make_holes_3();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -168,7 +168,7 @@ static int open_fds(void)
 /* A seek to another segment keeps the one it leaves open: seeking back
  * takes it again, its descriptor and all, and a seek to a third closes
  * the older of the two. */
-START_TEST(seeks_between_two_segments_reopen_neither)
+UT_TEST(seeks_between_two_segments_reopen_neither)
 {
 	make_abc();
 	int fds = open_fds();
@@ -202,7 +202,7 @@ END_TEST
 
 /* A parked segment that compaction replaced since is read afresh: the
  * seek back finds the records of the new file, not those kept open. */
-START_TEST(parked_segment_replaced_is_read_afresh)
+UT_TEST(parked_segment_replaced_is_read_afresh)
 {
 	static const uint64_t even[] = { 0, 2, 4, 6, 8 };
 	make_abc();
@@ -224,7 +224,7 @@ END_TEST
 
 /* A parked segment that retention removed since: the seek back reports
  * the gap, as it does without a segment kept open. */
-START_TEST(parked_segment_removed_is_a_gap)
+UT_TEST(parked_segment_removed_is_a_gap)
 {
 	make_abc();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -246,7 +246,7 @@ END_TEST
 
 /* Reading on to the end of a segment lets the parked one go: a reader that
  * seeked once and then follows the log keeps no removed file open. */
-START_TEST(reading_on_lets_the_parked_segment_go)
+UT_TEST(reading_on_lets_the_parked_segment_go)
 {
 	make_abc();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -263,7 +263,7 @@ END_TEST
 
 /* A log made by hand and never opened by a writer has no watermark:
  * nothing in it is durable yet. */
-START_TEST(no_watermark_nothing_visible)
+UT_TEST(no_watermark_nothing_visible)
 {
 	static const uint64_t offs[] = { 0, 1 };
 	char p[1200];
@@ -282,7 +282,7 @@ END_TEST
 
 /* Records in the file beyond the published watermark are invisible until
  * it moves; both the byte length and the offset bound hold. */
-START_TEST(records_beyond_watermark_are_invisible)
+UT_TEST(records_beyond_watermark_are_invisible)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 10; i++)
@@ -328,7 +328,7 @@ END_TEST
  * an offset out of order: ELOG_CORRUPT "offset 12 out of order at byte 432"
  * instead of the record.  The reader is stuck for good.
  */
-START_TEST(offset_bound_then_watermark_moves)
+UT_TEST(offset_bound_then_watermark_moves)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 10; i++)
@@ -359,7 +359,7 @@ END_TEST
  * more that stay in its buffer, and puts 3 intact records in the segment
  * file beyond the watermark (as a write caught before its fdatasync would).
  * The reader sees exactly the 10. */
-START_TEST(reader_in_other_process_sees_only_durable)
+UT_TEST(reader_in_other_process_sees_only_durable)
 {
 	int go[2], done[2];
 	ck_assert_int_eq(pipe(go), 0);
@@ -410,7 +410,7 @@ END_TEST
 
 /* A reader racing a writer in another process: every record it returns is
  * below the durable end it had read, in order, once, with its own value. */
-START_TEST(reader_races_writer_in_other_process)
+UT_TEST(reader_races_writer_in_other_process)
 {
 	enum { TOTAL = 3000 };
 	elog *w = ut_open_writer(ut_dir, 8192, 256);
@@ -474,7 +474,7 @@ static void make_log(int n, int64_t (*tsf)(int))
 	ck_assert_int_eq(elog_close(w), 0);
 }
 
-START_TEST(seek_past_the_end_waits_there)
+UT_TEST(seek_past_the_end_waits_there)
 {
 	make_log(10, NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -500,7 +500,7 @@ START_TEST(seek_past_the_end_waits_there)
 }
 END_TEST
 
-START_TEST(seek_end_and_begin)
+UT_TEST(seek_end_and_begin)
 {
 	make_log(10, NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -515,7 +515,7 @@ START_TEST(seek_end_and_begin)
 }
 END_TEST
 
-START_TEST(seek_last_dense)
+UT_TEST(seek_last_dense)
 {
 	make_log(300, NULL); /* several segments */
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -535,7 +535,7 @@ START_TEST(seek_last_dense)
 }
 END_TEST
 
-START_TEST(seek_last_on_empty_log)
+UT_TEST(seek_last_on_empty_log)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_int_eq(elog_close(w), 0);
@@ -555,7 +555,7 @@ static int64_t wobbly(int i)
 	return 1000000 + (int64_t)((i * 7919) % 1000) + (int64_t)(i / 100) * 300;
 }
 
-START_TEST(seek_time_non_monotonic)
+UT_TEST(seek_time_non_monotonic)
 {
 	enum { NREC = 600 };
 	make_log(NREC, wobbly);
@@ -590,7 +590,7 @@ static int64_t five(int i)
 	return ts[i];
 }
 
-START_TEST(seek_time_small)
+UT_TEST(seek_time_small)
 {
 	make_log(5, five);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -636,7 +636,7 @@ static size_t window_read(elog_reader *r, uint64_t *offs, size_t max)
 
 /* Every window, against a filter of every record: forward from the
  * beginning, from elog_reader_seek_time(since), and backward. */
-START_TEST(window_selects_exactly)
+UT_TEST(window_selects_exactly)
 {
 	enum { NREC = 600 };
 	make_log(NREC, wobbly);
@@ -724,7 +724,7 @@ static uint64_t damage_mid_stretch(uint64_t near)
 
 /* What the index's times exclude is not read: damage there goes unseen by
  * a window, before it, after it in its segment, and in later segments. */
-START_TEST(window_steps_over_what_the_index_excludes)
+UT_TEST(window_steps_over_what_the_index_excludes)
 {
 	make_log(600, rising);
 	uint64_t bad[3] = { damage_mid_stretch(20), damage_mid_stretch(170),
@@ -787,7 +787,7 @@ static void indexes_to_version1(void)
 
 /* Indexes of version 1 have no spans: the window is as exact, but the
  * reader reads on through what it cannot exclude. */
-START_TEST(window_with_version1_indexes)
+UT_TEST(window_with_version1_indexes)
 {
 	enum { NREC = 600 };
 	make_log(NREC, wobbly);
@@ -820,7 +820,7 @@ START_TEST(window_with_version1_indexes)
 END_TEST
 
 /* Records beyond the durable end are not found by time either. */
-START_TEST(seek_time_ignores_non_durable)
+UT_TEST(seek_time_ignores_non_durable)
 {
 	make_log(5, five);
 	char seg[1200];
@@ -835,7 +835,7 @@ START_TEST(seek_time_ignores_non_durable)
 }
 END_TEST
 
-START_TEST(read_across_segment_rolls)
+UT_TEST(read_across_segment_rolls)
 {
 	make_log(500, NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -857,7 +857,7 @@ START_TEST(read_across_segment_rolls)
 END_TEST
 
 /* Reading while the writer in the same process appends and rolls. */
-START_TEST(read_while_writing_and_rolling)
+UT_TEST(read_while_writing_and_rolling)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -894,7 +894,7 @@ static uint64_t remove_first_segment(void)
 	return second;
 }
 
-START_TEST(seek_below_first_segment_is_gap)
+UT_TEST(seek_below_first_segment_is_gap)
 {
 	make_log(300, NULL);
 	uint64_t first = remove_first_segment();
@@ -930,7 +930,7 @@ START_TEST(seek_below_first_segment_is_gap)
 END_TEST
 
 /* A reader positioned at the start before retention ran is told. */
-START_TEST(retention_after_open_is_gap)
+UT_TEST(retention_after_open_is_gap)
 {
 	make_log(300, NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -949,7 +949,7 @@ END_TEST
 
 /* Retention removing the segment being read loses nothing: the open file
  * is read to its end, and no gap is reported since nothing was skipped. */
-START_TEST(retention_of_segment_being_read)
+UT_TEST(retention_of_segment_being_read)
 {
 	make_log(300, NULL);
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -979,7 +979,7 @@ static struct seglist list_now(void)
 
 /* Reading a log of many segments from end to end lists the directory
  * once, not once per segment (which made a full read quadratic). */
-START_TEST(full_read_lists_segments_once)
+UT_TEST(full_read_lists_segments_once)
 {
 	make_log(3000, NULL);
 	struct seglist sl = list_now();
@@ -998,7 +998,7 @@ END_TEST
 
 /* A follower at the end of a long log does not list the directory after
  * each batch: only when the writer rolls to a new segment. */
-START_TEST(follower_lists_only_on_rolls)
+UT_TEST(follower_lists_only_on_rolls)
 {
 	make_log(2000, NULL);
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -1027,7 +1027,7 @@ END_TEST
 /* Retention removing the segments after the one being read, and then that
  * one too: the reader, going by the list it made earlier, finds them gone,
  * lists again and reports the whole gap once. */
-START_TEST(retention_ahead_of_reader_is_gap)
+UT_TEST(retention_ahead_of_reader_is_gap)
 {
 	make_log(600, NULL);
 	struct seglist sl = list_now();
@@ -1079,7 +1079,7 @@ static uint64_t pos_of(int i)
 	return pos;
 }
 
-START_TEST(flipped_bit_in_closed_segment_is_corrupt)
+UT_TEST(flipped_bit_in_closed_segment_is_corrupt)
 {
 	make_log(300, NULL);
 	uint64_t pos = pos_of(7);
@@ -1102,7 +1102,7 @@ START_TEST(flipped_bit_in_closed_segment_is_corrupt)
 }
 END_TEST
 
-START_TEST(truncated_closed_segment_is_corrupt)
+UT_TEST(truncated_closed_segment_is_corrupt)
 {
 	make_log(300, NULL);
 	uint64_t pos = pos_of(20);
@@ -1122,7 +1122,7 @@ START_TEST(truncated_closed_segment_is_corrupt)
 }
 END_TEST
 
-START_TEST(bad_segment_header_is_corrupt)
+UT_TEST(bad_segment_header_is_corrupt)
 {
 	make_log(300, NULL);
 	ut_flip_bit(ut_seg_path(ut_dir, 0, SEG_EXT), 17, 0);
@@ -1134,7 +1134,7 @@ START_TEST(bad_segment_header_is_corrupt)
 }
 END_TEST
 
-START_TEST(reader_open_errors)
+UT_TEST(reader_open_errors)
 {
 	elog_reader *r;
 	ck_assert_int_eq(elog_reader_open(&r, ut_dir), ENOENT);
@@ -1147,7 +1147,7 @@ END_TEST
  * across them, before and after compaction replaced the segments (the
  * reader keeps a segment and its index between seeks and must notice):
  * each returns the first record at or above its target. */
-START_TEST(repeated_seeks_in_one_reader)
+UT_TEST(repeated_seeks_in_one_reader)
 {
 	elog *w = ut_open_writer(ut_dir, 8192, 256);
 	char key[16], val[64];
@@ -1218,7 +1218,7 @@ END_TEST
 /* A power loss garbled both the watermark and the header of the newest
  * segment, just created: the closed segments are durable, nothing of the
  * newest is, and readers stop before it instead of failing. */
-START_TEST(garbled_header_beyond_the_watermark_is_not_there_yet)
+UT_TEST(garbled_header_beyond_the_watermark_is_not_there_yet)
 {
 	uint64_t a[] = { 0, 1, 2 };
 	char p[1200];
@@ -1282,7 +1282,7 @@ static void prev_expect(elog_reader *r, uint64_t target, uint64_t want)
 /* Holes of compaction: seek(off - 1) is a seek forward (the first record
  * at or above it), so it hands the same record back; prev steps over the
  * hole to the record before, and says when there is none. */
-START_TEST(prev_over_compaction_holes)
+UT_TEST(prev_over_compaction_holes)
 {
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1317,7 +1317,7 @@ END_TEST
 
 /* prev and next move one cursor: next after prev returns the record prev
  * returned, prev after next the record next returned. */
-START_TEST(prev_and_next_share_the_position)
+UT_TEST(prev_and_next_share_the_position)
 {
 	make_holes();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1346,7 +1346,7 @@ END_TEST
 
 /* Holes across three segments {0,2,4} {10,15,19} {25}: back across each
  * segment boundary, and from a segment base that holds no record. */
-START_TEST(prev_across_segments_with_holes)
+UT_TEST(prev_across_segments_with_holes)
 {
 	make_holes_3();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1368,7 +1368,7 @@ END_TEST
 
 /* seek_last(n) past the first record: at the first record, as documented
  * (the log holds fewer than n); prev then says there is nothing before. */
-START_TEST(seek_last_past_the_first_record)
+UT_TEST(seek_last_past_the_first_record)
 {
 	make_holes_3();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1387,7 +1387,7 @@ START_TEST(seek_last_past_the_first_record)
 END_TEST
 
 /* Only durable records, whatever lies in the file past the watermark. */
-START_TEST(prev_never_returns_a_record_beyond_the_durable_end)
+UT_TEST(prev_never_returns_a_record_beyond_the_durable_end)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 10; i++)
@@ -1416,7 +1416,7 @@ END_TEST
  * once. */
 /* A segment missing from the middle of the chain: the reader says which
  * offsets were lost, as damage, and goes on with the next segment. */
-START_TEST(missing_segment_is_a_damage_gap)
+UT_TEST(missing_segment_is_a_damage_gap)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	for (int i = 0; i < 600; i++)
@@ -1452,7 +1452,7 @@ END_TEST
 /* Compaction merging the segments after the one a reader has open is no
  * loss: the seal of the file it reads names a segment that is gone, but
  * its replacement holds the records. */
-START_TEST(merge_under_an_open_reader_is_no_gap)
+UT_TEST(merge_under_an_open_reader_is_no_gap)
 {
 	char key[16], val[32];
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -1485,7 +1485,7 @@ START_TEST(merge_under_an_open_reader_is_no_gap)
 }
 END_TEST
 
-START_TEST(prev_walks_back_over_compaction_and_segments)
+UT_TEST(prev_walks_back_over_compaction_and_segments)
 {
 	char key[16], val[32];
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
@@ -1537,7 +1537,7 @@ END_TEST
 
 /* An index that is missing, or whose entries point at the wrong records,
  * costs a scan, never a wrong answer. */
-START_TEST(prev_with_missing_or_wrong_index)
+UT_TEST(prev_with_missing_or_wrong_index)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 64);
 	for (int i = 0; i < 300; i++)
@@ -1587,7 +1587,7 @@ END_TEST
 
 /* Offsets lost to damage (the file "salvaged") are a gap walking back as
  * walking forward: reported once, cause damage, then the record below. */
-START_TEST(prev_reports_damage_gaps)
+UT_TEST(prev_reports_damage_gaps)
 {
 	static const uint64_t a[] = { 3, 4 }, b[] = { 10, 15, 19 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -1633,7 +1633,7 @@ END_TEST
 
 /* Retention while walking back: the beginning is where the log now
  * starts. */
-START_TEST(prev_after_retention_ends_at_the_new_start)
+UT_TEST(prev_after_retention_ends_at_the_new_start)
 {
 	make_holes_3();
 	elog_reader *r = ut_open_reader(ut_dir);
@@ -1663,7 +1663,7 @@ END_TEST
 
 /* The segment open for walking back grows (the active one) or is
  * replaced (compaction) between walks: the next walk sees it as it is. */
-START_TEST(prev_sees_the_active_segment_grow)
+UT_TEST(prev_sees_the_active_segment_grow)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 64);
 	for (int i = 0; i < 5; i++)
@@ -1687,7 +1687,7 @@ START_TEST(prev_sees_the_active_segment_grow)
 }
 END_TEST
 
-START_TEST(prev_sees_a_segment_compaction_replaced)
+UT_TEST(prev_sees_a_segment_compaction_replaced)
 {
 	static const uint64_t b2[] = { 10, 19 };
 	make_holes_3(); /* {0,2,4} {10,15,19} {25} */
@@ -1716,7 +1716,7 @@ START_TEST(prev_sees_a_segment_compaction_replaced)
 END_TEST
 
 /* Compressed values come back decoded, walking back as forward. */
-START_TEST(prev_decodes_compressed_values)
+UT_TEST(prev_decodes_compressed_values)
 {
 	if (!elog_have_zstd())
 		return;
@@ -1750,57 +1750,7 @@ int main(void)
 {
 	Suite *s = suite_create("reader");
 	TCase *tc = ut_tcase("reader");
-	tcase_add_test(tc, seek_into_compaction_holes);
-	tcase_add_test(tc, window_selects_exactly);
-	tcase_add_test(tc, window_steps_over_what_the_index_excludes);
-	tcase_add_test(tc, window_with_version1_indexes);
-	tcase_add_test(tc, read_through_holes);
-	tcase_add_test(tc, seek_last_with_holes);
-	tcase_add_test(tc, seek_across_segments_with_holes);
-	tcase_add_test(tc, seeks_between_two_segments_reopen_neither);
-	tcase_add_test(tc, parked_segment_replaced_is_read_afresh);
-	tcase_add_test(tc, parked_segment_removed_is_a_gap);
-	tcase_add_test(tc, reading_on_lets_the_parked_segment_go);
-	tcase_add_test(tc, no_watermark_nothing_visible);
-	tcase_add_test(tc, records_beyond_watermark_are_invisible);
-	tcase_add_test(tc, offset_bound_then_watermark_moves);
-	tcase_add_test(tc, repeated_seeks_in_one_reader);
-	tcase_add_test(tc, reader_in_other_process_sees_only_durable);
-	tcase_add_test(tc, reader_races_writer_in_other_process);
-	tcase_add_test(tc, seek_past_the_end_waits_there);
-	tcase_add_test(tc, seek_end_and_begin);
-	tcase_add_test(tc, seek_last_dense);
-	tcase_add_test(tc, seek_last_on_empty_log);
-	tcase_add_test(tc, seek_time_non_monotonic);
-	tcase_add_test(tc, seek_time_small);
-	tcase_add_test(tc, seek_time_ignores_non_durable);
-	tcase_add_test(tc, read_across_segment_rolls);
-	tcase_add_test(tc, read_while_writing_and_rolling);
-	tcase_add_test(tc, seek_below_first_segment_is_gap);
-	tcase_add_test(tc, retention_after_open_is_gap);
-	tcase_add_test(tc, retention_of_segment_being_read);
-	tcase_add_test(tc, full_read_lists_segments_once);
-	tcase_add_test(tc, follower_lists_only_on_rolls);
-	tcase_add_test(tc, retention_ahead_of_reader_is_gap);
-	tcase_add_test(tc, flipped_bit_in_closed_segment_is_corrupt);
-	tcase_add_test(tc, truncated_closed_segment_is_corrupt);
-	tcase_add_test(tc, bad_segment_header_is_corrupt);
-	tcase_add_test(tc, reader_open_errors);
-	tcase_add_test(tc, garbled_header_beyond_the_watermark_is_not_there_yet);
-	tcase_add_test(tc, prev_over_compaction_holes);
-	tcase_add_test(tc, prev_and_next_share_the_position);
-	tcase_add_test(tc, prev_across_segments_with_holes);
-	tcase_add_test(tc, seek_last_past_the_first_record);
-	tcase_add_test(tc, prev_never_returns_a_record_beyond_the_durable_end);
-	tcase_add_test(tc, prev_walks_back_over_compaction_and_segments);
-	tcase_add_test(tc, missing_segment_is_a_damage_gap);
-	tcase_add_test(tc, merge_under_an_open_reader_is_no_gap);
-	tcase_add_test(tc, prev_with_missing_or_wrong_index);
-	tcase_add_test(tc, prev_reports_damage_gaps);
-	tcase_add_test(tc, prev_after_retention_ends_at_the_new_start);
-	tcase_add_test(tc, prev_decodes_compressed_values);
-	tcase_add_test(tc, prev_sees_the_active_segment_grow);
-	tcase_add_test(tc, prev_sees_a_segment_compaction_replaced);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

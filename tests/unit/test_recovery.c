@@ -102,7 +102,7 @@ static void goes_on_at_n(elog *w)
 
 /* ---- cuts that lose nothing acknowledged ---- */
 
-START_TEST(clean_reopen_changes_nothing)
+UT_TEST(clean_reopen_changes_nothing)
 {
 	make_log();
 	size_t len;
@@ -119,7 +119,7 @@ START_TEST(clean_reopen_changes_nothing)
 }
 END_TEST
 
-START_TEST(truncated_tail_is_cut)
+UT_TEST(truncated_tail_is_cut)
 {
 	make_log();
 	struct elog_record r = ut_rec(N, 1, 0, NULL, "half a record");
@@ -133,7 +133,7 @@ START_TEST(truncated_tail_is_cut)
 }
 END_TEST
 
-START_TEST(partial_length_field_is_cut)
+UT_TEST(partial_length_field_is_cut)
 {
 	make_log();
 	ut_append_file(seg0, "\x30\x00", 2);
@@ -146,7 +146,7 @@ END_TEST
 /* The kernel writes pages back in any order: a crash can leave a hole of
  * zeros with intact records after it.  Those records were never
  * acknowledged and must go too. */
-START_TEST(zeros_then_valid_records_are_cut_at_the_zeros)
+UT_TEST(zeros_then_valid_records_are_cut_at_the_zeros)
 {
 	make_log();
 	unsigned char zeros[4096] = { 0 };
@@ -165,7 +165,7 @@ START_TEST(zeros_then_valid_records_are_cut_at_the_zeros)
 END_TEST
 
 /* Zeros where the length is, then the rest of a record. */
-START_TEST(zeroed_record_start_is_cut)
+UT_TEST(zeroed_record_start_is_cut)
 {
 	make_log();
 	uint64_t at = add_rec(seg0, N, "rec-010");
@@ -179,7 +179,7 @@ END_TEST
 
 /* The last record was written but not acknowledged (the watermark stops
  * before it), and one of its bits flipped. */
-START_TEST(flipped_bit_in_last_record_is_cut)
+UT_TEST(flipped_bit_in_last_record_is_cut)
 {
 	make_log();
 	ut_set_wm(ut_dir, N - 1, 0, POS(N - 1));
@@ -193,7 +193,7 @@ START_TEST(flipped_bit_in_last_record_is_cut)
 }
 END_TEST
 
-START_TEST(flipped_bit_in_length_of_last_record_is_cut)
+UT_TEST(flipped_bit_in_length_of_last_record_is_cut)
 {
 	make_log();
 	ut_set_wm(ut_dir, N - 1, 0, POS(N - 1));
@@ -207,7 +207,7 @@ END_TEST
 
 /* A record with an offset that does not increase is not one the writer
  * wrote there: it is cut like damage. */
-START_TEST(record_with_stale_offset_is_cut)
+UT_TEST(record_with_stale_offset_is_cut)
 {
 	make_log();
 	add_rec(seg0, 3, "replayed");
@@ -219,7 +219,7 @@ END_TEST
 
 /* Written, intact, but the watermark was not published before the crash:
  * kept, and durable (and published) from now on. */
-START_TEST(intact_records_beyond_watermark_are_kept)
+UT_TEST(intact_records_beyond_watermark_are_kept)
 {
 	make_log();
 	ut_set_wm(ut_dir, 6, 0, POS(6));
@@ -238,7 +238,7 @@ END_TEST
 
 /* No watermark at all (a crash before the first publication): everything
  * intact is kept. */
-START_TEST(missing_watermark_keeps_intact_records)
+UT_TEST(missing_watermark_keeps_intact_records)
 {
 	make_log();
 	char p[1200];
@@ -264,7 +264,7 @@ static void assert_untouched(const unsigned char *before, size_t len)
 	free(after);
 }
 
-START_TEST(damage_below_watermark_is_refused)
+UT_TEST(damage_below_watermark_is_refused)
 {
 	make_log();
 	ut_flip_bit(seg0, POS(5) + 12, 7); /* in the offset of record 5 */
@@ -297,7 +297,7 @@ START_TEST(damage_below_watermark_is_refused)
 }
 END_TEST
 
-START_TEST(truncation_mid_record_below_watermark_is_refused)
+UT_TEST(truncation_mid_record_below_watermark_is_refused)
 {
 	make_log();
 	ut_truncate(seg0, POS(7) + 10);
@@ -312,7 +312,7 @@ START_TEST(truncation_mid_record_below_watermark_is_refused)
 }
 END_TEST
 
-START_TEST(truncation_at_record_boundary_below_watermark_is_refused)
+UT_TEST(truncation_at_record_boundary_below_watermark_is_refused)
 {
 	make_log();
 	ut_truncate(seg0, POS(8));
@@ -329,7 +329,7 @@ START_TEST(truncation_at_record_boundary_below_watermark_is_refused)
 }
 END_TEST
 
-START_TEST(damaged_header_of_acknowledged_segment_is_refused)
+UT_TEST(damaged_header_of_acknowledged_segment_is_refused)
 {
 	make_log();
 	ut_flip_bit(seg0, 3, 0);
@@ -347,7 +347,7 @@ START_TEST(damaged_header_of_acknowledged_segment_is_refused)
 }
 END_TEST
 
-START_TEST(watermark_naming_missing_segment_is_refused)
+UT_TEST(watermark_naming_missing_segment_is_refused)
 {
 	make_log();
 	ut_set_wm(ut_dir, 50, 40, 500);
@@ -360,7 +360,7 @@ START_TEST(watermark_naming_missing_segment_is_refused)
 }
 END_TEST
 
-START_TEST(no_segments_but_durable_records_is_refused)
+UT_TEST(no_segments_but_durable_records_is_refused)
 {
 	make_log();
 	ck_assert_int_eq(unlink(seg0), 0);
@@ -417,7 +417,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 	elog_reader_close(r);
 }
 
-START_TEST(torn_header_of_new_segment_is_repaired)
+UT_TEST(torn_header_of_new_segment_is_repaired)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 60);
@@ -425,14 +425,14 @@ START_TEST(torn_header_of_new_segment_is_repaired)
 }
 END_TEST
 
-START_TEST(zeroed_header_of_new_segment_is_repaired)
+UT_TEST(zeroed_header_of_new_segment_is_repaired)
 {
 	unsigned char z[SEG_HDR] = { 0 };
 	torn_header_repaired(z, SEG_HDR);
 }
 END_TEST
 
-START_TEST(empty_new_segment_is_repaired)
+UT_TEST(empty_new_segment_is_repaired)
 {
 	torn_header_repaired("", 0);
 }
@@ -443,7 +443,7 @@ END_TEST
 /* A crash between writing a new segment's header under its temporary
  * name and renaming it leaves "<base>.log.new": the next writer removes it
  * and the log goes on as if the roll had not begun. */
-START_TEST(segment_left_half_created_is_removed)
+UT_TEST(segment_left_half_created_is_removed)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ut_append(w, NULL, "a");
@@ -477,7 +477,7 @@ static void backdate(const char *path)
 	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
 }
 
-START_TEST(temporary_files_of_dead_processes_are_removed)
+UT_TEST(temporary_files_of_dead_processes_are_removed)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ut_append(w, NULL, "a");
@@ -504,7 +504,7 @@ START_TEST(temporary_files_of_dead_processes_are_removed)
 }
 END_TEST
 
-START_TEST(torn_header_with_garbage_after_it_is_repaired)
+UT_TEST(torn_header_with_garbage_after_it_is_repaired)
 {
 	unsigned char b[SEG_HDR + 50];
 	memset(b, 0x5A, sizeof b);
@@ -516,28 +516,7 @@ int main(void)
 {
 	Suite *s = suite_create("recovery");
 	TCase *tc = ut_tcase("recovery");
-	tcase_add_test(tc, clean_reopen_changes_nothing);
-	tcase_add_test(tc, truncated_tail_is_cut);
-	tcase_add_test(tc, partial_length_field_is_cut);
-	tcase_add_test(tc, zeros_then_valid_records_are_cut_at_the_zeros);
-	tcase_add_test(tc, zeroed_record_start_is_cut);
-	tcase_add_test(tc, flipped_bit_in_last_record_is_cut);
-	tcase_add_test(tc, flipped_bit_in_length_of_last_record_is_cut);
-	tcase_add_test(tc, record_with_stale_offset_is_cut);
-	tcase_add_test(tc, intact_records_beyond_watermark_are_kept);
-	tcase_add_test(tc, missing_watermark_keeps_intact_records);
-	tcase_add_test(tc, damage_below_watermark_is_refused);
-	tcase_add_test(tc, truncation_mid_record_below_watermark_is_refused);
-	tcase_add_test(tc, truncation_at_record_boundary_below_watermark_is_refused);
-	tcase_add_test(tc, damaged_header_of_acknowledged_segment_is_refused);
-	tcase_add_test(tc, watermark_naming_missing_segment_is_refused);
-	tcase_add_test(tc, no_segments_but_durable_records_is_refused);
-	tcase_add_test(tc, torn_header_of_new_segment_is_repaired);
-	tcase_add_test(tc, zeroed_header_of_new_segment_is_repaired);
-	tcase_add_test(tc, empty_new_segment_is_repaired);
-	tcase_add_test(tc, temporary_files_of_dead_processes_are_removed);
-	tcase_add_test(tc, torn_header_with_garbage_after_it_is_repaired);
-	tcase_add_test(tc, segment_left_half_created_is_removed);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

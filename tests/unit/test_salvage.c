@@ -56,7 +56,7 @@ static void read_all(uint64_t *offs, size_t *n, uint64_t *gf, uint64_t *gl, int 
 	elog_reader_close(r);
 }
 
-START_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
+UT_TEST(salvage_keeps_every_good_record_and_readers_see_the_gap)
 {
 	struct elog_salvage_result res;
 	uint64_t offs[32], gf = 0, gl = 0;
@@ -127,7 +127,7 @@ UT_TEST(salvage_reports_each_range_through_its_options)
 }
 END_TEST
 
-START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
+UT_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 {
 	struct elog_salvage_result res;
 	uint64_t offs[32], gf = 0, gl = 0;
@@ -167,7 +167,7 @@ START_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 }
 END_TEST
 
-START_TEST(a_header_of_a_newer_version_is_not_rebuilt)
+UT_TEST(a_header_of_a_newer_version_is_not_rebuilt)
 {
 	char msg[ELOG_MSG_MAX];
 	unsigned char hdr[SEG_HDR];
@@ -183,7 +183,7 @@ START_TEST(a_header_of_a_newer_version_is_not_rebuilt)
 }
 END_TEST
 
-START_TEST(salvage_of_a_sound_log_changes_nothing)
+UT_TEST(salvage_of_a_sound_log_changes_nothing)
 {
 	struct elog_salvage_result res;
 	two_segments();
@@ -201,7 +201,7 @@ END_TEST
 
 /* What elog_verify() says salvage would keep and lose comes from a dry
  * run of the same scan: it must be what elog_salvage() then does. */
-START_TEST(a_dry_run_plan_is_what_salvage_then_does)
+UT_TEST(a_dry_run_plan_is_what_salvage_then_does)
 {
 	struct elog_salvage_result res;
 	struct salvage_plan p = { .count_only = 1 };
@@ -242,7 +242,7 @@ END_TEST
 
 /* Damage at the end of a segment's records: its offsets run to the next
  * segment's base, and no good record follows. */
-START_TEST(a_plan_of_damage_at_the_end_loses_up_to_the_bound)
+UT_TEST(a_plan_of_damage_at_the_end_loses_up_to_the_bound)
 {
 	struct salvage_plan p = { 0 };
 	char msg[ELOG_MSG_MAX];
@@ -267,7 +267,7 @@ END_TEST
 /* elog_salvage() works under the maintenance lock, beside the writer: the
  * active segment is elog_verify()'s, with ELOG_VERIFY_SALVAGE
  * (test_verify.c). */
-START_TEST(the_active_segment_is_not_salvaged)
+UT_TEST(the_active_segment_is_not_salvaged)
 {
 	struct elog_salvage_result res;
 	two_segments();
@@ -277,7 +277,7 @@ START_TEST(the_active_segment_is_not_salvaged)
 }
 END_TEST
 
-START_TEST(holes_merge_and_find)
+UT_TEST(holes_merge_and_find)
 {
 	struct holes h = { 0 };
 	uint64_t a, b;
@@ -313,14 +313,6 @@ int main(void)
 {
 	Suite *s = suite_create("salvage");
 	TCase *tc = ut_tcase("salvage");
-	tcase_add_test(tc, salvage_keeps_every_good_record_and_readers_see_the_gap);
-	tcase_add_test(tc, a_damaged_header_is_rebuilt_and_every_record_kept);
-	tcase_add_test(tc, a_header_of_a_newer_version_is_not_rebuilt);
-	tcase_add_test(tc, salvage_of_a_sound_log_changes_nothing);
-	tcase_add_test(tc, the_active_segment_is_not_salvaged);
-	tcase_add_test(tc, a_dry_run_plan_is_what_salvage_then_does);
-	tcase_add_test(tc, a_plan_of_damage_at_the_end_loses_up_to_the_bound);
-	tcase_add_test(tc, holes_merge_and_find);
 	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);

@@ -20,7 +20,7 @@ static int segment_of(int n, uint64_t *size)
 	return fd;
 }
 
-START_TEST(reads_every_record_then_ends)
+UT_TEST(reads_every_record_then_ends)
 {
 	uint64_t size, at;
 	int fd = segment_of(10, &size);
@@ -40,7 +40,7 @@ START_TEST(reads_every_record_then_ends)
 }
 END_TEST
 
-START_TEST(stops_at_the_limit)
+UT_TEST(stops_at_the_limit)
 {
 	uint64_t size, at;
 	int fd = segment_of(10, &size);
@@ -61,7 +61,7 @@ START_TEST(stops_at_the_limit)
 }
 END_TEST
 
-START_TEST(cut_tail_is_truncated_and_damage_is_not)
+UT_TEST(cut_tail_is_truncated_and_damage_is_not)
 {
 	uint64_t size, at;
 	int fd = segment_of(4, &size);
@@ -92,7 +92,7 @@ START_TEST(cut_tail_is_truncated_and_damage_is_not)
 }
 END_TEST
 
-START_TEST(seek_back_and_forth)
+UT_TEST(seek_back_and_forth)
 {
 	uint64_t size, at;
 	int fd = segment_of(20, &size);
@@ -119,7 +119,7 @@ END_TEST
 /* Records are checked several at a time, ahead of the one asked for: the
  * good ones before a damaged record still come out one by one, and the
  * damaged one is reported where it lies, also after a seek back. */
-START_TEST(damage_after_good_records_read_at_once)
+UT_TEST(damage_after_good_records_read_at_once)
 {
 	uint64_t size, at;
 	int fd = segment_of(12, &size);
@@ -146,7 +146,7 @@ START_TEST(damage_after_good_records_read_at_once)
 END_TEST
 
 /* A length or key length out of bounds ahead stops the check there. */
-START_TEST(bad_lengths_ahead)
+UT_TEST(bad_lengths_ahead)
 {
 	static const struct {
 		uint64_t at;
@@ -183,7 +183,7 @@ END_TEST
 /* What was checked ahead is forgotten by a seek, even into the bytes
  * buffered: a position off a record's start (a wrong index entry) reads
  * as damage, never as a record. */
-START_TEST(seek_inside_checked_records_checks_again)
+UT_TEST(seek_inside_checked_records_checks_again)
 {
 	uint64_t size, at;
 	int fd = segment_of(10, &size);
@@ -207,7 +207,7 @@ END_TEST
 
 /* A limit lowered below records already checked ahead still ends the
  * scan there (the reader moves the limit with the watermark). */
-START_TEST(limit_lowered_below_checked_records)
+UT_TEST(limit_lowered_below_checked_records)
 {
 	uint64_t size, at;
 	int fd = segment_of(10, &size);
@@ -234,7 +234,7 @@ END_TEST
 
 /* A scan that seeks reads, and allocates, a few KiB; reading on from there
  * grows its buffer read by read, records across each growth intact. */
-START_TEST(seek_reads_little_then_grows)
+UT_TEST(seek_reads_little_then_grows)
 {
 	enum { N = 6000 };
 	static uint64_t offs[N];
@@ -270,7 +270,7 @@ START_TEST(seek_reads_little_then_grows)
 }
 END_TEST
 
-START_TEST(record_larger_than_the_buffer)
+UT_TEST(record_larger_than_the_buffer)
 {
 	size_t big = 3u << 20;
 	char *v = malloc(big);
@@ -301,16 +301,7 @@ int main(void)
 {
 	Suite *s = suite_create("scan");
 	TCase *tc = ut_tcase("scan");
-	tcase_add_test(tc, reads_every_record_then_ends);
-	tcase_add_test(tc, stops_at_the_limit);
-	tcase_add_test(tc, cut_tail_is_truncated_and_damage_is_not);
-	tcase_add_test(tc, seek_back_and_forth);
-	tcase_add_test(tc, damage_after_good_records_read_at_once);
-	tcase_add_test(tc, bad_lengths_ahead);
-	tcase_add_test(tc, seek_inside_checked_records_checks_again);
-	tcase_add_test(tc, limit_lowered_below_checked_records);
-	tcase_add_test(tc, seek_reads_little_then_grows);
-	tcase_add_test(tc, record_larger_than_the_buffer);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -4,7 +4,7 @@
  */
 #include "unit.h"
 
-START_TEST(name_is_20_digits)
+UT_TEST(name_is_20_digits)
 {
 	char b[NAME_MAX_LOCAL];
 	elog__seg_name(b, 0, SEG_EXT);
@@ -16,7 +16,7 @@ START_TEST(name_is_20_digits)
 }
 END_TEST
 
-START_TEST(parse_name_accepts_and_refuses)
+UT_TEST(parse_name_accepts_and_refuses)
 {
 	uint64_t base = 999;
 	ck_assert_int_eq(elog__seg_parse_name("00000000000004182917.log", SEG_EXT, &base), 1);
@@ -44,7 +44,7 @@ START_TEST(parse_name_accepts_and_refuses)
 }
 END_TEST
 
-START_TEST(header_round_trip)
+UT_TEST(header_round_trip)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 12345);
@@ -58,7 +58,7 @@ START_TEST(header_round_trip)
 }
 END_TEST
 
-START_TEST(header_wrong_base)
+UT_TEST(header_wrong_base)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 100);
@@ -67,7 +67,7 @@ START_TEST(header_wrong_base)
 }
 END_TEST
 
-START_TEST(header_bad_magic_or_crc)
+UT_TEST(header_bad_magic_or_crc)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 7);
@@ -84,7 +84,7 @@ START_TEST(header_bad_magic_or_crc)
 }
 END_TEST
 
-START_TEST(header_newer_version)
+UT_TEST(header_newer_version)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode(h, 7);
@@ -108,7 +108,7 @@ START_TEST(header_newer_version)
 END_TEST
 
 /* The seal's bytes, as elog(5) gives them. */
-START_TEST(seal_round_trip)
+UT_TEST(seal_round_trip)
 {
 	unsigned char p[SEAL_SIZE];
 	struct seal s = { .next = 500, .end = 499, .pos = 4000 }, d;
@@ -134,7 +134,7 @@ END_TEST
 
 /* A seal read anywhere but where it says it lies, or with any byte
  * changed, is damage; bytes without its magic are no seal at all. */
-START_TEST(seal_damage_is_told_from_no_seal)
+UT_TEST(seal_damage_is_told_from_no_seal)
 {
 	unsigned char p[SEAL_SIZE];
 	struct seal s = { .next = 500, .end = 500, .pos = 4000 }, d;
@@ -157,7 +157,7 @@ START_TEST(seal_damage_is_told_from_no_seal)
 }
 END_TEST
 
-START_TEST(header_flags_round_trip)
+UT_TEST(header_flags_round_trip)
 {
 	unsigned char h[SEG_HDR];
 	elog__seg_header_encode_flags(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF));
@@ -177,7 +177,7 @@ static int open_top(void)
 	return dfd;
 }
 
-START_TEST(seglist_sorted_and_filtered)
+UT_TEST(seglist_sorted_and_filtered)
 {
 	static const uint64_t bases[] = { 500, 3, 10000000000ull, 0, 42 };
 	char p[1200];
@@ -212,7 +212,7 @@ START_TEST(seglist_sorted_and_filtered)
 }
 END_TEST
 
-START_TEST(seglist_many)
+UT_TEST(seglist_many)
 {
 	/* More than the initial capacity, so the list grows. */
 	for (uint64_t b = 0; b < 100; b++)
@@ -228,7 +228,7 @@ START_TEST(seglist_many)
 }
 END_TEST
 
-START_TEST(seglist_empty_dir)
+UT_TEST(seglist_empty_dir)
 {
 	int dfd = open_top();
 	struct seglist sl;
@@ -241,7 +241,7 @@ START_TEST(seglist_empty_dir)
 }
 END_TEST
 
-START_TEST(seglist_find_edges)
+UT_TEST(seglist_find_edges)
 {
 	uint64_t b[] = { 10, 20, 30 };
 	struct seglist sl = { b, 3 };
@@ -260,7 +260,7 @@ START_TEST(seglist_find_edges)
 }
 END_TEST
 
-START_TEST(public_name_and_record_size)
+UT_TEST(public_name_and_record_size)
 {
 	char b[ELOG_SEGMENT_NAME_MAX];
 	elog_segment_name(b, 4182917);
@@ -274,7 +274,7 @@ START_TEST(public_name_and_record_size)
 }
 END_TEST
 
-START_TEST(classify_names)
+UT_TEST(classify_names)
 {
 	static const struct {
 		const char *name;
@@ -336,7 +336,7 @@ START_TEST(classify_names)
 }
 END_TEST
 
-START_TEST(seg_open_checks_the_header)
+UT_TEST(seg_open_checks_the_header)
 {
 	char msg[ELOG_MSG_MAX];
 	struct stat st;
@@ -370,22 +370,7 @@ int main(void)
 {
 	Suite *s = suite_create("segment");
 	TCase *tc = ut_tcase("segment");
-	tcase_add_test(tc, name_is_20_digits);
-	tcase_add_test(tc, parse_name_accepts_and_refuses);
-	tcase_add_test(tc, header_round_trip);
-	tcase_add_test(tc, header_wrong_base);
-	tcase_add_test(tc, header_bad_magic_or_crc);
-	tcase_add_test(tc, header_newer_version);
-	tcase_add_test(tc, header_flags_round_trip);
-	tcase_add_test(tc, seal_round_trip);
-	tcase_add_test(tc, seal_damage_is_told_from_no_seal);
-	tcase_add_test(tc, seglist_sorted_and_filtered);
-	tcase_add_test(tc, seglist_many);
-	tcase_add_test(tc, seglist_empty_dir);
-	tcase_add_test(tc, seglist_find_edges);
-	tcase_add_test(tc, public_name_and_record_size);
-	tcase_add_test(tc, classify_names);
-	tcase_add_test(tc, seg_open_checks_the_header);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

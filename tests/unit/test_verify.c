@@ -100,7 +100,7 @@ static void hand_indexes(void)
 	close(dfd);
 }
 
-START_TEST(clean_log_from_the_writer)
+UT_TEST(clean_log_from_the_writer)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 256);
 	for (int i = 0; i < 500; i++)
@@ -117,7 +117,7 @@ START_TEST(clean_log_from_the_writer)
 }
 END_TEST
 
-START_TEST(every_bit_of_a_closed_segment)
+UT_TEST(every_bit_of_a_closed_segment)
 {
 	hand_log();
 	hand_indexes();
@@ -145,7 +145,7 @@ START_TEST(every_bit_of_a_closed_segment)
 }
 END_TEST
 
-START_TEST(record_below_its_segment_base)
+UT_TEST(record_below_its_segment_base)
 {
 	uint64_t a[] = { 0, 1 }, b[] = { 3, 4 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -166,7 +166,7 @@ START_TEST(record_below_its_segment_base)
 }
 END_TEST
 
-START_TEST(overlapping_segments)
+UT_TEST(overlapping_segments)
 {
 	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -189,7 +189,7 @@ END_TEST
 /* A merge of segments 0 and 2 that renamed its output over segment 0 but
  * was stopped before it removed segment 2: every record of 2 is also in
  * 0.  The log reads correctly, so this is a warning, not damage. */
-START_TEST(merge_leftover_is_a_warning)
+UT_TEST(merge_leftover_is_a_warning)
 {
 	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3 }, c[] = { 4 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -216,7 +216,7 @@ END_TEST
 
 /* The same overlap, but the later segment holds records the earlier one
  * does not: no merge leaves that, so it is damage. */
-START_TEST(overlap_with_later_records_is_damage)
+UT_TEST(overlap_with_later_records_is_damage)
 {
 	uint64_t a[] = { 0, 1, 2, 3 }, b[] = { 2, 3, 4, 5 }, c[] = { 6 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -244,7 +244,7 @@ START_TEST(overlap_with_later_records_is_damage)
 }
 END_TEST
 
-START_TEST(result_may_be_null)
+UT_TEST(result_may_be_null)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ut_append(w, NULL, "a");
@@ -253,7 +253,7 @@ START_TEST(result_may_be_null)
 }
 END_TEST
 
-START_TEST(offsets_out_of_order)
+UT_TEST(offsets_out_of_order)
 {
 	uint64_t a[] = { 0, 3, 2 };
 	ut_make_settings(ut_dir, 4096, 64);
@@ -302,7 +302,7 @@ static void upside_down(struct idx_entry *e)
 
 /* The times of an entry are held against the records: an entry that
  * would hide a record from a time window is damage. */
-START_TEST(index_entry_with_the_wrong_span)
+UT_TEST(index_entry_with_the_wrong_span)
 {
 	hand_log();
 	hand_indexes();
@@ -324,7 +324,7 @@ START_TEST(index_entry_with_the_wrong_span)
 END_TEST
 
 /* Times that contradict each other fail the entry's verdict itself. */
-START_TEST(index_entry_with_contradicting_times)
+UT_TEST(index_entry_with_contradicting_times)
 {
 	hand_log();
 	hand_indexes();
@@ -342,7 +342,7 @@ START_TEST(index_entry_with_contradicting_times)
 END_TEST
 
 /* An index of version 1 (elog 0.2) is not a problem: it is read as it is. */
-START_TEST(index_of_version1_is_fine)
+UT_TEST(index_of_version1_is_fine)
 {
 	hand_log();
 	hand_indexes();
@@ -385,7 +385,7 @@ START_TEST(index_of_version1_is_fine)
 }
 END_TEST
 
-START_TEST(index_entry_with_the_wrong_offset)
+UT_TEST(index_entry_with_the_wrong_offset)
 {
 	hand_log();
 	hand_indexes();
@@ -421,7 +421,7 @@ START_TEST(index_entry_with_the_wrong_offset)
 }
 END_TEST
 
-START_TEST(index_entry_inside_a_record)
+UT_TEST(index_entry_inside_a_record)
 {
 	hand_log();
 	hand_indexes();
@@ -446,7 +446,7 @@ START_TEST(index_entry_inside_a_record)
 }
 END_TEST
 
-START_TEST(index_cut_short)
+UT_TEST(index_cut_short)
 {
 	/* Interval 64 over records of 30 bytes: entries at records 0, 3. */
 	hand_log();
@@ -465,7 +465,7 @@ START_TEST(index_cut_short)
 }
 END_TEST
 
-START_TEST(watermark_past_the_data)
+UT_TEST(watermark_past_the_data)
 {
 	hand_log();
 	hand_indexes();
@@ -505,7 +505,7 @@ START_TEST(watermark_past_the_data)
 }
 END_TEST
 
-START_TEST(unacknowledged_tail_is_a_warning)
+UT_TEST(unacknowledged_tail_is_a_warning)
 {
 	hand_log();
 	hand_indexes();
@@ -522,7 +522,7 @@ START_TEST(unacknowledged_tail_is_a_warning)
 }
 END_TEST
 
-START_TEST(repair_cuts_the_active_tail_and_keeps_it)
+UT_TEST(repair_cuts_the_active_tail_and_keeps_it)
 {
 	hand_log();
 	hand_indexes();
@@ -618,7 +618,7 @@ static void one_hole(uint64_t first, uint64_t last)
  * of the active segment costs the damaged record's offset only; the
  * records after it stay at their offsets, and the writer goes on at the
  * old durable end. */
-START_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
+UT_TEST(repair_salvages_the_active_segment_keeping_every_good_record)
 {
 	hand_log();
 	hand_indexes();
@@ -669,7 +669,7 @@ END_TEST
 
 /* When the last durable record is the damaged one, the writer must not
  * give its offset again: a new segment starts at the old durable end. */
-START_TEST(repair_salvage_of_the_last_durable_record_resumes_above_it)
+UT_TEST(repair_salvage_of_the_last_durable_record_resumes_above_it)
 {
 	hand_log();
 	hand_indexes();
@@ -692,7 +692,7 @@ END_TEST
 
 /* Bytes past the durable end were never acknowledged: salvage sets them
  * aside with the damaged ones and keeps no record from them. */
-START_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
+UT_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
 {
 	hand_log();
 	hand_indexes();
@@ -724,7 +724,7 @@ START_TEST(repair_salvage_sets_aside_bytes_past_the_durable_end)
 END_TEST
 
 /* Without ELOG_VERIFY_SALVAGE the active segment is cut as before. */
-START_TEST(repair_without_salvage_still_cuts_the_active_segment)
+UT_TEST(repair_without_salvage_still_cuts_the_active_segment)
 {
 	hand_log();
 	hand_indexes();
@@ -741,7 +741,7 @@ END_TEST
 
 /* Damage says which offsets readers cannot read, which named consumers
  * will run into them, and what salvage would keep and lose there. */
-START_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
+UT_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
 {
 	hand_log();
 	hand_indexes();
@@ -770,7 +770,7 @@ END_TEST
 
 /* A loss is reported while the segments span it; once retention removed
  * them, it is history. */
-START_TEST(a_recorded_loss_is_reported_until_retention_removes_its_offsets)
+UT_TEST(a_recorded_loss_is_reported_until_retention_removes_its_offsets)
 {
 	hand_log();
 	hand_indexes();
@@ -804,7 +804,7 @@ END_TEST
 /* An active segment whose tail past the durable end is a 100 GB sparse
  * file: the repair cuts it all, keeps at most a segment's size of it (4096
  * bytes here) with its holes, and copies nothing from further on. */
-START_TEST(repair_of_a_huge_sparse_tail_keeps_one_segment_size)
+UT_TEST(repair_of_a_huge_sparse_tail_keeps_one_segment_size)
 {
 	hand_log();
 	hand_indexes();
@@ -845,7 +845,7 @@ END_TEST
 
 /* A repair killed while it wrote the copy of a cut tail leaves a
  * temporary file; the next repair removes it, and so does maintenance. */
-START_TEST(stale_copy_of_a_killed_repair_is_removed)
+UT_TEST(stale_copy_of_a_killed_repair_is_removed)
 {
 	pid_t dead = fork();
 	ck_assert_int_ge(dead, 0);
@@ -879,7 +879,7 @@ START_TEST(stale_copy_of_a_killed_repair_is_removed)
 }
 END_TEST
 
-START_TEST(repair_leaves_a_closed_segment_alone)
+UT_TEST(repair_leaves_a_closed_segment_alone)
 {
 	hand_log();
 	hand_indexes();
@@ -904,7 +904,7 @@ END_TEST
 /* Writers hold LOCK only while they write a batch, so a repair runs
  * beside an open writer; the writer then finds the tail anew (the repair
  * leaves LOCK's state unusable) and goes on after what the repair kept. */
-START_TEST(repair_runs_beside_an_open_writer)
+UT_TEST(repair_runs_beside_an_open_writer)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 256);
 	ut_append(w, NULL, "x");
@@ -967,7 +967,7 @@ static void retain_mid_verify(void *arg, const struct elog_segment_info *i)
 	}
 }
 
-START_TEST(verify_beside_retention_sees_no_damage)
+UT_TEST(verify_beside_retention_sees_no_damage)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 256);
 	char key[16];
@@ -1000,7 +1000,7 @@ START_TEST(verify_beside_retention_sees_no_damage)
 }
 END_TEST
 
-START_TEST(fresh_segment_with_a_bad_header_is_a_warning)
+UT_TEST(fresh_segment_with_a_bad_header_is_a_warning)
 {
 	hand_log();
 	hand_indexes();
@@ -1014,7 +1014,7 @@ START_TEST(fresh_segment_with_a_bad_header_is_a_warning)
 }
 END_TEST
 
-START_TEST(not_a_log_and_newer_settings)
+UT_TEST(not_a_log_and_newer_settings)
 {
 	struct seen s;
 	struct elog_verify_result res;
@@ -1034,7 +1034,7 @@ START_TEST(not_a_log_and_newer_settings)
 }
 END_TEST
 
-START_TEST(consumer_beyond_the_durable_end)
+UT_TEST(consumer_beyond_the_durable_end)
 {
 	hand_log();
 	hand_indexes();
@@ -1050,7 +1050,7 @@ START_TEST(consumer_beyond_the_durable_end)
 }
 END_TEST
 
-START_TEST(stray_files_are_warnings)
+UT_TEST(stray_files_are_warnings)
 {
 	hand_log();
 	hand_indexes();
@@ -1074,7 +1074,7 @@ END_TEST
  * compaction has since rewritten (it is closed now, its old length no
  * longer applies), and a newest segment whose header never reached the
  * disk beside a garbled watermark. */
-START_TEST(power_loss_leftovers_are_not_damage)
+UT_TEST(power_loss_leftovers_are_not_damage)
 {
 	hand_log();
 	hand_indexes();
@@ -1139,7 +1139,7 @@ static void retag_first_value(unsigned char tag, int garble)
 
 /* What elog-cat would fail on, elog-verify must report: a value that does
  * not decode makes the log damaged, though every CRC is right. */
-START_TEST(undecodable_values_are_damage)
+UT_TEST(undecodable_values_are_damage)
 {
 	static const struct {
 		unsigned char tag;
@@ -1175,7 +1175,7 @@ END_TEST
 
 /* A segment naming a dictionary that is missing or damaged is damage, and
  * so is any damaged dictionary file. */
-START_TEST(dictionaries_are_checked)
+UT_TEST(dictionaries_are_checked)
 {
 	compressed_log(5);
 	char p[1200];
@@ -1209,43 +1209,7 @@ int main(void)
 	Suite *s = suite_create("verify");
 	TCase *tc = ut_tcase("verify");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, clean_log_from_the_writer);
-	tcase_add_test(tc, every_bit_of_a_closed_segment);
-	tcase_add_test(tc, record_below_its_segment_base);
-	tcase_add_test(tc, overlapping_segments);
-	tcase_add_test(tc, offsets_out_of_order);
-	tcase_add_test(tc, result_may_be_null);
-	tcase_add_test(tc, merge_leftover_is_a_warning);
-	tcase_add_test(tc, overlap_with_later_records_is_damage);
-	tcase_add_test(tc, index_entry_with_the_wrong_offset);
-	tcase_add_test(tc, index_entry_with_the_wrong_span);
-	tcase_add_test(tc, index_entry_with_contradicting_times);
-	tcase_add_test(tc, index_of_version1_is_fine);
-	tcase_add_test(tc, index_entry_inside_a_record);
-	tcase_add_test(tc, index_cut_short);
-	tcase_add_test(tc, watermark_past_the_data);
-	tcase_add_test(tc, unacknowledged_tail_is_a_warning);
-	tcase_add_test(tc, repair_cuts_the_active_tail_and_keeps_it);
-	tcase_add_test(tc, repair_salvages_the_active_segment_keeping_every_good_record);
-	tcase_add_test(tc, repair_salvage_of_the_last_durable_record_resumes_above_it);
-	tcase_add_test(tc, repair_salvage_sets_aside_bytes_past_the_durable_end);
-	tcase_add_test(tc, repair_without_salvage_still_cuts_the_active_segment);
-	tcase_add_test(tc, damage_names_unreadable_offsets_consumers_behind_and_salvage);
-	tcase_add_test(tc, a_recorded_loss_is_reported_until_retention_removes_its_offsets);
-	tcase_add_test(tc, repair_leaves_a_closed_segment_alone);
-	tcase_add_test(tc, repair_runs_beside_an_open_writer);
-	tcase_add_test(tc, fresh_segment_with_a_bad_header_is_a_warning);
-	tcase_add_test(tc, not_a_log_and_newer_settings);
-	tcase_add_test(tc, consumer_beyond_the_durable_end);
-	tcase_add_test(tc, stray_files_are_warnings);
-	tcase_add_test(tc, power_loss_leftovers_are_not_damage);
-#ifdef ELOG_HAVE_ZSTD
-	tcase_add_test(tc, undecodable_values_are_damage);
-	tcase_add_test(tc, dictionaries_are_checked);
-#endif
-	tcase_add_test(tc, verify_beside_retention_sees_no_damage);
-	tcase_add_test(tc, repair_of_a_huge_sparse_tail_keeps_one_segment_size);
-	tcase_add_test(tc, stale_copy_of_a_killed_repair_is_removed);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }

@@ -55,7 +55,7 @@ static void all_free(struct all *a)
 
 /* ---- opening and creating ---- */
 
-START_TEST(create_makes_a_log)
+UT_TEST(create_makes_a_log)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 8192, .index_interval = 128 };
 	elog *w = open_opt(ut_dir, &o, 0);
@@ -84,7 +84,7 @@ START_TEST(create_makes_a_log)
 }
 END_TEST
 
-START_TEST(reopen_keeps_settings_and_offsets)
+UT_TEST(reopen_keeps_settings_and_offsets)
 {
 	elog *w = ut_open_writer(ut_dir, 8192, 128);
 	char id[33];
@@ -113,7 +113,7 @@ START_TEST(reopen_keeps_settings_and_offsets)
 }
 END_TEST
 
-START_TEST(open_without_create_missing_dir)
+UT_TEST(open_without_create_missing_dir)
 {
 	elog *w = open_opt(ut_dir, NULL, ENOENT);
 	elog_close(w);
@@ -126,7 +126,7 @@ START_TEST(open_without_create_missing_dir)
 }
 END_TEST
 
-START_TEST(open_without_create_non_log_dir)
+UT_TEST(open_without_create_non_log_dir)
 {
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
 	struct elog_options o = { 0 };
@@ -140,7 +140,7 @@ START_TEST(open_without_create_non_log_dir)
 }
 END_TEST
 
-START_TEST(create_refuses_foreign_dir)
+UT_TEST(create_refuses_foreign_dir)
 {
 	char p[1200];
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
@@ -160,7 +160,7 @@ END_TEST
 
 /* A creation interrupted after the first segment but before the settings
  * (which make the directory a log) is simply done again. */
-START_TEST(create_redoes_interrupted_creation)
+UT_TEST(create_redoes_interrupted_creation)
 {
 	char p[1200];
 	ck_assert_int_eq(mkdir(ut_dir, 0777), 0);
@@ -172,7 +172,7 @@ START_TEST(create_redoes_interrupted_creation)
 }
 END_TEST
 
-START_TEST(create_refuses_bad_options)
+UT_TEST(create_refuses_bad_options)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = 4095 };
 	elog *w = open_opt(ut_dir, &o, ELOG_INVALID);
@@ -187,7 +187,7 @@ START_TEST(create_refuses_bad_options)
 }
 END_TEST
 
-START_TEST(close_null)
+UT_TEST(close_null)
 {
 	ck_assert_int_eq(elog_close(NULL), 0);
 }
@@ -223,7 +223,7 @@ static void *handle_work(void *arg)
 	return NULL;
 }
 
-START_TEST(handles_take_turns_with_dense_offsets)
+UT_TEST(handles_take_turns_with_dense_offsets)
 {
 	elog *w0 = ut_open_writer(ut_dir, 4096, 256); /* small segments: rolls */
 	ck_assert_int_eq(elog_close(w0), 0);
@@ -287,7 +287,7 @@ static void *hammer_work(void *arg)
 	return NULL;
 }
 
-START_TEST(a_busy_writer_does_not_shut_out_a_waiting_one)
+UT_TEST(a_busy_writer_does_not_shut_out_a_waiting_one)
 {
 	struct elog_options o = { .create = 1, .wait_ms = 20000 };
 	struct hammer h = { open_opt(ut_dir, &o, 0), 0, 0, 0 };
@@ -318,7 +318,7 @@ END_TEST
 
 /* A handle that last wrote before another handle rolled segments finds
  * the new tail and appends there, with the next offset. */
-START_TEST(handle_follows_another_handles_rolls)
+UT_TEST(handle_follows_another_handles_rolls)
 {
 	elog *a = ut_open_writer(ut_dir, 4096, 256);
 	ck_assert_uint_eq(ut_append(a, NULL, "a0"), 0);
@@ -349,7 +349,7 @@ END_TEST
 /* A writer that died in the middle of a batch leaves LOCK saying "busy"
  * and bytes past the durable end: the next handle to take the lock,
  * though it knew the log, recovers the tail before it writes. */
-START_TEST(writer_dead_mid_batch_is_recovered_by_the_next)
+UT_TEST(writer_dead_mid_batch_is_recovered_by_the_next)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_uint_eq(ut_append(w, NULL, "one"), 0);
@@ -384,7 +384,7 @@ END_TEST
 /* The same bytes past the durable end with LOCK's state clean and known
  * to the handle cannot come from a writer (it marks LOCK busy first);
  * with a state from another boot they are a crash's leftovers: cut. */
-START_TEST(state_of_another_boot_means_recovery)
+UT_TEST(state_of_another_boot_means_recovery)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_uint_eq(ut_append(w, NULL, "one"), 0);
@@ -410,7 +410,7 @@ END_TEST
  * ixlo, ixhi); a state whose times disagree with the records after the
  * last entry is not trusted at open: the writer recovers, and the entries
  * it writes next are right (elog-verify holds them against the records). */
-START_TEST(state_with_wrong_index_times_means_recovery)
+UT_TEST(state_with_wrong_index_times_means_recovery)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 64);
 	for (int i = 0; i < 20; i++) {
@@ -444,7 +444,7 @@ END_TEST
 
 /* A compressed log written by two handles: one trains the dictionary, the
  * other adopts it; every value reads back. */
-START_TEST(compressed_log_with_two_handles)
+UT_TEST(compressed_log_with_two_handles)
 {
 	if (!elog_have_zstd())
 		return;
@@ -477,7 +477,7 @@ END_TEST
 
 /* ---- the lock ---- */
 
-START_TEST(second_writer_in_another_process_appends_too)
+UT_TEST(second_writer_in_another_process_appends_too)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_int_eq(elog_close(w), 0);
@@ -512,7 +512,7 @@ START_TEST(second_writer_in_another_process_appends_too)
 END_TEST
 
 /* A writer killed outright leaves no stale lock: flock dies with it. */
-START_TEST(killed_writer_leaves_no_lock)
+UT_TEST(killed_writer_leaves_no_lock)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_int_eq(elog_close(w), 0);
@@ -542,7 +542,7 @@ END_TEST
  * state in it, then with one that names its pid. */
 /* An exclusive handle keeps every other writer out for its life, and is
  * refused while another writer is open; readers are not kept out. */
-START_TEST(exclusive_writer_keeps_others_out)
+UT_TEST(exclusive_writer_keeps_others_out)
 {
 	struct elog_options ex = { .create = 1, .exclusive = 1 };
 	elog *a = open_opt(ut_dir, &ex, 0);
@@ -569,7 +569,7 @@ START_TEST(exclusive_writer_keeps_others_out)
 }
 END_TEST
 
-START_TEST(locked_past_the_wait)
+UT_TEST(locked_past_the_wait)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_int_eq(elog_close(w), 0);
@@ -594,7 +594,7 @@ END_TEST
 
 /* A handle that timed out in elog_sync() wrote nothing of its batch, says
  * so, and takes no more; the records of another handle are untouched. */
-START_TEST(sync_timed_out_writes_nothing)
+UT_TEST(sync_timed_out_writes_nothing)
 {
 	struct elog_options o = { .create = 1, .wait_ms = 50 };
 	elog *w = open_opt(ut_dir, &o, 0);
@@ -617,7 +617,7 @@ END_TEST
 
 /* ---- appending and durability ---- */
 
-START_TEST(append_is_not_durable_until_sync)
+UT_TEST(append_is_not_durable_until_sync)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	uint64_t a = ut_append(w, "k", "one"), b = ut_append(w, NULL, "two");
@@ -647,7 +647,7 @@ START_TEST(append_is_not_durable_until_sync)
 }
 END_TEST
 
-START_TEST(sync_beyond_next_and_on_empty_log)
+UT_TEST(sync_beyond_next_and_on_empty_log)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	ck_assert_int_eq(elog_sync(w), 0); /* nothing appended */
@@ -662,7 +662,7 @@ START_TEST(sync_beyond_next_and_on_empty_log)
 }
 END_TEST
 
-START_TEST(close_makes_durable)
+UT_TEST(close_makes_durable)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 5; i++)
@@ -674,7 +674,7 @@ START_TEST(close_makes_durable)
 }
 END_TEST
 
-START_TEST(full_buffer_flushes_itself)
+UT_TEST(full_buffer_flushes_itself)
 {
 	struct elog_options o = { .create = 1, .batch_bytes = 100 };
 	elog *w = open_opt(ut_dir, &o, 0);
@@ -688,7 +688,7 @@ START_TEST(full_buffer_flushes_itself)
 }
 END_TEST
 
-START_TEST(timestamps_stamped_or_kept)
+UT_TEST(timestamps_stamped_or_kept)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	struct timespec ts;
@@ -721,7 +721,7 @@ START_TEST(timestamps_stamped_or_kept)
 }
 END_TEST
 
-START_TEST(too_big_is_refused)
+UT_TEST(too_big_is_refused)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	size_t max_value = ELOG_MAX_RECORD - REC_FIXED;
@@ -758,7 +758,7 @@ START_TEST(too_big_is_refused)
 }
 END_TEST
 
-START_TEST(null_value_is_invalid)
+UT_TEST(null_value_is_invalid)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	struct elog_record r = { 0, ELOG_TS_NOW, 0, NULL, 0, NULL, 5 };
@@ -830,7 +830,7 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 	return n;
 }
 
-START_TEST(segments_roll_at_segment_bytes)
+UT_TEST(segments_roll_at_segment_bytes)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	char v[128];
@@ -862,7 +862,7 @@ START_TEST(segments_roll_at_segment_bytes)
 }
 END_TEST
 
-START_TEST(record_larger_than_segment_goes_alone)
+UT_TEST(record_larger_than_segment_goes_alone)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	char *big = malloc(10001);
@@ -889,7 +889,7 @@ START_TEST(record_larger_than_segment_goes_alone)
 END_TEST
 
 /* The first record of an empty log may be larger than a segment too. */
-START_TEST(first_record_larger_than_segment)
+UT_TEST(first_record_larger_than_segment)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 64);
 	char *big = malloc(5001);
@@ -908,7 +908,7 @@ END_TEST
 
 /* Rolls happen across reopenings: the writer picks up the active segment's
  * size from the file. */
-START_TEST(roll_after_reopen)
+UT_TEST(roll_after_reopen)
 {
 	char v[100];
 	memset(v, 'r', 99);
@@ -962,7 +962,7 @@ static void *work(void *arg)
 	return NULL;
 }
 
-START_TEST(threads_append_and_sync)
+UT_TEST(threads_append_and_sync)
 {
 	elog *w = ut_open_writer(ut_dir, 16384, 256);
 	static struct worker k[THREADS];
@@ -1026,7 +1026,7 @@ static void verify_clean(const char *dir)
 	ck_assert_uint_eq(vr.warnings, 0);
 }
 
-START_TEST(append_at_keeps_offsets_and_leaves_holes)
+UT_TEST(append_at_keeps_offsets_and_leaves_holes)
 {
 	elog *w = ut_open_writer(ut_dir, 4096, 128);
 	struct elog_record r = ut_rec(5, -3, 7, "k", "five");
@@ -1080,7 +1080,7 @@ START_TEST(append_at_keeps_offsets_and_leaves_holes)
 }
 END_TEST
 
-START_TEST(append_at_without_holes_keeps_the_count_exact)
+UT_TEST(append_at_without_holes_keeps_the_count_exact)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (uint64_t o = 0; o < 3; o++) {
@@ -1096,7 +1096,7 @@ START_TEST(append_at_without_holes_keeps_the_count_exact)
 }
 END_TEST
 
-START_TEST(append_at_refuses_taken_offsets)
+UT_TEST(append_at_refuses_taken_offsets)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 3; i++)
@@ -1126,7 +1126,7 @@ START_TEST(append_at_refuses_taken_offsets)
 }
 END_TEST
 
-START_TEST(append_at_loses_to_another_writer)
+UT_TEST(append_at_loses_to_another_writer)
 {
 	elog *w1 = ut_open_writer(ut_dir, 0, 0);
 	elog *w2 = ut_open_writer(ut_dir, 0, 0);
@@ -1163,42 +1163,7 @@ int main(void)
 {
 	Suite *s = suite_create("writer");
 	TCase *tc = ut_tcase("writer");
-	tcase_add_test(tc, create_makes_a_log);
-	tcase_add_test(tc, reopen_keeps_settings_and_offsets);
-	tcase_add_test(tc, open_without_create_missing_dir);
-	tcase_add_test(tc, open_without_create_non_log_dir);
-	tcase_add_test(tc, create_refuses_foreign_dir);
-	tcase_add_test(tc, create_redoes_interrupted_creation);
-	tcase_add_test(tc, create_refuses_bad_options);
-	tcase_add_test(tc, close_null);
-	tcase_add_test(tc, second_writer_in_another_process_appends_too);
-	tcase_add_test(tc, handles_take_turns_with_dense_offsets);
-	tcase_add_test(tc, handle_follows_another_handles_rolls);
-	tcase_add_test(tc, a_busy_writer_does_not_shut_out_a_waiting_one);
-	tcase_add_test(tc, writer_dead_mid_batch_is_recovered_by_the_next);
-	tcase_add_test(tc, state_of_another_boot_means_recovery);
-	tcase_add_test(tc, state_with_wrong_index_times_means_recovery);
-	tcase_add_test(tc, compressed_log_with_two_handles);
-	tcase_add_test(tc, killed_writer_leaves_no_lock);
-	tcase_add_test(tc, exclusive_writer_keeps_others_out);
-	tcase_add_test(tc, locked_past_the_wait);
-	tcase_add_test(tc, sync_timed_out_writes_nothing);
-	tcase_add_test(tc, append_is_not_durable_until_sync);
-	tcase_add_test(tc, sync_beyond_next_and_on_empty_log);
-	tcase_add_test(tc, close_makes_durable);
-	tcase_add_test(tc, full_buffer_flushes_itself);
-	tcase_add_test(tc, timestamps_stamped_or_kept);
-	tcase_add_test(tc, too_big_is_refused);
-	tcase_add_test(tc, null_value_is_invalid);
-	tcase_add_test(tc, segments_roll_at_segment_bytes);
-	tcase_add_test(tc, record_larger_than_segment_goes_alone);
-	tcase_add_test(tc, first_record_larger_than_segment);
-	tcase_add_test(tc, roll_after_reopen);
-	tcase_add_test(tc, threads_append_and_sync);
-	tcase_add_test(tc, append_at_keeps_offsets_and_leaves_holes);
-	tcase_add_test(tc, append_at_without_holes_keeps_the_count_exact);
-	tcase_add_test(tc, append_at_refuses_taken_offsets);
-	tcase_add_test(tc, append_at_loses_to_another_writer);
+	ut_add_tests(tc);
 	suite_add_tcase(s, tc);
 	return ut_run(s);
 }
