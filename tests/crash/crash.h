@@ -133,6 +133,9 @@ int power_evicted(const struct workload *w, const char *dir, const char *live,
  * power_sample points depends on power_sample_seed and the workload's
  * name (--sample-seed; by default a new seed each run, printed). */
 extern unsigned power_sample;
+/* Inject one fault run in fault_sample (1: every one); which one of each
+ * fault_sample depends on power_sample_seed and the workload's name. */
+extern unsigned fault_sample;
 extern unsigned long power_sample_seed;
 
 /* ---- faults.c ---- */

@@ -2,8 +2,8 @@
  * crashsim: power-loss and fault simulation of the whole log, each state
  * checked against the rules of expect.c.
  *
- *   crashsim [--long] [--sample N [--sample-seed N]] [--seed N] [--workload NAME]
- *            [--power|--faults]
+ *   crashsim [--long] [--sample N] [--fault-sample N] [--sample-seed N] [--seed N]
+ *            [--workload NAME] [--power|--faults]
  *
  * Records each workload's file operations (vfs.c), then checks every disk
  * state a power loss could leave at every point of the recording
@@ -12,6 +12,8 @@
  * at the last), to keep `make check` short: which one of each N is drawn
  * from a seed, a new one each run unless --sample-seed gives it, printed
  * first so that a failure can be checked again at the same points.
+ * --fault-sample N likewise runs one fault run in N (the sanitizer build's
+ * `make check`, where each run costs several times more).
  * Prints the number of states and runs checked; exits 0 when
  * every check passed, 1 otherwise.  Scratch files go to $ELOG_CRASH_DIR,
  * else /dev/shm, else $TMPDIR or /tmp.
@@ -121,8 +123,9 @@ static int faults(const struct workload *w, const char *base, unsigned seed)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: crashsim [--long] [--sample N [--sample-seed N]] [--seed N] "
-	                "[--workload NAME] [--power|--faults]\n");
+	fprintf(stderr,
+	        "usage: crashsim [--long] [--sample N] [--fault-sample N] [--sample-seed N] "
+	        "[--seed N] [--workload NAME] [--power|--faults]\n");
 	exit(2);
 }
 
@@ -140,6 +143,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--sample") == 0 && i + 1 < argc) {
 			power_sample = (unsigned)strtoul(argv[++i], NULL, 10);
 			if (power_sample == 0)
+				usage();
+		} else if (strcmp(argv[i], "--fault-sample") == 0 && i + 1 < argc) {
+			fault_sample = (unsigned)strtoul(argv[++i], NULL, 10);
+			if (fault_sample == 0)
 				usage();
 		} else if (strcmp(argv[i], "--sample-seed") == 0 && i + 1 < argc) {
 			power_sample_seed = strtoul(argv[++i], NULL, 10);
@@ -162,7 +169,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(base))
 		die("%s: cannot create", base);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (power_sample > 1 && do_power) {
+	int psample = power_sample > 1 && do_power, fsample = fault_sample > 1 && do_faults;
+	if (psample || fsample) {
 		if (!sample_seeded) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -170,9 +178,10 @@ int main(int argc, char **argv)
 			                     (unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) %
 			                    1000000000ul;
 		}
-		printf("crashsim: power loss at one point in %u, sample seed %lu (--sample %u "
-		       "--sample-seed %lu checks the same points)\n",
-		       power_sample, power_sample_seed, power_sample, power_sample_seed);
+		printf("crashsim: power loss at one point in %u, one fault run in %u, sample seed "
+		       "%lu (--sample %u --fault-sample %u --sample-seed %lu checks the same)\n",
+		       psample ? power_sample : 1, fsample ? fault_sample : 1, power_sample_seed,
+		       psample ? power_sample : 1, fsample ? fault_sample : 1, power_sample_seed);
 	}
 
 	for (unsigned s = seed; s < seed + seeds; s++)
@@ -194,11 +203,12 @@ int main(int argc, char **argv)
 		}
 	if (fails) {
 		fprintf(stderr, "crashsim: FAILED; the last state checked is in %s\n", base);
-		if (power_sample > 1 && do_power)
+		if (psample || fsample)
 			fprintf(stderr,
 			        "crashsim: the points checked were those of --sample %u "
-			        "--sample-seed %lu\n",
-			        power_sample, power_sample_seed);
+			        "--fault-sample %u --sample-seed %lu\n",
+			        psample ? power_sample : 1, fsample ? fault_sample : 1,
+			        power_sample_seed);
 		return 1;
 	}
 	rm_rf(base);

@@ -95,6 +95,17 @@ static int one(const struct workload *w, const char *base, unsigned seed, int cl
 }
 
 int faults_long;
+unsigned fault_sample = 1;
+
+/* The phase of workload w's sample of fault runs: from the sample seed
+ * and its name, so that --sample-seed repeats the same runs. */
+static unsigned long sample_phase(const struct workload *w)
+{
+	unsigned long h = power_sample_seed ^ 2166136261ul;
+	for (const char *p = w->name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619ul;
+	return h % fault_sample;
+}
 
 unsigned faults_classes(const struct workload *w)
 {
@@ -114,11 +125,16 @@ int faults_run(const struct workload *w, const char *base, unsigned seed, struct
 	unsigned long on = 0;
 	if (only && sscanf(only, "%d:%lu", &oc, &on) != 2)
 		oc = -1;
+	/* With --fault-sample N, one run in N, counted over every (call,
+	 * error) in order from the phase. */
+	unsigned long k = sample_phase(w);
 	for (int c = 0; c < FC_N; c++)
 		for (unsigned long n = 1; n <= calls[c] && (classes & 1u << c); n++)
 			for (size_t e = 0; e < sizeof errs / sizeof errs[0]; e++) {
 				if ((errs[e] == 0 && c != FC_WRITE) ||
 				    (oc >= 0 && (c != oc || n != on)))
+					continue;
+				if (oc < 0 && k++ % fault_sample != 0)
 					continue;
 				one(w, base, seed, c, n, errs[e], NULL, st);
 				if (st->failures > 20)
