@@ -262,6 +262,38 @@ UT_TEST(overlap_with_later_records_is_damage)
 }
 END_TEST
 
+/* A repair while a maintenance run holds maint.lock is refused, with a
+ * message that names no program. */
+UT_TEST(repair_refused_while_maintenance_runs)
+{
+	hand_log();
+	char msg[ELOG_MSG_MAX];
+	int lockfd, dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char m[ELOG_MSG_MAX];
+		struct elog_verify_opts o = { .flags = ELOG_VERIFY_REPAIR };
+		struct elog_verify_result res;
+		int rc = elog_verify(ut_dir, &o, &res, m);
+		_exit(rc == ELOG_LOCKED &&
+		                      strcmp(m,
+		                             "maint.lock: a compaction or retention run holds it") ==
+		                              0
+		              ? 0
+		              : 1);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	close(lockfd);
+	close(dfd);
+}
+END_TEST
+
 UT_TEST(result_may_be_null)
 {
 	elog *w = ut_open_writer(ut_dir, 0, 0);
