@@ -148,7 +148,10 @@ int cli_status(int code)
 
 /* What to run next, by the library's code: the library says what is
  * wrong and never names a program; the programs name the command here,
- * in one place. */
+ * in one place.  A code gets its command only when it is right for every
+ * message of that code: not ELOG_CORRUPT, whose messages either carry a
+ * step of their own (three still end "see elog-verify") or have none.
+ * elog-verify words the hints of its problems (ELOG_HINT_*) itself. */
 static const char *next_command(int code)
 {
 	switch (code) {

@@ -82,13 +82,45 @@ static void clear_progress(void)
 	}
 }
 
+/* The words for each ELOG_HINT_*, appended to the library's text (and
+ * followed by the problem's detail, when it has one). */
+static const char *const hint_words[] = {
+	[ELOG_HINT_NONE] = "",
+	[ELOG_HINT_CUT] = " by elog-verify --repair; delete it once inspected",
+	[ELOG_HINT_RETAIN] = ", and the next elog-retain or elog-compact deletes it and its index",
+	[ELOG_HINT_FOREIGN] = " (move it out and run elog-verify again)",
+	[ELOG_HINT_COMPACT_COPY] = "; the next elog-compact removes the copy",
+	[ELOG_HINT_COMPACT] = "; the next elog-compact removes it",
+	[ELOG_HINT_LOSS] = "; restore the segments from a backup, or run elog-verify --repair to "
+	                   "record the loss",
+	[ELOG_HINT_RESEAL] = ": run elog-verify --repair to write it again",
+	[ELOG_HINT_SALVAGE] = "; elog-verify --repair --salvage",
+	[ELOG_HINT_NO_SALVAGE] = "; elog-verify --repair --salvage cannot get past it: the file "
+	                         "is shorter than a segment header",
+};
+
+/* p's text with the words of its hint and its detail, into buf. */
+static const char *problem_text(const struct elog_problem *p, char *buf, size_t size)
+{
+	const char *words = "";
+
+	if (p->hint > 0 && (size_t)p->hint < sizeof hint_words / sizeof hint_words[0])
+		words = hint_words[p->hint];
+	if (words[0] == '\0' && p->detail[0] == '\0')
+		return p->text;
+	snprintf(buf, size, "%s%s%s%s", p->text, words, p->detail[0] ? " " : "", p->detail);
+	return buf;
+}
+
 static void on_problem(void *arg, const struct elog_problem *p)
 {
 	const struct opts *o = arg;
-	char pos[48] = "";
+	char pos[48] = "", buf[2 * ELOG_MSG_MAX + 256];
+	const char *text;
 
 	if (o->quiet)
 		return;
+	text = problem_text(p, buf, sizeof buf);
 	clear_progress();
 	if (p->pos != ELOG_NOPOS)
 		snprintf(pos, sizeof pos, "byte %" PRIu64 ": ", p->pos);
@@ -96,7 +128,7 @@ static void on_problem(void *arg, const struct elog_problem *p)
 		/* With -l, standard output holds the list alone. */
 		cli_warn(o->dir, "%s: %s%s%s%s", p->file, pos,
 		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
-		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
+		         p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", text);
 		return;
 	}
 	if (o->json) {
@@ -107,13 +139,13 @@ static void on_problem(void *arg, const struct elog_problem *p)
 		else
 			cli_printf(",\"byte\":%" PRIu64, p->pos);
 		cli_printf(",\"kind\":\"%s\",\"problem\":", kind_name(p->kind));
-		cli_json_string(p->text, strlen(p->text));
+		cli_json_string(text, strlen(text));
 		cli_puts("}\n");
 		return;
 	}
 	cli_printf("%s: %s%s%s%s\n", p->file, pos,
 	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : kind_name(p->kind),
-	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", p->text);
+	           p->kind == ELOG_PROBLEM_DAMAGE ? "" : ": ", text);
 }
 
 static void on_segment(void *arg, const struct elog_segment_info *s)
@@ -171,7 +203,11 @@ static void on_progress(void *arg, const struct elog_progress *p)
 static void on_salvage(void *arg, const struct elog_salvage_report *rep)
 {
 	char text[512];
-	struct elog_problem p = { ELOG_PROBLEM_REPAIRED, rep->segment, rep->pos, text };
+	struct elog_problem p = { .kind = ELOG_PROBLEM_REPAIRED,
+		                  .file = rep->segment,
+		                  .pos = rep->pos,
+		                  .text = text,
+		                  .detail = "" };
 
 	if (rep->lost)
 		snprintf(text, sizeof text,

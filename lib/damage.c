@@ -41,8 +41,8 @@
 #include "maint.h"
 #include "verify.h"
 
-void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
-                          const char *fmt, va_list ap)
+void elog__verify_vreport(struct verify *v, int kind, int hint, const char *detail,
+                          const char *file, uint64_t pos, const char *fmt, va_list ap)
 {
 	char text[ELOG_MSG_MAX];
 	vsnprintf(text, sizeof text, fmt, ap);
@@ -57,18 +57,19 @@ void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t
 	else
 		v->res->repaired++;
 	if (!v->quiet && v->o && v->o->problem) {
-		struct elog_problem p = { kind, file, pos, text };
+		struct elog_problem p = { kind, file, pos, text, hint, detail ? detail : "" };
 		v->o->problem(v->o->arg, &p);
 	}
 }
 
-static void report(struct verify *v, int kind, const char *file, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static void report(struct verify *v, int kind, const char *file, const char *fmt, ...)
+static void report_hint(struct verify *v, int kind, int hint, const char *detail, const char *file,
+                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void report_hint(struct verify *v, int kind, int hint, const char *detail, const char *file,
+                        const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, file, ELOG_NOPOS, fmt, ap);
+	elog__verify_vreport(v, kind, hint, detail, file, ELOG_NOPOS, fmt, ap);
 	va_end(ap);
 }
 
@@ -105,10 +106,10 @@ void elog__verify_losses(struct verify *v, const struct holes *h)
 		range_text(what, sizeof what, h->v[i].first, h->v[i].last);
 		rfc3339(when, sizeof when, h->v[i].ms);
 		int one = h->v[i].first == h->v[i].last;
-		report(v, ELOG_PROBLEM_LOSS, FN_SALVAGED,
-		       "%s %s lost to damage (recorded by "
-		       "a repair or salvage at %s); readers report %s as a gap",
-		       what, one ? "was" : "were", when, one ? "it" : "them");
+		report_hint(v, ELOG_PROBLEM_LOSS, ELOG_HINT_NONE, NULL, FN_SALVAGED,
+		            "%s %s lost to damage (recorded by "
+		            "a repair or salvage at %s); readers report %s as a gap",
+		            what, one ? "was" : "were", when, one ? "it" : "them");
 	}
 }
 
@@ -152,15 +153,13 @@ static void consumers_behind(const struct ctable *t, uint64_t last, char *buf, s
 		add(buf, size, len, " and %zu more", more);
 }
 
-/* What the salvage plan p (the bytes after the damage) keeps and loses;
- * hdr: the header must be rebuilt first, which salvage does only when it
- * can tell how the values were stored. */
+/* What the salvage plan p (the bytes after the damage) keeps and loses,
+ * the detail of ELOG_HINT_SALVAGE; hdr: the header must be rebuilt first,
+ * which salvage does only when it can tell how the values were stored. */
 static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_t size, size_t *len)
 {
 	size_t shown = 0;
-	add(buf, size, len,
-	    "; elog-verify --repair --salvage gets past it%s, keeping %llu "
-	    "record%s",
+	add(buf, size, len, "gets past it%s, keeping %llu record%s",
 	    hdr ? " if it can rebuild the header" : "", (unsigned long long)p->records,
 	    p->records == 1 ? "" : "s");
 	for (size_t i = 0; i < p->nd; i++) {
@@ -265,8 +264,9 @@ int elog__verify_unreadable(struct verify *v)
 				elog__ctable_free(&t);
 			loaded = 1;
 		}
-		char text[ELOG_MSG_MAX], what[64], name[NAME_MAX_LOCAL];
-		size_t len = 0;
+		char text[ELOG_MSG_MAX], detail[ELOG_MSG_MAX], what[64], name[NAME_MAX_LOCAL];
+		size_t len = 0, dlen = 0;
+		int hint = ELOG_HINT_NONE;
 		range_text(what, sizeof what, first, last);
 		add(text, sizeof text, &len, "%s cannot be read %s", what,
 		    hdr ? "(the segment header is damaged)" : "past the damage");
@@ -275,13 +275,13 @@ int elog__verify_unreadable(struct verify *v)
 		err = hdr == 1 ? ELOG_CORRUPT
 		               : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
 		                                            scan_end, hi, &p, m);
+		detail[0] = '\0';
 		if (hdr == 1) {
-			add(text, sizeof text, &len,
-			    "; elog-verify --repair --salvage cannot "
-			    "get past it: the file is shorter than a segment header");
+			hint = ELOG_HINT_NO_SALVAGE;
 			err = 0;
 		} else if (!err) {
-			salvage_text(&p, hdr, text, sizeof text, &len);
+			hint = ELOG_HINT_SALVAGE;
+			salvage_text(&p, hdr, detail, sizeof detail, &dlen);
 			v->res->salvageable++;
 		} else if (err != ENOMEM) {
 			/* Changed or gone since it was read: said by the next check. */
@@ -289,7 +289,7 @@ int elog__verify_unreadable(struct verify *v)
 		}
 		elog__salvage_plan_free(&p);
 		elog__seg_name(name, v->seg[i].base, SEG_EXT);
-		report(v, ELOG_PROBLEM_UNREADABLE, name, "%s", text);
+		report_hint(v, ELOG_PROBLEM_UNREADABLE, hint, detail, name, "%s", text);
 	}
 	elog__ctable_free(&t);
 	if (err)

@@ -304,11 +304,26 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name, char *
 
 #define ELOG_NOPOS UINT64_MAX /* a problem of a whole file */
 
+/* The next step a problem calls for, which the library leaves to the
+ * caller to word (elog-verify appends its own words to the text). */
+#define ELOG_HINT_NONE 0
+#define ELOG_HINT_CUT 1          /* bytes a repair cut: inspect, then delete */
+#define ELOG_HINT_RETAIN 2       /* the next retention or compaction deletes it */
+#define ELOG_HINT_FOREIGN 3      /* move it out of the log, check again */
+#define ELOG_HINT_COMPACT_COPY 4 /* the next compaction removes the copy */
+#define ELOG_HINT_COMPACT 5      /* the next compaction removes it */
+#define ELOG_HINT_LOSS 6         /* restore a backup, or repair to record the loss */
+#define ELOG_HINT_RESEAL 7       /* a repair writes the seal again */
+#define ELOG_HINT_SALVAGE 8      /* salvage gets past it, as detail says */
+#define ELOG_HINT_NO_SALVAGE 9   /* salvage cannot: shorter than a header */
+
 struct elog_problem {
-	int kind;         /* ELOG_PROBLEM_* */
-	const char *file; /* name in the log directory, "." for it */
-	uint64_t pos;     /* byte position in file, or ELOG_NOPOS */
-	const char *text; /* lowercase, without file or position */
+	int kind;           /* ELOG_PROBLEM_* */
+	const char *file;   /* name in the log directory, "." for it */
+	uint64_t pos;       /* byte position in file, or ELOG_NOPOS */
+	const char *text;   /* lowercase, without file or position */
+	int hint;           /* ELOG_HINT_*: the next step, not in text */
+	const char *detail; /* what that step would do, or "" */
 };
 
 /* One segment as elog_verify() found it. */

@@ -43,7 +43,7 @@ static void repaired(struct verify *v, const char *file, uint64_t pos, const cha
 {
 	va_list ap;
 	va_start(ap, fmt);
-	elog__verify_vreport(v, ELOG_PROBLEM_REPAIRED, file, pos, fmt, ap);
+	elog__verify_vreport(v, ELOG_PROBLEM_REPAIRED, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
 	va_end(ap);
 }
 
@@ -78,9 +78,7 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
 	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
 		if (err == ELOG_LOCKED)
-			elog__errmsg_set(v->msg, err,
-			                 "%s: a maintenance program "
-			                 "(elog-compact or elog-retain) is running",
+			elog__errmsg_set(v->msg, err, "%s: a compaction or retention run holds it",
 			                 FN_MAINT);
 		return err;
 	}

@@ -52,7 +52,20 @@ static void report(struct verify *v, int kind, const char *file, uint64_t pos, c
 {
 	va_list ap;
 	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, file, pos, fmt, ap);
+	elog__verify_vreport(v, kind, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem whose next step is hint (ELOG_HINT_*): the text stops where
+ * the caller's words for that step begin. */
+static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
+                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
+                        const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	elog__verify_vreport(v, kind, hint, NULL, file, pos, fmt, ap);
 	va_end(ap);
 }
 
@@ -144,9 +157,8 @@ static int sort_name(const char *name, void *arg)
 		       "a segment the writer was creating when it stopped; "
 		       "the writer removes it when it next opens the log");
 	else if (kind == FILE_CUT)
-		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-		       "bytes cut from a segment by elog-verify --repair; "
-		       "delete it once inspected");
+		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_CUT, name, ELOG_NOPOS,
+		            "bytes cut from a segment");
 	else
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS, "unknown file, ignored by elog");
 	return 0;
@@ -182,11 +194,10 @@ static int check_start(struct verify *v)
 	for (size_t i = 0; i < sv->hidden; i++) {
 		char name[NAME_MAX_LOCAL];
 		elog__seg_name(name, v->base[i], SEG_EXT);
-		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-		       "below the log's start %llu: retention removed it and was "
-		       "stopped before unlinking it; readers skip it, and the next "
-		       "elog-retain or elog-compact deletes it and its index",
-		       (unsigned long long)sv->start);
+		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_RETAIN, name, ELOG_NOPOS,
+		            "below the log's start %llu: retention removed it and was "
+		            "stopped before unlinking it; readers skip it",
+		            (unsigned long long)sv->start);
 	}
 	v->n -= sv->hidden;
 	memmove(v->base, v->base + sv->hidden, v->n * sizeof *v->base);
@@ -904,9 +915,10 @@ static int check_seal(struct verify *v, struct segcheck *c)
 		ss->chain = CHAIN_SEALED;
 		elog__seal_id(v->set.id, id);
 		if (v->have_set && memcmp(id, ss->seal.id, SEAL_ID_LEN) != 0)
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, ss->seal.pos + SEAL_AT_ID,
-			       "its seal names another log: a segment copied in from "
-			       "elsewhere? (move it out and run elog-verify again)");
+			report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_FOREIGN, c->name,
+			            ss->seal.pos + SEAL_AT_ID,
+			            "its seal names another log: a segment copied in from "
+			            "elsewhere?");
 		return 0;
 	}
 	if (err == ELOG_CORRUPT && c->active) {
@@ -1049,10 +1061,8 @@ static void check_overlap(struct verify *v, size_t i)
 	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
 	           b->next <= a->next;
 	if (copy)
-		report(v, ELOG_PROBLEM_WARNING, name, a->overlap_pos,
-		       "holds copies of every record of %s: a merge was interrupted; "
-		       "the next elog-compact removes the copy",
-		       next);
+		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, name, a->overlap_pos,
+		            "holds copies of every record of %s: a merge was interrupted", next);
 	else
 		report(v, ELOG_PROBLEM_DAMAGE, name, a->overlap_pos,
 		       "offset %llu is not below the next segment's base %llu "
@@ -1073,11 +1083,9 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
 		return;
 	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
 		v->nlost--;
-	report(v, ELOG_PROBLEM_DAMAGE, name, pos,
-	       "offsets %llu-%llu are lost: %s; "
-	       "restore the segments from a backup, or run elog-verify --repair to "
-	       "record the loss",
-	       (unsigned long long)from, (unsigned long long)(to - 1), why);
+	report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_LOSS, name, pos,
+	            "offsets %llu-%llu are lost: %s", (unsigned long long)from,
+	            (unsigned long long)(to - 1), why);
 }
 
 /* The chain of segments: each closed segment's seal names the base of the
@@ -1101,10 +1109,10 @@ static void check_chain(struct verify *v)
 			if (a->next < next)
 				chain_loss(v, &h, name, a->valid_end, a->next, next, why);
 			else
-				report(v, ELOG_PROBLEM_DAMAGE, name, a->valid_end,
-				       "the closed segment lost its seal (byte %llu on): "
-				       "run elog-verify --repair to write it again",
-				       (unsigned long long)a->valid_end);
+				report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_RESEAL, name,
+				            a->valid_end,
+				            "the closed segment lost its seal (byte %llu on)",
+				            (unsigned long long)a->valid_end);
 			if (a->clean)
 				push(&v->reseal, &v->nreseal, i);
 			continue;
@@ -1139,11 +1147,11 @@ static void check_chain(struct verify *v)
 			char bname[NAME_MAX_LOCAL];
 			elog__seg_name(bname, b->base, SEG_EXT);
 			if (b->clean && b->next <= a->seal.next && i + 2 < v->n)
-				report(v, ELOG_PROBLEM_WARNING, bname, ELOG_NOPOS,
-				       "lies inside the range of %s, whose seal names %llu as "
-				       "the next: a merge was interrupted; the next elog-compact "
-				       "removes it",
-				       name, (unsigned long long)a->seal.next);
+				report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT, bname,
+				            ELOG_NOPOS,
+				            "lies inside the range of %s, whose seal names %llu as "
+				            "the next: a merge was interrupted",
+				            name, (unsigned long long)a->seal.next);
 			else
 				report(v, ELOG_PROBLEM_DAMAGE, bname, ELOG_NOPOS,
 				       "is not in the log's chain: %s's seal names %llu as the "

@@ -65,9 +65,12 @@ struct verify {
 	uint64_t total, done, shown;
 };
 
-/* damage.c: count a problem into v->res and hand it to the caller's hook. */
-void elog__verify_vreport(struct verify *v, int kind, const char *file, uint64_t pos,
-                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* damage.c: count a problem into v->res and hand it to the caller's hook,
+ * with hint (ELOG_HINT_*) and detail (NULL: none) as struct elog_problem
+ * says. */
+void elog__verify_vreport(struct verify *v, int kind, int hint, const char *detail,
+                          const char *file, uint64_t pos, const char *fmt, va_list ap)
+        __attribute__((format(printf, 7, 0)));
 /* Take LOCK (emptying its state) and maint.lock for a repair. */
 int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
 /* Repair what the check found: stale temporary files, indexes, the start

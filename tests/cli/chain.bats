@@ -42,7 +42,7 @@ seg() {
 	rm "$(seg "$b2")"
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"offsets $b2-$((b3 - 1)) are lost: the seal names segment $b2 as the next, but the next one is $b3: segments are missing"* ]]
+	[[ "$output" == *"offsets $b2-$((b3 - 1)) are lost: the seal names segment $b2 as the next, but the next one is $b3: segments are missing; restore the segments from a backup, or run elog-verify --repair to record the loss"* ]]
 	run elog-cat --strict "$LOG"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offsets $b2-$((b3 - 1)) were lost to damage"* ]]
@@ -89,7 +89,7 @@ open(p, "r+b").truncate(ends[-3])
 EOF
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"offsets $((b2 - 2))-$((b2 - 1)) are lost: the closed segment ends at byte"*"without its seal: it was truncated"* ]]
+	[[ "$output" == *"offsets $((b2 - 2))-$((b2 - 1)) are lost: the closed segment ends at byte"*"without its seal: it was truncated; restore the segments from a backup, or run elog-verify --repair to record the loss"* ]]
 	run elog-cat --strict "$LOG"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offsets $((b2 - 2))-$((b2 - 1)) were lost to damage"* ]]
@@ -103,7 +103,7 @@ EOF
 	cp "$other/$(basename "$(seg "$b2")")" "$(seg "$b2")"
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"$(basename "$(seg "$b2")"): byte "*": its seal names another log: a segment copied in from elsewhere?"* ]]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): byte "*": its seal names another log: a segment copied in from elsewhere? (move it out and run elog-verify again)"* ]]
 }
 
 @test "the newest segment deleted: readers and verify report what was durable" {
@@ -113,7 +113,7 @@ EOF
 	rm "$(seg "$last")"
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"offsets $last-2999 are lost: the seal names segment $last as the next, which is missing"* ]]
+	[[ "$output" == *"offsets $last-2999 are lost: the seal names segment $last as the next, which is missing, and the watermark says they were durable; restore the segments from a backup, or run elog-verify --repair to record the loss"* ]]
 	run elog-cat --strict "$LOG"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offsets $last-2999 were lost to damage"* ]]
@@ -151,7 +151,7 @@ EOF
 	truncate -s $((size - 56)) "$(seg 0)"
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"the closed segment lost its seal"*"run elog-verify --repair to write it again"* ]]
+	[[ "$output" == *"00000000000000000000.log: byte $((size - 56)): the closed segment lost its seal (byte $((size - 56)) on): run elog-verify --repair to write it again"* ]]
 	run elog-verify --repair "$LOG"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"sealed again, naming segment $(nth_base 2) as the next"* ]]

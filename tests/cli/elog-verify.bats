@@ -229,6 +229,18 @@ flip() {
 	[ "$stderr" = "elog-verify: $L: 1 range of offsets lost to damage, which readers report as gaps" ]
 }
 
+@test "a segment retention left below the start: the warning names what deletes it" {
+	cp "$L/00000000000000000000.log" "$T/first"
+	"$B/elog-retain" --max-bytes 12K "$L"
+	[ ! -e "$L/00000000000000000000.log" ]
+	# The unlink that a crash kept from reaching the disk.
+	cp "$T/first" "$L/00000000000000000000.log"
+	run --separate-stderr "$B/elog-verify" "$L"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "00000000000000000000.log: warning: below the log's start "*": retention removed it and was stopped before unlinking it; readers skip it, and the next elog-retain or elog-compact deletes it and its index" ]]
+}
+
 @test "a closed segment cut inside its seal is reported as a damaged seal" {
 	size=$(stat -c %s "$L/$S1")
 	truncate -s $((size - 5)) "$L/$S1"

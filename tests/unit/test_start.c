@@ -50,6 +50,7 @@ struct seen {
 	int kind[MAXP];
 	char file[MAXP][64];
 	char text[MAXP][512];
+	int hint[MAXP];
 };
 
 static void on_problem(void *arg, const struct elog_problem *p)
@@ -60,6 +61,7 @@ static void on_problem(void *arg, const struct elog_problem *p)
 	s->kind[s->n] = p->kind;
 	snprintf(s->file[s->n], sizeof s->file[0], "%s", p->file);
 	snprintf(s->text[s->n], sizeof s->text[0], "%s", p->text);
+	s->hint[s->n] = p->hint;
 	s->n++;
 }
 
@@ -80,6 +82,15 @@ static int said(const struct seen *s, int kind, const char *file, const char *te
 		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0 && strstr(s->text[i], text))
 			return 1;
 	return 0;
+}
+
+/* The hint of the first problem of kind about file, or -1. */
+static int hint_of(const struct seen *s, int kind, const char *file)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->kind[i] == kind && strcmp(s->file[i], file) == 0)
+			return s->hint[i];
+	return -1;
 }
 
 /* A real log of n records in 4 KiB segments, keyed k<i % 7>, ts 1000 + i;
@@ -289,6 +300,8 @@ UT_TEST(readers_writer_and_verify_skip_segments_below_start)
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, b[0], SEG_EXT);
 	ck_assert(said(&s, ELOG_PROBLEM_WARNING, name, "below the log's start"));
+	ck_assert(!said(&s, ELOG_PROBLEM_WARNING, name, "elog-"));
+	ck_assert_int_eq(hint_of(&s, ELOG_PROBLEM_WARNING, name), ELOG_HINT_RETAIN);
 	struct elog__start_view sv;
 	ck_assert_uint_eq(res.segments, list(ut_dir, b, &sv));
 	ck_assert_uint_ge(res.segments, ns - 2);

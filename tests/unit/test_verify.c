@@ -17,7 +17,19 @@ struct seen {
 	char file[MAXP][64];
 	uint64_t pos[MAXP];
 	char text[MAXP][512];
+	int hint[MAXP];
+	char detail[MAXP][512];
 };
+
+/* 1 when s names a program ("elog-" and a letter): the library leaves
+ * that to the programs, through the problem's hint. */
+static int names_program(const char *s)
+{
+	for (const char *p = s; (p = strstr(p, "elog-")) != NULL; p++)
+		if (p[5] >= 'a' && p[5] <= 'z')
+			return 1;
+	return 0;
+}
 
 static void on_problem(void *arg, const struct elog_problem *p)
 {
@@ -28,6 +40,11 @@ static void on_problem(void *arg, const struct elog_problem *p)
 	snprintf(s->file[s->n], sizeof s->file[0], "%s", p->file);
 	s->pos[s->n] = p->pos;
 	snprintf(s->text[s->n], sizeof s->text[0], "%s", p->text);
+	ck_assert_msg(!names_program(p->text), "names a program: %s", p->text);
+	ck_assert_ptr_nonnull(p->detail);
+	ck_assert_msg(!names_program(p->detail), "names a program: %s", p->detail);
+	s->hint[s->n] = p->hint;
+	snprintf(s->detail[s->n], sizeof s->detail[0], "%s", p->detail);
 	s->n++;
 }
 
@@ -209,8 +226,9 @@ UT_TEST(merge_leftover_is_a_warning)
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], pos2 + 8);
 	ck_assert_str_eq(s.text[k], "holds copies of every record of "
-	                            "00000000000000000002.log: a merge was interrupted; the next "
-	                            "elog-compact removes the copy");
+	                            "00000000000000000002.log: a merge was interrupted");
+	ck_assert_int_eq(s.hint[k], ELOG_HINT_COMPACT_COPY);
+	ck_assert_str_eq(s.detail[k], "");
 }
 END_TEST
 
@@ -241,6 +259,38 @@ UT_TEST(overlap_with_later_records_is_damage)
 	                 "00000000000000000000.log runs into 00000000000000000002.log, "
 	                 "which holds later records too: the segments overlap (see elog-verify)");
 	ck_assert(ut_exists(ut_seg_path(ut_dir, 2, SEG_EXT)));
+}
+END_TEST
+
+/* A repair while a maintenance run holds maint.lock is refused, with a
+ * message that names no program. */
+UT_TEST(repair_refused_while_maintenance_runs)
+{
+	hand_log();
+	char msg[ELOG_MSG_MAX];
+	int lockfd, dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char m[ELOG_MSG_MAX];
+		struct elog_verify_opts o = { .flags = ELOG_VERIFY_REPAIR };
+		struct elog_verify_result res;
+		int rc = elog_verify(ut_dir, &o, &res, m);
+		_exit(rc == ELOG_LOCKED &&
+		                      strcmp(m,
+		                             "maint.lock: a compaction or retention run holds it") ==
+		                              0
+		              ? 0
+		              : 1);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	close(lockfd);
+	close(dfd);
 }
 END_TEST
 
@@ -761,10 +811,10 @@ UT_TEST(damage_names_unreadable_offsets_consumers_behind_and_salvage)
 	int k = find(&s, ELOG_PROBLEM_UNREADABLE, seg(0, SEG_EXT));
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(s.pos[k], ELOG_NOPOS);
-	ck_assert_str_eq(s.text[k],
-	                 "offsets 2-4 cannot be read past the damage; consumer "
-	                 "behind them: early (at 1); elog-verify --repair --salvage gets "
-	                 "past it, keeping 2 records and losing offset 2");
+	ck_assert_str_eq(s.text[k], "offsets 2-4 cannot be read past the damage; consumer "
+	                            "behind them: early (at 1)");
+	ck_assert_int_eq(s.hint[k], ELOG_HINT_SALVAGE);
+	ck_assert_str_eq(s.detail[k], "gets past it, keeping 2 records and losing offset 2");
 }
 END_TEST
 
