@@ -239,34 +239,57 @@ ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target)
 	return (ssize_t)lo - 1;
 }
 
+/* Open the index of segment base and check its header: *fd, its layout
+ * and its number of whole entries.  An errno value when it cannot be
+ * opened; ELOG_CORRUPT (fd closed) when the header does not check. */
+static int idx_open_checked(int dfd, uint64_t base, int *fd, const struct idx_layout **lay,
+                            uint64_t *n)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char p[IDX_HDR];
+	struct stat st;
+	size_t got;
+	elog__seg_name(name, base, IDX_EXT);
+	if ((*fd = elog__fs_openat(dfd, name, O_RDONLY, 0)) < 0)
+		return errno;
+	if (fstat(*fd, &st) < 0 || elog__fs_pread_full(*fd, p, IDX_HDR, 0, &got) != 0 ||
+	    elog__idx_header_check(p, got, lay) != 0) {
+		close(*fd);
+		return ELOG_CORRUPT;
+	}
+	*n = ((uint64_t)st.st_size - IDX_HDR) / (*lay)->entry;
+	return 0;
+}
+
+/* Entry k of an index opened by idx_open_checked(), judged as
+ * elog__idx_load() judges an entry, though alone: 0 or ELOG_CORRUPT. */
+static int idx_entry_at(int fd, const struct idx_layout *lay, uint64_t k, uint64_t base,
+                        uint64_t seg_len, struct idx_entry *e)
+{
+	unsigned char p[IDX_ENTRY];
+	size_t got;
+	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + k * lay->entry), &got) != 0 ||
+	    got < lay->entry ||
+	    elog__idx_entry_check(p, lay, base, seg_len, NULL, e) != IDX_FAULT_NONE)
+		return ELOG_CORRUPT;
+	return 0;
+}
+
 int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
                      struct idx_entry *out)
 {
-	char name[NAME_MAX_LOCAL];
-	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
 	const struct idx_layout *lay;
-	struct stat st;
-	size_t got;
-	int rc = ELOG_CORRUPT, found = 0;
-	elog__seg_name(name, base, IDX_EXT);
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
-	    elog__idx_header_check(p, got, &lay) != 0)
-		goto out;
-	/* Each entry read is judged as elog__idx_load() judges it, though
-	 * alone; an entry out of order is not seen by a binary search, but
-	 * the reader checks the record an entry points at before it trusts
-	 * it. */
-	uint64_t lo = 0, hi = ((uint64_t)st.st_size - IDX_HDR) / lay->entry;
+	uint64_t lo = 0, hi;
+	int fd, found = 0;
+	int rc = idx_open_checked(dfd, base, &fd, &lay, &hi);
+	if (rc)
+		return rc;
+	/* An entry out of order is not seen by a binary search, but the
+	 * reader checks the record an entry points at before it trusts it. */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		struct idx_entry e;
-		if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + mid * lay->entry),
-		                        &got) != 0 ||
-		    got < lay->entry ||
-		    elog__idx_entry_check(p, lay, base, seg_len, NULL, &e) != IDX_FAULT_NONE)
+		if ((rc = idx_entry_at(fd, lay, mid, base, seg_len, &e)) != 0)
 			goto out;
 		if (e.offset <= target) {
 			*out = e;
@@ -284,30 +307,13 @@ out:
 
 int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *out)
 {
-	char name[NAME_MAX_LOCAL];
-	unsigned char p[IDX_HDR > IDX_ENTRY ? IDX_HDR : IDX_ENTRY];
 	const struct idx_layout *lay;
-	struct stat st;
-	size_t got;
-	int rc = ELOG_CORRUPT;
-	elog__seg_name(name, base, IDX_EXT);
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) < 0 || elog__fs_pread_full(fd, p, IDX_HDR, 0, &got) != 0 ||
-	    elog__idx_header_check(p, got, &lay) != 0)
-		goto out;
-	uint64_t n = ((uint64_t)st.st_size - IDX_HDR) / lay->entry;
-	rc = ELOG_END;
-	if (n == 0)
-		goto out;
-	rc = ELOG_CORRUPT;
-	if (elog__fs_pread_full(fd, p, lay->entry, (off_t)(IDX_HDR + (n - 1) * lay->entry), &got) ==
-	            0 &&
-	    got == lay->entry &&
-	    elog__idx_entry_check(p, lay, base, seg_len, NULL, out) == IDX_FAULT_NONE)
-		rc = 0;
-out:
+	uint64_t n;
+	int fd;
+	int rc = idx_open_checked(dfd, base, &fd, &lay, &n);
+	if (rc)
+		return rc;
+	rc = n == 0 ? ELOG_END : idx_entry_at(fd, lay, n - 1, base, seg_len, out);
 	close(fd);
 	return rc;
 }
