@@ -165,19 +165,26 @@ endif
 # the names and calls of the same sources as the default lane's), and the
 # no-zstd build's (the unit and CLI tests of what that build changes:
 # compressed logs refused, the format, the build and install, the
-# programs' help).  Each runs every part whatever the others did (-k).
+# programs' help), and, to even out the lanes' times, the CLI tests of
+# consumers and compaction, which never compress, so that both builds
+# run the same code there.  Each runs every part whatever the others did
+# (-k).
 SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
+NOZSTD_ONLY_CLI_TESTS = tests/cli/elog-commit.bats tests/cli/elog-compact.bats \
+	tests/cli/elog-cat-group.bats
 NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/install.bats \
-	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats
+	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats $(NOZSTD_ONLY_CLI_TESTS)
 
 # The default lane's crash simulator checks a third of the power-loss
 # points and fails every call of every workload; the sanitizer lane's
 # fails one call in three of the same workloads under ASan and UBSan
 # (a new third each run, its seed printed).  Its CLI tests are
 # all but the sanitizer lane's (SAN_CLI_TESTS), which check there what
-# they check here and memory errors besides; hostile.bats runs without
-# the sanitizers in the no-zstd lane too.
-DEFAULT_CLI_TESTS = $(filter-out $(SAN_CLI_TESTS),$(sort $(wildcard tests/cli/*.bats))) tests/live
+# they check here and memory errors besides (hostile.bats runs without
+# the sanitizers in the no-zstd lane too), and those the no-zstd lane
+# alone runs (NOZSTD_ONLY_CLI_TESTS).
+DEFAULT_CLI_TESTS = $(filter-out $(SAN_CLI_TESTS) $(NOZSTD_ONLY_CLI_TESTS), \
+	$(sort $(wildcard tests/cli/*.bats))) tests/live
 
 check-default:
 	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols \
