@@ -176,9 +176,11 @@ NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/insta
 	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats $(NOZSTD_ONLY_CLI_TESTS)
 
 # The default lane's crash simulator checks a third of the power-loss
-# points and fails every call of every workload; the sanitizer lane's
-# fails one call in three of the same workloads under ASan and UBSan
-# (a new third each run, its seed printed).  Its CLI tests are
+# points; the no-zstd lane's fails every call of every workload (none of
+# the fault workloads compresses, so both builds run the same code
+# there), and the sanitizer lane's one call in three of the same
+# workloads under ASan and UBSan (a new third each run, its seed
+# printed).  Its CLI tests are
 # all but the sanitizer lane's (SAN_CLI_TESTS), which check there what
 # they check here and memory errors besides (hostile.bats runs without
 # the sanitizers in the no-zstd lane too), and those the no-zstd lane
@@ -188,7 +190,7 @@ DEFAULT_CLI_TESTS = $(filter-out $(SAN_CLI_TESTS) $(NOZSTD_ONLY_CLI_TESTS), \
 
 check-default:
 	$(MAKE) -k check-unit check-cli check-man check-examples check-crash check-symbols \
-		check-layers CLI_TESTS='$(DEFAULT_CLI_TESTS)'
+		check-layers CRASHSIM_QUICK='--power --sample 3' CLI_TESTS='$(DEFAULT_CLI_TESTS)'
 
 # Under the sanitizers, the examples written in C, which link the library
 # (sqlite-consumer, outbox-app and -relay, undo-history); the others are
@@ -208,7 +210,7 @@ NOZSTD_UNIT_TESTS = test_compress test_settings test_segment test_reader test_wr
 	test_verify test_hostile
 
 check-nozstd:
-	$(MAKE) -k check-unit check-cli HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)' \
+	$(MAKE) -k check-unit check-cli check-faults HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)' \
 		UNIT_TESTS='$(NOZSTD_UNIT_TESTS)'
 
 # libelog.a exports the names of elog.h and internal ones prefixed elog__,
@@ -275,6 +277,10 @@ endif
 check-crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim $(CRASHSIM_QUICK)
 	ELOG_BIN=$(CURDIR)/$(B) tests/crash/soak.sh --kills $(SOAK_KILLS) --writers 8
+
+# Every failing call of every fault workload, alone (the no-zstd lane).
+check-faults: $(B)/tests/crashsim
+	$(B)/tests/crashsim --faults
 
 crash: $(B)/tests/crashsim $(PROGS) $(B)/tests/elog-compact-faulty
 	$(B)/tests/crashsim --long
@@ -360,4 +366,4 @@ CLANG_FORMAT ?= clang-format
 format:
 	$(CLANG_FORMAT) -i $$(git ls-files '*.c' '*.h')
 
-.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-layers check-unit check-cli check-crash crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-layers check-unit check-cli check-crash check-faults crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
