@@ -239,8 +239,10 @@ uint32_t *elog__bell_map(int fd)
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return NULL;
 	/* Grown, never shrunk: a page beyond the end of the file could not be
-	 * touched. */
-	if (st.st_size < BELL_BYTES && ftruncate(fd, BELL_BYTES) < 0)
+	 * touched.  Allocated, not a hole: the first store into a hole's page
+	 * needs a block, and on a full disk that fault is SIGBUS; here it is
+	 * ENOSPC, and the handle polls. */
+	if (posix_fallocate(fd, 0, BELL_BYTES) != 0)
 		return NULL;
 	void *p = mmap(NULL, BELL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	return p == MAP_FAILED ? NULL : p;
