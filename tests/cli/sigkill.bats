@@ -28,6 +28,9 @@ generate() {
 # printed go to $T/out.$1.
 run_and_kill() {
 	local run=$1 ms=$2 pid
+	# A kill before the shell made the redirect leaves no file: nothing
+	# was printed, which is an empty file.
+	: >"$T/out.$run"
 	generate "$run" | "$ELOG_BIN/elog-append" -p "$LOG" >"$T/out.$run" 2>"$T/err.$run" 3>&- &
 	pid=$!
 	sleep "$(printf '0.%03d' "$ms")"
