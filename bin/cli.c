@@ -148,10 +148,9 @@ int cli_status(int code)
 
 /* What to run next, by the library's code: the library says what is
  * wrong and never names a program; the programs name the command here,
- * in one place.  A code gets its command only when it is right for every
- * message of that code: not ELOG_CORRUPT, whose messages either carry a
- * step of their own (three still end "see elog-verify") or have none.
- * elog-verify words the hints of its problems (ELOG_HINT_*) itself. */
+ * in one place, for every message of that code.  Damage sends the user to
+ * elog-verify, which says what is damaged and which repair gets past it;
+ * elog-verify itself words the hints of its problems (ELOG_HINT_*). */
 static const char *next_command(int code)
 {
 	switch (code) {
@@ -168,6 +167,9 @@ noreturn void cli_die_elog(const char *dir, int code, const char *msg)
 
 	if (msg == NULL || msg[0] == '\0')
 		msg = elog_strerror(code);
+	if (code == ELOG_CORRUPT && dir != NULL && strcmp(cli_prog, "elog-verify") != 0)
+		cli_die(cli_status(code), dir, "%s; run elog-verify %s to see what is damaged", msg,
+		        dir);
 	if (next)
 		cli_die(cli_status(code), dir, "%s; %s", msg, next);
 	cli_die(cli_status(code), dir, "%s", msg);

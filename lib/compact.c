@@ -99,16 +99,15 @@ static const struct tomb *tombs_find(const struct tombs *t, uint64_t offset)
 	return lo < t->n && t->v[lo].offset == offset ? &t->v[lo] : NULL;
 }
 
-static int state_load(struct maint *m, struct tombs *t)
+static int state_load(int dfd, char *msg, struct tombs *t)
 {
 	char *text;
 	size_t len;
-	int err = elog__fs_read_small(m->dfd, FN_COMPACT_STATE, STATE_MAX, &text, &len);
+	int err = elog__fs_read_small(dfd, FN_COMPACT_STATE, STATE_MAX, &text, &len);
 	if (err == ENOENT)
 		return 0;
 	if (err)
-		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE,
-		                        elog_strerror(err));
+		return elog__errmsg_set(msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	size_t line = 1;
 	const char *p = text, *end = text + len;
 	if (len < sizeof STATE_MAGIC - 1 || memcmp(text, STATE_MAGIC, sizeof STATE_MAGIC - 1)) {
@@ -133,14 +132,21 @@ static int state_load(struct maint *m, struct tombs *t)
 out:
 	free(text);
 	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err,
+		return elog__errmsg_set(msg, err,
 		                        "%s: malformed at line %zu (remove it to "
 		                        "restart the grace periods of tombstones)",
 		                        FN_COMPACT_STATE, line);
 	if (err)
-		return elog__errmsg_set(m->msg, err, "%s: %s", FN_COMPACT_STATE,
-		                        elog_strerror(err));
+		return elog__errmsg_set(msg, err, "%s: %s", FN_COMPACT_STATE, elog_strerror(err));
 	return 0;
+}
+
+int elog__compact_state_check(int dfd, char *msg)
+{
+	struct tombs t = { 0 };
+	int err = state_load(dfd, msg, &t);
+	free(t.v);
+	return err;
 }
 
 static int state_store(struct maint *m, const struct tombs *t)
@@ -679,7 +685,7 @@ static int compact(struct compactor *c)
 	if (!c->o->dry_run && (err = elog__maint_cleanup(m, &c->res->leftovers)) != 0)
 		return err;
 	c->res->segments_before = m->nclosed;
-	if ((err = state_load(m, &c->old)) != 0)
+	if ((err = state_load(m->dfd, m->msg, &c->old)) != 0)
 		return err;
 	if ((err = elog__keyset_init(&c->ks)) != 0)
 		return elog__errmsg_set(m->msg, err, "making the key table: %s",

@@ -576,7 +576,7 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 				return elog__errmsg_set(m->msg, ELOG_CORRUPT,
 				                        "%s runs into %s, which "
 				                        "holds later records too: the segments "
-				                        "overlap (see elog-verify)",
+				                        "overlap",
 				                        a, b);
 			}
 			if ((err = elog__seg_remove(m, m->sl.base[i + 1])) != 0)

@@ -138,4 +138,9 @@ int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base
 int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
                          uint32_t index_interval, char *aside, size_t aside_size, char *msg);
 
+/* ---- compact.c: what verify checks of compaction's own file ---- */
+/* 0 when FN_COMPACT_STATE is absent or reads as compaction reads it;
+ * else the error compaction would stop on, its message in msg. */
+int elog__compact_state_check(int dfd, char *msg);
+
 #endif

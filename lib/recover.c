@@ -190,7 +190,7 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 		return elog__errmsg_set(
 		        msg, ELOG_CORRUPT,
 		        "%s: damaged record at byte %llu, below the %llu durable bytes "
-		        "(acknowledged data is damaged; see elog-verify)",
+		        "(acknowledged data is damaged)",
 		        name, (unsigned long long)at, (unsigned long long)acked);
 	if (at < acked || next < wm->durable_end)
 		return elog__errmsg_set(

@@ -241,7 +241,7 @@ int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t l
 	if (got == SEG_HDR && elog__seg_header_sealed(hdr))
 		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		                        "%s: a closed segment without its "
-		                        "seal: it was truncated (see elog-verify)",
+		                        "seal: it was truncated",
 		                        name);
 	*seal = (struct seal){ .next = listed, .end = listed, .pos = s->pos };
 	return 0;

@@ -36,6 +36,7 @@
 #include "compress.h"
 #include "files.h"
 #include "consumers_json.h"
+#include "maint.h"
 #include "verify.h"
 
 #define PROGRESS_STEP (1u << 20)
@@ -1316,6 +1317,20 @@ static void check_salvaged(struct verify *v)
 	elog__holes_free(&h);
 }
 
+/* Compaction stops on a tombstone state it cannot read, every run, until
+ * the file is removed; say so here, in compaction's own words, so that a
+ * check does not pass a log whose compaction cannot run. */
+static void check_compact_state(struct verify *v)
+{
+	char msg[ELOG_MSG_MAX];
+	int err = elog__compact_state_check(v->dfd, msg);
+	size_t skip = strlen(FN_COMPACT_STATE ": ");
+
+	if (err == ELOG_CORRUPT)
+		report(v, ELOG_PROBLEM_DAMAGE, FN_COMPACT_STATE, ELOG_NOPOS, "%s",
+		       strncmp(msg, FN_COMPACT_STATE ": ", skip) == 0 ? msg + skip : msg);
+}
+
 /* One whole check.  v->dfd, flags, o, res and msg are set by the caller. */
 static int check_all(struct verify *v)
 {
@@ -1325,6 +1340,7 @@ static int check_all(struct verify *v)
 	if ((err = list_dir(v)) != 0)
 		return err;
 	check_plain_files(v);
+	check_compact_state(v);
 	if ((err = read_watermark(v)) != 0)
 		return err;
 	if (v->n == 0)

@@ -400,7 +400,7 @@ value_of() {
 	printf 'X' | dd of="$LOG/00000000000000000000.log" bs=1 seek=92 conv=notrunc 2>/dev/null
 	run --separate-stderr elog-cat -v "$LOG"
 	[ "$status" -eq 4 ] && [ "$output" = "aaaa" ]
-	[ "$stderr" = "elog-cat: $LOG: 00000000000000000000.log: corrupt record at byte 64" ]
+	[ "$stderr" = "elog-cat: $LOG: 00000000000000000000.log: corrupt record at byte 64; run elog-verify $LOG to see what is damaged" ]
 }
 
 @test "cat: a gap left by retention is reported and skipped; --strict makes it an error" {

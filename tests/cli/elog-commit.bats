@@ -149,10 +149,10 @@ committed_is() {
 	printf '{"version":1,"consumers":{"a":{"offset":1}}}' > "$L/consumers.json"
 	run "$B/elog-commit" "$L" a 2
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-commit: $L: consumers.json: byte 41: missing \"committed_ms\"" ]
+	[ "$output" = "elog-commit: $L: consumers.json: byte 41: missing \"committed_ms\"; run elog-verify $L to see what is damaged" ]
 	run "$B/elog-commit" -l "$L"
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-commit: $L: consumers.json: byte 41: missing \"committed_ms\"" ]
+	[ "$output" = "elog-commit: $L: consumers.json: byte 41: missing \"committed_ms\"; run elog-verify $L to see what is damaged" ]
 	run "$B/elog-commit" "$L" a < /dev/null
 	[ "$status" -eq 4 ]
 	[ "$(cat "$L/consumers.json")" = '{"version":1,"consumers":{"a":{"offset":1}}}' ]

@@ -206,12 +206,15 @@ newest() {
 	printf 'junk\n' > "$L/compact.state"
 	run --separate-stderr "$B/elog-compact" "$L"
 	[ "$status" -eq 4 ]
-	[ "$stderr" = "elog-compact: $L: compact.state: malformed at line 1 (remove it to restart the grace periods of tombstones)" ]
+	[ "$stderr" = "elog-compact: $L: compact.state: malformed at line 1 (remove it to restart the grace periods of tombstones); run elog-verify $L to see what is damaged" ]
+	run "$B/elog-verify" "$L"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "compact.state: malformed at line 1 (remove it to restart the grace periods of tombstones)" ]
 	rm "$L/compact.state"
 	printf 'XXXX' | dd of="$L/00000000000000000000.log" bs=1 seek=40 conv=notrunc 2>/dev/null
 	run --separate-stderr "$B/elog-compact" "$L"
 	[ "$status" -eq 4 ]
-	[ "$stderr" = "elog-compact: $L: 00000000000000000000.log: corrupt record at byte 32" ]
+	[ "$stderr" = "elog-compact: $L: 00000000000000000000.log: corrupt record at byte 32; run elog-verify $L to see what is damaged" ]
 }
 
 @test "compact: bad usage" {

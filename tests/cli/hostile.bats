@@ -55,7 +55,7 @@ mount_tmpfs() {
 	[ "$cat_status" -eq 0 ]
 	run "$B/elog-cat" -o 110 "$L"
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-cat: $L: 00000000000000000100.log: bad segment header" ]
+	[ "$output" = "elog-cat: $L: 00000000000000000100.log: bad segment header; run elog-verify $L to see what is damaged" ]
 }
 
 @test "a zero-filled file named like a newer segment holds nothing promised" {
@@ -72,7 +72,7 @@ mount_tmpfs() {
 	all_programs_cope
 	[ "$verify_status" -eq 1 ]
 	[ "$cat_status" -eq 4 ]
-	[ "$cat_output" = "elog-cat: $L: $FIRST: bad segment header" ]
+	[ "$cat_output" = "elog-cat: $L: $FIRST: bad segment header; run elog-verify $L to see what is damaged" ]
 }
 
 @test "random bytes after a valid header in every segment" {
@@ -99,7 +99,7 @@ mount_tmpfs() {
 	truncate -s 1000 "$L/$FIRST"
 	all_programs_cope
 	[ "$cat_status" -eq 4 ]
-	[[ "$cat_output" =~ ^elog-cat:\ $L:\ $FIRST:\ truncated\ record\ at\ byte\ [0-9]+$ ]]
+	[[ "$cat_output" =~ ^elog-cat:\ $L:\ $FIRST:\ truncated\ record\ at\ byte\ [0-9]+\;\ run\ elog-verify\ $L\ to\ see\ what\ is\ damaged$ ]]
 	# A writer appends to the active segment only, so it still works.
 	[ "$append_status" -eq 0 ]
 	[ "$verify_status" -eq 1 ]
@@ -128,7 +128,7 @@ mount_tmpfs() {
 	[[ "$output" =~ $FIRST:\ byte\ [0-9]+:\ offset\ 50\ is\ not\ below\ the\ next\ segment\'s\ base\ 50 ]]
 	run "$B/elog-cat" -o 60 "$L"
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-cat: $L: 00000000000000000050.log: bad segment header" ]
+	[ "$output" = "elog-cat: $L: 00000000000000000050.log: bad segment header; run elog-verify $L to see what is damaged" ]
 }
 
 @test "a directory that is not a log" {
@@ -267,7 +267,7 @@ mount_tmpfs() {
 	printf '\377\377\377\377' | dd of="$L/$FIRST" bs=1 seek=32 conv=notrunc status=none
 	bounded sh -c "'$B/elog-cat' '$L' >/dev/null"
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-cat: $L: $FIRST: corrupt record at byte 32" ]
+	[ "$output" = "elog-cat: $L: $FIRST: corrupt record at byte 32; run elog-verify $L to see what is damaged" ]
 	run "$B/elog-verify" "$L"
 	[[ "$output" =~ $FIRST:\ byte\ 32:\ corrupt\ record:\ length\ 4294967295\ out\ of\ range ]]
 }

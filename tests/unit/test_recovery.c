@@ -275,7 +275,7 @@ UT_TEST(damage_below_watermark_is_refused)
 	char want[256];
 	snprintf(want, sizeof want,
 	         SEG0 ": damaged record at byte %llu, below the %llu "
-	              "durable bytes (acknowledged data is damaged; see elog-verify)",
+	              "durable bytes (acknowledged data is damaged)",
 	         (unsigned long long)POS(5), (unsigned long long)POS(N));
 	ck_assert_str_eq(elog_errmsg(w), want);
 	/* The refused handle refuses work, and closing it writes nothing. */
