@@ -520,7 +520,7 @@ static void e_compactable(const char *dir)
 {
 	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT };
 	char msg[ELOG_MSG_MAX];
-	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
+	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, 0, msg);
 	if (rc)
 		die("cleanup compact %s: %s: %s", dir, elog_strerror(rc), msg);
 }

@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
         "usage: elog-retain [-nv] [--max-age duration] [--max-bytes size] [--wait] dir\n"
-        "       elog-retain --set key=value ... dir\n"
+        "       elog-retain [--wait] --set key=value ... dir\n"
         "       elog-retain -h | --help | --version\n"
         "\n"
         "  -n, --dry-run              print what would go, remove nothing\n"
@@ -295,7 +295,7 @@ static noreturn void update_settings(const struct opts *o)
 	char msg[ELOG_MSG_MAX];
 	int rc;
 
-	if ((rc = elog_settings_update(o->dir, &o->set, o->fields, msg)) != 0)
+	if ((rc = elog_settings_update(o->dir, &o->set, o->fields, o->retain.wait_ms, msg)) != 0)
 		cli_die_elog(o->dir, rc, msg);
 	cli_exit(CLI_EX_OK);
 }

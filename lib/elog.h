@@ -243,7 +243,9 @@ const char *elog_reader_errmsg(const elog_reader *r);
 int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 
 /* Set the fields named in fields (ELOG_SET_*) of the log DIR from s; the
- * others of s are not looked at. */
+ * others of s are not looked at.  It takes maint.lock, waiting for a
+ * compaction or retention run up to wait_ms (ELOG_WAIT_*; 0: not at all,
+ * ELOG_LOCKED). */
 #define ELOG_SET_SEGMENT_BYTES 0x01u
 #define ELOG_SET_INDEX_INTERVAL 0x02u
 #define ELOG_SET_RETAIN_MS 0x04u
@@ -253,7 +255,7 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg);
 #define ELOG_SET_CLEANUP 0x40u          /* cleanup */
 #define ELOG_SET_RETAIN_CONSUMERS 0x80u /* retain_consumers */
 int elog_settings_update(const char *dir, const struct elog_settings *s, unsigned fields,
-                         char *msg);
+                         int64_t wait_ms, char *msg);
 
 /*
  * Consumers (elog(3), Consumers): committed offsets in consumers.json.
@@ -354,7 +356,8 @@ typedef void elog_progress_fn(void *arg, const struct elog_progress *p);
 /* Options of elog_verify(); NULL: check only. */
 struct elog_verify_opts {
 	unsigned flags;                /* ELOG_VERIFY_*; 0: check only */
-	int64_t wait_ms;               /* repair: wait for LOCK (ELOG_WAIT_*); 0: 10 s */
+	int64_t wait_ms;               /* repair: wait for maint.lock, then for LOCK,
+	                                  each (ELOG_WAIT_*); 0: 10 s */
 	elog_problem_fn *problem;      /* each problem as it is found */
 	elog_segment_info_fn *segment; /* each segment once checked */
 	elog_progress_fn *progress;    /* about every MiB read */

@@ -116,11 +116,6 @@ int elog__wait_ms(int64_t given, int64_t dflt, int64_t *ms, char *msg)
 	return 0;
 }
 
-int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg)
-{
-	return elog__lock_take_ms(dfd, name, wait ? -1 : 0, record_pid, fdp, msg);
-}
-
 int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
                        char *msg)
 {
@@ -660,4 +655,44 @@ int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc)
 	if (!err && trunc && ftruncate(fd, LOCK_STATE_LEN) < 0)
 		err = errno;
 	return err;
+}
+
+/* The pid recorded in maint.lock by the run holding it, or 0. */
+static long maint_holder(int dfd)
+{
+	char *text;
+	size_t len;
+	long pid = 0;
+	if (elog__fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
+		pid = strtol(text, NULL, 10);
+		free(text);
+	}
+	return pid > 0 ? pid : 0;
+}
+
+/* 1 when maint.lock is held shared only: by elog-verify checks, which a
+ * maintenance run waits for even when told not to wait (they end by
+ * themselves). */
+static int only_checks_hold(int dfd)
+{
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0), shared;
+	if (fd < 0)
+		return 0;
+	shared = flock(fd, LOCK_SH | LOCK_NB) == 0;
+	close(fd);
+	return shared;
+}
+
+int elog__maint_lock(int dfd, int64_t wait_ms, int *fdp, char *msg)
+{
+	int err = elog__lock_take_ms(dfd, FN_MAINT, wait_ms, 1, fdp, msg);
+	if (err == ELOG_LOCKED && wait_ms >= 0 && only_checks_hold(dfd))
+		err = elog__lock_take_ms(dfd, FN_MAINT, -1, 1, fdp, msg);
+	if (err != ELOG_LOCKED)
+		return err;
+	long pid = maint_holder(dfd);
+	if (pid)
+		return elog__errmsg_set(msg, err, "another maintenance run holds %s (pid %ld)",
+		                        FN_MAINT, pid);
+	return elog__errmsg_set(msg, err, "another maintenance run holds %s", FN_MAINT);
 }

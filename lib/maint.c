@@ -43,19 +43,6 @@
 #include "files.h"
 #include "maint.h"
 
-/* The pid recorded in maint.lock by the run holding it, or 0. */
-static long maint_holder(int dfd)
-{
-	char *text;
-	size_t len;
-	long pid = 0;
-	if (elog__fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
-		pid = strtol(text, NULL, 10);
-		free(text);
-	}
-	return pid > 0 ? pid : 0;
-}
-
 int elog__maint_list(struct maint *m)
 {
 	int err;
@@ -80,18 +67,6 @@ int elog__maint_list(struct maint *m)
 	return 0;
 }
 
-/* 1 when maint.lock is held shared only: by elog-verify checks, which a
- * maintenance run waits for even without wait (they end by themselves). */
-static int only_checks_hold(int dfd)
-{
-	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0), shared;
-	if (fd < 0)
-		return 0;
-	shared = flock(fd, LOCK_SH | LOCK_NB) == 0;
-	close(fd);
-	return shared;
-}
-
 int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg)
 {
 	int err;
@@ -107,19 +82,7 @@ int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *ms
 		return elog__errmsg_set(
 		        msg, ELOG_NETFS,
 		        "on a network filesystem, where locks and fsync cannot be trusted");
-	err = elog__lock_take_ms(m->dfd, FN_MAINT, wait_ms, 1, &m->lockfd, msg);
-	if (err == ELOG_LOCKED && wait_ms >= 0 && only_checks_hold(m->dfd))
-		err = elog__lock_take(m->dfd, FN_MAINT, 1, 1, &m->lockfd, msg);
-	if (err == ELOG_LOCKED) {
-		long pid = maint_holder(m->dfd);
-		if (pid)
-			return elog__errmsg_set(msg, err,
-			                        "another maintenance run holds %s "
-			                        "(pid %ld)",
-			                        FN_MAINT, pid);
-		return elog__errmsg_set(msg, err, "another maintenance run holds %s", FN_MAINT);
-	}
-	if (err)
+	if ((err = elog__maint_lock(m->dfd, wait_ms, &m->lockfd, msg)) != 0)
 		return err;
 	m->wmfd = elog__fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)

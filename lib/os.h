@@ -52,14 +52,17 @@ int elog__fs_random(void *buf, size_t len);
 int elog__fs_is_netfs(int fd);
 
 /* ---- lock.c ---- */
-/* Take an exclusive flock on name in dfd (blocking when wait), writing our
- * pid into it when record_pid.  ELOG_LOCKED names the holder's pid. */
-int elog__lock_take(int dfd, const char *name, int wait, int record_pid, int *fdp, char *msg);
-/* The same, waiting up to wait_ms (0: not at all, -1: for ever); when the
- * time runs out, ELOG_LOCKED and a message naming the file, the time waited
- * and the pid the holder wrote, if any. */
+/* Take an exclusive flock on name in dfd, waiting up to wait_ms (0: not at
+ * all, -1: for ever), writing our pid into it when record_pid.  When the
+ * time runs out, ELOG_LOCKED and a message naming the file, the time
+ * waited and the pid the holder wrote, if any. */
 int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pid, int *fdp,
                        char *msg);
+/* maint.lock, for maintenance, repair and settings updates: taken as
+ * elog__lock_take_ms() does, but waiting for checks (which hold it shared
+ * and end by themselves) even when wait_ms is 0; ELOG_LOCKED says that
+ * another maintenance run holds it, and its pid. */
+int elog__maint_lock(int dfd, int64_t wait_ms, int *fdp, char *msg);
 /* A wait of elog.h (ELOG_WAIT_*, or ms) as lock.c takes it into *ms:
  * -1 for ever, 0 not at all, else ms; 0 given means dflt.  ELOG_INVALID
  * for another negative value. */

@@ -3,7 +3,7 @@
  * verification that writes.  verify.c checks the log first and records in
  * struct verify what is wrong; this file acts on it.
  *
- * Repair takes the writer's LOCK and maint.lock, so nothing else changes
+ * Repair takes maint.lock and the writer's LOCK, so nothing else changes
  * the log while it works.  It only ever rebuilds derived data (indexes, the
  * watermark, a start file that listings ignore or that falls inside a
  * segment, rewritten to name the first segment they list, so nothing read
@@ -31,8 +31,10 @@
 #include "maint.h"
 #include "verify.h"
 
-/* How long a repair waits for the writers' LOCK by default: as a writer
- * does, long enough for any batch to be written. */
+/* How long a repair waits by default for maint.lock and then for the
+ * writers' LOCK: as a writer waits for LOCK, long enough for any batch to
+ * be written; a maintenance run that holds maint.lock longer makes the
+ * repair fail with ELOG_LOCKED, to be run again. */
 #define REPAIR_WAIT_MS 10000
 
 static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
@@ -58,12 +60,15 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 		                                  "not an elog directory (no %s file)", FN_SETTINGS)
 		               : elog__errmsg_set(v->msg, errno, "%s: %s", FN_SETTINGS,
 		                                  elog_strerror(errno));
-	/* Writers hold LOCK for one batch at a time: wait for it as a
-	 * writer does.  Emptying their state makes every writer find
-	 * the tail anew after the repair. */
+	/* maint.lock first, as compaction and retention take it, then
+	 * LOCK: waiting for a maintenance run while holding LOCK would
+	 * stop every writer for as long.  Writers hold LOCK for one batch
+	 * at a time: wait for it as a writer does.  Emptying their state
+	 * makes every writer find the tail anew after the repair. */
 	int64_t wait_ms;
 	if ((err = elog__wait_ms(v->o ? v->o->wait_ms : 0, REPAIR_WAIT_MS, &wait_ms, v->msg)) !=
 	            0 ||
+	    (err = elog__maint_lock(v->dfd, wait_ms, maintfd, v->msg)) != 0 ||
 	    (err = elog__lock_open(v->dfd, FN_LOCK, lockfd, v->msg)) != 0 ||
 	    (err = elog__lock_acquire(*lockfd, wait_ms, v->msg)) != 0)
 		return err;
@@ -76,12 +81,6 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	v->sick = (ls.valid && ls.sick) || elog__lock_sick_pending(*lockfd);
 	if (!v->sick && ftruncate(*lockfd, 0) < 0)
 		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
-	if ((err = elog__lock_take(v->dfd, FN_MAINT, 0, 1, maintfd, v->msg)) != 0) {
-		if (err == ELOG_LOCKED)
-			elog__errmsg_set(v->msg, err, "%s: a compaction or retention run holds it",
-			                 FN_MAINT);
-		return err;
-	}
 	return 0;
 }
 

@@ -426,21 +426,25 @@ int elog__settings_check_options(const struct elog_settings *s, const struct elo
 }
 
 int elog_settings_update(const char *dir, const struct elog_settings *opt, unsigned fields,
-                         char *msg)
+                         int64_t wait_ms, char *msg)
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_settings s, chk;
 	int lockfd = -1, err;
+	int64_t ms;
 
 	if (!msg)
 		msg = local;
 	msg[0] = '\0';
+	if ((err = elog__wait_ms(wait_ms, 0, &ms, msg)) != 0)
+		return err;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	/* The maintenance lock keeps two updates from losing one another. */
+	/* The maintenance lock keeps two updates from losing one another,
+	 * and a compaction or retention run from reading half of one. */
 	if ((err = elog__settings_load(dfd, &s, msg)) != 0 ||
-	    (err = elog__lock_take(dfd, FN_MAINT, 1, 1, &lockfd, msg)) != 0 ||
+	    (err = elog__maint_lock(dfd, ms, &lockfd, msg)) != 0 ||
 	    (err = elog__settings_load(dfd, &s, msg)) != 0)
 		goto out;
 	if (fields & ELOG_SET_SEGMENT_BYTES)

@@ -71,7 +71,7 @@ struct verify {
 void elog__verify_vreport(struct verify *v, int kind, int hint, const char *detail,
                           const char *file, uint64_t pos, const char *fmt, va_list ap)
         __attribute__((format(printf, 7, 0)));
-/* Take LOCK (emptying its state) and maint.lock for a repair. */
+/* Take maint.lock, then LOCK (emptying its state), for a repair. */
 int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
 /* Repair what the check found: stale temporary files, indexes, the start
  * file, the active segment's tail and the watermark. */

@@ -107,6 +107,10 @@ holds_acked_prefix() {
 	[ "$status" -eq 3 ] && [ "$stderr" = "elog-retain: $LOG: another maintenance run holds maint.lock" ]
 	run --separate-stderr elog-compact "$LOG"
 	[ "$status" -eq 3 ] && [ "$stderr" = "elog-compact: $LOG: another maintenance run holds maint.lock" ]
+	# So is a change of the settings, which a run could read half of.
+	run --separate-stderr elog-retain --set retain-age=1d "$LOG"
+	[ "$status" -eq 3 ] && [ "$stderr" = "elog-retain: $LOG: another maintenance run holds maint.lock" ]
+	! grep -q "^retain_ms 86400000$" "$LOG/settings"
 	# Writers and readers go on.
 	run elog-append -p "$LOG" < <(echo x)
 	[ "$status" -eq 0 ] && [ "$output" = 500 ]

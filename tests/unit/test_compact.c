@@ -487,7 +487,7 @@ UT_TEST(refuses_when_maintenance_is_running)
 	int lockfd;
 	fill(ut_dir, 2, T0, &ex);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -670,7 +670,7 @@ UT_TEST(log_without_the_key_is_delete_until_set)
 	ck_assert_str_eq(msg, REFUSAL);
 
 	struct elog_settings set = { .cleanup = ELOG_CLEANUP_COMPACT };
-	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, 0, msg), msg);
 	struct elog_compact_result res;
 	ck_assert_msg(elog_compact(ut_dir, NULL, &res, msg) == 0, "%s", msg);
 	ck_assert_uint_lt(res.records_after, res.records_before);
@@ -678,7 +678,7 @@ UT_TEST(log_without_the_key_is_delete_until_set)
 	verify_clean(ut_dir);
 	/* And set back to delete, refused again. */
 	set.cleanup = ELOG_CLEANUP_DELETE;
-	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_CLEANUP, 0, msg), msg);
 	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_NOCOMPACT, msg);
 }
 END_TEST
@@ -715,7 +715,7 @@ UT_TEST(cleanup_is_read_again_under_the_lock)
 	fill_with(ut_dir, &o);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
-	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {

@@ -669,7 +669,7 @@ UT_TEST(a_writer_that_no_longer_compresses_starts_plain_segments)
 
 	char msg[ELOG_MSG_MAX];
 	struct elog_settings o = { .compression = ELOG_COMPRESS_NONE };
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, 0, msg), msg);
 	elog *a, *b;
 	UT_OK(elog_open(&a, ut_dir, NULL), a);
 	UT_OK(elog_open(&b, ut_dir, NULL), b);

@@ -24,7 +24,7 @@ UT_TEST(lock_names_the_holder_and_releases_with_the_descriptor)
 	int dfd = open_top();
 	char msg[ELOG_MSG_MAX], p[1200];
 	int fd, fd2;
-	UT_OK(elog__lock_take(dfd, "L", 0, 1, &fd, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, "L", 0, 1, &fd, msg), msg);
 	size_t len;
 	unsigned char *d = ut_read_file(ut_path(p, sizeof p, ut_top, "L"), &len);
 	char want[64];
@@ -32,15 +32,15 @@ UT_TEST(lock_names_the_holder_and_releases_with_the_descriptor)
 	ck_assert_str_eq((char *)d, want);
 	free(d);
 	/* flock locks belong to the open file: a second open is refused. */
-	UT_RC(elog__lock_take(dfd, "L", 0, 1, &fd2, msg), ELOG_LOCKED, msg);
+	UT_RC(elog__lock_take_ms(dfd, "L", 0, 1, &fd2, msg), ELOG_LOCKED, msg);
 	snprintf(want, sizeof want, "locked by another writer (pid %ld)", (long)getpid());
 	ck_assert_str_eq(msg, want);
 	close(fd);
-	UT_OK(elog__lock_take(dfd, "L", 0, 0, &fd2, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, "L", 0, 0, &fd2, msg), msg);
 	close(fd2);
 	/* A lock file replaced by a symbolic link is refused. */
 	ck_assert_int_eq(symlinkat("elsewhere", dfd, "S"), 0);
-	UT_RC(elog__lock_take(dfd, "S", 0, 1, &fd, msg), ELOOP, msg);
+	UT_RC(elog__lock_take_ms(dfd, "S", 0, 1, &fd, msg), ELOOP, msg);
 	ck_assert_str_eq(msg, "S: refusing to follow a symbolic link");
 	close(dfd);
 }
@@ -174,7 +174,7 @@ UT_TEST(maintenance_waits_for_maint_lock_as_long_as_asked)
 	elog_close(ut_open_writer(ut_dir, 4096, 64));
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY), lockfd;
 	ck_assert_int_ge(dfd, 0);
-	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	ck_assert_int_eq(wait_in_child(RETAIN, -3, NULL), -ELOG_INVALID);
 	ck_assert_int_eq(wait_in_child(SALVAGE, -3, NULL), -ELOG_INVALID);
 	ck_assert_int_eq(wait_in_child(RETAIN, ELOG_WAIT_DEFAULT, NULL), -ELOG_LOCKED);

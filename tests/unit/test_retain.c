@@ -206,7 +206,7 @@ UT_TEST(refusals)
 	ut_rm_rf(ut_dir);
 	fill(ut_dir, NULL);
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	UT_OK(elog__lock_take(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	UT_OK(elog__lock_take_ms(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(elog_retain(ut_dir, &o, NULL, NULL) == ELOG_LOCKED ? 0 : 1);
@@ -433,7 +433,7 @@ UT_TEST(protect_keeps_from_age_but_not_from_size)
 	struct elog_retain_result res;
 	struct losses_seen seen = { 0 };
 	fill(ut_dir, NULL);
-	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_RETAIN_CONSUMERS, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &set, ELOG_SET_RETAIN_CONSUMERS, 0, msg), msg);
 	struct elog_settings st;
 	UT_OK(elog_settings_read(ut_dir, &st, msg), msg);
 	ck_assert_int_eq(st.retain_consumers, ELOG_RETAIN_CONSUMERS_PROTECT);

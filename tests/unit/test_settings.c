@@ -424,28 +424,57 @@ UT_TEST(update_cleanup)
 	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT,
 		                   .segment_bytes = 1,
 		                   .retain_ms = 5 };
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, 0, msg), msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	after.cleanup = before.cleanup;
 	ck_assert_mem_eq(&before, &after, sizeof before);
 	o.cleanup = 0;
-	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), ELOG_INVALID, msg);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, 0, msg), ELOG_INVALID, msg);
 	ck_assert_str_eq(msg, "cleanup must be ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT, not 0");
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	o.cleanup = ELOG_CLEANUP_DELETE;
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, 0, msg), msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_mem_eq(&before, &after, sizeof before);
 	/* Another field's update keeps cleanup. */
 	o.cleanup = ELOG_CLEANUP_COMPACT;
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_CLEANUP, 0, msg), msg);
 	o.retain_ms = 7;
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, 0, msg), msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_int_eq(after.cleanup, ELOG_CLEANUP_COMPACT);
 	ck_assert_uint_eq(after.retain_ms, 7);
+}
+END_TEST
+
+/* An update takes maint.lock: with a maintenance run holding it, it fails
+ * at once by default (ELOG_LOCKED, naming the holder) and changes
+ * nothing, and waits when told to, for as long as it is told. */
+UT_TEST(update_waits_for_maintenance_as_told)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	char msg[ELOG_MSG_MAX], want[ELOG_MSG_MAX];
+	int lockfd, dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	UT_OK(elog__lock_take_ms(dfd, FN_MAINT, 0, 1, &lockfd, msg), msg);
+	struct elog_settings o = { .retain_ms = 7 }, after;
+	snprintf(want, sizeof want, "another maintenance run holds maint.lock (pid %ld)",
+	         (long)getpid());
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, 0, msg), ELOG_LOCKED, msg);
+	ck_assert_str_eq(msg, want);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, 50, msg), ELOG_LOCKED, msg);
+	ck_assert_str_eq(msg, want);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, -5, msg), ELOG_INVALID, msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
+	ck_assert_uint_ne(after.retain_ms, 7);
+	close(lockfd);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_MS, ELOG_WAIT_NONE, msg), msg);
+	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
+	ck_assert_uint_eq(after.retain_ms, 7);
+	close(dfd);
 }
 END_TEST
 
@@ -459,7 +488,8 @@ UT_TEST(update_changes_what_is_named_only)
 	struct elog_settings o = { .retain_bytes = 1u << 20,
 		                   .segment_bytes = 8192,
 		                   .retain_ms = 5 };
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES | ELOG_SET_SEGMENT_BYTES, msg),
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES | ELOG_SET_SEGMENT_BYTES, 0,
+	                           msg),
 	      msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.retain_bytes, 1u << 20);
@@ -469,23 +499,23 @@ UT_TEST(update_changes_what_is_named_only)
 	ck_assert_int_eq(after.created_ms, before.created_ms);
 	/* Zero is a value: no size limit any more. */
 	o.retain_bytes = 0;
-	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, msg), msg);
+	UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_RETAIN_BYTES, 0, msg), msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.retain_bytes, 0);
 	/* Out of range: refused, nothing changed. */
 	o.segment_bytes = 100;
-	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, msg), ELOG_INVALID, msg);
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, 0, msg), ELOG_INVALID, msg);
 	UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 	ck_assert_uint_eq(after.segment_bytes, 8192);
 	ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	/* Another codec applies from the next segment; back again. */
 	if (elog_have_zstd()) {
 		o.compression = ELOG_COMPRESS_ZSTD;
-		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
+		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, 0, msg), msg);
 		UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_ZSTD);
 		o.compression = ELOG_COMPRESS_NONE;
-		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, msg), msg);
+		UT_OK(elog_settings_update(ut_dir, &o, ELOG_SET_COMPRESSION, 0, msg), msg);
 		UT_OK(elog_settings_read(ut_dir, &after, NULL), NULL);
 		ck_assert_int_eq(after.compression, ELOG_COMPRESS_NONE);
 	}

@@ -366,7 +366,7 @@ static inline void ut_cleanup_compact(const char *dir)
 {
 	struct elog_settings o = { .cleanup = ELOG_CLEANUP_COMPACT };
 	char msg[ELOG_MSG_MAX];
-	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, msg);
+	int rc = elog_settings_update(dir, &o, ELOG_SET_CLEANUP, 0, msg);
 	ck_assert_msg(rc == 0, "%s: cleanup compact: %d %s", dir, rc, msg);
 }
 
