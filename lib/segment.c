@@ -148,10 +148,9 @@ int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned cha
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = 0;
 	elog__seg_name(name, base, SEG_EXT);
-	*fd = elog__fs_openat(dfd, name, oflags, 0);
+	struct stat local_st;
+	*fd = elog__fs_openat_stat(dfd, name, oflags, 0, st ? st : &local_st);
 	if (*fd < 0)
-		err = errno;
-	else if (st && fstat(*fd, st) < 0)
 		err = errno;
 	else
 		err = elog__fs_pread_full(*fd, hdr, SEG_HDR, 0, got);
