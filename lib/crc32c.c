@@ -12,8 +12,8 @@
  * building the tables (12 KiB of pages to fault in) or asking the CPU
  * about every feature it has (libgcc's __builtin_cpu_init runs CPUID a
  * dozen times, each a trap to the hypervisor on a virtual machine) would
- * cost it more than all its checksums.  One CPUID tells SSE4.2 and
- * PCLMULQDQ; with both, lanes are joined by a carry-less multiply and no
+ * cost it more than all its checksums.  What glibc found at start-up (or
+ * one CPUID) tells SSE4.2 and PCLMULQDQ; with both, lanes are joined by a carry-less multiply and no
  * table is ever built.  Elsewhere the tables are built on first use: the
  * lane shifts for the first buffer long enough for lanes, the slicing
  * table for them or where there is no CRC instruction.
@@ -110,7 +110,11 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 #if defined(__x86_64__)
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#else
 #include <cpuid.h>
+#endif
 #include <nmmintrin.h>
 #include <wmmintrin.h>
 #define HW_TARGET __attribute__((target("sse4.2,pclmul")))
@@ -134,15 +138,22 @@ HW_TARGET static inline uint32_t clmul_shift(uint32_t s)
 	                                 0);
 	return crc64_hw(0, (uint64_t)_mm_cvtsi128_si64(v));
 }
-/* CPUID leaf 1: ECX bit 20 is SSE4.2, bit 1 PCLMULQDQ.  Neither needs
- * support from the operating system beyond the SSE state every x86-64
- * kernel saves.  2 with both, 1 with SSE4.2 alone, else 0. */
+/* 2 with SSE4.2 and PCLMULQDQ, 1 with SSE4.2 alone, else 0.  glibc (2.33
+ * and later) asked the CPU at start-up and says what it found; elsewhere
+ * CPUID leaf 1 tells (ECX bits 20 and 1).  Neither needs support from the
+ * operating system beyond the SSE state every x86-64 kernel saves. */
 static int hw_available(void)
 {
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+	if (!CPU_FEATURE_ACTIVE(SSE4_2))
+		return 0;
+	return CPU_FEATURE_ACTIVE(PCLMULQDQ) ? 2 : 1;
+#else
 	unsigned a, b, c, d;
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_2))
 		return 0;
 	return c & bit_PCLMUL ? 2 : 1;
+#endif
 }
 #define HW_NAME "sse4.2"
 #elif defined(__aarch64__) && defined(__linux__)
@@ -167,11 +178,13 @@ static int hw_available(void)
 #define HW_NAME "armv8-crc"
 #endif
 
-/* The implementation: 0 until chosen, then one of these.  The choice is a
- * pure function of the CPU, so threads that race to make it store the
- * same value: an atomic int needs no once and no futex. */
-enum { IMPL_TABLE = 1, IMPL_HW, IMPL_HW_CLMUL };
-static int impl_chosen;
+/* The implementation: IMPL_UNCHOSEN, then one of the others.  The choice
+ * is a pure function of the CPU, so threads that race to make it store
+ * the same value: an atomic int needs no once and no futex.  Not zero at
+ * first, so that it lies in .data, on a page every program touches at its
+ * start, rather than in .bss after some large buffer: a page fault less. */
+enum { IMPL_UNCHOSEN = -1, IMPL_TABLE = 1, IMPL_HW, IMPL_HW_CLMUL };
+static int impl_chosen = IMPL_UNCHOSEN;
 
 #ifdef HW_NAME
 HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
@@ -280,7 +293,7 @@ static void table_each(const unsigned char *const *p, const size_t *len, uint32_
 static int impl_get(void)
 {
 	int m = __atomic_load_n(&impl_chosen, __ATOMIC_RELAXED);
-	if (m == 0) {
+	if (m == IMPL_UNCHOSEN) {
 		m = IMPL_TABLE;
 #ifdef HW_NAME
 		int hw = hw_available();
