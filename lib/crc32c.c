@@ -18,6 +18,7 @@
  * lane shifts for the first buffer long enough for lanes, the slicing
  * table for them or where there is no CRC instruction.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -302,6 +303,19 @@ static int impl_get(void)
 		__atomic_store_n(&impl_chosen, m, __ATOMIC_RELAXED);
 	}
 	return m;
+}
+
+int elog__crc32c_force(int impl)
+{
+	int hw = 0;
+#ifdef HW_NAME
+	hw = hw_available();
+#endif
+	if (impl < 0 || impl > IMPL_HW_CLMUL || (impl == IMPL_HW && hw < 1) ||
+	    (impl == IMPL_HW_CLMUL && hw < 2))
+		return ENOTSUP;
+	__atomic_store_n(&impl_chosen, impl ? impl : IMPL_UNCHOSEN, __ATOMIC_RELAXED);
+	return 0;
 }
 
 uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len)
