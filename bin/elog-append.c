@@ -864,7 +864,7 @@ static int maybe_commit(struct appender *a)
  * pages the heap already has instead of mapping a megabyte, and doubles
  * while reads fill it (input arrives faster than it is taken) up to
  * READ_MAX, beyond only for a record that needs it. */
-#define READ_FIRST (16u << 10)
+#define READ_FIRST (8u << 10)
 #define READ_MAX (1u << 20)
 
 static void run(struct appender *a)

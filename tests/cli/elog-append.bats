@@ -566,9 +566,11 @@ oneshot_setup() {
 }
 
 @test "append: input longer than the first read buffer, in records long and short" {
-	# The input buffer starts at 16 KiB and grows: records that straddle
+	# The input buffer starts at 8 KiB and grows: records that straddle
 	# its first sizes, and one far longer, arrive whole and in order.
 	{
+		head -c 8191 /dev/zero | tr '\0' a; echo
+		head -c 8192 /dev/zero | tr '\0' b; echo
 		head -c 16383 /dev/zero | tr '\0' a; echo
 		head -c 16384 /dev/zero | tr '\0' b; echo
 		echo short
