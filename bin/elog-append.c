@@ -836,22 +836,36 @@ static int input_ready(int timeout_ms)
 
 /* Before blocking in read(2), decide whether the batch waits for company:
  * it does while more input is ready and, with --linger, for what is left
- * of the linger time since its first record. */
-static void maybe_commit(struct appender *a)
+ * of the linger time since its first record.  1 when it found input (or
+ * its end, or a stop signal) ready, so that read(2) will not block. */
+static int maybe_commit(struct appender *a)
 {
 	int64_t left;
 
 	if (a->batch_n == 0)
-		return;
+		return 0;
 	left = a->batch_start + (int64_t)a->o->linger_ms - cli_monotonic_ms();
 	if (left <= 0) {
-		if (a->o->linger_ms > 0 || !input_ready(0))
+		if (a->o->linger_ms > 0)
 			commit(a, 0);
-		return;
+		else if (input_ready(0))
+			return 1;
+		else
+			commit(a, 0);
+		return 0;
 	}
-	if (!input_ready(left > INT_MAX ? INT_MAX : (int)left))
-		commit(a, 0);
+	if (input_ready(left > INT_MAX ? INT_MAX : (int)left))
+		return 1;
+	commit(a, 0);
+	return 0;
 }
+
+/* The input buffer starts small, so that a one-shot append takes it from
+ * pages the heap already has instead of mapping a megabyte, and doubles
+ * while reads fill it (input arrives faster than it is taken) up to
+ * READ_MAX, beyond only for a record that needs it. */
+#define READ_FIRST (8u << 10)
+#define READ_MAX (1u << 20)
 
 static void run(struct appender *a)
 {
@@ -863,9 +877,9 @@ static void run(struct appender *a)
 	/* A JSON line writes a byte in up to six ("\u0001"). */
 	if (o->json)
 		limit = 6 * (size_t)ELOG_MAX_RECORD + 4096;
-	size_t cap = 1 << 20, len = 0, start = 0, scanned = 0;
+	size_t cap = READ_FIRST, len = 0, start = 0, scanned = 0;
 	char *buf = cli_realloc(NULL, cap);
-	int eof = 0;
+	int eof = 0, filled = 0;
 
 	for (;;) {
 		char *end;
@@ -894,18 +908,18 @@ static void run(struct appender *a)
 			a->recno++;
 			input_error(a, "the record is larger than the limit of 16 MiB");
 		}
-		if (len == cap) {
+		if (len == cap || (filled && cap < READ_MAX)) {
 			cap *= 2;
 			buf = cli_realloc(buf, cap);
 		}
-		maybe_commit(a);
-		if (!stop_signal)
+		if (!maybe_commit(a) && !stop_signal)
 			input_ready(-1);
 		if (stop_signal) {
 			eof = 1;
 			continue;
 		}
 		n = read(STDIN_FILENO, buf + len, cap - len);
+		filled = n > 0 && (size_t)n == cap - len;
 		a->arrived_ms = cli_now_ms();
 		if (n < 0) {
 			if (errno == EINTR)

@@ -59,6 +59,10 @@ const char *elog__crc32c_impl(void); /* "sse4.2", "armv8-crc" or "table" */
 void elog__crc32c_each(const unsigned char *const *p, const size_t *len, uint32_t *crc, size_t n);
 /* The portable code alone, whatever the CPU has: for tests to compare. */
 uint32_t elog__crc32c_table(uint32_t crc, const void *buf, size_t len);
+/* For tests: from now on use the table code (1), the CRC instruction with
+ * lanes joined by tables (2) or by carry-less multiplies (3), or what the
+ * CPU has (0).  0, or ENOTSUP when the CPU lacks it. */
+int elog__crc32c_force(int impl);
 
 /* ---- errors.c: messages ---- */
 /* Format a message into buf (ELOG_MSG_MAX bytes: a handle's or a caller's)

@@ -6,7 +6,19 @@
  * time on long buffers; elsewhere a slicing-by-8 table does the work.  All
  * give the same values (make check-cross compares them):
  * crc32c("123456789") = 0xE3069283.
+ *
+ * Nothing is prepared that a call does not need: a process that appends
+ * one record (`echo x | elog-append LOG`) checks a few short buffers, and
+ * building the tables (12 KiB of pages to fault in) or asking the CPU
+ * about every feature it has (libgcc's __builtin_cpu_init runs CPUID a
+ * dozen times, each a trap to the hypervisor on a virtual machine) would
+ * cost it more than all its checksums.  What glibc found at start-up (or
+ * one CPUID) tells SSE4.2 and PCLMULQDQ; with both, lanes are joined by a carry-less multiply and no
+ * table is ever built.  Elsewhere the tables are built on first use: the
+ * lane shifts for the first buffer long enough for lanes, the slicing
+ * table for them or where there is no CRC instruction.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +36,7 @@
 #define POLY 0x82F63B78u /* reflected Castagnoli polynomial */
 
 static uint32_t table[8][256];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static void table_init(void)
 {
@@ -48,6 +61,7 @@ static void table_init(void)
 #define HAVE_LANES 1
 #define LANE 128
 static uint32_t shift_table[4][256];
+static pthread_once_t shift_once = PTHREAD_ONCE_INIT;
 
 static uint32_t crc_shift(uint32_t s)
 {
@@ -63,6 +77,7 @@ static void shift_init(void)
 	uint32_t basis[32];
 	/* Shifting is linear: shift each single-bit state, then any state
 	 * is the XOR of the shifts of its bits. */
+	pthread_once(&table_once, table_init);
 	for (int i = 0; i < 32; i++)
 		basis[i] = crc_table(1u << i, zeros, LANE);
 	for (int k = 0; k < 4; k++)
@@ -96,8 +111,14 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 #if defined(__x86_64__)
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#else
+#include <cpuid.h>
+#endif
 #include <nmmintrin.h>
-#define HW_TARGET __attribute__((target("sse4.2")))
+#include <wmmintrin.h>
+#define HW_TARGET __attribute__((target("sse4.2,pclmul")))
 HW_TARGET static inline uint32_t crc8_hw(uint32_t c, uint8_t v)
 {
 	return _mm_crc32_u8(c, v);
@@ -106,10 +127,34 @@ HW_TARGET static inline uint32_t crc64_hw(uint32_t c, uint64_t v)
 {
 	return (uint32_t)_mm_crc32_u64(c, v);
 }
+/* A state moved past LANE zero bytes is the state times x^(8 LANE) mod P:
+ * one carry-less multiply by x^(8 LANE - 33) mod P (bit-reflected, as the
+ * states are: hence 33, not 32) and one CRC of the 64-bit product do that
+ * without a table.  The unit tests check it against the bitwise CRC. */
+#define HAVE_CLMUL 1
+#define LANE_K 0x0d3b6092u
+HW_TARGET static inline uint32_t clmul_shift(uint32_t s)
+{
+	__m128i v = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)s), _mm_cvtsi32_si128((int)LANE_K),
+	                                 0);
+	return crc64_hw(0, (uint64_t)_mm_cvtsi128_si64(v));
+}
+/* 2 with SSE4.2 and PCLMULQDQ, 1 with SSE4.2 alone, else 0.  glibc (2.33
+ * and later) asked the CPU at start-up and says what it found; elsewhere
+ * CPUID leaf 1 tells (ECX bits 20 and 1).  Neither needs support from the
+ * operating system beyond the SSE state every x86-64 kernel saves. */
 static int hw_available(void)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("sse4.2");
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+	if (!CPU_FEATURE_ACTIVE(SSE4_2))
+		return 0;
+	return CPU_FEATURE_ACTIVE(PCLMULQDQ) ? 2 : 1;
+#else
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_2))
+		return 0;
+	return c & bit_PCLMUL ? 2 : 1;
+#endif
 }
 #define HW_NAME "sse4.2"
 #elif defined(__aarch64__) && defined(__linux__)
@@ -134,12 +179,26 @@ static int hw_available(void)
 #define HW_NAME "armv8-crc"
 #endif
 
+/* The implementation: IMPL_UNCHOSEN, then one of the others.  The choice
+ * is a pure function of the CPU, so threads that race to make it store
+ * the same value: an atomic int needs no once and no futex.  Not zero at
+ * first, so that it lies in .data, on a page every program touches at its
+ * start, rather than in .bss after some large buffer: a page fault less. */
+enum { IMPL_UNCHOSEN = -1, IMPL_TABLE = 1, IMPL_HW, IMPL_HW_CLMUL };
+static int impl_chosen = IMPL_UNCHOSEN;
+
 #ifdef HW_NAME
 HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
 	while (len && ((uintptr_t)p & 7)) {
 		crc = crc8_hw(crc, *p++);
 		len--;
+	}
+	int clmul = 0;
+	if (len >= 3 * LANE) {
+		clmul = __atomic_load_n(&impl_chosen, __ATOMIC_RELAXED) == IMPL_HW_CLMUL;
+		if (!clmul)
+			pthread_once(&shift_once, shift_init);
 	}
 	while (len >= 3 * LANE) {
 		uint32_t c1 = 0, c2 = 0;
@@ -152,6 +211,14 @@ HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t le
 			c1 = crc64_hw(c1, v1);
 			c2 = crc64_hw(c2, v2);
 		}
+#ifdef HAVE_CLMUL
+		if (clmul) {
+			crc = clmul_shift(clmul_shift(crc) ^ c1) ^ c2;
+			p += 3 * LANE;
+			len -= 3 * LANE;
+			continue;
+		}
+#endif
 		crc = crc_shift(crc_shift(crc) ^ c1) ^ c2;
 		p += 3 * LANE;
 		len -= 3 * LANE;
@@ -211,50 +278,78 @@ static void each_table(const unsigned char *const *p, const size_t *len, uint32_
 		out[i] = ~crc_table(~0u, p[i], len[i]);
 }
 
-static uint32_t (*impl)(uint32_t, const unsigned char *, size_t);
-static void (*impl_each)(const unsigned char *const *, const size_t *, uint32_t *, size_t);
-static const char *impl_name;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void choose(void)
+/* The table code, once its table is built. */
+static uint32_t table_crc(uint32_t crc, const unsigned char *p, size_t len)
 {
-	table_init();
-#ifdef HAVE_LANES
-	shift_init();
-#endif
-	impl = crc_table;
-	impl_each = each_table;
-	impl_name = "table";
+	pthread_once(&table_once, table_init);
+	return crc_table(crc, p, len);
+}
+
+static void table_each(const unsigned char *const *p, const size_t *len, uint32_t *out, size_t n)
+{
+	pthread_once(&table_once, table_init);
+	each_table(p, len, out, n);
+}
+
+static int impl_get(void)
+{
+	int m = __atomic_load_n(&impl_chosen, __ATOMIC_RELAXED);
+	if (m == IMPL_UNCHOSEN) {
+		m = IMPL_TABLE;
 #ifdef HW_NAME
-	if (hw_available()) {
-		impl = crc_hw;
-		impl_each = each_hw;
-		impl_name = HW_NAME;
-	}
+		int hw = hw_available();
+		m = hw == 2 ? IMPL_HW_CLMUL : hw ? IMPL_HW : IMPL_TABLE;
 #endif
+		__atomic_store_n(&impl_chosen, m, __ATOMIC_RELAXED);
+	}
+	return m;
+}
+
+int elog__crc32c_force(int impl)
+{
+	int hw = 0;
+#ifdef HW_NAME
+	hw = hw_available();
+#endif
+	if (impl < 0 || impl > IMPL_HW_CLMUL || (impl == IMPL_HW && hw < 1) ||
+	    (impl == IMPL_HW_CLMUL && hw < 2))
+		return ENOTSUP;
+	__atomic_store_n(&impl_chosen, impl ? impl : IMPL_UNCHOSEN, __ATOMIC_RELAXED);
+	return 0;
 }
 
 uint32_t elog__crc32c(uint32_t crc, const void *buf, size_t len)
 {
-	pthread_once(&once, choose);
-	return ~impl(~crc, buf, len);
+#ifdef HW_NAME
+	if (impl_get() != IMPL_TABLE)
+		return ~crc_hw(~crc, buf, len);
+#endif
+	return ~table_crc(~crc, buf, len);
 }
 
 void elog__crc32c_each(const unsigned char *const *p, const size_t *len, uint32_t *crc, size_t n)
 {
-	pthread_once(&once, choose);
-	if (n)
-		impl_each(p, len, crc, n);
+	if (!n)
+		return;
+#ifdef HW_NAME
+	if (impl_get() != IMPL_TABLE) {
+		each_hw(p, len, crc, n);
+		return;
+	}
+#endif
+	table_each(p, len, crc, n);
 }
 
 uint32_t elog__crc32c_table(uint32_t crc, const void *buf, size_t len)
 {
-	pthread_once(&once, choose);
-	return ~crc_table(~crc, buf, len);
+	return ~table_crc(~crc, buf, len);
 }
 
 const char *elog__crc32c_impl(void)
 {
-	pthread_once(&once, choose);
-	return impl_name;
+#ifdef HW_NAME
+	if (impl_get() != IMPL_TABLE)
+		return HW_NAME;
+#endif
+	return "table";
 }

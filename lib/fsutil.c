@@ -99,14 +99,21 @@ static void give_to_dir_owner(int dfd, int fd)
 		(void)!fchown(fd, d.st_uid, d.st_gid);
 }
 
-/* elog__fs_openat(), and the file's status in *st. */
+/* elog__fs_openat_stat(). */
 static int open_regular(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
 	int fd = -1, e;
 	int create = (flags & O_CREAT) != 0, excl = create && (flags & O_EXCL);
+	int trunc = (flags & O_TRUNC) != 0;
 	int exists = !create;
 
-	flags |= O_CLOEXEC | O_NOFOLLOW;
+	/* O_NONBLOCK stays set on what is returned: open(2) of a FIFO
+	 * swapped in after the look below would otherwise block, and on a
+	 * regular file the flag changes nothing (open(2): "no effect for
+	 * regular files"), so clearing it again was a system call that
+	 * bought nothing.  O_NOCTTY: a terminal never becomes ours.  O_TRUNC
+	 * waits until the file is known to be one we may write. */
+	flags = (flags & ~O_TRUNC) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 	/* Look before opening: open(2) of a FIFO blocks until someone opens
 	 * the other end, and opening or closing a device may act (a tape
 	 * rewinds).  O_NONBLOCK covers a file swapped in between. */
@@ -127,11 +134,11 @@ static int open_regular(int dfd, const char *name, int flags, mode_t mode, struc
 	 * another process makes it or removes it in between, try again. */
 	for (int attempt = 0;; attempt++) {
 		if (exists) {
-			fd = openat(dfd, name, (flags & ~O_CREAT) | O_NONBLOCK, mode);
+			fd = openat(dfd, name, flags & ~O_CREAT, mode);
 			if (fd >= 0 || errno != ENOENT || !create || attempt > 100)
 				break;
 		}
-		fd = openat(dfd, name, flags | O_EXCL | O_NONBLOCK, mode);
+		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd >= 0) {
 			if (geteuid() == 0)
 				give_to_dir_owner(dfd, fd);
@@ -156,19 +163,22 @@ static int open_regular(int dfd, const char *name, int flags, mode_t mode, struc
 		errno = ELOG_LINKED;
 		goto fail;
 	}
-	/* F_SETFL sets O_APPEND, O_DIRECT, O_NOATIME, O_NONBLOCK and O_ASYNC
-	 * (which open(2) cannot set) and leaves every other flag: the first
-	 * three as opened are what F_GETFL would give, so one call clears
-	 * O_NONBLOCK. */
-	if (!(flags & O_NONBLOCK) &&
-	    fcntl(fd, F_SETFL, flags & (O_APPEND | O_DIRECT | O_NOATIME)) < 0)
-		goto fail;
+	if (trunc && st->st_size != 0) {
+		if (ftruncate(fd, 0) < 0)
+			goto fail;
+		st->st_size = 0;
+	}
 	return fd;
 fail:
 	e = errno;
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+int elog__fs_openat_stat(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
+{
+	return open_regular(dfd, name, flags, mode, st);
 }
 
 int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)

@@ -174,14 +174,9 @@ int elog__idx_load(int dfd, uint64_t base, uint64_t seg_len, struct index *ix, i
 	elog__seg_name(name, base, IDX_EXT);
 	memset(ix, 0, sizeof *ix);
 	*intact = 0;
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return errno;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return e;
-	}
 	/* Entries point at distinct records, so a segment of seg_len bytes
 	 * has at most seg_len / REC_HDR of them: read no more than that. */
 	uint64_t max = IDX_HDR + (seg_len / REC_HDR + 1) * IDX_ENTRY;
@@ -250,9 +245,9 @@ static int idx_open_checked(int dfd, uint64_t base, int *fd, const struct idx_la
 	struct stat st;
 	size_t got;
 	elog__seg_name(name, base, IDX_EXT);
-	if ((*fd = elog__fs_openat(dfd, name, O_RDONLY, 0)) < 0)
+	if ((*fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st)) < 0)
 		return errno;
-	if (fstat(*fd, &st) < 0 || elog__fs_pread_full(*fd, p, IDX_HDR, 0, &got) != 0 ||
+	if (elog__fs_pread_full(*fd, p, IDX_HDR, 0, &got) != 0 ||
 	    elog__idx_header_check(p, got, lay) != 0) {
 		close(*fd);
 		return ELOG_CORRUPT;
@@ -414,13 +409,12 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len, u
 	int ok = 0;
 
 	elog__seg_name(name, base, IDX_EXT);
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return 0;
 	/* An index of version 1 is not wrong: it stays, and readers scan
 	 * where its entries cannot tell them the times. */
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)IDX_HDR ||
-	    elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) ||
+	if (st.st_size < (off_t)IDX_HDR || elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) ||
 	    elog__idx_header_check(hdr, got, &lay) != 0 || (st.st_size - IDX_HDR) % lay->entry != 0)
 		goto out;
 	if (st.st_size == (off_t)IDX_HDR) {

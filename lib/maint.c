@@ -430,15 +430,12 @@ static int check_index(struct maint *m, uint64_t base)
 	struct stat st;
 	int err = 0;
 	elog__seg_name(name, base, SEG_EXT);
-	int fd = elog__fs_openat(m->dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(m->dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return errno == ENOENT ? 0
 		                       : elog__errmsg_set(m->msg, errno, "%s: %s", name,
 		                                          elog_strerror(errno));
-	if (fstat(fd, &st) < 0)
-		err = elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	else if (!elog__idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size,
-	                                m->set.index_interval)) {
+	if (!elog__idx_quick_check(m->dfd, fd, base, (uint64_t)st.st_size, m->set.index_interval)) {
 		elog__maint_step();
 		err = elog__idx_rebuild(m->dfd, fd, base, (uint64_t)st.st_size,
 		                        m->set.index_interval, NULL, m->msg);

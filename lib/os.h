@@ -38,10 +38,15 @@ int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size
  * must never hold: a symbolic link (ELOOP), anything but a regular file
  * (ELOG_NOTREG: never opened at all, so a FIFO cannot block and a device
  * cannot act), and, when opening for writing, a file with more than one
- * hard link (ELOG_LINKED).  A file it creates while running as root gets
- * the directory's owner and group.  -1 and errno, which holds the ELOG_*
- * code for those two refusals, so that it travels as any errno value. */
+ * hard link (ELOG_LINKED; O_TRUNC truncates only a file that passed).  A
+ * file it creates while running as root gets the directory's owner and
+ * group.  The descriptor keeps O_NONBLOCK, which changes nothing on a
+ * regular file.  -1 and errno, which holds the ELOG_* code for those two
+ * refusals, so that it travels as any errno value. */
 int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode);
+/* The same, with the status of the file opened in *st (undefined on
+ * failure), for a caller that would call fstat(2) next. */
+int elog__fs_openat_stat(int dfd, const char *name, int flags, mode_t mode, struct stat *st);
 int64_t elog__fs_now_ms(void);
 /* Call fn(name, arg) for each entry of the directory dfd but "." and "..",
  * until it returns non-zero.  Returns 0, that value, or an errno value. */

@@ -159,13 +159,11 @@ static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char 
 	int err = 0;
 	*data = NULL;
 	*size = 0;
-	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-	if (fstat(fd, &st) < 0)
-		err = errno;
-	uint64_t want = !err && (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
-	if (!err && !(*data = malloc((size_t)want + 1)))
+	uint64_t want = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
+	if (!(*data = malloc((size_t)want + 1)))
 		err = ENOMEM;
 	if (!err)
 		err = elog__fs_pread_full(fd, *data, (size_t)want, 0, size);

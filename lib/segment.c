@@ -18,10 +18,26 @@
 #include "compress.h"
 #include "files.h"
 
-/* "<base as SEG_NAME_LEN digits><ext>" into buf of size bytes. */
+/* "<base as SEG_NAME_LEN digits><ext>" into buf of size bytes, cut to
+ * fit as snprintf would.  By hand: every segment a program opens is named
+ * here, and printf's code is pages that a one-shot append would fault in
+ * for nothing else.  SEG_NAME_LEN digits hold any 64-bit number. */
 static void name_of(char *buf, size_t size, uint64_t base, const char *ext)
 {
-	snprintf(buf, size, "%0*llu%s", SEG_NAME_LEN, (unsigned long long)base, ext);
+	char name[SEG_NAME_LEN + NAME_MAX_LOCAL];
+	size_t n = strlen(ext);
+	if (n >= NAME_MAX_LOCAL)
+		n = NAME_MAX_LOCAL - 1;
+	for (int i = SEG_NAME_LEN - 1; i >= 0; i--, base /= 10)
+		name[i] = (char)('0' + base % 10);
+	memcpy(name + SEG_NAME_LEN, ext, n);
+	n += SEG_NAME_LEN;
+	if (size == 0)
+		return;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
 }
 
 void elog__seg_name(char *buf, uint64_t base, const char *ext)
@@ -132,10 +148,9 @@ int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned cha
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
 	int err = 0;
 	elog__seg_name(name, base, SEG_EXT);
-	*fd = elog__fs_openat(dfd, name, oflags, 0);
+	struct stat local_st;
+	*fd = elog__fs_openat_stat(dfd, name, oflags, 0, st ? st : &local_st);
 	if (*fd < 0)
-		err = errno;
-	else if (st && fstat(*fd, st) < 0)
 		err = errno;
 	else
 		err = elog__fs_pread_full(*fd, hdr, SEG_HDR, 0, got);

@@ -77,10 +77,10 @@ int elog__start_write(int dfd, uint64_t start)
 	 * below the old start was unlinked, and the directory synced,
 	 * before it began.  Elsewhere the file is replaced whole, so that it
 	 * is never seen torn. */
-	int fd = elog__fs_openat(dfd, FN_START, O_RDWR, 0);
+	int fd = elog__fs_openat_stat(dfd, FN_START, O_RDWR, 0, &st);
 	if (fd < 0)
 		return err;
-	if (fstat(fd, &st) < 0 || st.st_size != START_SIZE) {
+	if (st.st_size != START_SIZE) {
 		close(fd);
 		return err;
 	}

@@ -249,15 +249,18 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 		                        rec->key_len + stored.value_len,
 		                        ELOG_MAX_RECORD - REC_FIXED);
 	size = elog__rec_size(stored.key_len, stored.value_len);
+	/* Buffers start small (a one-shot append writes one record) and
+	 * double as batches need; a batch reuses its buffers, so a writer
+	 * that runs grows them once. */
 	struct chunk *c = batch_chunk(b, t->base, t->flags);
-	if (!c || elog__buf_grow(&c->data, &c->cap, c->len + size, 64 * 1024) ||
-	    elog__buf_grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY, 64 * 1024)) {
+	if (!c || elog__buf_grow(&c->data, &c->cap, c->len + size, 4096) ||
+	    elog__buf_grow(&c->idx, &c->icap, c->ilen + IDX_ENTRY, 1024)) {
 		if (c && c->len == 0 && c->ilen == 0)
 			b->n--; /* drop the chunk just added */
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
 	if (b->nrec == b->outcap) {
-		size_t cap = b->outcap ? 2 * b->outcap : 1024;
+		size_t cap = b->outcap ? 2 * b->outcap : 64;
 		uint64_t **no = realloc(b->out, cap * sizeof *no);
 		if (no)
 			b->out = no;

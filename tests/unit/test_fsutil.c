@@ -280,6 +280,69 @@ UT_TEST(write_all_and_pread_full)
 }
 END_TEST
 
+/* O_TRUNC is carried out only on a file that may be written: a hard link
+ * to a file elsewhere is refused with its bytes intact, and a file of the
+ * log is emptied as open(2) would empty it. */
+UT_TEST(openat_truncates_only_what_it_may_write)
+{
+	int dfd = open_top();
+	char target[1200], p[1200];
+	ut_write_file(ut_path(target, sizeof target, ut_top, "target"), "precious\n", 9);
+	ck_assert_int_eq(link(target, ut_path(p, sizeof p, ut_top, "linked")), 0);
+	errno = 0;
+	ck_assert_int_eq(elog__fs_openat(dfd, "linked", O_RDWR | O_CREAT | O_TRUNC, 0666), -1);
+	ck_assert_int_eq(errno, ELOG_LINKED);
+	size_t len;
+	unsigned char *d = ut_read_file(target, &len);
+	ck_assert_uint_eq(len, 9);
+	ck_assert_mem_eq(d, "precious\n", 9);
+	free(d);
+	ut_write_file(ut_path(p, sizeof p, ut_top, "mine"), "old bytes", 9);
+	struct stat st;
+	int fd = elog__fs_openat_stat(dfd, "mine", O_RDWR | O_CREAT | O_TRUNC, 0666, &st);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(st.st_size, 0);
+	struct stat now;
+	ck_assert_int_eq(fstat(fd, &now), 0);
+	ck_assert_int_eq(now.st_size, 0);
+	close(fd);
+	close(dfd);
+}
+END_TEST
+
+/* The status given with the descriptor is the file's, and the descriptor
+ * reads and writes as a blocking one would: O_NONBLOCK, which the open
+ * leaves set, changes nothing on a regular file. */
+UT_TEST(openat_stat_describes_the_file_opened)
+{
+	int dfd = open_top();
+	char p[1200];
+	ut_write_file(ut_path(p, sizeof p, ut_top, "f"), "abc", 3);
+	struct stat st, now;
+	int fd = elog__fs_openat_stat(dfd, "f", O_RDWR | O_APPEND, 0, &st);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &now), 0);
+	ck_assert(st.st_dev == now.st_dev && st.st_ino == now.st_ino);
+	ck_assert_int_eq(st.st_size, 3);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	UT_OK(elog__fs_write_all(fd, "def", 3), NULL);
+	char buf[8];
+	size_t got;
+	UT_OK(elog__fs_pread_full(fd, buf, sizeof buf, 0, &got), NULL);
+	ck_assert_uint_eq(got, 6);
+	ck_assert_mem_eq(buf, "abcdef", 6);
+	close(fd);
+	/* A new file, made by this call: its status too. */
+	fd = elog__fs_openat_stat(dfd, "new", O_RDWR | O_CREAT, 0666, &st);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert(S_ISREG(st.st_mode));
+	close(fd);
+	close(dfd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fsutil");

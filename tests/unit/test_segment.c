@@ -13,6 +13,8 @@ UT_TEST(name_is_20_digits)
 	ck_assert_str_eq(b, "00000000000004182917.idx");
 	elog__seg_name(b, UINT64_MAX, SEG_EXT);
 	ck_assert_str_eq(b, "18446744073709551615.log");
+	elog__seg_name(b, 10, SEG_EXT SEG_NEW_EXT);
+	ck_assert_str_eq(b, "00000000000000000010" SEG_EXT SEG_NEW_EXT);
 }
 END_TEST
 
