@@ -238,6 +238,25 @@ replace_stopped() {
 	kill -0 "$FOLLOWER"
 }
 
+@test "follow: a log deleted while the follower looks at it is deleted, not replaced" {
+	seq 1 3 | elog-append "$LOG"
+	# The shim stops the follower's look at the directory, once its
+	# files are gone, until $T/stall is removed: the directory goes
+	# meanwhile, as rm -rf's last step.
+	background env LD_PRELOAD="$ELOG_BIN/tests/dirstall.so" ELOG_TEST_DIR_STALL="$T/stall" \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-cat --follow=name -v "$LOG" \
+		>"$T/out" 2>"$T/err" </dev/null
+	FOLLOWER=${BG_PIDS##* }
+	wait_lines "$T/out" 3
+	rm "$LOG"/*
+	wait_lines "$T/stall" 0
+	rmdir "$LOG"
+	rm "$T/stall"
+	wait_lines "$T/err" 1
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was deleted; following the new log of that name" ]
+	kill -0 "$FOLLOWER"
+}
+
 @test "follow: --follow=name waits for a log that does not exist yet" {
 	follow --follow=name -v
 	sleep 0.3
