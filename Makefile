@@ -123,6 +123,11 @@ $(B)/tests/syncfault.so: tests/cli/syncfault.c $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -fPIC -shared -Wall -Wextra -Werror -O2 -o $@ $< -ldl
 
+# LD_PRELOAD shim: a follower's look at a log stalled while it is deleted.
+$(B)/tests/dirstall.so: tests/cli/dirstall.c $(B)/flags
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -fPIC -shared -Wall -Wextra -Werror -O2 -o $@ $< -ldl
+
 $(B)/tests/elog-compact-faulty: $(B)/bin/elog-compact.o $(CLI_OBJ) $(B)/libelog.a $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(B)/libelog.a \
 		$(MAINT_FAULT) $(PROG_LDLIBS)
@@ -323,7 +328,7 @@ BATS_PAR = $(shell command -v parallel >/dev/null 2>&1 && \
 CLI_TESTS ?= tests/cli tests/live
 
 # tests/cli/run.sh: bats, then the failing tests again at the end.
-check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so
+check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so $(B)/tests/dirstall.so
 	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
 # mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).

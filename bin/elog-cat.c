@@ -512,15 +512,19 @@ static const char *moved_to(void)
 }
 
 /* NULL when dir still names the directory being read, else what became
- * of it. */
+ * of it.  Whether the directory was deleted is asked before what the name
+ * means: asked after, an rm -rf that removed the directory in between
+ * made a deleted log look replaced by the directory the name had meant a
+ * moment before. */
 static const char *log_moved(const char *dir)
 {
 	struct stat st, self;
+	int deleted = fstat(log_fd, &self) == 0 && self.st_nlink == 0;
 
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT)
 			return NULL;
-		if (fstat(log_fd, &self) < 0 || self.st_nlink == 0)
+		if (deleted || fstat(log_fd, &self) < 0 || self.st_nlink == 0)
 			return "the log was deleted";
 		/* Renamed away, not deleted.  A mv(1) of another log into
 		 * its place may follow at once: a moment's look for it
@@ -532,8 +536,7 @@ static const char *log_moved(const char *dir)
 		}
 		return moved_to();
 	}
-	if (st.st_ino != log_st.st_ino || st.st_dev != log_st.st_dev ||
-	    (fstat(log_fd, &self) == 0 && self.st_nlink == 0))
+	if (st.st_ino != log_st.st_ino || st.st_dev != log_st.st_dev || deleted)
 		return "the log was replaced by another directory";
 	/* Nothing but deleting the log removes its settings: an rm -rf
 	 * that has not reached the directory itself yet. */

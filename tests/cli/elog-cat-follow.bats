@@ -19,6 +19,17 @@ follower_exits_with() {
 	[ "$st" -eq "$1" ] || { echo "status $st, stderr: $(cat "$T/err")" >&2; return 1; }
 }
 
+# Move $LOG away to $T/old and $1 in its place, with the follower stopped
+# meanwhile.  A follower that looks between the two renames gives the
+# second 200 ms to come before it calls the log moved, not replaced; two
+# mv(1) processes on a loaded machine may take longer than that.
+replace_stopped() {
+	kill -STOP "$FOLLOWER"
+	mv "$LOG" "$T/old"
+	mv "$1" "$LOG"
+	kill -CONT "$FOLLOWER"
+}
+
 @test "follow: prints what is there, then new records across segment rolls and writers" {
 	seq -f '%098g' 0 9 | elog-append --segment-bytes 4K "$LOG"
 	follow -f -v
@@ -200,8 +211,7 @@ follower_exits_with() {
 	follow -f -v
 	wait_lines "$T/out" 3
 	seq 7 8 | elog-append "$T/new"
-	mv "$LOG" "$T/old"
-	mv "$T/new" "$LOG"
+	replace_stopped "$T/new"
 	follower_exits_with 5
 	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was replaced by another directory" ]
 	[ "$(cat "$T/out")" = $'1\n2\n3' ]
@@ -217,8 +227,7 @@ follower_exits_with() {
 	wait_lines "$T/out" 5
 	# And the same when one is moved in place of the other.
 	seq 20 21 | elog-append "$T/new"
-	mv "$LOG" "$T/old"
-	mv "$T/new" "$LOG"
+	replace_stopped "$T/new"
 	wait_lines "$T/err" 2
 	wait_lines "$T/out" 7
 	echo 22 | elog-append "$LOG"
@@ -226,6 +235,25 @@ follower_exits_with() {
 	[ "$(cat "$T/out")" = "$(printf '%s\n' 1 2 3 10 11 20 21 22)" ]
 	grep -q "the log was deleted; following the new log of that name" "$T/err" || { cat "$T/err"; false; }
 	grep -q "the log was replaced by another directory; following the new log" "$T/err"
+	kill -0 "$FOLLOWER"
+}
+
+@test "follow: a log deleted while the follower looks at it is deleted, not replaced" {
+	seq 1 3 | elog-append "$LOG"
+	# The shim stops the follower's look at the directory, once its
+	# files are gone, until $T/stall is removed: the directory goes
+	# meanwhile, as rm -rf's last step.
+	background env LD_PRELOAD="$ELOG_BIN/tests/dirstall.so" ELOG_TEST_DIR_STALL="$T/stall" \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-cat --follow=name -v "$LOG" \
+		>"$T/out" 2>"$T/err" </dev/null
+	FOLLOWER=${BG_PIDS##* }
+	wait_lines "$T/out" 3
+	rm "$LOG"/*
+	wait_lines "$T/stall" 0
+	rmdir "$LOG"
+	rm "$T/stall"
+	wait_lines "$T/err" 1
+	[ "$(cat "$T/err")" = "elog-cat: $LOG: the log was deleted; following the new log of that name" ]
 	kill -0 "$FOLLOWER"
 }
 

@@ -393,6 +393,28 @@ fill_disk() {
 	[ "$status" -eq 0 ]
 }
 
+@test "a full disk: a writer whose doorbell page cannot be allocated still appends" {
+	mount_tmpfs 200k
+	echo x | "$B/elog-append" "$MNT/log"
+	head -c 1M /dev/zero >"$MNT/filler" 2>/dev/null || true
+	# The page the doorbell had is freed with its file: take it too, so
+	# that the new "writers" file cannot have a block.
+	rm "$MNT/log/writers"
+	head -c 1M /dev/zero >"$MNT/filler2" 2>/dev/null || true
+	run fallocate -l 4096 "$MNT/probe"
+	[ "$status" -ne 0 ]
+	# One record fits in the segment's page already allocated: the
+	# writer acknowledges it, polling for LOCK without the doorbell
+	# (before the page was allocated, the first store into it was a
+	# SIGBUS).
+	run timeout 20 "$B/elog-append" -p "$MNT/log" <<<"y"
+	echo "status $status: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	[ -f "$MNT/log/writers" ] && [ ! -s "$MNT/log/writers" ]
+	[ "$("$B/elog-cat" -v "$MNT/log")" = $'x\ny' ]
+}
+
 # Run a program as the unprivileged user who owns the log.
 as_owner() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"

@@ -249,16 +249,36 @@ lane_loop() {
 	wait 2>/dev/null
 }
 
+# Wait, up to $HANG s, until follower $1 catches SIGTERM (elog-cat -f sets
+# that up first thing): before, SIGTERM kills it as it would any program
+# still starting, which under the sanitizers or on a loaded machine takes
+# longer than a short life.  Linux's /proc tells; without it, no wait.
+follower_ready() {
+	local deadline=$((SECONDS + HANG)) comm cgt
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		comm=$(cat "/proc/$1/comm" 2>/dev/null) || return 0
+		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+		[ -n "$cgt" ] || return 0
+		# Bit 14 is signal 15, SIGTERM; comm tells elog-cat from the
+		# shell that forked it and has not yet called exec.
+		[ "$comm" = elog-cat ] && [ $(((16#$cgt >> 14) & 1)) -eq 1 ] && return 0
+		sleep 0.05
+	done
+}
+
 # The follower: elog-cat -f from where the last one stopped, stopped with
 # SIGTERM or SIGKILL after a random while and started again, until
 # $T/stop-follow appears.  Then the one running is let reach the offset in
 # $T/f/target, the end of the log, and stopped with SIGTERM; one that does
-# not get there within $HANG seconds is reported as stuck.
+# not get there within $HANG seconds is reported as stuck.  f/runs has a
+# line per run: its number, the signal that stopped it, its exit status
+# and the offset it started at.
 follow_loop() {
 	RANDOM=$((seed + 3))
-	local n=0 next=0 pid life sig rc last target
+	local n=0 next=0 from pid life sig rc last target deadline
 	while :; do
 		n=$((n + 1))
+		from=$next
 		"$BIN/elog-cat" -f -o "$next" -F "$FMT" "$LOG" >"$T/f/$n.out" 2>"$T/f/$n.err" &
 		pid=$!
 		echo "$pid" >"$T/f/pid"
@@ -269,10 +289,11 @@ follow_loop() {
 		done
 		[ -e "$T/stop-follow" ] && break
 		if [ $((RANDOM % 2)) -eq 0 ]; then sig=TERM; else sig=KILL; fi
+		[ "$sig" = TERM ] && follower_ready "$pid"
 		kill -$sig "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		rc=$?
-		echo "$n $sig $rc" >>"$T/f/runs"
+		echo "$n $sig $rc $from" >>"$T/f/runs"
 		# A line cut by SIGKILL was never printed; start again after the
 		# last whole one.
 		last=$("$PY" "$here/soak_check.py" --last-offset "$T/f/$n.out")
@@ -282,17 +303,29 @@ follow_loop() {
 	done
 	target=$(cat "$T/f/target")
 	[ -n "$target" ] || target=-1
-	for _ in $(seq $((HANG * 10))); do
-		last=$("$PY" "$here/soak_check.py" --last-offset "$T/f/$n.out")
-		[ -n "$last" ] && [ "$last" -ge "$target" ] && break
-		sleep 0.1
-	done
-	if [ "$target" -ge 0 ] && { [ -z "$last" ] || [ "$last" -lt "$target" ]; }; then
-		echo "follower stuck at ${last:-nothing}, the log ends at $target" >"$T/f/stuck"
+	# The run stopped last may have printed the whole log already, before
+	# stop-follow appeared (the last writer, done, takes a moment to exit:
+	# longer under the sanitizers): this one then started past the end
+	# and has nothing to print.  A run that started at or below the end
+	# must get there.  The deadline is on the clock: a look costs a
+	# python start, seconds on a loaded machine.
+	last=
+	if [ "$from" -le "$target" ]; then
+		deadline=$((SECONDS + HANG))
+		while :; do
+			last=$("$PY" "$here/soak_check.py" --last-offset "$T/f/$n.out")
+			[ -n "$last" ] && [ "$last" -ge "$target" ] && break
+			[ "$SECONDS" -lt "$deadline" ] || break
+			sleep 0.1
+		done
+		if [ -z "$last" ] || [ "$last" -lt "$target" ]; then
+			echo "follower $n, started at $from, stuck at ${last:-nothing}, the log ends at $target" >"$T/f/stuck"
+		fi
 	fi
+	follower_ready "$pid"
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	echo "$n TERM $?" >>"$T/f/runs"
+	echo "$n TERM $? $from" >>"$T/f/runs"
 }
 
 # The consumer: a batch of a random size as consumer "soak", then a commit
