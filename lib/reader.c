@@ -508,6 +508,11 @@ static int chain_gap(elog_reader *r, uint64_t next)
 	} else if (r->chain == CHAIN_NONE && r->seg_v2) {
 		r->chain = CHAIN_UNSEALED;
 	}
+	/* The file ended short of the records it held when opened: it was
+	 * cut under us (a repair, a hand).  What followed its last record is
+	 * lost, whatever its seal said. */
+	if (!r->sc.sealed && r->sc.limit != UINT64_MAX && r->sc.pos < r->sc.limit)
+		r->chain = CHAIN_UNSEALED;
 	if (r->chain == CHAIN_SEALED)
 		from = r->seal.next;
 	else if (r->chain == CHAIN_UNSEALED)
