@@ -119,7 +119,7 @@ struct scan {
 	uint64_t buf_pos;     /* file position of buf[0] */
 	size_t ra;            /* bytes the next read asks for: small after a
 	                        * seek, doubling as reading goes on (the
-	                        * buffer grows with it, to 128 KiB) */
+	                        * buffer grows with it, to 256 KiB) */
 	int trunc;            /* last ELOG_CORRUPT was a short tail */
 	int sealed;           /* the last ELOG_END was at a seal: */
 	struct seal seal;     /* that one */

@@ -508,6 +508,11 @@ static int chain_gap(elog_reader *r, uint64_t next)
 	} else if (r->chain == CHAIN_NONE && r->seg_v2) {
 		r->chain = CHAIN_UNSEALED;
 	}
+	/* The file ended short of the records it held when opened: it was
+	 * cut under us (a repair, a hand).  What followed its last record is
+	 * lost, whatever its seal said. */
+	if (!r->sc.sealed && r->sc.limit != UINT64_MAX && r->sc.pos < r->sc.limit)
+		r->chain = CHAIN_UNSEALED;
 	if (r->chain == CHAIN_SEALED)
 		from = r->seal.next;
 	else if (r->chain == CHAIN_UNSEALED)
@@ -739,22 +744,27 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 /* The common case first, in a few instructions: the next record of the open
  * segment was checked already, is durable, in order, at or past the
  * position, with no salvaged offsets before it and a value stored as
- * given.  Anything else puts it back and takes the way above. */
+ * given.  Its offset is looked at before anything is taken from it, so
+ * that anything else leaves the scan as it was for the way above. */
 int elog_reader_next(elog_reader *r, struct elog_record *rec)
 {
-	uint64_t at;
-	if (r->reseek || r->gap_pending || r->segfd < 0 || r->win ||
-	    !elog__scan_next_checked(&r->sc, rec, &at))
+	struct scan *s = &r->sc;
+	uint64_t at = s->pos;
+	if (r->reseek || r->gap_pending || r->segfd < 0 || r->win || !r->seg_plain ||
+	    at != s->vpos || at >= s->vend || at >= s->limit)
 		return next_record(r, rec);
-	if (rec->offset < r->want || rec->offset >= r->wm.durable_end ||
-	    rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last) ||
-	    (rec->offset > r->want && r->holes.n) || !r->seg_plain) {
-		elog__scan_seek(&r->sc, at);
+	const unsigned char *p = s->buf + s->off;
+	uint64_t off = get64(p + REC_AT_OFFSET);
+	if (off < r->want || off >= r->wm.durable_end || off < r->seg_base ||
+	    (r->have_last && off <= r->last) || (off > r->want && r->holes.n))
 		return next_record(r, rec);
-	}
-	r->last = rec->offset;
+	size_t size = elog__rec_fields(p, rec);
+	s->off += size;
+	s->pos = s->vpos = at + size;
+	s->trunc = 0;
+	r->last = off;
 	r->have_last = 1;
-	r->want = rec->offset + 1;
+	r->want = off + 1;
 	return 0;
 }
 

@@ -147,6 +147,36 @@ UT_TEST(each_equals_one_by_one)
 }
 END_TEST
 
+/* Groups of buffers of one length (records of one size, the common case,
+ * whose last bytes are taken side by side): every length of the tail after
+ * the 8-byte words, 0 to 7 bytes, any alignment, and groups that end short
+ * (their last buffer repeated in the lanes left) or meet a longer buffer. */
+UT_TEST(each_of_one_length_every_tail)
+{
+	enum { N = 11 };
+	static unsigned char raw[N * 304];
+	fill(raw, sizeof raw, 23);
+	const unsigned char *p[N] = { 0 };
+	size_t len[N] = { 0 };
+	uint32_t crc[N];
+	for (size_t l = 0; l <= 151; l++) {
+		for (size_t n = 1; n <= N; n++) {
+			for (size_t i = 0; i < n; i++) {
+				p[i] = raw + i * 304 + (i + l) % 8;
+				/* the ninth buffer is longer: its group is mixed */
+				len[i] = i == 8 ? l + 5 : l;
+			}
+			elog__crc32c_each(p, len, crc, n);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(crc[i] == ref_crc(p[i], len[i]),
+				              "%zu buffers of %zu bytes, #%zu: 0x%08x, reference "
+				              "0x%08x",
+				              n, l, i, crc[i], ref_crc(p[i], len[i]));
+		}
+	}
+}
+END_TEST
+
 /* The CRC of a prefix of a fixed buffer at a fixed misalignment, for many
  * lengths, with crc (or with the reference when crc is NULL). */
 #define SAMPLES 200

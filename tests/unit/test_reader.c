@@ -1122,6 +1122,163 @@ UT_TEST(truncated_closed_segment_is_corrupt)
 }
 END_TEST
 
+/* ---- reading on through large reads ---- */
+
+/* A log of n records in segments of 1 MiB, record i of value big_value(i):
+ * lengths from 1 to 700 bytes, so that records of every size straddle the
+ * reader's buffer boundaries. */
+static size_t big_value(int i, char *v)
+{
+	size_t len = 1 + (size_t)((unsigned)i * 2654435761u % 700u);
+	for (size_t k = 0; k < len; k++)
+		v[k] = (char)('a' + (i + (int)k) % 26);
+	return len;
+}
+
+static void make_big_log(int n)
+{
+	elog *w = ut_open_writer(ut_dir, 1u << 20, 4096);
+	char v[704];
+	for (int i = 0; i < n; i++) {
+		struct elog_record rec = { .ts_ms = ELOG_TS_NOW, .value = v };
+		rec.value_len = big_value(i, v);
+		ck_assert_int_eq(elog_append(w, &rec, NULL), 0);
+	}
+	ck_assert_int_eq(elog_close(w), 0);
+}
+
+/* Byte position of record i of make_big_log()'s first segment. */
+static uint64_t big_pos_of(int i)
+{
+	char v[704];
+	uint64_t pos = SEG_HDR;
+	for (int k = 0; k < i; k++)
+		pos += elog__rec_size(0, big_value(k, v));
+	return pos;
+}
+
+/* Every record comes out whole, in order, wherever the reads of the
+ * reader's buffer cut it (3 MiB of records of 29 to 728 bytes). */
+UT_TEST(records_straddling_read_boundaries_come_out_whole)
+{
+	enum { N = 9000 };
+	make_big_log(N);
+	elog_reader *r = ut_open_reader(ut_dir);
+	struct elog_record rec;
+	char v[704];
+	for (int i = 0; i < N; i++) {
+		int rc = elog_reader_next(r, &rec);
+		ck_assert_msg(rc == 0, "record %d: %d %s", i, rc, elog_reader_errmsg(r));
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+		size_t len = big_value(i, v);
+		ck_assert_uint_eq(rec.value_len, len);
+		ck_assert_msg(memcmp(rec.value, v, len) == 0, "record %d: value differs", i);
+	}
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_END);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A damaged record far into a segment, at and around where the reader's
+ * reads end (every 64 KiB of its first MiB): the records before it come
+ * out,
+ * then the damage, where it lies, and it stays. */
+UT_TEST(damaged_record_in_a_large_read_is_corrupt_where_it_lies)
+{
+	enum { N = 4000 };
+	make_big_log(N);
+	char src[1200], keep[1200];
+	snprintf(keep, sizeof keep, "%s.keep", ut_dir);
+	ut_copy_dir(ut_dir, keep);
+	snprintf(src, sizeof src, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	for (uint64_t cut = 64u << 10; cut < 1u << 20; cut += 64u << 10) {
+		int k = 0;
+		while (big_pos_of(k + 1) <= cut) /* record k holds byte cut */
+			k++;
+		uint64_t pos = big_pos_of(k);
+		ut_restore_dir(ut_dir, keep);
+		/* the last byte of its value: its CRC no longer checks */
+		ut_flip_bit(src, big_pos_of(k + 1) - 1, 2);
+		elog_reader *r = ut_open_reader(ut_dir);
+		struct elog_record rec;
+		int rc, n = 0;
+		while ((rc = elog_reader_next(r, &rec)) == 0)
+			ck_assert_uint_eq(rec.offset, (uint64_t)n++);
+		ck_assert_msg(n == k, "byte %llu: %d records before the damage, not %d",
+		              (unsigned long long)cut, n, k);
+		ck_assert_int_eq(rc, ELOG_CORRUPT);
+		char want[128];
+		snprintf(want, sizeof want, "00000000000000000000.log: corrupt record at byte %llu",
+		         (unsigned long long)pos);
+		ck_assert_str_eq(elog_reader_errmsg(r), want);
+		ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
+		elog_reader_close(r);
+	}
+	ut_rm_rf(keep);
+}
+END_TEST
+
+/* A closed segment cut short while a reader is in the middle of it (a
+ * hand, a full disk's tool, a copy gone wrong: nothing of elog's does it):
+ * the reader reads through pread(2), so it is never killed (a mapping would
+ * be, by SIGBUS), and what the file lost is reported, never skipped: a cut
+ * inside a record is a truncated record; a cut at a record's start is a
+ * damage gap when the segment says what follows it (its seal). */
+UT_TEST(segment_truncated_under_the_reader)
+{
+	enum { N = 9000 };
+	make_big_log(N);
+	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
+	char path[1200];
+	snprintf(path, sizeof path, "%s", seg);
+	uint64_t size = ut_file_size(path);
+	ck_assert_int_ge(ut_count_names(ut_dir, SEG_EXT), 3); /* it is closed */
+	ck_assert_uint_gt(size, 900u << 10);
+	char keep[1200];
+	snprintf(keep, sizeof keep, "%s.keep", ut_dir);
+	ut_copy_dir(ut_dir, keep);
+	for (int mid = 0; mid < 2; mid++) {
+		int k = 2000; /* far past what the first reads brought */
+		uint64_t cut = big_pos_of(k) + (mid ? 9 : 0);
+		ck_assert_uint_lt(cut, size);
+		elog_reader *r = ut_open_reader(ut_dir);
+		struct elog_record rec;
+		for (int i = 0; i < 100; i++)
+			ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+		ut_truncate(path, cut);
+		int rc, n = 100;
+		while ((rc = elog_reader_next(r, &rec)) == 0) {
+			ck_assert_uint_eq(rec.offset, (uint64_t)n);
+			n++;
+		}
+		ck_assert_int_eq(n, k);
+		char want[128];
+		if (mid) {
+			ck_assert_int_eq(rc, ELOG_CORRUPT);
+			snprintf(want, sizeof want,
+			         "00000000000000000000.log: truncated record at byte %llu",
+			         (unsigned long long)big_pos_of(k));
+			ck_assert_str_eq(elog_reader_errmsg(r), want);
+		} else {
+			ck_assert_msg(rc == ELOG_GAP, "%d %s", rc, elog_reader_errmsg(r));
+			uint64_t a, b;
+			elog_reader_gap(r, &a, &b);
+			ck_assert_uint_eq(a, (uint64_t)k);
+			ck_assert_int_eq(elog_reader_gap_cause(r), ELOG_GAP_DAMAGE);
+			/* up to the next segment, which is read on whole */
+			ck_assert_int_eq(ut_exists(ut_seg_path(ut_dir, b + 1, SEG_EXT)), 1);
+			for (n = (int)b + 1; (rc = elog_reader_next(r, &rec)) == 0; n++)
+				ck_assert_uint_eq(rec.offset, (uint64_t)n);
+			ck_assert_int_eq(rc, ELOG_END);
+			ck_assert_int_eq(n, N);
+		}
+		elog_reader_close(r);
+		ut_restore_dir(ut_dir, keep); /* whole again for the next case */
+	}
+	ut_rm_rf(keep);
+}
+END_TEST
+
 UT_TEST(bad_segment_header_is_corrupt)
 {
 	make_log(300, NULL);

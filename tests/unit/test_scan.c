@@ -270,6 +270,44 @@ UT_TEST(seek_reads_little_then_grows)
 }
 END_TEST
 
+/* Reading on, records are checked many at a time (SCAN_AHEAD); a seek,
+ * which comes for one record, checks only a few (SCAN_NEAR) and reads on
+ * from there as any scan does. */
+UT_TEST(checks_many_ahead_reading_on_few_after_a_seek)
+{
+	enum { N = 3000 };
+	static uint64_t offs[N];
+	for (int i = 0; i < N; i++)
+		offs[i] = (uint64_t)i;
+	ut_seg_create(ut_top, 0);
+	uint64_t size = ut_seg_fill(ut_top, 0, offs, N, 0);
+	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct scan s;
+	struct elog_record rec;
+	uint64_t at, r2 = elog__rec_size(0, 2), r3 = elog__rec_size(0, 3);
+	uint64_t r4 = elog__rec_size(0, 4);
+	ck_assert_int_eq(elog__scan_init(&s, fd, 0, SEG_HDR, size), 0);
+	size_t got;
+	ck_assert_int_eq(elog__scan_read_head(&s, s.cap, &got), 0);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	/* values "v0".."v9" are 2 bytes, "v10".."v99" 3, then 4, then 5 */
+	ck_assert_uint_eq(s.vend - SEG_HDR, 10 * r2 + 54 * r3);
+	uint64_t pos = SEG_HDR + 10 * r2 + 90 * r3 + 900 * r4;
+	elog__scan_seek(&s, pos);
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+	ck_assert_uint_eq(rec.offset, 1000);
+	ck_assert_uint_eq(s.vend - pos, 8 * elog__rec_size(0, 5));
+	for (int i = 1001; i < N; i++) {
+		ck_assert_int_eq(elog__scan_next(&s, &rec, &at), 0);
+		ck_assert_uint_eq(rec.offset, (uint64_t)i);
+	}
+	ck_assert_int_eq(elog__scan_next(&s, &rec, &at), ELOG_END);
+	elog__scan_free(&s);
+	close(fd);
+}
+END_TEST
+
 UT_TEST(record_larger_than_the_buffer)
 {
 	size_t big = 3u << 20;
