@@ -1127,9 +1127,14 @@ END_TEST
 /* A log of n records in segments of 1 MiB, record i of value big_value(i):
  * lengths from 1 to 700 bytes, so that records of every size straddle the
  * reader's buffer boundaries. */
+static size_t big_len(int i)
+{
+	return 1 + (size_t)((unsigned)i * 2654435761u % 700u);
+}
+
 static size_t big_value(int i, char *v)
 {
-	size_t len = 1 + (size_t)((unsigned)i * 2654435761u % 700u);
+	size_t len = big_len(i);
 	for (size_t k = 0; k < len; k++)
 		v[k] = (char)('a' + (i + (int)k) % 26);
 	return len;
@@ -1150,10 +1155,9 @@ static void make_big_log(int n)
 /* Byte position of record i of make_big_log()'s first segment. */
 static uint64_t big_pos_of(int i)
 {
-	char v[704];
 	uint64_t pos = SEG_HDR;
 	for (int k = 0; k < i; k++)
-		pos += elog__rec_size(0, big_value(k, v));
+		pos += elog__rec_size(0, big_len(k));
 	return pos;
 }
 
