@@ -440,6 +440,18 @@ void elog__lock_slot_release(int fd, int slot)
 		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
 }
 
+int elog__lock_quiet(int fd, uint32_t *bell)
+{
+	/* Without the doorbell, waiters cannot be seen. */
+	if (!bell || bell_get(bell, BELL_WAITERS) != 0 || bell_get(bell, BELL_PUBLISHERS) != 0)
+		return 0;
+	struct flock fl = { .l_type = F_WRLCK,
+		            .l_whence = SEEK_SET,
+		            .l_start = LOCK_SLOT_BYTE,
+		            .l_len = LOCK_SLOTS };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK;
+}
+
 int elog__lock_is_current(int dfd, const struct stat *mine, char *msg)
 {
 	struct stat now;

@@ -87,6 +87,11 @@ int elog__lock_sick_pending(int fd);
  * taken; release it after the sync. */
 int elog__lock_slot_take(int fd);
 void elog__lock_slot_release(int fd, int slot);
+/* 1 when, as far as the doorbell bell shows, no other writer of LOCK (fd)
+ * waits for the batch lock or runs a sync (holds a slot): then a holder
+ * may sync and publish before it releases, at no one's cost.  A hint: 0
+ * without the doorbell. */
+int elog__lock_quiet(int fd, uint32_t *bell);
 /* 0 when the directory's LOCK is still the file whose status (taken
  * once, when it was opened) is mine, else ELOG_FAILED with a message: the
  * log was deleted, or LOCK removed or replaced.  One fstatat(2). */

@@ -873,6 +873,9 @@ static void train(elog *w, struct batch *b)
  * records was removed since (a recovery's cut, a repair, a failed sync).
  * Otherwise, under the lock, it checks that its bytes are still where it
  * wrote them and syncs them itself, or fails without acknowledging them.
+ * A writer that no other waits for or shares syncs with keeps the lock
+ * across its sync and publication instead (sync_held()): taking it again
+ * would cost it more system calls than its sync, and no one else's turn.
  */
 
 /* 1 when LOCK's state, read without the lock, is of epoch e and not sick.
@@ -1156,6 +1159,27 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	return err;
 }
 
+/* Make b durable and published with the batch lock held since it was
+ * written: nothing can have removed its records meanwhile.  *later is
+ * set when it must be done as make_durable() does after all: another
+ * writer's sync failed and it has not marked LOCK yet, so a sync that
+ * succeeds here may still leave its dropped pages, below b, reading back
+ * from the cache. */
+static int sync_held(elog *w, struct batch *b, int *later)
+{
+	int64_t t0 = mono_ns();
+	*later = 0;
+	if (fdatasync(w->segfd) < 0)
+		return sync_failed(w, b->end.base, errno, 1);
+	w->sync_ns = mono_ns() - t0;
+	if (elog__lock_sick_pending(w->lockfd)) {
+		*later = 1;
+		return 0;
+	}
+	struct watermark mine = { b->end.next, b->end.base, b->end.size };
+	return publish(w, &mine);
+}
+
 /* With the batch lock held, at open: records past the watermark that a
  * writer wrote completely but did not live to sync (it was killed after
  * its batch) are synced and published now, rather than left invisible
@@ -1235,6 +1259,18 @@ static int flush_batch(elog *w, struct batch *b)
 	}
 	w->gen = gen;
 	w->disk = b->end;
+	/* No other writer waits for the lock or syncs: sync and publish
+	 * before releasing it, which spares taking it again to publish. */
+	int later = 1;
+	if (b->n && elog__lock_quiet(w->lockfd, w->bell)) {
+		pthread_mutex_unlock(&w->mu);
+		err = sync_held(w, b, &later);
+		pthread_mutex_lock(&w->mu);
+		if (err)
+			w->known = 0;
+		if (err || !later)
+			goto out;
+	}
 	elog__lock_release_bell(w->lockfd, w->bell);
 	pthread_mutex_unlock(&w->mu);
 	err = make_durable(w, b, epoch);
@@ -1273,7 +1309,9 @@ static int sync_to(elog *w, uint64_t target)
 {
 	int rc = 0;
 	w->nsync++;
-	if (w->gathering)
+	/* The leader waits for all of them: waking it for each would only
+	 * cost it a switch to see that some are still missing. */
+	if (w->gathering && w->nsync >= w->last_waiters)
 		pthread_cond_signal(&w->gather);
 	while (w->written < target) {
 		if (w->failed) {
