@@ -1304,10 +1304,14 @@ static void gather(elog *w)
 }
 
 /* Wait until the first `target` records appended through w are durable,
- * leading flushes as needed.  Called with the mutex held. */
-static int sync_to(elog *w, uint64_t target)
+ * leading flushes as needed.  Called with the mutex held.  *wake is set
+ * when the caller must wake the waiters (pthread_cond_broadcast(&w->cv))
+ * after it releases the mutex: woken with it held, each would wake only
+ * to sleep again on the mutex. */
+static int sync_to(elog *w, uint64_t target, int *wake)
 {
 	int rc = 0;
+	*wake = 0;
 	w->nsync++;
 	/* The leader waits for all of them: waking it for each would only
 	 * cost it a switch to see that some are still missing. */
@@ -1349,7 +1353,10 @@ static int sync_to(elog *w, uint64_t target)
 			w->failed = err;
 		batch_reset(&b, &w->disk);
 		w->spare = b;
-		pthread_cond_broadcast(&w->cv);
+		if (err || w->written >= target)
+			*wake = 1; /* the caller wakes them, as this one leaves */
+		else
+			pthread_cond_broadcast(&w->cv);
 		if (err) {
 			rc = err; /* the leader learns why; others ELOG_FAILED */
 			break;
@@ -1361,9 +1368,12 @@ static int sync_to(elog *w, uint64_t target)
 
 int elog_sync(elog *w)
 {
+	int wake;
 	pthread_mutex_lock(&w->mu);
-	int rc = sync_to(w, w->appended);
+	int rc = sync_to(w, w->appended, &wake);
 	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_broadcast(&w->cv);
 	return rc;
 }
 
@@ -1377,7 +1387,7 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 		                        rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return elog__errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	int err;
+	int err, wake = 0;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->failed) {
@@ -1395,8 +1405,10 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 	/* A full buffer is written at once: memory stays bounded, and a
 	 * fast producer gets large batches without asking. */
 	if (w->pending.bytes >= w->batch_bytes)
-		err = sync_to(w, w->appended);
+		err = sync_to(w, w->appended, &wake);
 	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_broadcast(&w->cv);
 	return err;
 }
 
