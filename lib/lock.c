@@ -320,9 +320,14 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
 			                        elog_strerror(errno));
 	}
-	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
+	int64_t start = lock_mono_us();
+	int64_t deadline = wait_ms < 0 ? INT64_MAX : start + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
-	int announced = waiters_announce(fd, F_RDLCK) == 0;
+	/* The announcement is for writers that poll, which cannot see the
+	 * doorbell's counts; a waiter with the doorbell makes it (two
+	 * system calls) only once it has waited BELL_WAIT_MAX_US, since
+	 * most waits end sooner, at the next release. */
+	int announced = !bell && waiters_announce(fd, F_RDLCK) == 0;
 	int word = publish ? BELL_PUBLISHERS : BELL_WAITERS, err = 0;
 	for (int first = 1;; first = 0) {
 		uint32_t seq = 0;
@@ -349,6 +354,8 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			          deadline - now < BELL_WAIT_MAX_US ? deadline
 			                                            : now + BELL_WAIT_MAX_US);
 			bell_add(bell, word, (uint32_t)-1);
+			if (!announced && lock_mono_us() - start >= BELL_WAIT_MAX_US)
+				announced = waiters_announce(fd, F_RDLCK) == 0;
 			continue;
 		}
 		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;

@@ -359,6 +359,48 @@ UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
 }
 END_TEST
 
+/* 1 when another description holds a lock on byte 0 of LOCK (fd). */
+static int byte0_announced(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	ck_assert_int_eq(fcntl(fd, F_OFD_GETLK, &fl), 0);
+	return fl.l_type != F_UNLCK;
+}
+
+/* A waiter with the doorbell that waits long announces itself on byte 0
+ * all the same, for the writers that poll and cannot see the page, and
+ * withdraws the announcement once it has the lock. */
+UT_TEST(bell_waiter_announces_itself_when_its_wait_is_long)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int b = open(p, O_RDWR), c = open(p, O_RDWR);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_ge(c, 0);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
+	struct bell_waiter w = { .fd = b, .bell = bell, .rc = -1 };
+	pthread_t tw;
+	ck_assert_int_eq(pthread_create(&tw, NULL, bell_waiter_run, &w), 0);
+	int seen = 0;
+	for (int i = 0; i < 10000 && !(seen = byte0_announced(c)); i++)
+		usleep(1000);
+	ck_assert_msg(seen, "a waiter of 10 s never announced itself on byte 0");
+	elog__lock_release_bell(a, bell);
+	pthread_join(tw, NULL);
+	UT_OK(w.rc, w.msg);
+	ck_assert_msg(!byte0_announced(c), "the announcement outlived the wait");
+	elog__lock_release_bell(b, bell);
+	elog__bell_unmap(bell);
+	close(a);
+	close(b);
+	close(c);
+	close(wfd);
+}
+END_TEST
+
 /* A writer's handle maps the doorbell: "writers" is one page long. */
 UT_TEST(writer_handle_grows_writers_to_a_page)
 {
