@@ -537,8 +537,12 @@ static int tail_recover(elog *w, int sick)
 		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
 		                        elog_strerror(err));
 	struct watermark now = { rc.next, active, rc.size };
-	if (memcmp(&now, &wm, sizeof now) != 0 && (err = elog__wm_write(w->wmfd, &now)) != 0)
-		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if (memcmp(&now, &wm, sizeof now) != 0) {
+		if ((err = elog__wm_write(w->wmfd, &now)) != 0)
+			return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(err));
+		elog__bell_published(w->bell);
+	}
 	if (rc.next > w->durable)
 		w->durable = rc.next;
 	return 0;
@@ -904,10 +908,12 @@ static int publish(elog *w, const struct watermark *cover)
 {
 	struct watermark wm;
 	int err = 0;
-	if (elog__wm_read(w->wmfd, &wm) != 0 || cover->durable_end > wm.durable_end)
-		err = elog__wm_write(w->wmfd, cover);
-	else
+	if (elog__wm_read(w->wmfd, &wm) != 0 || cover->durable_end > wm.durable_end) {
+		if ((err = elog__wm_write(w->wmfd, cover)) == 0)
+			elog__bell_published(w->bell);
+	} else {
 		cover = &wm;
+	}
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	note_durable(w, cover->durable_end);
@@ -1067,6 +1073,15 @@ static int follow_ms(const elog *w)
 	return ms < 2 ? 2 : ms > 100 ? 100 : (int)ms;
 }
 
+/* Release a sync slot, and the cover it announced (lock.c). */
+static void slot_drop(elog *w, int slot)
+{
+	if (slot < 0)
+		return;
+	elog__bell_cover(w->bell, slot, 0);
+	elog__lock_slot_release(w->lockfd, slot);
+}
+
 /* Make b, written under epoch e, durable and published.  Called without
  * the mutex or the batch lock.  A handle that finds a free sync slot
  * leads: it syncs and publishes the tail its sync covered.  One that finds
@@ -1084,6 +1099,8 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 
 	int64_t follow_until = lock_mono_ms() + follow_ms(w);
 	for (int first = 1;; first = 0) {
+		/* (Sampled first: a publication after it ends the wait.) */
+		uint32_t pubs = elog__bell_pubs(w->bell);
 		/* Covered by another's sync and publication already? */
 		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
 			if (epoch_holds(w, e, &ls)) {
@@ -1096,8 +1113,20 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		/* A leader reads the state once, below.  A follower does not
 		 * look at the epoch until the watermark passes its batch: a
 		 * batch that was cut is found then, or when it leads. */
-		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
+		int covered = elog__bell_covered(w->bell, mine.durable_end);
+		if (!covered && (slot = elog__lock_slot_take(w->lockfd)) >= 0)
 			break;
+		int64_t left = follow_until - lock_mono_ms();
+		if (left <= 0) {
+			if (covered) /* a leader that announced it is slow, or dead */
+				slot = elog__lock_slot_take(w->lockfd);
+			break;
+		}
+		if (w->bell) {
+			elog__bell_follow(w->bell, pubs,
+			                  1000 * (left < follow_ms(w) ? left : follow_ms(w)));
+			continue;
+		}
 		wm_watch(w);
 		if (!first)
 			wm_wait(w, follow_ms(w));
@@ -1112,11 +1141,13 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			cover = (struct watermark){ ls.next, ls.base, ls.size };
 	}
 	if (!moved) {
+		/* Followers whose batches it covers wait for it. */
+		elog__bell_cover(w->bell, slot, cover.durable_end);
 		int64_t t0 = mono_ns();
 		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
 		w->sync_ns = mono_ns() - t0;
 		if (failed) {
-			elog__lock_slot_release(w->lockfd, slot);
+			slot_drop(w, slot);
 			return sync_failed(w, mine.segment_base, failed, 0);
 		}
 		mine = cover;
@@ -1125,7 +1156,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
 	for (;;) {
 		if ((err = lock_take(w, 1)) != 0) {
-			elog__lock_slot_release(w->lockfd, slot);
+			slot_drop(w, slot);
 			return err;
 		}
 		/* Another writer's sync failed and it has not marked the
@@ -1133,7 +1164,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (elog__lock_sick_pending(w->lockfd)) {
 			elog__lock_release_bell(w->lockfd, w->bell);
 			if (lock_mono_ms() >= deadline) {
-				elog__lock_slot_release(w->lockfd, slot);
+				slot_drop(w, slot);
 				return elog__errmsg_set(
 				        w->msg, ELOG_LOCKED,
 				        "timed out waiting for a writer whose fdatasync failed "
@@ -1155,7 +1186,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		pthread_mutex_unlock(&w->mu);
 	}
 	elog__lock_release_bell(w->lockfd, w->bell);
-	elog__lock_slot_release(w->lockfd, slot);
+	slot_drop(w, slot);
 	return err;
 }
 

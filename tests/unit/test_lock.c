@@ -401,6 +401,65 @@ UT_TEST(bell_waiter_announces_itself_when_its_wait_is_long)
 }
 END_TEST
 
+struct follower {
+	uint32_t *bell, pubs;
+	int64_t us;
+	int done;
+};
+
+static void *follower_run(void *arg)
+{
+	struct follower *f = arg;
+	elog__bell_follow(f->bell, f->pubs, f->us);
+	__atomic_store_n(&f->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A follower sleeps on the doorbell's count of publications (byte 12),
+ * counted at byte 32 while it does, until a publication rings; one that
+ * comes too late to be waited for does not make it sleep.  Covers of the
+ * two sync slots at bytes 16 and 24 say which ends a running sync covers
+ * (elog(5), writers). */
+UT_TEST(bell_wakes_followers_at_a_publication)
+{
+	char p[1200];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	uint64_t *cover = (uint64_t *)((unsigned char *)bell + 16);
+	ck_assert(!elog__bell_covered(bell, 1));
+	elog__bell_cover(bell, 1, 100);
+	ck_assert_uint_eq(cover[1], 100);
+	ck_assert(elog__bell_covered(bell, 100));
+	ck_assert(!elog__bell_covered(bell, 101));
+	elog__bell_cover(bell, 1, 0);
+	ck_assert(!elog__bell_covered(bell, 100));
+	ck_assert(!elog__bell_covered(NULL, 0));
+
+	uint32_t pubs = elog__bell_pubs(bell);
+	ck_assert_uint_eq(pubs, bell[3]);
+	/* 60 s: woken by the publication, not by the time. */
+	struct follower f = { bell, pubs, 60 * 1000000, 0 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, follower_run, &f), 0);
+	for (int i = 0; i < 10000 && __atomic_load_n(&bell[8], __ATOMIC_SEQ_CST) != 1; i++)
+		usleep(1000);
+	ck_assert_uint_eq(bell[8], 1);
+	ck_assert(!__atomic_load_n(&f.done, __ATOMIC_SEQ_CST));
+	elog__bell_published(bell);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[3], pubs + 1);
+	ck_assert_uint_eq(bell[8], 0);
+	/* The count moved since it was read: no sleep at all. */
+	f = (struct follower){ bell, pubs, 60 * 1000000, 0 };
+	ck_assert_int_eq(pthread_create(&t, NULL, follower_run, &f), 0);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[8], 0);
+	elog__bell_unmap(bell);
+	close(wfd);
+}
+END_TEST
+
 /* A writer's handle maps the doorbell: "writers" is one page long. */
 UT_TEST(writer_handle_grows_writers_to_a_page)
 {
