@@ -36,9 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,7 +127,6 @@ struct elog {
 	struct vdec *vd;                       /* to lay compressed values out again */
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	/* Under mu. */
 	const struct codec *codec; /* of the segments it starts */
 	struct venc *ve;           /* encodes values for their segment's codec */
@@ -135,9 +136,10 @@ struct elog {
 	int flushing;
 	uint64_t appended; /* records appended through this handle */
 	uint64_t written;  /* of those, the ones durable */
+	uint32_t done;     /* flushes finished: a futex word (sync_to()) */
 	/* Gathering (see gather()): threads now in elog_sync(), how many
 	 * were there when the last flush ended, and how long it took. */
-	unsigned nsync, last_waiters;
+	unsigned nsync, last_waiters; /* nsync: atomic, as written and done */
 	int gathering;
 	int64_t flush_ns;
 	pthread_cond_t gather;
@@ -1322,31 +1324,40 @@ out:
  * back costs little.  Called with the mutex held. */
 static void gather(elog *w)
 {
-	if (w->last_waiters <= 1 || w->nsync >= w->last_waiters)
+	if (w->last_waiters <= 1 || __atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) >= w->last_waiters)
 		return;
 	int64_t wait = w->flush_ns / 2 < 500000 ? w->flush_ns / 2 : 500000;
 	int64_t until = mono_ns() + wait;
 	struct timespec dl = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
 	w->gathering = 1;
-	while (w->nsync < w->last_waiters)
+	while (__atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) < w->last_waiters)
 		if (pthread_cond_timedwait(&w->gather, &w->mu, &dl) != 0)
 			break;
 	w->gathering = 0;
 }
 
+/* Wake the threads waiting for a flush to finish (sync_to()). */
+static void flushes_ring(elog *w)
+{
+	syscall(SYS_futex, &w->done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
 /* Wait until the first `target` records appended through w are durable,
- * leading flushes as needed.  Called with the mutex held.  *wake is set
- * when the caller must wake the waiters (pthread_cond_broadcast(&w->cv))
- * after it releases the mutex: woken with it held, each would wake only
- * to sleep again on the mutex. */
-static int sync_to(elog *w, uint64_t target, int *wake)
+ * leading flushes as needed.  Called with the mutex held; returns with it
+ * held, unless *unlocked says that it was released.  *wake is set when
+ * the caller must wake the waiters (flushes_ring()) after it releases the
+ * mutex.  A thread waits for a flush to finish without the mutex, on the
+ * count of flushes finished, and leaves without taking the mutex again
+ * when its records are durable: woken all at once, the waiters would
+ * otherwise each wake only to sleep again on the mutex. */
+static int sync_to(elog *w, uint64_t target, int *wake, int *unlocked)
 {
 	int rc = 0;
-	*wake = 0;
-	w->nsync++;
+	*wake = *unlocked = 0;
+	unsigned n = __atomic_add_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
 	/* The leader waits for all of them: waking it for each would only
 	 * cost it a switch to see that some are still missing. */
-	if (w->gathering && w->nsync >= w->last_waiters)
+	if (w->gathering && n >= w->last_waiters)
 		pthread_cond_signal(&w->gather);
 	while (w->written < target) {
 		if (w->failed) {
@@ -1354,7 +1365,15 @@ static int sync_to(elog *w, uint64_t target, int *wake)
 			break;
 		}
 		if (w->flushing) {
-			pthread_cond_wait(&w->cv, &w->mu);
+			uint32_t seen = __atomic_load_n(&w->done, __ATOMIC_SEQ_CST);
+			pthread_mutex_unlock(&w->mu);
+			syscall(SYS_futex, &w->done, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+			if (__atomic_load_n(&w->written, __ATOMIC_SEQ_CST) >= target) {
+				__atomic_sub_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
+				*unlocked = 1;
+				return 0;
+			}
+			pthread_mutex_lock(&w->mu);
 			continue;
 		}
 		/* Lead: take everything pending; later appends start a new
@@ -1369,9 +1388,9 @@ static int sync_to(elog *w, uint64_t target, int *wake)
 		int64_t t1 = mono_ns();
 		w->flushing = 0;
 		w->flush_ns = t1 - t0;
-		w->last_waiters = w->nsync;
+		w->last_waiters = __atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST);
 		if (!err) {
-			w->written += b.nrec;
+			__atomic_store_n(&w->written, w->written + b.nrec, __ATOMIC_SEQ_CST);
 			/* Records appended meanwhile were laid out from where
 			 * this batch was expected to end; when it ended
 			 * elsewhere, lay them out from the truth now, so that
@@ -1384,27 +1403,29 @@ static int sync_to(elog *w, uint64_t target, int *wake)
 			w->failed = err;
 		batch_reset(&b, &w->disk);
 		w->spare = b;
+		__atomic_add_fetch(&w->done, 1, __ATOMIC_SEQ_CST);
 		if (err || w->written >= target)
 			*wake = 1; /* the caller wakes them, as this one leaves */
 		else
-			pthread_cond_broadcast(&w->cv);
+			flushes_ring(w);
 		if (err) {
 			rc = err; /* the leader learns why; others ELOG_FAILED */
 			break;
 		}
 	}
-	w->nsync--;
+	__atomic_sub_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
 	return rc;
 }
 
 int elog_sync(elog *w)
 {
-	int wake;
+	int wake, unlocked;
 	pthread_mutex_lock(&w->mu);
-	int rc = sync_to(w, w->appended, &wake);
-	pthread_mutex_unlock(&w->mu);
+	int rc = sync_to(w, w->appended, &wake, &unlocked);
+	if (!unlocked)
+		pthread_mutex_unlock(&w->mu);
 	if (wake)
-		pthread_cond_broadcast(&w->cv);
+		flushes_ring(w);
 	return rc;
 }
 
@@ -1418,7 +1439,7 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 		                        rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return elog__errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	int err, wake = 0;
+	int err, wake = 0, unlocked = 0;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->failed) {
@@ -1436,10 +1457,11 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 	/* A full buffer is written at once: memory stays bounded, and a
 	 * fast producer gets large batches without asking. */
 	if (w->pending.bytes >= w->batch_bytes)
-		err = sync_to(w, w->appended, &wake);
-	pthread_mutex_unlock(&w->mu);
+		err = sync_to(w, w->appended, &wake, &unlocked);
+	if (!unlocked)
+		pthread_mutex_unlock(&w->mu);
 	if (wake)
-		pthread_cond_broadcast(&w->cv);
+		flushes_ring(w);
 	return err;
 }
 
@@ -1685,7 +1707,6 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->have_boot = elog__lock_boot_id(w->boot);
 	w->pid = (unsigned)getpid();
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1716,7 +1737,6 @@ int elog_close(elog *w)
 	elog__venc_free(w->ve);
 	elog__vdec_free(w->vd);
 	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->gather);
 	free(w);
 	return err;
