@@ -155,3 +155,21 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
 	run elog-verify "$LOG"
 	[ "$status" -eq 0 ] && [ "$output" = "" ]
 }
+
+@test "many writers: a lone writer does not publish while another's failed sync is announced" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	echo a | elog-append "$LOG"
+	# Byte 1 locked: a writer whose fdatasync failed and that has not
+	# marked LOCK sick yet (elog(5)).  The batch is synced, but neither
+	# published nor acknowledged, however alone its writer is.
+	touch "$T/slot.go"
+	hold_lock_byte 1 &
+	BG_PIDS="$BG_PIDS $!"
+	wait_lines "$T/slot.held" 0
+	run elog-append -p --wait 300ms "$LOG" <<<"b"
+	rm "$T/slot.go"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"timed out waiting for a writer whose fdatasync failed"* ]]
+	[[ "$output" != *$'\n1'* ]] && [ "${lines[0]}" != 1 ]
+	[ "$(elog-cat -v "$LOG")" = a ]
+}
