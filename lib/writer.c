@@ -1292,10 +1292,13 @@ static int flush_batch(elog *w, struct batch *b)
 	}
 	w->gen = gen;
 	w->disk = b->end;
-	/* No other writer waits for the lock or syncs: sync and publish
-	 * before releasing it, which spares taking it again to publish. */
+	/* Alone: no other writer wrote since this handle's last batch (the
+	 * generation did not move), and none waits for the lock or syncs.
+	 * Then sync and publish before releasing it, which spares taking it
+	 * again to publish.  Writers taking turns keep releasing it first,
+	 * so that the next one's batch is written while this one syncs. */
 	int later = 1;
-	if (b->n && elog__lock_quiet(w->lockfd, w->bell)) {
+	if (!moved && b->n && elog__lock_quiet(w->lockfd, w->bell)) {
 		pthread_mutex_unlock(&w->mu);
 		err = sync_held(w, b, &later);
 		pthread_mutex_lock(&w->mu);
@@ -1404,8 +1407,13 @@ static int sync_to(elog *w, uint64_t target, int *wake, int *unlocked)
 		batch_reset(&b, &w->disk);
 		w->spare = b;
 		__atomic_add_fetch(&w->done, 1, __ATOMIC_SEQ_CST);
-		if (err || w->written >= target)
-			*wake = 1; /* the caller wakes them, as this one leaves */
+		/* Others in sync_to() may sleep (a thread that comes in later
+		 * finds this flush finished): wake them, after the mutex
+		 * when this one leaves. */
+		if (__atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) <= 1)
+			;
+		else if (err || w->written >= target)
+			*wake = 1;
 		else
 			flushes_ring(w);
 		if (err) {
