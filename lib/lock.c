@@ -315,9 +315,14 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			return elog__errmsg_set(msg, errno, "%s: %s", FN_LOCK,
 			                        elog_strerror(errno));
 	}
-	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
+	int64_t start = lock_mono_us();
+	int64_t deadline = wait_ms < 0 ? INT64_MAX : start + wait_ms * 1000;
 	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
-	int announced = waiters_announce(fd, F_RDLCK) == 0;
+	/* The announcement is for writers that poll, which cannot see the
+	 * doorbell's counts; a waiter with the doorbell makes it (two
+	 * system calls) only once it has waited BELL_WAIT_MAX_US, since
+	 * most waits end sooner, at the next release. */
+	int announced = !bell && waiters_announce(fd, F_RDLCK) == 0;
 	int word = publish ? BELL_PUBLISHERS : BELL_WAITERS, err = 0;
 	for (int first = 1;; first = 0) {
 		uint32_t seq = 0;
@@ -344,6 +349,8 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			          deadline - now < BELL_WAIT_MAX_US ? deadline
 			                                            : now + BELL_WAIT_MAX_US);
 			bell_add(bell, word, (uint32_t)-1);
+			if (!announced && lock_mono_us() - start >= BELL_WAIT_MAX_US)
+				announced = waiters_announce(fd, F_RDLCK) == 0;
 			continue;
 		}
 		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
@@ -433,6 +440,75 @@ void elog__lock_slot_release(int fd, int slot)
 {
 	if (slot >= 0)
 		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
+}
+
+/*
+ * The doorbell's second use: followers.  Words at bytes 16 and 24 (64-bit)
+ * hold the end offset that the sync running in slot 0 and slot 1 covers
+ * (0: none), written by its leader before it syncs and cleared before it
+ * releases the slot; the word at byte 12 counts publications of the
+ * watermark and the one at byte 32 the followers waiting for one.  A
+ * follower whose batch a running sync covers waits instead of trying the
+ * slots, and sleeps in futex(2) on the publication count.  Hints only: a
+ * cover left by a leader that died costs a follower its wait's bound.
+ */
+#define BELL_PUBS 3
+#define BELL_COVER_BYTE 16
+#define BELL_FOLLOWERS 8
+
+static uint64_t *bell_cover(uint32_t *bell, int slot)
+{
+	return (uint64_t *)((unsigned char *)bell + BELL_COVER_BYTE) + slot;
+}
+
+void elog__bell_cover(uint32_t *bell, int slot, uint64_t end)
+{
+	if (bell && slot >= 0 && slot < LOCK_SLOTS)
+		__atomic_store_n(bell_cover(bell, slot), end, __ATOMIC_SEQ_CST);
+}
+
+int elog__bell_covered(uint32_t *bell, uint64_t end)
+{
+	for (int i = 0; bell && i < LOCK_SLOTS; i++)
+		if (__atomic_load_n(bell_cover(bell, i), __ATOMIC_SEQ_CST) >= end)
+			return 1;
+	return 0;
+}
+
+uint32_t elog__bell_pubs(uint32_t *bell)
+{
+	return bell ? bell_get(bell, BELL_PUBS) : 0;
+}
+
+void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us)
+{
+	int64_t until = lock_mono_us() + us;
+	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
+	bell_add(bell, BELL_FOLLOWERS, 1);
+	syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAIT_BITSET, pubs, &ts, NULL,
+	        FUTEX_BITSET_MATCH_ANY);
+	bell_add(bell, BELL_FOLLOWERS, (uint32_t)-1);
+}
+
+void elog__bell_published(uint32_t *bell)
+{
+	if (!bell)
+		return;
+	bell_add(bell, BELL_PUBS, 1);
+	if (bell_get(bell, BELL_FOLLOWERS) != 0)
+		syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+int elog__lock_quiet(int fd, uint32_t *bell)
+{
+	/* Without the doorbell, waiters cannot be seen. */
+	if (!bell || bell_get(bell, BELL_WAITERS) != 0 || bell_get(bell, BELL_PUBLISHERS) != 0)
+		return 0;
+	struct flock fl = { .l_type = F_WRLCK,
+		            .l_whence = SEEK_SET,
+		            .l_start = LOCK_SLOT_BYTE,
+		            .l_len = LOCK_SLOTS };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK;
 }
 
 int elog__lock_is_current(int dfd, const struct stat *mine, char *msg)

@@ -95,6 +95,21 @@ int elog__lock_sick_pending(int fd);
  * taken; release it after the sync. */
 int elog__lock_slot_take(int fd);
 void elog__lock_slot_release(int fd, int slot);
+/* 1 when, as far as the doorbell bell shows, no other writer of LOCK (fd)
+ * waits for the batch lock or runs a sync (holds a slot): then a holder
+ * may sync and publish before it releases, at no one's cost.  A hint: 0
+ * without the doorbell. */
+int elog__lock_quiet(int fd, uint32_t *bell);
+/* Followers (lock.c): the end offset the sync of slot (0: none) covers,
+ * and whether a running sync covers end; the doorbell's count of
+ * publications, a wait of at most us microseconds for it to move from
+ * pubs, and a publication's ring.  Hints: all of them accept bell NULL
+ * (no cover, nothing to wait on), but elog__bell_follow(). */
+void elog__bell_cover(uint32_t *bell, int slot, uint64_t end);
+int elog__bell_covered(uint32_t *bell, uint64_t end);
+uint32_t elog__bell_pubs(uint32_t *bell);
+void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us);
+void elog__bell_published(uint32_t *bell);
 /* 0 when the directory's LOCK is still the file whose status (taken
  * once, when it was opened) is mine, else ELOG_FAILED with a message: the
  * log was deleted, or LOCK removed or replaced.  One fstatat(2). */

@@ -36,9 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,7 +127,6 @@ struct elog {
 	struct vdec *vd;                       /* to lay compressed values out again */
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	/* Under mu. */
 	const struct codec *codec; /* of the segments it starts */
 	struct venc *ve;           /* encodes values for their segment's codec */
@@ -135,9 +136,10 @@ struct elog {
 	int flushing;
 	uint64_t appended; /* records appended through this handle */
 	uint64_t written;  /* of those, the ones durable */
+	uint32_t done;     /* flushes finished: a futex word (sync_to()) */
 	/* Gathering (see gather()): threads now in elog_sync(), how many
 	 * were there when the last flush ended, and how long it took. */
-	unsigned nsync, last_waiters;
+	unsigned nsync, last_waiters; /* nsync: atomic, as written and done */
 	int gathering;
 	int64_t flush_ns;
 	pthread_cond_t gather;
@@ -540,8 +542,12 @@ static int tail_recover(elog *w, int sick)
 		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
 		                        elog_strerror(err));
 	struct watermark now = { rc.next, active, rc.size };
-	if (memcmp(&now, &wm, sizeof now) != 0 && (err = elog__wm_write(w->wmfd, &now)) != 0)
-		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
+	if (memcmp(&now, &wm, sizeof now) != 0) {
+		if ((err = elog__wm_write(w->wmfd, &now)) != 0)
+			return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(err));
+		elog__bell_published(w->bell);
+	}
 	if (rc.next > w->durable)
 		w->durable = rc.next;
 	return 0;
@@ -876,6 +882,9 @@ static void train(elog *w, struct batch *b)
  * records was removed since (a recovery's cut, a repair, a failed sync).
  * Otherwise, under the lock, it checks that its bytes are still where it
  * wrote them and syncs them itself, or fails without acknowledging them.
+ * A writer that no other waits for or shares syncs with keeps the lock
+ * across its sync and publication instead (sync_held()): taking it again
+ * would cost it more system calls than its sync, and no one else's turn.
  */
 
 /* 1 when LOCK's state, read without the lock, is of epoch e and not sick.
@@ -904,10 +913,12 @@ static int publish(elog *w, const struct watermark *cover)
 {
 	struct watermark wm;
 	int err = 0;
-	if (elog__wm_read(w->wmfd, &wm) != 0 || cover->durable_end > wm.durable_end)
-		err = elog__wm_write(w->wmfd, cover);
-	else
+	if (elog__wm_read(w->wmfd, &wm) != 0 || cover->durable_end > wm.durable_end) {
+		if ((err = elog__wm_write(w->wmfd, cover)) == 0)
+			elog__bell_published(w->bell);
+	} else {
 		cover = &wm;
+	}
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	note_durable(w, cover->durable_end);
@@ -1067,6 +1078,15 @@ static int follow_ms(const elog *w)
 	return ms < 2 ? 2 : ms > 100 ? 100 : (int)ms;
 }
 
+/* Release a sync slot, and the cover it announced (lock.c). */
+static void slot_drop(elog *w, int slot)
+{
+	if (slot < 0)
+		return;
+	elog__bell_cover(w->bell, slot, 0);
+	elog__lock_slot_release(w->lockfd, slot);
+}
+
 /* Make b, written under epoch e, durable and published.  Called without
  * the mutex or the batch lock.  A handle that finds a free sync slot
  * leads: it syncs and publishes the tail its sync covered.  One that finds
@@ -1084,6 +1104,8 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 
 	int64_t follow_until = lock_mono_ms() + follow_ms(w);
 	for (int first = 1;; first = 0) {
+		/* (Sampled first: a publication after it ends the wait.) */
+		uint32_t pubs = elog__bell_pubs(w->bell);
 		/* Covered by another's sync and publication already? */
 		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
 			if (epoch_holds(w, e, &ls)) {
@@ -1096,8 +1118,20 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		/* A leader reads the state once, below.  A follower does not
 		 * look at the epoch until the watermark passes its batch: a
 		 * batch that was cut is found then, or when it leads. */
-		if ((slot = elog__lock_slot_take(w->lockfd)) >= 0 || lock_mono_ms() >= follow_until)
+		int covered = elog__bell_covered(w->bell, mine.durable_end);
+		if (!covered && (slot = elog__lock_slot_take(w->lockfd)) >= 0)
 			break;
+		int64_t left = follow_until - lock_mono_ms();
+		if (left <= 0) {
+			if (covered) /* a leader that announced it is slow, or dead */
+				slot = elog__lock_slot_take(w->lockfd);
+			break;
+		}
+		if (w->bell) {
+			elog__bell_follow(w->bell, pubs,
+			                  1000 * (left < follow_ms(w) ? left : follow_ms(w)));
+			continue;
+		}
 		wm_watch(w);
 		if (!first)
 			wm_wait(w, follow_ms(w));
@@ -1112,11 +1146,13 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			cover = (struct watermark){ ls.next, ls.base, ls.size };
 	}
 	if (!moved) {
+		/* Followers whose batches it covers wait for it. */
+		elog__bell_cover(w->bell, slot, cover.durable_end);
 		int64_t t0 = mono_ns();
 		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
 		w->sync_ns = mono_ns() - t0;
 		if (failed) {
-			elog__lock_slot_release(w->lockfd, slot);
+			slot_drop(w, slot);
 			return sync_failed(w, mine.segment_base, failed, 0);
 		}
 		mine = cover;
@@ -1125,7 +1161,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
 	for (;;) {
 		if ((err = lock_take(w, 1)) != 0) {
-			elog__lock_slot_release(w->lockfd, slot);
+			slot_drop(w, slot);
 			return err;
 		}
 		/* Another writer's sync failed and it has not marked the
@@ -1133,7 +1169,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (elog__lock_sick_pending(w->lockfd)) {
 			elog__lock_release_bell(w->lockfd, w->bell);
 			if (lock_mono_ms() >= deadline) {
-				elog__lock_slot_release(w->lockfd, slot);
+				slot_drop(w, slot);
 				return elog__errmsg_set(
 				        w->msg, ELOG_LOCKED,
 				        "timed out waiting for a writer whose fdatasync failed "
@@ -1155,8 +1191,29 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		pthread_mutex_unlock(&w->mu);
 	}
 	elog__lock_release_bell(w->lockfd, w->bell);
-	elog__lock_slot_release(w->lockfd, slot);
+	slot_drop(w, slot);
 	return err;
+}
+
+/* Make b durable and published with the batch lock held since it was
+ * written: nothing can have removed its records meanwhile.  *later is
+ * set when it must be done as make_durable() does after all: another
+ * writer's sync failed and it has not marked LOCK yet, so a sync that
+ * succeeds here may still leave its dropped pages, below b, reading back
+ * from the cache. */
+static int sync_held(elog *w, struct batch *b, int *later)
+{
+	int64_t t0 = mono_ns();
+	*later = 0;
+	if (fdatasync(w->segfd) < 0)
+		return sync_failed(w, b->end.base, errno, 1);
+	w->sync_ns = mono_ns() - t0;
+	if (elog__lock_sick_pending(w->lockfd)) {
+		*later = 1;
+		return 0;
+	}
+	struct watermark mine = { b->end.next, b->end.base, b->end.size };
+	return publish(w, &mine);
 }
 
 /* With the batch lock held, at open: records past the watermark that a
@@ -1238,6 +1295,21 @@ static int flush_batch(elog *w, struct batch *b)
 	}
 	w->gen = gen;
 	w->disk = b->end;
+	/* Alone: no other writer wrote since this handle's last batch (the
+	 * generation did not move), and none waits for the lock or syncs.
+	 * Then sync and publish before releasing it, which spares taking it
+	 * again to publish.  Writers taking turns keep releasing it first,
+	 * so that the next one's batch is written while this one syncs. */
+	int later = 1;
+	if (!moved && b->n && elog__lock_quiet(w->lockfd, w->bell)) {
+		pthread_mutex_unlock(&w->mu);
+		err = sync_held(w, b, &later);
+		pthread_mutex_lock(&w->mu);
+		if (err)
+			w->known = 0;
+		if (err || !later)
+			goto out;
+	}
 	elog__lock_release_bell(w->lockfd, w->bell);
 	pthread_mutex_unlock(&w->mu);
 	err = make_durable(w, b, epoch);
@@ -1258,25 +1330,40 @@ out:
  * back costs little.  Called with the mutex held. */
 static void gather(elog *w)
 {
-	if (w->last_waiters <= 1 || w->nsync >= w->last_waiters)
+	if (w->last_waiters <= 1 || __atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) >= w->last_waiters)
 		return;
 	int64_t wait = w->flush_ns / 2 < 500000 ? w->flush_ns / 2 : 500000;
 	int64_t until = mono_ns() + wait;
 	struct timespec dl = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
 	w->gathering = 1;
-	while (w->nsync < w->last_waiters)
+	while (__atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) < w->last_waiters)
 		if (pthread_cond_timedwait(&w->gather, &w->mu, &dl) != 0)
 			break;
 	w->gathering = 0;
 }
 
+/* Wake the threads waiting for a flush to finish (sync_to()). */
+static void flushes_ring(elog *w)
+{
+	syscall(SYS_futex, &w->done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
 /* Wait until the first `target` records appended through w are durable,
- * leading flushes as needed.  Called with the mutex held. */
-static int sync_to(elog *w, uint64_t target)
+ * leading flushes as needed.  Called with the mutex held; returns with it
+ * held, unless *unlocked says that it was released.  *wake is set when
+ * the caller must wake the waiters (flushes_ring()) after it releases the
+ * mutex.  A thread waits for a flush to finish without the mutex, on the
+ * count of flushes finished, and leaves without taking the mutex again
+ * when its records are durable: woken all at once, the waiters would
+ * otherwise each wake only to sleep again on the mutex. */
+static int sync_to(elog *w, uint64_t target, int *wake, int *unlocked)
 {
 	int rc = 0;
-	w->nsync++;
-	if (w->gathering)
+	*wake = *unlocked = 0;
+	unsigned n = __atomic_add_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
+	/* The leader waits for all of them: waking it for each would only
+	 * cost it a switch to see that some are still missing. */
+	if (w->gathering && n >= w->last_waiters)
 		pthread_cond_signal(&w->gather);
 	while (w->written < target) {
 		if (w->failed) {
@@ -1284,7 +1371,15 @@ static int sync_to(elog *w, uint64_t target)
 			break;
 		}
 		if (w->flushing) {
-			pthread_cond_wait(&w->cv, &w->mu);
+			uint32_t seen = __atomic_load_n(&w->done, __ATOMIC_SEQ_CST);
+			pthread_mutex_unlock(&w->mu);
+			syscall(SYS_futex, &w->done, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+			if (__atomic_load_n(&w->written, __ATOMIC_SEQ_CST) >= target) {
+				__atomic_sub_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
+				*unlocked = 1;
+				return 0;
+			}
+			pthread_mutex_lock(&w->mu);
 			continue;
 		}
 		/* Lead: take everything pending; later appends start a new
@@ -1299,9 +1394,9 @@ static int sync_to(elog *w, uint64_t target)
 		int64_t t1 = mono_ns();
 		w->flushing = 0;
 		w->flush_ns = t1 - t0;
-		w->last_waiters = w->nsync;
+		w->last_waiters = __atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST);
 		if (!err) {
-			w->written += b.nrec;
+			__atomic_store_n(&w->written, w->written + b.nrec, __ATOMIC_SEQ_CST);
 			/* Records appended meanwhile were laid out from where
 			 * this batch was expected to end; when it ended
 			 * elsewhere, lay them out from the truth now, so that
@@ -1314,21 +1409,34 @@ static int sync_to(elog *w, uint64_t target)
 			w->failed = err;
 		batch_reset(&b, &w->disk);
 		w->spare = b;
-		pthread_cond_broadcast(&w->cv);
+		__atomic_add_fetch(&w->done, 1, __ATOMIC_SEQ_CST);
+		/* Others in sync_to() may sleep (a thread that comes in later
+		 * finds this flush finished): wake them, after the mutex
+		 * when this one leaves. */
+		if (__atomic_load_n(&w->nsync, __ATOMIC_SEQ_CST) <= 1)
+			;
+		else if (err || w->written >= target)
+			*wake = 1;
+		else
+			flushes_ring(w);
 		if (err) {
 			rc = err; /* the leader learns why; others ELOG_FAILED */
 			break;
 		}
 	}
-	w->nsync--;
+	__atomic_sub_fetch(&w->nsync, 1, __ATOMIC_SEQ_CST);
 	return rc;
 }
 
 int elog_sync(elog *w)
 {
+	int wake, unlocked;
 	pthread_mutex_lock(&w->mu);
-	int rc = sync_to(w, w->appended);
-	pthread_mutex_unlock(&w->mu);
+	int rc = sync_to(w, w->appended, &wake, &unlocked);
+	if (!unlocked)
+		pthread_mutex_unlock(&w->mu);
+	if (wake)
+		flushes_ring(w);
 	return rc;
 }
 
@@ -1342,7 +1450,7 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 		                        rec->key_len + rec->value_len, ELOG_MAX_RECORD - REC_FIXED);
 	if ((rec->key_len && !rec->key) || (rec->value_len && !rec->value))
 		return elog__errmsg_set(w->msg, ELOG_INVALID, "record with a NULL key or value");
-	int err;
+	int err, wake = 0, unlocked = 0;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->failed) {
@@ -1360,8 +1468,11 @@ static int append(elog *w, const struct elog_record *rec, uint64_t *offset, uint
 	/* A full buffer is written at once: memory stays bounded, and a
 	 * fast producer gets large batches without asking. */
 	if (w->pending.bytes >= w->batch_bytes)
-		err = sync_to(w, w->appended);
-	pthread_mutex_unlock(&w->mu);
+		err = sync_to(w, w->appended, &wake, &unlocked);
+	if (!unlocked)
+		pthread_mutex_unlock(&w->mu);
+	if (wake)
+		flushes_ring(w);
 	return err;
 }
 
@@ -1607,7 +1718,6 @@ int elog_open(elog **wp, const char *dir, const struct elog_options *opt)
 	w->have_boot = elog__lock_boot_id(w->boot);
 	w->pid = (unsigned)getpid();
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1638,7 +1748,6 @@ int elog_close(elog *w)
 	elog__venc_free(w->ve);
 	elog__vdec_free(w->vd);
 	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->gather);
 	free(w);
 	return err;

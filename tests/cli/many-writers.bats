@@ -117,3 +117,59 @@ writer_loop() {
 	run elog-verify "$LOG"
 	[ "$status" -eq 0 ] && [ "$output" = "" ]
 }
+
+# Hold an open file description write lock on byte $1 of $LOG/LOCK (a sync
+# slot of elog(5)) until $T/slot.go is removed; $T/slot.held appears once
+# it is held.
+hold_lock_byte() {
+	python3 -c '
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, int(sys.argv[2]), 1, 0))
+open(sys.argv[3] + "/slot.held", "w").close()
+while os.path.exists(sys.argv[3] + "/slot.go"):
+    time.sleep(0.01)' "$LOG/LOCK" "$1" "$T"
+}
+
+@test "many writers: a lone writer takes LOCK once per batch, twice when another's sync runs" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	echo a | elog-append "$LOG"
+	# Alone: one take at open, one for the batch, its sync and publication.
+	echo b | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=flock -o "$T/trace" \
+		elog-append -p "$LOG" >"$T/b.off"
+	[ "$(cat "$T/b.off")" = 1 ]
+	[ "$(grep -c 'LOCK_EX' "$T/trace")" -eq 2 ]
+	# Another writer's sync runs (it holds a sync slot): the batch is
+	# written, the lock released for the others, and taken again to
+	# publish.
+	touch "$T/slot.go"
+	hold_lock_byte 16 &
+	BG_PIDS="$BG_PIDS $!"
+	wait_lines "$T/slot.held" 0
+	echo c | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=flock -o "$T/trace2" \
+		elog-append -p "$LOG" >"$T/c.off"
+	rm "$T/slot.go"
+	[ "$(cat "$T/c.off")" = 2 ]
+	[ "$(grep -c 'LOCK_EX' "$T/trace2")" -eq 3 ]
+	[ "$(elog-cat -v "$LOG")" = $'a\nb\nc' ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+}
+
+@test "many writers: a lone writer does not publish while another's failed sync is announced" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	echo a | elog-append "$LOG"
+	# Byte 1 locked: a writer whose fdatasync failed and that has not
+	# marked LOCK sick yet (elog(5)).  The batch is synced, but neither
+	# published nor acknowledged, however alone its writer is.
+	touch "$T/slot.go"
+	hold_lock_byte 1 &
+	BG_PIDS="$BG_PIDS $!"
+	wait_lines "$T/slot.held" 0
+	run elog-append -p --wait 300ms "$LOG" <<<"b"
+	rm "$T/slot.go"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"timed out waiting for a writer whose fdatasync failed"* ]]
+	[[ "$output" != *$'\n1'* ]] && [ "${lines[0]}" != 1 ]
+	[ "$(elog-cat -v "$LOG")" = a ]
+}

@@ -359,6 +359,107 @@ UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
 }
 END_TEST
 
+/* 1 when another description holds a lock on byte 0 of LOCK (fd). */
+static int byte0_announced(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	ck_assert_int_eq(fcntl(fd, F_OFD_GETLK, &fl), 0);
+	return fl.l_type != F_UNLCK;
+}
+
+/* A waiter with the doorbell that waits long announces itself on byte 0
+ * all the same, for the writers that poll and cannot see the page, and
+ * withdraws the announcement once it has the lock. */
+UT_TEST(bell_waiter_announces_itself_when_its_wait_is_long)
+{
+	char p[1200], msg[ELOG_MSG_MAX];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int b = open(p, O_RDWR), c = open(p, O_RDWR);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_ge(c, 0);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
+	struct bell_waiter w = { .fd = b, .bell = bell, .rc = -1 };
+	pthread_t tw;
+	ck_assert_int_eq(pthread_create(&tw, NULL, bell_waiter_run, &w), 0);
+	int seen = 0;
+	for (int i = 0; i < 10000 && !(seen = byte0_announced(c)); i++)
+		usleep(1000);
+	ck_assert_msg(seen, "a waiter of 10 s never announced itself on byte 0");
+	elog__lock_release_bell(a, bell);
+	pthread_join(tw, NULL);
+	UT_OK(w.rc, w.msg);
+	ck_assert_msg(!byte0_announced(c), "the announcement outlived the wait");
+	elog__lock_release_bell(b, bell);
+	elog__bell_unmap(bell);
+	close(a);
+	close(b);
+	close(c);
+	close(wfd);
+}
+END_TEST
+
+struct follower {
+	uint32_t *bell, pubs;
+	int64_t us;
+	int done;
+};
+
+static void *follower_run(void *arg)
+{
+	struct follower *f = arg;
+	elog__bell_follow(f->bell, f->pubs, f->us);
+	__atomic_store_n(&f->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A follower sleeps on the doorbell's count of publications (byte 12),
+ * counted at byte 32 while it does, until a publication rings; one that
+ * comes too late to be waited for does not make it sleep.  Covers of the
+ * two sync slots at bytes 16 and 24 say which ends a running sync covers
+ * (elog(5), writers). */
+UT_TEST(bell_wakes_followers_at_a_publication)
+{
+	char p[1200];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	uint64_t *cover = (uint64_t *)((unsigned char *)bell + 16);
+	ck_assert(!elog__bell_covered(bell, 1));
+	elog__bell_cover(bell, 1, 100);
+	ck_assert_uint_eq(cover[1], 100);
+	ck_assert(elog__bell_covered(bell, 100));
+	ck_assert(!elog__bell_covered(bell, 101));
+	elog__bell_cover(bell, 1, 0);
+	ck_assert(!elog__bell_covered(bell, 100));
+	ck_assert(!elog__bell_covered(NULL, 0));
+
+	uint32_t pubs = elog__bell_pubs(bell);
+	ck_assert_uint_eq(pubs, bell[3]);
+	/* 60 s: woken by the publication, not by the time. */
+	struct follower f = { bell, pubs, 60 * 1000000, 0 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, follower_run, &f), 0);
+	for (int i = 0; i < 10000 && __atomic_load_n(&bell[8], __ATOMIC_SEQ_CST) != 1; i++)
+		usleep(1000);
+	ck_assert_uint_eq(bell[8], 1);
+	ck_assert(!__atomic_load_n(&f.done, __ATOMIC_SEQ_CST));
+	elog__bell_published(bell);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[3], pubs + 1);
+	ck_assert_uint_eq(bell[8], 0);
+	/* The count moved since it was read: no sleep at all. */
+	f = (struct follower){ bell, pubs, 60 * 1000000, 0 };
+	ck_assert_int_eq(pthread_create(&t, NULL, follower_run, &f), 0);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[8], 0);
+	elog__bell_unmap(bell);
+	close(wfd);
+}
+END_TEST
+
 /* A writer's handle maps the doorbell: "writers" is one page long. */
 UT_TEST(writer_handle_grows_writers_to_a_page)
 {
