@@ -117,7 +117,9 @@ run_step() {
 	if [ "$rc" -eq 0 ]; then
 		echo "ok|ok    $name (${dt}s, $cpu)" >"$logs/$name.result"
 	elif [ "$rc" -eq 124 ]; then
-		echo "FAIL|FAIL  $name: timed out after ${step_timeout}s ($cpu)" >"$logs/$name.result"
+		# The processes killed were not waited for by their parents:
+		# their time is missing from the figure.
+		echo "FAIL|FAIL  $name: timed out after ${step_timeout}s ($cpu, without the processes killed)" >"$logs/$name.result"
 	else
 		echo "FAIL|FAIL  $name: exit status $rc (${dt}s, $cpu)" >"$logs/$name.result"
 	fi
