@@ -43,7 +43,12 @@ while kill -0 "$producer" 2>/dev/null || [ "$kills" -lt 20 ]; do
 		elog-commit --every 200ms "$1" uplink' sh "$L" "$here" "$FAR" &
 	pg=$!
 	sleep "$(pause 300)"
-	kill -KILL "-$pg" 2>/dev/null || true
+	# The group exists once the child has called setsid(): a kill sent
+	# before finds no group, and the pipeline started after it would
+	# follow the log for ever, with `wait` waiting for it.
+	while ! kill -KILL "-$pg" 2>/dev/null && kill -0 "$pg" 2>/dev/null; do
+		sleep 0.01
+	done
 	wait "$pg" 2>/dev/null || true
 	pg=
 	kills=$((kills + 1))

@@ -12,7 +12,8 @@
 # the processor: this keeps the whole run within CI's 15 minutes on a
 # machine whose cores are all busy.  ELOG_TEST_LANES=1 runs the lanes one
 # after the other instead.  Each step's output is printed whole when its
-# lane ends; the run ends with a summary of the steps, under each failed
+# lane ends; the run ends with a summary of the steps (each with the time
+# it took and the processor time it used), under each failed
 # step the tests that failed in it (read from its log by
 # scripts/testlog.awk), and, as the last line, the number of tests that
 # passed and failed in every step (Check, bats, the examples, and any other
@@ -82,21 +83,45 @@ summary() {
 	echo "tests: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
 }
 
+# The processor time (user and system) of the shell's children that have
+# ended, in milliseconds, into cpu_ms: bash's `times`, written to a file
+# (in a $(...) subshell it would count the subshell's children).  A step's
+# figure is the difference before and after it, so that each result line
+# says what the step cost the machine, not only how long it waited.
+cpu_ms=0
+children_cpu() {
+	local f=$logs/times.$BASHPID u s ms=0 t m sec frac
+	times >"$f"
+	{ read -r _ _ && read -r u s; } <"$f"
+	for t in "$u" "$s"; do
+		m=${t%%m*} t=${t#*m} t=${t%s}
+		sec=${t%.*} frac=${t#*.}
+		ms=$((ms + (10#$m * 60 + 10#$sec) * 1000 + 10#$frac))
+	done
+	cpu_ms=$ms
+}
+
 # Run one step; its output goes to $logs/NAME.log, its result line to
 # $logs/NAME.result ("ok|line" or "FAIL|line").
 run_step() {
-	local name=$1 cmd=$2 log=$logs/$1.log t0=$SECONDS rc
+	local name=$1 cmd=$2 log=$logs/$1.log t0=$SECONDS rc c0
+	children_cpu
+	c0=$cpu_ms
 	set +e
 	timeout --foreground -k 10 "$step_timeout" bash -c "$cmd" </dev/null >"$log" 2>&1
 	rc=$?
 	set -e
 	local dt=$((SECONDS - t0))
+	children_cpu
+	local cpu="processor $(((cpu_ms - c0 + 500) / 1000))s"
 	if [ "$rc" -eq 0 ]; then
-		echo "ok|ok    $name (${dt}s)" >"$logs/$name.result"
+		echo "ok|ok    $name (${dt}s, $cpu)" >"$logs/$name.result"
 	elif [ "$rc" -eq 124 ]; then
-		echo "FAIL|FAIL  $name: timed out after ${step_timeout}s" >"$logs/$name.result"
+		# The processes killed were not waited for by their parents:
+		# their time is missing from the figure.
+		echo "FAIL|FAIL  $name: timed out after ${step_timeout}s ($cpu, without the processes killed)" >"$logs/$name.result"
 	else
-		echo "FAIL|FAIL  $name: exit status $rc (${dt}s)" >"$logs/$name.result"
+		echo "FAIL|FAIL  $name: exit status $rc (${dt}s, $cpu)" >"$logs/$name.result"
 	fi
 	echo "---- $(cut -d'|' -f2 "$logs/$name.result")"
 }

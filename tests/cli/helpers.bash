@@ -3,7 +3,9 @@
 # $ELOG_BIN (the Makefile's check-cli sets it).
 #
 # Each test gets, before it runs: the programs on PATH and in $B (the
-# build directory), a scratch directory $T, removed afterwards, and the
+# build directory), a scratch directory $T (bats' own $BATS_TEST_TMPDIR,
+# which bats removes when the run ends: no mktemp and rm per test, 30 ms
+# of processor time of the 190 a test that does nothing took), and the
 # path of a log in it, $LOG (also $L), not yet created.  A file that needs
 # more defines setup_test (run after this set-up) and teardown_test (run
 # before this clean-up); processes started with `background` are stopped
@@ -15,7 +17,7 @@ setup() {
 	: "${ELOG_BIN:?set ELOG_BIN to the directory that holds the programs}"
 	B=$ELOG_BIN
 	PATH=$ELOG_BIN:$PATH
-	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/elog-cli.XXXXXX")
+	T=$BATS_TEST_TMPDIR
 	LOG=$T/log
 	L=$LOG
 	BG_PIDS=
@@ -35,7 +37,15 @@ teardown() {
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
-	rm -rf "$T"
+}
+
+# Bats makes its run's directory for its owner alone (mktemp -d); the
+# tests that run a program as nobody (as_nobody, setpriv) need to reach
+# their $T in it, as they reached it in /tmp.
+setup_file() {
+	if [ "$EUID" -eq 0 ]; then
+		chmod go+x "$BATS_RUN_TMPDIR"
+	fi
 }
 
 # Start a command in the background, remembered for teardown.  Its fd 3,
