@@ -3463,10 +3463,14 @@ static void build_direct(const char *dir, const struct corpus *c, long n, uint64
 {
 	rm_rf(dir);
 	e_close(e_open(dir, seg_bytes, ELOG_COMPRESS_NONE, 0)); /* settings */
+	struct elog_settings set;
+	char msg[ELOG_MSG_MAX];
+	if (elog_settings_read(dir, &set, msg) != 0)
+		die("%s: %s", dir, msg);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		die("%s: %s", dir, strerror(errno));
-	size_t cap = seg_bytes + (64u << 10);
+	size_t cap = seg_bytes + SEAL_SIZE + (64u << 10);
 	unsigned char *seg = xmalloc(cap), *ix = xmalloc(cap / 4 + IDX_HDR);
 	size_t len = 0, ixlen = 0;
 	uint64_t base = 0;
@@ -3476,6 +3480,14 @@ static void build_direct(const char *dir, const struct corpus *c, long n, uint64
 	for (long i = 0; i <= n; i++) {
 		size_t size = i < n ? elog__rec_size(KEY_LEN, vlen) : 0;
 		if (i == n || len == 0 || len + size > seg_bytes) {
+			if (len && i < n) { /* a closed segment ends with its seal */
+				struct seal sl = { .next = (uint64_t)i,
+					           .end = (uint64_t)i,
+					           .pos = len };
+				elog__seal_id(set.id, sl.id);
+				elog__seal_encode(seg + len, &sl);
+				len += SEAL_SIZE;
+			}
 			if (len) { /* write the segment just filled */
 				elog__seg_name(name, base, SEG_EXT);
 				int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
