@@ -149,8 +149,9 @@ int cli_status(int code)
 /* What to run next, by the library's code: the library says what is
  * wrong and never names a program; the programs name the command here,
  * in one place, for every message of that code.  Damage sends the user to
- * elog-verify, which says what is damaged and which repair gets past it;
- * elog-verify itself words the hints of its problems (ELOG_HINT_*). */
+ * elog-verify, which says what is damaged and the repair, if any, that
+ * gets past it; elog-verify itself words the hints of its problems
+ * (ELOG_HINT_*). */
 static const char *next_command(int code)
 {
 	switch (code) {
