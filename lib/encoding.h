@@ -26,16 +26,33 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec);
  *   ELOG_END     fewer bytes present than the record needs (incomplete),
  *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
 int elog__rec_decode(const unsigned char *p, size_t avail, struct elog_record *rec, size_t *size);
+/* The record's frame at p, all but its CRC, as elog__rec_decode() checks
+ * it: 0, ELOG_END (fewer than its bytes in avail) or ELOG_CORRUPT (a
+ * length or key length out of range).  Inline: the scan checks every
+ * record's frame before it checks their CRCs together. */
+static inline int elog__rec_frame(const unsigned char *p, size_t avail)
+{
+	if (avail < 4)
+		return ELOG_END;
+	uint32_t len = get32(p);
+	if (len < REC_FIXED || len > ELOG_MAX_RECORD)
+		return ELOG_CORRUPT;
+	if (avail < (size_t)len + 4)
+		return ELOG_END;
+	if ((size_t)get16(p + REC_AT_KEY_LEN) > len - REC_FIXED)
+		return ELOG_CORRUPT;
+	return 0;
+}
 /* Fill rec from the record at p whose length, key length and CRC were
  * checked as elog__rec_decode() checks them; its size on disk.  Inline:
  * a reader runs it for every record. */
 static inline size_t elog__rec_fields(const unsigned char *p, struct elog_record *rec)
 {
 	uint32_t len = get32(p);
-	uint16_t key_len = get16(p + 26);
-	rec->offset = get64(p + 8);
-	rec->ts_ms = (int64_t)get64(p + 16);
-	rec->schema = get16(p + 24);
+	uint16_t key_len = get16(p + REC_AT_KEY_LEN);
+	rec->offset = get64(p + REC_AT_OFFSET);
+	rec->ts_ms = (int64_t)get64(p + REC_AT_TS);
+	rec->schema = get16(p + REC_AT_SCHEMA);
 	rec->key_len = key_len;
 	rec->key = p + REC_HDR;
 	rec->value_len = len - REC_FIXED - key_len;

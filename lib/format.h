@@ -85,7 +85,11 @@
 #define REC_FIXED 24u /* what length adds to key_len + value_len */
 #define REC_HDR 28u   /* bytes before the key */
 #define REC_MIN_LEN REC_FIXED
-#define REC_AT_OFFSET 8u /* where the offset field lies */
+#define REC_AT_CRC 4u
+#define REC_AT_OFFSET 8u
+#define REC_AT_TS 16u
+#define REC_AT_SCHEMA 24u
+#define REC_AT_KEY_LEN 26u
 
 /* ---- Compression: the codec of a segment's header, the tag of a stored
  * value, and dictionary files ---- */
@@ -138,6 +142,8 @@
 #define WM_AT_END 8u    /* durable_end */
 #define WM_AT_BASE 16u  /* segment_base */
 #define WM_AT_BYTES 24u /* segment_bytes */
+#define WM_AT_CRC 32u
+#define WM_AT_RESERVED 36u
 
 /* ---- The start file: 32 bytes, made with the log, replaced whole (in
  * place on a full disk).  magic[8] | version u32 | reserved u32 |
@@ -145,7 +151,11 @@
 #define START_MAGIC "ELOGSTA\n"
 #define START_VERSION 1u
 #define START_SIZE 32u
+#define START_AT_VERSION 8u
+#define START_AT_RESERVED 12u
 #define START_AT_START 16u
+#define START_AT_CRC 24u
+#define START_AT_RESERVED2 28u
 
 /* ---- The settings file: text ---- */
 #define SETTINGS_FORMAT 1u

@@ -32,30 +32,24 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec)
 {
 	size_t len = REC_FIXED + rec->key_len + rec->value_len;
 	put32(p, (uint32_t)len);
-	put64(p + 8, rec->offset);
-	put64(p + 16, (uint64_t)rec->ts_ms);
-	put16(p + 24, rec->schema);
-	put16(p + 26, (uint16_t)rec->key_len);
+	put64(p + REC_AT_OFFSET, rec->offset);
+	put64(p + REC_AT_TS, (uint64_t)rec->ts_ms);
+	put16(p + REC_AT_SCHEMA, rec->schema);
+	put16(p + REC_AT_KEY_LEN, (uint16_t)rec->key_len);
 	if (rec->key_len)
 		memcpy(p + REC_HDR, rec->key, rec->key_len);
 	if (rec->value_len)
 		memcpy(p + REC_HDR + rec->key_len, rec->value, rec->value_len);
-	put32(p + 4, elog__crc32c(0, p + REC_PREFIX, len - 4));
+	put32(p + REC_AT_CRC, elog__crc32c(0, p + REC_PREFIX, len - 4));
 }
 
 int elog__rec_decode(const unsigned char *p, size_t avail, struct elog_record *rec, size_t *size)
 {
-	if (avail < 4)
-		return ELOG_END;
+	int err = elog__rec_frame(p, avail);
+	if (err)
+		return err;
 	uint32_t len = get32(p);
-	if (len < REC_FIXED || len > ELOG_MAX_RECORD)
-		return ELOG_CORRUPT;
-	if (avail < (size_t)len + 4)
-		return ELOG_END;
-	uint16_t key_len = get16(p + 26);
-	if ((size_t)key_len > len - REC_FIXED)
-		return ELOG_CORRUPT;
-	if (get32(p + 4) != elog__crc32c(0, p + REC_PREFIX, len - 4))
+	if (get32(p + REC_AT_CRC) != elog__crc32c(0, p + REC_PREFIX, len - 4))
 		return ELOG_CORRUPT;
 	*size = elog__rec_fields(p, rec);
 	return 0;

@@ -162,7 +162,7 @@ static void check_ahead(struct scan *s)
 	size_t len[SCAN_AHEAD];
 	uint32_t crc[SCAN_AHEAD], stored[SCAN_AHEAD];
 	size_t n = 0, at = s->off, most = s->ra < SCAN_BUF ? SCAN_NEAR : SCAN_AHEAD;
-	while (n < most && s->len - at >= 4) {
+	while (n < most) {
 		const unsigned char *q = s->buf + at;
 		/* Each length is found at the end of the last record: a
 		 * chain of loads, each a miss of what the read just brought.
@@ -174,11 +174,10 @@ static void check_ahead(struct scan *s)
 			__builtin_prefetch(q + 1088);
 			__builtin_prefetch(q + 1152);
 		}
-		uint32_t l = get32(q);
-		if (l < REC_MIN_LEN || l > ELOG_MAX_RECORD || s->len - at < (size_t)l + 4 ||
-		    get16(q + 26) > l - REC_FIXED)
+		if (elog__rec_frame(q, s->len - at) != 0)
 			break;
-		stored[n] = get32(q + 4);
+		uint32_t l = get32(q);
+		stored[n] = get32(q + REC_AT_CRC);
 		p[n] = q + REC_PREFIX;
 		len[n++] = l - 4;
 		at += (size_t)l + 4;

@@ -33,11 +33,11 @@
 void elog__start_encode(unsigned char *p, uint64_t start)
 {
 	memcpy(p, START_MAGIC, 8);
-	put32(p + 8, START_VERSION);
-	put32(p + 12, 0);
-	put64(p + 16, start);
-	put32(p + 24, elog__crc32c(0, p, 24));
-	put32(p + 28, 0);
+	put32(p + START_AT_VERSION, START_VERSION);
+	put32(p + START_AT_RESERVED, 0);
+	put64(p + START_AT_START, start);
+	put32(p + START_AT_CRC, elog__crc32c(0, p, START_AT_CRC));
+	put32(p + START_AT_RESERVED2, 0);
 }
 
 int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why)
@@ -47,17 +47,17 @@ int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, cons
 		w = "not 32 bytes long";
 	else if (memcmp(p, START_MAGIC, 8) != 0)
 		w = "bad magic";
-	else if (get32(p + 24) != elog__crc32c(0, p, 24))
+	else if (get32(p + START_AT_CRC) != elog__crc32c(0, p, START_AT_CRC))
 		w = "checksum mismatch";
-	else if (get32(p + 8) != START_VERSION)
+	else if (get32(p + START_AT_VERSION) != START_VERSION)
 		return ELOG_BADVERSION;
-	else if (get32(p + 12) != 0 || get32(p + 28) != 0)
+	else if (get32(p + START_AT_RESERVED) != 0 || get32(p + START_AT_RESERVED2) != 0)
 		w = "reserved bytes are not zero";
 	if (why)
 		*why = w;
 	if (w)
 		return ELOG_CORRUPT;
-	*start = get64(p + 16);
+	*start = get64(p + START_AT_START);
 	return 0;
 }
 

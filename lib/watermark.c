@@ -20,20 +20,21 @@
 void elog__wm_encode(unsigned char *p, const struct watermark *wm)
 {
 	memcpy(p, WM_MAGIC, 8);
-	put64(p + 8, wm->durable_end);
-	put64(p + 16, wm->segment_base);
-	put64(p + 24, wm->segment_bytes);
-	put32(p + 32, elog__crc32c(0, p, 32));
-	put32(p + 36, 0);
+	put64(p + WM_AT_END, wm->durable_end);
+	put64(p + WM_AT_BASE, wm->segment_base);
+	put64(p + WM_AT_BYTES, wm->segment_bytes);
+	put32(p + WM_AT_CRC, elog__crc32c(0, p, WM_AT_CRC));
+	put32(p + WM_AT_RESERVED, 0);
 }
 
 int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm)
 {
-	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 || get32(p + 32) != elog__crc32c(0, p, 32))
+	if (len < WM_SIZE || memcmp(p, WM_MAGIC, 8) != 0 ||
+	    get32(p + WM_AT_CRC) != elog__crc32c(0, p, WM_AT_CRC))
 		return ELOG_CORRUPT;
-	wm->durable_end = get64(p + 8);
-	wm->segment_base = get64(p + 16);
-	wm->segment_bytes = get64(p + 24);
+	wm->durable_end = get64(p + WM_AT_END);
+	wm->segment_base = get64(p + WM_AT_BASE);
+	wm->segment_bytes = get64(p + WM_AT_BYTES);
 	return 0;
 }
 
