@@ -185,12 +185,12 @@ endif
 # no-zstd build's (the unit and CLI tests of what that build changes:
 # compressed logs refused, the format, the build and install, the
 # programs' help), and, to even out the lanes' times, the CLI tests of
-# consumers, compaction, verification and the segments' chain, which
-# never compress, so that both builds run the same code there.  Each runs every part whatever the others did
+# consumers and compaction, which never compress, so that both builds
+# run the same code there.  Each runs every part whatever the others did
 # (-k).
 SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/writer-protocol.bats
 NOZSTD_ONLY_CLI_TESTS = tests/cli/elog-commit.bats tests/cli/elog-compact.bats \
-	tests/cli/elog-cat-group.bats tests/cli/elog-verify.bats tests/cli/chain.bats
+	tests/cli/elog-cat-group.bats
 NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/install.bats \
 	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats $(NOZSTD_ONLY_CLI_TESTS)
 
