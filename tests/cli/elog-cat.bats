@@ -37,6 +37,21 @@ value_of() {
 	elog-cat "$LOG" | sed 's/^{"offset":0,"ts":[0-9]*,"schema":0,"key":null,//; s/}$//'
 }
 
+# Many values in one log: want_value VALUE FIELD appends the printf format
+# VALUE to the input and FIELD, what elog-cat must write for it, to what
+# values_are then compares, one line each (in a log of their own).
+want_value() {
+	printf "$1" >>"$T/in"
+	printf '\0' >>"$T/in"
+	printf '%s\n' "$2" >>"$T/want"
+}
+
+values_are() {
+	elog-append -0 "$T/many" <"$T/in"
+	elog-cat "$T/many" | sed 's/^{"offset":[0-9]*,"ts":[0-9]*,"schema":0,"key":null,//; s/}$//' >"$T/got"
+	diff "$T/want" "$T/got"
+}
+
 @test "cat: objects and arrays are embedded as compact JSON" {
 	[ "$(value_of '{"a":1}')" = '"value":{"a":1}' ]
 	[ "$(value_of '[1,2,3]')" = '"value":[1,2,3]' ]
@@ -48,32 +63,33 @@ value_of() {
 }
 
 @test "cat: other values, and JSON that is not valid, are JSON strings" {
-	[ "$(value_of '42')" = '"value":"42"' ]
-	[ "$(value_of '"str"')" = '"value":"\"str\""' ]
-	[ "$(value_of 'true')" = '"value":"true"' ]
+	want_value '42' '"value":"42"'
+	want_value '"str"' '"value":"\"str\""'
+	want_value 'true' '"value":"true"'
 	[ "$(value_of '\0')" = '"value":""' ]
-	[ "$(value_of '{"a":1')" = '"value":"{\"a\":1"' ]
-	[ "$(value_of '{"a":1}x')" = '"value":"{\"a\":1}x"' ]
-	[ "$(value_of '{"a":1}{}')" = '"value":"{\"a\":1}{}"' ]
-	[ "$(value_of '{a:1}')" = '"value":"{a:1}"' ]
-	[ "$(value_of '[1,]')" = '"value":"[1,]"' ]
-	[ "$(value_of '[01]')" = '"value":"[01]"' ]
-	[ "$(value_of '[1.]')" = '"value":"[1.]"' ]
-	[ "$(value_of '[.5]')" = '"value":"[.5]"' ]
-	[ "$(value_of '[1e]')" = '"value":"[1e]"' ]
-	[ "$(value_of '[+1]')" = '"value":"[+1]"' ]
-	[ "$(value_of '[-]')" = '"value":"[-]"' ]
-	[ "$(value_of '[tru]')" = '"value":"[tru]"' ]
-	[ "$(value_of '[NaN]')" = '"value":"[NaN]"' ]
-	[ "$(value_of "['x']")" = "\"value\":\"['x']\"" ]
-	[ "$(value_of '["\\x"]')" = '"value":"[\"\\x\"]"' ]
-	[ "$(value_of '["\\u12"]')" = '"value":"[\"\\u12\"]"' ]
-	[ "$(value_of '["a\tb"]')" = '"value":"[\"a\tb\"]"' ]
-	[ "$(value_of '["\\ud800"]')" = '"value":"[\"\\ud800\"]"' ]
-	[ "$(value_of '["\\udc00\\ud800"]')" = '"value":"[\"\\udc00\\ud800\"]"' ]
-	[ "$(value_of '{"a":1,}')" = '"value":"{\"a\":1,}"' ]
-	[ "$(value_of '{"a" 1}')" = '"value":"{\"a\" 1}"' ]
-	[ "$(value_of '{1:1}')" = '"value":"{1:1}"' ]
+	want_value '{"a":1' '"value":"{\"a\":1"'
+	want_value '{"a":1}x' '"value":"{\"a\":1}x"'
+	want_value '{"a":1}{}' '"value":"{\"a\":1}{}"'
+	want_value '{a:1}' '"value":"{a:1}"'
+	want_value '[1,]' '"value":"[1,]"'
+	want_value '[01]' '"value":"[01]"'
+	want_value '[1.]' '"value":"[1.]"'
+	want_value '[.5]' '"value":"[.5]"'
+	want_value '[1e]' '"value":"[1e]"'
+	want_value '[+1]' '"value":"[+1]"'
+	want_value '[-]' '"value":"[-]"'
+	want_value '[tru]' '"value":"[tru]"'
+	want_value '[NaN]' '"value":"[NaN]"'
+	want_value "['x']" "\"value\":\"['x']\""
+	want_value '["\\x"]' '"value":"[\"\\x\"]"'
+	want_value '["\\u12"]' '"value":"[\"\\u12\"]"'
+	want_value '["a\tb"]' '"value":"[\"a\tb\"]"'
+	want_value '["\\ud800"]' '"value":"[\"\\ud800\"]"'
+	want_value '["\\udc00\\ud800"]' '"value":"[\"\\udc00\\ud800\"]"'
+	want_value '{"a":1,}' '"value":"{\"a\":1,}"'
+	want_value '{"a" 1}' '"value":"{\"a\" 1}"'
+	want_value '{1:1}' '"value":"{1:1}"'
+	values_are
 }
 
 @test "cat: strings escape quotes, backslashes and control characters only" {
@@ -111,17 +127,19 @@ value_of() {
 @test "cat: escapes and characters at every place of an eight-byte step" {
 	local i p
 	for i in 0 1 2 3 4 5 6 7 8 9 10 15 16 17; do
-		p=$(printf "%${i}s" "" | tr ' ' x)
-		[ "$(value_of "$p\"yyyyyyyy")" = "\"value\":\"$p\\\"yyyyyyyy\"" ]
-		[ "$(value_of "$p\\\\yyyyyyyy")" = "\"value\":\"$p\\\\yyyyyyyy\"" ]
-		[ "$(value_of "$p\\001yyyyyyyy")" = "\"value\":\"$p\\u0001yyyyyyyy\"" ]
-		[ "$(value_of "$p\\303\\251yyyyyyyy")" = "\"value\":\"$p""é""yyyyyyyy\"" ]
-		[ "$(value_of "$p\\360\\237\\230\\200yyyyyyy\\n")" = "\"value\":\"$p""😀""yyyyyyy\\n\"" ]
+		printf -v p "%${i}s" ""
+		p=${p// /x}
+		want_value "$p\"yyyyyyyy" "\"value\":\"$p\\\"yyyyyyyy\""
+		want_value "$p\\\\yyyyyyyy" "\"value\":\"$p\\\\yyyyyyyy\""
+		want_value "$p\\001yyyyyyyy" "\"value\":\"$p\\u0001yyyyyyyy\""
+		want_value "$p\\303\\251yyyyyyyy" "\"value\":\"$p""é""yyyyyyyy\""
+		want_value "$p\\360\\237\\230\\200yyyyyyy\\n" "\"value\":\"$p""😀""yyyyyyy\\n\""
 		# Inside embedded JSON the same bytes are checked and kept.
-		[ "$(value_of "{\"$p\":\"$p\\\\\"\\\\\\\\\\\\u0041é☃$p\"}")" = "\"value\":{\"$p\":\"$p\\\"\\\\\\u0041é☃$p\"}" ]
-		[ "$(value_of "[\"$p\\001\"]")" = "\"value\":\"[\\\"$p\\u0001\\\"]\"" ]
-		[ "$(value_of "[\"$p\\377\"]")" = '"value_b64":"'"$(printf "[\"$p\\377\"]" | base64 -w0)"'"' ]
+		want_value "{\"$p\":\"$p\\\\\"\\\\\\\\\\\\u0041é☃$p\"}" "\"value\":{\"$p\":\"$p\\\"\\\\\\u0041é☃$p\"}"
+		want_value "[\"$p\\001\"]" "\"value\":\"[\\\"$p\\u0001\\\"]\""
+		want_value "[\"$p\\377\"]" '"value_b64":"'"$(printf "[\"$p\\377\"]" | base64 -w0)"'"'
 	done
+	values_are
 }
 
 # A string longer than the stdout buffer, escapes throughout: in whole,
