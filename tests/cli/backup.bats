@@ -54,7 +54,7 @@ holds_acked_prefix() {
 	for k in 1 2 3 4 5; do
 		acked=$(wc -l <"$T/acked")
 		backup "$LOG" "$T/copy$k"
-		sleep 0.05
+		nap 0.05
 	done
 	wait "$WRITER"
 	for k in 1 2 3 4 5; do
@@ -101,7 +101,7 @@ holds_acked_prefix() {
 	local i
 	for i in $(seq 500); do
 		flock -n "$LOG/maint.lock" true || break
-		sleep 0.01
+		nap 0.01
 	done
 	run --separate-stderr elog-retain --max-bytes 4K "$LOG"
 	[ "$status" -eq 3 ] && [ "$stderr" = "elog-retain: $LOG: another maintenance run holds maint.lock" ]
@@ -169,7 +169,7 @@ holds_acked_prefix() {
 	for k in 1 2 3; do
 		acked=$(wc -l <"$T/acked")
 		elog-cat "$LOG" | elog-append --json --keep-offsets "$T/copy$k"
-		sleep 0.05
+		nap 0.05
 	done
 	wait "$WRITER"
 	for k in 1 2 3; do

@@ -213,7 +213,7 @@ producer() {
 		mapfile -t lines <"$T/out"
 		[ "${#lines[@]}" -ge "$want" ] && break
 		[ "$(elapsed_since "$start")" -ge "$limit" ] && break
-		sleep 0.01
+		nap 0.01
 	done
 	mapfile -t lines <"$T/out"
 	echo "${#lines[@]}" >"$T/seen"

@@ -288,7 +288,7 @@ follower_ends_with() {
 	local st=0 i
 	for i in $(seq 300); do
 		kill -0 "$FOLLOWER" 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	if kill -0 "$FOLLOWER" 2>/dev/null; then
 		echo "the follower did not end by itself" >&2
@@ -328,7 +328,7 @@ follower_ends_with() {
 	for i in $(seq 100); do
 		kill -0 "$FOLLOWER" 2>/dev/null || break
 		echo "b:$i" | elog-append -K : "$LOG"
-		sleep 0.1
+		nap 0.1
 	done
 	follower_ends_with 0
 	[ "$i" -lt 100 ]

@@ -522,7 +522,7 @@ committed_is() {
 held() {
 	for _ in $(seq 1000); do
 		flock -n -x "$1" true 2>/dev/null || return 0
-		sleep 0.01
+		nap 0.01
 	done
 	return 1
 }
@@ -556,7 +556,7 @@ held() {
 		read -r STOPPED _ <"/proc/$PID/task/$PID/children" 2>/dev/null || true
 		[ -n "$STOPPED" ] && grep -qs '^State:.*stop' "/proc/$STOPPED/status" && break
 		STOPPED=
-		sleep 0.01
+		nap 0.01
 	done
 	[ -n "$STOPPED" ]
 	run timeout 60 "$B/elog-commit" "$L" other 4 </dev/null

@@ -50,7 +50,7 @@ writer_loop() {
 	for i in $(seq 1 30); do
 		echo "slow-$i" >&4
 		echo "slow-$i" >> "$T/slow.in"
-		sleep 0.05
+		nap 0.05
 	done
 	for p in $pids; do
 		wait "$p" || true

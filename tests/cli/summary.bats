@@ -76,7 +76,7 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	BG_PIDS="$p1 $p2"
 	for i in $(seq 100); do
 		[ "$(js '.writers | length')" = 2 ] && break
-		sleep 0.05
+		nap 0.05
 	done
 	[ "$(js '.writers | sort')" = "$(echo "[$p1,$p2]" | jq -c sort)" ]
 	run elog-cat -L "$LOG"
@@ -95,7 +95,7 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	BG_PIDS="$p1 $p2"
 	for i in $(seq 100); do
 		[ "$(js .maintenance_pid)" != null ] && [ "$(js .writing_pid)" != null ] && break
-		sleep 0.05
+		nap 0.05
 	done
 	[ "$(js '[.writing_pid, .maintenance_pid]')" = "[$p1,$p2]" ]
 	run elog-cat -L "$LOG"

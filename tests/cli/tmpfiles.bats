@@ -44,7 +44,7 @@ wait_held() {
 	local i
 	for i in $(seq 1000); do
 		flock -n -x "$1" true 2>/dev/null || return 0
-		sleep 0.01
+		nap 0.01
 	done
 	echo "nobody took the lock on $1" >&2
 	return 1
@@ -100,7 +100,7 @@ wait_held() {
 		[ -n "$tracer" ] && read -r commit _ <"/proc/$tracer/task/$tracer/children" 2>/dev/null || true
 		[ -n "$commit" ] && grep -qs '^State:.*stop' "/proc/$commit/status" && break
 		commit=
-		sleep 0.01
+		nap 0.01
 	done
 	[ -n "$commit" ]
 	tmp=$(echo "$LOG"/consumers.json.tmp.*)
