@@ -8,8 +8,9 @@
 # of processor time of the 190 a test that does nothing took), and the
 # path of a log in it, $LOG (also $L), not yet created.  A file that needs
 # more defines setup_test (run after this set-up) and teardown_test (run
-# before this clean-up); processes started with `background` are stopped
-# whatever the test did.
+# before this clean-up), and setup_file_test, run once before its first
+# test (what it exports, every test sees); processes started with
+# `background` are stopped whatever the test did.
 
 bats_require_minimum_version 1.5.0
 
@@ -45,6 +46,9 @@ teardown() {
 setup_file() {
 	if [ "$EUID" -eq 0 ]; then
 		chmod go+x "$BATS_RUN_TMPDIR"
+	fi
+	if declare -F setup_file_test >/dev/null; then
+		setup_file_test
 	fi
 }
 
