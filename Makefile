@@ -178,17 +178,16 @@ endif
 # The three lanes of scripts/test.sh, each a target: the default build's
 # tests (`make check` without the fuzzers and check-build, which the
 # no-zstd lane's time has room for), the sanitizer build's (`make check
-# SANITIZE=1` with the CLI tests of hostile input and of elog-verify,
-# which parse damaged files, only: every test is several times slower
-# there; without check-man, check-symbols and check-layers, which read the
-# same pages and the names and calls of the same sources as the default
-# lane's), and the
-# no-zstd build's (the unit and CLI tests of what that build changes:
-# compressed logs refused, the format, the build and install, the
-# programs' help), and, to even out the lanes' times, the CLI tests of
-# consumers and compaction, which never compress, so that both builds
-# run the same code there.  Each runs every part whatever the others did
-# (-k).
+# SANITIZE=1` with the CLI tests of hostile input, elog-verify and the
+# chain of segments, which parse damaged files, only: every test is
+# several times slower there; without check-man, check-symbols and
+# check-layers, which read the same pages and the names and calls of the
+# same sources as the default lane's), and the no-zstd build's (the unit
+# and CLI tests of what that build changes: compressed logs refused, the
+# format, the build and install, the programs' help), and, to even out the
+# lanes' times, the CLI tests of consumers and compaction, which never
+# compress, so that both builds run the same code there.  Each runs every
+# part whatever the others did (-k).
 SAN_CLI_TESTS = tests/cli/hostile.bats tests/cli/elog-verify.bats tests/cli/chain.bats
 NOZSTD_ONLY_CLI_TESTS = tests/cli/elog-commit.bats tests/cli/elog-compact.bats \
 	tests/cli/elog-cat-group.bats
@@ -196,23 +195,23 @@ NOZSTD_CLI_TESTS = tests/cli/compress.bats tests/cli/format.bats tests/cli/insta
 	tests/cli/version.bats tests/cli/help.bats tests/cli/hostile.bats $(NOZSTD_ONLY_CLI_TESTS)
 
 # The default lane's crash simulator checks one in eight of the power-loss
-# points and its soak makes 50 kills; the no-zstd lane's fails one call in two of every workload
-# (none of the fault workloads compresses, so both builds run the same
-# code there), and the sanitizer lane's one call in three of the same
-# workloads under ASan and UBSan: each sample a new one each run, its
-# seed printed; `make crash` checks every point and every call.  (At one
-# in three and every call, these were 59 s and 53 s of processor time,
-# in a run that needed 40% less to fit CI's time beside stress-ng.)
-# Its CLI tests are
-# all but the sanitizer lane's (SAN_CLI_TESTS), which check there what
-# they check here and memory errors besides (hostile.bats runs without
-# the sanitizers in the no-zstd lane too), and those the no-zstd lane
-# alone runs (NOZSTD_ONLY_CLI_TESTS); the writers' protocol
-# (writer-protocol.bats) runs here, on a disk, where a sync takes long
-# enough for writers to meet in group commit, and not on the other
-# lanes' tmpfs.  Its examples are the shell scripts: those written in C
-# run in the sanitizer lane (SAN_EXAMPLE_TESTS), which checks there what
-# they check here and memory errors besides.
+# points and its soak makes 50 kills; the no-zstd lane's fails one call in
+# two of every workload (none of the fault workloads compresses, so both
+# builds run the same code there), and the sanitizer lane's one call in
+# three of the same workloads under ASan and UBSan: each sample a new one
+# each run, its seed printed; `make crash` checks every point and every
+# call.  (At one in three and every call, these were 59 s and 53 s of
+# processor time, in a run that needed 40% less to fit CI's time beside
+# stress-ng.)  Its CLI tests are all but the sanitizer lane's
+# (SAN_CLI_TESTS), which check there what they check here and memory
+# errors besides (hostile.bats runs without the sanitizers in the no-zstd
+# lane too), and those the no-zstd lane alone runs
+# (NOZSTD_ONLY_CLI_TESTS); the writers' protocol (writer-protocol.bats)
+# runs here, on a disk, where a sync takes long enough for writers to meet
+# in group commit, and not on the other lanes' tmpfs.  Its examples are
+# the shell scripts: those written in C run in the sanitizer lane
+# (SAN_EXAMPLE_TESTS), which checks there what they check here and memory
+# errors besides.
 DEFAULT_CLI_TESTS = $(filter-out $(SAN_CLI_TESTS) $(NOZSTD_ONLY_CLI_TESTS), \
 	$(sort $(wildcard tests/cli/*.bats))) tests/live
 
