@@ -249,6 +249,35 @@ UT_TEST(bell_grows_writers_to_a_page_and_never_shrinks_it)
 }
 END_TEST
 
+/* The doorbell's tests' log: the page of its "writers" file, and three
+ * open file descriptions of its LOCK, as three writers hold them. */
+struct bells {
+	int wfd, lock[3];
+	uint32_t *bell;
+};
+
+static void bells_open(struct bells *t)
+{
+	char p[1200];
+	t->wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	ck_assert_int_ge(t->wfd, 0);
+	ck_assert_int_ge(t->lock[0] = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT,
+	                                   0666),
+	                 0);
+	for (int i = 1; i < 3; i++)
+		ck_assert_int_ge(t->lock[i] = open(p, O_RDWR), 0);
+	t->bell = elog__bell_map(t->wfd);
+	ck_assert_ptr_nonnull(t->bell);
+}
+
+static void bells_close(struct bells *t)
+{
+	elog__bell_unmap(t->bell);
+	for (int i = 0; i < 3; i++)
+		close(t->lock[i]);
+	close(t->wfd);
+}
+
 struct bell_waiter {
 	int fd, publish, rc;
 	uint32_t *bell;
@@ -267,15 +296,11 @@ static void *bell_waiter_run(void *arg)
  * Words 0, 1, 2: releases, batch waiters, publishers (elog(5)). */
 UT_TEST(bell_counts_waiters_and_hands_the_lock_over)
 {
-	char p[1200], msg[ELOG_MSG_MAX];
-	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
-	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
-	int b = open(p, O_RDWR), c = open(p, O_RDWR);
-	ck_assert_int_ge(wfd, 0);
-	ck_assert_int_ge(b, 0);
-	ck_assert_int_ge(c, 0);
-	uint32_t *bell = elog__bell_map(wfd);
-	ck_assert_ptr_nonnull(bell);
+	char msg[ELOG_MSG_MAX];
+	struct bells t;
+	bells_open(&t);
+	int a = t.lock[0], b = t.lock[1], c = t.lock[2];
+	uint32_t *bell = t.bell;
 	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
 	ck_assert_uint_eq(bell[1], 0);
 	/* Not waiting at all: refused at once, nothing left counted. */
@@ -322,11 +347,7 @@ UT_TEST(bell_counts_waiters_and_hands_the_lock_over)
 	UT_RC(elog__lock_acquire_bell(b, bell, 0, 5, msg), ELOG_LOCKED, msg);
 	ck_assert_uint_eq(bell[1], 5);
 	elog__lock_release_bell(a, bell);
-	elog__bell_unmap(bell);
-	close(a);
-	close(b);
-	close(c);
-	close(wfd);
+	bells_close(&t);
 }
 END_TEST
 
@@ -335,13 +356,11 @@ END_TEST
  * takes the free lock: each release wakes a waiter, so none is shut out. */
 UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
 {
-	char p[1200], msg[ELOG_MSG_MAX];
-	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
-	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
-	int waiter = open(p, O_RDWR);
-	ck_assert_int_ge(waiter, 0);
-	uint32_t *bell = elog__bell_map(wfd);
-	ck_assert_ptr_nonnull(bell);
+	char msg[ELOG_MSG_MAX];
+	struct bells t;
+	bells_open(&t);
+	int a = t.lock[0], waiter = t.lock[1];
+	uint32_t *bell = t.bell;
 	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
 	ck_assert_int_eq(fcntl(waiter, F_OFD_SETLK, &fl), 0);
 	UT_RC(elog__lock_acquire_bell(a, NULL, 0, 0, msg), ELOG_LOCKED, msg);
@@ -352,10 +371,7 @@ UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
 	/* A publisher never waits its turn. */
 	UT_OK(elog__lock_acquire_bell(a, NULL, 1, 0, msg), msg);
 	elog__lock_release(a);
-	elog__bell_unmap(bell);
-	close(waiter);
-	close(a);
-	close(wfd);
+	bells_close(&t);
 }
 END_TEST
 
@@ -372,14 +388,11 @@ static int byte0_announced(int fd)
  * withdraws the announcement once it has the lock. */
 UT_TEST(bell_waiter_announces_itself_when_its_wait_is_long)
 {
-	char p[1200], msg[ELOG_MSG_MAX];
-	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
-	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
-	int b = open(p, O_RDWR), c = open(p, O_RDWR);
-	ck_assert_int_ge(b, 0);
-	ck_assert_int_ge(c, 0);
-	uint32_t *bell = elog__bell_map(wfd);
-	ck_assert_ptr_nonnull(bell);
+	char msg[ELOG_MSG_MAX];
+	struct bells t;
+	bells_open(&t);
+	int a = t.lock[0], b = t.lock[1], c = t.lock[2];
+	uint32_t *bell = t.bell;
 	UT_OK(elog__lock_acquire_bell(a, bell, 0, 0, msg), msg);
 	struct bell_waiter w = { .fd = b, .bell = bell, .rc = -1 };
 	pthread_t tw;
@@ -393,11 +406,7 @@ UT_TEST(bell_waiter_announces_itself_when_its_wait_is_long)
 	UT_OK(w.rc, w.msg);
 	ck_assert_msg(!byte0_announced(c), "the announcement outlived the wait");
 	elog__lock_release_bell(b, bell);
-	elog__bell_unmap(bell);
-	close(a);
-	close(b);
-	close(c);
-	close(wfd);
+	bells_close(&t);
 }
 END_TEST
 

@@ -1079,6 +1079,16 @@ static uint64_t pos_of(int i)
 	return pos;
 }
 
+/* r's error is the damage of segment 0 that the reader names: what ("corrupt"
+ * or "truncated") record, at byte pos. */
+static void damage_named(elog_reader *r, const char *what, uint64_t pos)
+{
+	char want[128];
+	snprintf(want, sizeof want, "00000000000000000000.log: %s record at byte %llu", what,
+	         (unsigned long long)pos);
+	ck_assert_str_eq(elog_reader_errmsg(r), want);
+}
+
 UT_TEST(flipped_bit_in_closed_segment_is_corrupt)
 {
 	make_log(300, NULL);
@@ -1092,10 +1102,7 @@ UT_TEST(flipped_bit_in_closed_segment_is_corrupt)
 		ck_assert_uint_eq(rec.offset, (uint64_t)i);
 	}
 	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
-	char want[128];
-	snprintf(want, sizeof want, "00000000000000000000.log: corrupt record at byte %llu",
-	         (unsigned long long)pos);
-	ck_assert_str_eq(elog_reader_errmsg(r), want);
+	damage_named(r, "corrupt", pos);
 	/* It stays an error: never skipped silently. */
 	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
 	elog_reader_close(r);
@@ -1114,10 +1121,7 @@ UT_TEST(truncated_closed_segment_is_corrupt)
 		n++;
 	ck_assert_int_eq(n, 20);
 	ck_assert_int_eq(rc, ELOG_CORRUPT);
-	char want[128];
-	snprintf(want, sizeof want, "00000000000000000000.log: truncated record at byte %llu",
-	         (unsigned long long)pos);
-	ck_assert_str_eq(elog_reader_errmsg(r), want);
+	damage_named(r, "truncated", pos);
 	elog_reader_close(r);
 }
 END_TEST
@@ -1211,10 +1215,7 @@ UT_TEST(damaged_record_in_a_large_read_is_corrupt_where_it_lies)
 		ck_assert_msg(n == k, "byte %llu: %d records before the damage, not %d",
 		              (unsigned long long)cut, n, k);
 		ck_assert_int_eq(rc, ELOG_CORRUPT);
-		char want[128];
-		snprintf(want, sizeof want, "00000000000000000000.log: corrupt record at byte %llu",
-		         (unsigned long long)pos);
-		ck_assert_str_eq(elog_reader_errmsg(r), want);
+		damage_named(r, "corrupt", pos);
 		ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
 		elog_reader_close(r);
 	}
@@ -1256,13 +1257,9 @@ UT_TEST(segment_truncated_under_the_reader)
 			n++;
 		}
 		ck_assert_int_eq(n, k);
-		char want[128];
 		if (mid) {
 			ck_assert_int_eq(rc, ELOG_CORRUPT);
-			snprintf(want, sizeof want,
-			         "00000000000000000000.log: truncated record at byte %llu",
-			         (unsigned long long)big_pos_of(k));
-			ck_assert_str_eq(elog_reader_errmsg(r), want);
+			damage_named(r, "truncated", big_pos_of(k));
 		} else {
 			ck_assert_msg(rc == ELOG_GAP, "%d %s", rc, elog_reader_errmsg(r));
 			uint64_t a, b;

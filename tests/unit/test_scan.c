@@ -9,12 +9,13 @@
  * open descriptor, its size in *size. */
 static int segment_of(int n, uint64_t *size)
 {
-	uint64_t offs[64];
-	ck_assert_int_le(n, 64);
+	uint64_t *offs = malloc((size_t)n * sizeof *offs);
+	ck_assert_ptr_nonnull(offs);
 	for (int i = 0; i < n; i++)
 		offs[i] = (uint64_t)i;
 	ut_seg_create(ut_top, 0);
 	*size = ut_seg_fill(ut_top, 0, offs, (size_t)n, 0);
+	free(offs);
 	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	return fd;
@@ -237,13 +238,8 @@ END_TEST
 UT_TEST(seek_reads_little_then_grows)
 {
 	enum { N = 6000 };
-	static uint64_t offs[N];
-	for (int i = 0; i < N; i++)
-		offs[i] = (uint64_t)i;
-	ut_seg_create(ut_top, 0);
-	uint64_t size = ut_seg_fill(ut_top, 0, offs, N, 0);
-	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
-	ck_assert_int_ge(fd, 0);
+	uint64_t size;
+	int fd = segment_of(N, &size);
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at, pos = SEG_HDR;
@@ -276,13 +272,8 @@ END_TEST
 UT_TEST(checks_many_ahead_reading_on_few_after_a_seek)
 {
 	enum { N = 3000 };
-	static uint64_t offs[N];
-	for (int i = 0; i < N; i++)
-		offs[i] = (uint64_t)i;
-	ut_seg_create(ut_top, 0);
-	uint64_t size = ut_seg_fill(ut_top, 0, offs, N, 0);
-	int fd = open(ut_seg_path(ut_top, 0, SEG_EXT), O_RDONLY);
-	ck_assert_int_ge(fd, 0);
+	uint64_t size;
+	int fd = segment_of(N, &size);
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at, r2 = elog__rec_size(0, 2), r3 = elog__rec_size(0, 3);
