@@ -426,9 +426,9 @@ static void *follower_run(void *arg)
 
 /* A follower sleeps on the doorbell's count of publications (byte 12),
  * counted at byte 32 while it does, until a publication rings; one that
- * comes too late to be waited for does not make it sleep.  Covers of the
- * two sync slots at bytes 16 and 24 say which ends a running sync covers
- * (elog(5), writers). */
+ * comes too late to be waited for does not make it sleep.  The cover of
+ * the sync slot at byte 16 says which end a running sync covers (elog(5),
+ * writers). */
 UT_TEST(bell_wakes_followers_at_a_publication)
 {
 	char p[1200];
@@ -437,11 +437,15 @@ UT_TEST(bell_wakes_followers_at_a_publication)
 	ck_assert_ptr_nonnull(bell);
 	uint64_t *cover = (uint64_t *)((unsigned char *)bell + 16);
 	ck_assert(!elog__bell_covered(bell, 1));
-	elog__bell_cover(bell, 1, 100);
-	ck_assert_uint_eq(cover[1], 100);
+	elog__bell_cover(bell, 0, 100);
+	ck_assert_uint_eq(cover[0], 100);
 	ck_assert(elog__bell_covered(bell, 100));
 	ck_assert(!elog__bell_covered(bell, 101));
-	elog__bell_cover(bell, 1, 0);
+	/* Slot 1's word is no longer used. */
+	elog__bell_cover(bell, 1, 200);
+	ck_assert_uint_eq(cover[1], 0);
+	ck_assert(!elog__bell_covered(bell, 101));
+	elog__bell_cover(bell, 0, 0);
 	ck_assert(!elog__bell_covered(bell, 100));
 	ck_assert(!elog__bell_covered(NULL, 0));
 
