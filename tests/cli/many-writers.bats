@@ -173,3 +173,34 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
 	[[ "$output" != *$'\n1'* ]] && [ "${lines[0]}" != 1 ]
 	[ "$(elog-cat -v "$LOG")" = a ]
 }
+
+# Set the doorbell's count of waiting followers (elog(5), writers: the
+# 32-bit word at byte 32) to $1.
+set_followers() {
+	python3 -c '
+import mmap, struct, sys
+with open(sys.argv[1], "r+b") as f:
+    m = mmap.mmap(f.fileno(), 4096)
+    m[32:36] = struct.pack("<I", int(sys.argv[2]))
+    m.close()' "$LOG/writers" "$1"
+}
+
+@test "many writers: followers are woken after LOCK is released, not while it is held" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	echo a | elog-append "$LOG"
+	# A follower counted on the doorbell: the writer that publishes wakes
+	# the followers (a shared futex wake on the page), once it no longer
+	# holds LOCK, so that they do not take the processor from the holder.
+	set_followers 1
+	echo b | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=flock,futex -o "$T/trace" \
+		elog-append -p "$LOG" >"$T/b.off"
+	set_followers 0
+	[ "$(cat "$T/b.off")" = 1 ]
+	# The publication's wake is the only FUTEX_WAKE that is not private;
+	# the last flock(2) before it released LOCK.
+	grep -q 'FUTEX_WAKE,' "$T/trace"
+	last=$(sed -n '/FUTEX_WAKE,/q;/flock(/p' "$T/trace" | tail -1)
+	[[ "$last" == *LOCK_UN* ]]
+	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
+}
