@@ -1345,10 +1345,10 @@ out:
  * thread the last flush served is in it until it has run again.  It waits
  * no longer than a sixteenth of a flush (nor 500 us): the disk is idle
  * meanwhile, and the threads that come back last are the ones the
- * processors are slowest to run again.  8 threads on two cores
+ * processors are slowest to run again.  8 threads, and 4, on two cores
  * acknowledged 10 to 25% more than when it waited up to half a flush for
- * all of them, and 4 threads as much again; the ones it did not wait for
- * are in the next batch.  Called with the mutex held. */
+ * all of them; the ones it did not wait for are in the next batch.
+ * Called with the mutex held. */
 static void gather(elog *w)
 {
 	if (w->last_waiters <= 1 || w->arrived >= w->last_waiters)
