@@ -451,12 +451,13 @@ void elog__lock_slot_release(int fd, int slot)
 /*
  * The doorbell's second use: followers.  Words at bytes 16 and 24 (64-bit)
  * hold the end offset that the sync running in slot 0 and slot 1 covers
- * (0: none; slot 1 is no longer used), written by its leader before it syncs and cleared before it
- * releases the slot; the word at byte 12 counts publications of the
- * watermark and the one at byte 32 the followers waiting for one.  A
- * follower whose batch a running sync covers waits instead of trying the
- * slots, and sleeps in futex(2) on the publication count.  Hints only: a
- * cover left by a leader that died costs a follower its wait's bound.
+ * (0: none; slot 1 is no longer used), written by its leader before it
+ * syncs and cleared before it releases the slot; the word at byte 12
+ * counts publications of the watermark and the one at byte 32 the
+ * followers waiting for one.  A follower whose batch a running sync covers
+ * waits instead of trying the slot, and sleeps in futex(2) on the
+ * publication count.  Hints only: a cover left by a leader that died
+ * costs a follower its wait's bound.
  */
 #define BELL_PUBS 3
 #define BELL_COVER_BYTE 16
