@@ -140,9 +140,9 @@ struct elog {
 	uint32_t done;     /* flushes finished: a futex word (sync_to()) */
 	/* Gathering (see gather()): threads now in elog_sync() (atomic, as
 	 * written and done); calls of elog_sync() since the last leader took
-	 * its batch, and how many there were when it took it; how many the
-	 * next batch should wait for, and how long the last flush took. */
-	unsigned nsync, arrived, took, last_waiters;
+	 * its batch; how many the next batch should wait for, and how long
+	 * the last flush took. */
+	unsigned nsync, arrived, last_waiters;
 	int gathering;
 	int64_t flush_ns;
 	pthread_cond_t gather;
@@ -1408,7 +1408,7 @@ static int sync_to(elog *w, uint64_t target, int *wake, int *unlocked)
 		 * batch that the next leader will write. */
 		w->flushing = 1;
 		gather(w);
-		w->took = w->arrived;
+		unsigned took = w->arrived;
 		w->arrived = 0;
 		struct batch b = w->pending;
 		w->pending = w->spare;
@@ -1420,7 +1420,7 @@ static int sync_to(elog *w, uint64_t target, int *wake, int *unlocked)
 		w->flush_ns = t1 - t0;
 		/* Back for the next: the callers this batch served, and
 		 * those that came meanwhile. */
-		w->last_waiters = w->took + w->arrived;
+		w->last_waiters = took + w->arrived;
 		if (!err) {
 			__atomic_store_n(&w->written, w->written + b.nrec, __ATOMIC_SEQ_CST);
 			/* Records appended meanwhile were laid out from where
