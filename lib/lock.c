@@ -475,12 +475,14 @@ void elog__bell_cover(uint32_t *bell, int slot, uint64_t end)
 		__atomic_store_n(bell_cover(bell, slot), end, __ATOMIC_SEQ_CST);
 }
 
-int elog__bell_covered(uint32_t *bell, uint64_t end)
+uint64_t elog__bell_covering(uint32_t *bell)
 {
-	for (int i = 0; bell && i < LOCK_SLOTS; i++)
-		if (__atomic_load_n(bell_cover(bell, i), __ATOMIC_SEQ_CST) >= end)
-			return 1;
-	return 0;
+	uint64_t end = 0;
+	for (int i = 0; bell && i < LOCK_SLOTS; i++) {
+		uint64_t e = __atomic_load_n(bell_cover(bell, i), __ATOMIC_SEQ_CST);
+		end = e > end ? e : end;
+	}
+	return end;
 }
 
 uint32_t elog__bell_pubs(uint32_t *bell)

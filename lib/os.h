@@ -101,12 +101,12 @@ void elog__lock_slot_release(int fd, int slot);
  * without the doorbell. */
 int elog__lock_quiet(int fd, uint32_t *bell);
 /* Followers (lock.c): the end offset the sync of slot (0: none) covers,
- * and whether a running sync covers end; the doorbell's count of
+ * and the furthest end a running sync covers (0: none); the doorbell's count of
  * publications, a wait of at most us microseconds for it to move from
  * pubs, and a publication's ring.  Hints: all of them accept bell NULL
  * (no cover, nothing to wait on), but elog__bell_follow(). */
 void elog__bell_cover(uint32_t *bell, int slot, uint64_t end);
-int elog__bell_covered(uint32_t *bell, uint64_t end);
+uint64_t elog__bell_covering(uint32_t *bell);
 uint32_t elog__bell_pubs(uint32_t *bell);
 void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us);
 void elog__bell_published(uint32_t *bell);

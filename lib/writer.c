@@ -110,6 +110,11 @@ struct elog {
 	int inofd;           /* inotify on the watermark; -2 not tried yet */
 	int pub_owed;        /* followers to wake once LOCK is released */
 	int64_t sync_ns;     /* how long its last fdatasync took */
+	/* The sync slot's holder as this handle last waited it out (its cover,
+	 * the doorbell's hint), while stalled: until it is seen gone or moved
+	 * on, batches sync without waiting for it. */
+	int stalled;
+	uint64_t stalled_cover;
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -1133,13 +1138,22 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		/* A leader reads the state once, below.  A follower does not
 		 * look at the epoch until the watermark passes its batch: a
 		 * batch that was cut is found then, or when it leads. */
-		int covered = elog__bell_covered(w->bell, mine.durable_end);
+		uint64_t cover_end = elog__bell_covering(w->bell);
+		int covered = cover_end >= mine.durable_end;
 		if (!covered && (slot = elog__lock_slot_take(w->lockfd)) >= 0)
+			break;
+		/* The slot is held by the leader that was waited out last
+		 * time, announcing the same cover: stopped in its sync
+		 * (SIGSTOP, a frozen unit, a debugger).  Sync without it,
+		 * now rather than after another wait. */
+		if (!covered && w->stalled && cover_end == w->stalled_cover)
 			break;
 		int64_t left = follow_until - lock_mono_ms();
 		if (left <= 0) {
 			if (covered) /* a leader that announced it is slow, or dead */
 				slot = elog__lock_slot_take(w->lockfd);
+			w->stalled = slot < 0 && w->bell;
+			w->stalled_cover = cover_end;
 			break;
 		}
 		if (w->bell) {
@@ -1151,6 +1165,8 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (!first)
 			wm_wait(w, follow_ms(w));
 	}
+	if (slot >= 0)
+		w->stalled = 0;
 	/* What the sync covers: the complete tail recorded now, when it is
 	 * in this segment (written before the sync starts). */
 	struct watermark cover = mine;

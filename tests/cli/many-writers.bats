@@ -204,3 +204,30 @@ with open(sys.argv[1], "r+b") as f:
 	[[ "$last" == *LOCK_UN* ]]
 	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
 }
+
+@test "many writers: a sync slot held by a stopped writer costs one wait, not one per batch" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	echo a | elog-append "$LOG"
+	# A writer stopped during its sync (SIGSTOP, a frozen unit, a
+	# debugger): it holds the slot, and its cover (the doorbell's 64-bit
+	# word at byte 16) names an end every new batch is past.  A batch
+	# waits the follow bound once, then syncs without the slot; the next
+	# ones, seeing the same holder and cover, do so at once.
+	touch "$T/slot.go"
+	hold_lock_byte 16 &
+	BG_PIDS="$BG_PIDS $!"
+	wait_lines "$T/slot.held" 0
+	python3 -c '
+import mmap, struct, sys
+with open(sys.argv[1], "r+b") as f:
+    m = mmap.mmap(f.fileno(), 4096)
+    m[16:24] = struct.pack("<Q", 1)
+    m.close()' "$LOG/writers"
+	seq 2 21 | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=futex -o "$T/trace" \
+		elog-append -p --sync "$LOG" >"$T/off"
+	rm "$T/slot.go"
+	[ "$(cat "$T/off")" = "$(seq 1 20)" ]
+	[ "$(grep -c ETIMEDOUT "$T/trace")" -eq 1 ]
+	[ "$(elog-cat -v "$LOG")" = "$(echo a; seq 2 21)" ]
+}
