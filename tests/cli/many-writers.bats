@@ -174,15 +174,23 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
 	[ "$(elog-cat -v "$LOG")" = a ]
 }
 
-# Set the doorbell's count of waiting followers (elog(5), writers: the
-# 32-bit word at byte 32) to $1.
-set_followers() {
+# Write $3 as the word of struct format $2 at byte $1 of the doorbell page
+# (elog(5), writers).
+set_bell_word() {
 	python3 -c '
 import mmap, struct, sys
+fmt = sys.argv[3]
 with open(sys.argv[1], "r+b") as f:
     m = mmap.mmap(f.fileno(), 4096)
-    m[32:36] = struct.pack("<I", int(sys.argv[2]))
-    m.close()' "$LOG/writers" "$1"
+    at = int(sys.argv[2])
+    m[at:at + struct.calcsize(fmt)] = struct.pack(fmt, int(sys.argv[4]))
+    m.close()' "$LOG/writers" "$1" "$2" "$3"
+}
+
+# Set the doorbell's count of waiting followers (the 32-bit word at byte
+# 32) to $1.
+set_followers() {
+	set_bell_word 32 '<I' "$1"
 }
 
 @test "many writers: followers are woken after LOCK is released, not while it is held" {
@@ -218,12 +226,7 @@ with open(sys.argv[1], "r+b") as f:
 	hold_lock_byte 16 &
 	BG_PIDS="$BG_PIDS $!"
 	wait_lines "$T/slot.held" 0
-	python3 -c '
-import mmap, struct, sys
-with open(sys.argv[1], "r+b") as f:
-    m = mmap.mmap(f.fileno(), 4096)
-    m[16:24] = struct.pack("<Q", 1)
-    m.close()' "$LOG/writers"
+	set_bell_word 16 '<Q' 1
 	seq 2 21 | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=futex -o "$T/trace" \
 		elog-append -p --sync "$LOG" >"$T/off"
 	rm "$T/slot.go"
