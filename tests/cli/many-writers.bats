@@ -131,6 +131,15 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
     time.sleep(0.01)' "$LOG/LOCK" "$1" "$T"
 }
 
+# Return once a process holds byte $1 of LOCK (hold_lock_byte), until
+# $T/slot.go is removed.
+lock_byte_held() {
+	touch "$T/slot.go"
+	hold_lock_byte "$1" &
+	BG_PIDS="$BG_PIDS $!"
+	wait_lines "$T/slot.held" 0
+}
+
 @test "many writers: a lone writer takes LOCK once per batch, twice when another's sync runs" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	echo a | elog-append "$LOG"
@@ -142,10 +151,7 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
 	# Another writer's sync runs (it holds a sync slot): the batch is
 	# written, the lock released for the others, and taken again to
 	# publish.
-	touch "$T/slot.go"
-	hold_lock_byte 16 &
-	BG_PIDS="$BG_PIDS $!"
-	wait_lines "$T/slot.held" 0
+	lock_byte_held 16
 	echo c | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=flock -o "$T/trace2" \
 		elog-append -p "$LOG" >"$T/c.off"
 	rm "$T/slot.go"
@@ -162,10 +168,7 @@ while os.path.exists(sys.argv[3] + "/slot.go"):
 	# Byte 1 locked: a writer whose fdatasync failed and that has not
 	# marked LOCK sick yet (elog(5)).  The batch is synced, but neither
 	# published nor acknowledged, however alone its writer is.
-	touch "$T/slot.go"
-	hold_lock_byte 1 &
-	BG_PIDS="$BG_PIDS $!"
-	wait_lines "$T/slot.held" 0
+	lock_byte_held 1
 	run elog-append -p --wait 300ms "$LOG" <<<"b"
 	rm "$T/slot.go"
 	[ "$status" -ne 0 ]
@@ -222,10 +225,7 @@ set_followers() {
 	# word at byte 16) names an end every new batch is past.  A batch
 	# waits the follow bound once, then syncs without the slot; the next
 	# ones, seeing the same holder and cover, do so at once.
-	touch "$T/slot.go"
-	hold_lock_byte 16 &
-	BG_PIDS="$BG_PIDS $!"
-	wait_lines "$T/slot.held" 0
+	lock_byte_held 16
 	set_bell_word 16 '<Q' 1
 	seq 2 21 | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=futex -o "$T/trace" \
 		elog-append -p --sync "$LOG" >"$T/off"
