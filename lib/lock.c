@@ -38,6 +38,31 @@ static long lock_holder(int fd)
 	return (end != buf && pid > 0) ? pid : 0;
 }
 
+/* What a message that names the holder pid of a lock adds when that
+ * process is stopped (SIGSTOP, ^Z, a frozen unit, a tracer): it holds the
+ * lock until it is resumed, so the operator is told how.  "" otherwise,
+ * or when /proc cannot tell. */
+static const char *stopped_note(long pid, char *buf, size_t size)
+{
+	char path[64], stat[256];
+	size_t got = 0;
+	buf[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return buf;
+	int err = elog__fs_pread_full(fd, stat, sizeof stat - 1, 0, &got);
+	close(fd);
+	if (err)
+		return buf;
+	stat[got] = '\0';
+	/* "pid (name) state ...": the name may hold anything, even ") ". */
+	const char *end = strrchr(stat, ')');
+	if (end && (end[1] == ' ') && (end[2] == 'T' || end[2] == 't'))
+		snprintf(buf, size, "; it is stopped: kill -CONT %ld resumes it", pid);
+	return buf;
+}
+
 /* Open (creating) the lock file name.  flock(2) needs no write access: when
  * readonly_ok, a lock file someone else owns (root's cron made it before
  * elog gave such files the directory's owner) is opened read-only, and
@@ -124,14 +149,16 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 		return err;
 	if ((err = flock_within(fd, wait_ms)) != 0) {
 		long pid = err == EWOULDBLOCK ? lock_holder(fd) : 0;
+		char note[96];
 		close(fd);
 		if (err != EWOULDBLOCK)
 			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 		if (wait_ms > 0 && pid)
 			return elog__errmsg_set(msg, ELOG_LOCKED,
 			                        "timed out after %lld ms "
-			                        "waiting for %s (pid %ld holds or last held it)",
-			                        (long long)wait_ms, name, pid);
+			                        "waiting for %s (pid %ld holds or last held it%s)",
+			                        (long long)wait_ms, name, pid,
+			                        stopped_note(pid, note, sizeof note));
 		if (wait_ms > 0)
 			return elog__errmsg_set(msg, ELOG_LOCKED,
 			                        "timed out after %lld ms "
@@ -139,7 +166,8 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 			                        (long long)wait_ms, name);
 		if (pid)
 			return elog__errmsg_set(msg, ELOG_LOCKED,
-			                        "locked by another writer (pid %ld)", pid);
+			                        "locked by another writer (pid %ld%s)", pid,
+			                        stopped_note(pid, note, sizeof note));
 		return elog__errmsg_set(msg, ELOG_LOCKED, "locked by another process");
 	}
 	if (record_pid && writable) {
@@ -286,12 +314,14 @@ static void bell_ring(uint32_t *bell)
 static int lock_timed_out(int fd, int64_t wait_ms, char *msg)
 {
 	struct lock_state ls;
+	char note[96];
 	elog__lock_state_read(fd, &ls);
 	if (ls.valid && ls.pid)
 		return elog__errmsg_set(msg, ELOG_LOCKED,
 		                        "timed out after %lld ms waiting for another writer "
-		                        "(pid %u holds or last held LOCK)",
-		                        (long long)wait_ms, ls.pid);
+		                        "(pid %u holds or last held LOCK%s)",
+		                        (long long)wait_ms, ls.pid,
+		                        stopped_note(ls.pid, note, sizeof note));
 	return elog__errmsg_set(msg, ELOG_LOCKED,
 	                        "timed out after %lld ms waiting for LOCK, held by "
 	                        "another process",

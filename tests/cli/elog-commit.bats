@@ -552,20 +552,15 @@ held() {
 	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:signal=SIGSTOP:when=1 \
 		"$B/elog-commit" "$L" app 3 3>&- &
 	PID=$!
-	for _ in $(seq 1000); do
-		read -r STOPPED _ <"/proc/$PID/task/$PID/children" 2>/dev/null || true
-		[ -n "$STOPPED" ] && grep -qs '^State:.*stop' "/proc/$STOPPED/status" && break
-		STOPPED=
-		nap 0.01
-	done
+	STOPPED=$(stopped_child "$PID")
 	[ -n "$STOPPED" ]
 	run timeout 60 "$B/elog-commit" "$L" other 4 </dev/null
 	[ "$status" -eq 3 ]
-	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it; it is stopped: kill -CONT $STOPPED resumes it)" ]
 	# And when the offsets come on standard input.
 	run timeout 60 sh -c "echo 4 | '$B/elog-commit' '$L' other"
 	[ "$status" -eq 3 ]
-	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it)" ]
+	[ "$output" = "elog-commit: $L: timed out after 10000 ms waiting for consumers.lock (pid $STOPPED holds or last held it; it is stopped: kill -CONT $STOPPED resumes it)" ]
 	kill -CONT "$STOPPED"
 	wait "$PID"
 	[ "$(committed app)" = 3 ]

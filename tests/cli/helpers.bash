@@ -73,6 +73,20 @@ nap() {
 	read -r -t "$1" -u "$NAP_FD" _ || true
 }
 
+# The child of process $1 (a tracer, say strace) once it is stopped:
+# printed, or nothing after about 10 s.
+stopped_child() {
+	local child
+	for _ in $(seq 1000); do
+		read -r child _ <"/proc/$1/task/$1/children" 2>/dev/null || true
+		if [ -n "$child" ] && grep -qs '^State:.*stop' "/proc/$child/status"; then
+			echo "$child"
+			return
+		fi
+		nap 0.01
+	done
+}
+
 # Wait until FILE has at least N lines, for at most 30 seconds of the wall
 # clock (a loaded machine gets the time; a passing test never waits it).
 # bash itself reads the clock ($EPOCHREALTIME, in microseconds once its

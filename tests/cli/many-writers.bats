@@ -234,3 +234,22 @@ set_followers() {
 	[ "$(grep -c ETIMEDOUT "$T/trace")" -eq 1 ]
 	[ "$(elog-cat -v "$LOG")" = "$(echo a; seq 2 21)" ]
 }
+
+@test "many writers: a writer stopped while it holds LOCK is named, with the command that resumes it" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	echo a | elog-append "$LOG"
+	# Alone, a writer syncs with LOCK held: stopped there (as ^Z or
+	# SIGSTOP catch it), it keeps every other writer out.
+	echo b | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -o /dev/null -e trace=fdatasync \
+		-e inject=fdatasync:signal=SIGSTOP:when=1 elog-append -p "$LOG" >"$T/b.off" &
+	local tracer=$! stopped
+	stopped=$(stopped_child "$tracer")
+	[ -n "$stopped" ]
+	run elog-append --wait 300ms "$LOG" <<<"c"
+	kill -CONT "$stopped"
+	wait "$tracer"
+	[ "$status" -eq 3 ]
+	[ "$output" = "elog-append: $LOG: timed out after 300 ms waiting for another writer (pid $stopped holds or last held LOCK; it is stopped: kill -CONT $stopped resumes it)" ]
+	[ "$(cat "$T/b.off")" = 1 ]
+	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
+}
