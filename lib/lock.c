@@ -289,10 +289,17 @@ static void bell_add(uint32_t *bell, int word, uint32_t n)
 
 /* Sleep until the release count is no longer seq, or until the
  * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
-static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
+/* Sleep while *word is val, until until_us on the monotonic clock, or a
+ * wake of one of bits. */
+static void word_wait(uint32_t *word, uint32_t val, int64_t until_us, uint32_t bits)
 {
 	struct timespec ts = { (time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000 };
-	syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAIT_BITSET, seq, &ts, NULL, publish ? 2u : 1u);
+	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, val, &ts, NULL, bits);
+}
+
+static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
+{
+	word_wait(&bell[BELL_SEQ], seq, until_us, publish ? 2u : 1u);
 }
 
 static long bell_wake(uint32_t *bell, unsigned bits)
@@ -489,10 +496,26 @@ void elog__lock_slot_release(int fd, int slot)
  * waits instead of trying the slot, and sleeps in futex(2) on the
  * publication count.  Hints only: a cover left by a leader that died
  * costs a follower its wait's bound.
+ *
+ * And leaders gathering: the word at byte 36 counts the batches written,
+ * the ones at 40 and 44 hold that count at the last publication and the
+ * followers it woke, the one at 48 counts the leaders gathering and the
+ * one at 52 the count a gathering leader waits for.  The followers a
+ * publication acknowledged come back with their next batches (those it
+ * did not still wait, and one of them leads the next sync): a leader that
+ * took the slot waits a moment for as many batches as that publication
+ * woke followers before it looks at the tail to sync, so that its sync
+ * covers them too rather than the one after it.  Hints only: a count
+ * gone wrong costs a gather its bound.
  */
 #define BELL_PUBS 3
 #define BELL_COVER_BYTE 16
 #define BELL_FOLLOWERS 8
+#define BELL_WRITTEN 9
+#define BELL_PUB_WRITTEN 10
+#define BELL_PUB_WOKE 11
+#define BELL_GATHERERS 12
+#define BELL_GATHER_TARGET 13
 
 static uint64_t *bell_cover(uint32_t *bell, int slot)
 {
@@ -523,10 +546,8 @@ uint32_t elog__bell_pubs(uint32_t *bell)
 void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us)
 {
 	int64_t until = lock_mono_us() + us;
-	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
 	bell_add(bell, BELL_FOLLOWERS, 1);
-	syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAIT_BITSET, pubs, &ts, NULL,
-	        FUTEX_BITSET_MATCH_ANY);
+	word_wait(&bell[BELL_PUBS], pubs, until, FUTEX_BITSET_MATCH_ANY);
 	bell_add(bell, BELL_FOLLOWERS, (uint32_t)-1);
 }
 
@@ -535,8 +556,39 @@ void elog__bell_published(uint32_t *bell)
 	if (!bell)
 		return;
 	bell_add(bell, BELL_PUBS, 1);
+	long woke = 0;
 	if (bell_get(bell, BELL_FOLLOWERS) != 0)
-		syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+		woke = syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+	__atomic_store_n(&bell[BELL_PUB_WRITTEN], bell_get(bell, BELL_WRITTEN), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&bell[BELL_PUB_WOKE], woke > 0 ? (uint32_t)woke : 0, __ATOMIC_SEQ_CST);
+}
+
+void elog__bell_written(uint32_t *bell)
+{
+	if (!bell)
+		return;
+	uint32_t n = __atomic_add_fetch(&bell[BELL_WRITTEN], 1, __ATOMIC_SEQ_CST);
+	if (bell_get(bell, BELL_GATHERERS) != 0 && n == bell_get(bell, BELL_GATHER_TARGET))
+		syscall(SYS_futex, &bell[BELL_WRITTEN], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* The woken followers count as many batches to come: the publisher's own
+ * next one makes up for the leader's, woken too but written already. */
+void elog__bell_gather(uint32_t *bell, int64_t us)
+{
+	if (!bell)
+		return;
+	uint32_t target = bell_get(bell, BELL_PUB_WRITTEN) + bell_get(bell, BELL_PUB_WOKE);
+	int64_t until = lock_mono_us() + us;
+	__atomic_store_n(&bell[BELL_GATHER_TARGET], target, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t n = bell_get(bell, BELL_WRITTEN);
+		if ((int32_t)(n - target) >= 0 || lock_mono_us() >= until)
+			return;
+		bell_add(bell, BELL_GATHERERS, 1);
+		word_wait(&bell[BELL_WRITTEN], n, until, FUTEX_BITSET_MATCH_ANY);
+		bell_add(bell, BELL_GATHERERS, (uint32_t)-1);
+	}
 }
 
 int elog__lock_quiet(int fd, uint32_t *bell)

@@ -110,6 +110,11 @@ uint64_t elog__bell_covering(uint32_t *bell);
 uint32_t elog__bell_pubs(uint32_t *bell);
 void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us);
 void elog__bell_published(uint32_t *bell);
+/* Leaders gathering (lock.c): a batch was written; wait at most us
+ * microseconds for as many batches after the last publication as it woke
+ * followers.  Hints: both accept bell NULL (no wait). */
+void elog__bell_written(uint32_t *bell);
+void elog__bell_gather(uint32_t *bell, int64_t us);
 /* 0 when the directory's LOCK is still the file whose status (taken
  * once, when it was opened) is mine, else ELOG_FAILED with a message: the
  * log was deleted, or LOCK removed or replaced.  One fstatat(2). */

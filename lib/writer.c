@@ -1113,6 +1113,20 @@ static void slot_drop(elog *w, int slot)
 	elog__lock_slot_release(w->lockfd, slot);
 }
 
+/* A leader with the slot, before it looks at the tail to sync, waits for
+ * the writers the last publication acknowledged to write their next
+ * batches (lock.c), an eighth of its last sync at most (nor 500 us): else
+ * they write while its sync runs, and wait for the next one.  The disk is
+ * idle meanwhile, but each sync covers more.  With syncs of about a
+ * millisecond, 8 writer processes acknowledged about 20% more, 4 processes
+ * 11 to 22% more and 2 about as many (alternating rounds against the same
+ * build without it). */
+static void gather_batches(elog *w)
+{
+	int64_t us = w->sync_ns / 8000;
+	elog__bell_gather(w->bell, us < 500 ? us : 500);
+}
+
 /* Make b, written under epoch e, durable and published.  Called without
  * the mutex or the batch lock.  A handle that finds a free sync slot
  * leads: it syncs and publishes the tail its sync covered.  One that finds
@@ -1171,8 +1185,10 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (!first)
 			wm_wait(w, follow_ms(w));
 	}
-	if (slot >= 0)
+	if (slot >= 0) {
 		w->stalled = 0;
+		gather_batches(w);
+	}
 	/* What the sync covers: the complete tail recorded now, when it is
 	 * in this segment (written before the sync starts). */
 	struct watermark cover = mine;
@@ -1332,6 +1348,7 @@ static int flush_batch(elog *w, struct batch *b)
 	}
 	w->gen = gen;
 	w->disk = b->end;
+	elog__bell_written(w->bell);
 	/* Alone: no other writer wrote since this handle's last batch (the
 	 * generation did not move), and none waits for the lock or syncs.
 	 * Then sync and publish before releasing it, which spares taking it

@@ -472,6 +472,81 @@ UT_TEST(bell_wakes_followers_at_a_publication)
 }
 END_TEST
 
+struct gatherer {
+	uint32_t *bell;
+	int64_t us;
+	int done;
+};
+
+static void *gatherer_run(void *arg)
+{
+	struct gatherer *g = arg;
+	elog__bell_gather(g->bell, g->us);
+	__atomic_store_n(&g->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A publication notes the batches written so far (byte 36, to byte 40)
+ * and the followers it woke (byte 44); a leader gathering waits, counted
+ * at byte 48, until as many batches more were written, or its bound. */
+UT_TEST(bell_gathers_as_many_batches_as_a_publication_woke)
+{
+	char p[1200];
+	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	uint32_t *bell = elog__bell_map(wfd);
+	ck_assert_ptr_nonnull(bell);
+	elog__bell_written(bell);
+	elog__bell_written(bell);
+	ck_assert_uint_eq(bell[9], 2);
+	/* No follower woken: nothing to wait for (60 s: not the bound). */
+	elog__bell_published(bell);
+	ck_assert_uint_eq(bell[10], 2);
+	ck_assert_uint_eq(bell[11], 0);
+	elog__bell_gather(bell, 60 * 1000000);
+	ck_assert_uint_eq(bell[12], 0);
+
+	/* One follower woken: one batch to wait for, which wakes it. */
+	struct follower f = { bell, elog__bell_pubs(bell), 60 * 1000000, 0 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, follower_run, &f), 0);
+	for (int i = 0; i < 10000 && __atomic_load_n(&bell[8], __ATOMIC_SEQ_CST) != 1; i++)
+		usleep(1000);
+	elog__bell_published(bell);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[10], 2);
+	ck_assert_uint_eq(bell[11], 1);
+	struct gatherer g = { bell, 60 * 1000000, 0 };
+	ck_assert_int_eq(pthread_create(&t, NULL, gatherer_run, &g), 0);
+	for (int i = 0; i < 10000 && __atomic_load_n(&bell[12], __ATOMIC_SEQ_CST) != 1; i++)
+		usleep(1000);
+	ck_assert_uint_eq(bell[12], 1);
+	ck_assert_uint_eq(bell[13], 3);
+	ck_assert(!__atomic_load_n(&g.done, __ATOMIC_SEQ_CST));
+	elog__bell_written(bell);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(bell[9], 3);
+	ck_assert_uint_eq(bell[12], 0);
+
+	/* Batches that do not come: the bound ends the wait. */
+	bell[11] = 5;
+	int64_t t0 = mono_us();
+	elog__bell_gather(bell, 20000);
+	ck_assert_int_ge(mono_us() - t0, 20000);
+	ck_assert_uint_eq(bell[12], 0);
+	elog__bell_gather(NULL, 60 * 1000000);
+	elog__bell_written(NULL);
+	elog__bell_unmap(bell);
+	close(wfd);
+}
+END_TEST
+
 /* A writer's handle maps the doorbell: "writers" is one page long. */
 UT_TEST(writer_handle_grows_writers_to_a_page)
 {
