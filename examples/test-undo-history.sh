@@ -127,6 +127,11 @@ done=0 kills=0 unacked=0 run=0
 while [ "$done" -lt "$N" ]; do
 	run=$((run + 1))
 	tail -n +"$((done + 1))" "$T/cmds" > "$T/todo"
+	# Emptied here, not only by the redirection below: a kill that comes
+	# before the child made it would leave the last run's messages (or
+	# the compact check's, above) to be taken for this run's.
+	: > "$T/acks"
+	: > "$T/err"
 	feed < "$T/todo" | "$E" "$D" > "$T/acks" 2> "$T/err" &
 	pid=$!
 	if [ "$run" -le "$RUNS" ]; then
