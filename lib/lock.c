@@ -287,8 +287,6 @@ static void bell_add(uint32_t *bell, int word, uint32_t n)
 	__atomic_add_fetch(&bell[word], n, __ATOMIC_SEQ_CST);
 }
 
-/* Sleep until the release count is no longer seq, or until the
- * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
 /* Sleep while *word is val, until until_us on the monotonic clock, or a
  * wake of one of bits. */
 static void word_wait(uint32_t *word, uint32_t val, int64_t until_us, uint32_t bits)
@@ -297,6 +295,8 @@ static void word_wait(uint32_t *word, uint32_t val, int64_t until_us, uint32_t b
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, val, &ts, NULL, bits);
 }
 
+/* Sleep until the release count is no longer seq, or until the
+ * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
 static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
 {
 	word_wait(&bell[BELL_SEQ], seq, until_us, publish ? 2u : 1u);
@@ -556,10 +556,12 @@ void elog__bell_published(uint32_t *bell)
 	if (!bell)
 		return;
 	bell_add(bell, BELL_PUBS, 1);
+	/* The count before the wake: a follower woken may write at once. */
+	uint32_t written = bell_get(bell, BELL_WRITTEN);
 	long woke = 0;
 	if (bell_get(bell, BELL_FOLLOWERS) != 0)
 		woke = syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-	__atomic_store_n(&bell[BELL_PUB_WRITTEN], bell_get(bell, BELL_WRITTEN), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&bell[BELL_PUB_WRITTEN], written, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&bell[BELL_PUB_WOKE], woke > 0 ? (uint32_t)woke : 0, __ATOMIC_SEQ_CST);
 }
 

@@ -101,9 +101,9 @@ void elog__lock_slot_release(int fd, int slot);
  * without the doorbell. */
 int elog__lock_quiet(int fd, uint32_t *bell);
 /* Followers (lock.c): the end offset the sync of slot (0: none) covers,
- * and the furthest end a running sync covers (0: none); the doorbell's count of
- * publications, a wait of at most us microseconds for it to move from
- * pubs, and a publication's ring.  Hints: all of them accept bell NULL
+ * and the furthest end a running sync covers (0: none); the doorbell's
+ * count of publications, a wait of at most us microseconds for it to move
+ * from pubs, and a publication's ring.  Hints: all of them accept bell NULL
  * (no cover, nothing to wait on), but elog__bell_follow(). */
 void elog__bell_cover(uint32_t *bell, int slot, uint64_t end);
 uint64_t elog__bell_covering(uint32_t *bell);
