@@ -1093,11 +1093,11 @@ static void wm_wait(elog *w, int ms)
  * times its own last sync, within bounds, so that a leader that was
  * stopped or killed costs its followers little.  Not twice: a batch
  * written while one sync runs waits for that one and the next, and sync
- * times vary.  With syncs of about a millisecond (below, the 2 ms floor
- * leaves room), twice let 13% of the batches of 8 writer processes time
- * out and sync on their own (41% of the syncs; a sync for 3.2 records),
- * four times 0.4% (a sync for 5.3), and they acknowledged 5 to 27% more
- * (4 processes: 12 to 20%). */
+ * times vary.  With syncs of about a millisecond (under half a one, the
+ * 2 ms floor leaves room either way), twice let 13% of the batches of 8
+ * writer processes time out and sync on their own (41% of the syncs; a
+ * sync for 3.2 records), four times 0.4% (a sync for 5.3), and they
+ * acknowledged 5 to 27% more (4 processes: 12 to 20%). */
 static int follow_ms(const elog *w)
 {
 	int64_t ms = 4 * w->sync_ns / 1000000;
