@@ -5,6 +5,11 @@
 
 load helpers
 
+# A writer a test stopped is not left behind should the test fail.
+teardown_test() {
+	[ -n "${STOPPED:-}" ] && kill -KILL "$STOPPED" 2>/dev/null || true
+}
+
 # Wait until the fifo open on fd 4 holds no unread byte: the writer reading
 # it has read(2) everything written so far.  At most 60 s.
 fifo_drained() {
@@ -231,7 +236,9 @@ set_followers() {
 		elog-append -p --sync "$LOG" >"$T/off"
 	rm "$T/slot.go"
 	[ "$(cat "$T/off")" = "$(seq 1 20)" ]
-	[ "$(grep -c ETIMEDOUT "$T/trace")" -eq 1 ]
+	# One wait that timed out (none when the first batch's bound passed
+	# before it could sleep, on a busy machine); 20 before.
+	[ "$(grep -c ETIMEDOUT "$T/trace")" -le 1 ]
 	[ "$(elog-cat -v "$LOG")" = "$(echo a; seq 2 21)" ]
 }
 
@@ -241,15 +248,16 @@ set_followers() {
 	# Alone, a writer syncs with LOCK held: stopped there (as ^Z or
 	# SIGSTOP catch it), it keeps every other writer out.
 	echo b | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -o /dev/null -e trace=fdatasync \
-		-e inject=fdatasync:signal=SIGSTOP:when=1 elog-append -p "$LOG" >"$T/b.off" &
-	local tracer=$! stopped
-	stopped=$(stopped_child "$tracer")
-	[ -n "$stopped" ]
+		-e inject=fdatasync:signal=SIGSTOP:when=1 elog-append -p "$LOG" >"$T/b.off" 3>&- &
+	local tracer=$!
+	BG_PIDS="$BG_PIDS $tracer"
+	STOPPED=$(stopped_child "$tracer")
+	[ -n "$STOPPED" ]
 	run elog-append --wait 300ms "$LOG" <<<"c"
-	kill -CONT "$stopped"
+	kill -CONT "$STOPPED"
 	wait "$tracer"
 	[ "$status" -eq 3 ]
-	[ "$output" = "elog-append: $LOG: timed out after 300 ms waiting for another writer (pid $stopped holds or last held LOCK; it is stopped: kill -CONT $stopped resumes it)" ]
+	[ "$output" = "elog-append: $LOG: timed out after 300 ms waiting for another writer (pid $STOPPED holds or last held LOCK; it is stopped: kill -CONT $STOPPED resumes it)" ]
 	[ "$(cat "$T/b.off")" = 1 ]
 	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
 }
