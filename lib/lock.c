@@ -44,20 +44,20 @@ static long lock_holder(int fd)
  * or when /proc cannot tell. */
 static const char *stopped_note(long pid, char *buf, size_t size)
 {
-	char path[64], stat[256];
+	char path[64], line[256];
 	size_t got = 0;
 	buf[0] = '\0';
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return buf;
-	int err = elog__fs_pread_full(fd, stat, sizeof stat - 1, 0, &got);
+	int err = elog__fs_pread_full(fd, line, sizeof line - 1, 0, &got);
 	close(fd);
 	if (err)
 		return buf;
-	stat[got] = '\0';
+	line[got] = '\0';
 	/* "pid (name) state ...": the name may hold anything, even ") ". */
-	const char *end = strrchr(stat, ')');
+	const char *end = strrchr(line, ')');
 	if (end && (end[1] == ' ') && (end[2] == 'T' || end[2] == 't'))
 		snprintf(buf, size, "; it is stopped: kill -CONT %ld resumes it", pid);
 	return buf;
