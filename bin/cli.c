@@ -48,6 +48,9 @@ void cli_init(const char *prog)
 	/* A reader that goes away must show up as EPIPE from write(2), so that
 	 * the program can exit on purpose instead of being killed mid-batch. */
 	signal(SIGPIPE, SIG_IGN);
+	/* A file grown past `ulimit -f` must be EFBIG from write(2), an error
+	 * with a message and an exit status, not a silent death. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 /* strerror(3) and some library messages begin with a capital ("No such

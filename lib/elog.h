@@ -85,6 +85,10 @@ int elog_have_zstd(void);
 
 /* The largest record (24 bytes of fixed fields, key and value) and key. */
 #define ELOG_MAX_RECORD (16u * 1024 * 1024)
+/* Every offset is below this (2^63): a writer refuses to place a record
+ * at or above it (ELOG_INVALID), which leaves any writer's next batch room
+ * below 2^64, and elog_verify() reports a log that holds one. */
+#define ELOG_OFFSET_MAX (UINT64_C(1) << 63)
 #define ELOG_MAX_KEY 65535u
 
 /* A record's ts_ms that the writer replaces with the time of append. */

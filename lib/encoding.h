@@ -187,7 +187,7 @@ void elog__start_encode(unsigned char *p, uint64_t start);
  * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
 int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
 
-/* ---- lock.c: the state LOCK holds ---- */
+/* ---- lockstate.c: the texts LOCK holds ---- */
 /* What LOCK says about the log's tail, written by the holder of the batch
  * lock: text of LOCK_STATE_LEN bytes (format in elog(5)). */
 struct lock_state {
@@ -211,8 +211,35 @@ struct lock_state {
 	int64_t ixmin;      /* least time in the segment, */
 	int64_t ixlo, ixhi; /* least and greatest time since its entry, */
 	unsigned ixany;     /* whether there is an entry */
+	uint64_t hseq;      /* the slot's sync record last treated as failed */
 };
 void elog__lock_state_encode(char *p, const struct lock_state *ls);
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls);
+
+/* A sync record: a writer's fdatasync that others' acknowledgements may
+ * rest on, written before the call and again with its outcome, so that a
+ * writer that dies or stops between the two leaves the fact on disk
+ * (elog(5), LOCK).  Text of LOCK_SYNC_LEN bytes. */
+#define SYNC_ST_NONE '-'    /* never written */
+#define SYNC_ST_PENDING 'P' /* the call is running, or its caller is gone */
+#define SYNC_ST_OK 'K'      /* it succeeded */
+#define SYNC_ST_FAILED 'F'  /* it failed: the kernel may have dropped pages */
+#define SYNC_ST_HANDLED 'H' /* a failure the batch lock's holder has cut back */
+struct sync_rec {
+	int valid;
+	char status;            /* one of SYNC_ST_* */
+	uint64_t seq;           /* bumped by every write of the record */
+	unsigned pid;           /* the writer that wrote it */
+	unsigned char boot[16]; /* the boot it was written in */
+	uint64_t t_ns;          /* CLOCK_MONOTONIC when the call was recorded */
+	uint64_t cover;         /* the offset below which the sync makes
+	                           * records durable */
+};
+void elog__sync_rec_encode(char *p, const struct sync_rec *r);
+int elog__sync_rec_decode(const char *p, size_t len, struct sync_rec *r);
+/* The doorbell's record: the id of the shared memory segment the writers'
+ * wake-ups use and the nonce its header holds (lock.c). */
+void elog__bell_rec_encode(char *p, uint32_t id, uint64_t nonce);
+int elog__bell_rec_decode(const char *p, size_t len, uint32_t *id, uint64_t *nonce);
 
 #endif

@@ -164,7 +164,25 @@
 #define DEFAULT_INDEX_INTERVAL 4096u
 #define DEFAULT_ZSTD_LEVEL 3
 
-/* ---- LOCK: the state of the log's tail, text of this many bytes ---- */
-#define LOCK_STATE_LEN 395
+/* ---- LOCK: where each fact of the writers' protocol lies (elog(5)) ----
+ * Bytes of the file: the state of the log's tail (text, written under the
+ * batch lock), the two sync records (text: the batch lock holder's and the
+ * sync slot holder's), and the doorbell's record (which shared memory
+ * segment the writers' wake-ups use).  Byte-range locks (open file
+ * description locks, F_OFD_SETLK): a waiter's announcement, every open
+ * writer's hold (shared; an exclusive writer's: exclusive), and the sync
+ * slot.  The batch lock itself is flock(2) on the whole file. */
+#define LOCK_STATE_LEN 421
+#define LOCK_AT_SYNC 512    /* sync record 0 (batch lock), then 1 (slot) */
+#define LOCK_SYNC_STEP 256  /* from one sync record to the next */
+#define LOCK_SYNC_LEN 155
+#define LOCK_AT_BELL 1024
+#define LOCK_BELL_LEN 59
+#define LOCK_BYTE_WAIT 0    /* read-locked by a writer waiting its turn */
+#define LOCK_BYTE_OPEN 2    /* read-locked by every open writer handle,
+                             * write-locked by an exclusive one */
+#define LOCK_BYTE_SLOT 16   /* write-locked by the writer syncing for others */
+#define SYNC_BY_LOCK 0      /* sync record 0: guarded by the batch lock */
+#define SYNC_BY_SLOT 1      /* sync record 1: guarded by the sync slot */
 
 #endif

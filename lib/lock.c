@@ -14,7 +14,7 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/file.h>
-#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -205,27 +205,21 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * with the doorbell below is woken at each release instead, and cuts in.)
  * OFD locks and flock locks are independent of each other on Linux.
  */
-#define LOCK_WAIT_BYTE 0
 #define LOCK_POLL_FIRST_US 20
 #define LOCK_POLL_MAX_US 50
 
+static int range_lock(int fd, short type, off_t at);
+static int byte_held(int fd, off_t at, short type);
+
 static int waiters_announce(int fd, short type)
 {
-	struct flock fl = { .l_type = type,
-		            .l_whence = SEEK_SET,
-		            .l_start = LOCK_WAIT_BYTE,
-		            .l_len = 1 };
-	return fcntl(fd, F_OFD_SETLK, &fl);
+	return range_lock(fd, type, LOCK_BYTE_WAIT);
 }
 
 /* 1 when another handle announced that it waits for the lock. */
 static int waiters_present(int fd)
 {
-	struct flock fl = { .l_type = F_WRLCK,
-		            .l_whence = SEEK_SET,
-		            .l_start = LOCK_WAIT_BYTE,
-		            .l_len = 1 };
-	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	return byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
 }
 
 static int64_t lock_mono_us(void)
@@ -236,45 +230,121 @@ static int64_t lock_mono_us(void)
 }
 
 /*
- * The doorbell: a page of the file "writers", which every writer handle
- * opens anyway, mapped shared, holding three words: a count of the
- * releases of LOCK, and counts of the writers waiting for it to write a
- * batch and to publish a sync.  A waiter reads the first, counts itself,
- * tries the lock, and sleeps in futex(2) on the first word while it is
- * unchanged; a holder that releases increments it and wakes one waiter,
- * one waiting to publish first: a publication is a moment's work that
- * acknowledges every writer its sync covered, so it goes before the next
- * batch.  A release after a waiter's try changes the word, so no release
- * is missed.  Nothing depends on the page: it carries hints only, a waiter
- * never sleeps longer than BELL_WAIT_MAX_US at a time (a holder without the
- * page, a page of another file, a count left by a waiter that died), and a
- * handle without it polls as before.
+ * The doorbell: a page of System V shared memory, which every writer handle
+ * of the log attaches, holding words: a count of the releases of LOCK,
+ * and counts of the writers waiting for it to write a batch and to publish
+ * a sync.  A waiter reads the first, counts itself, tries the lock, and
+ * sleeps in futex(2) on the first word while it is unchanged; a holder
+ * that releases increments it and wakes one waiter, one waiting to publish
+ * first: a publication is a moment's work that acknowledges every writer
+ * its sync covered, so it goes before the next batch.  A release after a
+ * waiter's try changes the word, so no release is missed.
+ *
+ * Memory, not a file: no operator's action on the directory and no full
+ * filesystem can make a store into it fault (a mapped file that is
+ * truncated, or a page of a full copy-on-write filesystem, kills the
+ * process with SIGBUS).  The segment is removed as soon as it is made, so
+ * the kernel frees it when its last writer detaches, dead or alive;
+ * LOCK's doorbell record names it, with a nonce that its last bytes hold
+ * too, for the writers that open the log while it lives.
+ *
+ * Nothing depends on the page: it carries hints only.  A waiter never
+ * sleeps longer than BELL_WAIT_MAX_US at a time, a handle without the page
+ * polls, and every count is believed only while the stamp beside it is
+ * fresh (each waiter renews it before it sleeps), so a count left by a
+ * process that died costs at most one round.
  */
 #define BELL_BYTES 4096
 #define BELL_SEQ 0
 #define BELL_WAITERS 1
 #define BELL_PUBLISHERS 2
+#define BELL_WAIT_STAMP 14   /* ms, when a waiter last slept */
+#define BELL_FOLLOW_STAMP 15 /* ms, when a follower last slept */
+#define BELL_GATHER_STAMP 16 /* ms, when a gatherer last slept */
 #define BELL_WAIT_MAX_US 1000
+#define BELL_STAMP_FRESH_MS 20
+#define BELL_FOLLOW_FRESH_MS 200 /* a follower sleeps up to 100 ms at once */
+#define BELL_MAGIC "ELOGBELL"
+/* The header, in the page's last 32 bytes: magic, LOCK's device and
+ * inode, the nonce of LOCK's doorbell record. */
+#define BELL_AT_HDR (BELL_BYTES - 32)
+
+static uint64_t *bell_hdr(uint32_t *bell)
+{
+	return (uint64_t *)((unsigned char *)bell + BELL_AT_HDR);
+}
+
+static int bell_is(uint32_t *bell, const struct stat *st, uint64_t nonce)
+{
+	uint64_t *h = bell_hdr(bell);
+	return memcmp(h, BELL_MAGIC, 8) == 0 && h[1] == (uint64_t)st->st_dev &&
+	       h[2] == (uint64_t)st->st_ino && h[3] == nonce;
+}
+
+/* The segment of LOCK's record, when it still lives and is this log's. */
+static uint32_t *bell_attach(int fd, const struct stat *st)
+{
+	char rec[LOCK_BELL_LEN];
+	size_t got;
+	uint32_t id;
+	uint64_t nonce;
+	struct shmid_ds ds;
+	if (elog__fs_pread_full(fd, rec, sizeof rec, LOCK_AT_BELL, &got) != 0 ||
+	    elog__bell_rec_decode(rec, got, &id, &nonce) != 0 ||
+	    shmctl((int)id, IPC_STAT, &ds) < 0 || ds.shm_segsz != BELL_BYTES)
+		return NULL;
+	void *p = shmat((int)id, NULL, 0);
+	if (p == (void *)-1)
+		return NULL;
+	if (bell_is(p, st, nonce))
+		return p;
+	shmdt(p);
+	return NULL;
+}
+
+/* A new segment, with LOCK's owner and permissions, named in LOCK. */
+static uint32_t *bell_create(int fd, const struct stat *st)
+{
+	uint64_t nonce = 0;
+	char rec[LOCK_BELL_LEN + 1];
+	int id = shmget(IPC_PRIVATE, BELL_BYTES, IPC_CREAT | IPC_EXCL | (int)(st->st_mode & 0666));
+	if (id < 0)
+		return NULL;
+	void *p = shmat(id, NULL, 0);
+	struct shmid_ds ds;
+	/* root's cron leaves it to the log's owner, as it does its files. */
+	if (p != (void *)-1 && geteuid() == 0 && shmctl(id, IPC_STAT, &ds) == 0) {
+		ds.shm_perm.uid = st->st_uid;
+		ds.shm_perm.gid = st->st_gid;
+		shmctl(id, IPC_SET, &ds);
+	}
+	shmctl(id, IPC_RMID, NULL);
+	if (p == (void *)-1)
+		return NULL;
+	elog__fs_random(&nonce, sizeof nonce);
+	uint64_t *h = bell_hdr(p);
+	memcpy(h, BELL_MAGIC, 8);
+	h[1] = (uint64_t)st->st_dev;
+	h[2] = (uint64_t)st->st_ino;
+	h[3] = nonce;
+	elog__bell_rec_encode(rec, (uint32_t)id, nonce);
+	elog__fs_pwrite_all(fd, rec, LOCK_BELL_LEN, LOCK_AT_BELL);
+	return p;
+}
 
 uint32_t *elog__bell_map(int fd)
 {
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return NULL;
-	/* Grown, never shrunk: a page beyond the end of the file could not be
-	 * touched.  Allocated, not a hole: the first store into a hole's page
-	 * needs a block, and on a full disk that fault is SIGBUS; here it is
-	 * ENOSPC, and the handle polls. */
-	if (posix_fallocate(fd, 0, BELL_BYTES) != 0)
-		return NULL;
-	void *p = mmap(NULL, BELL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return p == MAP_FAILED ? NULL : p;
+	uint32_t *bell = bell_attach(fd, &st);
+	return bell ? bell : bell_create(fd, &st);
 }
 
 void elog__bell_unmap(uint32_t *bell)
 {
 	if (bell)
-		munmap(bell, BELL_BYTES);
+		shmdt(bell);
 }
 
 static uint32_t bell_get(uint32_t *bell, int word)
@@ -285,6 +355,26 @@ static uint32_t bell_get(uint32_t *bell, int word)
 static void bell_add(uint32_t *bell, int word, uint32_t n)
 {
 	__atomic_add_fetch(&bell[word], n, __ATOMIC_SEQ_CST);
+}
+
+static uint32_t mono_ms32(void)
+{
+	return (uint32_t)(lock_mono_us() / 1000);
+}
+
+/* Count oneself at word, renewing its stamp. */
+static void bell_join(uint32_t *bell, int word, int stamp)
+{
+	bell_add(bell, word, 1);
+	__atomic_store_n(&bell[stamp], mono_ms32(), __ATOMIC_SEQ_CST);
+}
+
+/* The count at word, believed while its stamp is at most fresh_ms old: a
+ * process that died counted leaves it stale. */
+static uint32_t bell_count(uint32_t *bell, int word, int stamp, uint32_t fresh_ms)
+{
+	uint32_t n = bell_get(bell, word);
+	return n && mono_ms32() - bell_get(bell, stamp) <= fresh_ms ? n : 0;
 }
 
 /* Sleep while *word is val, until until_us on the monotonic clock, or a
@@ -312,9 +402,10 @@ static void bell_ring(uint32_t *bell)
 	if (!bell)
 		return;
 	bell_add(bell, BELL_SEQ, 1);
-	if (bell_get(bell, BELL_PUBLISHERS) != 0 && bell_wake(bell, 2u) > 0)
+	if (bell_count(bell, BELL_PUBLISHERS, BELL_WAIT_STAMP, BELL_STAMP_FRESH_MS) &&
+	    bell_wake(bell, 2u) > 0)
 		return;
-	if (bell_get(bell, BELL_WAITERS) != 0)
+	if (bell_count(bell, BELL_WAITERS, BELL_WAIT_STAMP, BELL_STAMP_FRESH_MS))
 		bell_wake(bell, 1u);
 }
 
@@ -365,7 +456,7 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 		uint32_t seq = 0;
 		if (bell) {
 			seq = bell_get(bell, BELL_SEQ);
-			bell_add(bell, word, 1);
+			bell_join(bell, word, BELL_WAIT_STAMP);
 		}
 		if (!(first && yield)) {
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -422,16 +513,13 @@ void elog__lock_release(int fd)
 	flock(fd, LOCK_UN);
 }
 
-/*
- * A writer whose fdatasync failed announces it at once with an open file
- * description read lock on byte LOCK_SICK_BYTE, and holds it until it has
- * marked LOCK's state sick, which needs the batch lock.  Linux reports a
- * writeback error once to each file description that was open when it
- * happened, and a description opened later syncs "successfully" over the
- * pages the kernel dropped: until the state says sick, no one may publish
- * or recover bytes past the watermark on the strength of its own sync.
- */
-#define LOCK_SICK_BYTE 1
+/* 1 when another open file description holds byte at of LOCK: a lock of
+ * this one's own never shows. */
+static int byte_held(int fd, off_t at, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
 
 static int range_lock(int fd, short type, off_t at)
 {
@@ -439,58 +527,73 @@ static int range_lock(int fd, short type, off_t at)
 	return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-void elog__lock_sick_announce(int fd, int on)
-{
-	range_lock(fd, on ? F_RDLCK : F_UNLCK, LOCK_SICK_BYTE);
-}
-
-int elog__lock_sick_pending(int fd)
-{
-	struct flock fl = { .l_type = F_WRLCK,
-		            .l_whence = SEEK_SET,
-		            .l_start = LOCK_SICK_BYTE,
-		            .l_len = 1 };
-	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-}
-
 /*
- * Sync slots: a writer that syncs for others holds an open file
- * description write lock on one of LOCK_SLOTS bytes from LOCK_SLOT_BYTE
- * for as long as its fdatasync runs.  A writer that finds every slot taken
- * waits for the watermark instead of syncing too: a sync that starts
- * later will cover it.  The kernel releases a dead writer's slot.
+ * The sync slot: a writer that syncs for others holds an open file
+ * description write lock on byte LOCK_BYTE_SLOT for as long as its sync
+ * record may be pending.  A writer that finds it taken waits for the
+ * watermark instead of syncing too: a sync that starts later will cover
+ * it.  The kernel releases a dead writer's slot, which turns its pending
+ * record into a failed sync.
  *
  * One slot: two let a second sync start while the first runs, which was
  * meant to keep ext4's journal commits overlapping, but 4 and 8 writer
  * processes acknowledged more with one (the median of a round: 5 and 10%
  * more on ext4 without a journal, 43 and 20% with one), and 2 processes
  * about as many: two syncs of one file repeat each other's work, and
- * their followers wait on either.  The code keeps the count a constant;
- * byte 17 and the doorbell's word at byte 24, slot 1's, are no longer
- * used.
+ * their followers wait on either.
  */
-#define LOCK_SLOT_BYTE 16
-#define LOCK_SLOTS 1
-
 int elog__lock_slot_take(int fd)
 {
-	for (int i = 0; i < LOCK_SLOTS; i++)
-		if (range_lock(fd, F_WRLCK, LOCK_SLOT_BYTE + i) == 0)
-			return i;
-	return -1;
+	return range_lock(fd, F_WRLCK, LOCK_BYTE_SLOT) == 0 ? 0 : -1;
 }
 
 void elog__lock_slot_release(int fd, int slot)
 {
 	if (slot >= 0)
-		range_lock(fd, F_UNLCK, LOCK_SLOT_BYTE + slot);
+		range_lock(fd, F_UNLCK, LOCK_BYTE_SLOT);
 }
 
 /*
- * The doorbell's second use: followers.  Words at bytes 16 and 24 (64-bit)
- * hold the end offset that the sync running in slot 0 and slot 1 covers
- * (0: none; slot 1 is no longer used), written by its leader before it
- * syncs and cleared before it releases the slot; the word at byte 12
+ * Every open writer handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
+ * exclusive for a handle that must be the log's only writer.  The promise
+ * lives in the file that is identity-checked at every batch: removing or
+ * replacing LOCK stops the exclusive writer (elog__lock_is_current()),
+ * and no other file of the directory takes part in it.
+ */
+int elog__lock_join(int fd, int exclusive, int64_t wait_ms)
+{
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int64_t sleep_us = LOCK_TAKE_POLL_US;;) {
+		if (range_lock(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EACCES)
+			return errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
+		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
+		if (wait_ms >= 0 && left <= 0)
+			return EWOULDBLOCK;
+		int64_t d = wait_ms < 0 || sleep_us < left ? sleep_us : left;
+		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
+		nanosleep(&ts, NULL);
+		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
+			sleep_us *= 2;
+	}
+}
+
+int elog__lock_exclusive_held(int fd)
+{
+	return byte_held(fd, LOCK_BYTE_OPEN, F_RDLCK);
+}
+
+/*
+ * The doorbell's second use: followers.  The 64-bit word at byte 16 holds
+ * the end offset that the sync running in the slot covers (0: none),
+ * written by its leader before it syncs and cleared before it releases
+ * the slot (byte 24 is no longer used); the word at byte 12
  * counts publications of the watermark and the one at byte 32 the
  * followers waiting for one.  A follower whose batch a running sync covers
  * waits instead of trying the slot, and sleeps in futex(2) on the
@@ -517,25 +620,20 @@ void elog__lock_slot_release(int fd, int slot)
 #define BELL_GATHERERS 12
 #define BELL_GATHER_TARGET 13
 
-static uint64_t *bell_cover(uint32_t *bell, int slot)
+static uint64_t *bell_cover(uint32_t *bell)
 {
-	return (uint64_t *)((unsigned char *)bell + BELL_COVER_BYTE) + slot;
+	return (uint64_t *)((unsigned char *)bell + BELL_COVER_BYTE);
 }
 
-void elog__bell_cover(uint32_t *bell, int slot, uint64_t end)
+void elog__bell_cover(uint32_t *bell, uint64_t end)
 {
-	if (bell && slot >= 0 && slot < LOCK_SLOTS)
-		__atomic_store_n(bell_cover(bell, slot), end, __ATOMIC_SEQ_CST);
+	if (bell)
+		__atomic_store_n(bell_cover(bell), end, __ATOMIC_SEQ_CST);
 }
 
 uint64_t elog__bell_covering(uint32_t *bell)
 {
-	uint64_t end = 0;
-	for (int i = 0; bell && i < LOCK_SLOTS; i++) {
-		uint64_t e = __atomic_load_n(bell_cover(bell, i), __ATOMIC_SEQ_CST);
-		end = e > end ? e : end;
-	}
-	return end;
+	return bell ? __atomic_load_n(bell_cover(bell), __ATOMIC_SEQ_CST) : 0;
 }
 
 uint32_t elog__bell_pubs(uint32_t *bell)
@@ -546,7 +644,7 @@ uint32_t elog__bell_pubs(uint32_t *bell)
 void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us)
 {
 	int64_t until = lock_mono_us() + us;
-	bell_add(bell, BELL_FOLLOWERS, 1);
+	bell_join(bell, BELL_FOLLOWERS, BELL_FOLLOW_STAMP);
 	word_wait(&bell[BELL_PUBS], pubs, until, FUTEX_BITSET_MATCH_ANY);
 	bell_add(bell, BELL_FOLLOWERS, (uint32_t)-1);
 }
@@ -559,7 +657,7 @@ void elog__bell_published(uint32_t *bell)
 	/* The count before the wake: a follower woken may write at once. */
 	uint32_t written = bell_get(bell, BELL_WRITTEN);
 	long woke = 0;
-	if (bell_get(bell, BELL_FOLLOWERS) != 0)
+	if (bell_count(bell, BELL_FOLLOWERS, BELL_FOLLOW_STAMP, BELL_FOLLOW_FRESH_MS))
 		woke = syscall(SYS_futex, &bell[BELL_PUBS], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 	__atomic_store_n(&bell[BELL_PUB_WRITTEN], written, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&bell[BELL_PUB_WOKE], woke > 0 ? (uint32_t)woke : 0, __ATOMIC_SEQ_CST);
@@ -570,7 +668,8 @@ void elog__bell_written(uint32_t *bell)
 	if (!bell)
 		return;
 	uint32_t n = __atomic_add_fetch(&bell[BELL_WRITTEN], 1, __ATOMIC_SEQ_CST);
-	if (bell_get(bell, BELL_GATHERERS) != 0 && n == bell_get(bell, BELL_GATHER_TARGET))
+	if (bell_count(bell, BELL_GATHERERS, BELL_GATHER_STAMP, BELL_STAMP_FRESH_MS) &&
+	    n == bell_get(bell, BELL_GATHER_TARGET))
 		syscall(SYS_futex, &bell[BELL_WRITTEN], FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
@@ -587,7 +686,7 @@ void elog__bell_gather(uint32_t *bell, int64_t us)
 		uint32_t n = bell_get(bell, BELL_WRITTEN);
 		if ((int32_t)(n - target) >= 0 || lock_mono_us() >= until)
 			return;
-		bell_add(bell, BELL_GATHERERS, 1);
+		bell_join(bell, BELL_GATHERERS, BELL_GATHER_STAMP);
 		word_wait(&bell[BELL_WRITTEN], n, until, FUTEX_BITSET_MATCH_ANY);
 		bell_add(bell, BELL_GATHERERS, (uint32_t)-1);
 	}
@@ -596,13 +695,10 @@ void elog__bell_gather(uint32_t *bell, int64_t us)
 int elog__lock_quiet(int fd, uint32_t *bell)
 {
 	/* Without the doorbell, waiters cannot be seen. */
-	if (!bell || bell_get(bell, BELL_WAITERS) != 0 || bell_get(bell, BELL_PUBLISHERS) != 0)
+	if (!bell || bell_count(bell, BELL_WAITERS, BELL_WAIT_STAMP, BELL_STAMP_FRESH_MS) ||
+	    bell_count(bell, BELL_PUBLISHERS, BELL_WAIT_STAMP, BELL_STAMP_FRESH_MS))
 		return 0;
-	struct flock fl = { .l_type = F_WRLCK,
-		            .l_whence = SEEK_SET,
-		            .l_start = LOCK_SLOT_BYTE,
-		            .l_len = LOCK_SLOTS };
-	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK;
+	return !byte_held(fd, LOCK_BYTE_SLOT, F_WRLCK);
 }
 
 int elog__lock_is_current(int dfd, const struct stat *mine, char *msg)
@@ -660,155 +756,13 @@ int elog__lock_boot_id(unsigned char id[16])
 	return n == 32;
 }
 
-/*
- * LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte.  Every
- * field has a fixed width, so the text is written and read by hand, at
- * fixed positions: a state is read several times per acknowledgement, and
- * printf and scanf cost more than everything else a writer does between
- * its system calls.
- */
-static char *put_text(char *p, const char *s)
-{
-	size_t n = strlen(s);
-	memcpy(p, s, n);
-	return p + n;
-}
-
-static char *put_dec(char *p, uint64_t v, int width)
-{
-	for (int i = width - 1; i >= 0; i--, v /= 10)
-		p[i] = (char)('0' + v % 10);
-	return p + width;
-}
-
-static char *put_hex(char *p, uint64_t v, int width)
-{
-	for (int i = width - 1; i >= 0; i--, v >>= 4)
-		p[i] = "0123456789abcdef"[v & 15];
-	return p + width;
-}
-
-/* A sign and 19 digits, as printf's %+020lld. */
-static char *put_signed(char *p, int64_t v)
-{
-	*p++ = v < 0 ? '-' : '+';
-	return put_dec(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 19);
-}
-
-void elog__lock_state_encode(char *p, const struct lock_state *ls)
-{
-	char *q = put_text(p, "ELOGLCK2 epoch=");
-	q = put_hex(q, ls->epoch, 16);
-	q = put_dec(put_text(q, " gen="), ls->gen, 20);
-	q = put_dec(put_text(q, " busy="), ls->busy ? 1 : 0, 1);
-	q = put_dec(put_text(q, " sick="), ls->sick ? 1 : 0, 1);
-	q = put_dec(put_text(q, " pid="), ls->pid, 10);
-	q = put_text(q, " boot=");
-	for (int i = 0; i < 16; i++)
-		q = put_hex(q, ls->boot[i], 2);
-	q = put_dec(put_text(q, " next="), ls->next, 20);
-	q = put_dec(put_text(q, " base="), ls->base, 20);
-	q = put_dec(put_text(q, " size="), ls->size, 20);
-	q = put_hex(put_text(q, " flags="), ls->flags, 8);
-	q = put_dec(put_text(q, " idx="), ls->idx, 20);
-	q = put_dec(put_text(q, " ixpos="), ls->ixpos, 20);
-	q = put_signed(put_text(q, " ixts="), ls->ixts);
-	q = put_signed(put_text(q, " ixmin="), ls->ixmin);
-	q = put_signed(put_text(q, " ixlo="), ls->ixlo);
-	q = put_signed(put_text(q, " ixhi="), ls->ixhi);
-	q = put_dec(put_text(q, " ixany="), ls->ixany ? 1 : 0, 1);
-	q = put_text(q, " crc=");
-	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
-	q[0] = '\n';
-	q[1] = '\0';
-}
-
-/* The field of width digits at p (decimal, or hex when hex), after the
- * name its caller checked; 0, or -1 on any other character. */
-static int get_num(const char *p, int width, int hex, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (int i = 0; i < width; i++) {
-		char c = p[i];
-		if (c >= '0' && c <= '9')
-			x = x * (hex ? 16 : 10) + (uint64_t)(c - '0');
-		else if (hex && c >= 'a' && c <= 'f')
-			x = x * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return -1;
-	}
-	*v = x;
-	return 0;
-}
-
-/* The fields are read at their positions, then the state is encoded
- * again and must give the same bytes: one canonical text per state, so
- * that no reading of a damaged file can pass for another state (the crc,
- * a digit out of range, a wrong name or space all differ). */
-int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
-{
-	static const struct {
-		unsigned short at, width;
-		unsigned char hex, sign;
-	} f[] = {
-		{ 15, 16, 1, 0 },  { 36, 20, 0, 0 },  { 62, 1, 0, 0 },   { 69, 1, 0, 0 },
-		{ 75, 10, 0, 0 },  { 129, 20, 0, 0 }, { 155, 20, 0, 0 }, { 181, 20, 0, 0 },
-		{ 208, 8, 1, 0 },  { 221, 20, 0, 0 }, { 248, 20, 0, 0 }, { 275, 19, 0, 1 },
-		{ 302, 19, 0, 1 }, { 328, 19, 0, 1 }, { 354, 19, 0, 1 }, { 380, 1, 0, 0 },
-	};
-	uint64_t v[sizeof f / sizeof f[0]], b;
-	char again[LOCK_STATE_LEN + 1];
-	memset(ls, 0, sizeof *ls);
-	if (len != LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n')
-		return ELOG_CORRUPT;
-	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-		if (get_num(p + f[i].at, f[i].width, f[i].hex, &v[i]) != 0)
-			return ELOG_CORRUPT;
-		if (f[i].sign) {
-			char s = p[f[i].at - 1];
-			if (s != '+' && s != '-')
-				return ELOG_CORRUPT;
-			v[i] = s == '-' ? (uint64_t)0 - v[i] : v[i];
-		}
-	}
-	struct lock_state s = { .valid = 1,
-		                .epoch = v[0],
-		                .gen = v[1],
-		                .busy = (unsigned)v[2],
-		                .sick = (unsigned)v[3],
-		                .pid = (unsigned)v[4],
-		                .next = v[5],
-		                .base = v[6],
-		                .size = v[7],
-		                .flags = (uint32_t)v[8],
-		                .idx = v[9],
-		                .ixpos = v[10],
-		                .ixts = (int64_t)v[11],
-		                .ixmin = (int64_t)v[12],
-		                .ixlo = (int64_t)v[13],
-		                .ixhi = (int64_t)v[14],
-		                .ixany = (unsigned)v[15] };
-	for (int i = 0; i < 16; i++) {
-		if (get_num(p + 91 + 2 * i, 2, 1, &b) != 0)
-			return ELOG_CORRUPT;
-		s.boot[i] = (unsigned char)b;
-	}
-	if (v[4] > UINT32_MAX || v[8] > UINT32_MAX)
-		return ELOG_CORRUPT;
-	elog__lock_state_encode(again, &s);
-	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
-		return ELOG_CORRUPT; /* a bad crc, or not the canonical text */
-	*ls = s;
-	return 0;
-}
-
 int elog__lock_state_read(int fd, struct lock_state *ls)
 {
-	char buf[LOCK_STATE_LEN + 1];
+	char buf[LOCK_STATE_LEN];
 	ssize_t got;
 	memset(ls, 0, sizeof *ls);
-	/* One pread: a state is LOCK_STATE_LEN bytes, and a longer or
-	 * shorter file is not one (this runs for every batch). */
+	/* One pread of the state's bytes (this runs for every batch); the
+	 * sync records follow them in the file. */
 	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
 		if (errno != EINTR)
 			return errno;
@@ -817,14 +771,78 @@ int elog__lock_state_read(int fd, struct lock_state *ls)
 	return 0;
 }
 
-int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc)
+int elog__lock_state_write(int fd, const struct lock_state *ls)
 {
 	char buf[LOCK_STATE_LEN + 1];
 	elog__lock_state_encode(buf, ls);
-	int err = elog__fs_pwrite_all(fd, buf, LOCK_STATE_LEN, 0);
-	if (!err && trunc && ftruncate(fd, LOCK_STATE_LEN) < 0)
-		err = errno;
+	return elog__fs_pwrite_all(fd, buf, LOCK_STATE_LEN, 0);
+}
+
+/*
+ * The sync records.  Linux reports a failed writeback once to each open
+ * file description that was open when it happened (or opened before anyone
+ * saw it), and a description opened later syncs "successfully" over pages
+ * the kernel dropped.  So a writer records every fdatasync that others'
+ * acknowledgements may rest on, in LOCK, before it calls it (pending) and
+ * after (ok or failed): a writer that dies, stops or gives up in between
+ * leaves the fact on disk, and a pending record whose guard (the batch
+ * lock for record 0, the sync slot for record 1) nobody holds any more is
+ * a failed sync (elog(5)).
+ */
+static off_t sync_rec_at(int which)
+{
+	return (off_t)LOCK_AT_SYNC + (off_t)which * LOCK_SYNC_STEP;
+}
+
+int elog__sync_rec_read(int fd, int which, struct sync_rec *r)
+{
+	char buf[LOCK_SYNC_LEN];
+	size_t got;
+	memset(r, 0, sizeof *r);
+	int err = elog__fs_pread_full(fd, buf, sizeof buf, sync_rec_at(which), &got);
+	if (!err && elog__sync_rec_decode(buf, got, r) != 0)
+		memset(r, 0, sizeof *r);
 	return err;
+}
+
+int elog__sync_rec_write(int fd, int which, const struct sync_rec *r)
+{
+	char buf[LOCK_SYNC_LEN + 1];
+	elog__sync_rec_encode(buf, r);
+	return elog__fs_pwrite_all(fd, buf, LOCK_SYNC_LEN, sync_rec_at(which));
+}
+
+int elog__lock_sick(int fd, const struct lock_state *ls, const unsigned char boot[16],
+                    struct sync_rec *slot)
+{
+	struct sync_rec r;
+	uint64_t handled = ls->valid ? ls->hseq : 0;
+	elog__sync_rec_read(fd, SYNC_BY_SLOT, slot);
+	elog__sync_rec_read(fd, SYNC_BY_LOCK, &r);
+	return (ls->valid && ls->sick) ||
+	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, handled) == SYNC_FAILED ||
+	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, handled) == SYNC_FAILED;
+}
+
+int elog__lock_state_clear(int fd)
+{
+	static const char zero[LOCK_STATE_LEN];
+	return elog__fs_pwrite_all(fd, zero, sizeof zero, 0);
+}
+
+int elog__sync_verdict(int fd, int which, const struct sync_rec *r, const unsigned char boot[16],
+                       uint64_t handled)
+{
+	/* Another boot's record says nothing of this boot's page cache. */
+	if (!r->valid || memcmp(r->boot, boot, 16) != 0)
+		return SYNC_CLEAR;
+	if (r->status == SYNC_ST_OK || r->status == SYNC_ST_HANDLED ||
+	    (which == SYNC_BY_SLOT && r->seq == handled))
+		return SYNC_CLEAR;
+	if (r->status == SYNC_ST_PENDING && which == SYNC_BY_SLOT &&
+	    byte_held(fd, LOCK_BYTE_SLOT, F_WRLCK))
+		return SYNC_RUNNING;
+	return SYNC_FAILED;
 }
 
 /* The pid recorded in maint.lock by the run holding it, or 0. */

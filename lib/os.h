@@ -16,6 +16,7 @@
 #include "base.h"
 
 struct lock_state; /* encoding.h */
+struct sync_rec;   /* encoding.h */
 
 /* ---- fsutil.c: durability helpers ---- */
 int elog__fs_write_all(int fd, const void *buf, size_t len);
@@ -79,33 +80,58 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
  * ELOG_LOCKED when the time runs out. */
 int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
 void elog__lock_release(int fd);
-/* The same with the doorbell bell (NULL: none), a page of the file
- * "writers" mapped by elog__bell_map() (NULL when it cannot be): a waiter
- * sleeps until a release instead of polling.  publish: to publish a sync,
- * which goes before the waiters that write batches. */
+/* The same with the doorbell bell (NULL: none), the page of shared
+ * memory elog__bell_map() attaches for LOCK (fd), making it and naming it
+ * in LOCK when none lives (NULL when it cannot be): a waiter sleeps until
+ * a release instead of polling.  publish: to publish a sync, which goes
+ * before the waiters that write batches. */
 uint32_t *elog__bell_map(int fd);
 void elog__bell_unmap(uint32_t *bell);
 int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms, char *msg);
 void elog__lock_release_bell(int fd, uint32_t *bell);
-/* A failed fdatasync, announced on LOCK (fd) until the state says sick
- * (on: 1 announce, 0 withdraw); pending: another handle announced one. */
-void elog__lock_sick_announce(int fd, int on);
-int elog__lock_sick_pending(int fd);
-/* Take a free sync slot on LOCK (fd): its number, or -1 when every one is
- * taken; release it after the sync. */
+/* Take the sync slot on LOCK (fd): 0, or -1 when another holds it;
+ * release it after the sync. */
 int elog__lock_slot_take(int fd);
 void elog__lock_slot_release(int fd, int slot);
+/* Join the log's open writers on LOCK (fd): shared, or exclusive; waits
+ * up to wait_ms (-1: for ever).  0, EWOULDBLOCK when another handle's hold
+ * stands in the way, or another errno value.  held: an exclusive writer
+ * holds the log. */
+int elog__lock_join(int fd, int exclusive, int64_t wait_ms);
+int elog__lock_exclusive_held(int fd);
+/* The sync records (SYNC_BY_LOCK, SYNC_BY_SLOT) of LOCK (fd): read (a
+ * missing or damaged one reads as !valid) and write.  Their verdict for
+ * this boot, with handled the state's hseq: SYNC_CLEAR (none, succeeded,
+ * or already cut back), SYNC_RUNNING (pending, and a live process holds
+ * its guard), SYNC_FAILED (failed, or pending with its guard free: its
+ * writer died or gave up).  A record the caller's own guard covers is
+ * never running. */
+#define SYNC_CLEAR 0
+#define SYNC_RUNNING 1
+#define SYNC_FAILED 2
+int elog__sync_rec_read(int fd, int which, struct sync_rec *r);
+int elog__sync_rec_write(int fd, int which, const struct sync_rec *r);
+int elog__sync_verdict(int fd, int which, const struct sync_rec *r, const unsigned char boot[16],
+                       uint64_t handled);
+/* For the holder of the batch lock (fd), with ls the state it read: 1 when
+ * the state is sick or a sync record says a sync of this boot failed that
+ * is not cut back yet; the next holder must cut back to the watermark.
+ * *slot: the slot's sync record, as read. */
+int elog__lock_sick(int fd, const struct lock_state *ls, const unsigned char boot[16],
+                    struct sync_rec *slot);
+/* Empty the state (writers find the tail anew); the records stay. */
+int elog__lock_state_clear(int fd);
 /* 1 when, as far as the doorbell bell shows, no other writer of LOCK (fd)
- * waits for the batch lock or runs a sync (holds a slot): then a holder
+ * waits for the batch lock or runs a sync (holds the slot): then a holder
  * may sync and publish before it releases, at no one's cost.  A hint: 0
  * without the doorbell. */
 int elog__lock_quiet(int fd, uint32_t *bell);
-/* Followers (lock.c): the end offset the sync of slot (0: none) covers,
+/* Followers (lock.c): the end offset the slot's sync covers (0: none),
  * and the furthest end a running sync covers (0: none); the doorbell's
  * count of publications, a wait of at most us microseconds for it to move
  * from pubs, and a publication's ring.  Hints: all of them accept bell NULL
  * (no cover, nothing to wait on), but elog__bell_follow(). */
-void elog__bell_cover(uint32_t *bell, int slot, uint64_t end);
+void elog__bell_cover(uint32_t *bell, uint64_t end);
 uint64_t elog__bell_covering(uint32_t *bell);
 uint32_t elog__bell_pubs(uint32_t *bell);
 void elog__bell_follow(uint32_t *bell, uint32_t pubs, int64_t us);
@@ -121,9 +147,8 @@ void elog__bell_gather(uint32_t *bell, int64_t us);
 int elog__lock_is_current(int dfd, const struct stat *mine, char *msg);
 /* A missing, short or damaged state reads as !valid. */
 int elog__lock_state_read(int fd, struct lock_state *ls);
-/* Write ls; with trunc, also cut the file to its length (when it held
- * something else before). */
-int elog__lock_state_write(int fd, const struct lock_state *ls, int trunc);
+/* Write ls at the start of LOCK. */
+int elog__lock_state_write(int fd, const struct lock_state *ls);
 /* This boot's id (Linux); 0 when it cannot be known. */
 int elog__lock_boot_id(unsigned char id[16]);
 

@@ -75,12 +75,17 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	/* A sick state is kept: a writer's fdatasync failed, the bytes past
 	 * the watermark may be dropped pages that still read back, and only
 	 * the next writer, seeing sick, cuts them (under a new epoch).
-	 * Emptied, the mark would be lost and they would be published. */
+	 * Emptied, the mark would be lost and they would be published.  So
+	 * is a failed sync that its writer did not live to mark (LOCK's sync
+	 * records), and only the state is emptied: the records stay. */
 	struct lock_state ls;
+	struct sync_rec slot;
+	unsigned char boot[16];
+	elog__lock_boot_id(boot);
 	elog__lock_state_read(*lockfd, &ls);
-	v->sick = (ls.valid && ls.sick) || elog__lock_sick_pending(*lockfd);
-	if (!v->sick && ftruncate(*lockfd, 0) < 0)
-		return elog__errmsg_set(v->msg, errno, "%s: %s", FN_LOCK, elog_strerror(errno));
+	v->sick = elog__lock_sick(*lockfd, &ls, boot, &slot);
+	if (!v->sick && (err = elog__lock_state_clear(*lockfd)) != 0)
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	return 0;
 }
 

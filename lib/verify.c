@@ -1184,6 +1184,19 @@ static void check_watermark(struct verify *v)
 	const struct watermark *wm = &v->wm;
 	if (v->n == 0)
 		return;
+	/* Offsets stay below ELOG_OFFSET_MAX: a log past it has room for no
+	 * writer's next batch, and one at 2^64 - 1 wrapped. */
+	uint64_t newest = v->base[v->n - 1];
+	if (newest >= ELOG_OFFSET_MAX || (v->wm_state == WM_OK &&
+	                                  (wm->durable_end > ELOG_OFFSET_MAX ||
+	                                   (wm->durable_end == 0 && wm->segment_base > 0)))) {
+		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, WM_AT_END,
+		       "offsets reach %llu, out of range: offsets stay below %llu "
+		       "(ELOG_OFFSET_MAX); copy the records to a new log",
+		       (unsigned long long)(newest > wm->durable_end ? newest : wm->durable_end),
+		       (unsigned long long)ELOG_OFFSET_MAX);
+		return;
+	}
 	if (v->wm_state == WM_MISSING) {
 		if (v->res->records > 0)
 			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, ELOG_NOPOS,

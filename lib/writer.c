@@ -115,6 +115,10 @@ struct elog {
 	 * on, batches sync without waiting for it. */
 	int stalled;
 	uint64_t stalled_cover;
+	/* The slot's sync record that this handle found stopped past the
+	 * bound, for the next tail_sync() to cut back as failed (0: none);
+	 * and the state's hseq as last read. */
+	uint64_t stall_seq, hseq;
 	struct elog_settings set;
 	size_t batch_bytes;
 	int64_t wait_ms;
@@ -124,6 +128,7 @@ struct elog {
 	/* Owned by the leader of a flush (one at a time), touched on disk
 	 * only with the batch lock held. */
 	int segfd, idxfd;
+	int64_t seg_open_ns;                   /* CLOCK_MONOTONIC when segfd was opened */
 	uint64_t seg_base, seg_size, idx_size; /* the open segment */
 	struct tail disk;                      /* the log's tail as this handle last saw it */
 	uint64_t epoch, gen;                   /* LOCK's epoch and generation then */
@@ -237,6 +242,12 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 		return elog__errmsg_set(w->msg, ELOG_TAKEN,
 		                        "offset %llu is taken: the log holds offsets up to %llu",
 		                        (unsigned long long)want, (unsigned long long)t->next - 1);
+	if ((want != OFF_NEXT ? want : t->next) >= ELOG_OFFSET_MAX)
+		return elog__errmsg_set(w->msg, ELOG_INVALID,
+		                        "offset %llu is out of range: offsets stay below %llu "
+		                        "(ELOG_OFFSET_MAX)",
+		                        (unsigned long long)(want != OFF_NEXT ? want : t->next),
+		                        (unsigned long long)ELOG_OFFSET_MAX);
 
 	/* A record larger than a whole segment gets one of its own. */
 	if (t->size > SEG_HDR && t->size + size > w->set.segment_bytes)
@@ -367,6 +378,87 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 
 /* ---- the log's tail, under the batch lock ---- */
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t lock_mono_ms(void)
+{
+	return mono_ns() / 1000000;
+}
+
+/* Record in LOCK's sync record which, whose guard the caller holds, that
+ * this handle is about to fdatasync its log, making the records below
+ * cover durable, for others too (elog(5), LOCK). */
+static int sync_begin(elog *w, int which, uint64_t cover, struct sync_rec *r)
+{
+	int64_t now = mono_ns();
+	*r = (struct sync_rec){ .valid = 1,
+		                .status = SYNC_ST_PENDING,
+		                .seq = (uint64_t)now,
+		                .pid = w->pid,
+		                .t_ns = (uint64_t)now,
+		                .cover = cover };
+	memcpy(r->boot, w->boot, sizeof r->boot);
+	return elog__sync_rec_write(w->lockfd, which, r);
+}
+
+/* And its outcome: failed is the call's errno value, or 0.  A record that
+ * cannot be written stays pending, which counts as failed once the guard
+ * is released: so does the sync, for this handle too. */
+static int sync_end(elog *w, int which, struct sync_rec *r, int failed)
+{
+	r->status = failed ? SYNC_ST_FAILED : SYNC_ST_OK;
+	r->seq = (uint64_t)mono_ns();
+	int err = elog__sync_rec_write(w->lockfd, which, r);
+	return failed ? failed : err;
+}
+
+/* An fdatasync of fd, recorded in which: 0, or an errno value. */
+static int sync_recorded(elog *w, int fd, int which, uint64_t cover)
+{
+	struct sync_rec r;
+	int err = sync_begin(w, which, cover, &r);
+	if (err)
+		return err;
+	int64_t t0 = mono_ns();
+	int failed = fdatasync(fd) < 0 ? errno : 0;
+	w->sync_ns = mono_ns() - t0;
+	return sync_end(w, which, &r, failed);
+}
+
+/* How long a sync of the slot's holder may stay pending before a writer
+ * that cannot vouch for it treats it as failed: its holder is stopped (a
+ * signal, a frozen unit, a debugger) or the disk hangs.  Failed costs a
+ * cut back to the watermark, which every writer whose records go writes
+ * again; a second of others' batches is what it saves. */
+#define SYNC_STALL_NS 1000000000LL
+
+/* With the batch lock held, after this handle's own recorded sync of its
+ * segment succeeded: 1 when it may publish what that sync covered; 0 not
+ * yet, -1 never (cut back first; w->stall_seq says when the slot's holder
+ * is stopped past the bound).  A sync that the slot's holder runs may
+ * have taken a writeback error that this handle's description will never
+ * report, unless that description was open before the sync was recorded
+ * (Linux reports an error to every description open when it happens, or
+ * opened before anyone saw it). */
+static int slot_allows(elog *w, uint64_t hseq)
+{
+	struct sync_rec r;
+	elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
+	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, hseq);
+	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
+		return 1;
+	if (v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < SYNC_STALL_NS)
+		return 0;
+	if (v == SYNC_RUNNING)
+		w->stall_seq = r.seq;
+	return -1;
+}
+
 static void close_segment(elog *w)
 {
 	if (w->segfd >= 0)
@@ -394,6 +486,7 @@ static int tail_load(elog *w, const struct lock_state *ls)
 		close_segment(w);
 		if (elog__seg_open(w->dfd, ls->base, O_RDWR, &w->segfd, &flags, &st, NULL) != 0)
 			return ELOG_CORRUPT;
+		w->seg_open_ns = mono_ns();
 		elog__seg_name(name, ls->base, IDX_EXT);
 		if ((w->idxfd = elog__fs_openat(w->dfd, name, O_RDWR, 0)) < 0 || flags != ls->flags)
 			return ELOG_CORRUPT;
@@ -479,7 +572,7 @@ static int tail_verify(elog *w)
 	return 0;
 }
 
-static int sync_failed(elog *w, uint64_t base, int e, int held);
+static int sync_failed(elog *w, uint64_t base, int e);
 
 /* The tail after a crash, a dead holder or a failed sync: recover the
  * active segment as on open.  When sick, everything past the watermark
@@ -515,8 +608,16 @@ static int tail_recover(elog *w, int sick)
 	elog__seglist_free(&sl);
 	if (err)
 		return err;
+	/* Recovery syncs what it keeps: a sync like any other. */
+	struct sync_rec sr;
+	int64_t opened = mono_ns();
+	if ((err = sync_begin(w, SYNC_BY_LOCK, wm.durable_end, &sr)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval, new_segment_flags(w),
 	                           sick, &rc, w->msg);
+	int rec_err = sync_end(w, SYNC_BY_LOCK, &sr, rc.sync_failed);
+	if (!err && rec_err)
+		err = rc.sync_failed = rec_err;
 	if (err) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
@@ -526,7 +627,7 @@ static int tail_recover(elog *w, int sick)
 		/* Its sync of the bytes it kept failed: they may be dropped
 		 * and still read back, so the next holder must cut them. */
 		if (rc.sync_failed)
-			return sync_failed(w, active, rc.sync_failed, 1);
+			return sync_failed(w, active, rc.sync_failed);
 		return err;
 	}
 	if (sick && rc.cut)
@@ -535,6 +636,7 @@ static int tail_recover(elog *w, int sick)
 		         "were never acknowledged, were cut (%llu bytes)",
 		         (unsigned long long)rc.next, (unsigned long long)(rc.file_size - rc.size));
 	w->segfd = rc.segfd;
+	w->seg_open_ns = opened;
 	w->idxfd = rc.idxfd;
 	w->seg_base = active;
 	w->seg_size = rc.size;
@@ -575,7 +677,7 @@ static void adopt_dict(elog *w)
 /* Write LOCK's state: the handle's epoch, generation gen, and the tail t
  * with an index of idx bytes. */
 static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, const struct tail *t,
-                       uint64_t idx, int trunc)
+                       uint64_t idx)
 {
 	struct lock_state ls = { .valid = 1,
 		                 .epoch = w->epoch,
@@ -593,9 +695,10 @@ static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, cons
 		                 .ixmin = t->ib.ts_min,
 		                 .ixlo = t->ib.span_min,
 		                 .ixhi = t->ib.span_max,
-		                 .ixany = t->ib.any ? 1u : 0u };
+		                 .ixany = t->ib.any ? 1u : 0u,
+		                 .hseq = w->hseq };
 	memcpy(ls.boot, w->boot, sizeof ls.boot);
-	int err = elog__lock_state_write(w->lockfd, &ls, trunc);
+	int err = elog__lock_state_write(w->lockfd, &ls);
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
 	w->seen[0] = t->next;
@@ -648,9 +751,19 @@ static int tail_sync(elog *w, int *moved)
 	int err = elog__lock_state_read(w->lockfd, &ls);
 	if (err)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
-	/* A writer whose sync failed and that has not marked the state yet
-	 * counts as marked. */
-	int sick = (ls.valid && ls.sick) || elog__lock_sick_pending(w->lockfd);
+	/* Sick: a writer's sync failed, or its record is pending with no one
+	 * to finish it (elog__lock_sick()), or the slot's holder was found
+	 * stopped past the bound.  Cut back, and note the slot's record as
+	 * dealt with (hseq), so that it costs one cut, not one a batch. */
+	struct sync_rec slot;
+	int sick = elog__lock_sick(w->lockfd, &ls, w->boot, &slot);
+	int stalled = w->stall_seq && slot.valid && slot.seq == w->stall_seq;
+	sick |= stalled;
+	w->stall_seq = 0;
+	w->hseq = ls.valid ? ls.hseq : 0;
+	if (stalled ||
+	    elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &slot, w->boot, w->hseq) == SYNC_FAILED)
+		w->hseq = slot.seq;
 	int clean = state_ours(w, &ls) && !ls.busy && !sick;
 	*moved = 1;
 	if (clean && w->known && ls.epoch == w->epoch && ls.gen == w->gen &&
@@ -685,7 +798,7 @@ static int tail_sync(elog *w, int *moved)
 	else
 		w->epoch = ls.epoch;
 	uint64_t gen = ls.valid ? ls.gen + 1 : 1;
-	if ((err = state_write(w, gen, 0, 0, &w->disk, w->idx_size, !ls.valid)) != 0)
+	if ((err = state_write(w, gen, 0, 0, &w->disk, w->idx_size)) != 0)
 		return err;
 	w->gen = gen;
 	w->known = 1;
@@ -739,7 +852,7 @@ static int seal_open_segment(elog *w, uint64_t base)
  * the new one.  A crash before the new one is linked leaves the seal at
  * the end of what is still the active segment, past its records: the
  * next writer's recovery cuts it like any torn tail. */
-static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
+static int roll(elog *w, uint64_t base, uint32_t flags)
 {
 	char name[NAME_MAX_LOCAL];
 	int err = 0;
@@ -747,21 +860,18 @@ static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 	if ((err = seal_open_segment(w, base)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: writing its seal at byte %llu: %s", name,
 		                        (unsigned long long)w->seg_size, elog_strerror(err));
-	if (fdatasync(w->segfd) < 0) {
-		*sick = 1;
-		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name,
-		                        elog_strerror(errno));
-	}
+	/* Recorded: it covers other writers' records of the segment. */
+	if ((err = sync_recorded(w, w->segfd, SYNC_BY_LOCK, base)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: fdatasync: %s", name, elog_strerror(err));
 	elog__seg_name(name, w->seg_base, IDX_EXT);
-	if (fdatasync(w->idxfd) < 0) {
-		*sick = 1;
+	if (fdatasync(w->idxfd) < 0)
 		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name,
 		                        elog_strerror(errno));
-	}
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
+	w->seg_open_ns = mono_ns();
 	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
 		                        elog_strerror(err));
@@ -773,13 +883,13 @@ static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 
 /* Write b, with the batch lock held: one pwrite per segment it touches,
  * rolling as needed.  It is made durable after the lock is released. */
-static int batch_write(elog *w, struct batch *b, int *sick)
+static int batch_write(elog *w, struct batch *b)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
 	for (size_t i = 0; i < b->n; i++) {
 		struct chunk *c = &b->c[i];
-		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags, sick)) != 0)
+		if (c->base != w->seg_base && (err = roll(w, c->base, c->flags)) != 0)
 			return err;
 		c->at = w->seg_size;
 		if ((err = elog__fs_pwrite_all(w->segfd, c->data, c->len, (off_t)w->seg_size)) !=
@@ -947,44 +1057,18 @@ static int publish(elog *w, const struct watermark *cover)
 
 /* An fdatasync of the segment based at base failed with e: the kernel may
  * have dropped the pages, which still read back from its cache.  Nothing
- * of the batch is acknowledged, and LOCK's state is marked sick so that
- * the next holder cuts back to the watermark instead of publishing them.
- * Called without the batch lock (held says otherwise). */
-static int sync_failed(elog *w, uint64_t base, int e, int held)
+ * of the batch is acknowledged.  The sync record already says so (or
+ * stays pending, which says the same once its guard is released): the
+ * next holder of the batch lock cuts back to the watermark. */
+static int sync_failed(elog *w, uint64_t base, int e)
 {
-	char name[NAME_MAX_LOCAL], keep[ELOG_MSG_MAX];
-	struct lock_state ls;
+	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, base, SEG_EXT);
-	elog__lock_sick_announce(w->lockfd, 1);
-	int err = elog__errmsg_set(w->msg, e,
-	                           "%s: fdatasync: %s (nothing of this batch was "
-	                           "acknowledged)",
-	                           name, elog_strerror(e));
-	memcpy(keep, w->msg, sizeof keep);
-	if (held || elog__lock_acquire_bell(w->lockfd, w->bell, 0, w->wait_ms, w->msg) == 0) {
-		elog__lock_state_read(w->lockfd, &ls);
-		if (!ls.valid) { /* any tail: the next holder recovers */
-			ls = (struct lock_state){ .valid = 1,
-				                  .epoch = epoch_new(),
-				                  .gen = 1,
-				                  .next = w->disk.next,
-				                  .base = w->disk.base,
-				                  .size = w->disk.size,
-				                  .flags = w->disk.flags,
-				                  .idx = IDX_HDR };
-			memcpy(ls.boot, w->boot, sizeof ls.boot);
-		}
-		ls.sick = 1;
-		ls.pid = (unsigned)getpid();
-		if (elog__lock_state_write(w->lockfd, &ls, 1) == 0)
-			elog__lock_sick_announce(w->lockfd, 0);
-		if (!held)
-			lock_give(w);
-	}
-	/* Else the announcement stays until the handle is closed. */
-	memcpy(w->msg, keep, sizeof keep);
 	w->known = 0;
-	return err;
+	return elog__errmsg_set(w->msg, e,
+	                        "%s: fdatasync: %s (nothing of this batch was "
+	                        "acknowledged)",
+	                        name, elog_strerror(e));
 }
 
 /* 1 when every chunk of b is still in the file of its segment's name,
@@ -1009,50 +1093,54 @@ static int batch_there(elog *w, const struct batch *b)
 	return there;
 }
 
+static int write_locked(elog *w, struct batch *b, int moved);
+
+/* With the batch lock held, after a recorded sync by this handle that
+ * covered mine: publish it when the slot's sync allows (slot_allows()).
+ * 1 when it was not published: the caller takes the slow path, or waits
+ * for the slot's holder and tries again (*wait). */
+static int publish_synced(elog *w, const struct watermark *mine, int *wait, int *err)
+{
+	int v = slot_allows(w, w->hseq);
+	*wait = v == 0;
+	if (v <= 0)
+		return 1;
+	*err = publish(w, mine);
+	return 0;
+}
+
 /* The slow path, with the batch lock and the mutex held: LOCK's epoch
- * moved since b was written.  Find the tail (recovering if need be); if
- * b's bytes are still there, sync and publish them; else fail. */
-static int batch_recheck(elog *w, struct batch *b, const struct watermark *mine)
+ * moved since b was written, or a sync failed.  Find the tail (recovering
+ * and cutting back if need be); when b's bytes are no longer there, write
+ * them again; then sync and publish them.  *wait: not published, the
+ * slot's holder runs a sync this handle cannot vouch for. */
+static int batch_recheck(elog *w, struct batch *b, int *wait)
 {
 	int moved, err;
+	*wait = 0;
 	if ((err = tail_sync(w, &moved)) != 0)
 		return err;
-	if (!batch_there(w, b))
-		return elog__errmsg_set(
-		        w->msg, ELOG_FAILED,
-		        "records %llu to %llu were removed before they were durable (a "
-		        "recovery after another writer's failed sync, or a repair); they "
-		        "were not acknowledged: append them again",
-		        (unsigned long long)b->start.next, (unsigned long long)b->end.next - 1);
+	if (!batch_there(w, b) && (err = write_locked(w, b, 1)) != 0)
+		return err;
+	const struct chunk *last = &b->c[b->n - 1];
+	struct watermark mine = { b->end.next, last->base, last->at + last->len };
 	/* Any descriptor syncs the inode: the open one when it is b's. */
 	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, mine->segment_base, SEG_EXT);
-	int fd = w->seg_base == mine->segment_base && w->segfd >= 0
+	elog__seg_name(name, mine.segment_base, SEG_EXT);
+	int fd = w->seg_base == mine.segment_base && w->segfd >= 0
 	                 ? w->segfd
 	                 : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s: %s", name, elog_strerror(errno));
-	int failed = fdatasync(fd) < 0 ? errno : 0;
+	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine.durable_end);
 	if (fd != w->segfd)
 		close(fd);
 	if (failed)
-		return sync_failed(w, mine->segment_base, failed, 1);
+		return sync_failed(w, mine.segment_base, failed);
 	pthread_mutex_unlock(&w->mu);
-	err = publish(w, mine);
+	publish_synced(w, &mine, wait, &err);
 	pthread_mutex_lock(&w->mu);
 	return err;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t lock_mono_ms(void)
-{
-	return mono_ns() / 1000000;
 }
 
 /* Wait, at most ms milliseconds, for the watermark to be rewritten:
@@ -1109,7 +1197,7 @@ static void slot_drop(elog *w, int slot)
 {
 	if (slot < 0)
 		return;
-	elog__bell_cover(w->bell, slot, 0);
+	elog__bell_cover(w->bell, 0);
 	elog__lock_slot_release(w->lockfd, slot);
 }
 
@@ -1127,54 +1215,50 @@ static void gather_batches(elog *w)
 	elog__bell_gather(w->bell, us < 500 ? us : 500);
 }
 
-/* Make b, written under epoch e, durable and published.  Called without
- * the mutex or the batch lock.  A handle that finds a free sync slot
- * leads: it syncs and publishes the tail its sync covered.  One that finds
- * none follows: it waits for the watermark to pass its batch, which a sync
- * that started after its write will do, and leads itself after a while. */
-static int make_durable(elog *w, struct batch *b, uint64_t e)
+/* Wait for the watermark to pass mine, or for the time to lead: 1 when
+ * it passed under epoch e (b is durable), 0 when this handle must sync,
+ * with *slot taken (-1: without it, under the batch lock) and *moved set
+ * when the epoch moved.  A handle that finds a free sync slot leads; one
+ * that finds none follows: a sync that started after its write will
+ * cover it, and it leads itself after a while. */
+static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, int *moved)
 {
 	struct watermark wm;
 	struct lock_state ls;
-	int err, slot = -1, moved = 0;
-	if (b->n == 0)
-		return 0;
-	const struct chunk *last = &b->c[b->n - 1];
-	struct watermark mine = { b->end.next, last->base, last->at + last->len };
-
 	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	*slot = -1;
 	for (int first = 1;; first = 0) {
 		/* (Sampled first: a publication after it ends the wait.) */
 		uint32_t pubs = elog__bell_pubs(w->bell);
 		/* Covered by another's sync and publication already? */
-		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine.durable_end) {
+		if (elog__wm_read(w->wmfd, &wm) == 0 && wm.durable_end >= mine->durable_end) {
 			if (epoch_holds(w, e, &ls)) {
 				note_durable(w, wm.durable_end);
-				return 0;
+				return 1;
 			}
-			moved = 1;
-			break;
+			*moved = 1;
+			return 0;
 		}
 		/* A leader reads the state once, below.  A follower does not
 		 * look at the epoch until the watermark passes its batch: a
 		 * batch that was cut is found then, or when it leads. */
 		uint64_t cover_end = elog__bell_covering(w->bell);
-		int covered = cover_end >= mine.durable_end;
-		if (!covered && (slot = elog__lock_slot_take(w->lockfd)) >= 0)
-			break;
+		int covered = cover_end >= mine->durable_end;
+		if (!covered && (*slot = elog__lock_slot_take(w->lockfd)) >= 0)
+			return 0;
 		/* The slot is held by the leader that was waited out last
 		 * time, announcing the same cover: stopped in its sync
-		 * (SIGSTOP, a frozen unit, a debugger).  Sync without it,
-		 * now rather than after another wait. */
+		 * (SIGSTOP, a frozen unit, a debugger).  Sync under the
+		 * batch lock, now rather than after another wait. */
 		if (!covered && w->stalled && cover_end == w->stalled_cover)
-			break;
+			return 0;
 		int64_t left = follow_until - lock_mono_ms();
 		if (left <= 0) {
 			if (covered) /* a leader that announced it is slow, or dead */
-				slot = elog__lock_slot_take(w->lockfd);
-			w->stalled = slot < 0 && w->bell;
+				*slot = elog__lock_slot_take(w->lockfd);
+			w->stalled = *slot < 0 && w->bell;
 			w->stalled_cover = cover_end;
-			break;
+			return 0;
 		}
 		if (w->bell) {
 			elog__bell_follow(w->bell, pubs,
@@ -1185,109 +1269,173 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (!first)
 			wm_wait(w, follow_ms(w));
 	}
-	if (slot >= 0) {
-		w->stalled = 0;
-		gather_batches(w);
-	}
-	/* What the sync covers: the complete tail recorded now, when it is
-	 * in this segment (written before the sync starts). */
-	struct watermark cover = mine;
-	if (!moved) {
-		if (!epoch_holds(w, e, &ls))
-			moved = 1; /* the slow path syncs, if the bytes are there */
-		else if (ls.base == mine.segment_base && ls.next >= mine.durable_end)
-			cover = (struct watermark){ ls.next, ls.base, ls.size };
-	}
-	if (!moved) {
-		/* Followers whose batches it covers wait for it. */
-		elog__bell_cover(w->bell, slot, cover.durable_end);
-		int64_t t0 = mono_ns();
-		int failed = fdatasync(w->segfd) < 0 ? errno : 0;
-		w->sync_ns = mono_ns() - t0;
-		if (failed) {
-			slot_drop(w, slot);
-			return sync_failed(w, mine.segment_base, failed, 0);
-		}
-		mine = cover;
-	}
+}
 
-	int64_t deadline = w->wait_ms < 0 ? INT64_MAX : lock_mono_ms() + w->wait_ms;
+/* Make b, written under epoch e, durable and published.  Called without
+ * the mutex or the batch lock.  A leader (with the slot) records its sync
+ * in the slot's record, syncs the tail it reads, and publishes under the
+ * batch lock; a handle without the slot syncs under the batch lock,
+ * recorded in the lock's record.  Either publishes only when the epoch
+ * holds and no sync record says a sync failed (else the slow path cuts
+ * back and writes its records again). */
+static int make_durable(elog *w, struct batch *b, uint64_t e)
+{
+	struct lock_state ls;
+	struct sync_rec r;
+	int err = 0, slot = -1, moved = 0, wait = 0;
+	if (b->n == 0)
+		return 0;
+	const struct chunk *last = &b->c[b->n - 1];
+	struct watermark mine = { b->end.next, last->base, last->at + last->len };
 	for (;;) {
+		if (follow(w, &mine, e, &slot, &moved))
+			return 0;
+		struct watermark cover = mine;
+		if (slot >= 0) {
+			w->stalled = 0;
+			/* A record left pending or failed by the slot's last
+			 * holder is cut back before it is overwritten. */
+			elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
+			elog__lock_state_read(w->lockfd, &ls);
+			if (elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot,
+			                       ls.valid ? ls.hseq : 0) != SYNC_CLEAR)
+				moved = 1;
+			if (!moved)
+				gather_batches(w);
+			/* What the sync covers: the complete tail recorded now,
+			 * when it is in this segment (written before the sync
+			 * starts). */
+			if (!moved && !epoch_holds(w, e, &ls))
+				moved = 1; /* the slow path syncs, if the bytes are there */
+			else if (!moved && ls.base == mine.segment_base && ls.next >= mine.durable_end)
+				cover = (struct watermark){ ls.next, ls.base, ls.size };
+			if (!moved) {
+				/* Followers whose batches it covers wait for it. */
+				elog__bell_cover(w->bell, cover.durable_end);
+				int failed = sync_recorded(w, w->segfd, SYNC_BY_SLOT,
+				                           cover.durable_end);
+				if (failed) {
+					slot_drop(w, slot);
+					return sync_failed(w, mine.segment_base, failed);
+				}
+			}
+		}
 		if ((err = lock_take(w, 1)) != 0) {
 			slot_drop(w, slot);
 			return err;
 		}
-		/* Another writer's sync failed and it has not marked the
-		 * state yet: it needs the lock to do so. */
-		if (elog__lock_sick_pending(w->lockfd)) {
-			lock_give(w);
-			if (lock_mono_ms() >= deadline) {
-				slot_drop(w, slot);
-				return elog__errmsg_set(
-				        w->msg, ELOG_LOCKED,
-				        "timed out waiting for a writer whose fdatasync failed "
-				        "to mark LOCK; this batch was not acknowledged");
-			}
-			struct timespec ms = { 0, 1000000 };
-			nanosleep(&ms, NULL);
-			continue;
+		elog__lock_state_read(w->lockfd, &ls);
+		w->hseq = ls.valid ? ls.hseq : 0;
+		struct sync_rec slotrec;
+		int clean = !moved && ls.valid && ls.epoch == e &&
+		            !elog__lock_sick(w->lockfd, &ls, w->boot, &slotrec);
+		if (clean && slot >= 0) {
+			err = publish(w, &cover);
+		} else if (clean) {
+			int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, mine.durable_end);
+			if (failed)
+				err = sync_failed(w, mine.segment_base, failed);
+			else if (publish_synced(w, &mine, &wait, &err) && !wait)
+				clean = 0;
 		}
-		break;
+		if (!clean) {
+			pthread_mutex_lock(&w->mu);
+			err = batch_recheck(w, b, &wait);
+			pthread_mutex_unlock(&w->mu);
+			/* Written again: a later epoch, its own tail. */
+			e = w->epoch;
+			mine = (struct watermark){ b->end.next, b->c[b->n - 1].base,
+				                   b->c[b->n - 1].at + b->c[b->n - 1].len };
+		}
+		lock_give(w);
+		slot_drop(w, slot);
+		if (err || !wait)
+			return err;
+		/* The slot's holder runs a sync this handle cannot vouch for:
+		 * wait for its outcome (or for it to pass the bound). */
+		moved = 0;
+		wait = 0;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
 	}
-	elog__lock_state_read(w->lockfd, &ls);
-	if (!moved && ls.valid && ls.epoch == e && !ls.sick) {
-		err = publish(w, &mine);
-	} else {
-		struct watermark end = { b->end.next, last->base, last->at + last->len };
-		pthread_mutex_lock(&w->mu);
-		err = batch_recheck(w, b, &end);
-		pthread_mutex_unlock(&w->mu);
-	}
-	lock_give(w);
-	slot_drop(w, slot);
-	return err;
 }
 
 /* Make b durable and published with the batch lock held since it was
  * written: nothing can have removed its records meanwhile.  *later is
- * set when it must be done as make_durable() does after all: another
- * writer's sync failed and it has not marked LOCK yet, so a sync that
- * succeeds here may still leave its dropped pages, below b, reading back
- * from the cache. */
+ * set when it must be done as make_durable() does after all: the slot's
+ * holder runs a sync that this handle cannot vouch for, or one failed. */
 static int sync_held(elog *w, struct batch *b, int *later)
 {
-	int64_t t0 = mono_ns();
+	int wait, err = 0;
 	*later = 0;
-	if (fdatasync(w->segfd) < 0)
-		return sync_failed(w, b->end.base, errno, 1);
-	w->sync_ns = mono_ns() - t0;
-	if (elog__lock_sick_pending(w->lockfd)) {
-		*later = 1;
-		return 0;
-	}
+	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, b->end.next);
+	if (failed)
+		return sync_failed(w, b->end.base, failed);
 	struct watermark mine = { b->end.next, b->end.base, b->end.size };
-	return publish(w, &mine);
+	*later = publish_synced(w, &mine, &wait, &err);
+	return err;
 }
 
 /* With the batch lock held, at open: records past the watermark that a
  * writer wrote completely but did not live to sync (it was killed after
  * its batch) are synced and published now, rather than left invisible
- * until the next batch. */
+ * until the next batch.  Not when a sync record stands in the way: the
+ * next batch's writer decides. */
 static int publish_tail(elog *w)
 {
 	struct watermark wm = { 0 };
-	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next ||
-	    elog__lock_sick_pending(w->lockfd)) {
+	int wait, err = 0;
+	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next) {
 		w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
 		return 0;
 	}
-	if (fdatasync(w->segfd) < 0)
-		return sync_failed(w, w->disk.base, errno, 1);
+	w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
+	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, w->disk.next);
+	if (failed)
+		return sync_failed(w, w->disk.base, failed);
 	struct watermark now = { w->disk.next, w->disk.base, w->disk.size };
-	int err = elog__wm_write(w->wmfd, &now);
-	if (err)
-		return elog__errmsg_set(w->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
-	w->durable = now.durable_end;
+	publish_synced(w, &now, &wait, &err);
+	return err;
+}
+
+/* With the batch lock and the mutex held: lay b out from the log's tail
+ * (moved: it moved since b was laid out), tell each record its offset,
+ * and write it.  The mutex is released while the bytes are written. */
+static int write_locked(elog *w, struct batch *b, int moved)
+{
+	int err;
+	if (moved && !same_tail(&b->start, &w->disk) &&
+	    (err = relayout(w, b, &w->disk, SIZE_MAX, new_segment_flags(w))) != 0)
+		return err;
+	/* The layout is final: tell each record its offset now, so that a
+	 * caller whose sync fails can still tell which records it wrote. */
+	for (size_t i = 0; i < b->nrec; i++)
+		if (b->out[i])
+			*b->out[i] = b->off[i];
+	/* Holes a copy left tell elog_summary_read() that offsets are not
+	 * dense (as compact.last does); a mark is information only. */
+	if (b->holes && !w->holes_marked) {
+		elog__lastrun_mark(w->dfd, FN_COPY_LAST, elog__fs_now_ms(), NULL, 0);
+		w->holes_marked = 1;
+	}
+	uint64_t gen = w->gen + 1;
+	struct tail before = w->disk;
+	pthread_mutex_unlock(&w->mu);
+	/* busy: bytes past the recorded tail (the one before this batch)
+	 * may be partial until the state names the new one. */
+	err = state_write(w, gen, 1, 0, &before, w->idx_size);
+	if (!err)
+		err = batch_write(w, b);
+	if (!err)
+		err = state_write(w, gen, 0, 0, &b->end, w->idx_size);
+	pthread_mutex_lock(&w->mu);
+	if (err) {
+		w->known = 0;
+		return err;
+	}
+	w->gen = gen;
+	w->disk = b->end;
+	elog__bell_written(w->bell);
 	return 0;
 }
 
@@ -1296,7 +1444,7 @@ static int publish_tail(elog *w)
  * write, release, then make it durable. */
 static int flush_batch(elog *w, struct batch *b)
 {
-	int err, moved, sick = 0;
+	int err, moved;
 	pthread_mutex_unlock(&w->mu);
 	err = lock_take(w, 0);
 	pthread_mutex_lock(&w->mu);
@@ -1314,41 +1462,10 @@ static int flush_batch(elog *w, struct batch *b)
 		if ((err = relayout(w, b, &w->disk, b->split == SIZE_MAX ? 0 : b->split,
 		                    SEG_FLAGS(w->codec->id, dict_before))) != 0)
 			goto out;
-	} else if (!same_tail(&b->start, &w->disk) &&
-	           (err = relayout(w, b, &w->disk, SIZE_MAX, new_segment_flags(w))) != 0) {
+	}
+	uint64_t epoch = w->epoch;
+	if ((err = write_locked(w, b, 1)) != 0)
 		goto out;
-	}
-	/* The layout is final: tell each record its offset now, so that a
-	 * caller whose sync fails can still tell which records it wrote. */
-	for (size_t i = 0; i < b->nrec; i++)
-		if (b->out[i])
-			*b->out[i] = b->off[i];
-	/* Holes a copy left tell elog_summary_read() that offsets are not
-	 * dense (as compact.last does); a mark is information only. */
-	if (b->holes && !w->holes_marked) {
-		elog__lastrun_mark(w->dfd, FN_COPY_LAST, elog__fs_now_ms(), NULL, 0);
-		w->holes_marked = 1;
-	}
-	uint64_t gen = w->gen + 1, epoch = w->epoch;
-	struct tail before = w->disk;
-	pthread_mutex_unlock(&w->mu);
-	/* busy: bytes past the recorded tail (the one before this batch)
-	 * may be partial until the state names the new one. */
-	err = state_write(w, gen, 1, 0, &before, w->idx_size, 0);
-	if (!err)
-		err = batch_write(w, b, &sick);
-	if (!err)
-		err = state_write(w, gen, 0, 0, &b->end, w->idx_size, 0);
-	pthread_mutex_lock(&w->mu);
-	if (err) {
-		if (sick) /* a roll's sync failed: we hold the lock */
-			err = sync_failed(w, before.base, err, 1);
-		w->known = 0;
-		goto out;
-	}
-	w->gen = gen;
-	w->disk = b->end;
-	elog__bell_written(w->bell);
 	/* Alone: no other writer wrote since this handle's last batch (the
 	 * generation did not move), and none waits for the lock or syncs.
 	 * Then sync and publish before releasing it, which spares taking it
@@ -1630,40 +1747,42 @@ static int create_log(elog *w, const struct elog_options *opt)
 	return err;
 }
 
-/* Every open handle holds a lock on "writers": shared, or exclusive for a
- * handle that must be the log's only writer.  An operator sees in it which
- * processes have the log open for writing (elog-cat -L).  For a shared
- * handle that cannot create or lock the file (a log another user owns,
- * opened read-only by root's cron...) it is a report only, and writing
- * goes on; an exclusive handle needs it. */
-static int writers_join(elog *w, int exclusive)
+/* Every open handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
+ * exclusive for a handle that must be the log's only writer (lock.c); it
+ * waits for another's hold only when told how long (wait_ms given).  And
+ * a shared flock on "writers", so that an operator sees which processes
+ * have the log open for writing (elog-cat -L, and the messages below): a
+ * report only, which nothing else depends on. */
+static int writers_join(elog *w, int exclusive, int64_t given_ms)
 {
-	w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
-	if (w->writersfd < 0 && errno == EACCES)
-		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
-	if (w->writersfd < 0)
-		return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
-		                                    elog_strerror(errno))
-		                 : 0;
-	while (flock(w->writersfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK)
-			return exclusive ? elog__errmsg_set(w->msg, errno, "%s: %s", FN_WRITERS,
-			                                    elog_strerror(errno))
-			                 : 0;
-		pid_t *pids = NULL;
-		size_t n = 0;
-		elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
-		long pid = n ? (long)pids[0] : 0;
-		free(pids);
-		const char *who = exclusive ? "another writer has the log open"
-		                            : "an exclusive writer has the log open";
-		if (pid)
-			return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s (pid %ld)", who, pid);
-		return elog__errmsg_set(w->msg, ELOG_LOCKED, "%s", who);
+	int err = elog__lock_join(w->lockfd, exclusive, given_ms ? w->wait_ms : 0);
+	if (!err) {
+		w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDWR | O_CREAT, 0666);
+		if (w->writersfd < 0 && errno == EACCES)
+			w->writersfd = elog__fs_openat(w->dfd, FN_WRITERS, O_RDONLY, 0);
+		if (w->writersfd >= 0)
+			flock(w->writersfd, LOCK_SH | LOCK_NB);
+		return 0;
 	}
-	return 0;
+	if (err != EWOULDBLOCK)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+	pid_t *pids = NULL;
+	size_t n = 0;
+	elog__lock_holders(w->dfd, FN_WRITERS, &pids, &n);
+	long pid = n ? (long)pids[0] : 0;
+	free(pids);
+	char who[40] = "";
+	if (pid)
+		snprintf(who, sizeof who, " (pid %ld)", pid);
+	if (exclusive)
+		return elog__errmsg_set(w->msg, ELOG_LOCKED,
+		                        "another writer has the log open%s: an exclusive "
+		                        "writer needs it to itself; wait for it (--wait) or stop it",
+		                        who);
+	return elog__errmsg_set(w->msg, ELOG_LOCKED,
+	                        "an exclusive writer has the log open%s; wait for it to "
+	                        "close (--wait), or stop it",
+	                        who);
 }
 
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
@@ -1711,9 +1830,8 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
+	if ((err = writers_join(w, opt && opt->exclusive, opt ? opt->wait_ms : 0)) != 0)
 		return err;
-	w->bell = elog__bell_map(w->writersfd);
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)
@@ -1722,9 +1840,12 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = open_codec(w)) != 0)
 		return err;
 
-	/* Find the tail now, so that a damaged log is refused at open. */
+	/* Find the tail now, so that a damaged log is refused at open; and
+	 * the doorbell, under the lock, so that the writers opening together
+	 * share one. */
 	if ((err = lock_take(w, 0)) != 0)
 		return err;
+	w->bell = elog__bell_map(w->lockfd);
 	err = tail_sync(w, &moved);
 	if (!err)
 		err = publish_tail(w);

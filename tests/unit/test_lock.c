@@ -68,36 +68,37 @@ UT_TEST(lock_state_text_as_documented)
 		.ixlo = 1764590399000,
 		.ixhi = 1764590400000,
 		.ixany = 1,
+		.hseq = 7,
 	};
 	static const char want[] =
-	        "ELOGLCK2 epoch=9f1c2a7e55d04b31 gen=00000000000000000042 busy=0 sick=0 "
+	        "ELOGLCK3 epoch=9f1c2a7e55d04b31 gen=00000000000000000042 busy=0 sick=0 "
 	        "pid=0000012345 boot=1599b220f4314720924f3c7a525f523f "
 	        "next=00000000000000001000 base=00000000000000000000 "
 	        "size=00000000000000145032 flags=00000000 idx=00000000000000000840 "
 	        "ixpos=00000000000000143872 ixts=+0000001764590400000 "
 	        "ixmin=+0000001764590100000 ixlo=+0000001764590399000 "
-	        "ixhi=+0000001764590400000 ixany=1 crc=";
+	        "ixhi=+0000001764590400000 ixany=1 hseq=00000000000000000007 crc=";
 	static const struct {
 		size_t at;
 		const char *field;
 	} table[] = {
-		{ 0, "ELOGLCK2 " }, { 9, "epoch=" },   { 32, "gen=" },    { 57, "busy=" },
+		{ 0, "ELOGLCK3 " }, { 9, "epoch=" },   { 32, "gen=" },    { 57, "busy=" },
 		{ 64, "sick=" },    { 71, "pid=" },    { 86, "boot=" },   { 124, "next=" },
 		{ 150, "base=" },   { 176, "size=" },  { 202, "flags=" }, { 217, "idx=" },
 		{ 242, "ixpos=" },  { 269, "ixts=" },  { 295, "ixmin=" }, { 322, "ixlo=" },
-		{ 348, "ixhi=" },   { 374, "ixany=" }, { 382, "crc=" },
+		{ 348, "ixhi=" },   { 374, "ixany=" }, { 382, "hseq=" }, { 408, "crc=" },
 	};
 	char buf[LOCK_STATE_LEN + 1], crc[9];
-	ck_assert_uint_eq(LOCK_STATE_LEN, 395);
+	ck_assert_uint_eq(LOCK_STATE_LEN, 421);
 	elog__lock_state_encode(buf, &ls);
-	ck_assert_uint_eq(strlen(want), 386);
+	ck_assert_uint_eq(strlen(want), 412);
 	ck_assert_msg(memcmp(buf, want, strlen(want)) == 0, "%.*s", LOCK_STATE_LEN, buf);
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
 		ck_assert_msg(memcmp(buf + table[i].at, table[i].field, strlen(table[i].field)) ==
 		                      0,
 		              "%s not at byte %zu", table[i].field, table[i].at);
-	snprintf(crc, sizeof crc, "%08x", elog__crc32c(0, buf, 386));
-	ck_assert_int_eq(memcmp(buf + 386, crc, 8), 0);
+	snprintf(crc, sizeof crc, "%08x", elog__crc32c(0, buf, 412));
+	ck_assert_int_eq(memcmp(buf + 412, crc, 8), 0);
 	ck_assert_int_eq(buf[LOCK_STATE_LEN - 1], '\n');
 
 	struct lock_state back;
@@ -108,6 +109,7 @@ UT_TEST(lock_state_text_as_documented)
 	ck_assert_int_eq(back.ixhi, ls.ixhi);
 	ck_assert_uint_eq(back.ixpos, ls.ixpos);
 	ck_assert_uint_eq(back.ixany, 1);
+	ck_assert_uint_eq(back.hseq, 7);
 	/* The extremes of an i64 fit their 20 characters. */
 	ls.ixmin = INT64_MIN;
 	ls.ixhi = INT64_MAX;
@@ -118,10 +120,11 @@ UT_TEST(lock_state_text_as_documented)
 	ck_assert_int_eq(back.ixmin, INT64_MIN);
 	ck_assert_int_eq(back.ixhi, INT64_MAX);
 	/* Any other byte is not a state: a digit changed, or the length of
-	 * the previous layout of version 2. */
+	 * an earlier layout (version 2: 395 bytes). */
 	buf[330] = buf[330] == '1' ? '2' : '1';
 	ck_assert_int_eq(elog__lock_state_decode(buf, LOCK_STATE_LEN, &back), ELOG_CORRUPT);
 	ck_assert_int_eq(elog__lock_state_decode(buf, 316, &back), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__lock_state_decode(buf, 395, &back), ELOG_CORRUPT);
 }
 END_TEST
 
@@ -221,52 +224,57 @@ UT_TEST(repair_and_writer_wait_for_lock_as_long_as_asked)
 }
 END_TEST
 
-/* The doorbell lives in "writers": mapping it grows the file to one page
- * and never shrinks a longer one; a descriptor that cannot write it gives
- * no doorbell (the waiters then poll). */
-UT_TEST(bell_grows_writers_to_a_page_and_never_shrinks_it)
+/* The doorbell is shared memory that LOCK names: a second handle of the
+ * log attaches the same page, and no operator's action on the file can
+ * make a store into it fault (a truncated LOCK: no SIGBUS); a handle that
+ * finds no live page makes one.  No descriptor, no doorbell. */
+UT_TEST(bell_is_shared_memory_that_LOCK_names)
 {
 	char p[1200];
-	struct stat st;
-	int fd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int fd = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
 	ck_assert_int_ge(fd, 0);
+	int fd2 = open(p, O_RDWR);
+	ck_assert_int_ge(fd2, 0);
 	uint32_t *bell = elog__bell_map(fd);
 	ck_assert_ptr_nonnull(bell);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert_int_eq(st.st_size, 4096);
+	uint32_t *again = elog__bell_map(fd2);
+	ck_assert_ptr_nonnull(again);
+	bell[100] = 0xfeed;
+	ck_assert_uint_eq(again[100], 0xfeed);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	bell[101] = 7; /* a mapped file would kill the test here */
+	ck_assert_uint_eq(again[101], 7);
+	uint32_t *fresh = elog__bell_map(fd2);
+	ck_assert_ptr_nonnull(fresh);
+	ck_assert_uint_eq(fresh[100], 0);
+	elog__bell_unmap(fresh);
+	elog__bell_unmap(again);
 	elog__bell_unmap(bell);
-	ck_assert_int_eq(ftruncate(fd, 8192), 0);
-	bell = elog__bell_map(fd);
-	ck_assert_ptr_nonnull(bell);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert_int_eq(st.st_size, 8192);
-	elog__bell_unmap(bell);
-	close(fd);
-	fd = open(p, O_RDONLY);
-	ck_assert_ptr_null(elog__bell_map(fd));
+	close(fd2);
 	close(fd);
 	ck_assert_ptr_null(elog__bell_map(-1));
+	int dir = open(ut_top, O_RDONLY | O_DIRECTORY);
+	ck_assert_ptr_null(elog__bell_map(dir));
+	close(dir);
 }
 END_TEST
 
 /* The doorbell's tests' log: the page of its "writers" file, and three
  * open file descriptions of its LOCK, as three writers hold them. */
 struct bells {
-	int wfd, lock[3];
+	int lock[3];
 	uint32_t *bell;
 };
 
 static void bells_open(struct bells *t)
 {
 	char p[1200];
-	t->wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
-	ck_assert_int_ge(t->wfd, 0);
 	ck_assert_int_ge(t->lock[0] = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT,
 	                                   0666),
 	                 0);
 	for (int i = 1; i < 3; i++)
 		ck_assert_int_ge(t->lock[i] = open(p, O_RDWR), 0);
-	t->bell = elog__bell_map(t->wfd);
+	t->bell = elog__bell_map(t->lock[0]);
 	ck_assert_ptr_nonnull(t->bell);
 }
 
@@ -275,7 +283,6 @@ static void bells_close(struct bells *t)
 	elog__bell_unmap(t->bell);
 	for (int i = 0; i < 3; i++)
 		close(t->lock[i]);
-	close(t->wfd);
 }
 
 struct bell_waiter {
@@ -432,19 +439,15 @@ static void *follower_run(void *arg)
 UT_TEST(bell_wakes_followers_at_a_publication)
 {
 	char p[1200];
-	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int wfd = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
 	uint32_t *bell = elog__bell_map(wfd);
 	ck_assert_ptr_nonnull(bell);
 	uint64_t *cover = (uint64_t *)((unsigned char *)bell + 16);
 	ck_assert_uint_eq(elog__bell_covering(bell), 0);
-	elog__bell_cover(bell, 0, 100);
+	elog__bell_cover(bell, 100);
 	ck_assert_uint_eq(cover[0], 100);
 	ck_assert_uint_eq(elog__bell_covering(bell), 100);
-	/* Slot 1's word is no longer used. */
-	elog__bell_cover(bell, 1, 200);
-	ck_assert_uint_eq(cover[1], 0);
-	ck_assert_uint_eq(elog__bell_covering(bell), 100);
-	elog__bell_cover(bell, 0, 0);
+	elog__bell_cover(bell, 0);
 	ck_assert_uint_eq(elog__bell_covering(bell), 0);
 	ck_assert_uint_eq(elog__bell_covering(NULL), 0);
 
@@ -492,7 +495,7 @@ static void *gatherer_run(void *arg)
 UT_TEST(bell_gathers_as_many_batches_as_a_publication_woke)
 {
 	char p[1200];
-	int wfd = open(ut_path(p, sizeof p, ut_top, "writers"), O_RDWR | O_CREAT, 0666);
+	int wfd = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
 	uint32_t *bell = elog__bell_map(wfd);
 	ck_assert_ptr_nonnull(bell);
 	elog__bell_written(bell);
@@ -540,16 +543,28 @@ UT_TEST(bell_gathers_as_many_batches_as_a_publication_woke)
 }
 END_TEST
 
-/* A writer's handle maps the doorbell: "writers" is one page long. */
-UT_TEST(writer_handle_grows_writers_to_a_page)
+/* A writer's handle maps no file: "writers" stays empty, and LOCK and
+ * "writers" truncated under an open handle kill nothing; the next batch
+ * finds the tail anew and is acknowledged. */
+UT_TEST(writer_handle_maps_no_file)
 {
 	char p[1200];
 	struct stat st;
 	struct elog_options o = { .create = 1 };
+	struct elog_record r = { .value = "x", .value_len = 1, .ts_ms = ELOG_TS_NOW };
+	uint64_t off;
 	elog *w;
 	UT_OK(elog_open(&w, ut_dir, &o), elog_errmsg(w));
+	UT_OK(elog_append(w, &r, &off), elog_errmsg(w));
+	UT_OK(elog_sync(w), elog_errmsg(w));
 	ck_assert_int_eq(stat(ut_path(p, sizeof p, ut_dir, "writers"), &st), 0);
-	ck_assert_int_eq(st.st_size, 4096);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert_int_eq(truncate(p, 0), 0);
+	ck_assert_int_eq(truncate(ut_path(p, sizeof p, ut_dir, "LOCK"), 0), 0);
+	UT_OK(elog_append(w, &r, &off), elog_errmsg(w));
+	UT_OK(elog_sync(w), elog_errmsg(w));
+	ck_assert_uint_eq(off, 1);
+	ck_assert_uint_eq(elog_durable_end(w), 2);
 	UT_OK(elog_close(w), NULL);
 }
 END_TEST

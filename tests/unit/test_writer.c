@@ -361,7 +361,7 @@ UT_TEST(writer_dead_mid_batch_is_recovered_by_the_next)
 	ck_assert(ls.valid && !ls.busy);
 	ls.gen++;
 	ls.busy = 1;
-	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls), 0);
 	close(fd);
 	ut_append_file(ut_seg_path(ut_dir, 0, SEG_EXT), "half a record", 13);
 	uint64_t off = UINT64_MAX;
@@ -394,7 +394,7 @@ UT_TEST(state_of_another_boot_means_recovery)
 	struct lock_state ls;
 	ck_assert_int_eq(elog__lock_state_read(fd, &ls), 0);
 	ls.boot[0] ^= 1;
-	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls), 0);
 	close(fd);
 	ut_append_file(ut_seg_path(ut_dir, 0, SEG_EXT), "torn", 4);
 	w = ut_open_writer(ut_dir, 0, 0);
@@ -427,7 +427,7 @@ UT_TEST(state_with_wrong_index_times_means_recovery)
 	ck_assert_int_eq(ls.ixmin, 5000 - 100 * 19);
 	ck_assert_int_le(ls.ixlo, ls.ixhi);
 	ls.ixlo -= 1; /* a time no record after the last entry has */
-	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 0), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls), 0);
 	close(fd);
 	w = ut_open_writer(ut_dir, 0, 0);
 	for (int i = 0; i < 20; i++) {
@@ -548,7 +548,9 @@ UT_TEST(exclusive_writer_keeps_others_out)
 	elog *a = open_opt(ut_dir, &ex, 0);
 	ck_assert_uint_eq(ut_append(a, NULL, "a"), 0);
 	char want[128];
-	snprintf(want, sizeof want, "an exclusive writer has the log open (pid %ld)",
+	snprintf(want, sizeof want,
+	         "an exclusive writer has the log open (pid %ld); wait for it to close "
+	         "(--wait), or stop it",
 	         (long)getpid());
 	elog *b = open_opt(ut_dir, NULL, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(b), want);
@@ -560,12 +562,49 @@ UT_TEST(exclusive_writer_keeps_others_out)
 	ck_assert_int_eq(elog_close(a), 0);
 	/* Closed: others write again; and an exclusive open waits for none. */
 	a = open_opt(ut_dir, NULL, 0);
-	snprintf(want, sizeof want, "another writer has the log open (pid %ld)", (long)getpid());
+	snprintf(want, sizeof want,
+	         "another writer has the log open (pid %ld): an exclusive writer needs it to "
+	         "itself; wait for it (--wait) or stop it",
+	         (long)getpid());
 	b = open_opt(ut_dir, &ex, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(b), want);
 	elog_close(b);
 	ck_assert_uint_eq(ut_append(a, NULL, "b"), 1);
 	ck_assert_int_eq(elog_close(a), 0);
+}
+END_TEST
+
+/* Exclusivity lives in LOCK: "writers" removed, replaced by another file
+ * or emptied lets no second writer in beside an exclusive one; a writer
+ * told to wait waits for the exclusive one to close. */
+static void *close_later(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000000 };
+	nanosleep(&ts, NULL);
+	elog_close(arg);
+	return NULL;
+}
+
+UT_TEST(exclusive_writer_lives_in_LOCK)
+{
+	char p[1200], q[1200];
+	struct elog_options ex = { .create = 1, .exclusive = 1 };
+	elog *a = open_opt(ut_dir, &ex, 0);
+	ut_path(p, sizeof p, ut_dir, "writers");
+	ck_assert_int_eq(unlink(p), 0);
+	elog *b = open_opt(ut_dir, NULL, ELOG_LOCKED);
+	elog_close(b);
+	ut_write_file(ut_path(q, sizeof q, ut_dir, "writers.new"), "", 0);
+	ck_assert_int_eq(rename(q, p), 0);
+	b = open_opt(ut_dir, NULL, ELOG_LOCKED);
+	elog_close(b);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, close_later, a), 0);
+	struct elog_options wait = { .wait_ms = 60000 };
+	b = open_opt(ut_dir, &wait, 0);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(ut_append(b, NULL, "after"), 0);
+	ck_assert_int_eq(elog_close(b), 0);
 }
 END_TEST
 
@@ -583,7 +622,7 @@ UT_TEST(locked_past_the_wait)
 	                 "timed out after 50 ms waiting for LOCK, held by another process");
 	elog_close(w);
 	struct lock_state ls = { .valid = 1, .epoch = 9, .gen = 7, .pid = 4242 };
-	ck_assert_int_eq(elog__lock_state_write(fd, &ls, 1), 0);
+	ck_assert_int_eq(elog__lock_state_write(fd, &ls), 0);
 	w = open_opt(ut_dir, &o, ELOG_LOCKED);
 	ck_assert_str_eq(elog_errmsg(w), "timed out after 50 ms waiting for another writer "
 	                                 "(pid 4242 holds or last held LOCK)");
