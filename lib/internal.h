@@ -11,9 +11,9 @@
  *   layer           headers            files
  *   pure code       base.h             crc32c buf errors timestamp
  *                   format.h           (the constants of elog(5))
- *                   encoding.h         record, and the encoders and
- *                                      decoders of segment.c index.c
- *                                      watermark.c start.c lock.c
+ *                   encoding.h         record lockstate, and the encoders
+ *                                      and decoders of segment.c index.c
+ *                                      watermark.c start.c
  *   POSIX           os.h               fsutil holders lock
  *   codecs          compress.h         compress
  *   elog(5) files   files.h            lastrun holes start segment files

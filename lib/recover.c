@@ -210,8 +210,11 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 	/* After a failed sync the header is written again: when the failed
 	 * sync was the first of a new segment, the header's page was in it,
 	 * may have been dropped, and reads back only from the cache; written
-	 * again, the sync below makes it durable. */
-	if (to_watermark) {
+	 * again, the sync below makes it durable.  Not when the watermark
+	 * vouches for records of the segment: its header was synced before
+	 * them, and a header written again and torn by a power loss before
+	 * the sync would take them with it. */
+	if (to_watermark && acked <= SEG_HDR) {
 		unsigned char hdr[SEG_HDR];
 		elog__seg_header_encode_flags(hdr, base, rc->flags);
 		if ((err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0)

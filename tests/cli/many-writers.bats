@@ -247,6 +247,23 @@ set_followers() {
 	[ "$(elog-cat -v "$LOG")" = $'a\nb' ]
 }
 
+@test "many writers: a count left on the doorbell by a waiter killed with -9 costs no lone writer its fast path" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	echo a | elog-append "$LOG"
+	keep_bell
+	# Five batch waiters counted (the word at byte 4), and not one of
+	# them renewed its stamp (byte 56): they died.  A lone writer still
+	# syncs under LOCK, one take per batch (two per batch before).
+	set_bell_word 4 '<I' 5
+	seq 2 41 | ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=flock -o "$T/trace" \
+		elog-append -p --sync "$LOG" >"$T/off"
+	exec 5>&-
+	[ "$(cat "$T/off")" = "$(seq 1 40)" ]
+	[ "$(grep -c LOCK_EX "$T/trace")" -le 42 ]
+	[ "$(elog-cat -v "$LOG")" = "$(echo a; seq 2 41)" ]
+}
+
 @test "many writers: a sync slot held by a stopped writer costs one wait, not one per batch" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	command -v python3 >/dev/null || skip "python3 is not installed"

@@ -12,6 +12,13 @@
  *   ELOG_TEST_SYNC_FAULT=kill-before
  *                              the process is killed with SIGKILL when it
  *                              records a sync in LOCK, before the call
+ *   ELOG_TEST_SYNC_FAULT=kill-on-error
+ *                              the call is made; when it fails (a real
+ *                              writeback error), the process is killed
+ *                              with SIGKILL before it returns
+ *   ELOG_TEST_SYNC_FAULT=stop-on-error
+ *                              the same, but the process stops itself
+ *                              (SIGSTOP) before it returns
  *   ELOG_TEST_SYNC_FAULT=eio-stop
  *                              the call fails with EIO, and the process
  *                              stops itself (SIGSTOP) before it returns:
@@ -72,6 +79,13 @@ int fdatasync(int fd)
 		return real(fd);
 	if (strcmp(mode, "kill-before") == 0)
 		return real(fd);
+	if (strcmp(mode, "kill-on-error") == 0 || strcmp(mode, "stop-on-error") == 0) {
+		int rc = real(fd), e = errno;
+		if (rc < 0)
+			kill(getpid(), mode[0] == 'k' ? SIGKILL : SIGSTOP);
+		errno = e;
+		return rc;
+	}
 	if (strcmp(mode, "kill") == 0)
 		kill(getpid(), SIGKILL);
 	if (strcmp(mode, "eio-stop") == 0)

@@ -534,10 +534,25 @@ static ssize_t do_write(int fd, const void *buf, size_t n, off_t off, int positi
 	return r;
 }
 
+static void (*write_hook)(void);
+
+void vfs_before_write(void (*fn)(void))
+{
+	__atomic_store_n(&write_hook, fn, __ATOMIC_SEQ_CST);
+}
+
+static void before_write(void)
+{
+	void (*fn)(void) = __atomic_load_n(&write_hook, __ATOMIC_SEQ_CST);
+	if (fn)
+		fn();
+}
+
 ssize_t __wrap_write(int fd, const void *buf, size_t n)
 {
 	if (!active)
 		return __real_write(fd, buf, n);
+	before_write();
 	return do_write(fd, buf, n, 0, 0);
 }
 
@@ -545,6 +560,7 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	if (!active)
 		return __real_pwrite(fd, buf, n, off);
+	before_write();
 	return do_write(fd, buf, n, off, 1);
 }
 

@@ -94,6 +94,9 @@ void vfs_sync_delay(unsigned max_us, unsigned seed);
  * Reset by vfs_stop(). */
 typedef void (*vfs_sync_hook)(const char *name, void *arg);
 void vfs_before_sync(vfs_sync_hook fn, void *arg);
+/* fn() runs in the writing thread before each write(2) or pwrite(2), with
+ * no lock of the vfs held (NULL: none). */
+void vfs_before_write(void (*fn)(void));
 
 /* Process death for one thread: closes every fd the calling thread opened
  * through the wrappers (releasing its flock and OFD locks, as the kernel

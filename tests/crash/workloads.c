@@ -39,7 +39,8 @@ static void note_error(const char *what, int rc, elog *w)
  * library when its batch is written (elog_append(3)). */
 struct pend {
 	struct pend *next;
-	uint64_t off; /* UINT64_MAX until written */
+	uint64_t off;   /* UINT64_MAX until written */
+	uint64_t noted; /* the last offset told to the checker */
 	int owned;    /* its putter still reads off: keep it */
 	struct elog_record r;
 	char *key, *val;
@@ -67,7 +68,7 @@ static struct pend *pend_new(struct wr *w, const struct elog_record *r)
 	p->r = *r;
 	p->r.key = r->key ? p->key : NULL;
 	p->r.value = p->val;
-	p->off = UINT64_MAX;
+	p->off = p->noted = UINT64_MAX;
 	p->owned = 1;
 	pthread_mutex_lock(&w->mu);
 	p->next = w->pend;
@@ -88,7 +89,7 @@ static void pend_settle(struct wr *w, int all)
 			pp = &p->next;
 			continue;
 		}
-		if (p->off != UINT64_MAX)
+		if (p->off != UINT64_MAX && p->off != p->noted)
 			expect_written(p->off, &p->r);
 		*pp = p->next;
 		free(p->key);
@@ -175,16 +176,57 @@ static int put(struct wr *w, struct elog_record *r, int sync)
 	return rc;
 }
 
+/* The open handles, so that the offsets the library gives a record are
+ * all told to the checker, before its bytes are written: a batch cut back
+ * after another writer's failed sync is written again at new offsets, and
+ * a crash in between leaves it at the old ones. */
+#define LIVE_MAX 64
+static struct wr *live[LIVE_MAX];
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_offsets(void)
+{
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; i < LIVE_MAX; i++) {
+		if (!live[i])
+			continue;
+		pthread_mutex_lock(&live[i]->mu);
+		for (struct pend *p = live[i]->pend; p; p = p->next) {
+			uint64_t off = __atomic_load_n(&p->off, __ATOMIC_SEQ_CST);
+			if (off != UINT64_MAX && off != p->noted) {
+				expect_written(off, &p->r);
+				p->noted = off;
+			}
+		}
+		pthread_mutex_unlock(&live[i]->mu);
+	}
+	pthread_mutex_unlock(&live_mu);
+}
+
+static void live_set(struct wr *w, int on)
+{
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (on ? !live[i] : live[i] == w) {
+			live[i] = on ? w : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+	vfs_before_write(note_offsets);
+}
+
 static int wr_open(struct wr *w, const char *dir, const struct elog_options *opt)
 {
 	memset(w, 0, sizeof *w);
 	pthread_mutex_init(&w->mu, NULL);
+	live_set(w, 1);
 	int rc = elog_open(&w->w, dir, opt);
 	if (rc != 0) {
 		note_error("elog_open", rc, w->w);
 		elog_close(w->w);
 		w->w = NULL;
 		pend_settle(w, 1);
+		live_set(w, 0);
 	}
 	return rc;
 }
@@ -197,6 +239,7 @@ static void wr_close(struct wr *w)
 	if (rc != 0)
 		note_error("elog_close", rc, NULL);
 	pend_settle(w, 1);
+	live_set(w, 0);
 	pthread_mutex_destroy(&w->mu);
 	w->w = NULL;
 }
