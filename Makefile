@@ -128,6 +128,14 @@ $(B)/tests/%: tests/unit/%.c $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(UNIT_OPT) $(DEPFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
 		$(B)/libelog.a $(MAINT_FAULT) $(CHECK_LIBS) $(ELOG_LDLIBS)
 
+# test_json: the JSON of the programs (bin/json.c), which is not in
+# libelog.a: with the programs' shared objects, bin/cli.o's standard output
+# among them.
+$(B)/tests/test_json: tests/unit/test_json.c $(CLI_OBJ) $(B)/libelog.a $(B)/flags
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(UNIT_OPT) $(DEPFLAGS) $(LDFLAGS) -Itests/unit -Ibin \
+		-o $@ $< $(CLI_OBJ) $(B)/libelog.a $(CHECK_LIBS) $(ELOG_LDLIBS)
+
 $(MAINT_FAULT_OBJ): tests/crash/maint_fault.c $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
