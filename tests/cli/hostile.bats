@@ -185,7 +185,7 @@ mount_tmpfs() {
 		'$B/elog-append' -p --batch 100 --segment-bytes 65536 '$MNT/log' > '$T/acked'"
 	echo "$output"
 	[ "$status" -eq 5 ]
-	[[ "$output" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
+	[[ "${lines[0]}" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
 	acked=$(wc -l < "$T/acked")
 	[ "$acked" -gt 1000 ]
 	[ "$(tail -1 "$T/acked")" -eq $((acked - 1)) ]
@@ -208,6 +208,79 @@ mount_tmpfs() {
 	"$B/elog-cat" -F '%o\n' "$MNT/log" | head -n "$acked" | cmp - "$T/acked"
 	run "$B/elog-verify" "$MNT/log"
 	[ "$status" -eq 0 ]
+}
+
+# The producer of elog-append(1)'s EXAMPLES, resuming by the rule of
+# "Resuming after a failure": $1, the input file; $2, the log; $3, a
+# command that fixes the cause after a failure (here: room on the disk);
+# more arguments are options of elog-append.
+resend_by_the_rule() {
+	local done=0 first tries=0 in=$1 log=$2 fix=$3
+	shift 3
+	until tail -n +$((done + 1)) "$in" | elog-append -p "$@" "$log" >"$T/acked" 2>"$T/err"; do
+		case $? in 3|4|5) ;; *) cat "$T/err"; return 1 ;; esac
+		cat "$T/err"
+		done=$((done + $(wc -l <"$T/acked")))
+		first=$(sed -n 's/.* written at offsets \([0-9]*\)-.*/\1/p' "$T/err")
+		$fix
+		until elog-append "$log" </dev/null; do sleep 1; done
+		[ -z "$first" ] ||
+			done=$((done + $(elog-cat -o "$first" -F '%o\n' "$log" | wc -l)))
+		[ $((tries += 1)) -lt 5 ] || return 1
+	done
+}
+
+@test "a full disk: every durable record is acknowledged, and the message says where the input stands" {
+	mount_tmpfs 2M
+	run bash -c "seq 1 100000 | elog-append -p '$MNT/log' > '$T/acked'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
+	acked=$(wc -l < "$T/acked")
+	[ "$acked" -gt 1000 ]
+	# Before any other writer opens the log: the acknowledged records
+	# are exactly the durable ones.
+	elog-cat -F '%o\n' "$MNT/log" | cmp - "$T/acked"
+	re="^elog-append: $MNT/log: lines 1-$acked are durable; lines $((acked + 1))-([0-9]+) were written at offsets $acked-([0-9]+) but not synced: the next writer publishes those written whole, or cuts them all after a failed sync; lines from ([0-9]+) on were not written$"
+	[[ "${lines[1]}" =~ $re ]]
+	last=${BASH_REMATCH[1]}
+	[ "${BASH_REMATCH[2]}" -eq $((last - 1)) ]
+	[ "${BASH_REMATCH[3]}" -eq $((last + 1)) ]
+	# Room again: the next writer publishes the first of the written
+	# lines, those written whole, at the offsets given.
+	mount -o remount,size=16M "$MNT"
+	elog-append "$MNT/log" </dev/null
+	n=$(elog-cat -F '%o\n' "$MNT/log" | wc -l)
+	[ "$n" -ge "$acked" ] && [ "$n" -le "$last" ]
+	[ "$(elog-cat -v "$MNT/log")" = "$(seq 1 "$n")" ]
+}
+
+@test "a full disk: a producer that resends by elog-append(1)'s rule loses no line and duplicates none" {
+	mount_tmpfs 2M
+	seq 1 100000 > "$T/input"
+	run resend_by_the_rule "$T/input" "$MNT/log" "mount -o remount,size=16M $MNT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no space left on device"* ]]
+	elog-cat -v "$MNT/log" | cmp - "$T/input"
+	grep -q 'Resuming after a failure' "$BATS_TEST_DIRNAME/../../man/elog-append.1"
+}
+
+@test "a full disk under --json: the same report, by line of JSON, and the same rule" {
+	mount_tmpfs 2M
+	seq 1 150000 | sed 's/.*/{"key":"k","value":"&"}/' > "$T/input"
+	run bash -c "elog-append --json -p '$MNT/log' < '$T/input' > '$T/acked'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	acked=$(wc -l < "$T/acked")
+	elog-cat -F '%o\n' "$MNT/log" | cmp - "$T/acked"
+	[[ "${lines[1]}" =~ ^elog-append:\ $MNT/log:\ lines\ 1-$acked\ are\ durable\;\ lines\ $((acked + 1))-[0-9]+\ were\ written ]]
+	# The producer, from the start on an empty disk of the same size.
+	umount "$MNT" && mount -t tmpfs -o size=2M tmpfs "$MNT"
+	run resend_by_the_rule "$T/input" "$MNT/log" "mount -o remount,size=16M $MNT" --json
+	[ "$status" -eq 0 ]
+	elog-cat "$MNT/log" | jq -c '{key, value}' | cmp - "$T/input"
 }
 
 @test "LOCK replaced by a symbolic link is refused" {
@@ -353,7 +426,7 @@ fill_disk() {
 	run bash -c "yes 0123456789012345678901234567890123456789 | head -n 100000 |
 		'$B/elog-append' --batch 100 --segment-bytes 65536 '$MNT/log'"
 	[ "$status" -eq 5 ]
-	[[ "$output" =~ [Nn]o\ space\ left\ on\ device$ ]]
+	[[ "${lines[0]}" =~ [Nn]o\ space\ left\ on\ device$ ]]
 }
 
 @test "a full disk: retention frees space, and the writer appends again" {
