@@ -192,5 +192,8 @@ int cli_base64_decode(const char *in, size_t len, unsigned char *out, size_t *ou
 /* elog-cat -L (summary.c): print the summary of the log dir, for people
  * or (json) as one JSON object, and exit. */
 noreturn void cli_summary(const char *dir, int json);
+/* The sentence of s->pending, the records a writer that is gone left past
+ * the durable end (elog-cat -L, elog-verify), into buf; "" when none. */
+const char *cli_pending_text(const struct elog_summary *s, char *buf, size_t size);
 
 #endif

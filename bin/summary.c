@@ -192,6 +192,8 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	j_close('}');
 	j_bool("damaged", s->damaged);
 	j_u64("lost", s->lost);
+	j_u64("pending", s->pending);
+	j_bool("pending_cut", s->pending_cut);
 	j_key("consumers");
 	j_open('[');
 	for (size_t i = 0; i < n; i++) {
@@ -211,6 +213,19 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	j_close(']');
 	j_close('}');
 	cli_putc('\n');
+}
+
+const char *cli_pending_text(const struct elog_summary *s, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (s->pending > 0)
+		snprintf(buf, size,
+		         "%" PRIu64 " whole record%s past the durable end, written by a writer "
+		         "that is gone; the next writer %s %s%s",
+		         s->pending, s->pending == 1 ? "" : "s",
+		         s->pending_cut ? "cuts" : "publishes", s->pending == 1 ? "it" : "them",
+		         s->pending_cut ? " (a sync failed)" : "");
+	return buf;
 }
 
 /* ---- for people: a label in 13 columns, then its figures ---- */
@@ -284,7 +299,7 @@ static void print_text(const char *dir, const struct elog_summary *s, const stru
                        size_t n)
 {
 	char a[CLI_SIZE_MAX], b[CLI_SIZE_MAX], d[CLI_SIZE_MAX];
-	char t[CLI_TIME_MAX + 24];
+	char t[CLI_TIME_MAX + 24], pending[200];
 
 	cli_printf("log %s (id %s)\n", dir, s->settings.id);
 	if (s->records)
@@ -294,6 +309,8 @@ static void print_text(const char *dir, const struct elog_summary *s, const stru
 	else
 		cli_puts("  offsets      none, 0 records\n");
 	cli_printf("  durable end  %" PRIu64 "\n", s->durable_end);
+	if (s->pending > 0)
+		cli_printf("  pending      %s\n", cli_pending_text(s, pending, sizeof pending));
 	cli_format_size(s->log_bytes, a);
 	cli_format_size(s->dir_bytes, b);
 	cli_format_size(s->disk_bytes, d);

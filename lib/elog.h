@@ -562,6 +562,11 @@ struct elog_summary {
 	uint64_t lost; /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;
 	                          * records leaves them out */
+	/* Whole records past the durable end, written by a writer that is
+	 * gone: the next writer publishes them, or cuts them (pending_cut)
+	 * after a failed sync.  0 while a writer is open or unknown. */
+	uint64_t pending;
+	int pending_cut;
 };
 /* Fill *s for the log DIR; free it with elog_summary_free(). */
 int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);

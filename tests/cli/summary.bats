@@ -212,3 +212,34 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	run --separate-stderr elog-cat -L "$T/plain"
 	[ "$status" -eq 5 ] && [ "$stderr" = "elog-cat: $T/plain: not an elog directory (no settings file)" ]
 }
+
+# A writer killed after writing its batch, before its sync (syncfault.so):
+# its records lie past the durable end.
+killed_writer() {
+	echo first | elog-append "$LOG"
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT="$1" \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append -p "$LOG" <<<"unacked" || true
+}
+
+@test "summary: a killed writer's records past the durable end are pending until the next writer publishes them" {
+	killed_writer kill
+	run elog-cat -L "$LOG"
+	[ "${lines[2]}" = "  durable end  1" ]
+	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer publishes it" ]
+	[ "$(js '[.durable_end, .pending, .pending_cut]')" = '[1,1,false]' ]
+	elog-append "$LOG" </dev/null
+	[ "$(elog-cat -v "$LOG" | tr '\n' ' ')" = "first unacked " ]
+	run elog-cat -L "$LOG"
+	[[ "$output" != *pending* ]]
+	[ "$(js '[.durable_end, .pending]')" = '[2,0]' ]
+}
+
+@test "summary: after a failed sync the pending records are the ones the next writer cuts" {
+	killed_writer eio
+	run elog-cat -L "$LOG"
+	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
+	[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
+	elog-append "$LOG" </dev/null 2>/dev/null
+	[ "$(elog-cat -v "$LOG")" = first ]
+	[ "$(js .pending)" = 0 ]
+}
