@@ -604,34 +604,6 @@ static void reopen(elog_reader **r, const char *dir, const struct opts *o, const
 		cli_die_elog(dir, rc, elog_reader_errmsg(*r));
 }
 
-/* s as one shell word: as it is when it needs no quoting, else in single
- * quotes. */
-static void put_shell_word(char *buf, size_t size, const char *s)
-{
-	size_t n = 0;
-
-	if (s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	                                "0123456789/._-+:@%,=")] == '\0') {
-		snprintf(buf, size, "%s", s);
-		return;
-	}
-	if (size < 8) {
-		buf[0] = '\0';
-		return;
-	}
-	buf[n++] = '\'';
-	for (; *s != '\0' && n + 6 < size; s++) {
-		if (*s == '\'') {
-			memcpy(buf + n, "'\\''", 4);
-			n += 4;
-		} else {
-			buf[n++] = *s;
-		}
-	}
-	buf[n++] = '\'';
-	buf[n] = '\0';
-}
-
 /* -g: just after the consumer's committed offset.  One that never
  * committed starts at the beginning, and says so (--existing refuses it);
  * one whose committed offset lies at or above the log's durable end read
@@ -662,7 +634,7 @@ static void position_group(elog_reader *r, const char *dir, const struct opts *o
 	    (rc = elog_reader_seek_end(r)) == 0) {
 		uint64_t end = elog_reader_durable_end(r);
 
-		put_shell_word(qdir, sizeof qdir, dir);
+		cli_shell_word(qdir, sizeof qdir, dir);
 		if (end > 0)
 			cli_die(CLI_EX_CORRUPT, dir,
 			        "consumer \"%s\" committed offset %llu, "

@@ -200,14 +200,20 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 		j_key(NULL);
 		j_open('{');
 		j_str("name", c[i].name);
-		j_u64("offset", c[i].offset);
+		if (c[i].uncommitted)
+			j_str("offset", NULL);
+		else
+			j_u64("offset", c[i].offset);
+		j_u64("next", c[i].next);
 		j_u64("lag", c[i].lag);
 		j_u64("lost", c[i].lost);
 		if (c[i].lost) {
 			j_u64("lost_first", c[i].lost_first);
 			j_u64("lost_last", c[i].lost_last);
 		}
-		j_time("committed", c[i].committed_ms);
+		j_time("committed", c[i].uncommitted ? INT64_MIN : c[i].committed_ms);
+		if (c[i].uncommitted)
+			j_time("created", c[i].committed_ms);
 		j_close('}');
 	}
 	j_close(']');
@@ -288,11 +294,15 @@ static void print_consumer(const struct elog_consumer *c)
 {
 	char t[CLI_TIME_MAX + 24];
 
-	cli_printf("    %s: offset %" PRIu64 ", lag %" PRIu64, c->name, c->offset, c->lag);
+	if (c->uncommitted)
+		cli_printf("    %s: not yet committed, from offset %" PRIu64 ", lag %" PRIu64, c->name,
+		           c->next, c->lag);
+	else
+		cli_printf("    %s: offset %" PRIu64 ", lag %" PRIu64, c->name, c->offset, c->lag);
 	if (c->lost)
 		cli_printf(", LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64 ")",
 		           c->lost, c->lost_first, c->lost_last);
-	cli_printf(", committed %s\n", when(c->committed_ms, t));
+	cli_printf(", %s %s\n", c->uncommitted ? "created" : "committed", when(c->committed_ms, t));
 }
 
 static void print_text(const char *dir, const struct elog_summary *s, const struct elog_consumer *c,

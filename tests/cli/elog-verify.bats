@@ -290,7 +290,7 @@ flip() {
 }
 
 @test "a malformed consumers.json is damage with its byte position" {
-	"$B/elog-commit" "$L" app 5
+	"$B/elog-commit" --create "$L" app 5
 	printf '{"version":1,"consumers":{"app":{"offset":x}}}' > "$L/consumers.json"
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 1 ]

@@ -322,11 +322,11 @@ resend_by_the_rule() {
 }
 
 @test "consumers.json replaced by a symbolic link is refused" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	cp "$L/consumers.json" "$T/c.json"
 	rm "$L/consumers.json"
 	ln -s "$T/c.json" "$L/consumers.json"
-	bounded "$B/elog-commit" "$L" app 4
+	bounded "$B/elog-commit" --create "$L" app 4
 	[ "$status" -ne 0 ]
 	cmp "$T/c.json" <(cat "$T/c.json")
 	grep -q '"offset": *3' "$T/c.json"
@@ -348,7 +348,7 @@ resend_by_the_rule() {
 # Every program that opens the file: a one-line error naming it within
 # the time limit, never a hang (a FIFO blocks open(2) until a writer comes).
 @test "a FIFO in place of any log file is refused, never waited on" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	for f in settings watermark start "$FIRST" 00000000000000000000.idx \
 	         consumers.json compact.state LOCK maint.lock consumers.lock; do
 		rm -rf "$T/c"
@@ -394,7 +394,7 @@ resend_by_the_rule() {
 # A user who can write the directory plants a hard link to a file elsewhere
 # under a name the programs write: they refuse, and the file keeps its bytes.
 @test "hard links to files elsewhere are never written through" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	echo precious > "$T/target"
 	for f in LOCK watermark maint.lock consumers.lock "$ACTIVE"; do
 		rm -rf "$T/c"
@@ -403,7 +403,7 @@ resend_by_the_rule() {
 		ln "$T/target" "$T/c/$f"
 		case $f in
 		maint.lock) run timeout 10 "$B/elog-retain" --max-bytes 8K "$T/c" ;;
-		consumers.lock) run timeout 10 "$B/elog-commit" "$T/c" app 4 ;;
+		consumers.lock) run timeout 10 "$B/elog-commit" --create "$T/c" app 4 ;;
 		*) run timeout 10 "$B/elog-append" "$T/c" <<<"x" ;;
 		esac
 		echo "$f: $status: $output"
@@ -441,7 +441,7 @@ fill_disk() {
 	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
 	echo after | "$B/elog-append" "$MNT/log"
 	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
-	"$B/elog-commit" "$MNT/log" app $((last + 1))
+	"$B/elog-commit" --create "$MNT/log" app $((last + 1))
 	run "$B/elog-verify" "$MNT/log"
 	[ "$status" -eq 0 ]
 }
@@ -511,7 +511,7 @@ as_owner() {
 	seq 1 1500 | sed 's/^\(.*\)$/k\1:a value that compresses well \1/' |
 		"$B/elog-append" -K : "$U"
 	seq 1 200 | sed 's/^/k/; s/$/:/' | "$B/elog-append" -K : "$U"
-	"$B/elog-commit" "$U" rootapp 3
+	"$B/elog-commit" --create "$U" rootapp 3
 	"$B/elog-compact" --grace 0s "$U"
 	"$B/elog-retain" --max-bytes 8K "$U"
 	"$B/elog-verify" "$U"
@@ -524,8 +524,8 @@ as_owner() {
 	[ -z "$output" ]
 	# And the owner's own programs work.
 	echo y | as_owner "$B/elog-append" "$U"
-	as_owner "$B/elog-commit" "$U" app 5
-	as_owner "$B/elog-commit" "$U" rootapp 6
+	as_owner "$B/elog-commit" --create "$U" app 5
+	as_owner "$B/elog-commit" --create "$U" rootapp 6
 	as_owner "$B/elog-compact" --grace 0s "$U"
 	as_owner "$B/elog-retain" --max-bytes 8K "$U"
 	run as_owner "$B/elog-verify" "$U"
@@ -546,7 +546,7 @@ as_owner() {
 		rm -f "$U/$f"
 		install -m 644 -o 0 -g 0 /dev/null "$U/$f"
 	done
-	as_owner "$B/elog-commit" "$U" app 5
+	as_owner "$B/elog-commit" --create "$U" app 5
 	as_owner "$B/elog-retain" --max-bytes 8K "$U"
 	as_owner "$B/elog-compact" "$U"
 }

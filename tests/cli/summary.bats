@@ -105,8 +105,8 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 
 @test "summary: retention moves the start, says when it ran, and marks a consumer behind it" {
 	fill --retain-bytes 20K
-	elog-commit "$LOG" slow 5
-	elog-commit "$LOG" fast 1990
+	elog-commit --create "$LOG" slow 5
+	elog-commit --create "$LOG" fast 1990
 	[ "$(js '.retention.max_bytes')" = 20480 ]
 	before=$(date +%s%3N)
 	elog-retain "$LOG"
@@ -131,10 +131,10 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 
 @test "summary: a loss to retention stays in -L after the consumer moves past it, until acknowledged" {
 	fill --retain-bytes 20K
-	elog-commit "$LOG" slow 5
+	elog-commit --create "$LOG" slow 5
 	elog-retain "$LOG" 2>/dev/null
 	start=$(js .start)
-	elog-commit "$LOG" slow 1999
+	elog-commit --create "$LOG" slow 1999
 	[ "$(js '.consumers[] | select(.name == "slow") | [.offset, .lag, .lost, .lost_first, .lost_last]')" = "[1999,0,$((start - 6)),6,$((start - 1))]" ]
 	run elog-cat -L "$LOG"
 	[[ "$output" == *"    slow: offset 1999, lag 0, LOST $((start - 6)) to retention (offsets 6-$((start - 1))), committed "* ]]

@@ -270,7 +270,7 @@ assert_acked() {
 
 @test "repair of damage below the durable end never hands an acknowledged offset out again" {
 	seq 2000 | sed 's/.*/{"n":&}/' | elog-append "$LOG"
-	elog-commit "$LOG" uplink 1500
+	elog-commit --create "$LOG" uplink 1500
 	printf Z | dd of="$LOG/00000000000000000000.log" bs=1 seek=20000 conv=notrunc 2>/dev/null
 	run elog-verify --repair "$LOG"
 	# Acknowledged records were lost (cut, kept aside): status 1.
