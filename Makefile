@@ -396,10 +396,12 @@ CLI_TESTS ?= tests/cli tests/live
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so $(B)/tests/dirstall.so
 	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
-# mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
+# mandoc's lint, elog(3) against lib/elog.h (tests/man/api-check.sh), and
+# no plain word set as a flag (tests/man/flag-words.sh).
 check-man:
 	mandoc -Tlint -Wwarning $(MANS)
 	tests/man/api-check.sh lib/elog.h man/elog.3
+	tests/man/flag-words.sh $(MANS)
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \

@@ -113,9 +113,11 @@ struct opts {
 	uint64_t start_arg;    /* START_OFFSET: offset; START_LAST: count */
 	int since_set;         /* --since, which may go with -n */
 	int64_t since;
-	const char *group; /* START_GROUP: the consumer's name */
+	const char *since_arg; /* as given, for messages */
+	const char *group;     /* START_GROUP: the consumer's name */
 	int until_set;
 	int64_t until;
+	const char *until_arg;
 	int count_set;
 	uint64_t count;
 	const char *key;
@@ -877,6 +879,11 @@ static void check_combinations(const struct opts *o, int operands)
 		                "end of the log)");
 	if (o->existing && o->start != START_GROUP)
 		cli_usage_error("--existing goes with -g");
+	/* A window that holds no time would print nothing and exit 0, as if
+	 * the log had no record in it: the arguments were swapped. */
+	if (o->since_set && o->until_set && o->since > o->until)
+		cli_usage_error("--since %s is later than --until %s: nothing lies between",
+		                o->since_arg, o->until_arg);
 }
 
 /* The command line, into o. */
@@ -917,6 +924,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			if (o->start != START_LAST)
 				o->start = START_TIME;
 			o->since_set = 1;
+			o->since_arg = optarg;
 			o->since = cli_arg_time("--since", optarg);
 			break;
 		case 'g':
@@ -928,6 +936,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			break;
 		case OPT_UNTIL:
 			o->until_set = 1;
+			o->until_arg = optarg;
 			o->until = cli_arg_time("--until", optarg);
 			break;
 		case 'c':

@@ -127,6 +127,24 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	[ "$status" -eq 0 ] && [ "$(first)" != 00000000000000000000.log ]
 }
 
+@test "--set: another maintenance run holding the lock gives status 3 at once, --wait waits, as the page says" {
+	fill
+	mkfifo "$T/go"
+	flock "$L/maint.lock" sh -c "read x <'$T/go'" & PID=$!
+	while flock -n "$L/maint.lock" true; do sleep 0.05; done
+	run --separate-stderr "$B/elog-retain" --set retain-bytes=5G "$L"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" =~ ^elog-retain:\ $L:\ another\ maintenance\ run\ holds\ maint\.lock ]]
+	! grep -qx 'retain_bytes 5368709120' "$L/settings"
+	"$B/elog-retain" --wait --set retain-bytes=5G "$L" & W=$!
+	echo go > "$T/go"
+	wait "$W"
+	grep -qx 'retain_bytes 5368709120' "$L/settings"
+	# What elog-retain(1) says of it, in words.
+	mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/elog-retain.1" | col -b | tr -s ' \n\t' '   ' |
+		grep -q 'when another maintenance program holds it, --set exits with status 3 at once and changes nothing, unless --wait is given'
+}
+
 @test "retain: runs beside a live writer, which goes on" {
 	fill
 	(sleep 3 | "$B/elog-append" "$L") & PID=$!
