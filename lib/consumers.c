@@ -291,53 +291,41 @@ static int do_ack_loss(struct state *st, const void *arg, uint64_t end, char *ms
 	return 0;
 }
 
-int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
+/* A change to consumer name: its name checked, then change under the
+ * lock; the message into msg, or nowhere when it is NULL. */
+static int modify_named(const char *dir, const char *name, change_fn change, const void *arg,
+                        char *msg)
 {
 	char local[ELOG_MSG_MAX];
-	struct commit_arg a = { name, offset };
 
 	if (!msg)
 		msg = local;
 	msg[0] = 0;
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	return modify(dir, do_commit, &a, msg);
+	return modify(dir, change, arg, msg);
+}
+
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
+{
+	struct commit_arg a = { name, offset };
+
+	return modify_named(dir, name, do_commit, &a, msg);
 }
 
 int elog_consumer_create(const char *dir, const char *name, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-
-	if (!msg)
-		msg = local;
-	msg[0] = 0;
-	if (elog_consumer_name_check(name))
-		return bad_name(msg, name);
-	return modify(dir, do_create, name, msg);
+	return modify_named(dir, name, do_create, name, msg);
 }
 
 int elog_consumer_ack_loss(const char *dir, const char *name, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-
-	if (!msg)
-		msg = local;
-	msg[0] = 0;
-	if (elog_consumer_name_check(name))
-		return bad_name(msg, name);
-	return modify(dir, do_ack_loss, name, msg);
+	return modify_named(dir, name, do_ack_loss, name, msg);
 }
 
 int elog_consumer_delete(const char *dir, const char *name, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-
-	if (!msg)
-		msg = local;
-	msg[0] = 0;
-	if (elog_consumer_name_check(name))
-		return bad_name(msg, name);
-	return modify(dir, do_delete, name, msg);
+	return modify_named(dir, name, do_delete, name, msg);
 }
 
 /* The log's first offset: the first segment's base, after retention. */
