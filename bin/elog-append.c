@@ -445,12 +445,8 @@ static void commit_wait(struct appender *a)
 	commit(a, 1);
 }
 
-/* The records of a failed run that the log holds: the first of the
- * records not yet acknowledged (n of them, in parts) that lie below the
- * durable end read now, each at its offset and with its sum, so that
- * none is taken for another writer's record that replaced a batch of
- * this one cut after a failed sync.  How many; with -p each offset is
- * printed, since each is an acknowledgement like any other. */
+/* After a failure, the records not yet acknowledged, in input order: the
+ * batch handed over (when its flush failed), then the one being read. */
 struct unacked {
 	const struct offsets *part[2];
 	size_t n[2];
@@ -461,6 +457,11 @@ static const struct slot *unacked_at(const struct unacked *u, size_t i)
 	return i < u->n[0] ? offsets_get(u->part[0], i) : offsets_get(u->part[1], i - u->n[0]);
 }
 
+/* How many of the first n of u the log holds: each below the durable end
+ * read now, at its offset, with its sum, so that none is taken for
+ * another writer's record that replaced a batch of this one cut after a
+ * failed sync.  With -p each offset is printed, since each is an
+ * acknowledgement like any other. */
 static size_t durable_after_failure(struct appender *a, const struct unacked *u, size_t n)
 {
 	elog_reader *r = NULL;
