@@ -243,3 +243,19 @@ killed_writer() {
 	[ "$(elog-cat -v "$LOG")" = first ]
 	[ "$(js .pending)" = 0 ]
 }
+
+@test "summary: while a writer is open, what lies past the durable end is its business: no pending count" {
+	echo first | elog-append "$LOG"
+	mkfifo "$T/in"
+	exec 4<>"$T/in"
+	background elog-append -p "$LOG" <"$T/in" >"$T/a.off" 4>&-
+	until [ "$(js '.writers | length')" = 1 ]; do sleep 0.05; done
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append "$LOG" <<<"unacked" || true
+	[ "$(js '[.durable_end, .pending, (.writers | length)]')" = '[1,0,1]' ]
+	run elog-cat -L "$LOG"
+	[[ "$output" != *pending* ]]
+	exec 4>&-
+	wait
+	[ "$(js '.writers | length')" = 0 ]
+}
