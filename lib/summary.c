@@ -301,11 +301,14 @@ static void count_pending(struct sum *u)
 		uint64_t at, base = u->sl.base[i];
 		uint32_t flags;
 		int fd, err = 0;
-		if (base < u->wm.segment_base ||
-		    elog__seg_open(u->dfd, base, O_RDONLY, &fd, &flags, &st, NULL) != 0)
+		if (base < u->wm.segment_base)
 			continue;
+		if (elog__seg_open(u->dfd, base, O_RDONLY, &fd, &flags, &st, NULL) != 0)
+			break; /* gone, or damaged: nothing past it is whole */
 		uint64_t from = base == u->wm.segment_base ? u->wm.segment_bytes : SEG_HDR;
-		if (from >= SEG_HDR && elog__scan_init(&sc, fd, base, from, UINT64_MAX) == 0) {
+		if (from < SEG_HDR) /* no watermark yet: nothing durable */
+			from = SEG_HDR;
+		if (elog__scan_init(&sc, fd, base, from, UINT64_MAX) == 0) {
 			while ((err = elog__scan_next(&sc, &rec, &at)) == 0 && rec.offset >= next) {
 				next = rec.offset + 1;
 				s->pending++;
@@ -313,7 +316,7 @@ static void count_pending(struct sum *u)
 			elog__scan_free(&sc);
 		}
 		close(fd);
-		if (err == 0 || err == ELOG_CORRUPT) /* the valid part ends here */
+		if (err != ELOG_END) /* the valid part ends here */
 			break;
 	}
 	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
