@@ -128,6 +128,14 @@ $(B)/tests/%: tests/unit/%.c $(B)/libelog.a $(B)/flags $(MAINT_FAULT_OBJ)
 	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(UNIT_OPT) $(DEPFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< \
 		$(B)/libelog.a $(MAINT_FAULT) $(CHECK_LIBS) $(ELOG_LDLIBS)
 
+# test_json: the JSON of the programs (bin/json.c), which is not in
+# libelog.a: with the programs' shared objects, bin/cli.o's standard output
+# among them.
+$(B)/tests/test_json: tests/unit/test_json.c $(CLI_OBJ) $(B)/libelog.a $(B)/flags
+	@mkdir -p $(@D)
+	$(CC) $(ELOG_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(UNIT_OPT) $(DEPFLAGS) $(LDFLAGS) -Itests/unit -Ibin \
+		-o $@ $< $(CLI_OBJ) $(B)/libelog.a $(CHECK_LIBS) $(ELOG_LDLIBS)
+
 $(MAINT_FAULT_OBJ): tests/crash/maint_fault.c $(B)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ELOG_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
@@ -388,10 +396,12 @@ CLI_TESTS ?= tests/cli tests/live
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so $(B)/tests/dirstall.so
 	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
-# mandoc's lint, and elog(3) against lib/elog.h (tests/man/api-check.sh).
+# mandoc's lint, elog(3) against lib/elog.h (tests/man/api-check.sh), and
+# no plain word set as a flag (tests/man/flag-words.sh).
 check-man:
 	mandoc -Tlint -Wwarning $(MANS)
 	tests/man/api-check.sh lib/elog.h man/elog.3
+	tests/man/flag-words.sh $(MANS)
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \

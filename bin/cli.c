@@ -179,6 +179,32 @@ noreturn void cli_die_elog(const char *dir, int code, const char *msg)
 	cli_die(cli_status(code), dir, "%s", msg);
 }
 
+void cli_shell_word(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	if (s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                                "0123456789/._-+:@%,=")] == '\0') {
+		snprintf(buf, size, "%s", s);
+		return;
+	}
+	if (size < 8) {
+		buf[0] = '\0';
+		return;
+	}
+	buf[n++] = '\'';
+	for (; *s != '\0' && n + 6 < size; s++) {
+		if (*s == '\'') {
+			memcpy(buf + n, "'\\''", 4);
+			n += 4;
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+}
+
 noreturn void cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;

@@ -58,6 +58,9 @@ int cli_status(int code);
 /* Print "prog: dir: msg" for a library error (msg is the handle's message,
  * or elog_strerror(code) when msg is NULL or empty) and exit. */
 noreturn void cli_die_elog(const char *dir, int code, const char *msg);
+/* s as one shell word, for a command a message names: as it is when it
+ * needs no quoting, else in single quotes (truncated to fit size). */
+void cli_shell_word(char *buf, size_t size, const char *s);
 /* "prog: message" + "Try 'prog --help'." and exit CLI_EX_USAGE. */
 noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Die of signal sig, as a program that did not catch it would (status
@@ -192,5 +195,8 @@ int cli_base64_decode(const char *in, size_t len, unsigned char *out, size_t *ou
 /* elog-cat -L (summary.c): print the summary of the log dir, for people
  * or (json) as one JSON object, and exit. */
 noreturn void cli_summary(const char *dir, int json);
+/* The sentence of s->pending, the records a writer that is gone left past
+ * the durable end (elog-cat -L, elog-verify), into buf; "" when none. */
+const char *cli_pending_text(const struct elog_summary *s, char *buf, size_t size);
 
 #endif

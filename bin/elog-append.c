@@ -131,16 +131,51 @@ struct opts {
 };
 
 /* The offsets of a batch's records, in input order, stored by the library
- * when the batch is written: blocks that never move once handed out. */
+ * when it lays the batch out to write it (NOT_WRITTEN until then): blocks
+ * that never move once handed out.  Beside each, a sum of the record, so
+ * that after a failure the records the log holds at those offsets can be
+ * told to be these (die_write_failed()). */
 #define OFFS_BLOCK 4096
+#define NOT_WRITTEN UINT64_MAX
+struct slot {
+	uint64_t offset;
+	uint64_t sum;
+};
 struct offsets {
-	uint64_t **blk;
+	struct slot **blk;
 	size_t nblk;
 	size_t n; /* slots handed out */
 };
 
-/* The next slot, for the record being appended. */
-static uint64_t *offsets_slot(struct offsets *o)
+/* A record's sum: FNV-1a over its time, its key and its value, eight
+ * bytes at a time.  Not a checksum against damage (the log has CRCs),
+ * only a way to tell one record from another writer's. */
+static uint64_t sum_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+
+	for (; len >= 8; b += 8, len -= 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	for (; len > 0; b++, len--)
+		h = (h ^ *b) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t record_sum(const struct elog_record *r)
+{
+	uint64_t h = 0xcbf29ce484222325ull, head[2] = { (uint64_t)r->ts_ms, r->key_len };
+
+	h = sum_bytes(h, head, sizeof head);
+	h = sum_bytes(h, r->key, r->key_len);
+	return sum_bytes(h, r->value, r->value_len);
+}
+
+/* The next slot, for the record being appended: where the library puts
+ * its offset. */
+static uint64_t *offsets_slot(struct offsets *o, const struct elog_record *r)
 {
 	size_t b = o->n / OFFS_BLOCK;
 
@@ -149,12 +184,20 @@ static uint64_t *offsets_slot(struct offsets *o)
 		o->blk[b] = cli_realloc(NULL, OFFS_BLOCK * sizeof **o->blk);
 		o->nblk++;
 	}
-	return &o->blk[b][o->n++ % OFFS_BLOCK];
+	struct slot *s = &o->blk[b][o->n++ % OFFS_BLOCK];
+	s->offset = NOT_WRITTEN;
+	s->sum = record_sum(r);
+	return &s->offset;
+}
+
+static const struct slot *offsets_get(const struct offsets *o, size_t i)
+{
+	return &o->blk[i / OFFS_BLOCK][i % OFFS_BLOCK];
 }
 
 static uint64_t offsets_at(const struct offsets *o, size_t i)
 {
-	return o->blk[i / OFFS_BLOCK][i % OFFS_BLOCK];
+	return offsets_get(o, i)->offset;
 }
 
 static void offsets_free(struct offsets *o)
@@ -252,6 +295,8 @@ struct appender {
 	char failed_msg[512];
 	struct offsets f_offsets; /* the batch handed over: its offsets */
 	size_t f_n;
+	int f_acked;          /* it is durable and acknowledged */
+	uint64_t acked_lines; /* input records acknowledged, all batches */
 	struct holding held; /* --json */
 };
 
@@ -280,6 +325,10 @@ static void flush_handed(struct appender *a)
 		cli_flush();
 	}
 	pthread_mutex_lock(&a->mu);
+	if (rc == 0) {
+		a->f_acked = 1;
+		a->acked_lines += a->f_n;
+	}
 	if (rc == 0 && a->f_n > 0 && a->f_offsets.n > 0) {
 		if (a->batches_done++ == 0)
 			a->first_offset = offsets_at(&a->f_offsets, 0);
@@ -328,6 +377,8 @@ static void flusher_start(struct appender *a)
 	a->flusher_on = 1;
 }
 
+static noreturn void die_write_failed(struct appender *a, int rc, const char *msg);
+
 /* Wait until the batch handed over is durable and acknowledged.  After
  * this, this thread alone writes to stdout and stderr, so every way out
  * of the program goes through here first. */
@@ -339,7 +390,7 @@ static void flusher_idle(struct appender *a)
 	int failed = a->failed;
 	pthread_mutex_unlock(&a->mu);
 	if (failed)
-		cli_die_elog(a->o->dir, failed, a->failed_msg);
+		die_write_failed(a, failed, a->failed_msg);
 }
 
 static void flusher_stop(struct appender *a)
@@ -372,6 +423,7 @@ static void commit(struct appender *a, int wait)
 		a->offsets.n = 0;
 		a->f_n = a->batch_n;
 		pthread_mutex_lock(&a->mu);
+		a->f_acked = 0;
 		a->busy = 1;
 		pthread_cond_broadcast(&a->cv);
 		pthread_mutex_unlock(&a->mu);
@@ -391,6 +443,95 @@ static void commit(struct appender *a, int wait)
 static void commit_wait(struct appender *a)
 {
 	commit(a, 1);
+}
+
+/* After a failure, the records not yet acknowledged, in input order: the
+ * batch handed over (when its flush failed), then the one being read. */
+struct unacked {
+	const struct offsets *part[2];
+	size_t n[2];
+};
+
+static const struct slot *unacked_at(const struct unacked *u, size_t i)
+{
+	return i < u->n[0] ? offsets_get(u->part[0], i) : offsets_get(u->part[1], i - u->n[0]);
+}
+
+/* How many of the first n of u the log holds: each below the durable end
+ * read now, at its offset, with its sum, so that none is taken for
+ * another writer's record that replaced a batch of this one cut after a
+ * failed sync.  With -p each offset is printed, since each is an
+ * acknowledgement like any other. */
+static size_t durable_after_failure(struct appender *a, const struct unacked *u, size_t n)
+{
+	elog_reader *r = NULL;
+	struct elog_record rec;
+	uint64_t next = NOT_WRITTEN;
+	size_t k = 0;
+
+	if (elog_reader_open(&r, a->o->dir) == 0) {
+		uint64_t durable = elog_reader_durable_end(r);
+		for (; k < n; k++) {
+			const struct slot *s = unacked_at(u, k);
+			if (s->offset >= durable)
+				break;
+			if (s->offset != next && elog_reader_seek(r, s->offset) != 0)
+				break;
+			if (elog_reader_next(r, &rec) != 0 || rec.offset != s->offset ||
+			    record_sum(&rec) != s->sum)
+				break;
+			next = s->offset + 1;
+			if (a->o->print_offsets) {
+				cli_put_u64(s->offset);
+				cli_putc('\n');
+			}
+		}
+	}
+	elog_reader_close(r);
+	cli_flush();
+	return k;
+}
+
+/* Stop after a failed write or sync, saying where the input stands: which
+ * records are durable (acknowledged, and printed with -p), which were
+ * written and may still appear (the next writer publishes the whole
+ * records of a writer that failed or died: elog(7), Recovery), and from
+ * which on nothing was written.  elog-append(1), Resuming after a
+ * failure, is the producer's rule for each. */
+static noreturn void die_write_failed(struct appender *a, int rc, const char *msg)
+{
+	const char *unit = a->o->delim == '\n' ? "line" : "record";
+	struct unacked u = { { &a->f_offsets, &a->offsets }, { 0, a->offsets.n } };
+	char why[ELOG_MSG_MAX + 64], state[400];
+	size_t n, k, pend = 0;
+	int len;
+
+	snprintf(why, sizeof why, "%s", msg != NULL && msg[0] ? msg : elog_strerror(rc));
+	if (!a->f_acked)
+		u.n[0] = a->f_offsets.n;
+	n = u.n[0] + u.n[1];
+	k = durable_after_failure(a, &u, n);
+	while (k + pend < n && unacked_at(&u, k + pend)->offset != NOT_WRITTEN)
+		pend++;
+	uint64_t acked = a->acked_lines + k;
+	cli_warn(a->o->dir, "%s", why);
+	if (acked == 0)
+		len = snprintf(state, sizeof state, "no %s is durable", unit);
+	else
+		len = snprintf(state, sizeof state, "%ss 1-%llu are durable", unit,
+		               (unsigned long long)acked);
+	if (pend > 0)
+		len += snprintf(state + len, sizeof state - (size_t)len,
+		                "; %ss %llu-%llu were written at offsets %llu-%llu but not "
+		                "synced: the next writer publishes those written whole, or "
+		                "cuts them all after a failed sync",
+		                unit, (unsigned long long)acked + 1,
+		                (unsigned long long)(acked + pend),
+		                (unsigned long long)unacked_at(&u, k)->offset,
+		                (unsigned long long)unacked_at(&u, k + pend - 1)->offset);
+	snprintf(state + len, sizeof state - (size_t)len, "; %ss from %llu on were not written", unit,
+	         (unsigned long long)(acked + pend + 1));
+	cli_die(cli_status(rc), a->o->dir, "%s", state);
 }
 
 /* Stop with an error: what was appended before is still made durable
@@ -744,22 +885,29 @@ static void release_held(struct appender *a)
 			.value = h->bytes + r->value,
 			.value_len = r->value_len,
 		};
-		uint64_t *slot = o->print_offsets || o->verbose ? offsets_slot(&a->offsets) : NULL;
+		uint64_t *slot = offsets_slot(&a->offsets, &rec);
 		int rc;
 
+		/* With --keep-offsets the library is told the offset, and
+		 * tells nothing back: each is taken as written once handed
+		 * over, which a failure's report words as "may still
+		 * appear". */
 		if (o->keep_offsets) {
 			rc = elog_append_at(a->w, &rec);
-			if (slot)
-				*slot = rec.offset;
+			*slot = rec.offset;
 		} else {
 			rc = elog_append(a->w, &rec, slot);
 		}
-		if (rc != 0) {
+		if (rc == ELOG_TAKEN || rc == ELOG_INVALID || rc == ELOG_TOOBIG) {
 			/* None of the batch is acknowledged: the program ends
 			 * without writing what the library holds of it. */
 			flusher_idle(a);
 			cli_die(cli_status(rc), a->o->dir, "line %llu: %s",
 			        (unsigned long long)r->recno, elog_errmsg(a->w));
+		}
+		if (rc != 0) {
+			flusher_idle(a);
+			die_write_failed(a, rc, elog_errmsg(a->w));
 		}
 	}
 	h->n = 0;
@@ -802,8 +950,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 	}
 	rec.value = p;
 	rec.value_len = len;
-	rc = elog_append(a->w, &rec,
-	                 o->print_offsets || o->verbose ? offsets_slot(&a->offsets) : NULL);
+	rc = elog_append(a->w, &rec, offsets_slot(&a->offsets, &rec));
 	if (rc == ELOG_TOOBIG)
 		input_error(a, "the record is larger than the limit of 16 MiB");
 	if (rc == ELOG_INVALID)
@@ -812,7 +959,7 @@ static void add_record(struct appender *a, const char *p, size_t len)
 		/* The writer failed (in a flush it made by itself, or in the
 		 * flusher's, whose message then says why). */
 		flusher_idle(a);
-		cli_die_elog(a->o->dir, rc, elog_errmsg(a->w));
+		die_write_failed(a, rc, elog_errmsg(a->w));
 	}
 
 	batch_add(a, elog_record_size(rec.key_len, rec.value_len));

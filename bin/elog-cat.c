@@ -113,9 +113,11 @@ struct opts {
 	uint64_t start_arg;    /* START_OFFSET: offset; START_LAST: count */
 	int since_set;         /* --since, which may go with -n */
 	int64_t since;
-	const char *group; /* START_GROUP: the consumer's name */
+	const char *since_arg; /* as given, for messages */
+	const char *group;     /* START_GROUP: the consumer's name */
 	int until_set;
 	int64_t until;
+	const char *until_arg;
 	int count_set;
 	uint64_t count;
 	const char *key;
@@ -604,34 +606,6 @@ static void reopen(elog_reader **r, const char *dir, const struct opts *o, const
 		cli_die_elog(dir, rc, elog_reader_errmsg(*r));
 }
 
-/* s as one shell word: as it is when it needs no quoting, else in single
- * quotes. */
-static void put_shell_word(char *buf, size_t size, const char *s)
-{
-	size_t n = 0;
-
-	if (s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	                                "0123456789/._-+:@%,=")] == '\0') {
-		snprintf(buf, size, "%s", s);
-		return;
-	}
-	if (size < 8) {
-		buf[0] = '\0';
-		return;
-	}
-	buf[n++] = '\'';
-	for (; *s != '\0' && n + 6 < size; s++) {
-		if (*s == '\'') {
-			memcpy(buf + n, "'\\''", 4);
-			n += 4;
-		} else {
-			buf[n++] = *s;
-		}
-	}
-	buf[n++] = '\'';
-	buf[n] = '\0';
-}
-
 /* -g: just after the consumer's committed offset.  One that never
  * committed starts at the beginning, and says so (--existing refuses it);
  * one whose committed offset lies at or above the log's durable end read
@@ -662,7 +636,7 @@ static void position_group(elog_reader *r, const char *dir, const struct opts *o
 	    (rc = elog_reader_seek_end(r)) == 0) {
 		uint64_t end = elog_reader_durable_end(r);
 
-		put_shell_word(qdir, sizeof qdir, dir);
+		cli_shell_word(qdir, sizeof qdir, dir);
 		if (end > 0)
 			cli_die(CLI_EX_CORRUPT, dir,
 			        "consumer \"%s\" committed offset %llu, "
@@ -905,6 +879,11 @@ static void check_combinations(const struct opts *o, int operands)
 		                "end of the log)");
 	if (o->existing && o->start != START_GROUP)
 		cli_usage_error("--existing goes with -g");
+	/* A window that holds no time would print nothing and exit 0, as if
+	 * the log had no record in it: the arguments were swapped. */
+	if (o->since_set && o->until_set && o->since > o->until)
+		cli_usage_error("--since %s is later than --until %s: nothing lies between",
+		                o->since_arg, o->until_arg);
 }
 
 /* The command line, into o. */
@@ -945,6 +924,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			if (o->start != START_LAST)
 				o->start = START_TIME;
 			o->since_set = 1;
+			o->since_arg = optarg;
 			o->since = cli_arg_time("--since", optarg);
 			break;
 		case 'g':
@@ -956,6 +936,7 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 			break;
 		case OPT_UNTIL:
 			o->until_set = 1;
+			o->until_arg = optarg;
 			o->until = cli_arg_time("--until", optarg);
 			break;
 		case 'c':

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 static const char usage_text[] =
         "usage: elog-commit [-T] [-e duration] dir name [offset]\n"
+        "       elog-commit --create dir name [offset]\n"
         "       elog-commit -l [--json] dir\n"
         "       elog-commit -d dir name\n"
         "       elog-commit --ack-loss dir name\n"
@@ -25,6 +27,7 @@ static const char usage_text[] =
         "\n"
         "  -T, --tee                  copy each input line to stdout once committed\n"
         "  -e, --every duration       commit from stdin at most this often\n"
+        "  --create                   make consumer name, before the first record\n"
         "  -l, --list                 list the consumers\n"
         "  --json                     with -l: JSON lines\n"
         "  -d, --delete               forget consumer name\n"
@@ -47,7 +50,7 @@ static const char usage_text[] =
  * value written entirely as \u escapes stays below this. */
 #define LINE_MAX_BYTES (256u << 20)
 
-enum { OPT_JSON = 256, OPT_LOG_ID, OPT_ACK_LOSS };
+enum { OPT_JSON = 256, OPT_LOG_ID, OPT_ACK_LOSS, OPT_CREATE };
 
 static const struct option long_options[] = {
 	{ "tee", no_argument, NULL, 'T' },
@@ -57,6 +60,7 @@ static const struct option long_options[] = {
 	 * and "--delete=NAME DIR" of the older order still work. */
 	{ "delete", optional_argument, NULL, 'd' },
 	{ "ack-loss", no_argument, NULL, OPT_ACK_LOSS },
+	{ "create", no_argument, NULL, OPT_CREATE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "log-id", no_argument, NULL, OPT_LOG_ID },
 	{ "help", no_argument, NULL, 'h' },
@@ -108,20 +112,33 @@ static noreturn void list(const char *dir, int json)
 	for (size_t i = 0; i < n; i++) {
 		if (json) {
 			/* Names need no escaping: their alphabet has none. */
-			cli_printf("{\"name\":\"%s\",\"offset\":%" PRIu64 ",\"lag\":%" PRIu64
-			           ",\"lost\":%" PRIu64,
-			           c[i].name, c[i].offset, c[i].lag, c[i].lost);
+			cli_printf("{\"name\":\"%s\",\"offset\":", c[i].name);
+			if (c[i].uncommitted)
+				cli_puts("null");
+			else
+				cli_put_u64(c[i].offset);
+			cli_printf(",\"lag\":%" PRIu64 ",\"lost\":%" PRIu64, c[i].lag, c[i].lost);
 			if (c[i].lost)
 				cli_printf(",\"lost_first\":%" PRIu64 ",\"lost_last\":%" PRIu64,
 				           c[i].lost_first, c[i].lost_last);
-			cli_printf(",\"committed_ms\":%" PRId64 "}\n", c[i].committed_ms);
+			if (c[i].uncommitted)
+				cli_printf(",\"committed_ms\":null,\"created_ms\":%" PRId64,
+				           c[i].committed_ms);
+			else
+				cli_printf(",\"committed_ms\":%" PRId64, c[i].committed_ms);
+			cli_printf(",\"next\":%" PRIu64 "}\n", c[i].next);
 			continue;
 		}
 		if (cli_format_time(c[i].committed_ms, when) < 0)
 			strcpy(when, "-");
-		/* Names to the left, numbers to the right of their column. */
-		cli_printf("%-*s %*" PRIu64 " %*" PRIu64 " %s", wname, c[i].name, woff, c[i].offset,
-		           wlag, c[i].lag, when);
+		/* Names to the left, numbers to the right of their column; a
+		 * consumer created and not yet committed has no offset. */
+		if (c[i].uncommitted)
+			cli_printf("%-*s %*s %*" PRIu64 " never (created %s)", wname, c[i].name, woff,
+			           "-", wlag, c[i].lag, when);
+		else
+			cli_printf("%-*s %*" PRIu64 " %*" PRIu64 " %s", wname, c[i].name, woff,
+			           c[i].offset, wlag, c[i].lag, when);
 		if (c[i].lost)
 			cli_printf(" LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64
 			           ")",
@@ -384,20 +401,38 @@ static int input_wait(struct pipe_state *st)
 	return pfd.revents != 0;
 }
 
+/* Before a commit: consumer name must exist, or with --create be made
+ * (before the log's first record; an existing one is left as it is).  A
+ * commit never makes a consumer by itself: a mistyped name would be a
+ * second consumer, which retain-consumers=protect keeps every later record
+ * for. */
+static void consumer_ready(const char *dir, const char *name, int create)
+{
+	char msg[ELOG_MSG_MAX], qdir[PATH_MAX + 16];
+	struct elog_consumer c;
+	int rc = create ? elog_consumer_create(dir, name, msg) : elog_consumer_get(dir, name, &c, msg);
+
+	if (rc == ELOG_NOCONSUMER) {
+		cli_shell_word(qdir, sizeof qdir, dir);
+		cli_die(cli_status(rc), dir,
+		        "no consumer \"%s\" (elog-commit -l lists them); to make it: "
+		        "elog-commit --create %s %s",
+		        name, qdir, name);
+	}
+	if (rc != 0)
+		cli_die_elog(dir, rc, msg);
+}
+
 static noreturn void commit_stdin(const char *dir, const char *name, int tee, uint64_t every_ms)
 {
 	struct pipe_state st = { .dir = dir, .name = name, .tee = tee, .every_ms = every_ms };
-	char msg[ELOG_MSG_MAX];
-	struct elog_consumer c;
 	char *buf = NULL;
 	size_t len = 0, cap = 0, scanned = 0;
-	int rc;
 
-	/* Fail before reading anything when the log or consumers.json is
-	 * unusable, rather than at the first commit. */
-	rc = elog_consumer_get(dir, name, &c, msg);
-	if (rc && rc != ELOG_NOCONSUMER)
-		cli_die_elog(dir, rc, msg);
+	/* Fail before reading anything when the consumer does not exist or
+	 * the log or consumers.json is unusable, rather than at the first
+	 * commit. */
+	consumer_ready(dir, name, 0);
 	catch_signals();
 	st.last_commit = cli_monotonic_ms() - (int64_t)every_ms;
 	for (;;) {
@@ -489,7 +524,7 @@ static noreturn void ack_loss(const char *dir, const char *name)
 }
 
 /* dir name offset */
-static noreturn void commit_offset(const char *dir, const char *name, const char *arg)
+static noreturn void commit_offset(const char *dir, const char *name, const char *arg, int create)
 {
 	char msg[ELOG_MSG_MAX];
 	uint64_t offset;
@@ -497,6 +532,10 @@ static noreturn void commit_offset(const char *dir, const char *name, const char
 
 	if (cli_parse_u64(arg, &offset) < 0)
 		cli_usage_error("invalid offset '%s'", arg);
+	/* With --create, the commit makes the consumer: none is made when
+	 * the offset is refused. */
+	if (!create)
+		consumer_ready(dir, name, 0);
 	if ((rc = elog_consumer_commit(dir, name, offset, msg)) != 0)
 		cli_die_elog(dir, rc, msg);
 	cli_exit(CLI_EX_OK);
@@ -507,6 +546,7 @@ struct opts {
 	const char *dir, *name; /* the operands */
 	const char *offset;     /* ... and the offset to commit, or NULL: stdin */
 	int tee;                /* -T */
+	int create;             /* --create */
 	uint64_t every_ms;      /* --every */
 	int every_set;
 	int list, json;       /* -l, --json */
@@ -558,6 +598,8 @@ static void commit_operands(int argc, char *argv[], struct opts *o)
 	o->offset = argc == 3 ? argv[2] : NULL;
 	if (o->offset != NULL && (o->tee || o->every_set))
 		cli_usage_error("-T and --every apply to standard input only");
+	if (o->create && (o->tee || o->every_set))
+		cli_usage_error("--create reads no standard input: not with -T or --every");
 }
 
 /* The command line, into o. */
@@ -585,6 +627,9 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 		case OPT_ACK_LOSS:
 			o->ack = 1;
 			break;
+		case OPT_CREATE:
+			o->create = 1;
+			break;
 		case OPT_JSON:
 			o->json = 1;
 			break;
@@ -599,8 +644,8 @@ static void parse_args(int argc, char *argv[], struct opts *o)
 		cli_usage_error("-l, -d, --ack-loss and --log-id exclude each other");
 	if (o->json && !o->list)
 		cli_usage_error("--json goes with -l");
-	if ((o->tee || o->every_set) && (o->list || o->del || o->ack || o->log_id))
-		cli_usage_error("-T and --every go with committing only");
+	if ((o->tee || o->every_set || o->create) && (o->list || o->del || o->ack || o->log_id))
+		cli_usage_error("-T, --every and --create go with committing only");
 	argc -= optind;
 	argv += optind;
 	if (o->list || o->log_id)
@@ -625,7 +670,11 @@ int main(int argc, char *argv[])
 		delete_consumer(o.dir, o.name);
 	if (o.ack)
 		ack_loss(o.dir, o.name);
+	if (o.offset == NULL && o.create) {
+		consumer_ready(o.dir, o.name, 1);
+		cli_exit(CLI_EX_OK);
+	}
 	if (o.offset == NULL)
 		commit_stdin(o.dir, o.name, o.tee, o.every_ms);
-	commit_offset(o.dir, o.name, o.offset);
+	commit_offset(o.dir, o.name, o.offset, o.create);
 }

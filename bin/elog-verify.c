@@ -223,6 +223,28 @@ static void on_salvage(void *arg, const struct elog_salvage_report *rep)
 	on_problem(arg, &p);
 }
 
+/* Records past the durable end that a writer that is gone left: no
+ * damage, and not yet in the log, but the next writer publishes them
+ * (elog(7), Recovery).  A warning, from elog-cat -L's summary. */
+static void warn_pending(struct opts *o)
+{
+	char msg[ELOG_MSG_MAX], name[ELOG_SEGMENT_NAME_MAX], text[200];
+	struct elog_summary s;
+
+	if (elog_summary_read(o->dir, &s, msg) != 0)
+		return; /* what it could not read, the check has reported */
+	if (s.pending > 0) {
+		elog_segment_name(name, s.active_base);
+		struct elog_problem p = { .kind = ELOG_PROBLEM_WARNING,
+			                  .file = name,
+			                  .pos = ELOG_NOPOS,
+			                  .text = cli_pending_text(&s, text, sizeof text),
+			                  .detail = "" };
+		on_problem(o, &p);
+	}
+	elog_summary_free(&s);
+}
+
 /* The command line, into o. */
 static void parse_args(int argc, char *argv[], struct opts *o)
 {
@@ -310,6 +332,7 @@ int main(int argc, char *argv[])
 	clear_progress();
 	if (err)
 		cli_die_elog(o.dir, err, msg);
+	warn_pending(&o);
 	cli_flush();
 	/* A log that lost records is not clean, even once repaired. */
 	if (res.remaining == 0 && res.losses == 0)

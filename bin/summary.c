@@ -192,25 +192,46 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	j_close('}');
 	j_bool("damaged", s->damaged);
 	j_u64("lost", s->lost);
+	j_u64("pending", s->pending);
+	j_bool("pending_cut", s->pending_cut);
 	j_key("consumers");
 	j_open('[');
 	for (size_t i = 0; i < n; i++) {
 		j_key(NULL);
 		j_open('{');
 		j_str("name", c[i].name);
-		j_u64("offset", c[i].offset);
+		if (c[i].uncommitted)
+			j_str("offset", NULL);
+		else
+			j_u64("offset", c[i].offset);
+		j_u64("next", c[i].next);
 		j_u64("lag", c[i].lag);
 		j_u64("lost", c[i].lost);
 		if (c[i].lost) {
 			j_u64("lost_first", c[i].lost_first);
 			j_u64("lost_last", c[i].lost_last);
 		}
-		j_time("committed", c[i].committed_ms);
+		j_time("committed", c[i].uncommitted ? INT64_MIN : c[i].committed_ms);
+		if (c[i].uncommitted)
+			j_time("created", c[i].committed_ms);
 		j_close('}');
 	}
 	j_close(']');
 	j_close('}');
 	cli_putc('\n');
+}
+
+const char *cli_pending_text(const struct elog_summary *s, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (s->pending > 0)
+		snprintf(buf, size,
+		         "%" PRIu64 " whole record%s past the durable end, written by a writer "
+		         "that is gone; the next writer %s %s%s",
+		         s->pending, s->pending == 1 ? "" : "s",
+		         s->pending_cut ? "cuts" : "publishes", s->pending == 1 ? "it" : "them",
+		         s->pending_cut ? " (a sync failed)" : "");
+	return buf;
 }
 
 /* ---- for people: a label in 13 columns, then its figures ---- */
@@ -273,18 +294,22 @@ static void print_consumer(const struct elog_consumer *c)
 {
 	char t[CLI_TIME_MAX + 24];
 
-	cli_printf("    %s: offset %" PRIu64 ", lag %" PRIu64, c->name, c->offset, c->lag);
+	if (c->uncommitted)
+		cli_printf("    %s: not yet committed, from offset %" PRIu64 ", lag %" PRIu64, c->name,
+		           c->next, c->lag);
+	else
+		cli_printf("    %s: offset %" PRIu64 ", lag %" PRIu64, c->name, c->offset, c->lag);
 	if (c->lost)
 		cli_printf(", LOST %" PRIu64 " to retention (offsets %" PRIu64 "-%" PRIu64 ")",
 		           c->lost, c->lost_first, c->lost_last);
-	cli_printf(", committed %s\n", when(c->committed_ms, t));
+	cli_printf(", %s %s\n", c->uncommitted ? "created" : "committed", when(c->committed_ms, t));
 }
 
 static void print_text(const char *dir, const struct elog_summary *s, const struct elog_consumer *c,
                        size_t n)
 {
 	char a[CLI_SIZE_MAX], b[CLI_SIZE_MAX], d[CLI_SIZE_MAX];
-	char t[CLI_TIME_MAX + 24];
+	char t[CLI_TIME_MAX + 24], pending[200];
 
 	cli_printf("log %s (id %s)\n", dir, s->settings.id);
 	if (s->records)
@@ -294,6 +319,8 @@ static void print_text(const char *dir, const struct elog_summary *s, const stru
 	else
 		cli_puts("  offsets      none, 0 records\n");
 	cli_printf("  durable end  %" PRIu64 "\n", s->durable_end);
+	if (s->pending > 0)
+		cli_printf("  pending      %s\n", cli_pending_text(s, pending, sizeof pending));
 	cli_format_size(s->log_bytes, a);
 	cli_format_size(s->dir_bytes, b);
 	cli_format_size(s->disk_bytes, d);

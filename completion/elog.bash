@@ -30,7 +30,7 @@ _elog_flags_cat='-F --format -v --values -o --offset -n --last --since
 _elog_args_cat='-F --format -o --offset -n --last --since -g --group
 	-c --count --until -k --key --idle'
 
-_elog_flags_commit='-T --tee -e --every -l --list --json -d --delete
+_elog_flags_commit='-T --tee -e --every --create -l --list --json -d --delete
 	--ack-loss --log-id -h --help --version'
 _elog_args_commit='-e --every'
 

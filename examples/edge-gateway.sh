@@ -101,6 +101,8 @@ replay() {
 	dir=$1 db=$2
 	receiver_init "$db"
 	id=$(elog-commit --log-id "$dir")
+	# Made once, before the first record: commits go to it from then on.
+	elog-commit --create "$dir" uplink
 	elog-cat -g uplink -F '%o\t%T\t%k\t%s\n' "$dir" | send "$db" "$id" |
 		elog-commit --every 100ms "$dir" uplink
 }

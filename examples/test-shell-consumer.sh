@@ -24,6 +24,7 @@ fail() { echo "test-shell-consumer: FAIL: $*" >&2; exit 1; }
 pause() { od -An -N2 -tu2 /dev/urandom | awk -v max="$1" '{ printf "%.3f", ($1 % (max + 1)) / 1000 }'; }
 
 echo 0 | elog-append "$L"
+elog-commit --create "$L" uplink
 (
 	i=1
 	while [ "$i" -lt "$N" ]; do

@@ -41,6 +41,9 @@ dir=$1 brokers=$2 topic=$3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The consumer, made once before the log's first record; a name that
+# exists is left as it is.
+elog-commit --create "$dir" "$group"
 
 while :; do
 	elog-cat -g "$group" -c "$batch" "$dir" >"$tmp/batch"

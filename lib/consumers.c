@@ -109,7 +109,7 @@ static int load_table(int dfd, struct ctable *t, char *msg)
  * the start meets that gap when it reads on, acknowledged or not. */
 static void set_lag(struct elog_consumer *c, uint64_t end, uint64_t start, const struct loss *x)
 {
-	uint64_t next = c->offset + 1;
+	uint64_t next = c->next;
 
 	c->lost = c->lost_first = c->lost_last = 0;
 	if (x) {
@@ -171,12 +171,13 @@ struct state {
 	struct ctable t;
 	struct losses l;
 	int table_changed, losses_changed;
+	int dfd; /* the log directory */
 };
 typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end, char *msg);
 
 static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 {
-	struct state st = { { 0 }, { 0 }, 1, 0 };
+	struct state st = { { 0 }, { 0 }, 1, 0, -1 };
 	uint64_t end;
 	char *text = NULL;
 	size_t len;
@@ -184,6 +185,7 @@ static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 
 	if ((rc = open_log(dir, &dfd, msg)))
 		return rc;
+	st.dfd = dfd;
 	if ((rc = elog__consumers_lock(dfd, &lfd, msg)))
 		goto out;
 	/* The watermark is read under the lock only for simplicity; it moves
@@ -240,6 +242,29 @@ static int do_commit(struct state *st, const void *arg, uint64_t end, char *msg)
 	return rc;
 }
 
+static int log_start(int dfd, uint64_t *start, char *msg);
+
+/* Before the log's first record: its start, which only grows, read under
+ * the lock that retention takes to read the consumers. */
+static int do_create(struct state *st, const void *arg, uint64_t end, char *msg)
+{
+	const char *name = arg;
+	int64_t now = elog__fs_now_ms();
+	uint64_t start;
+	int rc;
+
+	(void)end;
+	if ((rc = log_start(st->dfd, &start, msg)) != 0)
+		return rc;
+	rc = elog__ctable_create(&st->t, name, start, now < 0 ? 0 : now);
+	if (rc == 1) /* there already: left as it is */
+		st->table_changed = 0;
+	if (rc == ELOG_TOOMANY)
+		return elog__errmsg_set(msg, rc, "consumer \"%s\": the log already has %d consumers",
+		                        name, ELOG_CONSUMERS_MAX);
+	return rc == 1 ? 0 : rc;
+}
+
 static int do_delete(struct state *st, const void *arg, uint64_t end, char *msg)
 {
 	const char *name = arg;
@@ -266,41 +291,41 @@ static int do_ack_loss(struct state *st, const void *arg, uint64_t end, char *ms
 	return 0;
 }
 
-int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
+/* A change to consumer name: its name checked, then change under the
+ * lock; the message into msg, or nowhere when it is NULL. */
+static int modify_named(const char *dir, const char *name, change_fn change, const void *arg,
+                        char *msg)
 {
 	char local[ELOG_MSG_MAX];
-	struct commit_arg a = { name, offset };
 
 	if (!msg)
 		msg = local;
 	msg[0] = 0;
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	return modify(dir, do_commit, &a, msg);
+	return modify(dir, change, arg, msg);
+}
+
+int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
+{
+	struct commit_arg a = { name, offset };
+
+	return modify_named(dir, name, do_commit, &a, msg);
+}
+
+int elog_consumer_create(const char *dir, const char *name, char *msg)
+{
+	return modify_named(dir, name, do_create, name, msg);
 }
 
 int elog_consumer_ack_loss(const char *dir, const char *name, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-
-	if (!msg)
-		msg = local;
-	msg[0] = 0;
-	if (elog_consumer_name_check(name))
-		return bad_name(msg, name);
-	return modify(dir, do_ack_loss, name, msg);
+	return modify_named(dir, name, do_ack_loss, name, msg);
 }
 
 int elog_consumer_delete(const char *dir, const char *name, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-
-	if (!msg)
-		msg = local;
-	msg[0] = 0;
-	if (elog_consumer_name_check(name))
-		return bad_name(msg, name);
-	return modify(dir, do_delete, name, msg);
+	return modify_named(dir, name, do_delete, name, msg);
 }
 
 /* The log's first offset: the first segment's base, after retention. */
@@ -428,12 +453,12 @@ int elog_consumer_seek(elog_reader *r, const char *dir, const char *name, char *
 	 * records the consumer had seen (a restored backup, a repair), and
 	 * resuming there would silently skip whatever the writer puts at
 	 * those offsets next. */
-	if (c.offset >= end)
+	if (!c.uncommitted && c.offset >= end)
 		return elog__errmsg_set(msg, ELOG_BEYOND,
 		                        "consumer \"%s\" committed "
 		                        "offset %llu, at or above the durable end %llu "
 		                        "of the log",
 		                        name, (unsigned long long)c.offset,
 		                        (unsigned long long)end);
-	return elog_reader_seek(r, c.offset + 1);
+	return elog_reader_seek(r, c.next);
 }

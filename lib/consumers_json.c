@@ -11,6 +11,11 @@
  *     }
  *   }
  *
+ * A consumer created and not yet committed (elog_consumer_create()) is
+ * {"next": 0, "created_ms": ...}, the first offset it has to read; a file
+ * with one is version 2, so that an older build refuses it by its version
+ * instead of misreading it, and a file without one stays version 1.
+ *
  * The parser accepts exactly that shape with any JSON whitespace, members of
  * a consumer in either order, and nothing else: "version" must come first so
  * that a later format may change everything after it; numbers are plain
@@ -83,7 +88,9 @@ ssize_t elog__ctable_find(const struct ctable *t, const char *name)
 	return ctable_search(t, name, &at) ? (ssize_t)at : -1;
 }
 
-int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_t committed_ms)
+/* Name's entry, added in order (zeroed) when it is new: its index in *at.
+ * 0, 1 when it was there, ELOG_TOOMANY, ENOMEM. */
+static int ctable_entry(struct ctable *t, const char *name, size_t *at_out)
 {
 	size_t at;
 
@@ -103,9 +110,37 @@ int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_
 		memset(&t->v[at], 0, sizeof t->v[at]);
 		/* The caller has checked the name, so it fits. */
 		memcpy(t->v[at].name, name, strlen(name) + 1);
+		*at_out = at;
+		return 0;
 	}
+	*at_out = at;
+	return 1;
+}
+
+int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_t committed_ms)
+{
+	size_t at;
+	int rc = ctable_entry(t, name, &at);
+
+	if (rc != 0 && rc != 1)
+		return rc;
 	t->v[at].offset = offset;
+	t->v[at].next = offset + 1;
+	t->v[at].uncommitted = 0;
 	t->v[at].committed_ms = committed_ms;
+	return 0;
+}
+
+int elog__ctable_create(struct ctable *t, const char *name, uint64_t next, int64_t created_ms)
+{
+	size_t at;
+	int rc = ctable_entry(t, name, &at);
+
+	if (rc != 0)
+		return rc;
+	t->v[at].next = next;
+	t->v[at].uncommitted = 1;
+	t->v[at].committed_ms = created_ms;
 	return 0;
 }
 
@@ -211,11 +246,14 @@ static int parse_uint(struct pstate *s, uint64_t max, uint64_t *v)
 	return 0;
 }
 
-/* {"offset": N, "committed_ms": T} in either order, both required. */
-static int parse_entry(struct pstate *s, uint64_t *offset, int64_t *ms)
+/* {"offset": N, "committed_ms": T} in either order, both required; with
+ * version 2 also {"next": N, "created_ms": T} (*uncommitted set). */
+static int parse_entry(struct pstate *s, int v2, uint64_t *offset, int64_t *ms, int *uncommitted)
 {
 	char key[ELOG_CONSUMER_NAME_MAX + 1];
 	int have_off = 0, have_ms = 0, rc;
+	/* The members' names: committed, or created and not committed. */
+	const char *off_name = "offset", *ms_name = "committed_ms";
 
 	if ((rc = expect(s, '{')))
 		return rc;
@@ -226,31 +264,39 @@ static int parse_entry(struct pstate *s, uint64_t *offset, int64_t *ms)
 		at = s->p;
 		if ((rc = parse_string(s, key)) || (rc = expect(s, ':')))
 			return rc;
-		if (strcmp(key, "offset") == 0 && !have_off) {
+		if (v2 && !have_off && !have_ms &&
+		    (strcmp(key, "next") == 0 || strcmp(key, "created_ms") == 0)) {
+			off_name = "next";
+			ms_name = "created_ms";
+			*uncommitted = 1;
+		}
+		if (strcmp(key, off_name) == 0 && !have_off) {
 			/* UINT64_MAX is no record's offset, and resuming after
 			 * it would wrap to 0. */
 			if ((rc = parse_uint(s, UINT64_MAX - 1, offset)))
 				return rc;
 			have_off = 1;
-		} else if (strcmp(key, "committed_ms") == 0 && !have_ms) {
+		} else if (strcmp(key, ms_name) == 0 && !have_ms) {
 			if ((rc = parse_uint(s, INT64_MAX, &v)))
 				return rc;
 			*ms = (int64_t)v;
 			have_ms = 1;
 		} else {
 			s->p = at;
-			return perr(s,
-			            strcmp(key, "offset") == 0 || strcmp(key, "committed_ms") == 0
-			                    ? "duplicate member"
-			                    : "unknown member");
+			return perr(s, strcmp(key, off_name) == 0 || strcmp(key, ms_name) == 0
+			                       ? "duplicate member"
+			                       : "unknown member");
 		}
 	} while (eat(s, ','));
-	if (!have_off || !have_ms)
-		return perr(s, have_off ? "missing \"committed_ms\"" : "missing \"offset\"");
+	if (!have_off || !have_ms) {
+		char what[40];
+		snprintf(what, sizeof what, "missing \"%s\"", have_off ? ms_name : off_name);
+		return perr(s, what);
+	}
 	return expect(s, '}');
 }
 
-static int parse_consumers(struct pstate *s, struct ctable *t)
+static int parse_consumers(struct pstate *s, int v2, struct ctable *t)
 {
 	char name[ELOG_CONSUMER_NAME_MAX + 1];
 	int rc;
@@ -263,6 +309,7 @@ static int parse_consumers(struct pstate *s, struct ctable *t)
 		const char *at;
 		uint64_t offset = 0;
 		int64_t ms = 0;
+		int uncommitted = 0;
 		skip_ws(s);
 		at = s->p;
 		if ((rc = parse_string(s, name)))
@@ -275,9 +322,11 @@ static int parse_consumers(struct pstate *s, struct ctable *t)
 			s->p = at;
 			return perr(s, "duplicate consumer name");
 		}
-		if ((rc = expect(s, ':')) || (rc = parse_entry(s, &offset, &ms)))
+		if ((rc = expect(s, ':')) ||
+		    (rc = parse_entry(s, v2, &offset, &ms, &uncommitted)))
 			return rc;
-		rc = elog__ctable_set(t, name, offset, ms);
+		rc = uncommitted ? elog__ctable_create(t, name, offset, ms)
+		                 : elog__ctable_set(t, name, offset, ms);
 		if (rc == ELOG_TOOMANY)
 			return perr(s, "more consumers than the limit");
 		if (rc)
@@ -305,11 +354,12 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	}
 	if ((rc = expect(s, ':')) || (rc = parse_uint(s, UINT32_MAX, &version)))
 		return rc;
-	if (version != CONSUMERS_FORMAT)
+	if (version != CONSUMERS_FORMAT && version != CONSUMERS_FORMAT_UNCOMMITTED)
 		return elog__errmsg_set(s->msg, ELOG_BADVERSION,
 		                        FN_CONSUMERS ": format version %llu, this build "
-		                                     "reads version %u",
-		                        (unsigned long long)version, CONSUMERS_FORMAT);
+		                                     "reads versions %u and %u",
+		                        (unsigned long long)version, CONSUMERS_FORMAT,
+		                        CONSUMERS_FORMAT_UNCOMMITTED);
 	while (eat(s, ',')) {
 		const char *at;
 		skip_ws(s);
@@ -324,7 +374,8 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 			s->p = at;
 			return perr(s, "duplicate member");
 		}
-		if ((rc = expect(s, ':')) || (rc = parse_consumers(s, t)))
+		if ((rc = expect(s, ':')) ||
+		    (rc = parse_consumers(s, version == CONSUMERS_FORMAT_UNCOMMITTED, t)))
 			return rc;
 		have_consumers = 1;
 	}
@@ -358,18 +409,23 @@ int elog__ctable_format(const struct ctable *t, char **text, size_t *len)
 {
 	size_t cap = 64 + t->n * ENTRY_MAX, n = 0;
 	char *buf = malloc(cap);
+	unsigned version = CONSUMERS_FORMAT;
 
 	if (!buf)
 		return ENOMEM;
-	n += (size_t)snprintf(buf + n, cap - n, "{\n  \"version\": %u,\n  \"consumers\": {",
-	                      CONSUMERS_FORMAT);
 	for (size_t i = 0; i < t->n; i++)
-		n += (size_t)snprintf(buf + n, cap - n,
-		                      "%s\n    \"%s\": {\"offset\": %llu, "
-		                      "\"committed_ms\": %lld}",
-		                      i ? "," : "", t->v[i].name,
-		                      (unsigned long long)t->v[i].offset,
-		                      (long long)t->v[i].committed_ms);
+		if (t->v[i].uncommitted)
+			version = CONSUMERS_FORMAT_UNCOMMITTED;
+	n += (size_t)snprintf(buf + n, cap - n, "{\n  \"version\": %u,\n  \"consumers\": {",
+	                      version);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct elog_consumer *c = &t->v[i];
+		n += (size_t)snprintf(buf + n, cap - n, "%s\n    \"%s\": {\"%s\": %llu, \"%s\": %lld}",
+		                      i ? "," : "", c->name, c->uncommitted ? "next" : "offset",
+		                      (unsigned long long)(c->uncommitted ? c->next : c->offset),
+		                      c->uncommitted ? "created_ms" : "committed_ms",
+		                      (long long)c->committed_ms);
+	}
 	n += (size_t)snprintf(buf + n, cap - n, "%s}\n}\n", t->n ? "\n  " : "");
 	*text = buf;
 	*len = n;

@@ -14,6 +14,10 @@
 #include "base.h"
 
 #define CONSUMERS_FORMAT 1u
+/* Version 2: a consumer may be created and not yet committed ("next" and
+ * "created_ms" instead of "offset" and "committed_ms").  A table without
+ * one is written as version 1, which older builds read. */
+#define CONSUMERS_FORMAT_UNCOMMITTED 2u
 /* A file larger than this is corrupt: ELOG_CONSUMERS_MAX entries of the
  * longest name and largest numbers take about 600 KiB. */
 #define CONSUMERS_FILE_MAX (1u << 20)
@@ -30,6 +34,10 @@ ssize_t elog__ctable_find(const struct ctable *t, const char *name);
 /* Set name's offset and time, adding it in order when it is new.
  * 0, ELOG_TOOMANY, ENOMEM. */
 int elog__ctable_set(struct ctable *t, const char *name, uint64_t offset, int64_t committed_ms);
+/* Add name, uncommitted, with next as the first offset it has to read,
+ * unless it is there: 0 added, 1 there already (unchanged), ELOG_TOOMANY,
+ * ENOMEM. */
+int elog__ctable_create(struct ctable *t, const char *name, uint64_t next, int64_t created_ms);
 void elog__ctable_remove(struct ctable *t, size_t i);
 
 /* Parse the text of consumers.json (len bytes, need not be NUL-terminated)

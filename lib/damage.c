@@ -134,15 +134,15 @@ static void consumers_behind(const struct ctable *t, uint64_t last, char *buf, s
 {
 	size_t shown = 0, more = 0, behind = 0;
 	for (size_t i = 0; i < t->n; i++)
-		behind += t->v[i].offset < last;
+		behind += t->v[i].next <= last;
 	for (size_t i = 0; i < t->n; i++) {
-		if (t->v[i].offset >= last)
+		if (t->v[i].next > last)
 			continue;
 		if (shown == 4) {
 			more++;
 			continue;
 		}
-		add(buf, size, len, "%s%s (at %llu)",
+		add(buf, size, len, t->v[i].uncommitted ? "%s%s (not yet committed)" : "%s%s (at %llu)",
 		    shown        ? ", "
 		    : behind > 1 ? "; consumers behind them: "
 		                 : "; consumer behind them: ",

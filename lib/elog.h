@@ -277,12 +277,22 @@ struct elog_consumer {
 	                        * consumer read them, not acknowledged */
 	uint64_t lost_first;  /* when lost: the first and last of them */
 	uint64_t lost_last;
+	uint64_t next;   /* the first offset it has yet to read: offset + 1,
+	                  * or where it was created */
+	int uncommitted; /* created (elog_consumer_create()), never committed:
+	                  * offset is 0 and means nothing, committed_ms is
+	                  * when it was created */
 };
 
 /* 0 when name is a valid consumer name, else ELOG_BADNAME. */
 int elog_consumer_name_check(const char *name);
-/* Commit offset as consumer name's last processed record. */
+/* Commit offset as consumer name's last processed record (creating the
+ * consumer when there is none of that name). */
 int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg);
+/* Create consumer name before the log's first record, uncommitted, so
+ * that retention's protect keeps every record for it; 0 and no change
+ * when it exists. */
+int elog_consumer_create(const char *dir, const char *name, char *msg);
 /* Read consumer name's entry into *c. */
 int elog_consumer_get(const char *dir, const char *name, struct elog_consumer *c, char *msg);
 /* Every consumer, sorted by name, in a malloc'ed array (NULL for none). */
@@ -566,6 +576,11 @@ struct elog_summary {
 	uint64_t lost; /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;
 	                          * records leaves them out */
+	/* Whole records past the durable end, written by a writer that is
+	 * gone: the next writer publishes them, or cuts them (pending_cut)
+	 * after a failed sync.  0 while a writer is open or unknown. */
+	uint64_t pending;
+	int pending_cut;
 };
 /* Fill *s for the log DIR; free it with elog_summary_free(). */
 int elog_summary_read(const char *dir, struct elog_summary *s, char *msg);

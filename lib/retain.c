@@ -148,8 +148,8 @@ static void interest_of(struct interest *c)
 		return;
 	}
 	for (size_t i = 0; i < c->t.n; i++)
-		if (c->t.v[i].offset + 1 < c->next) {
-			c->next = c->t.v[i].offset + 1;
+		if (c->t.v[i].next < c->next) {
+			c->next = c->t.v[i].next;
 			c->who = c->t.v[i].name;
 		}
 }
@@ -162,7 +162,7 @@ static int losses(struct maint *m, const struct elog_retain_opts *o, struct elog
 	int err;
 	for (size_t i = 0; i < c->t.n; i++) {
 		const struct elog_consumer *e = &c->t.v[i];
-		uint64_t lo = e->offset + 1, hi = res->start_after - 1;
+		uint64_t lo = e->next, hi = res->start_after - 1;
 		if (lo < res->start_before)
 			lo = res->start_before;
 		if (res->start_after == 0 || lo > hi)
@@ -183,7 +183,7 @@ static void report_losses(const struct elog_retain_opts *o, const struct elog_re
 {
 	for (size_t i = 0; i < c->t.n; i++) {
 		const struct elog_consumer *e = &c->t.v[i];
-		uint64_t lo = e->offset + 1, hi = res->start_after - 1;
+		uint64_t lo = e->next, hi = res->start_after - 1;
 		if (lo < res->start_before)
 			lo = res->start_before;
 		if (res->start_after == 0 || lo > hi)

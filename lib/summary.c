@@ -6,7 +6,8 @@
  * the directory, reads the settings and the watermark, reads the first
  * record of the first segment, and in the newest segment holding durable
  * records loads the sparse index and scans at most SAMPLE_BYTES of records
- * before the durable end.  Everything else is derived (see elog_summary in
+ * before the durable end, and past the durable end the records a writer
+ * that is gone left.  Everything else is derived (see elog_summary in
  * elog.h for what each figure means exactly).
  */
 #include <errno.h>
@@ -278,6 +279,53 @@ static void holders(struct sum *u)
 	free(p);
 }
 
+/* The whole records past the durable end, from the durable bytes of the
+ * watermark's segment through the newest segment, up to the first that is
+ * incomplete or damaged or whose offset does not increase: the records
+ * the next writer's recovery publishes (elog__recover_active()), or cuts
+ * when LOCK records a failed sync.  Counted only when no writer is open
+ * and none holds LOCK: otherwise they may be a batch in flight, which its
+ * writer publishes itself.  Read without a lock, as every figure here. */
+static void count_pending(struct sum *u)
+{
+	struct elog_summary *s = u->s;
+	struct lock_state ls;
+	uint64_t next = u->wm.durable_end;
+
+	if (!s->writers_known || s->nwriters > 0 || s->batch_pid > 0)
+		return;
+	for (size_t i = 0; i < u->sl.n; i++) {
+		struct scan sc;
+		struct elog_record rec;
+		struct stat st;
+		uint64_t at, base = u->sl.base[i];
+		uint32_t flags;
+		int fd, err = 0;
+		if (base < u->wm.segment_base)
+			continue;
+		if (elog__seg_open(u->dfd, base, O_RDONLY, &fd, &flags, &st, NULL) != 0)
+			break; /* gone, or damaged: nothing past it is whole */
+		uint64_t from = base == u->wm.segment_base ? u->wm.segment_bytes : SEG_HDR;
+		if (from < SEG_HDR) /* no watermark yet: nothing durable */
+			from = SEG_HDR;
+		if (elog__scan_init(&sc, fd, base, from, UINT64_MAX) == 0) {
+			while ((err = elog__scan_next(&sc, &rec, &at)) == 0 && rec.offset >= next) {
+				next = rec.offset + 1;
+				s->pending++;
+			}
+			elog__scan_free(&sc);
+		}
+		close(fd);
+		if (err != ELOG_END) /* the valid part ends here */
+			break;
+	}
+	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
+	if (fd >= 0 && s->pending > 0 && elog__lock_state_read(fd, &ls) == 0 && ls.valid)
+		s->pending_cut = ls.sick != 0;
+	if (fd >= 0)
+		close(fd);
+}
+
 static int summarize(struct sum *u)
 {
 	struct elog_summary *s = u->s;
@@ -324,6 +372,7 @@ static int summarize(struct sum *u)
 	                   s->copy_last_ms == INT64_MIN &&
 	                   fstatat(u->dfd, FN_COMPACT_STATE, &st, AT_SYMLINK_NOFOLLOW) < 0;
 	holders(u);
+	count_pending(u);
 	return 0;
 }
 

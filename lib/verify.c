@@ -1299,7 +1299,7 @@ static void check_consumers(struct verify *v)
 	}
 	if (v->wm_state == WM_OK) {
 		for (size_t i = 0; i < t.n; i++)
-			if (t.v[i].offset >= v->wm.durable_end)
+			if (!t.v[i].uncommitted && t.v[i].offset >= v->wm.durable_end)
 				report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS,
 				       "consumer %s committed offset %llu, at or above the "
 				       "durable end %llu: the log lost records it had read",

@@ -1785,6 +1785,21 @@ static int writers_join(elog *w, int exclusive, int64_t given_ms)
 	                        who);
 }
 
+/* mkdir of a new log's directory found no parent: name the parent, which
+ * is what is missing, rather than the log. */
+static int parent_missing(char *msg, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/') /* its trailing slashes, */
+		n--;
+	while (n > 0 && dir[n - 1] != '/') /* its last name, */
+		n--;
+	while (n > 1 && dir[n - 1] == '/') /* and the slashes before it */
+		n--;
+	return elog__errmsg_set(msg, ENOENT, "its parent directory %.*s does not exist: make it first",
+	                        n ? (int)n : 1, n ? dir : ".");
+}
+
 static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 {
 	int err, moved;
@@ -1794,7 +1809,9 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->dfd < 0 && errno == ENOENT && opt && opt->create) {
 		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-			return elog__errmsg_set(w->msg, errno, "%s", elog_strerror(errno));
+			return errno == ENOENT ? parent_missing(w->msg, dir)
+			                       : elog__errmsg_set(w->msg, errno, "%s",
+			                                          elog_strerror(errno));
 		w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (w->dfd < 0)

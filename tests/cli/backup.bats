@@ -48,7 +48,7 @@ holds_acked_prefix() {
 @test "backup: the file copy of a log being written holds an acknowledged prefix and verifies" {
 	command -v flock >/dev/null || skip "no flock(1)"
 	printf 'first\n' | elog-append --segment-bytes 4K "$LOG"
-	elog-commit "$LOG" reader 0
+	elog-commit --create "$LOG" reader 0
 	start_writer
 	local k acked
 	for k in 1 2 3 4 5; do
@@ -84,7 +84,7 @@ holds_acked_prefix() {
 @test "backup: the file copy keeps the log's id, settings and consumers" {
 	command -v flock >/dev/null || skip "no flock(1)"
 	seq 1 500 | elog-append --segment-bytes 4K --cleanup compact "$LOG"
-	elog-commit "$LOG" c1 42
+	elog-commit --create "$LOG" c1 42
 	backup "$LOG" "$T/copy"
 	[ "$(elog-cat -L --json "$T/copy" | jq -c '[.id, .segment_bytes, .compaction.cleanup]')" = \
 	  "$(elog-cat -L --json "$LOG" | jq -c '[.id, .segment_bytes, .compaction.cleanup]')" ]
@@ -154,7 +154,7 @@ holds_acked_prefix() {
 
 @test "backup: a log nobody writes or maintains copies whole with cp -a" {
 	seq 1 500 | elog-append --segment-bytes 4K "$LOG"
-	elog-commit "$LOG" c1 7
+	elog-commit --create "$LOG" c1 7
 	cp -a "$LOG" "$T/copy"
 	cmp <(elog-cat "$LOG") <(elog-cat "$T/copy")
 	run elog-verify "$T/copy"
@@ -187,7 +187,7 @@ holds_acked_prefix() {
 
 @test "backup: the JSON copy is a new log: its own id, settings as given, no consumers" {
 	seq 1 50 | elog-append --cleanup compact "$LOG"
-	elog-commit "$LOG" c1 9
+	elog-commit --create "$LOG" c1 9
 	elog-cat "$LOG" | elog-append --json --keep-offsets --segment-bytes 8K "$T/copy"
 	[ "$(elog-cat -L --json "$T/copy" | jq .id)" != "$(elog-cat -L --json "$LOG" | jq .id)" ]
 	[ "$(elog-cat -L --json "$T/copy" | jq -c '[.segment_bytes, .compaction.cleanup]')" = '[8192,"delete"]' ]

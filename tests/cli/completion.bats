@@ -118,8 +118,8 @@ complete_words() {
 }
 
 @test "completion: elog-commit DIR NAME completes consumer names" {
-	elog-commit events mailer 0
-	elog-commit events uplink 0
+	elog-commit --create events mailer 0
+	elog-commit --create events uplink 0
 	complete_words elog-commit events ''
 	[ "$reply" = "$(printf '%s\n' mailer uplink)" ]
 	complete_words elog-commit -T events up
@@ -131,7 +131,7 @@ complete_words() {
 }
 
 @test "completion: elog-commit -l and --log-id take DIR alone; -d and --ack-loss DIR NAME" {
-	elog-commit events mailer 0
+	elog-commit --create events mailer 0
 	complete_words elog-commit -l ev
 	[ "$reply" = events ]
 	complete_words elog-commit -l events ''

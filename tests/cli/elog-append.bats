@@ -396,11 +396,22 @@ elapsed_since() {
 	[ "$status" -eq 0 ] && [ "$output" = 1 ]
 }
 
-@test "append: the parent directory must exist" {
+@test "append: the parent directory must exist, and the message names it" {
 	run --separate-stderr elog-append "$T/missing/log" < <(echo a)
 	[ "$status" -eq 5 ] && [ "$output" = "" ]
-	[ "$stderr" = "elog-append: $T/missing/log: no such file or directory" ]
+	[ "$stderr" = "elog-append: $T/missing/log: its parent directory $T/missing does not exist: make it first" ]
 	[ ! -e "$T/missing" ]
+	run --separate-stderr elog-append "$T/missing//log//" < <(echo a)
+	[ "$stderr" = "elog-append: $T/missing//log//: its parent directory $T/missing does not exist: make it first" ]
+	cd "$T"
+	run --separate-stderr elog-append missing/log < <(echo a)
+	[ "$stderr" = "elog-append: missing/log: its parent directory missing does not exist: make it first" ]
+	# A log in a directory that does not exist either, named alone: the
+	# working directory's parent is not what is missing.
+	mkdir gone && cd gone && rmdir ../gone
+	run --separate-stderr elog-append log < <(echo a)
+	[ "$status" -eq 5 ]
+	[ "$stderr" = "elog-append: log: its parent directory . does not exist: make it first" ]
 }
 
 @test "append: a parent that is a file" {

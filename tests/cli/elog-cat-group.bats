@@ -10,7 +10,7 @@ ten() {
 
 @test "cat -g: resumes exactly after the committed offset" {
 	ten
-	elog-commit "$LOG" uplink 4
+	elog-commit --create "$LOG" uplink 4
 	run --separate-stderr elog-cat -g uplink -F '%o ' "$LOG"
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
 	[ "$output" = "5 6 7 8 9 " ]
@@ -30,7 +30,7 @@ ten() {
 	[ "$status" -eq 1 ]
 	[ "$output" = "" ]
 	[ "$stderr" = "elog-cat: $LOG: no consumer \"newcomer\" (without --existing, it would start at the beginning of the log)" ]
-	elog-commit "$LOG" newcomer 7
+	elog-commit --create "$LOG" newcomer 7
 	run --separate-stderr elog-cat -g newcomer --existing -F '%o ' "$LOG"
 	[ "$status" -eq 0 ]
 	[ "$output" = "8 9 " ]
@@ -44,22 +44,22 @@ ten() {
 
 @test "cat -g: a consumer at the end prints nothing" {
 	ten
-	elog-commit "$LOG" uplink 9
+	elog-commit --create "$LOG" uplink 9
 	run --separate-stderr elog-cat -g uplink "$LOG"
 	[ "$status" -eq 0 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
 }
 
 @test "cat -g: moving the committed offset back replays" {
 	ten
-	elog-commit "$LOG" uplink 8
-	elog-commit "$LOG" uplink 1
+	elog-commit --create "$LOG" uplink 8
+	elog-commit --create "$LOG" uplink 1
 	run elog-cat -g uplink -c 2 -F '%o ' "$LOG"
 	[ "$status" -eq 0 ] && [ "$output" = "2 3 " ]
 }
 
 @test "cat -g: follows new records after the committed offset" {
 	ten
-	elog-commit "$LOG" uplink 7
+	elog-commit --create "$LOG" uplink 7
 	background elog-cat -g uplink -f -F '%o\n' "$LOG" >"$T/out"
 	wait_lines "$T/out" 2
 	seq 10 12 | elog-append "$LOG"
@@ -69,7 +69,7 @@ ten() {
 
 @test "cat -g: records removed by retention after the committed offset are a gap" {
 	seq 0 299 | elog-append --segment-bytes 4K "$LOG"
-	elog-commit "$LOG" slow 5
+	elog-commit --create "$LOG" slow 5
 	elog-retain --max-bytes 8K "$LOG"
 	first=$(elog-cat -c 1 -F '%o' "$LOG")
 	[ "$first" -gt 6 ]
@@ -97,7 +97,7 @@ ten() {
 
 @test "cat -g: a damaged consumers.json is an error, not a silent start" {
 	ten
-	elog-commit "$LOG" uplink 3
+	elog-commit --create "$LOG" uplink 3
 	printf '{"version":1,"consumers":{"uplink":' >"$LOG/consumers.json"
 	run --separate-stderr elog-cat -g uplink "$LOG"
 	[ "$status" -eq 4 ] && [ "$output" = "" ]

@@ -137,3 +137,17 @@ WINDOWS="0:999999 998000:1001000 1005000:1010000 1012345:1012345
 	run --separate-stderr elog-cat --since @1010000 --until @1013000 -k nope "$LOG"
 	[ "$status" -eq 1 ] && [ "$output" = "" ] && [ "$stderr" = "" ]
 }
+
+@test "window: --since later than --until is bad usage, not an empty answer" {
+	seq 3 | elog-append "$LOG"
+	run --separate-stderr elog-cat --since 2026-12-01 --until 2026-11-30 "$LOG"
+	[ "$status" -eq 2 ] && [ "$output" = "" ]
+	[ "$stderr" = "elog-cat: --since 2026-12-01 is later than --until 2026-11-30: nothing lies between
+Try 'elog-cat --help'." ]
+	run --separate-stderr elog-cat --reverse --since -1h --until -2h "$LOG"
+	[ "$status" -eq 2 ]
+	# One instant is a window.
+	run elog-cat -v --since @0 --until @0 "$LOG"
+	[ "$status" -eq 0 ] && [ "$output" = "" ]
+	grep -q 'later than' "$BATS_TEST_DIRNAME/../../man/elog-cat.1"
+}

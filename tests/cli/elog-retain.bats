@@ -127,6 +127,24 @@ first() { ls "$L" | grep '^[0-9]\{20\}\.log$' | head -1; }
 	[ "$status" -eq 0 ] && [ "$(first)" != 00000000000000000000.log ]
 }
 
+@test "--set: another maintenance run holding the lock gives status 3 at once, --wait waits, as the page says" {
+	fill
+	mkfifo "$T/go"
+	flock "$L/maint.lock" sh -c "read x <'$T/go'" & PID=$!
+	while flock -n "$L/maint.lock" true; do sleep 0.05; done
+	run --separate-stderr "$B/elog-retain" --set retain-bytes=5G "$L"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" =~ ^elog-retain:\ $L:\ another\ maintenance\ run\ holds\ maint\.lock ]]
+	! grep -qx 'retain_bytes 5368709120' "$L/settings"
+	"$B/elog-retain" --wait --set retain-bytes=5G "$L" & W=$!
+	echo go > "$T/go"
+	wait "$W"
+	grep -qx 'retain_bytes 5368709120' "$L/settings"
+	# What elog-retain(1) says of it, in words.
+	mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/elog-retain.1" | col -b | tr -s ' \n\t' '   ' |
+		grep -q 'when another maintenance program holds it, --set exits with status 3 at once and changes nothing, unless --wait is given'
+}
+
 @test "retain: runs beside a live writer, which goes on" {
 	fill
 	(sleep 3 | "$B/elog-append" "$L") & PID=$!
@@ -354,8 +372,8 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: a consumer losing unread records is named on stderr, with the command that acknowledges it" {
 	fill
-	"$B/elog-commit" "$L" uplink 99
-	"$B/elog-commit" "$L" fast 1990
+	"$B/elog-commit" --create "$L" uplink 99
+	"$B/elog-commit" --create "$L" fast 1990
 	run --separate-stderr "$B/elog-retain" --max-bytes 20K "$L"
 	[ "$status" -eq 0 ] && [ "$output" = "" ]
 	s=$(start)
@@ -364,7 +382,7 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: -v prints each loss after the segments, -n what would be lost, recording nothing" {
 	fill
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	run --separate-stderr "$B/elog-retain" -n --max-bytes 20K "$L"
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
 	[[ "${lines[-1]}" =~ ^would\ lose\ uplink\ offsets\ 100-([0-9]+)\ records\ ([0-9]+)$ ]]
@@ -379,8 +397,8 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: retain.last lists them after the time" {
 	fill
-	"$B/elog-commit" "$L" a 9
-	"$B/elog-commit" "$L" b 99
+	"$B/elog-commit" --create "$L" a 9
+	"$B/elog-commit" --create "$L" b 99
 	"$B/elog-retain" --max-bytes 20K "$L" 2>/dev/null
 	s=$(start)
 	run cat "$L/retain.last"
@@ -392,15 +410,15 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: elog-commit -l keeps the loss after the consumer moves past it, until --ack-loss" {
 	fill
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	"$B/elog-retain" --max-bytes 20K "$L" 2>/dev/null
 	s=$(start)
-	"$B/elog-commit" "$L" uplink 1999
+	"$B/elog-commit" --create "$L" uplink 1999
 	run "$B/elog-commit" -l "$L"
 	[[ "${lines[1]}" =~ ^uplink\ +1999\ +0\ [0-9T:.Z-]+\ LOST\ $((s - 100))\ to\ retention\ \(offsets\ 100-$((s - 1))\)$ ]]
 	# Commits keep it, and consumers.json stays in the format older
 	# versions read.
-	"$B/elog-commit" "$L" other 5
+	"$B/elog-commit" --create "$L" other 5
 	[ "$("$B/elog-commit" -l --json "$L" | jq -c 'select(.name == "uplink") | [.lost, .lost_first, .lost_last]')" = "[$((s - 100)),100,$((s - 1))]" ]
 	! grep -q lost "$L/consumers.json"
 	run --separate-stderr "$B/elog-commit" --ack-loss "$L" uplink
@@ -412,7 +430,7 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: a second run adds to the loss, counting every offset once" {
 	fill
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	"$B/elog-retain" --max-bytes 40K "$L" 2>/dev/null
 	s1=$(start)
 	run --separate-stderr "$B/elog-retain" --max-bytes 20K "$L"
@@ -425,13 +443,13 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 
 @test "losses: a consumer behind the start still shows what it cannot read after --ack-loss" {
 	fill
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	"$B/elog-retain" --max-bytes 20K "$L" 2>/dev/null
 	s=$(start)
 	"$B/elog-commit" --ack-loss "$L" uplink
 	[ "$("$B/elog-commit" -l --json "$L" | jq -c '[.lost, .lost_first, .lost_last]')" = "[$((s - 100)),100,$((s - 1))]" ]
 	# Reading on gets it past the gap, and the mark goes.
-	"$B/elog-commit" "$L" uplink "$s"
+	"$B/elog-commit" --create "$L" uplink "$s"
 	[ "$("$B/elog-commit" -l --json "$L" | jq -c '.lost')" = 0 ]
 }
 
@@ -439,14 +457,14 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 	fill
 	run --separate-stderr "$B/elog-commit" --ack-loss "$L" nobody
 	[ "$status" -eq 1 ] && [ "$stderr" = "elog-commit: $L: no consumer \"nobody\"" ]
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	run "$B/elog-commit" --ack-loss "$L" uplink
 	[ "$status" -eq 0 ]
 	"$B/elog-retain" --max-bytes 20K "$L" 2>/dev/null
 	grep -q '^uplink retention ' "$L/consumers.lost"
 	"$B/elog-commit" -d "$L" uplink
 	[ ! -e "$L/consumers.lost" ]
-	"$B/elog-commit" "$L" uplink 1999
+	"$B/elog-commit" --create "$L" uplink 1999
 	[ "$("$B/elog-commit" -l --json "$L" | jq -c '.lost')" = 0 ]
 }
 
@@ -463,8 +481,8 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 	fill
 	"$B/elog-retain" --set retain-consumers=protect "$L"
 	grep -qx 'retain_consumers protect' "$L/settings"
-	"$B/elog-commit" "$L" uplink 1000
-	"$B/elog-commit" "$L" fast 1990
+	"$B/elog-commit" --create "$L" uplink 1000
+	"$B/elog-commit" --create "$L" fast 1990
 	run --separate-stderr "$B/elog-retain" -v --max-age 7d "$L"
 	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
 	s=$(start)
@@ -472,15 +490,40 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 	[[ "${lines[-1]}" =~ ^kept\ [0-9]{20}\.log\ offsets\ $s-[0-9]+\ newest\ [0-9T:.Z-]+:\ consumer\ uplink\ has\ not\ read\ it\ \(retain-consumers=protect\)$ ]]
 	[ "$("$B/elog-commit" -l --json "$L" | jq -s -c 'map(.lost)')" = "[0,0]" ]
 	# Reading on lets it go.
-	"$B/elog-commit" "$L" uplink 1990
+	"$B/elog-commit" --create "$L" uplink 1990
 	"$B/elog-retain" --max-age 7d "$L"
 	[ "$(start)" -gt 1900 ]
+}
+
+@test "protect: a consumer created before it committed keeps every record from the first" {
+	fill
+	"$B/elog-retain" --set retain-consumers=protect "$L"
+	"$B/elog-commit" --create "$L" shipper
+	run --separate-stderr "$B/elog-retain" -v --max-age 7d "$L"
+	[ "$status" -eq 0 ] && [ "$stderr" = "" ]
+	[ "$(start)" = 0 ]
+	[[ "${lines[-1]}" =~ ^kept\ 00000000000000000000\.log\ offsets\ 0-[0-9]+\ newest\ [0-9T:.Z-]+:\ consumer\ shipper\ has\ not\ read\ it\ \(retain-consumers=protect\)$ ]]
+	[ "$("$B/elog-commit" -l --json "$L" | jq -c '[.name, .offset, .next, .lost]')" = '["shipper",null,0,0]' ]
+	# Its first commit lets what it read go.
+	"$B/elog-commit" "$L" shipper 1990
+	"$B/elog-retain" --max-age 7d "$L"
+	[ "$(start)" -gt 1900 ]
+}
+
+@test "report: a consumer created before it committed is told its loss from the first record" {
+	fill
+	"$B/elog-commit" --create "$L" shipper
+	run --separate-stderr "$B/elog-retain" --max-age 7d "$L"
+	[ "$status" -eq 0 ]
+	s=$(start)
+	[ "$s" -gt 0 ]
+	[ "$("$B/elog-commit" -l --json "$L" | jq -c '[.offset, .next, .lost, .lost_first, .lost_last]')" = "[null,0,$s,0,$((s - 1))]" ]
 }
 
 @test "protect: a size limit still removes unread records, and says so" {
 	fill
 	"$B/elog-retain" --set retain-consumers=protect "$L"
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	run --separate-stderr "$B/elog-retain" -v --max-bytes 20K "$L"
 	[ "$status" -eq 0 ]
 	s=$(start)
@@ -496,7 +539,7 @@ damage_header() { printf 'X' | dd of="$L/$1" bs=1 seek=3 conv=notrunc 2>/dev/nul
 	"$B/elog-retain" --set retain-consumers=protect "$L"
 	"$B/elog-retain" --set retain-consumers=report "$L"
 	grep -qx 'retain_consumers report' "$L/settings"
-	"$B/elog-commit" "$L" uplink 99
+	"$B/elog-commit" --create "$L" uplink 99
 	"$B/elog-retain" --max-age 7d "$L" 2>/dev/null
 	[ "$(start)" -gt 1900 ]
 }

@@ -290,7 +290,7 @@ flip() {
 }
 
 @test "a malformed consumers.json is damage with its byte position" {
-	"$B/elog-commit" "$L" app 5
+	"$B/elog-commit" --create "$L" app 5
 	printf '{"version":1,"consumers":{"app":{"offset":x}}}' > "$L/consumers.json"
 	run "$B/elog-verify" "$L"
 	[ "$status" -eq 1 ]
@@ -365,4 +365,20 @@ flip() {
 	touch "$T/stop"
 	wait "$PID"
 	PID=
+}
+
+@test "records a killed writer left past the durable end: a warning, not damage" {
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append "$L" <<<"unacked" || true
+	run elog-verify "$L"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$ACTIVE: warning: 1 whole record past the durable end, written by a writer that is gone; the next writer publishes it" ]
+	run elog-verify --json "$L"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -c '[.kind, .byte]')" = '["warning",null]' ]
+	run elog-verify -q "$L"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	elog-append "$L" </dev/null
+	run elog-verify "$L"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
 }

@@ -185,7 +185,7 @@ mount_tmpfs() {
 		'$B/elog-append' -p --batch 100 --segment-bytes 65536 '$MNT/log' > '$T/acked'"
 	echo "$output"
 	[ "$status" -eq 5 ]
-	[[ "$output" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
+	[[ "${lines[0]}" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
 	acked=$(wc -l < "$T/acked")
 	[ "$acked" -gt 1000 ]
 	[ "$(tail -1 "$T/acked")" -eq $((acked - 1)) ]
@@ -208,6 +208,79 @@ mount_tmpfs() {
 	"$B/elog-cat" -F '%o\n' "$MNT/log" | head -n "$acked" | cmp - "$T/acked"
 	run "$B/elog-verify" "$MNT/log"
 	[ "$status" -eq 0 ]
+}
+
+# The producer of elog-append(1)'s EXAMPLES, resuming by the rule of
+# "Resuming after a failure": $1, the input file; $2, the log; $3, a
+# command that fixes the cause after a failure (here: room on the disk);
+# more arguments are options of elog-append.
+resend_by_the_rule() {
+	local done=0 first tries=0 in=$1 log=$2 fix=$3
+	shift 3
+	until tail -n +$((done + 1)) "$in" | elog-append -p "$@" "$log" >"$T/acked" 2>"$T/err"; do
+		case $? in 3|4|5) ;; *) cat "$T/err"; return 1 ;; esac
+		cat "$T/err"
+		done=$((done + $(wc -l <"$T/acked")))
+		first=$(sed -n 's/.* written at offsets \([0-9]*\)-.*/\1/p' "$T/err")
+		$fix
+		until elog-append "$log" </dev/null; do sleep 1; done
+		[ -z "$first" ] ||
+			done=$((done + $(elog-cat -o "$first" -F '%o\n' "$log" | wc -l)))
+		[ $((tries += 1)) -lt 5 ] || return 1
+	done
+}
+
+@test "a full disk: every durable record is acknowledged, and the message says where the input stands" {
+	mount_tmpfs 2M
+	run bash -c "seq 1 100000 | elog-append -p '$MNT/log' > '$T/acked'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" =~ ^elog-append:\ $MNT/log:\ .*[Nn]o\ space\ left\ on\ device$ ]]
+	acked=$(wc -l < "$T/acked")
+	[ "$acked" -gt 1000 ]
+	# Before any other writer opens the log: the acknowledged records
+	# are exactly the durable ones.
+	elog-cat -F '%o\n' "$MNT/log" | cmp - "$T/acked"
+	re="^elog-append: $MNT/log: lines 1-$acked are durable; lines $((acked + 1))-([0-9]+) were written at offsets $acked-([0-9]+) but not synced: the next writer publishes those written whole, or cuts them all after a failed sync; lines from ([0-9]+) on were not written$"
+	[[ "${lines[1]}" =~ $re ]]
+	last=${BASH_REMATCH[1]}
+	[ "${BASH_REMATCH[2]}" -eq $((last - 1)) ]
+	[ "${BASH_REMATCH[3]}" -eq $((last + 1)) ]
+	# Room again: the next writer publishes the first of the written
+	# lines, those written whole, at the offsets given.
+	mount -o remount,size=16M "$MNT"
+	elog-append "$MNT/log" </dev/null
+	n=$(elog-cat -F '%o\n' "$MNT/log" | wc -l)
+	[ "$n" -ge "$acked" ] && [ "$n" -le "$last" ]
+	[ "$(elog-cat -v "$MNT/log")" = "$(seq 1 "$n")" ]
+}
+
+@test "a full disk: a producer that resends by elog-append(1)'s rule loses no line and duplicates none" {
+	mount_tmpfs 2M
+	seq 1 100000 > "$T/input"
+	run resend_by_the_rule "$T/input" "$MNT/log" "mount -o remount,size=16M $MNT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no space left on device"* ]]
+	elog-cat -v "$MNT/log" | cmp - "$T/input"
+	grep -q 'Resuming after a failure' "$BATS_TEST_DIRNAME/../../man/elog-append.1"
+}
+
+@test "a full disk under --json: the same report, by line of JSON, and the same rule" {
+	mount_tmpfs 2M
+	seq 1 150000 | sed 's/.*/{"key":"k","value":"&"}/' > "$T/input"
+	run bash -c "elog-append --json -p '$MNT/log' < '$T/input' > '$T/acked'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	acked=$(wc -l < "$T/acked")
+	elog-cat -F '%o\n' "$MNT/log" | cmp - "$T/acked"
+	[[ "${lines[1]}" =~ ^elog-append:\ $MNT/log:\ lines\ 1-$acked\ are\ durable\;\ lines\ $((acked + 1))-[0-9]+\ were\ written ]]
+	# The producer, from the start on an empty disk of the same size.
+	umount "$MNT" && mount -t tmpfs -o size=2M tmpfs "$MNT"
+	run resend_by_the_rule "$T/input" "$MNT/log" "mount -o remount,size=16M $MNT" --json
+	[ "$status" -eq 0 ]
+	elog-cat "$MNT/log" | jq -c '{key, value}' | cmp - "$T/input"
 }
 
 @test "LOCK replaced by a symbolic link is refused" {
@@ -249,11 +322,11 @@ mount_tmpfs() {
 }
 
 @test "consumers.json replaced by a symbolic link is refused" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	cp "$L/consumers.json" "$T/c.json"
 	rm "$L/consumers.json"
 	ln -s "$T/c.json" "$L/consumers.json"
-	bounded "$B/elog-commit" "$L" app 4
+	bounded "$B/elog-commit" --create "$L" app 4
 	[ "$status" -ne 0 ]
 	cmp "$T/c.json" <(cat "$T/c.json")
 	grep -q '"offset": *3' "$T/c.json"
@@ -275,7 +348,7 @@ mount_tmpfs() {
 # Every program that opens the file: a one-line error naming it within
 # the time limit, never a hang (a FIFO blocks open(2) until a writer comes).
 @test "a FIFO in place of any log file is refused, never waited on" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	for f in settings watermark start "$FIRST" 00000000000000000000.idx \
 	         consumers.json compact.state LOCK maint.lock consumers.lock; do
 		rm -rf "$T/c"
@@ -321,7 +394,7 @@ mount_tmpfs() {
 # A user who can write the directory plants a hard link to a file elsewhere
 # under a name the programs write: they refuse, and the file keeps its bytes.
 @test "hard links to files elsewhere are never written through" {
-	"$B/elog-commit" "$L" app 3
+	"$B/elog-commit" --create "$L" app 3
 	echo precious > "$T/target"
 	for f in LOCK watermark maint.lock consumers.lock "$ACTIVE"; do
 		rm -rf "$T/c"
@@ -330,7 +403,7 @@ mount_tmpfs() {
 		ln "$T/target" "$T/c/$f"
 		case $f in
 		maint.lock) run timeout 10 "$B/elog-retain" --max-bytes 8K "$T/c" ;;
-		consumers.lock) run timeout 10 "$B/elog-commit" "$T/c" app 4 ;;
+		consumers.lock) run timeout 10 "$B/elog-commit" --create "$T/c" app 4 ;;
 		*) run timeout 10 "$B/elog-append" "$T/c" <<<"x" ;;
 		esac
 		echo "$f: $status: $output"
@@ -353,7 +426,7 @@ fill_disk() {
 	run bash -c "yes 0123456789012345678901234567890123456789 | head -n 100000 |
 		'$B/elog-append' --batch 100 --segment-bytes 65536 '$MNT/log'"
 	[ "$status" -eq 5 ]
-	[[ "$output" =~ [Nn]o\ space\ left\ on\ device$ ]]
+	[[ "${lines[0]}" =~ [Nn]o\ space\ left\ on\ device$ ]]
 }
 
 @test "a full disk: retention frees space, and the writer appends again" {
@@ -368,7 +441,7 @@ fill_disk() {
 	[ "$("$B/elog-cat" -F '%o\n' -n 1 "$MNT/log")" = "$last" ]
 	echo after | "$B/elog-append" "$MNT/log"
 	[ "$("$B/elog-cat" -v -n 1 "$MNT/log")" = after ]
-	"$B/elog-commit" "$MNT/log" app $((last + 1))
+	"$B/elog-commit" --create "$MNT/log" app $((last + 1))
 	run "$B/elog-verify" "$MNT/log"
 	[ "$status" -eq 0 ]
 }
@@ -438,7 +511,7 @@ as_owner() {
 	seq 1 1500 | sed 's/^\(.*\)$/k\1:a value that compresses well \1/' |
 		"$B/elog-append" -K : "$U"
 	seq 1 200 | sed 's/^/k/; s/$/:/' | "$B/elog-append" -K : "$U"
-	"$B/elog-commit" "$U" rootapp 3
+	"$B/elog-commit" --create "$U" rootapp 3
 	"$B/elog-compact" --grace 0s "$U"
 	"$B/elog-retain" --max-bytes 8K "$U"
 	"$B/elog-verify" "$U"
@@ -451,8 +524,8 @@ as_owner() {
 	[ -z "$output" ]
 	# And the owner's own programs work.
 	echo y | as_owner "$B/elog-append" "$U"
-	as_owner "$B/elog-commit" "$U" app 5
-	as_owner "$B/elog-commit" "$U" rootapp 6
+	as_owner "$B/elog-commit" --create "$U" app 5
+	as_owner "$B/elog-commit" --create "$U" rootapp 6
 	as_owner "$B/elog-compact" --grace 0s "$U"
 	as_owner "$B/elog-retain" --max-bytes 8K "$U"
 	run as_owner "$B/elog-verify" "$U"
@@ -473,7 +546,7 @@ as_owner() {
 		rm -f "$U/$f"
 		install -m 644 -o 0 -g 0 /dev/null "$U/$f"
 	done
-	as_owner "$B/elog-commit" "$U" app 5
+	as_owner "$B/elog-commit" --create "$U" app 5
 	as_owner "$B/elog-retain" --max-bytes 8K "$U"
 	as_owner "$B/elog-compact" "$U"
 }

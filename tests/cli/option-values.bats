@@ -20,6 +20,7 @@ load helpers
 	[ "$(elog-cat -v "$LOG")" = $'1\n2\n3' ]
 	printf 'k:a\nk:\n' | elog-append -K : "$LOG"
 	elog-compact --grace 0 --min-lag 0 "$LOG"
+	elog-commit --create "$LOG" uplink
 	seq 0 4 | elog-commit -e 0 "$LOG" uplink
 	[ "$(elog-commit -l --json "$LOG" | jq .offset)" = 4 ]
 	# "5" is still no duration: only 0 is the same in every unit.

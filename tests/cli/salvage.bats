@@ -81,7 +81,7 @@ pos() { echo $((32 + $1 * 66)); }
 
 @test "salvage: a consumer stuck at the damage goes on past it, told of the gap" {
 	fill
-	elog-commit "$LOG" uplink 5
+	elog-commit --create "$LOG" uplink 5
 	dd if=/dev/zero of="$LOG/$SEG0" bs=1 seek=$(pos 7) count=66 conv=notrunc 2>/dev/null
 	run --separate-stderr elog-cat -g uplink -c 3 -F '%o\n' "$LOG"
 	[ "$status" -eq 4 ] && [ "${lines[0]}" = 6 ]
@@ -181,7 +181,7 @@ pos() { echo $((32 + $1 * 66)); }
 # record's offset is lost, and new records go above the old durable end.
 case1() {
 	seq 2000 | sed 's/.*/{"n":&}/' | elog-append "$LOG"
-	elog-commit "$LOG" uplink 1500
+	elog-commit --create "$LOG" uplink 1500
 	printf Z | dd of="$LOG/$SEG0" bs=1 seek=20000 conv=notrunc 2>/dev/null
 }
 
@@ -218,7 +218,7 @@ case1() {
 
 @test "salvage: the active segment: before the repair, elog-verify says what --salvage would keep" {
 	case1
-	elog-commit "$LOG" done 1999
+	elog-commit --create "$LOG" done 1999
 	run --separate-stderr elog-verify "$LOG"
 	[ "$status" -eq 1 ]
 	[ "${lines[1]}" = "$SEG0: unreadable: offsets 542-1999 cannot be read past the damage; consumer behind them: uplink (at 1500); elog-verify --repair --salvage gets past it, keeping 1457 records and losing offset 542" ]
@@ -252,7 +252,7 @@ case1() {
 
 @test "salvage: the active segment's damaged header is rebuilt, no record lost" {
 	seq 100 | elog-append "$LOG"
-	elog-commit "$LOG" uplink 50
+	elog-commit --create "$LOG" uplink 50
 	printf 'ZZ' | dd of="$LOG/$SEG0" bs=1 seek=2 conv=notrunc 2>/dev/null
 	run -4 elog-cat "$LOG"
 	run --separate-stderr elog-verify "$LOG"
@@ -307,8 +307,8 @@ case1() {
 
 @test "salvage: elog-verify names the consumers behind damage in a closed segment" {
 	fill
-	elog-commit "$LOG" early 3
-	elog-commit "$LOG" late 100
+	elog-commit --create "$LOG" early 3
+	elog-commit --create "$LOG" late 100
 	printf '\377\377\377' | dd of="$LOG/$SEG0" bs=1 seek=$(($(pos 7) + 20)) conv=notrunc 2>/dev/null
 	run --separate-stderr elog-verify "$LOG"
 	[ "$status" -eq 1 ]

@@ -105,8 +105,8 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 
 @test "summary: retention moves the start, says when it ran, and marks a consumer behind it" {
 	fill --retain-bytes 20K
-	elog-commit "$LOG" slow 5
-	elog-commit "$LOG" fast 1990
+	elog-commit --create "$LOG" slow 5
+	elog-commit --create "$LOG" fast 1990
 	[ "$(js '.retention.max_bytes')" = 20480 ]
 	before=$(date +%s%3N)
 	elog-retain "$LOG"
@@ -131,10 +131,10 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 
 @test "summary: a loss to retention stays in -L after the consumer moves past it, until acknowledged" {
 	fill --retain-bytes 20K
-	elog-commit "$LOG" slow 5
+	elog-commit --create "$LOG" slow 5
 	elog-retain "$LOG" 2>/dev/null
 	start=$(js .start)
-	elog-commit "$LOG" slow 1999
+	elog-commit --create "$LOG" slow 1999
 	[ "$(js '.consumers[] | select(.name == "slow") | [.offset, .lag, .lost, .lost_first, .lost_last]')" = "[1999,0,$((start - 6)),6,$((start - 1))]" ]
 	run elog-cat -L "$LOG"
 	[[ "$output" == *"    slow: offset 1999, lag 0, LOST $((start - 6)) to retention (offsets 6-$((start - 1))), committed "* ]]
@@ -211,4 +211,51 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	mkdir "$T/plain"
 	run --separate-stderr elog-cat -L "$T/plain"
 	[ "$status" -eq 5 ] && [ "$stderr" = "elog-cat: $T/plain: not an elog directory (no settings file)" ]
+}
+
+# A writer killed after writing its batch, before its sync (syncfault.so):
+# its records lie past the durable end.
+killed_writer() {
+	echo first | elog-append "$LOG"
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT="$1" \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append -p "$LOG" <<<"unacked" || true
+}
+
+@test "summary: a killed writer's records past the durable end are pending until the next writer publishes them" {
+	killed_writer kill
+	run elog-cat -L "$LOG"
+	[ "${lines[2]}" = "  durable end  1" ]
+	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer publishes it" ]
+	[ "$(js '[.durable_end, .pending, .pending_cut]')" = '[1,1,false]' ]
+	elog-append "$LOG" </dev/null
+	[ "$(elog-cat -v "$LOG" | tr '\n' ' ')" = "first unacked " ]
+	run elog-cat -L "$LOG"
+	[[ "$output" != *pending* ]]
+	[ "$(js '[.durable_end, .pending]')" = '[2,0]' ]
+}
+
+@test "summary: after a failed sync the pending records are the ones the next writer cuts" {
+	killed_writer eio
+	run elog-cat -L "$LOG"
+	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
+	[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
+	elog-append "$LOG" </dev/null 2>/dev/null
+	[ "$(elog-cat -v "$LOG")" = first ]
+	[ "$(js .pending)" = 0 ]
+}
+
+@test "summary: while a writer is open, what lies past the durable end is its business: no pending count" {
+	echo first | elog-append "$LOG"
+	mkfifo "$T/in"
+	exec 4<>"$T/in"
+	background elog-append -p "$LOG" <"$T/in" >"$T/a.off" 4>&-
+	until [ "$(js '.writers | length')" = 1 ]; do sleep 0.05; done
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append "$LOG" <<<"unacked" || true
+	[ "$(js '[.durable_end, .pending, (.writers | length)]')" = '[1,0,1]' ]
+	run elog-cat -L "$LOG"
+	[[ "$output" != *pending* ]]
+	exec 4>&-
+	wait
+	[ "$(js '.writers | length')" = 0 ]
 }

@@ -92,7 +92,7 @@ wait_held() {
 		echo $last >/proc/sys/kernel/ns_last_pid &&
 		exec strace -f -qq -o /dev/null -e trace=fsync \
 			-e inject=fsync:signal=SIGSTOP:when=1 \
-			$ELOG_BIN/elog-commit '$LOG' uplink 7" 2>"$T/err"
+			$ELOG_BIN/elog-commit --create '$LOG' uplink 7" 2>"$T/err"
 	outer=$!
 	commit=
 	for i in $(seq 1000); do

@@ -148,6 +148,28 @@ assert_acked() {
 	elog-verify "$LOG"
 }
 
+@test "a failed fdatasync: every record another sync made durable is acknowledged, the rest reported by line" {
+	# The flusher's sync covers the batch being read as well: when that
+	# one fails, the batch before it is durable all the same.  Several
+	# failure points, since which batch a sync covers depends on timing.
+	for skip in 4 6 8 10 12; do
+		rm -rf "$LOG"
+		run bash -c "seq 1 300000 | env LD_PRELOAD='$ELOG_BIN/tests/syncfault.so' \
+			ELOG_TEST_SYNC_FAULT=eio ELOG_TEST_SYNC_SKIP=$skip ASAN_OPTIONS=verify_asan_link_order=0 \
+			elog-append -p --batch 1000 '$LOG' > '$T/acked'"
+		echo "skip $skip: $output"
+		[ "$status" -eq 5 ]
+		elog-cat -F '%o\n' "$LOG" | cmp - "$T/acked"
+		acked=$(wc -l < "$T/acked")
+		[[ "${lines[1]}" == "elog-append: $LOG: lines 1-$acked are durable; lines $((acked + 1))-"* ]] ||
+			[[ "$acked" -eq 0 && "${lines[1]}" == "elog-append: $LOG: no line is durable; lines 1-"* ]]
+		[[ "${lines[1]}" == *" but not synced: the next writer publishes those written whole, or cuts them all after a failed sync; lines from "*" on were not written" ]]
+		# The next writer cuts what the failed sync covered.
+		elog-append "$LOG" </dev/null 2>/dev/null
+		elog-cat -F '%o\n' "$LOG" | cmp - "$T/acked"
+	done
+}
+
 @test "a failed fdatasync of a long-running writer: an open writer beside it never acknowledges the dropped batch" {
 	echo first | elog-append "$LOG"
 	open_writer
@@ -266,7 +288,7 @@ assert_acked() {
 
 @test "repair of damage below the durable end never hands an acknowledged offset out again" {
 	seq 2000 | sed 's/.*/{"n":&}/' | elog-append "$LOG"
-	elog-commit "$LOG" uplink 1500
+	elog-commit --create "$LOG" uplink 1500
 	printf Z | dd of="$LOG/00000000000000000000.log" bs=1 seek=20000 conv=notrunc 2>/dev/null
 	run elog-verify --repair "$LOG"
 	# Acknowledged records were lost (cut, kept aside): status 1.

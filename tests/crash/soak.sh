@@ -341,13 +341,15 @@ consume_once() {
 		0)	mode=replay
 			commit=$((last - RANDOM % 20))
 			[ "$commit" -ge 0 ] || commit=0
-			timeout $HANG "$BIN/elog-commit" "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
+			timeout $HANG "$BIN/elog-commit" --create "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
 		1|2|3|4) mode=stdin
 			commit=$last
+			# A commit from stdin needs the consumer made first.
+			timeout $HANG "$BIN/elog-commit" --create "$LOG" soak 2>"$T/c/$n.cerr" &&
 			timeout $HANG "$BIN/elog-commit" -e 0s "$LOG" soak <"$T/c/$n.json" 2>"$T/c/$n.cerr" ;;
 		*)	mode=arg
 			commit=$last
-			timeout $HANG "$BIN/elog-commit" "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
+			timeout $HANG "$BIN/elog-commit" --create "$LOG" soak "$commit" 2>"$T/c/$n.cerr" ;;
 		esac
 		crc=$?
 	fi
@@ -504,9 +506,9 @@ timeout $HANG "$BIN/elog-commit" -l --json "$LOG" >"$T/consumers.json" 2>"$T/con
 # one of the last record taken.
 end=$(tail -n 1 "$T/w/$final.ack")
 if [ -n "$end" ]; then
-	timeout $HANG "$BIN/elog-commit" "$LOG" soak-probe $((end + 1)) >/dev/null 2>"$T/probe.err"
+	timeout $HANG "$BIN/elog-commit" --create "$LOG" soak-probe $((end + 1)) >/dev/null 2>"$T/probe.err"
 	echo "end $((end + 1)) $?" >"$T/probe"
-	timeout $HANG "$BIN/elog-commit" "$LOG" soak-probe "$end" >/dev/null 2>>"$T/probe.err"
+	timeout $HANG "$BIN/elog-commit" --create "$LOG" soak-probe "$end" >/dev/null 2>>"$T/probe.err"
 	echo "last $end $?" >>"$T/probe"
 	timeout $HANG "$BIN/elog-commit" -d soak-probe "$LOG" >/dev/null 2>>"$T/probe.err"
 fi

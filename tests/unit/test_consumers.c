@@ -366,12 +366,12 @@ UT_TEST(newer_version_is_refused)
 {
 	char msg[ELOG_MSG_MAX];
 	struct elog_consumer c;
-	const char *text = "{\"version\": 2, \"anything\": [1,2,3]}";
+	const char *text = "{\"version\": 3, \"anything\": [1,2,3]}";
 
 	make_log(ut_dir, 10);
 	write_file(ut_dir, FN_CONSUMERS, text, strlen(text));
 	UT_RC(elog_consumer_get(ut_dir, "a", &c, msg), ELOG_BADVERSION, msg);
-	ck_assert_str_eq(msg, "consumers.json: format version 2, this build reads version 1");
+	ck_assert_str_eq(msg, "consumers.json: format version 3, this build reads versions 1 and 2");
 	UT_RC(elog_consumer_commit(ut_dir, "a", 1, msg), ELOG_BADVERSION, msg);
 }
 END_TEST
@@ -688,6 +688,76 @@ UT_TEST(seek_resumes_after_committed_offset)
 	UT_RC(elog_consumer_seek(r, ut_dir, "bad name", msg), ELOG_BADNAME, msg);
 	elog_reader_close(r);
 	UT_OK(elog_close(w), NULL);
+}
+END_TEST
+
+/* A consumer made before it commits: before the log's first record,
+ * made once, written as version 2 only while it has not committed, and
+ * read from its next offset. */
+UT_TEST(create_before_the_first_record)
+{
+	char msg[ELOG_MSG_MAX];
+	struct elog_consumer c;
+
+	make_log(ut_dir, 10);
+	UT_OK(elog_consumer_create(ut_dir, "shipper", msg), msg);
+	UT_OK(elog_consumer_get(ut_dir, "shipper", &c, msg), msg);
+	ck_assert_int_eq(c.uncommitted, 1);
+	ck_assert_uint_eq(c.next, 0);
+	ck_assert_uint_eq(c.lag, 10);
+	char *text = read_file(ut_dir, FN_CONSUMERS);
+	ck_assert_ptr_nonnull(strstr(text, "\"version\": 2"));
+	ck_assert_ptr_nonnull(strstr(text, "\"shipper\": {\"next\": 0, \"created_ms\": "));
+	free(text);
+	/* Made again: left as it is. */
+	int64_t made = c.committed_ms;
+	UT_OK(elog_consumer_create(ut_dir, "shipper", msg), msg);
+	UT_OK(elog_consumer_get(ut_dir, "shipper", &c, msg), msg);
+	ck_assert_int_eq(c.committed_ms, made);
+	ck_assert_int_eq(c.uncommitted, 1);
+	/* Committed: a consumer as any other, in a file of version 1. */
+	UT_OK(elog_consumer_commit(ut_dir, "shipper", 3, msg), msg);
+	UT_OK(elog_consumer_get(ut_dir, "shipper", &c, msg), msg);
+	ck_assert_int_eq(c.uncommitted, 0);
+	ck_assert_uint_eq(c.next, 4);
+	ck_assert_uint_eq(c.lag, 6);
+	text = read_file(ut_dir, FN_CONSUMERS);
+	ck_assert_ptr_nonnull(strstr(text, "\"version\": 1"));
+	free(text);
+	UT_OK(elog_consumer_create(ut_dir, "shipper", msg), msg);
+	UT_OK(elog_consumer_get(ut_dir, "shipper", &c, msg), msg);
+	ck_assert_uint_eq(c.offset, 3);
+	UT_RC(elog_consumer_create(ut_dir, "bad name", msg), ELOG_BADNAME, msg);
+}
+END_TEST
+
+UT_TEST(version_2_entries_parse_and_round_trip)
+{
+	char msg[ELOG_MSG_MAX], *out;
+	size_t len;
+	struct ctable t = { 0 };
+	const char v2[] = "{\"version\":2,\"consumers\":{\"a\":{\"created_ms\":5,\"next\":7},"
+	                  "\"b\":{\"offset\":1,\"committed_ms\":2}}}";
+	const char v1_with_next[] = "{\"version\":1,\"consumers\":{\"a\":{\"next\":7,\"created_ms\":5}}}";
+	const char mixed[] = "{\"version\":2,\"consumers\":{\"a\":{\"next\":7,\"committed_ms\":5}}}";
+
+	UT_OK(elog__ctable_parse(&t, v2, sizeof v2 - 1, msg), msg);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_int_eq(t.v[0].uncommitted, 1);
+	ck_assert_uint_eq(t.v[0].next, 7);
+	ck_assert_int_eq(t.v[0].committed_ms, 5);
+	ck_assert_int_eq(t.v[1].uncommitted, 0);
+	ck_assert_uint_eq(t.v[1].next, 2);
+	UT_OK(elog__ctable_format(&t, &out, &len), NULL);
+	elog__ctable_free(&t);
+	UT_OK(elog__ctable_parse(&t, out, len, msg), msg);
+	ck_assert_uint_eq(t.v[0].next, 7);
+	ck_assert_int_eq(t.v[0].uncommitted, 1);
+	free(out);
+	elog__ctable_free(&t);
+	UT_RC(elog__ctable_parse(&t, v1_with_next, sizeof v1_with_next - 1, msg), ELOG_CORRUPT, msg);
+	ck_assert_str_eq(msg, "consumers.json: byte 31: unknown member");
+	UT_RC(elog__ctable_parse(&t, mixed, sizeof mixed - 1, msg), ELOG_CORRUPT, msg);
 }
 END_TEST
 
