@@ -157,6 +157,7 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 			j_i64(NULL, s->writers[i]);
 		j_close(']');
 	}
+	j_bool("writers_exclusive", s->writers_exclusive);
 	j_pid("writing_pid", s->batch_pid);
 	j_pid("maintenance_pid", s->maint_pid);
 	j_key("retention");
@@ -250,7 +251,7 @@ static const char *when(int64_t ms, char buf[CLI_TIME_MAX + 24])
 }
 
 /* The pids, on one line of at most about 250 columns. */
-static void print_pids(const pid_t *p, size_t n)
+static void print_pids(const pid_t *p, size_t n, int exclusive)
 {
 	int len = 0;
 
@@ -259,6 +260,8 @@ static void print_pids(const pid_t *p, size_t n)
 		cli_puts("none");
 	for (size_t i = 0; i < n && len < 256 - 24; i++)
 		len += cli_printf("%s%ld", i ? " " : "", (long)p[i]);
+	if (exclusive)
+		cli_puts(" (exclusive: other writers are refused)");
 	cli_putc('\n');
 }
 
@@ -331,7 +334,7 @@ static void print_text(const char *dir, const struct elog_summary *s, const stru
 	cli_printf("  oldest       %s\n", s->records ? when(s->oldest_ms, t) : "-");
 	cli_printf("  newest       %s\n", s->records ? when(s->newest_ms, t) : "-");
 	if (s->writers_known)
-		print_pids(s->writers, s->nwriters);
+		print_pids(s->writers, s->nwriters, s->writers_exclusive);
 	else
 		cli_puts("  writers      unknown (no /proc/locks)\n");
 	if (s->batch_pid > 0)

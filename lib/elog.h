@@ -567,6 +567,7 @@ struct elog_summary {
 	int writers_known;
 	pid_t *writers; /* open writers; malloc'ed */
 	size_t nwriters;
+	int writers_exclusive; /* the one open writer is an exclusive one */
 	pid_t batch_pid, maint_pid; /* writing a batch, maintaining; 0: none */
 	/* When retention and compaction last finished a run; INT64_MIN: never. */
 	int64_t retain_last_ms, compact_last_ms;

@@ -271,6 +271,12 @@ static void holders(struct sum *u)
 
 	u->s->writers_known = elog__lock_holders(u->dfd, FN_WRITERS, &u->s->writers,
 	                                         &u->s->nwriters) == 0;
+	/* An exclusive writer's hold is on LOCK (lock.c): a test, no lock. */
+	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
+	if (fd >= 0) {
+		u->s->writers_exclusive = elog__lock_exclusive_held(fd);
+		close(fd);
+	}
 	if (elog__lock_holders(u->dfd, FN_LOCK, &p, &n) == 0 && n > 0)
 		u->s->batch_pid = p[0];
 	free(p);
@@ -319,9 +325,15 @@ static void count_pending(struct sum *u)
 		if (err != ELOG_END) /* the valid part ends here */
 			break;
 	}
+	/* No writer holds LOCK: what its holder would find there, a sick
+	 * state or a failed sync record, is what the next one does. */
 	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
-	if (fd >= 0 && s->pending > 0 && elog__lock_state_read(fd, &ls) == 0 && ls.valid)
-		s->pending_cut = ls.sick != 0;
+	if (fd >= 0 && s->pending > 0 && elog__lock_state_read(fd, &ls) == 0) {
+		struct sync_rec slot;
+		unsigned char boot[16];
+		elog__lock_boot_id(boot);
+		s->pending_cut = elog__lock_sick(fd, &ls, boot, &slot);
+	}
 	if (fd >= 0)
 		close(fd);
 }

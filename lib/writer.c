@@ -1120,8 +1120,21 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	*wait = 0;
 	if ((err = tail_sync(w, &moved)) != 0)
 		return err;
-	if (!batch_there(w, b) && (err = write_locked(w, b, 1)) != 0)
-		return err;
+	/* Gone: written again, but only when the log now ends at or below
+	 * its first offset, so that none of its records can still be in it
+	 * (recovery, repair and salvage never move a record to another
+	 * offset; compaction moves the bytes of a closed segment). */
+	if (!batch_there(w, b)) {
+		if (b->nrec && w->disk.next > b->off[0])
+			return elog__errmsg_set(
+			        w->msg, ELOG_FAILED,
+			        "records %llu to %llu were removed before they were durable (a "
+			        "recovery after another writer's failed sync, or a repair); they "
+			        "were not acknowledged: append them again",
+			        (unsigned long long)b->off[0], (unsigned long long)b->end.next - 1);
+		if ((err = write_locked(w, b, 1)) != 0)
+			return err;
+	}
 	const struct chunk *last = &b->c[b->n - 1];
 	struct watermark mine = { b->end.next, last->base, last->at + last->len };
 	/* Any descriptor syncs the inode: the open one when it is b's. */

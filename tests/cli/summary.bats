@@ -222,7 +222,7 @@ killed_writer() {
 }
 
 @test "summary: a killed writer's records past the durable end are pending until the next writer publishes them" {
-	killed_writer kill
+	killed_writer kill-before
 	run elog-cat -L "$LOG"
 	[ "${lines[2]}" = "  durable end  1" ]
 	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer publishes it" ]
@@ -232,6 +232,15 @@ killed_writer() {
 	run elog-cat -L "$LOG"
 	[[ "$output" != *pending* ]]
 	[ "$(js '[.durable_end, .pending]')" = '[2,0]' ]
+}
+
+@test "summary: a writer killed in its sync leaves records the next writer cuts" {
+	killed_writer kill
+	run elog-cat -L "$LOG"
+	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
+	[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
+	elog-append "$LOG" </dev/null 2>/dev/null
+	[ "$(elog-cat -v "$LOG")" = first ]
 }
 
 @test "summary: after a failed sync the pending records are the ones the next writer cuts" {

@@ -265,6 +265,9 @@ assert_acked() {
 	run elog-append --exclusive "$LOG" <<<"intruder"
 	[ "$status" -eq 3 ]
 	[ "$output" = "elog-append: $LOG: another writer has the log open (pid $A): an exclusive writer needs it to itself; wait for it (--wait) or stop it" ]
+	# -L marks it, in text and in JSON.
+	[[ "$(elog-cat -L "$LOG")" == *"writers      $A (exclusive: other writers are refused)"* ]]
+	[ "$(elog-cat -L --json "$LOG" | jq -c '[.writers, .writers_exclusive]')" = "[[$A],true]" ]
 	# Readers and maintenance are not kept out.
 	elog-cat "$LOG" >/dev/null
 	elog-retain --max-age 1d "$LOG"
@@ -278,6 +281,7 @@ assert_acked() {
 	echo first | elog-append "$LOG"
 	open_writer
 	feed A-1
+	[ "$(elog-cat -L --json "$LOG" | jq -c .writers_exclusive)" = false ]
 	run elog-append --exclusive "$LOG" <<<"x"
 	[ "$status" -eq 3 ]
 	[ "$output" = "elog-append: $LOG: another writer has the log open (pid $A): an exclusive writer needs it to itself; wait for it (--wait) or stop it" ]

@@ -22,9 +22,14 @@ unsigned long wl_errors;     /* errors the library reported */
 unsigned long wl_violations; /* a failed writer accepted work */
 static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Without injected faults, a library error is a failure of the test, but
+ * one: a batch cut back after a sync whose holder stopped past the bound
+ * (a handle held in a hook of the workload) and not written again,
+ * because other records now follow its offsets (elog(5), LOCK). */
 static void note_error(const char *what, int rc, elog *w)
 {
-	if (!wl_faults)
+	if (!wl_faults && !(rc == ELOG_FAILED && w &&
+	                    strstr(elog_errmsg(w), "were removed before they were durable")))
 		die("%s: %s", what, w ? elog_errmsg(w) : elog_strerror(rc));
 	if (getenv("CRASHSIM_DEBUG"))
 		fprintf(stderr, "crashsim: after %zu operations: %s: %s\n", vfs_now(), what,
@@ -236,7 +241,8 @@ static void wr_close(struct wr *w)
 	if (!w->w)
 		return;
 	int rc = elog_close(w->w);
-	if (rc != 0)
+	/* A handle that failed says so again at close. */
+	if (rc != 0 && !(rc == ELOG_FAILED && w->failed))
 		note_error("elog_close", rc, NULL);
 	pend_settle(w, 1);
 	live_set(w, 0);
