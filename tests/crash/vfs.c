@@ -366,6 +366,13 @@ unsigned long vfs_errseq_reported(void)
 	return n;
 }
 
+static __thread int die_on_sync_fault;
+
+void vfs_die_on_sync_fault(void)
+{
+	die_on_sync_fault = 1;
+}
+
 void vfs_kill_thread(void)
 {
 	pthread_t me = pthread_self();
@@ -638,6 +645,8 @@ static int do_sync(int fd, int data_only)
 					descs[i].err = err;
 		}
 		pthread_mutex_unlock(&mu);
+		if (die_on_sync_fault)
+			vfs_kill_thread();
 		errno = err;
 		return -1;
 	}

@@ -82,6 +82,13 @@ extern const char *const fault_class_name[FC_N];
  * do.  The failed sync's pending writes are lost (the model drops them)
  * while the file still reads them back.  How many syncs failed so: */
 unsigned long vfs_errseq_reported(void);
+/* From now on, a failed sync of the calling thread (an injected fault) is
+ * its last call: the thread dies as vfs_kill_thread() kills it, with the
+ * error taken by its description and never told to anyone (a writer
+ * killed, or frozen for good, between the failed call and anything it
+ * could do next).  Descriptions opened later sync with success over the
+ * dropped writes, as Linux's do. */
+void vfs_die_on_sync_fault(void);
 
 /* A seeded delay of 0 to max_us microseconds before each sync takes the
  * recorder's lock, so that other handles' writes and publications come

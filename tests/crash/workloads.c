@@ -678,7 +678,7 @@ struct victim {
 	struct gen g;
 	unsigned n, die_at, syncs;
 	pthread_t t;
-	int killed;
+	int killed, done;
 };
 
 static struct victim *victim_now;
@@ -707,6 +707,11 @@ static void *victim_thread(void *arg)
 	struct elog_record r;
 	if (__lsan_disable)
 		__lsan_disable();
+	/* With faults: a victim whose sync fails dies with the error (the
+	 * case "taken by another description": the handles after it must
+	 * not publish the dropped writes on the strength of their own
+	 * syncs). */
+	vfs_die_on_sync_fault();
 	if (wr_open(&v->w, v->dir, &o) == 0) {
 		for (unsigned i = 0; i < v->n; i++) {
 			gen_record(&v->g, i, &r);
@@ -717,17 +722,39 @@ static void *victim_thread(void *arg)
 	}
 	if (__lsan_enable)
 		__lsan_enable();
+	v->done = 1;
 	return NULL;
 }
 
+static void killed_run(const char *dir, unsigned seed, int with_b);
+
 static void run_killed(const char *dir, unsigned seed)
+{
+	killed_run(dir, seed, 1);
+}
+
+/* The victims alone, each followed by a fresh handle: no description
+ * that was open when a victim's sync failed is left to report the error,
+ * so only the victim's record tells the fresh one that its own successful
+ * sync covers dropped writes. */
+static void run_taken(const char *dir, unsigned seed)
+{
+	killed_run(dir, seed, 0);
+}
+
+static void killed_run(const char *dir, unsigned seed, int with_b)
 {
 	struct elog_options o = { .create = 1, .segment_bytes = SEG };
 	struct wr b;
 	struct gen gb = { 1, seed * 37ull + 2, 30, 10, 6, "", "" };
 	struct gen gc = { 2, seed * 37ull + 3, 30, 10, 6, "", "" };
 	struct elog_record r;
-	int bopen = wr_open(&b, dir, &o) == 0;
+	int bopen = with_b && wr_open(&b, dir, &o) == 0;
+	if (!with_b) {
+		struct wr c;
+		if (wr_open(&c, dir, &o) == 0)
+			wr_close(&c);
+	}
 	vfs_before_sync(victim_hook, NULL);
 	for (unsigned i = 0; i < 6; i++) {
 		static struct victim vs[6];
@@ -739,6 +766,7 @@ static void run_killed(const char *dir, unsigned seed)
 			              1 + (i + seed) % 3,
 			              0,
 			              0,
+			              0,
 			              0 };
 		victim_now = v;
 		if (pthread_create(&v->t, NULL, victim_thread, v) != 0)
@@ -747,7 +775,7 @@ static void run_killed(const char *dir, unsigned seed)
 		victim_now = NULL;
 		/* What the dead handle had laid out and written, it did not
 		 * acknowledge: it may be in the log or not. */
-		if (v->killed)
+		if (!v->done) /* killed at a sync, or at a failed one */
 			pend_settle(&v->w, 1);
 		if (bopen && !b.failed) {
 			gen_record(&gb, i, &r);
@@ -1126,6 +1154,7 @@ const struct workload workloads[] = {
 	  0 },
 	{ "handoff", W_CREATE, { .segment_bytes = SEG }, NULL, run_handoff, FAULTS_SYNC, 0 },
 	{ "killed", W_CREATE, { .segment_bytes = SEG }, NULL, run_killed, FAULTS_SYNC, 0 },
+	{ "taken", W_CREATE, { .segment_bytes = SEG }, NULL, run_taken, FAULTS_SYNC, 0 },
 	{ "samegen", W_CREATE, { .segment_bytes = SEG }, NULL, run_samegen, FAULTS_SYNC, 0 },
 	/* Repair and salvage of a damaged log: a failing fsync in the quick
 	 * run, every call in the long one. */
