@@ -367,8 +367,20 @@ flip() {
 	PID=
 }
 
-@test "records a killed writer left past the durable end: a warning, not damage" {
+@test "records a writer killed in its sync left: a warning that the next writer cuts them" {
 	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill \
+		ASAN_OPTIONS=verify_asan_link_order=0 elog-append "$L" <<<"unacked" || true
+	run elog-verify "$L"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$ACTIVE: warning: 1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
+	elog-append "$L" </dev/null 2>/dev/null
+	run elog-verify "$L"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	! elog-cat -v "$L" | grep -qx unacked
+}
+
+@test "records a killed writer left past the durable end: a warning, not damage" {
+	env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill-before \
 		ASAN_OPTIONS=verify_asan_link_order=0 elog-append "$L" <<<"unacked" || true
 	run elog-verify "$L"
 	[ "$status" -eq 0 ]
