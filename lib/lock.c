@@ -1,7 +1,11 @@
 /*
  * lock.c: the advisory locks of a log directory.  Writers hold an exclusive
- * flock(2) on LOCK while they write one batch, and leave the state of the
- * log's tail in it (below); maintenance programs hold maint.lock instead,
+ * flock(2) on LOCK while they write one batch, and leave in it the state of
+ * the log's tail and the record of every sync others' acknowledgements
+ * rest on, with byte-range locks for the open writers and the sync slot
+ * (format.h gives where each lies, lockstate.c their texts, elog(5) every
+ * byte); the doorbell that wakes them is shared memory LOCK names.
+ * Maintenance programs hold maint.lock instead,
  * so they never stop the application's writers, and write their pid into
  * it so that a second run can name the first.  flock locks belong to the
  * open file description and vanish with the process, so a crashed process
@@ -200,7 +204,7 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * a writer that releases and retakes the lock at once (a busy pipeline)
  * starve the others, who only look every few hundred microseconds; so a
  * waiter announces itself with an open-file-description read lock on byte
- * LOCK_WAIT_BYTE of the file, and a writer that polls and sees such an
+ * LOCK_BYTE_WAIT of the file, and a writer that polls and sees such an
  * announcement waits its turn among them instead of cutting in.  (A writer
  * with the doorbell below is woken at each release instead, and cuts in.)
  * OFD locks and flock locks are independent of each other on Linux.

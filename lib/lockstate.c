@@ -45,6 +45,9 @@ static char *put_signed(char *p, int64_t v)
 	return put_dec(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 19);
 }
 
+static char *put_boot(char *q, const unsigned char boot[16]);
+static int get_boot(const char *p, unsigned char boot[16]);
+
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
 	char *q = put_text(p, "ELOGLCK3 epoch=");
@@ -53,9 +56,7 @@ void elog__lock_state_encode(char *p, const struct lock_state *ls)
 	q = put_dec(put_text(q, " busy="), ls->busy ? 1 : 0, 1);
 	q = put_dec(put_text(q, " sick="), ls->sick ? 1 : 0, 1);
 	q = put_dec(put_text(q, " pid="), ls->pid, 10);
-	q = put_text(q, " boot=");
-	for (int i = 0; i < 16; i++)
-		q = put_hex(q, ls->boot[i], 2);
+	q = put_boot(q, ls->boot);
 	q = put_dec(put_text(q, " next="), ls->next, 20);
 	q = put_dec(put_text(q, " base="), ls->base, 20);
 	q = put_dec(put_text(q, " size="), ls->size, 20);
@@ -92,6 +93,27 @@ static int get_num(const char *p, int width, int hex, uint64_t *v)
 	return 0;
 }
 
+/* " boot=" and a boot id's 32 hex digits, as the state and the sync
+ * records both carry it; and the digits back. */
+static char *put_boot(char *q, const unsigned char boot[16])
+{
+	q = put_text(q, " boot=");
+	for (int i = 0; i < 16; i++)
+		q = put_hex(q, boot[i], 2);
+	return q;
+}
+
+static int get_boot(const char *p, unsigned char boot[16])
+{
+	uint64_t b;
+	for (int i = 0; i < 16; i++) {
+		if (get_num(p + 2 * i, 2, 1, &b) != 0)
+			return -1;
+		boot[i] = (unsigned char)b;
+	}
+	return 0;
+}
+
 /* The fields are read at their positions, then the state is encoded
  * again and must give the same bytes: one canonical text per state, so
  * that no reading of a damaged file can pass for another state (the crc,
@@ -108,7 +130,7 @@ int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 		{ 302, 19, 0, 1 }, { 328, 19, 0, 1 }, { 354, 19, 0, 1 }, { 380, 1, 0, 0 },
 		{ 387, 20, 0, 0 },
 	};
-	uint64_t v[sizeof f / sizeof f[0]], b;
+	uint64_t v[sizeof f / sizeof f[0]];
 	char again[LOCK_STATE_LEN + 1];
 	memset(ls, 0, sizeof *ls);
 	if (len < LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n')
@@ -141,11 +163,8 @@ int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 		                .ixhi = (int64_t)v[14],
 		                .ixany = (unsigned)v[15],
 		                .hseq = v[16] };
-	for (int i = 0; i < 16; i++) {
-		if (get_num(p + 91 + 2 * i, 2, 1, &b) != 0)
-			return ELOG_CORRUPT;
-		s.boot[i] = (unsigned char)b;
-	}
+	if (get_boot(p + 91, s.boot) != 0)
+		return ELOG_CORRUPT;
 	if (v[4] > UINT32_MAX || v[8] > UINT32_MAX)
 		return ELOG_CORRUPT;
 	elog__lock_state_encode(again, &s);
@@ -164,9 +183,7 @@ void elog__sync_rec_encode(char *p, const struct sync_rec *r)
 	*q++ = r->status;
 	q = put_dec(put_text(q, " seq="), r->seq, 20);
 	q = put_dec(put_text(q, " pid="), r->pid, 10);
-	q = put_text(q, " boot=");
-	for (int i = 0; i < 16; i++)
-		q = put_hex(q, r->boot[i], 2);
+	q = put_boot(q, r->boot);
 	q = put_dec(put_text(q, " t="), r->t_ns, 20);
 	q = put_dec(put_text(q, " cover="), r->cover, 20);
 	q = put_text(q, " crc=");
@@ -178,7 +195,7 @@ void elog__sync_rec_encode(char *p, const struct sync_rec *r)
 int elog__sync_rec_decode(const char *p, size_t len, struct sync_rec *r)
 {
 	static const char states[] = { SYNC_ST_PENDING, SYNC_ST_OK, SYNC_ST_FAILED, SYNC_ST_HANDLED };
-	uint64_t seq, pid, t, cover, b;
+	uint64_t seq, pid, t, cover;
 	char again[LOCK_SYNC_LEN + 1];
 	memset(r, 0, sizeof *r);
 	if (len < LOCK_SYNC_LEN || !memchr(states, p[12], sizeof states) ||
@@ -192,11 +209,8 @@ int elog__sync_rec_decode(const char *p, size_t len, struct sync_rec *r)
 		              .pid = (unsigned)pid,
 		              .t_ns = t,
 		              .cover = cover };
-	for (int i = 0; i < 16; i++) {
-		if (get_num(p + 59 + 2 * i, 2, 1, &b) != 0)
-			return ELOG_CORRUPT;
-		s.boot[i] = (unsigned char)b;
-	}
+	if (get_boot(p + 59, s.boot) != 0)
+		return ELOG_CORRUPT;
 	elog__sync_rec_encode(again, &s);
 	if (memcmp(again, p, LOCK_SYNC_LEN) != 0)
 		return ELOG_CORRUPT;

@@ -58,12 +58,18 @@ data() {
 # the first moment after the failed call: the next writer must cut back to
 # the watermark, never publish the dropped records on the strength of its
 # own sync (the error is reported once; its description never sees it).
-@test "a real writeback error, its writer killed before it returns: the next writer cuts back" {
+# A log on ext4 whose device's tmpfs is full ($T/t/fill), and 3 MB of
+# lines to append to it in $T/data: its writeback fails.
+full_device_log() {
 	loop_mount ext4 64 12 errors=continue
 	LOG=$T/m/log
 	echo first | elog-append "$LOG"
 	dd if=/dev/zero of="$T/t/fill" bs=1M 2>/dev/null || true
 	data 3000000 >"$T/data"
+}
+
+@test "a real writeback error, its writer killed before it returns: the next writer cuts back" {
+	full_device_log
 	run env LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=kill-on-error \
 		ASAN_OPTIONS=verify_asan_link_order=0 elog-append -p "$LOG" <"$T/data"
 	[ "$status" -eq 137 ] || skip "no writeback error on this machine (status $status)"
@@ -76,11 +82,7 @@ data() {
 }
 
 @test "a real writeback error, its writer stopped: others time out naming it, and cut once it is gone" {
-	loop_mount ext4 64 12 errors=continue
-	LOG=$T/m/log
-	echo first | elog-append "$LOG"
-	dd if=/dev/zero of="$T/t/fill" bs=1M 2>/dev/null || true
-	data 3000000 >"$T/data"
+	full_device_log
 	LD_PRELOAD="$ELOG_BIN/tests/syncfault.so" ELOG_TEST_SYNC_FAULT=stop-on-error \
 		ASAN_OPTIONS=verify_asan_link_order=0 background elog-append -p "$LOG" <"$T/data" >"$T/a.off"
 	pid=${BG_PIDS##* }

@@ -234,23 +234,17 @@ killed_writer() {
 	[ "$(js '[.durable_end, .pending]')" = '[2,0]' ]
 }
 
-@test "summary: a writer killed in its sync leaves records the next writer cuts" {
-	killed_writer kill
-	run elog-cat -L "$LOG"
-	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
-	[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
-	elog-append "$LOG" </dev/null 2>/dev/null
-	[ "$(elog-cat -v "$LOG")" = first ]
-}
-
-@test "summary: after a failed sync the pending records are the ones the next writer cuts" {
-	killed_writer eio
-	run elog-cat -L "$LOG"
-	[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
-	[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
-	elog-append "$LOG" </dev/null 2>/dev/null
-	[ "$(elog-cat -v "$LOG")" = first ]
-	[ "$(js .pending)" = 0 ]
+@test "summary: after a failed sync, or a writer killed in its sync, the pending records are the ones the next writer cuts" {
+	for fault in eio kill; do
+		rm -rf "$LOG"
+		killed_writer "$fault"
+		run elog-cat -L "$LOG"
+		[ "${lines[3]}" = "  pending      1 whole record past the durable end, written by a writer that is gone; the next writer cuts it (a sync failed)" ]
+		[ "$(js '[.pending, .pending_cut]')" = '[1,true]' ]
+		elog-append "$LOG" </dev/null 2>/dev/null
+		[ "$(elog-cat -v "$LOG")" = first ]
+		[ "$(js .pending)" = 0 ]
+	done
 }
 
 @test "summary: while a writer is open, what lies past the durable end is its business: no pending count" {

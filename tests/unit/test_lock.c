@@ -128,6 +128,86 @@ UT_TEST(lock_state_text_as_documented)
 }
 END_TEST
 
+/* A sync record: 155 bytes, each field at its place (elog(5), LOCK), one
+ * text per record: a changed digit or an unknown status is no record. */
+UT_TEST(sync_record_is_one_canonical_line)
+{
+	struct sync_rec r = { .valid = 1,
+		              .status = SYNC_ST_PENDING,
+		              .seq = 42,
+		              .pid = 12345,
+		              .boot = { 0x15, 0x99, 0xb2, 0x20, 0xf4, 0x31, 0x47, 0x20, 0x92, 0x4f, 0x3c,
+		                        0x7a, 0x52, 0x5f, 0x52, 0x3f },
+		              .t_ns = 777,
+		              .cover = 1000 },
+	                back;
+	static const char want[] = "ELOGSYN1 st=P seq=00000000000000000042 pid=0000012345 "
+	                           "boot=1599b220f4314720924f3c7a525f523f "
+	                           "t=00000000000000000777 cover=00000000000000001000 crc=";
+	char buf[LOCK_SYNC_LEN + 1];
+	elog__sync_rec_encode(buf, &r);
+	ck_assert_uint_eq(LOCK_SYNC_LEN, 155);
+	ck_assert_uint_eq(strlen(buf), LOCK_SYNC_LEN);
+	ck_assert_msg(memcmp(buf, want, strlen(want)) == 0, "%s", buf);
+	ck_assert_int_eq(elog__sync_rec_decode(buf, LOCK_SYNC_LEN, &back), 0);
+	ck_assert_int_eq(back.status, SYNC_ST_PENDING);
+	ck_assert_uint_eq(back.seq, 42);
+	ck_assert_uint_eq(back.pid, 12345);
+	ck_assert_uint_eq(back.t_ns, 777);
+	ck_assert_uint_eq(back.cover, 1000);
+	ck_assert_int_eq(memcmp(back.boot, r.boot, 16), 0);
+	ck_assert_int_eq(elog__sync_rec_decode(buf, LOCK_SYNC_LEN - 1, &back), ELOG_CORRUPT);
+	buf[30] = buf[30] == '1' ? '2' : '1';
+	ck_assert_int_eq(elog__sync_rec_decode(buf, LOCK_SYNC_LEN, &back), ELOG_CORRUPT);
+	r.status = 'X';
+	elog__sync_rec_encode(buf, &r);
+	ck_assert_int_eq(elog__sync_rec_decode(buf, LOCK_SYNC_LEN, &back), ELOG_CORRUPT);
+}
+END_TEST
+
+/* A record's verdict (elog(5), LOCK): a pending one runs while another
+ * description holds its guard and has failed once none does; succeeded,
+ * cut back (hseq) or of another boot, it is clear; the batch lock's is
+ * judged by its holder, for whom pending means failed. */
+UT_TEST(sync_verdict_follows_the_guard)
+{
+	char p[1200];
+	unsigned char boot[16];
+	elog__lock_boot_id(boot);
+	int a = open(ut_path(p, sizeof p, ut_top, "LOCK"), O_RDWR | O_CREAT, 0666);
+	int b = open(p, O_RDWR);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_ge(b, 0);
+	struct sync_rec r = { .valid = 1, .status = SYNC_ST_PENDING, .seq = 9, .cover = 5 }, got;
+	memcpy(r.boot, boot, 16);
+	ck_assert_int_eq(elog__sync_rec_write(a, SYNC_BY_SLOT, &r), 0);
+	ck_assert_int_eq(elog__sync_rec_write(a, SYNC_BY_LOCK, &r), 0);
+	ck_assert_int_eq(elog__sync_rec_read(b, SYNC_BY_SLOT, &got), 0);
+	ck_assert_int_eq(got.valid && got.status == SYNC_ST_PENDING && got.seq == 9, 1);
+	ck_assert_int_eq(elog__lock_slot_take(a), 0);
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_SLOT, &got, boot, 0), SYNC_RUNNING);
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_LOCK, &got, boot, 0), SYNC_FAILED);
+	elog__lock_slot_release(a, 0);
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_SLOT, &got, boot, 0), SYNC_FAILED);
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_SLOT, &got, boot, 9), SYNC_CLEAR);
+	unsigned char other[16] = { 1 };
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_SLOT, &got, other, 0), SYNC_CLEAR);
+	got.status = SYNC_ST_OK;
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_SLOT, &got, boot, 0), SYNC_CLEAR);
+	got.status = SYNC_ST_FAILED;
+	ck_assert_int_eq(elog__sync_verdict(b, SYNC_BY_LOCK, &got, boot, 0), SYNC_FAILED);
+	/* The state stays the file's first bytes, the records after it. */
+	struct lock_state ls = { .valid = 1, .epoch = 3, .gen = 1, .hseq = 9 }, back;
+	ck_assert_int_eq(elog__lock_state_write(a, &ls), 0);
+	ck_assert_int_eq(elog__lock_state_read(b, &back), 0);
+	ck_assert_uint_eq(back.hseq, 9);
+	ck_assert_int_eq(elog__sync_rec_read(b, SYNC_BY_LOCK, &got), 0);
+	ck_assert_int_eq(got.status, SYNC_ST_PENDING);
+	close(a);
+	close(b);
+}
+END_TEST
+
 /* One way to wait (elog(3), Waiting).  The call under test runs in a
  * child, so that its lock is another process's: its result comes back as
  * the exit status, an ELOG_* code negated, 100 for an errno value. */
