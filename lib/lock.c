@@ -816,13 +816,27 @@ int elog__sync_rec_write(int fd, int which, const struct sync_rec *r)
 	return elog__fs_pwrite_all(fd, buf, LOCK_SYNC_LEN, sync_rec_at(which));
 }
 
-int elog__lock_sick(int fd, const struct lock_state *ls, const unsigned char boot[16],
+int elog__lock_sick(int fd, struct lock_state *ls, const unsigned char boot[16],
                     struct sync_rec *slot)
 {
+	/* The state and both records with one pread: this runs for every
+	 * batch and every publication. */
+	char buf[LOCK_AT_SYNC + LOCK_SYNC_STEP + LOCK_SYNC_LEN];
+	size_t got = 0;
 	struct sync_rec r;
+	memset(ls, 0, sizeof *ls);
+	memset(slot, 0, sizeof *slot);
+	memset(&r, 0, sizeof r);
+	elog__fs_pread_full(fd, buf, sizeof buf, 0, &got);
+	if (elog__lock_state_decode(buf, got, ls) != 0)
+		memset(ls, 0, sizeof *ls);
+	if (got >= LOCK_AT_SYNC + LOCK_SYNC_LEN &&
+	    elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r) != 0)
+		memset(&r, 0, sizeof r);
+	if (got == sizeof buf &&
+	    elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot) != 0)
+		memset(slot, 0, sizeof *slot);
 	uint64_t handled = ls->valid ? ls->hseq : 0;
-	elog__sync_rec_read(fd, SYNC_BY_SLOT, slot);
-	elog__sync_rec_read(fd, SYNC_BY_LOCK, &r);
 	return (ls->valid && ls->sick) ||
 	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, handled) == SYNC_FAILED ||
 	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, handled) == SYNC_FAILED;

@@ -113,11 +113,11 @@ int elog__sync_rec_read(int fd, int which, struct sync_rec *r);
 int elog__sync_rec_write(int fd, int which, const struct sync_rec *r);
 int elog__sync_verdict(int fd, int which, const struct sync_rec *r, const unsigned char boot[16],
                        uint64_t handled);
-/* For the holder of the batch lock (fd), with ls the state it read: 1 when
- * the state is sick or a sync record says a sync of this boot failed that
- * is not cut back yet; the next holder must cut back to the watermark.
- * *slot: the slot's sync record, as read. */
-int elog__lock_sick(int fd, const struct lock_state *ls, const unsigned char boot[16],
+/* For the holder of the batch lock (fd): read the state into *ls and the
+ * slot's sync record into *slot; 1 when the state is sick or a sync record
+ * says a sync of this boot failed that is not cut back yet: the holder
+ * must cut back to the watermark. */
+int elog__lock_sick(int fd, struct lock_state *ls, const unsigned char boot[16],
                     struct sync_rec *slot);
 /* Empty the state (writers find the tail anew); the records stay. */
 int elog__lock_state_clear(int fd);

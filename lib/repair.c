@@ -82,7 +82,6 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 	struct sync_rec slot;
 	unsigned char boot[16];
 	elog__lock_boot_id(boot);
-	elog__lock_state_read(*lockfd, &ls);
 	v->sick = elog__lock_sick(*lockfd, &ls, boot, &slot);
 	if (!v->sick && (err = elog__lock_state_clear(*lockfd)) != 0)
 		return elog__errmsg_set(v->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));

@@ -748,9 +748,7 @@ static int files_as_seen(elog *w)
 static int tail_sync(elog *w, int *moved)
 {
 	struct lock_state ls;
-	int err = elog__lock_state_read(w->lockfd, &ls);
-	if (err)
-		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+	int err;
 	/* Sick: a writer's sync failed, or its record is pending with no one
 	 * to finish it (elog__lock_sick()), or the slot's holder was found
 	 * stopped past the bound.  Cut back, and note the slot's record as
@@ -1337,11 +1335,10 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			slot_drop(w, slot);
 			return err;
 		}
-		elog__lock_state_read(w->lockfd, &ls);
-		w->hseq = ls.valid ? ls.hseq : 0;
 		struct sync_rec slotrec;
-		int clean = !moved && ls.valid && ls.epoch == e &&
-		            !elog__lock_sick(w->lockfd, &ls, w->boot, &slotrec);
+		int sick = elog__lock_sick(w->lockfd, &ls, w->boot, &slotrec);
+		w->hseq = ls.valid ? ls.hseq : 0;
+		int clean = !moved && ls.valid && ls.epoch == e && !sick;
 		if (clean && slot >= 0) {
 			err = publish(w, &cover);
 		} else if (clean) {
