@@ -59,20 +59,23 @@ if os.environ.get("ELOG_SANITIZE") == "1":
     cflags += san + ["-O1", "-g"]
     ldflags += san
 
-sources = ["src/elog/_elog.c"] + sorted(glob.glob(os.path.join(LIB, "*.c")))
+# Relative to this directory, as setuptools wants them.
+sources = ["src/elog/_elog.c"] + sorted(
+    os.path.relpath(p, HERE) for p in glob.glob(os.path.join(LIB, "*.c"))
+)
 
 
 class BuildExt(build_ext):
-    """build_ext that compiles the sources two at a time (libelog is some
-    fifty files) and names the zstd choice."""
+    """build_ext that compiles the sources side by side (libelog is some
+    fifty files), inside build_temp, and names the zstd choice."""
 
     def build_extensions(self):
         cc = self.compiler
         orig = cc.compile
 
         def compile_parallel(srcs, *args, **kw):
-            if len(srcs) < 2:
-                return orig(srcs, *args, **kw)
+            # Absolute paths keep the objects of ../lib inside build_temp.
+            srcs = [os.path.abspath(s) for s in srcs]
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
                 parts = list(ex.map(lambda s: orig([s], *args, **kw), srcs))
             return [o for p in parts for o in p]
@@ -87,8 +90,8 @@ setup(
         Extension(
             "elog._elog",
             sources=sources,
-            depends=sorted(glob.glob(os.path.join(LIB, "*.h"))),
-            include_dirs=[LIB],
+            depends=sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(LIB, "*.h"))),
+            include_dirs=[os.path.relpath(LIB, HERE)],
             define_macros=macros,
             extra_compile_args=cflags,
             extra_link_args=ldflags,

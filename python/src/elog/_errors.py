@@ -8,6 +8,7 @@ failure, so that the mapping is written here, once.
 """
 
 import errno as _errno
+import os as _os
 import re as _re
 
 # The library's codes (lib/elog.h).
@@ -247,14 +248,37 @@ _BY_CODE = {
     TAKEN: OffsetTaken,
 }
 
+_OS_CLASSES = {}
+
+
+def _os_class(code):
+    """ElogOSError, or a subclass that is also OSError's own class for the
+    errno value (FileNotFoundError, PermissionError, ...), so that `except
+    FileNotFoundError` works as it does for open()."""
+    if code in (_errno.ENOSPC, _errno.EDQUOT):
+        return Full
+    base = type(OSError(code, ""))
+    if base is OSError:
+        return ElogOSError
+    cls = _OS_CLASSES.get(base)
+    if cls is None:
+        cls = type("Elog" + base.__name__, (ElogOSError, base),
+                   {"__doc__": f"ElogOSError that is also {base.__name__}.",
+                    "__module__": __name__})
+        _OS_CLASSES[base] = cls
+    return cls
+
+
 _WRITER_OPEN = _re.compile(r"writer has the log open(?: \(pid (\d+)\))?")
 
 
 def make_error(code, message, path="", **extra):
     """The exception for the library's code and message (not raised)."""
     if code > 0:
-        cls = Full if code in (_errno.ENOSPC, _errno.EDQUOT) else ElogOSError
-        return cls(message, code, path)
+        next_step = None
+        if code == _errno.ENOENT and message == _os.strerror(code):
+            next_step = "check the path, or open with create=True to make a log there"
+        return _os_class(code)(message, code, path, next_step)
     m = _WRITER_OPEN.search(message) if code == LOCKED else None
     if m:
         return WriterBusy(message, code, path, pid=int(m.group(1)) if m.group(1) else None)
