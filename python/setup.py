@@ -66,10 +66,14 @@ sources = ["src/elog/_elog.c"] + sorted(
 
 
 class BuildExt(build_ext):
-    """build_ext that compiles the sources side by side (libelog is some
-    fifty files), inside build_temp, and names the zstd choice."""
+    """build_ext that compiles every source each time, side by side
+    (libelog is some fifty files), inside build_temp, and names the zstd
+    choice."""
 
     def build_extensions(self):
+        # Always compiled again: setuptools would keep objects compiled
+        # with other flags (ELOG_SANITIZE, ELOG_HAVE_ZSTD) or older headers.
+        self.force = True
         cc = self.compiler
         orig = cc.compile
 

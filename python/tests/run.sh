@@ -6,12 +6,10 @@
 #
 #   python/tests/run.sh [pytest arguments...]
 #
-# The build is offline: `pip install --no-build-isolation --no-index`, with
-# the setuptools, wheel and pytest Debian installs (scripts/setup-debian.sh)
-# seen through the venv (--system-site-packages; for an interpreter of
-# its own, a .pth file naming Debian's dist-packages, read after the venv's
-# own).  The sources are copied first (lib/ and python/), so that builds of
-# other flags running at the same time never share an object.
+# The build is offline, with the setuptools, wheel and pytest Debian
+# installs (python/venv.sh).  The sources are copied first (lib/ and
+# python/), so that builds of other flags running at the same time never
+# share an object.
 #
 # Environment: ELOG_BIN, the programs' directory for the tests that compare
 # with them (default: build/); ELOG_HAVE_ZSTD=0|1, as setup.py reads it;
@@ -51,13 +49,7 @@ for py in $pythons; do
 	n=$((n + 1))
 	venv=$work/venv$n
 	echo "== $py ($("$py" -c 'import sys; print(sys.version.split()[0])'))"
-	"$py" -m venv --system-site-packages "$venv"
-	if ! "$venv/bin/python" -c 'import setuptools, wheel, pytest' 2>/dev/null; then
-		site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-		echo /usr/lib/python3/dist-packages >"$site/debian-dist-packages.pth"
-	fi
-	"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-index \
-		"$work/src/python"
+	python/venv.sh "$py" "$venv" "$work/src/python"
 	# The tests import the package installed, never python/src.
 	if ! (cd "$tree/python/tests" &&
 		PYTHONDONTWRITEBYTECODE=1 ELOG_BIN=${ELOG_BIN:-$tree/build} \

@@ -56,7 +56,7 @@ static int to_bytes(PyObject *o, PyObject **out, int none_ok, const char *what)
 		*out = NULL;
 		return 0;
 	}
-	if (PyBytes_Check(o)) {
+	if (Py_IS_TYPE(o, &PyBytes_Type) || PyBytes_Check(o)) {
 		Py_INCREF(o);
 		*out = o;
 		return 0;
@@ -653,8 +653,18 @@ static PyObject *Writer_append_many(PyObject *obj, PyObject *items)
 			/* The chunk read so far goes in even when an item
 			 * failed: what was given before it is appended. */
 			int done = 0;
-			Py_BEGIN_ALLOW_THREADS for (; done < n; done++) if ((rc = elog_append(
-			        self->w, &recs[done], NULL)) != 0) break;
+			Py_BEGIN_ALLOW_THREADS
+			/* One clock for the chunk's records that give no time:
+			 * the time of their append, read once. */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			int64_t t = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			for (; done < n; done++) {
+				if (recs[done].ts_ms == ELOG_TS_NOW)
+					recs[done].ts_ms = t;
+				if ((rc = elog_append(self->w, &recs[done], NULL)) != 0)
+					break;
+			}
 			Py_END_ALLOW_THREADS
 			count += (uint64_t)done;
 			for (int i = 0; i < 2 * n; i++)
