@@ -192,6 +192,18 @@ def w_batch(workdir):
 
 # ---- durable acknowledgements: 1 and 8 threads ----------------------------
 
+def run_threads(worker, threads, counts):
+    """Run worker(k) in threads; the acknowledgements per second they
+    counted in counts."""
+    t0 = time.perf_counter()
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(counts) / (time.perf_counter() - t0)
+
+
 def elog_acks(d, threads, secs):
     keys = [key(i) for i in range(1000)]
     val = value(0)
@@ -206,13 +218,7 @@ def elog_acks(d, threads, secs):
                 i += 1
             counts[k] = i
 
-        t0 = time.perf_counter()
-        ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        rate = sum(counts) / (time.perf_counter() - t0)
+        rate = run_threads(worker, threads, counts)
     assert elog_count(d) == sum(counts)
     return rate
 
@@ -233,13 +239,7 @@ def sqlite_acks(db, threads, secs):
         counts[k] = i
         c.close()
 
-    t0 = time.perf_counter()
-    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    rate = sum(counts) / (time.perf_counter() - t0)
+    rate = run_threads(worker, threads, counts)
     assert sq_count(db) == sum(counts)
     return rate
 

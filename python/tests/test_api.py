@@ -190,6 +190,7 @@ def test_consumers(logdir):
         assert isinstance(e.value, LookupError)
         # A group that never committed starts at the beginning.
         assert [r.value for r in log.read(group="other")] == [b"a", b"b", b"c"]
+        assert [r.value for r in log.read(group="other", reverse=True)] == [b"c", b"b", b"a"]
         log.delete_consumer("g")
         assert log.consumers() == []
 

@@ -31,40 +31,49 @@ def kill_after(p, delay):
     return False
 
 
+def load_example(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 class Model:
-    """The document undo_history.py should hold, from the commands
-    acknowledged."""
+    """The document undo_history.py should hold after the commands
+    acknowledged: its own Document, run in memory (what the edits and
+    undos do is checked by test_undo_history_commands)."""
+
+    undo = load_example("undo_history")
 
     def __init__(self):
-        self.lines, self.done = [], []
+        self.doc = self.undo.Document()
+
+    @property
+    def lines(self):
+        return self.doc.lines
 
     def copy(self):
         m = Model()
-        m.lines, m.done = list(self.lines), list(self.done)
+        m.doc.lines, m.doc.done = list(self.doc.lines), list(self.doc.done)
         return m
 
     def run(self, cmd):
-        kind, _, rest = cmd.partition(" ")
-        if kind == "a":
-            self.lines.append(rest)
-            self.done.append(("a", len(self.lines) - 1, None))
-        elif kind == "r":
-            n, _, text = rest.partition(" ")
-            i = int(n) - 1
-            self.done.append(("r", i, self.lines[i]))
-            self.lines[i] = text
-        elif kind == "d":
-            i = int(rest) - 1
-            self.done.append(("d", i, self.lines.pop(i)))
-        else:
-            for _ in range(min(int(rest or 1), len(self.done))):
-                what, i, old = self.done.pop()
-                if what == "a":
-                    self.lines.pop(i)
-                elif what == "r":
-                    self.lines[i] = old
-                else:
-                    self.lines.insert(i, old)
+        self.doc.apply(self.undo.parse(cmd))
+
+
+def test_undo_history_commands(tmp_path):
+    log = str(tmp_path / "notes")
+    out = subprocess.run(example("undo_history.py") + [
+        log, "a buy milk", "a call Ana", "r 2 call Bo", "a pay rent", "d 1", "p", "u 2", "p",
+        "d 7", "u 9", "p"], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["ok 0", "ok 1", "ok 2", "ok 3", "ok 4", "call Bo", "pay rent",
+                   "ok 5", "buy milk", "call Bo",
+                   "error no line 7: the document has 2", "ok 6"]
+    again = subprocess.run(example("undo_history.py") + [log, "p"], capture_output=True,
+                           text=True, check=True).stdout
+    assert again == ""
 
 
 def commands(rng, model, n):

@@ -2,9 +2,18 @@
 
 import datetime
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
+from ._results import (
+    CompactResult as CompactResult,
+    Consumer as Consumer,
+    ConsumerLoss as ConsumerLoss,
+    Problem as Problem,
+    RetainResult as RetainResult,
+    SegmentInfo as SegmentInfo,
+    SegmentReport as SegmentReport,
+    VerifyResult as VerifyResult,
+)
 from ._errors import (
     BadConsumerName as BadConsumerName,
     BadFile as BadFile,
@@ -68,118 +77,6 @@ class Reader(Iterator[Record]):
     def close(self) -> None: ...
     def __enter__(self) -> "Reader": ...
     def __exit__(self, *exc: object) -> None: ...
-
-@dataclass(frozen=True)
-class Consumer:
-    name: str
-    offset: int
-    committed_ms: int
-    lag: int
-    lost: int
-    lost_first: int
-    lost_last: int
-
-@dataclass(frozen=True)
-class SegmentReport:
-    action: str
-    base: int
-    end: int
-    into: int
-    records_before: int
-    records_after: int
-    bytes_before: int
-    bytes_after: int
-    newest_ms: Optional[int]
-    damaged: bool
-
-@dataclass(frozen=True)
-class ConsumerLoss:
-    name: str
-    first: int
-    last: int
-    records: int
-    forced: bool
-    recorded: bool
-
-@dataclass(frozen=True)
-class RetainResult:
-    segments: int
-    bytes: int
-    start_before: int
-    start_after: int
-    total_bytes: int
-    leftovers: int
-    kept_why: str
-    kept_base: int
-    kept_end: int
-    kept_newest_ms: Optional[int]
-    kept_judged_ms: Optional[int]
-    kept_damaged: bool
-    kept_consumer: str
-    losers: int
-    losses_unrecorded: bool
-    consumers_unknown: bool
-    unjudged: int
-    unjudged_base: int
-    damaged: int
-    dry_run: bool
-    removed: List[SegmentReport]
-    losses: List[ConsumerLoss]
-
-@dataclass(frozen=True)
-class CompactResult:
-    segments_before: int
-    segments_after: int
-    segments_rewritten: int
-    records_before: int
-    records_after: int
-    bytes_before: int
-    bytes_after: int
-    keys: int
-    tombstones_kept: int
-    tombstones_removed: int
-    leftovers: int
-    memory: int
-    dry_run: bool
-    changed: List[SegmentReport]
-
-@dataclass(frozen=True)
-class Problem:
-    kind: str
-    file: str
-    pos: Optional[int]
-    text: str
-    hint: str
-    detail: str
-
-@dataclass(frozen=True)
-class SegmentInfo:
-    base: int
-    bytes: int
-    records: int
-    first: Optional[int]
-    last: Optional[int]
-    ts_min: Optional[int]
-    ts_max: Optional[int]
-    active: bool
-    damaged: bool
-
-@dataclass(frozen=True)
-class VerifyResult:
-    damage: int
-    warnings: int
-    repaired: int
-    remaining: int
-    segments: int
-    records: int
-    bytes: int
-    losses: int
-    unreadable: int
-    salvageable: int
-    problems: List[Problem]
-    segment_list: List[SegmentInfo]
-    @property
-    def clean(self) -> bool: ...
 
 class Log:
     @classmethod

@@ -731,26 +731,27 @@ static PyObject *Writer_notice(PyObject *obj, PyObject *noargs)
 
 static PyObject *settings_dict(const struct elog_settings *s);
 
-static PyObject *Writer_get_durable_end(PyObject *obj, void *c)
+/* A figure of the handle, read under writer_enter(). */
+static PyObject *writer_figure(PyObject *obj, uint64_t (*get)(elog *))
 {
 	WriterObject *self = (WriterObject *)obj;
-	(void)c;
 	if (writer_enter(self) < 0)
 		return NULL;
-	uint64_t v = elog_durable_end(self->w);
+	uint64_t v = get(self->w);
 	writer_leave(self);
 	return u64(v);
 }
 
+static PyObject *Writer_get_durable_end(PyObject *obj, void *c)
+{
+	(void)c;
+	return writer_figure(obj, elog_durable_end);
+}
+
 static PyObject *Writer_get_next_offset(PyObject *obj, void *c)
 {
-	WriterObject *self = (WriterObject *)obj;
 	(void)c;
-	if (writer_enter(self) < 0)
-		return NULL;
-	uint64_t v = elog_next_offset(self->w);
-	writer_leave(self);
-	return u64(v);
+	return writer_figure(obj, elog_next_offset);
 }
 
 static PyObject *Writer_get_settings(PyObject *obj, void *c)
@@ -965,6 +966,8 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 				rc = elog_consumer_get(self->dir, gn, &c, msg);
 				if (rc == 0)
 					self->lo = c.offset + 1;
+				else if (rc == ELOG_NOCONSUMER)
+					rc = 0; /* it never committed: from the first */
 			}
 			if (rc == 0 && last != Py_None)
 				self->remaining = nlast < self->remaining ? nlast : self->remaining;
@@ -1289,23 +1292,43 @@ static PyObject *settings_dict(const struct elog_settings *s)
 		return NULL;                                                             \
 	const char *dir = PyBytes_AsString(pathb);
 
-static PyObject *fn_settings_read(PyObject *m, PyObject *args, PyObject *kw)
+/* The one argument path of fmt ("O&:name") into a new bytes *pathb. */
+static int path_only(PyObject *args, PyObject *kw, const char *fmt, PyObject **pathb)
 {
 	static char *kwlist[] = { "path", NULL };
-	PyObject *pathb = NULL;
+	*pathb = NULL;
+	return PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, PyUnicode_FSConverter, pathb) ? 0
+	                                                                                          : -1;
+}
+
+/* The end of a call on the directory pathb (released here): the error of
+ * rc raised, or ok returned (None when NULL). */
+static PyObject *finish(PyObject *pathb, int rc, const char *msg, PyObject *ok)
+{
+	if (rc) {
+		raise_code(rc, msg, PyBytes_AsString(pathb), NULL);
+		Py_XDECREF(ok);
+		ok = NULL;
+	} else if (ok == NULL && !PyErr_Occurred()) {
+		Py_INCREF(Py_None);
+		ok = Py_None;
+	}
+	Py_DECREF(pathb);
+	return ok;
+}
+
+static PyObject *fn_settings_read(PyObject *m, PyObject *args, PyObject *kw)
+{
+	PyObject *pathb;
 	(void)m;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:settings_read", kwlist,
-	                                 PyUnicode_FSConverter, &pathb))
+	if (path_only(args, kw, "O&:settings_read", &pathb) < 0)
 		return NULL;
-	const char *dir = PyBytes_AsString(pathb);
 	struct elog_settings s;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_settings_read(dir, &s, msg);
+	Py_BEGIN_ALLOW_THREADS rc = elog_settings_read(PyBytes_AsString(pathb), &s, msg);
 	Py_END_ALLOW_THREADS
-	PyObject *r = rc ? raise_code(rc, msg, dir, NULL) : settings_dict(&s);
-	Py_DECREF(pathb);
-	return r;
+	return finish(pathb, rc, msg, rc ? NULL : settings_dict(&s));
 }
 
 static PyObject *consumer_dict(const struct elog_consumer *c)
@@ -1336,13 +1359,7 @@ static PyObject *fn_consumer_commit(PyObject *m, PyObject *args, PyObject *kw)
 	int rc;
 	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_commit(dir, name, off, msg);
 	Py_END_ALLOW_THREADS
-	PyObject *r = NULL;
-	if (rc)
-		raise_code(rc, msg, dir, NULL);
-	else
-		r = Py_None, Py_INCREF(r);
-	Py_DECREF(pathb);
-	return r;
+	return finish(pathb, rc, msg, NULL);
 }
 
 /* get(path, name) -> dict or None (no such consumer). */
@@ -1357,36 +1374,25 @@ static PyObject *fn_consumer_get(PyObject *m, PyObject *args, PyObject *kw)
 	int rc;
 	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_get(dir, name, &c, msg);
 	Py_END_ALLOW_THREADS
-	PyObject *r = NULL;
 	if (rc == ELOG_NOCONSUMER)
-		r = Py_None, Py_INCREF(r);
-	else if (rc)
-		raise_code(rc, msg, dir, NULL);
-	else
-		r = consumer_dict(&c);
-	Py_DECREF(pathb);
-	return r;
+		return finish(pathb, 0, msg, NULL);
+	return finish(pathb, rc, msg, rc ? NULL : consumer_dict(&c));
 }
 
 static PyObject *fn_consumer_list(PyObject *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path", NULL };
+	PyObject *pathb;
 	(void)m;
-	PyObject *pathb = NULL;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:consumers", kwlist, PyUnicode_FSConverter,
-	                                 &pathb))
+	if (path_only(args, kw, "O&:consumers", &pathb) < 0)
 		return NULL;
-	const char *dir = PyBytes_AsString(pathb);
 	char msg[ELOG_MSG_MAX] = "";
 	struct elog_consumer *c = NULL;
 	size_t n = 0;
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_list(dir, &c, &n, msg);
+	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_list(PyBytes_AsString(pathb), &c, &n, msg);
 	Py_END_ALLOW_THREADS
 	PyObject *r = NULL;
-	if (rc) {
-		raise_code(rc, msg, dir, NULL);
-	} else if ((r = PyList_New(0)) != NULL) {
+	if (rc == 0 && (r = PyList_New(0)) != NULL) {
 		for (size_t i = 0; i < n; i++) {
 			PyObject *d = consumer_dict(&c[i]);
 			if (d == NULL || PyList_Append(r, d) < 0) {
@@ -1398,8 +1404,7 @@ static PyObject *fn_consumer_list(PyObject *m, PyObject *args, PyObject *kw)
 		}
 	}
 	free(c);
-	Py_DECREF(pathb);
-	return r;
+	return finish(pathb, rc, msg, r);
 }
 
 /* delete(path, name) and ack_loss(path, name). */
@@ -1413,13 +1418,7 @@ static PyObject *consumer_op(PyObject *args, PyObject *kw, const char *fmt,
 	int rc;
 	Py_BEGIN_ALLOW_THREADS rc = op(dir, name, msg);
 	Py_END_ALLOW_THREADS
-	PyObject *r = NULL;
-	if (rc)
-		raise_code(rc, msg, dir, NULL);
-	else
-		r = Py_None, Py_INCREF(r);
-	Py_DECREF(pathb);
-	return r;
+	return finish(pathb, rc, msg, NULL);
 }
 
 static PyObject *fn_consumer_delete(PyObject *m, PyObject *args, PyObject *kw)
@@ -1732,23 +1731,17 @@ out:
 
 static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path", NULL };
-	PyObject *pathb = NULL;
+	PyObject *pathb;
 	(void)m;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:summary", kwlist, PyUnicode_FSConverter,
-	                                 &pathb))
+	if (path_only(args, kw, "O&:summary", &pathb) < 0)
 		return NULL;
-	const char *dir = PyBytes_AsString(pathb);
 	struct elog_summary s;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_summary_read(dir, &s, msg);
+	Py_BEGIN_ALLOW_THREADS rc = elog_summary_read(PyBytes_AsString(pathb), &s, msg);
 	Py_END_ALLOW_THREADS
-	if (rc) {
-		raise_code(rc, msg, dir, NULL);
-		Py_DECREF(pathb);
-		return NULL;
-	}
+	if (rc)
+		return finish(pathb, rc, msg, NULL);
 	Py_DECREF(pathb);
 	PyObject *writers = Py_None;
 	if (s.writers_known) {
