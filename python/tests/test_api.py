@@ -54,6 +54,10 @@ def test_reader_needs_a_log(tmp_path):
     assert "create=True" in str(e.value)
     log = Log.open(str(tmp_path / "made"), create=True)
     assert list(log.read()) == []
+    # Beside the log's exclusive writer, a reader that may create opens.
+    with Log.open(str(tmp_path / "made"), writer=True) as w:
+        w.append(b"x", sync=True)
+        assert [r.value for r in Log.open(str(tmp_path / "made"), create=True).read()] == [b"x"]
     assert not log.writable
     with pytest.raises(elog.InvalidArgument, match="writer=True"):
         log.append(b"x")

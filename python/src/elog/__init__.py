@@ -215,9 +215,17 @@ class Log:
             w = _elog.Writer(path, create=create, exclusive=not shared, **opts)
             return cls(path, w)
         if create:
-            # A shared writer, for a moment: it creates the log when it is
-            # missing and leaves a writer of the log alone.
-            _elog.Writer(path, create=True, exclusive=False, **opts).close()
+            # A shared writer, for a moment, creates the log when it is
+            # missing (or checks the settings given against the log's); a
+            # log that is there, with nothing to check, is left alone, as
+            # its exclusive writer would refuse the shared one.
+            try:
+                _elog.settings_read(path)
+                missing = False
+            except (NotALog, FileNotFoundError):
+                missing = True
+            if missing or set(settings) & _CREATION:
+                _elog.Writer(path, create=True, exclusive=False, **opts).close()
         else:
             bad = set(settings) - {"wait", "batch_bytes"}
             if bad:
