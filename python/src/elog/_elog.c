@@ -135,7 +135,7 @@ static PyObject *ms_or_none(int64_t ms)
 /* ---- Record --------------------------------------------------------- */
 
 typedef struct {
-	PyObject_HEAD
+	PyObject ob_base; /* PyObject_HEAD */
 	unsigned long long offset;
 	long long ts_ms;
 	unsigned short schema;
@@ -295,11 +295,10 @@ static PyType_Slot Record_slots[] = {
 };
 
 static PyType_Spec Record_spec = {
-	"elog.Record",
-	sizeof(RecordObject),
-	0,
-	Py_TPFLAGS_DEFAULT,
-	Record_slots,
+	.name = "elog.Record",
+	.basicsize = sizeof(RecordObject),
+	.flags = Py_TPFLAGS_DEFAULT,
+	.slots = Record_slots,
 };
 
 /* ---- Writer --------------------------------------------------------- */
@@ -312,7 +311,7 @@ struct slot {
 };
 
 typedef struct {
-	PyObject_HEAD
+	PyObject ob_base; /* PyObject_HEAD */
 	elog *w;
 	char *dir;
 	int exclusive;
@@ -343,8 +342,9 @@ static void writer_leave(WriterObject *self)
 static void order_lock(WriterObject *self)
 {
 	if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-		Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		PyThread_acquire_lock(self->lock, WAIT_LOCK);
+		Py_END_ALLOW_THREADS;
 	}
 }
 
@@ -355,21 +355,11 @@ static PyObject *writer_error(WriterObject *self, int rc)
 
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path",
-		                  "create",
-		                  "exclusive",
-		                  "segment_bytes",
-		                  "index_interval",
-		                  "retain_ms",
-		                  "retain_bytes",
-		                  "compression",
-		                  "compression_level",
-		                  "no_dictionary",
-		                  "retain_consumers",
-		                  "cleanup",
-		                  "batch_bytes",
-		                  "wait_ms",
-		                  NULL };
+	static char *kwlist[] = { "path",          "create",           "exclusive",
+		                  "segment_bytes", "index_interval",   "retain_ms",
+		                  "retain_bytes",  "compression",      "compression_level",
+		                  "no_dictionary", "retain_consumers", "cleanup",
+		                  "batch_bytes",   "wait_ms",          NULL };
 	PyObject *pathb = NULL;
 	int create = 1, exclusive = 1, compression = 0, level = 0, no_dict = 0, retain_cons = 0,
 	    cleanup = 0;
@@ -378,9 +368,8 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	long long wait_ms = 0;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ppKIKKiipiiKL:Writer", kwlist,
 	                                 PyUnicode_FSConverter, &pathb, &create, &exclusive, &seg,
-	                                 &interval, &retain_ms, &retain_bytes, &compression,
-	                                 &level, &no_dict, &retain_cons, &cleanup, &batch,
-	                                 &wait_ms))
+	                                 &interval, &retain_ms, &retain_bytes, &compression, &level,
+	                                 &no_dict, &retain_cons, &cleanup, &batch, &wait_ms))
 		return NULL;
 	WriterObject *self = (WriterObject *)PyType_GenericAlloc(type, 0);
 	if (self == NULL) {
@@ -410,13 +399,15 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		                  .exclusive = exclusive };
 	elog *w = NULL;
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_open(&w, self->dir, &o);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_open(&w, self->dir, &o);
+	Py_END_ALLOW_THREADS;
 	if (rc != 0) {
 		char msg[ELOG_MSG_MAX];
 		snprintf(msg, sizeof msg, "%s", w ? elog_errmsg(w) : elog_strerror(rc));
-		Py_BEGIN_ALLOW_THREADS elog_close(w);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		elog_close(w);
+		Py_END_ALLOW_THREADS;
 		raise_code(rc, msg, self->dir, NULL);
 		Py_DECREF(self);
 		return NULL;
@@ -432,14 +423,16 @@ static int writer_close(WriterObject *self)
 	self->closing = 1;
 	/* Calls of other threads finish first: the handle outlives them. */
 	while (self->busy > 0) {
-		Py_BEGIN_ALLOW_THREADS usleep(1000);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		usleep(1000);
+		Py_END_ALLOW_THREADS;
 	}
 	elog *w = self->w;
 	int rc;
 	char msg[ELOG_MSG_MAX] = "";
-	Py_BEGIN_ALLOW_THREADS rc = elog_close(w);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_close(w);
+	Py_END_ALLOW_THREADS;
 	/* elog_close() frees w whatever it returns: its message is gone. */
 	if (rc)
 		snprintf(msg, sizeof msg, "closing the log: %s", elog_strerror(rc));
@@ -526,8 +519,9 @@ static int record_from(PyObject *value, PyObject *key, int schema, PyObject *ts,
 static int writer_sync(WriterObject *self)
 {
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_sync(self->w);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_sync(self->w);
+	Py_END_ALLOW_THREADS;
 	return rc;
 }
 
@@ -556,20 +550,23 @@ static PyObject *Writer_append(PyObject *obj, PyObject *args, PyObject *kw)
 		 * is buffered, in the order of the lock. */
 		order_lock(self);
 		off = elog_next_offset(self->w);
-		Py_BEGIN_ALLOW_THREADS rc = elog_append(self->w, &rec, NULL);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		rc = elog_append(self->w, &rec, NULL);
+		Py_END_ALLOW_THREADS;
 		PyThread_release_lock(self->lock);
 	} else if (sync) {
 		slot = calloc(1, sizeof *slot);
 		if (slot == NULL) {
 			rc = ENOMEM;
 		} else {
-			Py_BEGIN_ALLOW_THREADS rc = elog_append(self->w, &rec, &slot->off);
-			Py_END_ALLOW_THREADS
+			Py_BEGIN_ALLOW_THREADS;
+			rc = elog_append(self->w, &rec, &slot->off);
+			Py_END_ALLOW_THREADS;
 		}
 	} else {
-		Py_BEGIN_ALLOW_THREADS rc = elog_append(self->w, &rec, NULL);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		rc = elog_append(self->w, &rec, NULL);
+		Py_END_ALLOW_THREADS;
 	}
 	Py_XDECREF(kb);
 	Py_DECREF(vb);
@@ -653,7 +650,7 @@ static PyObject *Writer_append_many(PyObject *obj, PyObject *items)
 			/* The chunk read so far goes in even when an item
 			 * failed: what was given before it is appended. */
 			int done = 0;
-			Py_BEGIN_ALLOW_THREADS
+			Py_BEGIN_ALLOW_THREADS;
 			/* One clock for the chunk's records that give no time:
 			 * the time of their append, read once. */
 			struct timespec ts;
@@ -665,7 +662,7 @@ static PyObject *Writer_append_many(PyObject *obj, PyObject *items)
 				if ((rc = elog_append(self->w, &recs[done], NULL)) != 0)
 					break;
 			}
-			Py_END_ALLOW_THREADS
+			Py_END_ALLOW_THREADS;
 			count += (uint64_t)done;
 			for (int i = 0; i < 2 * n; i++)
 				Py_XDECREF(keep[i]);
@@ -806,17 +803,16 @@ static PyType_Slot Writer_slots[] = {
 };
 
 static PyType_Spec Writer_spec = {
-	"elog._elog.Writer",
-	sizeof(WriterObject),
-	0,
-	Py_TPFLAGS_DEFAULT,
-	Writer_slots,
+	.name = "elog._elog.Writer",
+	.basicsize = sizeof(WriterObject),
+	.flags = Py_TPFLAGS_DEFAULT,
+	.slots = Writer_slots,
 };
 
 /* ---- Reader --------------------------------------------------------- */
 
 typedef struct {
-	PyObject_HEAD
+	PyObject ob_base; /* PyObject_HEAD */
 	elog_reader *r;
 	char *dir;
 	int busy;
@@ -850,19 +846,20 @@ static void reader_close(ReaderObject *self)
 	if (self->r) {
 		elog_reader *r = self->r;
 		self->r = NULL;
-		Py_BEGIN_ALLOW_THREADS elog_reader_close(r);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		elog_reader_close(r);
+		Py_END_ALLOW_THREADS;
 	}
 }
 
 static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path",  "from_offset", "follow", "key",   "since",
-		                  "until", "reverse",     "group",  "idle",  "last",
+	static char *kwlist[] = { "path",  "from_offset", "follow", "key",  "since",
+		                  "until", "reverse",     "group",  "idle", "last",
 		                  "limit", "strict",      "on_gap", NULL };
-	PyObject *pathb = NULL, *from = Py_None, *key = Py_None, *since = Py_None,
-	         *until = Py_None, *group = Py_None, *idle = Py_None, *last = Py_None,
-	         *limit = Py_None, *on_gap = Py_None;
+	PyObject *pathb = NULL, *from = Py_None, *key = Py_None, *since = Py_None, *until = Py_None,
+	         *group = Py_None, *idle = Py_None, *last = Py_None, *limit = Py_None,
+	         *on_gap = Py_None;
 	int follow = 0, reverse = 0, strict = 0;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$OpOOOpOOOOpO:Reader", kwlist,
 	                                 PyUnicode_FSConverter, &pathb, &from, &follow, &key,
@@ -948,7 +945,8 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	const char *gn = gname ? PyBytes_AsString(gname) : NULL;
 	int window = s != INT64_MIN || u != INT64_MAX;
 	elog_reader *r = NULL;
-	Py_BEGIN_ALLOW_THREADS rc = elog_reader_open(&r, self->dir);
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_reader_open(&r, self->dir);
 	if (rc == 0 && window)
 		rc = elog_reader_window(r, s, u);
 	if (rc == 0) {
@@ -981,7 +979,7 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 			rc = elog_reader_seek_time(r, s);
 		}
 	}
-	Py_END_ALLOW_THREADS
+	Py_END_ALLOW_THREADS;
 	self->r = r;
 	Py_XDECREF(gname);
 	if (rc) {
@@ -1024,8 +1022,8 @@ static int reader_gap(ReaderObject *self)
 {
 	uint64_t first, last;
 	elog_reader_gap(self->r, &first, &last);
-	const char *cause =
-	        elog_reader_gap_cause(self->r) == ELOG_GAP_DAMAGE ? "damage" : "retention";
+	const char *cause = elog_reader_gap_cause(self->r) == ELOG_GAP_DAMAGE ? "damage"
+	                                                                      : "retention";
 	PyObject *t = Py_BuildValue("(KKs)", (unsigned long long)first, (unsigned long long)last,
 	                            cause);
 	if (t == NULL || PyList_Append(self->gaps, t) < 0) {
@@ -1081,9 +1079,10 @@ static PyObject *Reader_next(PyObject *obj)
 	struct elog_record rec;
 	for (;;) {
 		int rc;
-		Py_BEGIN_ALLOW_THREADS rc = self->reverse ? elog_reader_prev(self->r, &rec)
-		                                          : elog_reader_next(self->r, &rec);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		rc = self->reverse ? elog_reader_prev(self->r, &rec)
+		                   : elog_reader_next(self->r, &rec);
+		Py_END_ALLOW_THREADS;
 		if (rc == 0) {
 			if (self->reverse && rec.offset < self->lo)
 				break;
@@ -1117,8 +1116,9 @@ static PyObject *Reader_next(PyObject *obj)
 			if (left < slice)
 				slice = left;
 		}
-		Py_BEGIN_ALLOW_THREADS rc = elog_reader_wait(self->r, slice);
-		Py_END_ALLOW_THREADS
+		Py_BEGIN_ALLOW_THREADS;
+		rc = elog_reader_wait(self->r, slice);
+		Py_END_ALLOW_THREADS;
 		if (rc != 0 && rc != ELOG_TIMEOUT && rc != EINTR) {
 			self->busy = 0;
 			return reader_error(self, rc);
@@ -1226,8 +1226,7 @@ static PyGetSetDef Reader_getset[] = {
 	  NULL },
 	{ "interrupted", Reader_get_interrupted, NULL,
 	  "True when a follow ended on KeyboardInterrupt (Ctrl-C).", NULL },
-	{ "closed", Reader_get_closed, NULL, "True once the reader is closed or has ended.",
-	  NULL },
+	{ "closed", Reader_get_closed, NULL, "True once the reader is closed or has ended.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -1246,11 +1245,10 @@ static PyType_Slot Reader_slots[] = {
 };
 
 static PyType_Spec Reader_spec = {
-	"elog.Reader",
-	sizeof(ReaderObject),
-	0,
-	Py_TPFLAGS_DEFAULT,
-	Reader_slots,
+	.name = "elog.Reader",
+	.basicsize = sizeof(ReaderObject),
+	.flags = Py_TPFLAGS_DEFAULT,
+	.slots = Reader_slots,
 };
 
 /* ---- functions of a directory --------------------------------------- */
@@ -1266,9 +1264,9 @@ static PyObject *settings_dict(const struct elog_settings *s)
 	    dset(d, "index_interval", u64(s->index_interval)) < 0 ||
 	    dset(d, "retain_ms", u64(s->retain_ms)) < 0 ||
 	    dset(d, "retain_bytes", u64(s->retain_bytes)) < 0 ||
-	    dset(d, "compression", PyUnicode_FromString(s->compression == ELOG_COMPRESS_ZSTD
-	                                                        ? "zstd"
-	                                                        : "none")) < 0 ||
+	    dset(d, "compression",
+	         PyUnicode_FromString(s->compression == ELOG_COMPRESS_ZSTD ? "zstd" : "none")) <
+	            0 ||
 	    dset(d, "compression_level", PyLong_FromLong(s->compression_level)) < 0 ||
 	    dset(d, "no_dictionary", PyBool_FromLong(s->no_dictionary)) < 0 ||
 	    dset(d, "retain_consumers",
@@ -1285,11 +1283,11 @@ static PyObject *settings_dict(const struct elog_settings *s)
 }
 
 /* Parse one path argument (str, bytes or os.PathLike) into a new bytes. */
-#define PATH_ARG(fmt, ...)                                                               \
-	PyObject *pathb = NULL;                                                          \
-	if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, PyUnicode_FSConverter, \
-	                                 &pathb, __VA_ARGS__))                           \
-		return NULL;                                                             \
+#define PATH_ARG(fmt, ...) \
+	PyObject *pathb = NULL; \
+	if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, PyUnicode_FSConverter, &pathb, \
+	                                 __VA_ARGS__)) \
+		return NULL; \
 	const char *dir = PyBytes_AsString(pathb);
 
 /* The one argument path of fmt ("O&:name") into a new bytes *pathb. */
@@ -1297,8 +1295,9 @@ static int path_only(PyObject *args, PyObject *kw, const char *fmt, PyObject **p
 {
 	static char *kwlist[] = { "path", NULL };
 	*pathb = NULL;
-	return PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, PyUnicode_FSConverter, pathb) ? 0
-	                                                                                          : -1;
+	return PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, PyUnicode_FSConverter, pathb)
+	               ? 0
+	               : -1;
 }
 
 /* The end of a call on the directory pathb (released here): the error of
@@ -1326,8 +1325,9 @@ static PyObject *fn_settings_read(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_settings s;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_settings_read(PyBytes_AsString(pathb), &s, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_settings_read(PyBytes_AsString(pathb), &s, msg);
+	Py_END_ALLOW_THREADS;
 	return finish(pathb, rc, msg, rc ? NULL : settings_dict(&s));
 }
 
@@ -1357,8 +1357,9 @@ static PyObject *fn_consumer_commit(PyObject *m, PyObject *args, PyObject *kw)
 	PATH_ARG("O&sK:commit", &name, &off);
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_commit(dir, name, off, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_consumer_commit(dir, name, off, msg);
+	Py_END_ALLOW_THREADS;
 	return finish(pathb, rc, msg, NULL);
 }
 
@@ -1372,8 +1373,9 @@ static PyObject *fn_consumer_get(PyObject *m, PyObject *args, PyObject *kw)
 	char msg[ELOG_MSG_MAX] = "";
 	struct elog_consumer c;
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_get(dir, name, &c, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_consumer_get(dir, name, &c, msg);
+	Py_END_ALLOW_THREADS;
 	if (rc == ELOG_NOCONSUMER)
 		return finish(pathb, 0, msg, NULL);
 	return finish(pathb, rc, msg, rc ? NULL : consumer_dict(&c));
@@ -1389,8 +1391,9 @@ static PyObject *fn_consumer_list(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_consumer *c = NULL;
 	size_t n = 0;
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_consumer_list(PyBytes_AsString(pathb), &c, &n, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_consumer_list(PyBytes_AsString(pathb), &c, &n, msg);
+	Py_END_ALLOW_THREADS;
 	PyObject *r = NULL;
 	if (rc == 0 && (r = PyList_New(0)) != NULL) {
 		for (size_t i = 0; i < n; i++) {
@@ -1416,8 +1419,9 @@ static PyObject *consumer_op(PyObject *args, PyObject *kw, const char *fmt,
 	PATH_ARG(fmt, &name);
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = op(dir, name, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = op(dir, name, msg);
+	Py_END_ALLOW_THREADS;
 	return finish(pathb, rc, msg, NULL);
 }
 
@@ -1453,16 +1457,16 @@ static void on_segment(void *arg, const struct elog_segment_report *s)
 	struct collect *k = arg;
 	PyGILState_STATE g = PyGILState_Ensure();
 	static const char *actions[] = { "?", "removed", "rewritten", "emptied", "merged" };
-	PyObject *d = Py_BuildValue(
-	        "{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:N,s:O}", "action",
-	        actions[s->action >= 1 && s->action <= 4 ? s->action : 0], "base",
-	        (unsigned long long)s->base, "end", (unsigned long long)s->end, "into",
-	        (unsigned long long)s->into, "records_before",
-	        (unsigned long long)s->records_before, "records_after",
-	        (unsigned long long)s->records_after, "bytes_before",
-	        (unsigned long long)s->bytes_before, "bytes_after",
-	        (unsigned long long)s->bytes_after, "newest_ms", ms_or_none(s->newest_ms), "damaged",
-	        s->damaged ? Py_True : Py_False);
+	PyObject *d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:N,s:O}", "action",
+	                            actions[s->action >= 1 && s->action <= 4 ? s->action : 0],
+	                            "base", (unsigned long long)s->base, "end",
+	                            (unsigned long long)s->end, "into", (unsigned long long)s->into,
+	                            "records_before", (unsigned long long)s->records_before,
+	                            "records_after", (unsigned long long)s->records_after,
+	                            "bytes_before", (unsigned long long)s->bytes_before,
+	                            "bytes_after", (unsigned long long)s->bytes_after, "newest_ms",
+	                            ms_or_none(s->newest_ms), "damaged",
+	                            s->damaged ? Py_True : Py_False);
 	collect_add(k, k->a, d);
 	PyGILState_Release(g);
 }
@@ -1511,8 +1515,8 @@ static int limit_arg(PyObject *o, uint64_t *v, const char *what)
 	if (to_u64(o, v, what) < 0)
 		return -1;
 	if (*v == 0) {
-		PyErr_Format(PyExc_ValueError, "%s must be above 0 (None: the log's policy, -1: off)",
-		             what);
+		PyErr_Format(PyExc_ValueError,
+		             "%s must be above 0 (None: the log's policy, -1: off)", what);
 		return -1;
 	}
 	return 0;
@@ -1520,8 +1524,8 @@ static int limit_arg(PyObject *o, uint64_t *v, const char *what)
 
 static PyObject *fn_retain(PyObject *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path", "max_age_ms", "max_bytes", "dry_run", "wait_ms",
-		                  "now_ms", NULL };
+	static char *kwlist[] = { "path",    "max_age_ms", "max_bytes", "dry_run",
+		                  "wait_ms", "now_ms",     NULL };
 	PyObject *age = Py_None, *bytes = Py_None;
 	int dry = 0;
 	long long wait_ms = 0, now_ms = 0;
@@ -1539,8 +1543,9 @@ static PyObject *fn_retain(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_retain_result res;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_retain(dir, &o, &res, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_retain(dir, &o, &res, msg);
+	Py_END_ALLOW_THREADS;
 	if (rc) {
 		raise_code(rc, msg, dir, NULL);
 		goto out;
@@ -1564,14 +1569,14 @@ static PyObject *fn_retain(PyObject *m, PyObject *args, PyObject *kw)
 	                  ms_or_none(res.kept_why ? res.kept_newest_ms : INT64_MIN),
 	                  "kept_judged_ms",
 	                  ms_or_none(res.kept_why ? res.kept_judged_ms : INT64_MIN), "kept_damaged",
-	                  res.kept_damaged ? Py_True : Py_False, "kept_consumer",
-	                  res.kept_consumer, "losers", (unsigned long long)res.losers,
-	                  "losses_unrecorded", res.losses_unrecorded ? Py_True : Py_False,
-	                  "consumers_unknown", res.consumers_unknown ? Py_True : Py_False,
-	                  "unjudged", (unsigned long long)res.unjudged, "unjudged_base",
+	                  res.kept_damaged ? Py_True : Py_False, "kept_consumer", res.kept_consumer,
+	                  "losers", (unsigned long long)res.losers, "losses_unrecorded",
+	                  res.losses_unrecorded ? Py_True : Py_False, "consumers_unknown",
+	                  res.consumers_unknown ? Py_True : Py_False, "unjudged",
+	                  (unsigned long long)res.unjudged, "unjudged_base",
 	                  (unsigned long long)res.unjudged_base, "damaged",
-	                  (unsigned long long)res.damaged, "removed", k.a, "losses", k.b,
-	                  "dry_run", dry ? Py_True : Py_False);
+	                  (unsigned long long)res.damaged, "removed", k.a, "losses", k.b, "dry_run",
+	                  dry ? Py_True : Py_False);
 out:
 	collect_free(&k);
 	Py_DECREF(pathb);
@@ -1580,17 +1585,18 @@ out:
 
 static PyObject *fn_compact(PyObject *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "path", "grace_ms", "min_lag_ms", "dry_run", "wait_ms", "now_ms",
-		                  NULL };
+	static char *kwlist[] = { "path",    "grace_ms", "min_lag_ms", "dry_run",
+		                  "wait_ms", "now_ms",   NULL };
 	PyObject *grace = Py_None;
 	unsigned long long min_lag = 0;
 	int dry = 0;
 	long long wait_ms = 0, now_ms = 0;
 	(void)m;
 	PATH_ARG("O&|$OKpLL:compact", &grace, &min_lag, &dry, &wait_ms, &now_ms);
-	struct elog_compact_opts o = {
-		.min_lag_ms = min_lag, .dry_run = dry, .wait_ms = wait_ms, .now_ms = now_ms
-	};
+	struct elog_compact_opts o = { .min_lag_ms = min_lag,
+		                       .dry_run = dry,
+		                       .wait_ms = wait_ms,
+		                       .now_ms = now_ms };
 	struct collect k = { 0 };
 	PyObject *r = NULL;
 	if (grace != Py_None) {
@@ -1606,8 +1612,9 @@ static PyObject *fn_compact(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_compact_result res;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_compact(dir, &o, &res, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_compact(dir, &o, &res, msg);
+	Py_END_ALLOW_THREADS;
 	if (rc) {
 		raise_code(rc, msg, dir, NULL);
 		goto out;
@@ -1620,14 +1627,13 @@ static PyObject *fn_compact(PyObject *m, PyObject *args, PyObject *kw)
 	                  "segments_before", (unsigned long long)res.segments_before,
 	                  "segments_after", (unsigned long long)res.segments_after,
 	                  "segments_rewritten", (unsigned long long)res.segments_rewritten,
-	                  "records_before", (unsigned long long)res.records_before,
-	                  "records_after", (unsigned long long)res.records_after, "bytes_before",
+	                  "records_before", (unsigned long long)res.records_before, "records_after",
+	                  (unsigned long long)res.records_after, "bytes_before",
 	                  (unsigned long long)res.bytes_before, "bytes_after",
-	                  (unsigned long long)res.bytes_after, "keys",
-	                  (unsigned long long)res.keys, "tombstones_kept",
-	                  (unsigned long long)res.tombstones_kept, "tombstones_removed",
-	                  (unsigned long long)res.tombstones_removed, "leftovers",
-	                  (unsigned long long)res.leftovers, "memory",
+	                  (unsigned long long)res.bytes_after, "keys", (unsigned long long)res.keys,
+	                  "tombstones_kept", (unsigned long long)res.tombstones_kept,
+	                  "tombstones_removed", (unsigned long long)res.tombstones_removed,
+	                  "leftovers", (unsigned long long)res.leftovers, "memory",
 	                  (unsigned long long)res.memory, "changed", k.a, "dry_run",
 	                  dry ? Py_True : Py_False);
 out:
@@ -1640,11 +1646,9 @@ static void on_problem(void *arg, const struct elog_problem *p)
 {
 	struct collect *k = arg;
 	PyGILState_STATE g = PyGILState_Ensure();
-	static const char *kinds[] = { "?",        "damage", "warning",
-		                       "repaired", "loss",   "unreadable" };
-	static const char *hints[] = { "none",         "cut",     "retain",      "foreign",
-		                       "compact_copy", "compact", "loss",        "reseal",
-		                       "salvage",      "no_salvage" };
+	static const char *kinds[] = { "?", "damage", "warning", "repaired", "loss", "unreadable" };
+	static const char *hints[] = { "none",    "cut",  "retain", "foreign", "compact_copy",
+		                       "compact", "loss", "reseal", "salvage", "no_salvage" };
 	PyObject *pos;
 	if (p->pos == ELOG_NOPOS) {
 		Py_INCREF(Py_None);
@@ -1652,11 +1656,11 @@ static void on_problem(void *arg, const struct elog_problem *p)
 	} else {
 		pos = u64(p->pos);
 	}
-	PyObject *d = Py_BuildValue(
-	        "{s:s,s:s,s:N,s:s,s:s,s:s}", "kind",
-	        kinds[p->kind >= 1 && p->kind <= 5 ? p->kind : 0], "file", p->file, "pos", pos,
-	        "text", p->text, "hint", hints[p->hint >= 0 && p->hint <= 9 ? p->hint : 0],
-	        "detail", p->detail ? p->detail : "");
+	PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:s}", "kind",
+	                            kinds[p->kind >= 1 && p->kind <= 5 ? p->kind : 0], "file",
+	                            p->file, "pos", pos, "text", p->text, "hint",
+	                            hints[p->hint >= 0 && p->hint <= 9 ? p->hint : 0], "detail",
+	                            p->detail ? p->detail : "");
 	collect_add(k, k->a, d);
 	PyGILState_Release(g);
 }
@@ -1665,14 +1669,17 @@ static void on_segment_info(void *arg, const struct elog_segment_info *s)
 {
 	struct collect *k = arg;
 	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject *d = Py_BuildValue(
-	        "{s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:O,s:O}", "base", (unsigned long long)s->base,
-	        "bytes", (unsigned long long)s->bytes, "records", (unsigned long long)s->records,
-	        "first", s->records ? u64(s->first) : (Py_INCREF(Py_None), Py_None), "last",
-	        s->records ? u64(s->last) : (Py_INCREF(Py_None), Py_None), "ts_min",
-	        ms_or_none(s->records ? s->ts_min : INT64_MIN), "ts_max",
-	        ms_or_none(s->records ? s->ts_max : INT64_MIN), "active",
-	        s->active ? Py_True : Py_False, "damaged", s->damaged ? Py_True : Py_False);
+	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:O,s:O}", "base",
+	                            (unsigned long long)s->base, "bytes",
+	                            (unsigned long long)s->bytes, "records",
+	                            (unsigned long long)s->records, "first",
+	                            s->records ? u64(s->first) : (Py_INCREF(Py_None), Py_None),
+	                            "last",
+	                            s->records ? u64(s->last) : (Py_INCREF(Py_None), Py_None),
+	                            "ts_min", ms_or_none(s->records ? s->ts_min : INT64_MIN),
+	                            "ts_max", ms_or_none(s->records ? s->ts_max : INT64_MIN),
+	                            "active", s->active ? Py_True : Py_False, "damaged",
+	                            s->damaged ? Py_True : Py_False);
 	collect_add(k, k->b, d);
 	PyGILState_Release(g);
 }
@@ -1702,8 +1709,9 @@ static PyObject *fn_verify(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_verify_result res;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_verify(dir, &o, &res, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_verify(dir, &o, &res, msg);
+	Py_END_ALLOW_THREADS;
 	if (rc) {
 		raise_code(rc, msg, dir, NULL);
 		goto out;
@@ -1738,8 +1746,9 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 	struct elog_summary s;
 	char msg[ELOG_MSG_MAX] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = elog_summary_read(PyBytes_AsString(pathb), &s, msg);
-	Py_END_ALLOW_THREADS
+	Py_BEGIN_ALLOW_THREADS;
+	rc = elog_summary_read(PyBytes_AsString(pathb), &s, msg);
+	Py_END_ALLOW_THREADS;
 	if (rc)
 		return finish(pathb, rc, msg, NULL);
 	Py_DECREF(pathb);
@@ -1765,14 +1774,16 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 		        (unsigned long long)s.durable_end, "have_first",
 		        s.have_first ? Py_True : Py_False, "have_last",
 		        s.have_last ? Py_True : Py_False, "first", (unsigned long long)s.first,
-		        "last", (unsigned long long)s.last, "records", (unsigned long long)s.records,
-		        "records_exact", s.records_exact ? Py_True : Py_False, "oldest_ms",
+		        "last", (unsigned long long)s.last, "records",
+		        (unsigned long long)s.records, "records_exact",
+		        s.records_exact ? Py_True : Py_False, "oldest_ms",
 		        ms_or_none(s.records ? s.oldest_ms : INT64_MIN), "newest_ms",
 		        ms_or_none(s.records ? s.newest_ms : INT64_MIN), "segments",
 		        (unsigned long long)s.segments, "active_base",
 		        (unsigned long long)s.active_base, "log_bytes",
-		        (unsigned long long)s.log_bytes, "dir_bytes", (unsigned long long)s.dir_bytes,
-		        "disk_bytes", (unsigned long long)s.disk_bytes, "sample_stored",
+		        (unsigned long long)s.log_bytes, "dir_bytes",
+		        (unsigned long long)s.dir_bytes, "disk_bytes",
+		        (unsigned long long)s.disk_bytes, "sample_stored",
 		        (unsigned long long)s.sample_stored, "sample_raw",
 		        (unsigned long long)s.sample_raw, "sample_unknown",
 		        s.sample_unknown ? Py_True : Py_False, "writers", writers, "batch_pid",
@@ -1823,14 +1834,10 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
 	PyModuleDef_HEAD_INIT,
-	"elog._elog",
-	"The C half of elog: libelog's calls, used by the package elog.",
-	-1,
-	module_methods,
-	NULL,
-	NULL,
-	NULL,
-	NULL,
+	.m_name = "elog._elog",
+	.m_doc = "The C half of elog: libelog's calls, used by the package elog.",
+	.m_size = -1,
+	.m_methods = module_methods,
 };
 
 static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out, const char *name)
