@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -111,10 +110,16 @@ def test_append_many_forms(logdir):
         with pytest.raises(TypeError):
             log.append_many([(b"only-key",)])
         assert log.flush() == 1008  # the item before the bad one went in
-    recs = list(Log.open(logdir).read(to_list := None) if False else Log.open(logdir).read())
+    recs = list(Log.open(logdir).read())
     assert recs[6] == Record(6, 5, 1, b"k3", b"v4")
     assert recs[5].schema == 9 and recs[5].key == b"k2"
     assert recs[1007].value == b"ok"
+    # Records are values: equal, hashed and pickled by their fields.
+    import pickle
+
+    assert pickle.loads(pickle.dumps(recs[6])) == recs[6]
+    assert len({recs[6], Record(6, 5, 1, b"k3", b"v4"), recs[5]}) == 2
+    assert recs[6] != recs[5]
 
 
 def test_append_arguments(logdir):

@@ -8,9 +8,7 @@ import subprocess
 import sys
 import time
 
-import pytest
 
-import elog
 from elog import Log
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")

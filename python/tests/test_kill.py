@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-import elog
 from elog import Log
 
 SEED = int(os.environ.get("ELOG_PY_SEED", random.randrange(1 << 30)))

@@ -2,7 +2,6 @@
 appends of several threads share their syncs (group commit), which they can
 only if elog_sync() runs with the GIL released."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +9,6 @@ import threading
 
 import pytest
 
-import elog
 from elog import Log
 
 

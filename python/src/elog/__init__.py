@@ -33,7 +33,7 @@ the model, the C calls and the files.
 import datetime as _dt
 import os as _os
 import warnings as _warnings
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 from ._errors import (
     BadConsumerName,

@@ -258,6 +258,27 @@ static PyObject *Record_richcompare(PyObject *a, PyObject *b, int op)
 	return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
+static Py_hash_t Record_hash(PyObject *self)
+{
+	RecordObject *r = (RecordObject *)self;
+	PyObject *t = Py_BuildValue("(KLIOO)", r->offset, r->ts_ms, (unsigned)r->schema, r->key,
+	                            r->value);
+	if (t == NULL)
+		return -1;
+	Py_hash_t h = PyObject_Hash(t);
+	Py_DECREF(t);
+	return h;
+}
+
+/* Pickling (multiprocessing): Record(offset, ts_ms, schema, key, value). */
+static PyObject *Record_reduce(PyObject *self, PyObject *noargs)
+{
+	RecordObject *r = (RecordObject *)self;
+	(void)noargs;
+	return Py_BuildValue("(O(KLIOO))", (PyObject *)Record_Type, r->offset, r->ts_ms,
+	                     (unsigned)r->schema, r->key, r->value);
+}
+
 static PyMemberDef Record_members[] = {
 	{ "offset", T_ULONGLONG, offsetof(RecordObject, offset), READONLY,
 	  "The record's offset: its place in the log, given by the writer." },
@@ -274,6 +295,7 @@ static PyMemberDef Record_members[] = {
 };
 
 static PyMethodDef Record_methods[] = {
+	{ "__reduce__", Record_reduce, METH_NOARGS, NULL },
 	{ "json", Record_json, METH_NOARGS,
 	  "json() -> object\n\nThe value parsed as JSON (json.loads(record.value)); raises "
 	  "json.JSONDecodeError when it is not JSON." },
@@ -291,6 +313,7 @@ static PyType_Slot Record_slots[] = {
 	{ Py_tp_methods, Record_methods },
 	{ Py_tp_repr, Record_repr },
 	{ Py_tp_richcompare, Record_richcompare },
+	{ Py_tp_hash, Record_hash },
 	{ 0, NULL },
 };
 
