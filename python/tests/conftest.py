@@ -44,3 +44,19 @@ def run_python(code, *args, **kw):
 
 def python_proc(code, *args, **kw):
     return subprocess.Popen([sys.executable, "-c", code, *args], **kw)
+
+
+def wait_sleeping(pid, timeout=60):
+    """Wait until process pid sleeps (state S) at three looks in a row, 50
+    ms apart: a follower then waits for records in the library, where
+    SIGINT ends its follow cleanly, not in Python code between two."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline and seen < 3:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        seen = seen + 1 if state == "S" else 0
+        time.sleep(0.05)
+    return seen >= 3

@@ -12,7 +12,7 @@ import pytest
 
 import elog
 from elog import Log, Record
-from conftest import python_proc, run_python
+from conftest import python_proc, run_python, wait_sleeping
 
 
 def test_sketch_api_roundtrip(logdir):
@@ -351,7 +351,7 @@ def test_follow_ends_cleanly_on_ctrl_c(logdir):
         "print('ended', rd.interrupted, flush=True)\n", logdir,
         stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "one\n"
-    time.sleep(0.3)
+    assert wait_sleeping(p.pid)
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=60)
     assert out == "ended True\n" and p.returncode == 0

@@ -170,9 +170,11 @@ def test_agent_recorder_replays_runs(tmp_path):
     p = subprocess.Popen(example("agent_recorder.py") + [log, "record", "run-k", "--steps",
                                                          "100000"],
                          stdout=subprocess.PIPE, text=True)
-    assert kill_after(p, 1.0)
-    steps = [int(x.split()[1]) for x in p.stdout.read().splitlines()
-             if x.startswith("step ") and len(x.split()) == 3]
+    out = [p.stdout.readline() for _ in range(20)]  # 20 actions taken, then the kill
+    assert kill_after(p, 0.1)
+    out += p.stdout.readlines()
+    steps = [int(x.split()[1]) for x in out
+             if x.startswith("step ") and x.endswith("\n") and len(x.split()) == 3]
     recorded = [rec.json()["step"] for rec in Log.open(log).read(key="run-k")]
     assert recorded == list(range(len(recorded)))
     assert len(recorded) >= len(steps) > 0

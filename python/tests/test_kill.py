@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from conftest import wait_sleeping
 from elog import Log
 
 SEED = int(os.environ.get("ELOG_PY_SEED", random.randrange(1 << 30)))
@@ -102,7 +103,7 @@ def test_sketch_sqlite_consumer_killed(tmp_path, rng):
         if end > before and db_cursor(os.path.join(work, "consumer.db")) == end - 1:
             break
         time.sleep(0.1)
-    time.sleep(0.5)  # from its last commit into the wait for more
+    assert wait_sleeping(p.pid)  # from its last commit into the wait for more
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=60)
     assert p.returncode == 0 and out == "ended\n"
@@ -158,10 +159,11 @@ def test_writer_killed_mid_batch_loses_nothing_acked(logdir, rng):
         mode = "batch" if run % 2 == 0 else "threads"
         p = subprocess.Popen([sys.executable, "-c", WRITER, logdir, mode],
                              stdout=subprocess.PIPE, text=True)
-        lines = []
+        # Killed at a random moment after its first acknowledgement.
+        lines = [p.stdout.readline()]
         reader = threading.Thread(target=lambda: lines.extend(p.stdout))
         reader.start()
-        time.sleep(rng.uniform(0.2, 0.8))
+        time.sleep(rng.uniform(0, 0.4))
         p.kill()
         p.wait()
         reader.join()

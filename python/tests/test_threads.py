@@ -92,13 +92,13 @@ def test_reader_is_one_thread_at_a_time(logdir):
 
     with Log.open(logdir, writer=True) as log:
         log.append(b"a")
-    rd = Log.open(logdir).read(follow=True, idle=3)
+    rd = Log.open(logdir).read(follow=True, idle=5)
     assert next(rd).value == b"a"
     inside = threading.Event()
     t = threading.Thread(target=lambda: (inside.set(), list(rd)))
     t.start()
     inside.wait()
-    time.sleep(0.5)  # the thread waits in the follow, the GIL released
+    time.sleep(1)  # the thread waits in the follow, the GIL released
     with pytest.raises(RuntimeError, match="one thread"):
         next(rd)
     with pytest.raises(RuntimeError, match="in use"):
