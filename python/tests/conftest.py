@@ -46,6 +46,15 @@ def python_proc(code, *args, **kw):
     return subprocess.Popen([sys.executable, "-c", code, *args], **kw)
 
 
+def sigint_default():
+    """preexec_fn of a child that Ctrl-C must reach: a job that a shell
+    started in the background (scripts/test.sh's lanes) ignores SIGINT,
+    its children inherit that, and Python then installs no handler."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_sleeping(pid, timeout=60):
     """Wait until process pid sleeps (state S) at three looks in a row, 50
     ms apart: a follower then waits for records in the library, where

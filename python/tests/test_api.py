@@ -12,7 +12,7 @@ import pytest
 
 import elog
 from elog import Log, Record
-from conftest import python_proc, run_python, wait_sleeping
+from conftest import python_proc, run_python, sigint_default, wait_sleeping
 
 
 def test_sketch_api_roundtrip(logdir):
@@ -349,7 +349,7 @@ def test_follow_ends_cleanly_on_ctrl_c(logdir):
         "for rec in rd:\n"
         "    print(rec.value.decode(), flush=True)\n"
         "print('ended', rd.interrupted, flush=True)\n", logdir,
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     assert p.stdout.readline() == "one\n"
     assert wait_sleeping(p.pid)
     p.send_signal(signal.SIGINT)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import wait_sleeping
+from conftest import sigint_default, wait_sleeping
 from elog import Log
 
 SEED = int(os.environ.get("ELOG_PY_SEED", random.randrange(1 << 30)))
@@ -96,7 +96,8 @@ def test_sketch_sqlite_consumer_killed(tmp_path, rng):
     # The last run catches up, its own record included; Ctrl-C then ends
     # its follow cleanly.
     before = Log.open(events).durable_offset
-    p = subprocess.Popen([sys.executable, prog, work, "99"], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, prog, work, "99"], stdout=subprocess.PIPE, text=True,
+                         preexec_fn=sigint_default)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         end = Log.open(events).durable_offset
