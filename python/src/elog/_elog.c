@@ -565,7 +565,7 @@ static PyObject *Writer_append(PyObject *obj, PyObject *args, PyObject *kw)
 		Py_DECREF(vb);
 		return NULL;
 	}
-	int rc;
+	int rc = 0;
 	uint64_t off = 0;
 	struct slot *slot = NULL;
 	if (self->exclusive) {
@@ -573,28 +573,22 @@ static PyObject *Writer_append(PyObject *obj, PyObject *args, PyObject *kw)
 		 * is buffered, in the order of the lock. */
 		order_lock(self);
 		off = elog_next_offset(self->w);
+	} else if (sync && (slot = calloc(1, sizeof *slot)) == NULL) {
+		rc = ENOMEM;
+	}
+	if (rc == 0) {
+		/* The append and its sync in one release of the GIL: a
+		 * durable append takes it back once. */
 		Py_BEGIN_ALLOW_THREADS;
-		rc = elog_append(self->w, &rec, NULL);
-		Py_END_ALLOW_THREADS;
-		PyThread_release_lock(self->lock);
-	} else if (sync) {
-		slot = calloc(1, sizeof *slot);
-		if (slot == NULL) {
-			rc = ENOMEM;
-		} else {
-			Py_BEGIN_ALLOW_THREADS;
-			rc = elog_append(self->w, &rec, &slot->off);
-			Py_END_ALLOW_THREADS;
-		}
-	} else {
-		Py_BEGIN_ALLOW_THREADS;
-		rc = elog_append(self->w, &rec, NULL);
+		rc = elog_append(self->w, &rec, slot ? &slot->off : NULL);
+		if (self->exclusive)
+			PyThread_release_lock(self->lock);
+		if (rc == 0 && sync)
+			rc = elog_sync(self->w);
 		Py_END_ALLOW_THREADS;
 	}
 	Py_XDECREF(kb);
 	Py_DECREF(vb);
-	if (rc == 0 && sync)
-		rc = writer_sync(self);
 	if (slot) {
 		if (rc == 0) {
 			off = slot->off;
