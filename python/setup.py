@@ -2,8 +2,7 @@
 (../lib/*.c), compiled together, so that `pip install ./python` works from a
 fresh clone with no `make` first.
 
-    python3 -m venv --system-site-packages .venv
-    .venv/bin/pip install --no-build-isolation ./python
+    python3 -m venv .venv && .venv/bin/pip install --no-build-isolation ./python
 
 zstd is used when pkg-config finds libzstd, as the top Makefile does
 (mk/flags.mk); ELOG_HAVE_ZSTD=0 or 1 in the environment decides instead.
@@ -20,6 +19,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+# setuptools builds a wheel with the package wheel, which a venv of an
+# interpreter of its own (pyenv's) or one made without
+# --system-site-packages lacks, and which --no-build-isolation does not
+# fetch: Debian's (python3-wheel, pure Python) serves then, found after
+# everything the interpreter has.
+cmdclass = {}
+try:
+    from wheel.bdist_wheel import bdist_wheel  # noqa: F401
+except ImportError:
+    DEBIAN = "/usr/lib/python3/dist-packages"
+    if os.path.isdir(os.path.join(DEBIAN, "wheel")):
+        sys.path.append(DEBIAN)
+        from wheel.bdist_wheel import bdist_wheel
+
+        cmdclass["bdist_wheel"] = bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.path.join(os.path.dirname(HERE), "lib")
@@ -115,6 +130,6 @@ setup(
             py_limited_api=True,
         )
     ],
-    cmdclass={"build_ext": BuildExt},
+    cmdclass={**cmdclass, "build_ext": BuildExt},
     options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )
