@@ -176,11 +176,13 @@ $(B)/elog-uninstalled.pc: elog.pc.in lib/elog.h Makefile $(B)/flags
 print-libs:
 	@echo '-L$(abspath $(B)) -lelog $(strip $(ELOG_LDLIBS))'
 
-# The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them.
+# The fuzzers carry their own sanitizers: the SANITIZE=1 run skips them,
+# and the Python package's tests, which run under ASan anyway.
 ifeq ($(SANITIZE),1)
 check: check-unit check-cli check-man check-examples check-crash check-symbols check-layers
 else
-check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols check-layers
+check: check-unit check-cli check-man check-examples check-crash check-fuzz check-build check-symbols check-layers \
+	check-python
 endif
 
 # The three lanes of scripts/test.sh, each a target: the default build's
@@ -276,6 +278,15 @@ NOZSTD_UNIT_TESTS = test_compress test_settings test_segment test_reader test_wr
 check-nozstd:
 	$(LANE_ENV) $(MAKE) -k check-unit check-cli check-faults HAVE_ZSTD=0 CLI_TESTS='$(NOZSTD_CLI_TESTS)' \
 		UNIT_TESTS='$(NOZSTD_UNIT_TESTS)'
+
+# The Python package (python/, issue 36): built from the tree into fresh
+# venvs and tested with /usr/bin/python3 and with python3 on PATH when that
+# is another interpreter, then built with ASan and UBSan and tested again
+# under Debian's interpreter with their runtimes preloaded
+# (python/tests/run.sh).  The extension uses zstd as this build does.
+check-python: all
+	ELOG_BIN='$(abspath $(B))' ELOG_HAVE_ZSTD=$(HAVE_ZSTD) python/tests/run.sh
+	ELOG_BIN='$(abspath $(B))' ELOG_HAVE_ZSTD=$(HAVE_ZSTD) ELOG_SANITIZE=1 python/tests/run.sh
 
 # libelog.a exports the names of elog.h and internal ones prefixed elog__,
 # nothing else that could collide with a program's own names.
@@ -438,4 +449,4 @@ CLANG_FORMAT ?= clang-format
 format:
 	$(CLANG_FORMAT) -i $$(git ls-files '*.c' '*.h')
 
-.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-build check-symbols check-layers check-unit check-cli check-crash check-faults crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-python check-build check-symbols check-layers check-unit check-cli check-crash check-faults crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -79,5 +79,36 @@ esac
 # shellcheck disable=SC2086
 timeout $limit "$B/bench" --dir "$work" --bin "$B" $json "$@"
 status=$?
+
+# The Python rows (issue 36, bench/python.py): the package installed from
+# the tree into a venv in $work, against Python's sqlite3 and, for the
+# durable acknowledgements, the same workload in C (bench/ack-threads.c).
+# --only runs them when its list names "python"; --long never does.
+python_rows=1
+prev=
+for a in "$@"; do
+	[ "$prev" = --only ] && case ",$a," in *,python,*) ;; *) python_rows=0 ;; esac
+	[ "$a" = --long ] && python_rows=0
+	prev=$a
+done
+if [ $status -eq 0 ] && [ $python_rows = 1 ]; then
+	# shellcheck disable=SC2086
+	${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -pthread -Wall -Wextra -Werror -Ilib \
+		-o "$B/bench-ack-threads" bench/ack-threads.c "$B/libelog.a" $zlibs
+	pyargs=
+	prev=
+	for a in "$@"; do
+		case $a in --quick | --full) pyargs="$pyargs $a" ;; esac
+		[ "$prev" = --runs ] && pyargs="$pyargs --runs $a"
+		[ "$prev" = --json ] && pyargs="$pyargs --json $a"
+		prev=$a
+	done
+	[ -n "$json" ] && pyargs="$pyargs --json $B/bench.jsonl"
+	ELOG_HAVE_ZSTD=$(grep -q -- -lzstd "$B/elog.pc" && echo 1 || echo 0) \
+		python/venv.sh "${PYTHON:-python3}" "$work/venv" "$PWD/python" &&
+		timeout 30m "$work/venv/bin/python" bench/python.py --dir "$work" \
+			--ack-threads "$B/bench-ack-threads" $pyargs
+	status=$?
+fi
 [ -n "$json" ] && echo "JSON lines: $B/bench.jsonl"
 exit $status

@@ -26,6 +26,11 @@ packages=(
 	clang               # fuzzers
 	libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang
 	strace              # a CLI test counts the syncs of a one-shot append
+	python3-dev         # python/: the headers of the extension module
+	python3-venv        # python/: the tests install the package into a venv
+	python3-setuptools  # python/: builds the extension (pip --no-build-isolation)
+	python3-wheel       # python/: setuptools builds the wheel pip installs
+	python3-pytest      # python/: the package's tests
 )
 
 missing=()

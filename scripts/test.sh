@@ -33,13 +33,14 @@ step_timeout=${ELOG_STEP_TIMEOUT:-840}
 # Lanes of steps, "name|command" separated by ";;" (each command runs with
 # bash -c from the repository root).  The three lanes' tests are the make
 # targets check-default, check-sanitize and check-nozstd (the Makefile says
-# what each runs); the steps "check-default" and "check-fuzz" together are
-# `make check`, split so that the lanes take about as long as each other.
+# what each runs); the steps "check-default", "check-fuzz" and
+# "check-python" (the Python package, built without zstd here) together
+# are `make check`, split so that the lanes take about as long as each other.
 SETUP="setup|scripts/setup-debian.sh"
 LANES=(
 	"build|make -j$jobs all;;check-default|make check-default"
 	"build-sanitize|make -j$jobs all SANITIZE=1;;check-sanitize|make check-sanitize"
-	"build-nozstd|make -j$jobs all HAVE_ZSTD=0;;check-nozstd|make check-nozstd;;check-fuzz|make -k check-fuzz check-build;;check-cross|make check-cross"
+	"build-nozstd|make -j$jobs all HAVE_ZSTD=0;;check-nozstd|make check-nozstd;;check-python|make check-python HAVE_ZSTD=0;;check-fuzz|make -k check-fuzz check-build;;check-cross|make check-cross"
 )
 
 passed=0
