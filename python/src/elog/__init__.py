@@ -503,6 +503,7 @@ def _summary(dirname, s, consumers):
     times(out, "oldest", s["oldest_ms"] if has else None)
     times(out, "newest", s["newest_ms"] if has else None)
     out["writers"] = s["writers"]
+    out["writers_exclusive"] = s["writers_exclusive"]
     out["writing_pid"] = s["batch_pid"] or None
     out["maintenance_pid"] = s["maint_pid"] or None
     ret = {"max_age_ms": st["retain_ms"] or None, "max_bytes": st["retain_bytes"] or None}
@@ -523,13 +524,18 @@ def _summary(dirname, s, consumers):
     }
     out["damaged"] = s["damaged"]
     out["lost"] = s["lost"]
+    out["pending"] = s["pending"]
+    out["pending_cut"] = s["pending_cut"]
     cl = []
     for c in consumers:
-        e = {"name": c["name"], "offset": c["offset"], "lag": c["lag"], "lost": c["lost"]}
+        e = {"name": c["name"], "offset": None if c["uncommitted"] else c["offset"],
+             "next": c["next"], "lag": c["lag"], "lost": c["lost"]}
         if c["lost"]:
             e["lost_first"] = c["lost_first"]
             e["lost_last"] = c["lost_last"]
-        times(e, "committed", c["committed_ms"])
+        times(e, "committed", None if c["uncommitted"] else c["committed_ms"])
+        if c["uncommitted"]:
+            times(e, "created", c["committed_ms"])
         cl.append(e)
     out["consumers"] = cl
     return out

@@ -1358,7 +1358,8 @@ static PyObject *consumer_dict(const struct elog_consumer *c)
 	    dset(d, "committed_ms", PyLong_FromLongLong(c->committed_ms)) < 0 ||
 	    dset(d, "lag", u64(c->lag)) < 0 || dset(d, "lost", u64(c->lost)) < 0 ||
 	    dset(d, "lost_first", u64(c->lost_first)) < 0 ||
-	    dset(d, "lost_last", u64(c->lost_last)) < 0) {
+	    dset(d, "lost_last", u64(c->lost_last)) < 0 || dset(d, "next", u64(c->next)) < 0 ||
+	    dset(d, "uncommitted", PyBool_FromLong(c->uncommitted)) < 0) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -1786,7 +1787,7 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 	if (writers && settings)
 		r = Py_BuildValue(
 		        "{s:O,s:K,s:K,s:O,s:O,s:K,s:K,s:K,s:O,s:N,s:N,s:K,s:K,s:K,s:K,s:K,s:K,"
-		        "s:K,s:O,s:O,s:i,s:i,s:N,s:N,s:N,s:O,s:K}",
+		        "s:K,s:O,s:O,s:O,s:i,s:i,s:N,s:N,s:N,s:O,s:K,s:K,s:O}",
 		        "settings", settings, "start", (unsigned long long)s.start, "durable_end",
 		        (unsigned long long)s.durable_end, "have_first",
 		        s.have_first ? Py_True : Py_False, "have_last",
@@ -1803,12 +1804,14 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 		        (unsigned long long)s.disk_bytes, "sample_stored",
 		        (unsigned long long)s.sample_stored, "sample_raw",
 		        (unsigned long long)s.sample_raw, "sample_unknown",
-		        s.sample_unknown ? Py_True : Py_False, "writers", writers, "batch_pid",
+		        s.sample_unknown ? Py_True : Py_False, "writers", writers,
+		        "writers_exclusive", s.writers_exclusive ? Py_True : Py_False, "batch_pid",
 		        (int)s.batch_pid, "maint_pid", (int)s.maint_pid, "retain_last_ms",
 		        ms_or_none(s.retain_last_ms), "compact_last_ms",
 		        ms_or_none(s.compact_last_ms), "copy_last_ms", ms_or_none(s.copy_last_ms),
 		        "damaged", s.damaged ? Py_True : Py_False, "lost",
-		        (unsigned long long)s.lost);
+		        (unsigned long long)s.lost, "pending", (unsigned long long)s.pending,
+		        "pending_cut", s.pending_cut ? Py_True : Py_False);
 	Py_XDECREF(writers);
 	Py_XDECREF(settings);
 	elog_summary_free(&s);

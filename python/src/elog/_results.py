@@ -12,7 +12,10 @@ class Consumer:
     offset is the last record it processed; lag the offsets still to read,
     to the durable end; lost the offsets retention removed before it read
     them, from lost_first to lost_last, until Log.ack_loss() acknowledges
-    them.
+    them.  next is the first offset it reads next; uncommitted is True for
+    a consumer registered before its first record (elog-commit --create),
+    whose offset and committed_ms then mean nothing (committed_ms is when
+    it was registered).
     """
 
     name: str
@@ -22,6 +25,8 @@ class Consumer:
     lost: int
     lost_first: int
     lost_last: int
+    next: int
+    uncommitted: bool
 
 
 @_dataclass(frozen=True)
