@@ -302,3 +302,12 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "elog-verify flags offsets out of range: a watermark past ELOG_OFFSET_MAX" {
+	echo a | "$ELOG_BIN/elog-append" "$LOG"
+	size=$(stat -c %s "$LOG/00000000000000000000.log")
+	put_watermark 9223372036854775809 0 "$size"
+	run "$ELOG_BIN/elog-verify" "$LOG"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"offsets reach 9223372036854775809, out of range: offsets stay below 9223372036854775808 (ELOG_OFFSET_MAX); copy the records to a new log"* ]]
+}
