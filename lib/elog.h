@@ -139,6 +139,9 @@ struct elog_settings {
 	int no_dictionary;
 	int retain_consumers; /* ELOG_RETAIN_CONSUMERS_* */
 	int cleanup;          /* ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT */
+	unsigned format;      /* the log's format: 1 (elog 0.2) or 2 (elog 0.3),
+	                       * read only: a program of elog 0.3 that changes
+	                       * a log of format 1 makes it 2 (elog(7)) */
 };
 /* What age retention does with records a named consumer has not read:
  * remove them and report the loss, or keep them (a size limit still

@@ -61,35 +61,41 @@ static inline size_t elog__rec_fields(const unsigned char *p, struct elog_record
 }
 
 /* ---- segment.c: segment headers and seals ---- */
-void elog__seg_header_encode(unsigned char *p, uint64_t base); /* flags 0 */
-void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
+/* The header of a segment of version SEG_VERSION: its base, its flags
+ * (SEG_FLAGS()) and its log, log_id being the settings' id (NULL: none). */
+void elog__seg_header_encode(unsigned char *p, uint64_t base, uint32_t flags, const char *log_id);
 /* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_BADVERSION (a version or
- * codec this code does not know). */
+ * codec this code does not know); the log is not judged. */
 int elog__seg_header_check(const unsigned char *p, uint64_t base);
 /* The flags of a header that passed elog__seg_header_check(). */
 uint32_t elog__seg_header_flags(const unsigned char *p);
-/* 1 when the header's version says the segment ends with a seal once it is
- * closed (SEG_VERSION), 0 for SEG_VERSION_1. */
+/* 1 when the header's version says the segment names its log and ends
+ * with a seal once it is closed (SEG_VERSION), 0 for SEG_VERSION_1. */
 int elog__seg_header_sealed(const unsigned char *p);
 /* What is wrong with a header of which got bytes were read, for a report
  * that names the byte: the first of these that applies, or SEG_FAULT_NONE.
- * A wrong base is found after a wrong version; the reserved field, which
- * readers ignore, last. */
+ * A wrong base or log in a header whose crc holds is no damage: the file
+ * is a copy of another segment, or of another log's (move it out). */
 enum {
 	SEG_FAULT_NONE,
 	SEG_FAULT_SHORT, /* fewer than SEG_HDR bytes */
 	SEG_FAULT_MAGIC,
 	SEG_FAULT_CRC,
 	SEG_FAULT_VERSION, /* version or codec unknown (ELOG_BADVERSION) */
-	SEG_FAULT_BASE,    /* the base is not the name's */
-	SEG_FAULT_RESERVED /* reserved bytes not zero: harmless to readers */
+	SEG_FAULT_BASE,    /* the base is not the name's: a stray copy */
+	SEG_FAULT_LOG,     /* version 2 naming another log than log_id */
+	SEG_FAULT_RESERVED /* version 1's reserved bytes not zero: harmless */
 };
-int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
+/* log_id: the settings' id, or NULL to leave the log unjudged. */
+int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base, const char *log_id);
 /* The verdict on the header of segment base, of which got bytes were read:
  * 0, or ELOG_CORRUPT or ELOG_BADVERSION with the message every caller gives
  * for it in msg (when not NULL): "<name>: truncated header", "<name>: bad
- * segment header", "<name>: unsupported segment version". */
-int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
+ * segment header", "<name>: unsupported segment version", and for a copy
+ * of another segment or log, what it is and "move it out of the log
+ * directory". */
+int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, const char *log_id,
+                            char *msg);
 
 /* The seal at the end of a closed segment (elog(5), Segment files): the
  * segment's place in the chain of the log's segments. */
@@ -101,6 +107,8 @@ struct seal {
 };
 /* The log id of settings (32 hex digits) as the seal holds it. */
 void elog__seal_id(const char *hex, unsigned char *id);
+/* The one constructor of a seal: of the log whose settings' id is log_id. */
+struct seal elog__seal_of(const char *log_id, uint64_t next, uint64_t end, uint64_t pos);
 void elog__seal_encode(unsigned char *p, const struct seal *s);
 /* The one decoder of a seal: SEAL_SIZE bytes at p, read at byte pos of
  * segment base.  0; ELOG_END when they are not a seal (no magic: the

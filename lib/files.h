@@ -241,6 +241,12 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
 size_t elog__settings_format(const struct elog_settings *s, char *buf);
 int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
 int elog__settings_store(int dfd, const struct elog_settings *s);
+/* Make a log of format 1 (settings' "format 1") one of format 2 before a
+ * program of this version writes into it; *done when this call did.  The
+ * maintenance lock is taken (waiting wait_ms, as elog.h says) unless the
+ * caller holds it (locked). */
+int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms,
+                           int *done, char *msg);
 int elog__settings_new_id(char id[33]);
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */

@@ -195,7 +195,7 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
 	char why[ELOG_MSG_MAX];
-	if ((err = elog__seg_header_verify(sc.buf, got, base, why)) != 0) {
+	if ((err = elog__seg_header_verify(sc.buf, got, base, NULL, why)) != 0) {
 		elog__scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {

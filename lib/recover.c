@@ -58,8 +58,8 @@ static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct 
  * header that never became durable belongs to a segment created just
  * before a crash, in which nothing was promised: it is written anew with
  * new_flags. */
-static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flags,
-                       struct recovery *rc, char *msg)
+static int open_active(int dfd, uint64_t base, uint64_t acked, const struct elog_settings *set,
+                       uint32_t new_flags, struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -70,17 +70,19 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 	if ((err = elog__seg_open_raw(dfd, base, O_RDWR, &rc->segfd, hdr, &got, &st, msg)) != 0)
 		return err;
 	rc->file_size = (uint64_t)st.st_size;
-	err = elog__seg_header_verify(hdr, got, base, NULL);
-	if (err == ELOG_BADVERSION)
-		return elog__seg_header_verify(hdr, got, base, msg);
-	if (err) {
+	/* Another segment's copy, or another log's, is refused, never
+	 * adopted: its header is whole, so nothing was lost in a crash. */
+	int fault = elog__seg_header_fault(hdr, got, base, set->id);
+	if (fault == SEG_FAULT_VERSION || fault == SEG_FAULT_BASE || fault == SEG_FAULT_LOG)
+		return elog__seg_header_verify(hdr, got, base, set->id, msg);
+	if (fault != SEG_FAULT_NONE && fault != SEG_FAULT_RESERVED) {
 		elog__seg_name(name, base, SEG_EXT);
 		if (acked > 0)
 			return elog__errmsg_set(
 			        msg, ELOG_CORRUPT,
 			        "%s: damaged header, but %llu bytes were acknowledged", name,
 			        (unsigned long long)acked);
-		elog__seg_header_encode_flags(hdr, base, new_flags);
+		elog__seg_header_encode(hdr, base, new_flags, set->id);
 		if (ftruncate(rc->segfd, 0) < 0 ||
 		    (err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
@@ -160,8 +162,9 @@ static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 	return 0;
 }
 
-int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uint32_t interval,
-                         uint32_t new_flags, int to_watermark, struct recovery *rc, char *msg)
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                         const struct elog_settings *set, uint32_t new_flags, int to_watermark,
+                         struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t at, next;
@@ -177,11 +180,11 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		                        "%s: watermark names segment %020llu, which is missing",
 		                        FN_WATERMARK, (unsigned long long)wm->segment_base);
-	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
+	if ((err = open_active(dfd, base, acked, set, new_flags, rc, msg)) != 0)
 		return err;
 
 	/* After a failed sync, only what the watermark vouches for stays. */
-	err = scan_active(rc, interval,
+	err = scan_active(rc, set->index_interval,
 	                  to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR) : UINT64_MAX, &at,
 	                  &next, msg);
 	if (err != ELOG_END && err != ELOG_CORRUPT)
@@ -213,7 +216,7 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 	 * again, the sync below makes it durable. */
 	if (to_watermark) {
 		unsigned char hdr[SEG_HDR];
-		elog__seg_header_encode_flags(hdr, base, rc->flags);
+		elog__seg_header_encode(hdr, base, rc->flags, set->id);
 		if ((err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0)
 			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}

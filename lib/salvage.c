@@ -393,7 +393,7 @@ int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base
 	uint32_t fl = 0;
 	int err = rebuild_flags(dfd, set, base, nb, nnb, old, keep, klen, &fl, msg);
 	if (!err)
-		elog__seg_header_encode_flags(keep, base, fl);
+		elog__seg_header_encode(keep, base, fl, set->id);
 	return err;
 }
 
@@ -430,7 +430,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	 * segment listed (what was lost before it is a damaged range). */
 	struct seal seal;
 	if (seal_strip(data, &size, base, &seal) != 0)
-		seal = (struct seal){ .next = next_base, .end = next_base };
+		seal = elog__seal_of(m->set.id, next_base, next_base, 0);
 	if (!err)
 		err = append(&p.keep, &p.klen, &p.kcap, data, SEG_HDR);
 	p.next = base;
@@ -457,8 +457,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	}
 	if (elog__seg_header_sealed(p.keep)) {
 		unsigned char sb[SEAL_SIZE];
-		seal.pos = p.klen;
-		elog__seal_id(m->set.id, seal.id);
+		seal = elog__seal_of(m->set.id, seal.next, seal.end, p.klen);
 		elog__seal_encode(sb, &seal);
 		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
 			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));

@@ -218,6 +218,40 @@ static int check_start(struct verify *v)
 	return 0;
 }
 
+/* A segment whose header is whole but names another base (a copy of
+ * another segment under a name not its own) or another log is no part of
+ * this log's chain: every program refuses it, and it is taken out of the
+ * list, so that nothing here (a repair, a salvage) takes it for damage of
+ * the log.  Moved out, it leaves the log whole again. */
+static void drop_strays(struct verify *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		unsigned char hdr[SEG_HDR];
+		char name[NAME_MAX_LOCAL];
+		size_t got = 0;
+		int fd, fault = SEG_FAULT_NONE;
+		if (elog__seg_open_raw(v->dfd, v->base[i], O_RDONLY, &fd, hdr, &got, NULL, NULL) == 0) {
+			fault = elog__seg_header_fault(hdr, got, v->base[i],
+			                               v->have_set ? v->set.id : NULL);
+			close(fd);
+		}
+		elog__seg_name(name, v->base[i], SEG_EXT);
+		if (fault == SEG_FAULT_BASE)
+			report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_FOREIGN, name, SEG_AT_BASE,
+			            "a copy of segment %llu, whose base its header names, "
+			            "under another name: not in the log's chain",
+			            (unsigned long long)get64(hdr + SEG_AT_BASE));
+		else if (fault == SEG_FAULT_LOG)
+			report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_FOREIGN, name, SEG_AT_LOG,
+			            "a segment of another log: its header does not name this "
+			            "log's id");
+		else
+			v->base[n++] = v->base[i];
+	}
+	v->n = n;
+}
+
 /* Sort the directory into segments, indexes, known files and strays. */
 static int list_dir(struct verify *v)
 {
@@ -242,6 +276,7 @@ static int list_dir(struct verify *v)
 	}
 	if ((err = check_start(v)) != 0)
 		return err;
+	drop_strays(v);
 	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
 	if (!v->seg)
 		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
@@ -601,7 +636,7 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)"
 	                           : "";
-	switch (elog__seg_header_fault(hdr, got, base)) {
+	switch (elog__seg_header_fault(hdr, got, base, NULL)) {
 	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)size, why);
@@ -619,18 +654,10 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 		       (unsigned long)get32(hdr + SEG_AT_VERSION),
 		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
 		return 0;
-	case SEG_FAULT_BASE:
-		report(v, kind, name, SEG_AT_BASE,
-		       "the header says base offset %llu, "
-		       "the name %llu",
-		       (unsigned long long)get64(hdr + SEG_AT_BASE), (unsigned long long)base);
-		if (get32(hdr + SEG_AT_RESERVED) == 0)
-			return 1;
-		/* fall through */
 	case SEG_FAULT_RESERVED:
 		/* Readers ignore the reserved field, but a writer only ever
 		 * writes zeros there, so anything else is a changed byte. */
-		report(v, kind, name, SEG_AT_RESERVED, "reserved header bytes are not zero");
+		report(v, kind, name, SEG_AT_LOG, "reserved header bytes are not zero");
 		return 1;
 	}
 	return 1;
@@ -695,9 +722,8 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       "the writer refuses to write it",
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
-	int fault = elog__seg_header_fault(hdr, got, c->base);
-	c->ss->hdr_bad = fault == SEG_FAULT_MAGIC || fault == SEG_FAULT_CRC ||
-	                 fault == SEG_FAULT_BASE;
+	int fault = elog__seg_header_fault(hdr, got, c->base, NULL);
+	c->ss->hdr_bad = fault == SEG_FAULT_MAGIC || fault == SEG_FAULT_CRC;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);

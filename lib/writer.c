@@ -515,8 +515,8 @@ static int tail_recover(elog *w, int sick)
 	elog__seglist_free(&sl);
 	if (err)
 		return err;
-	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval, new_segment_flags(w),
-	                           sick, &rc, w->msg);
+	err = elog__recover_active(w->dfd, &wm, active, &w->set, new_segment_flags(w), sick, &rc,
+	                           w->msg);
 	if (err) {
 		if (rc.segfd >= 0)
 			close(rc.segfd);
@@ -728,8 +728,7 @@ static int seal_open_segment(elog *w, uint64_t base)
 		err = ELOG_CORRUPT;
 	if (err || !elog__seg_header_sealed(hdr))
 		return err;
-	struct seal s = { .next = base, .end = base, .pos = w->seg_size };
-	elog__seal_id(w->set.id, s.id);
+	struct seal s = elog__seal_of(w->set.id, base, base, w->seg_size);
 	return elog__seal_write(w->segfd, w->seg_size, &s);
 }
 
@@ -760,7 +759,7 @@ static int roll(elog *w, uint64_t base, uint32_t flags, int *sick)
 	}
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
-	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
+	if ((err = elog__seg_create(w->dfd, base, flags, w->set.id, &w->segfd, &w->idxfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "fsync of the log directory: %s",
@@ -1711,8 +1710,14 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	if ((err = writers_join(w, opt && opt->exclusive)) != 0)
+	if ((err = writers_join(w, opt && opt->exclusive)) != 0 ||
+	    (err = elog__settings_upgrade(w->dfd, &w->set, 0, w->wait_ms, &moved, w->msg)) != 0)
 		return err;
+	if (moved)
+		snprintf(w->notice, sizeof w->notice,
+		         "the log is now of format %u: programs of elog 0.2 refuse it "
+		         "(elog(7), Upgrading)",
+		         SETTINGS_FORMAT);
 	w->bell = elog__bell_map(w->writersfd);
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);

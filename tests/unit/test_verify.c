@@ -1151,7 +1151,7 @@ UT_TEST(not_a_log_and_newer_settings)
 	char p[1200];
 	/* Repair made no LOCK in a directory that is not a log. */
 	ck_assert(!ut_exists(ut_path(p, sizeof p, ut_dir, FN_LOCK)));
-	const char *newer = "format 2\nid 0123456789abcdef0123456789abcdef\n";
+	const char *newer = "format 3\nid 0123456789abcdef0123456789abcdef\n";
 	ut_write_file(ut_path(p, sizeof p, ut_dir, FN_SETTINGS), newer, strlen(newer));
 	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), ELOG_BADVERSION);
 	const char *bad = "format 1\nid nothex\n";
@@ -1310,7 +1310,7 @@ UT_TEST(dictionaries_are_checked)
 	/* Make the segment name dictionary 1. */
 	size_t len;
 	unsigned char *b = ut_read_file(p, &len);
-	elog__seg_header_encode_flags(b, 0, SEG_FLAGS(CODEC_ZSTD, 1));
+	elog__seg_header_encode(b, 0, SEG_FLAGS(CODEC_ZSTD, 1), NULL);
 	ut_write_file(p, b, len);
 	free(b);
 	struct seen s;

@@ -272,9 +272,14 @@ static inline uint64_t ut_append_rec(const char *path, const struct elog_record 
 static inline void ut_seg_create_version(const char *dir, uint64_t base, uint32_t version)
 {
 	unsigned char hdr[SEG_HDR];
-	elog__seg_header_encode(hdr, base);
-	put32(hdr + SEG_AT_VERSION, version);
-	put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
+	struct elog_settings set;
+	/* Of version 2, it names the log of dir, when dir is one. */
+	int have = version == SEG_VERSION && elog_settings_read(dir, &set, NULL) == 0;
+	elog__seg_header_encode(hdr, base, 0, have ? set.id : NULL);
+	if (version != SEG_VERSION) {
+		put32(hdr + SEG_AT_VERSION, version);
+		put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
+	}
 	ut_write_file(ut_seg_path(dir, base, SEG_EXT), hdr, SEG_HDR);
 }
 
