@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ELOG_VERSION_STRING "0.2.0"
+#define ELOG_VERSION_STRING "0.3.0"
 
 /* Library codes: negative, so they never collide with errno values, and
  * never -1, so that none reads as "-1, see errno". */
@@ -66,7 +66,7 @@ extern "C" {
 
 /* Any code above, 0 or an errno value, as text.  Never NULL. */
 const char *elog_strerror(int code);
-/* "0.2.0" (ELOG_VERSION_STRING of the library linked). */
+/* "0.3.0" (ELOG_VERSION_STRING of the library linked). */
 const char *elog_version(void);
 /* 1 when this build reads and writes zstd-compressed logs. */
 int elog_have_zstd(void);

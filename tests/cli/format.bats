@@ -302,3 +302,30 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "the first writer of 0.3 marks a log of 0.2 format 2, and says so once" {
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/zstd-log" "$LOG"
+	[ "$(head -1 "$LOG/settings")" = "format 1" ]
+	# Read as it is: reading changes nothing.
+	elog-cat "$LOG" >/dev/null
+	[ "$(head -1 "$LOG/settings")" = "format 1" ]
+	run --separate-stderr elog-append "$LOG" <<<'{"new":1}'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "elog-append: $LOG: the log is now of format 2: programs of elog 0.2 refuse it (elog(7), Upgrading)" ]
+	[ "$(head -1 "$LOG/settings")" = "format 2" ]
+	run --separate-stderr elog-append "$LOG" <<<'{"new":2}'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}
+
+@test "a log of a newer format is refused as a whole, before any segment is read" {
+	echo '{"a":1}' | elog-append "$LOG"
+	sed -i 's/^format 2$/format 3/' "$LOG/settings"
+	for p in elog-cat elog-verify elog-append elog-compact elog-retain; do
+		run "$p" "$LOG" </dev/null
+		[ "$status" -eq 4 ]
+		[[ "$output" == *"settings: unsupported format version"* ]]
+	done
+}

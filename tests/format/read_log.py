@@ -39,6 +39,7 @@ def _crc_table():
 
 
 _TABLE = _crc_table()
+LOG_ID = b""  # the log's id, from its settings (read_log())
 
 
 def crc32c(data):
@@ -146,10 +147,14 @@ def segment_version(data, name, base):
     """The header's version, once magic, crc, base and codec are checked."""
     if len(data) < 32:
         raise Damage("%s: truncated header" % name)
-    magic, version, flags, hbase, hcrc = struct.unpack_from("<8sIIQI", data, 0)
-    if magic != b"ELOGSEG\n" or hcrc != crc32c(data[0:24]) or hbase != base:
+    magic, version, flags, hbase, hcrc, tag = struct.unpack_from("<8sIIQI4s", data, 0)
+    # Bytes 28-31 name the log in version 2 (zero: none), and are then
+    # under the crc; in version 1 they are reserved.
+    tag = tag if version >= 2 and tag != bytes(4) else b""
+    if magic != b"ELOGSEG\n" or hcrc != crc32c(data[0:24] + tag):
         raise Damage("%s: bad segment header" % name)
-    # Bytes 28-31 are reserved: readers do not look at them.
+    if hbase != base or (tag and LOG_ID and tag != LOG_ID[:4]):
+        raise Damage("%s: a copy of another segment or log" % name)
     codec, dictionary = flags & 0xFF, flags >> 8
     if version not in (1, 2) or codec > 1 or (codec == 0 and dictionary != 0):
         raise Unsupported("%s: a segment format this reader does not know" % name)
@@ -197,8 +202,19 @@ def read_segment(data, name, base, values):
 
 def read_log(directory, out):
     """elog(5), "Reading a log", step by step."""
-    if read_file(directory, "settings") is None:
+    global LOG_ID
+    settings = read_file(directory, "settings")
+    if settings is None:
         raise Unsupported("not an elog directory (no settings file)")
+    conf = dict(l.split(" ", 1) for l in settings.decode().splitlines()
+                if l and not l.startswith("#") and " " in l)
+    # The log's format first, and the values a reader must know.
+    if (conf.get("format") not in ("1", "2")
+            or conf.get("compression", "none") not in ("none", "zstd")
+            or conf.get("retain_consumers", "report") not in ("report", "protect")
+            or conf.get("cleanup", "delete") not in ("delete", "compact")):
+        raise Unsupported("settings: unsupported format version")
+    LOG_ID = bytes.fromhex(conf.get("id", ""))
     wm = read_watermark(directory)
     bases = list_segments(directory)
     if wm is None:
