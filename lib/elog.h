@@ -340,6 +340,8 @@ struct elog_segment_info {
 	int64_t ts_min, ts_max; /* their timestamps, when records > 0 */
 	int active;             /* the newest segment, the one appended to */
 	int damaged;            /* a damage problem was reported for it */
+	unsigned version;       /* of its header, 0 when it cannot be read */
+	unsigned index_version; /* of its index, 0 when none can be read */
 };
 
 /* How far the check has read, bytes of segments. */
@@ -562,6 +564,8 @@ struct elog_summary {
 	/* When elog_append_at() last left a hole; INT64_MIN: never. */
 	int64_t copy_last_ms;
 	int damaged;   /* a record or header it read was damaged */
+	/* Bit v - 1 set: a segment (an index) of version v is in the log. */
+	unsigned segment_versions, index_versions;
 	uint64_t lost; /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;
 	                          * records leaves them out */

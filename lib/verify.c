@@ -424,6 +424,7 @@ struct idxcheck {
 	int stop; /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
 	const struct idx_layout *lay; /* its version's */
+	unsigned version;             /* its header's, when it reads */
 	uint64_t base;                /* its segment's */
 	uint64_t nent, k;             /* whole entries in the file; the next to read */
 	int have;                     /* cur holds entry k - 1 */
@@ -575,6 +576,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		goto bad;
 	}
 	uint64_t size = (uint64_t)st.st_size;
+	ic->version = ic->lay->version;
 	ic->nent = (size - IDX_HDR) / ic->lay->entry;
 	if ((size - IDX_HDR) % ic->lay->entry != 0) {
 		/* Checked first, as it is: whole entries before it may be
@@ -728,6 +730,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);
 	c->sealed = elog__seg_header_sealed(hdr);
+	c->info.version = get32(hdr + SEG_AT_VERSION);
 	return 0;
 skip:
 	close(c->fd);
@@ -1005,6 +1008,7 @@ static int check_records(struct verify *v, struct segcheck *c)
 	}
 	err = check_end(v, c, err, at);
 	elog__scan_free(&s);
+	c->info.index_version = c->ic->version;
 out:
 	if (c->ic->fd >= 0)
 		close(c->ic->fd);
@@ -1021,6 +1025,8 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 	info.base = c->info.base;
 	info.active = c->info.active;
 	info.bytes = c->info.bytes;
+	info.version = c->info.version;
+	info.index_version = c->info.index_version;
 	info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;

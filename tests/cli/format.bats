@@ -309,6 +309,10 @@ PY
 	# Read as it is: reading changes nothing.
 	elog-cat "$LOG" >/dev/null
 	[ "$(head -1 "$LOG/settings")" = "format 1" ]
+	run elog-cat -L "$LOG"
+	[[ "$output" == *"  format       1: segments of version 1, indexes of version 1"* ]]
+	run elog-verify -l "$LOG"
+	[[ "${lines[0]}" == *" closed v1/1" ]]
 	run --separate-stderr elog-append "$LOG" <<<'{"new":1}'
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "elog-append: $LOG: the log is now of format 2: programs of elog 0.2 refuse it (elog(7), Upgrading)" ]
@@ -318,6 +322,8 @@ PY
 	[ -z "$stderr" ]
 	run elog-verify "$LOG"
 	[ "$status" -eq 0 ]
+	run elog-cat -L --json "$LOG"
+	[[ "$output" == *'"format":2,"segment_versions":[1],"index_versions":[1,2]'* ]]
 }
 
 @test "a log of a newer format is refused as a whole, before any segment is read" {
