@@ -37,9 +37,21 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
  * NULL, the file's status in *st; or an errno value as elog__seg_open(). */
 int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned char *hdr, size_t *got,
                        struct stat *st, char *msg);
-/* The seal at the end of segment base, open as fd, of size bytes: as
- * elog__seal_decode(), or an errno value. */
-int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s);
+/* The one verdict on where the records of a closed segment end, and what
+ * it says of the next: a segment whose header has seals (sealed) ends
+ * with one in its last SEAL_SIZE bytes (tail, or read from fd when NULL).
+ * Each caller decides what to do with it (elog(5), Segment files). */
+struct seg_end {
+	uint64_t end;     /* where its records end: the seal's pos, else size */
+	int chain;        /* CHAIN_NONE: version 1; CHAIN_SEALED: seal below;
+	                   * CHAIN_UNSEALED: no seal, or a damaged one */
+	int bad_seal;     /* the last SEAL_SIZE bytes are a damaged seal (end
+	                   * is then before them) */
+	struct seal seal; /* when CHAIN_SEALED */
+};
+/* 0 with *e filled, or an errno value (reading fd). */
+int elog__seg_end(int fd, int sealed, uint64_t base, uint64_t size, const unsigned char *tail,
+                  struct seg_end *e);
 /* Write a seal at byte pos of fd (not synced). */
 int elog__seal_write(int fd, uint64_t pos, const struct seal *s);
 struct scan;

@@ -85,14 +85,17 @@ static int chain_check(struct maint *m)
 	for (size_t i = 0; !err && i < m->nclosed; i++) {
 		uint64_t base = m->sl.base[i], next = m->sl.base[i + 1], a, b;
 		struct stat st;
-		struct seal seal;
+		struct seg_end e;
 		size_t got;
 		int fd;
 		if ((err = elog__seg_open_raw(m->dfd, base, O_RDONLY, &fd, hdr, &got, &st, m->msg)))
 			break;
 		int fault = elog__seg_header_fault(hdr, got, base, m->set.id);
-		int sealed = fault == SEG_FAULT_NONE && elog__seg_header_sealed(hdr) &&
-		             elog__seal_read(fd, base, (uint64_t)st.st_size, &seal) == 0;
+		int sealed = fault == SEG_FAULT_NONE &&
+		             elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
+		                           (uint64_t)st.st_size, NULL, &e) == 0 &&
+		             e.chain == CHAIN_SEALED;
+		struct seal seal = e.seal;
 		close(fd);
 		elog__seg_name(name, base, SEG_EXT);
 		if (fault == SEG_FAULT_BASE || fault == SEG_FAULT_LOG)

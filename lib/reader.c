@@ -214,22 +214,18 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 			sc.limit = (uint64_t)st.st_size;
 		/* Its records end where its seal starts.  A damaged seal is
 		 * left to the scan, which reports it as the damage it is. */
-		if (elog__seg_header_sealed(sc.buf)) {
-			err = got < want && sc.limit >= SEG_HDR + SEAL_SIZE
-			              ? elog__seal_decode(sc.buf + sc.limit - SEAL_SIZE, base,
-			                                  sc.limit - SEAL_SIZE, seal)
-			              : elog__seal_read(fd, base, sc.limit, seal);
-			if (err == 0) {
-				sc.limit = seal->pos;
-				*chain = CHAIN_SEALED;
-			} else if (err == ELOG_END) {
-				*chain = CHAIN_UNSEALED;
-			} else if (err != ELOG_CORRUPT) {
-				elog__scan_free(&sc);
-				close(fd);
-				return elog__errmsg_set(r->msg, err, "%s: %s", name,
-				                        elog_strerror(err));
-			}
+		struct seg_end e;
+		int whole = got < want && sc.limit >= SEG_HDR + SEAL_SIZE;
+		if ((err = elog__seg_end(fd, elog__seg_header_sealed(sc.buf), base, sc.limit,
+		                         whole ? sc.buf + sc.limit - SEAL_SIZE : NULL, &e)) != 0) {
+			elog__scan_free(&sc);
+			close(fd);
+			return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+		}
+		if (!e.bad_seal) {
+			sc.limit = e.end;
+			*chain = e.chain;
+			*seal = e.seal;
 		}
 	}
 	*fdp = fd;

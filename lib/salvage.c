@@ -144,10 +144,13 @@ int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t
  * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
 static int seal_strip(const unsigned char *data, size_t *size, uint64_t base, struct seal *seal)
 {
-	if (*size < SEG_HDR + SEAL_SIZE ||
-	    elog__seal_decode(data + *size - SEAL_SIZE, base, *size - SEAL_SIZE, seal) != 0)
+	/* Whatever its header says: salvage rebuilds a damaged one. */
+	struct seg_end e;
+	elog__seg_end(-1, 1, base, *size, *size >= SEAL_SIZE ? data + *size - SEAL_SIZE : NULL, &e);
+	if (e.chain != CHAIN_SEALED)
 		return ELOG_END;
-	*size -= SEAL_SIZE;
+	*seal = e.seal;
+	*size = (size_t)e.end;
 	return 0;
 }
 

@@ -254,18 +254,27 @@ int elog__seal_decode(const unsigned char *p, uint64_t base, uint64_t pos, struc
 	return 0;
 }
 
-int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s)
+int elog__seg_end(int fd, int sealed, uint64_t base, uint64_t size, const unsigned char *tail,
+                  struct seg_end *e)
 {
 	unsigned char p[SEAL_SIZE];
-	size_t got;
-	if (size < SEG_HDR + SEAL_SIZE)
-		return ELOG_END;
-	int err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got);
-	if (err)
+	size_t got = SEAL_SIZE;
+	int err;
+	*e = (struct seg_end){ .end = size, .chain = sealed ? CHAIN_UNSEALED : CHAIN_NONE };
+	if (!sealed || size < SEG_HDR + SEAL_SIZE)
+		return 0;
+	if (!tail && (err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got)))
 		return err;
-	if (got < SEAL_SIZE)
-		return ELOG_END;
-	return elog__seal_decode(p, base, size - SEAL_SIZE, s);
+	err = got < SEAL_SIZE ? ELOG_END
+	                      : elog__seal_decode(tail ? tail : p, base, size - SEAL_SIZE, &e->seal);
+	if (err == 0) {
+		e->chain = CHAIN_SEALED;
+		e->end = e->seal.pos;
+	} else if (err == ELOG_CORRUPT) {
+		e->bad_seal = 1;
+		e->end = size - SEAL_SIZE;
+	}
+	return 0;
 }
 
 int elog__seal_write(int fd, uint64_t pos, const struct seal *s)

@@ -103,7 +103,7 @@ static int count_lost(struct sum *u)
 	for (size_t i = 0; i < u->sl.n; i++) {
 		unsigned char hdr[SEG_HDR];
 		struct stat st;
-		struct seal seal;
+		struct seg_end e;
 		size_t got;
 		int fd;
 		uint64_t base = u->sl.base[i];
@@ -117,19 +117,18 @@ static int count_lost(struct sum *u)
 			close(fd);
 			continue; /* the active segment: no seal yet */
 		}
-		/* 1 (no error code): a segment of version 1, which has no seal. */
-		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&
-		                          elog__seg_header_sealed(hdr)
-		                  ? elog__seal_read(fd, base, (uint64_t)st.st_size, &seal)
-		                  : 1;
+		/* A header that does not read is elog-verify's to report. */
+		int err = got < SEG_HDR || elog__seg_header_check(hdr, base) != 0 ||
+		          elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
+		                        (uint64_t)st.st_size, NULL, &e) != 0;
 		close(fd);
-		if (err == ELOG_END || err == ELOG_CORRUPT) {
+		if (!err && e.chain == CHAIN_UNSEALED) {
 			u->s->damaged = 1; /* truncated, or its seal damaged */
 			u->truncated = 1;
-		} else if (err == 0 && seal.next < next &&
-		           !(h.n && elog__holes_find(&h, seal.next, next - 1, &a, &b))) {
+		} else if (!err && e.chain == CHAIN_SEALED && e.seal.next < next &&
+		           !(h.n && elog__holes_find(&h, e.seal.next, next - 1, &a, &b))) {
 			u->s->damaged = 1;
-			u->s->lost += next - seal.next;
+			u->s->lost += next - e.seal.next;
 		}
 	}
 	elog__holes_free(&h);

@@ -934,14 +934,16 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 static int check_seal(struct verify *v, struct segcheck *c)
 {
 	struct segstate *ss = c->ss;
+	struct seg_end e;
 	c->end = ss->size;
 	ss->chain = CHAIN_NONE;
-	if (!c->sealed)
-		return 0;
-	int err = elog__seal_read(c->fd, c->base, ss->size, &ss->seal);
-	if (err == 0) {
+	int err = elog__seg_end(c->fd, c->sealed, c->base, ss->size, NULL, &e);
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
+	if (e.chain == CHAIN_SEALED) {
 		unsigned char id[SEAL_ID_LEN];
-		c->end = ss->seal.pos;
+		ss->seal = e.seal;
+		c->end = e.end;
 		ss->chain = CHAIN_SEALED;
 		elog__seal_id(v->set.id, id);
 		if (v->have_set && memcmp(id, ss->seal.id, SEAL_ID_LEN) != 0)
@@ -951,28 +953,22 @@ static int check_seal(struct verify *v, struct segcheck *c)
 			            "elsewhere?");
 		return 0;
 	}
-	if (err == ELOG_CORRUPT && c->active) {
-		/* A seal the writer was writing when it crashed, past the
-		 * durable end: the records' check reports it as the torn
-		 * tail it is. */
-		return 0;
-	}
-	if (err == ELOG_CORRUPT) {
-		c->end = ss->size - SEAL_SIZE;
-		if (!c->active)
-			ss->chain = CHAIN_UNSEALED;
+	/* A damaged seal in the active segment is one the writer was
+	 * writing when it crashed, past the durable end: the records'
+	 * check reports it as the torn tail it is. */
+	if (e.bad_seal && !c->active) {
+		c->end = e.end;
+		ss->chain = CHAIN_UNSEALED;
 		report(v, ELOG_PROBLEM_DAMAGE, c->name, c->end,
 		       "damaged seal "
 		       "(the last %u bytes); its records are checked without it",
 		       SEAL_SIZE);
-		return 0;
 	}
-	if (err != ELOG_END)
-		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 	/* No seal: the segment the watermark names has none until the
 	 * writer rolls (a segment after it holds nothing promised); one
 	 * below it lost its end (check_chain() says what). */
-	if (!c->active && (v->wm_state != WM_OK || c->base < v->wm.segment_base))
+	if (e.chain == CHAIN_UNSEALED && !e.bad_seal && !c->active &&
+	    (v->wm_state != WM_OK || c->base < v->wm.segment_base))
 		ss->chain = CHAIN_UNSEALED;
 	return 0;
 }
