@@ -26,22 +26,38 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec);
  *   ELOG_END     fewer bytes present than the record needs (incomplete),
  *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
 int elog__rec_decode(const unsigned char *p, size_t avail, struct elog_record *rec, size_t *size);
-/* The record's frame at p, all but its CRC, as elog__rec_decode() checks
- * it: 0, ELOG_END (fewer than its bytes in avail) or ELOG_CORRUPT (a
- * length or key length out of range).  Inline: the scan checks every
- * record's frame before it checks their CRCs together. */
-static inline int elog__rec_frame(const unsigned char *p, size_t avail)
+/* The one verdict on a record's frame, all but its CRC: what is wrong
+ * with the record at p, of which got bytes are at p and avail are in the
+ * file from p on, or REC_FAULT_NONE. */
+enum {
+	REC_FAULT_NONE,
+	REC_FAULT_SHORT,     /* fewer than 4 bytes: no length */
+	REC_FAULT_LENGTH,    /* a length out of range */
+	REC_FAULT_TRUNCATED, /* fewer bytes than the length says */
+	REC_FAULT_KEY        /* a key length past the record's end */
+};
+static inline int elog__rec_fault(const unsigned char *p, size_t got, uint64_t avail)
 {
-	if (avail < 4)
-		return ELOG_END;
+	if (got < 4 || avail < 4)
+		return REC_FAULT_SHORT;
 	uint32_t len = get32(p);
 	if (len < REC_FIXED || len > ELOG_MAX_RECORD)
-		return ELOG_CORRUPT;
-	if (avail < (size_t)len + 4)
-		return ELOG_END;
-	if ((size_t)get16(p + REC_AT_KEY_LEN) > len - REC_FIXED)
-		return ELOG_CORRUPT;
-	return 0;
+		return REC_FAULT_LENGTH;
+	if (avail < (uint64_t)len + 4)
+		return REC_FAULT_TRUNCATED;
+	if (got >= REC_HDR && (size_t)get16(p + REC_AT_KEY_LEN) > len - REC_FIXED)
+		return REC_FAULT_KEY;
+	return REC_FAULT_NONE;
+}
+/* The record's frame at p as elog__rec_decode() checks it: 0, ELOG_END
+ * (fewer than its bytes in avail) or ELOG_CORRUPT.  Inline: the scan
+ * checks every record's frame before it checks their CRCs together. */
+static inline int elog__rec_frame(const unsigned char *p, size_t avail)
+{
+	int fault = elog__rec_fault(p, avail, avail);
+	if (fault == REC_FAULT_NONE)
+		return 0;
+	return fault == REC_FAULT_SHORT || fault == REC_FAULT_TRUNCATED ? ELOG_END : ELOG_CORRUPT;
 }
 /* Fill rec from the record at p whose length, key length and CRC were
  * checked as elog__rec_decode() checks them; its size on disk.  Inline:

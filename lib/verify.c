@@ -605,26 +605,28 @@ bad:
 static void record_problem(struct verify *v, int kind, const char *name, int fd, uint64_t at,
                            uint64_t size, const char *where)
 {
-	unsigned char h[REC_PREFIX];
+	unsigned char h[REC_HDR];
 	size_t got = 0;
 	char what[128];
 	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
-	uint32_t len = got >= 4 ? get32(h) : 0;
-	if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0 && size - at < SEAL_SIZE)
+	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
+	int fault = elog__rec_fault(h, got, size - at);
+	if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0 && size - at < SEAL_SIZE)
 		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
 		         (unsigned long long)(size - at), SEAL_SIZE);
-	else if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0)
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0)
 		snprintf(what, sizeof what, "damaged seal");
-	else if (got < 4)
+	else if (fault == REC_FAULT_SHORT)
 		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
 		         got);
-	else if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)
-		snprintf(what, sizeof what, "corrupt record: length %u out of range", len);
-	else if (at + 4 + len > size)
+	else if (fault == REC_FAULT_LENGTH)
+		snprintf(what, sizeof what, "corrupt record: length %u out of range", get32(h));
+	else if (fault == REC_FAULT_TRUNCATED)
 		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
-		         len + 4, (unsigned long long)(size - at));
+		         get32(h) + 4, (unsigned long long)(size - at));
 	else
-		snprintf(what, sizeof what, "corrupt record: checksum mismatch");
+		snprintf(what, sizeof what, "corrupt record: %s",
+		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
 	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
 	       where, (unsigned long long)(size - at));
 }

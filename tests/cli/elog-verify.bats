@@ -366,3 +366,12 @@ flip() {
 	wait "$PID"
 	PID=
 }
+
+@test "a key length past its record is named as such, not as a checksum" {
+	seq 1 3 | "$B/elog-append" "$T/k"
+	# The first record's key length (bytes 26-27 of it, at 32 in the file).
+	printf '\377\377' | dd of="$T/k/00000000000000000000.log" bs=1 seek=58 conv=notrunc status=none
+	run "$B/elog-verify" "$T/k"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"00000000000000000000.log: byte 32: corrupt record: key length past its end, below the durable end"* ]]
+}
