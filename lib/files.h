@@ -156,6 +156,25 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
 /* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
  * (possibly still being written) rather than bad bytes. */
 int elog__scan_truncated(const struct scan *s);
+/* The one rule for where the valid part of a segment ends (elog(5),
+ * Records): its records from where the scan starts, as long as each is
+ * whole (elog__scan_next()) and its offset at least next, the base at
+ * first and then one past the record before.  Recovery cuts there,
+ * verify reports what is past it, readers stop there. */
+enum {
+	TAIL_WHOLE,   /* to the scan's limit, or its seal */
+	TAIL_DAMAGED, /* a record that does not check (elog__scan_truncated()) */
+	TAIL_ORDER    /* a whole record whose offset is below next */
+};
+struct seg_tail {
+	uint64_t next; /* the least offset the next record may have */
+	uint64_t end;  /* where the valid records end, once they did */
+	int why;       /* TAIL_*, once they did */
+};
+/* The next record of the valid part: 0, ELOG_END with t->end and t->why
+ * when the part ended (*rec is the record out of order for TAIL_ORDER),
+ * or an errno value. */
+int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at);
 /* elog__scan_next() when the next record was already checked (elog__scan_next()
  * checks a few ahead): 1 with rec and *at set as it would set them, else 0
  * and nothing done.  Inline, for the loops that read every record. */

@@ -104,29 +104,27 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit, u
 {
 	char name[NAME_MAX_LOCAL];
 	struct scan s;
+	struct seg_tail t = { .next = rc->base, .end = SEG_HDR };
 	struct elog_record rec;
 	int err;
 	*at = SEG_HDR;
 	*next = rc->base;
 	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, limit)) != 0)
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
-	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
+	while ((err = elog__seg_tail_next(&s, &t, &rec, at)) == 0) {
 		struct idx_entry e;
-		if (rec.offset < *next) { /* offsets must increase */
-			err = ELOG_CORRUPT;
-			break;
-		}
-		*next = rec.offset + 1;
 		if (elog__idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, *at, interval, &e) &&
 		    (err = elog__idx_push(&rc->ix, &e)) != 0)
 			break;
 	}
 	elog__scan_free(&s);
-	if (err != ELOG_END && err != ELOG_CORRUPT) {
+	*at = t.end;
+	*next = t.next;
+	if (err != ELOG_END) {
 		elog__seg_name(name, rc->base, SEG_EXT);
 		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}
-	return err;
+	return t.why == TAIL_WHOLE ? ELOG_END : ELOG_CORRUPT;
 }
 
 /* Write the active segment's index from rc's entries, unless the file on

@@ -601,36 +601,6 @@ bad:
 
 /* ---- segments ---- */
 
-/* Say what is wrong with the record at byte at, which elog__scan_next refused. */
-static void record_problem(struct verify *v, int kind, const char *name, int fd, uint64_t at,
-                           uint64_t size, const char *where)
-{
-	unsigned char h[REC_HDR];
-	size_t got = 0;
-	char what[128];
-	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
-	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
-	int fault = elog__rec_fault(h, got, size - at);
-	if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0 && size - at < SEAL_SIZE)
-		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
-		         (unsigned long long)(size - at), SEAL_SIZE);
-	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0)
-		snprintf(what, sizeof what, "damaged seal");
-	else if (fault == REC_FAULT_SHORT)
-		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
-		         got);
-	else if (fault == REC_FAULT_LENGTH)
-		snprintf(what, sizeof what, "corrupt record: length %u out of range", get32(h));
-	else if (fault == REC_FAULT_TRUNCATED)
-		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
-		         get32(h) + 4, (unsigned long long)(size - at));
-	else
-		snprintf(what, sizeof what, "corrupt record: %s",
-		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
-	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
-	       where, (unsigned long long)(size - at));
-}
-
 /* Report what is wrong with the header of a segment; 1 when its records
  * can be read all the same. */
 static int check_header(struct verify *v, const char *name, const unsigned char *hdr, size_t got,
@@ -685,7 +655,7 @@ struct segcheck {
 	int bad_values;                   /* one value reported: the rest unchecked */
 	struct idxcheck *ic;              /* its index, read in step */
 	struct idx_builder ib;            /* where entries are due */
-	int below, beyond, disorder;      /* offsets out of place, counted */
+	int beyond;                       /* offsets past the next segment's base */
 	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
 	int64_t span_min, span_max;       /* the same since the last entry's record */
 	struct elog_segment_info info;    /* every record */
@@ -783,19 +753,11 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
 {
 	struct segstate *ss = c->ss;
 	struct elog_segment_info *info = &c->info;
-	if (rec->offset < c->base && !c->below++)
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
-		       "offset %llu is below the segment's base %llu",
-		       (unsigned long long)rec->offset, (unsigned long long)c->base);
 	if (rec->offset >= c->next_base && !c->beyond++) {
 		ss->overlap = 1;
 		ss->overlap_pos = at + REC_AT_OFFSET;
 		ss->overlap_off = rec->offset;
 	}
-	if (info->records > 0 && rec->offset <= info->last && !c->disorder++)
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
-		       "offset %llu after %llu: offsets must increase",
-		       (unsigned long long)rec->offset, (unsigned long long)info->last);
 	tally_durable(info, rec);
 	if (!c->active || end <= c->acked)
 		tally_durable(&c->durable, rec);
@@ -893,15 +855,58 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 	return err;
 }
 
-/* How the records of the segment ended: err from the scan. */
-static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
+/* Say what is wrong with the record at byte at, where the valid part of
+ * the segment ended (t, and rec the record out of order). */
+static void record_problem(struct verify *v, int kind, struct segcheck *c, uint64_t at,
+                           const struct seg_tail *t, const struct elog_record *rec,
+                           const char *where)
 {
+	const char *name = c->name;
+	int fd = c->fd;
+	uint64_t size = c->end;
+	unsigned char h[REC_HDR];
+	size_t got = 0;
+	char what[128];
+	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
+	int fault = elog__rec_fault(h, got, size - at);
+	if (t->why == TAIL_ORDER && (rec->offset < c->base || t->next == c->base))
+		snprintf(what, sizeof what, "offset %llu is below the segment's base %llu",
+		         (unsigned long long)rec->offset, (unsigned long long)c->base);
+	else if (t->why == TAIL_ORDER)
+		snprintf(what, sizeof what, "offset %llu after %llu: offsets must increase",
+		         (unsigned long long)rec->offset, (unsigned long long)(t->next - 1));
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0 && size - at < SEAL_SIZE)
+		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
+		         (unsigned long long)(size - at), SEAL_SIZE);
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0)
+		snprintf(what, sizeof what, "damaged seal");
+	else if (fault == REC_FAULT_SHORT)
+		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
+		         got);
+	else if (fault == REC_FAULT_LENGTH)
+		snprintf(what, sizeof what, "corrupt record: length %u out of range", get32(h));
+	else if (fault == REC_FAULT_TRUNCATED)
+		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
+		         get32(h) + 4, (unsigned long long)(size - at));
+	else
+		snprintf(what, sizeof what, "corrupt record: %s",
+		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
+	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
+	       where, (unsigned long long)(size - at));
+}
+
+/* How the records of the segment ended: err from elog__seg_tail_next(). */
+static int check_end(struct verify *v, struct segcheck *c, int err, const struct seg_tail *t,
+                     const struct elog_record *rec)
+{
+	uint64_t at = t->end;
 	struct segstate *ss = c->ss;
 	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
 	if (c->info.records)
 		ss->next = c->info.last + 1;
-	if (err == ELOG_END) {
+	if (err == ELOG_END && t->why == TAIL_WHOLE) {
 		err = 0;
 		ss->clean = 1;
 		/* Entries left point past the last record.  In the active
@@ -911,15 +916,15 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)",
 			            (unsigned long)ic->cur.pos, (unsigned long long)ss->size);
-	} else if (err == ELOG_CORRUPT) {
+	} else if (err == ELOG_END) {
 		err = 0;
 		ss->bad_at = at;
 		if (c->active && at >= c->acked)
-			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, c->end,
+			record_problem(v, ELOG_PROBLEM_WARNING, c, at, t, rec,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
-			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, c->end,
+			record_problem(v, ELOG_PROBLEM_DAMAGE, c, at, t, rec,
 			               c->active ? ", below the durable end" : "");
 	} else if (err) {
 		err = elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
@@ -981,6 +986,7 @@ static int check_records(struct verify *v, struct segcheck *c)
 	struct segstate *ss = c->ss;
 	struct elog_record rec;
 	struct scan s;
+	struct seg_tail t = { .next = c->base, .end = SEG_HDR };
 	uint64_t at;
 	int err;
 	if (!(c->ic = malloc(sizeof *c->ic)))
@@ -997,14 +1003,16 @@ static int check_records(struct verify *v, struct segcheck *c)
 	}
 	ss->scanned = 1;
 	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
-	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__seg_tail_next(&s, &t, &rec, &at)) == 0) {
 		progress(v, s.pos - at);
 		check_offset(v, c, &rec, at, s.pos);
 		if ((err = check_value(v, c, &rec, at)) != 0 ||
 		    (err = check_entry(v, c, &rec, at, s.pos)) != 0)
 			break;
 	}
-	err = check_end(v, c, err, at);
+	if (err && err != ELOG_END)
+		t.end = at;
+	err = check_end(v, c, err, &t, &rec);
 	elog__scan_free(&s);
 	c->info.index_version = c->ic->version;
 out:
