@@ -552,6 +552,19 @@ static int short_gap(elog_reader *r)
 	return 1;
 }
 
+/* At the durable end: offsets a repair recorded as lost from want on are
+ * a gap now, not only once a later record arrives. */
+static int end_hole(elog_reader *r)
+{
+	if (!r->holes.n || r->want >= r->wm.durable_end ||
+	    !elog__holes_find(&r->holes, r->want, r->wm.durable_end - 1, &r->gap_first,
+	                      &r->gap_last))
+		return 0;
+	r->gap_pending = ELOG_GAP_DAMAGE;
+	r->want = r->gap_last + 1;
+	return 1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
  * 0 when a (new) segment is open, ELOG_END when want is past the end.
  * A follower comes here after every batch: that costs nothing, and a
@@ -584,7 +597,7 @@ static int advance(elog_reader *r)
 		if ((size_t)i + 1 >= r->segs.n && r->seg_base < r->wm.segment_base &&
 		    (err = chain_gap(r, UINT64_MAX)) != 0)
 			return err > 0 ? 0 : locate(r);
-		if ((size_t)i + 1 >= r->segs.n && short_gap(r))
+		if ((size_t)i + 1 >= r->segs.n && (short_gap(r) || end_hole(r)))
 			return 0;
 		return ELOG_END;
 	}

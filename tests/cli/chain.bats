@@ -380,3 +380,24 @@ make_keyed_log() {
 	run elog-compact "$LOG"
 	[ "$status" -ne 0 ]
 }
+
+@test "a loss recorded at the very end of the log is reported before a later record arrives" {
+	seq 10 | elog-append "$LOG"
+	local size
+	size=$(stat -c %s "$(seg 0)")
+	# The last record's last byte: its checksum no longer holds.
+	printf 'X' | dd of="$(seg 0)" bs=1 seek=$((size - 1)) conv=notrunc status=none
+	run elog-verify --repair --salvage "$LOG"
+	grep -q '^9 9 ' "$LOG/salvaged"
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[[ "$stderr" == *"offset 9 was lost to damage"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	# Reported once: a record after it reads with no second report.
+	echo 11 | elog-append "$LOG"
+	run --separate-stderr elog-cat -o 9 "$LOG"
+	[[ "$output" == '{"offset":10,'* ]]
+	[ "$(grep -c 'lost to damage' <<<"$stderr")" -eq 1 ]
+}
