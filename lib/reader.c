@@ -195,7 +195,7 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
 	char why[ELOG_MSG_MAX];
-	if ((err = elog__seg_header_verify(sc.buf, got, base, NULL, why)) != 0) {
+	if ((err = elog__seg_header_verify(sc.buf, got, base, r->log_id, why)) != 0) {
 		elog__scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
@@ -1441,6 +1441,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	int err = elog__settings_load(r->dfd, &s, r->msg);
 	if (err)
 		return err;
+	memcpy(r->log_id, s.id, sizeof r->log_id);
 	if ((err = refresh_watermark(r)) != 0)
 		return err;
 	return elog_reader_seek_begin(r);

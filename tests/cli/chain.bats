@@ -301,6 +301,10 @@ make_keyed_log() {
 	run elog-compact "$LOG"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"a segment of another log"* ]]
+	# Readers refuse it too, naming it, rather than serve its records.
+	run elog-cat "$LOG"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): a segment of another log (its header does not name this log's id): move it out of the log directory"* ]]
 	# Nothing was merged or removed.
 	[ "$(cat "$LOG"/*.log | cksum)" = "$sum" ]
 }

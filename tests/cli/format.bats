@@ -335,3 +335,36 @@ PY
 		[[ "$output" == *"settings: unsupported format version"* ]]
 	done
 }
+
+@test "the page's example and read_log.py report the losses a repair recorded" {
+	seq 10 | "$ELOG_BIN/elog-append" "$LOG"
+	local seg=$LOG/00000000000000000000.log size
+	size=$(stat -c %s "$seg")
+	printf 'X' | dd of="$seg" bs=1 seek=$((size - 1)) conv=notrunc status=none
+	run "$ELOG_BIN/elog-verify" --repair --salvage "$LOG"
+	run --separate-stderr "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[ "$stderr" = "offsets 9-9 were lost" ]
+	run --separate-stderr "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "read_log.py: $LOG: offsets 9-9 were lost to damage" ]
+	same_records "$LOG"
+}
+
+@test "the page's example refuses a newer format and another log's segment" {
+	seq 10 | "$ELOG_BIN/elog-append" "$LOG"
+	seq 10 | "$ELOG_BIN/elog-append" "$T/other"
+	cp "$T/other/00000000000000000000.log" "$LOG/"
+	run "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "00000000000000000000.log: a copy of another segment or log" ]
+	run "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -ne 0 ]
+	sed -i 's/^format 2$/format 3/' "$LOG/settings"
+	run "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "settings: unsupported format version" ]
+	run "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -eq 3 ]
+}

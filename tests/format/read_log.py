@@ -224,6 +224,18 @@ def read_log(directory, out):
         wm = (newest, newest, 0)
     end, active, active_bytes = wm
     values = Values(directory)
+    # The losses a repair recorded (elog(5), "salvaged"); a malformed file
+    # is ignored.
+    sv = (read_file(directory, "salvaged") or b"").decode("ascii", "replace").split("\n")
+    holes = ([tuple(int(x) for x in l.split()[:2]) for l in sv[1:] if l]
+             if sv[0] == "elog-salvaged 1" else [])
+
+    def recorded(a, b):
+        for first, last in holes:
+            if first <= b and last >= a:
+                sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
+                                 % (directory, max(a, first), min(b, last)))
+
     want = 0  # the offset after the last record returned
     i = 0
     while i < len(bases) and bases[i] <= active:
@@ -256,6 +268,7 @@ def read_log(directory, out):
             prev = offset
             if offset < want:
                 continue  # a copy left by an interrupted merge
+            recorded(want, offset - 1)
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
@@ -267,11 +280,13 @@ def read_log(directory, out):
             lost_from = seal_next if seal_next is not None else (
                 prev + 1 if prev is not None else base)
             lost_from = max(lost_from, want)
-            if lost_from < nxt:
+            if lost_from < nxt and not any(f < nxt and l >= lost_from for f, l in holes):
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, lost_from, nxt - 1))
                 want = nxt
         i += 1
+    if want < end:
+        recorded(want, end - 1)
 
 
 def main(argv):
