@@ -254,12 +254,17 @@ make_keyed_log() {
 	[ "$(ls "$LOG"/*.log | wc -l)" -ge 5 ]
 }
 
+# Remove the Nth segment: b3 is its base, b4 the next one's.
+remove_nth() {
+	b3=$(nth_base "$1")
+	b4=$(nth_base $(($1 + 1)))
+	rm "$(seg "$b3")"
+}
+
 @test "compaction across a deleted segment records the loss first: the gap stays reported" {
 	make_keyed_log
 	local b3 b4
-	b3=$(nth_base 3)
-	b4=$(nth_base 4)
-	rm "$(seg "$b3")"
+	remove_nth 3
 	run elog-compact "$LOG"
 	[ "$status" -eq 0 ]
 	# The segments around the gap were merged across it ...
@@ -278,9 +283,7 @@ make_keyed_log() {
 @test "retention records a deleted segment's loss before it acts" {
 	make_log
 	local b3 b4
-	b3=$(nth_base 3)
-	b4=$(nth_base 4)
-	rm "$(seg "$b3")"
+	remove_nth 3
 	[ ! -e "$LOG/salvaged" ]
 	run elog-retain --max-bytes 40000 "$LOG"
 	[ "$status" -eq 0 ]
