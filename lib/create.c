@@ -156,7 +156,7 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 			                        elog_strerror(errno));
 		close(fd);
 	}
-	if ((err = elog__start_write(dfd, 0)) != 0)
+	if ((err = elog__start_write(dfd, 0, s.id)) != 0)
 		return elog__errmsg_set(msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if ((err = elog__settings_store(dfd, &s)) != 0)
 		return elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));

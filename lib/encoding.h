@@ -206,10 +206,13 @@ void elog__wm_encode(unsigned char *p, const struct watermark *wm);
 int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
 
 /* ---- start.c: the start file's 32 bytes ---- */
-void elog__start_encode(unsigned char *p, uint64_t start);
+/* log_id: the settings' id (NULL: a log field of 0). */
+void elog__start_encode(unsigned char *p, uint64_t start, const char *log_id);
 /* 0, ELOG_BADVERSION (a version this code does not know, checksum right), or
- * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
-int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
+ * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong: one that
+ * names another log than log_id (NULL: not judged) among it. */
+int elog__start_decode(const unsigned char *p, size_t len, const char *log_id, uint64_t *start,
+                       const char **why);
 
 /* ---- lock.c: the state LOCK holds ---- */
 /* What LOCK says about the log's tail, written by the holder of the batch

@@ -71,9 +71,11 @@ struct seglist {
  * from the log, and a crash kept it from unlinking them.  ELOG_BADVERSION
  * when the start file is of an unknown version. */
 int elog__seglist_read(int dfd, struct seglist *sl);
-/* The same, and what the start file says in *sv. */
+/* The same, the start file judged against the log's id (log_id, NULL:
+ * not judged), and what it says in *sv (NULL: not wanted). */
 struct elog__start_view;
-int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv);
+int elog__seglist_read_start(int dfd, struct seglist *sl, const char *log_id,
+                             struct elog__start_view *sv);
 void elog__seglist_free(struct seglist *sl);
 /* Index of the segment holding offset: the greatest base <= offset, or -1. */
 ssize_t elog__seglist_find(const struct seglist *sl, uint64_t offset);
@@ -246,7 +248,7 @@ int elog__wm_write(int fd, const struct watermark *wm);
 /* ---- start.c: the file, and what it does to the list of segments ---- */
 /* Record start durably: by elog__fs_replace_file(), or on a full disk (ENOSPC,
  * EDQUOT) in place with pwrite and fdatasync when the file is there. */
-int elog__start_write(int dfd, uint64_t start);
+int elog__start_write(int dfd, uint64_t start, const char *log_id);
 enum {
 	START_NONE,    /* no file: the log starts at 0 */
 	START_OK,      /* in force */
@@ -262,9 +264,11 @@ struct elog__start_view {
 	const char *why; /* START_DAMAGED */
 };
 /* Read the start file and apply it to the n ascending segment bases base[]
- * (the directory's, listed before the file is read).  Returns 0, ELOG_BADVERSION
- * or an errno value. */
-int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start_view *sv);
+ * (the directory's, listed before the file is read); one naming another
+ * log than log_id (NULL: not judged) is damaged.  Returns 0,
+ * ELOG_BADVERSION or an errno value. */
+int elog__start_view(int dfd, const uint64_t *base, size_t n, const char *log_id,
+                     struct elog__start_view *sv);
 
 /* ---- settings.c ---- */
 int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);

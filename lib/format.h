@@ -150,13 +150,15 @@
 #define WM_AT_RESERVED 36u
 
 /* ---- The start file: 32 bytes, made with the log, replaced whole (in
- * place on a full disk).  magic[8] | version u32 | reserved u32 |
- * start u64 | crc32c u32 (of the first 24 bytes) | reserved u32 ---- */
+ * place on a full disk).  magic[8] | version u32 | log u32 | start u64 |
+ * crc32c u32 (of the first 24 bytes) | reserved u32.  log: the first 4
+ * bytes of the log's id, as in a segment header; 0 names none (elog 0.2)
+ * ---- */
 #define START_MAGIC "ELOGSTA\n"
 #define START_VERSION 1u
 #define START_SIZE 32u
 #define START_AT_VERSION 8u
-#define START_AT_RESERVED 12u
+#define START_AT_LOG 12u
 #define START_AT_START 16u
 #define START_AT_CRC 24u
 #define START_AT_RESERVED2 28u

@@ -52,7 +52,7 @@ int elog__maint_list(struct maint *m)
 		return elog__errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
-	if ((err = elog__seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
+	if ((err = elog__seglist_read_start(m->dfd, &m->sl, m->set.id, &m->start)) != 0) {
 		if (err == ELOG_BADVERSION)
 			return elog__errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
 		return elog__errmsg_set(m->msg, err, "listing segments: %s", elog_strerror(err));
@@ -358,7 +358,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 	 * no longer matters, and one sync at the end makes them all
 	 * durable. */
 	elog__maint_step();
-	if ((err = elog__start_write(m->dfd, start)) == ENOSPC || err == EDQUOT) {
+	if ((err = elog__start_write(m->dfd, start, m->set.id)) == ENOSPC || err == EDQUOT) {
 		/* A full disk, and no start file to rewrite in place (a log
 		 * made by an older version): the segments go one at a time,
 		 * oldest first, each unlink synced before the next, which
@@ -384,7 +384,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 		/* With room made, the log gets its start file after all, so
 		 * that the next run rewrites it in place; failing that, the
 		 * log is right without one. */
-		if (!err && elog__start_write(m->dfd, start) == 0) {
+		if (!err && elog__start_write(m->dfd, start, m->set.id) == 0) {
 			m->start.state = START_OK;
 			m->start.start = start;
 		}
@@ -505,7 +505,7 @@ static int fix_start(struct maint *m, uint64_t *fixed)
 	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) || m->sl.n == 0)
 		return 0;
 	elog__maint_step();
-	if ((err = elog__start_write(m->dfd, m->sl.base[0])) != 0)
+	if ((err = elog__start_write(m->dfd, m->sl.base[0], m->set.id)) != 0)
 		return elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	m->start.state = START_OK;
 	m->start.start = m->sl.base[0];

@@ -381,7 +381,7 @@ static int list_segments(elog_reader *r)
 {
 	elog__seglist_free(&r->segs);
 	r->segs_valid = 0;
-	int err = elog__seglist_read(r->dfd, &r->segs);
+	int err = elog__seglist_read_start(r->dfd, &r->segs, r->log_id, NULL);
 	if (err)
 		return elog__errmsg_set(r->msg, err, "listing segments: %s", elog_strerror(err));
 	r->segs_valid = 1;

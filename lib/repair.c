@@ -464,7 +464,7 @@ int elog__repair_run(struct verify *v)
 	if (v->start_fix && v->n) {
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */
-		if ((err = elog__start_write(v->dfd, v->base[0])) != 0)
+		if ((err = elog__start_write(v->dfd, v->base[0], v->set.id)) != 0)
 			return elog__errmsg_set(v->msg, err, "%s: %s", FN_START,
 			                        elog_strerror(err));
 		repaired(v, FN_START, ELOG_NOPOS, "rewritten: the log starts at offset %llu",

@@ -336,7 +336,8 @@ static int collect_segment(const char *name, void *arg)
 	return 0;
 }
 
-int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv)
+int elog__seglist_read_start(int dfd, struct seglist *sl, const char *log_id,
+                             struct elog__start_view *sv)
 {
 	struct collect c = { 0 };
 	struct elog__start_view local;
@@ -349,7 +350,7 @@ int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_vie
 	if (!err && c.n)
 		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
 	if (!err)
-		err = elog__start_view(dfd, c.v, c.n, sv);
+		err = elog__start_view(dfd, c.v, c.n, log_id, sv);
 	if (err) {
 		free(c.v);
 		return err;
@@ -363,7 +364,7 @@ int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_vie
 
 int elog__seglist_read(int dfd, struct seglist *sl)
 {
-	return elog__seglist_read_start(dfd, sl, NULL);
+	return elog__seglist_read_start(dfd, sl, NULL, NULL);
 }
 
 void elog__seglist_free(struct seglist *sl)

@@ -408,3 +408,25 @@ remove_nth() {
 	[[ "$output" == '{"offset":10,'* ]]
 	[ "$(grep -c 'lost to damage' <<<"$stderr")" -eq 1 ]
 }
+
+@test "another log's start file copied in hides nothing and deletes nothing" {
+	make_log
+	seq 3000 | sed 's/.*/{"n":&}/' | elog-append --segment-bytes 16384 "$T/other"
+	elog-retain --max-bytes 40000 "$T/other"
+	cp "$T/other/start" "$LOG/start"
+	# Every record is still read ...
+	run elog-cat "$LOG"
+	[ "${#lines[@]}" -eq 3000 ]
+	# ... the file is named as another log's ...
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"start: names another log: a start file copied in from elsewhere; ignored: the log is read from its first segment"* ]]
+	# ... and maintenance deletes none of the segments it would hide
+	# (it writes the start again, naming the first segment).
+	run elog-retain --max-bytes 100M "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-cat "$LOG"
+	[ "${#lines[@]}" -eq 3000 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}

@@ -99,7 +99,9 @@ def list_segments(directory):
         if struct.unpack_from("<I", st, 8)[0] != 1:
             raise Unsupported("start: unsupported version")
         (first,) = struct.unpack_from("<Q", st, 16)
-        if (st[12:16] == bytes(4) and st[28:32] == bytes(4)
+        # Bytes 12-15 name the log (0: none); another log's file is
+        # damaged, and ignored.
+        if (st[12:16] in (bytes(4), LOG_ID[:4]) and st[28:32] == bytes(4)
                 and bases and first <= bases[-1]):
             while len(bases) > 1 and bases[1] <= first:
                 del bases[0]

@@ -881,7 +881,7 @@ UT_TEST(a_recorded_loss_is_reported_until_retention_removes_its_offsets)
 
 	/* Retention removed segment 0: the log starts at 5. */
 	int dfd = open(ut_dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_eq(elog__start_write(dfd, 5), 0);
+	ck_assert_int_eq(elog__start_write(dfd, 5, NULL), 0);
 	close(dfd);
 	unlink(ut_seg_path(ut_dir, 0, SEG_EXT));
 	unlink(ut_seg_path(ut_dir, 0, IDX_EXT));
