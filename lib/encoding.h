@@ -121,8 +121,21 @@ struct seal {
 	uint64_t pos;                  /* where the seal lies: the end of its records */
 	unsigned char id[SEAL_ID_LEN]; /* the log's id */
 };
-/* The log id of settings (32 hex digits) as the seal holds it. */
-void elog__seal_id(const char *hex, unsigned char *id);
+/* The log id of settings (32 hex digits) as the seal holds it (and, its
+ * first SEG_LOG_LEN bytes, a segment header and the start file).  Inline:
+ * the start file, below segment.c, names its log too. */
+static inline void elog__seal_id(const char *hex, unsigned char *id)
+{
+	for (unsigned i = 0; i < SEAL_ID_LEN; i++)
+		id[i] = 0;
+	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
+		unsigned c = (unsigned char)hex[i];
+		unsigned v = c >= '0' && c <= '9'   ? c - '0'
+		             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                                    : 0;
+		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
+	}
+}
 /* The one constructor of a seal: of the log whose settings' id is log_id. */
 struct seal elog__seal_of(const char *log_id, uint64_t next, uint64_t end, uint64_t pos);
 void elog__seal_encode(unsigned char *p, const struct seal *s);

@@ -208,18 +208,6 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
 
 /* ---- The seal ---- */
 
-void elog__seal_id(const char *hex, unsigned char *id)
-{
-	memset(id, 0, SEAL_ID_LEN);
-	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
-		unsigned c = (unsigned char)hex[i];
-		unsigned v = c >= '0' && c <= '9'   ? c - '0'
-		             : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		                                    : 0;
-		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
-	}
-}
-
 struct seal elog__seal_of(const char *log_id, uint64_t next, uint64_t end, uint64_t pos)
 {
 	struct seal s = { .next = next, .end = end, .pos = pos };
