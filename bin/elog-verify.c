@@ -182,8 +182,8 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 		cli_putc(' ');
 		cli_put_time(s->ts_max);
 	}
-	cli_printf(" %s v%u/%u%s\n", s->active ? "active" : "closed", s->version,
-	           s->index_version, s->damaged ? " damaged" : "");
+	cli_printf(" %s v%u/%u%s\n", s->active ? "active" : "closed", s->version, s->index_version,
+	           s->damaged ? " damaged" : "");
 }
 
 static void on_progress(void *arg, const struct elog_progress *p)

@@ -563,7 +563,7 @@ struct elog_summary {
 	int64_t retain_last_ms, compact_last_ms;
 	/* When elog_append_at() last left a hole; INT64_MIN: never. */
 	int64_t copy_last_ms;
-	int damaged;   /* a record or header it read was damaged */
+	int damaged; /* a record or header it read was damaged */
 	/* Bit v - 1 set: a segment (an index) of version v is in the log. */
 	unsigned segment_versions, index_versions;
 	uint64_t lost; /* offsets lost to damage: gaps in the chain

@@ -280,8 +280,8 @@ int elog__settings_store(int dfd, const struct elog_settings *s);
  * program of this version writes into it; *done when this call did.  The
  * maintenance lock is taken (waiting wait_ms, as elog.h says) unless the
  * caller holds it (locked). */
-int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms,
-                           int *done, char *msg);
+int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms, int *done,
+                           char *msg);
 int elog__settings_new_id(char id[33]);
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */

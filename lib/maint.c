@@ -109,7 +109,8 @@ static int chain_check(struct maint *m)
 		         !(elog__holes_find(&h, seal.next, next - 1, &a, &b) && a <= seal.next &&
 		           b >= next - 1) &&
 		         (err = elog__holes_add(m->dfd, seal.next, next - 1, elog__fs_now_ms())))
-			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED,
+			                       elog_strerror(err));
 	}
 	elog__holes_free(&h);
 	return err;

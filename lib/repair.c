@@ -198,7 +198,8 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss, uin
 			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	elog__seg_name(name, end, SEG_EXT);
-	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), v->set.id, &sfd, &ifd)) != 0)
+	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), v->set.id, &sfd,
+	                            &ifd)) != 0)
 		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
 	if (fdatasync(sfd) < 0 || fdatasync(ifd) < 0)
 		err = errno;
@@ -415,7 +416,8 @@ static int repair_chain(struct verify *v)
 	for (size_t k = 0; k < v->nreseal; k++) {
 		size_t i = (size_t)v->reseal[k];
 		const struct segstate *ss = &v->seg[i];
-		struct seal seal = elog__seal_of(v->set.id, v->base[i + 1], ss->next, ss->valid_end);
+		struct seal seal = elog__seal_of(v->set.id, v->base[i + 1], ss->next,
+		                                 ss->valid_end);
 		elog__seg_name(name, ss->base, SEG_EXT);
 		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 		err = fd < 0 ? errno : 0;

@@ -253,8 +253,9 @@ int elog__seg_end(int fd, int sealed, uint64_t base, uint64_t size, const unsign
 		return 0;
 	if (!tail && (err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got)))
 		return err;
-	err = got < SEAL_SIZE ? ELOG_END
-	                      : elog__seal_decode(tail ? tail : p, base, size - SEAL_SIZE, &e->seal);
+	err = got < SEAL_SIZE
+	              ? ELOG_END
+	              : elog__seal_decode(tail ? tail : p, base, size - SEAL_SIZE, &e->seal);
 	if (err == 0) {
 		e->chain = CHAIN_SEALED;
 		e->end = e->seal.pos;

@@ -308,8 +308,8 @@ int elog__settings_store(int dfd, const struct elog_settings *s)
 	return elog__fs_replace_file(dfd, FN_SETTINGS, buf, n);
 }
 
-int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms,
-                           int *done, char *msg)
+int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms, int *done,
+                           char *msg)
 {
 	int lockfd = -1, err = 0;
 	*done = 0;

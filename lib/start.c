@@ -58,7 +58,8 @@ int elog__start_decode(const unsigned char *p, size_t len, const char *log_id, u
 		return ELOG_BADVERSION;
 	else if (get32(p + START_AT_RESERVED2) != 0)
 		w = "reserved bytes are not zero";
-	else if (log_id && get32(p + START_AT_LOG) != 0 && memcmp(p + START_AT_LOG, id, SEG_LOG_LEN))
+	else if (log_id && get32(p + START_AT_LOG) != 0 &&
+	         memcmp(p + START_AT_LOG, id, SEG_LOG_LEN))
 		w = "names another log: a start file copied in from elsewhere";
 	if (why)
 		*why = w;

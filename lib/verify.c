@@ -231,7 +231,8 @@ static void drop_strays(struct verify *v)
 		char name[NAME_MAX_LOCAL];
 		size_t got = 0;
 		int fd, fault = SEG_FAULT_NONE;
-		if (elog__seg_open_raw(v->dfd, v->base[i], O_RDONLY, &fd, hdr, &got, NULL, NULL) == 0) {
+		if (elog__seg_open_raw(v->dfd, v->base[i], O_RDONLY, &fd, hdr, &got, NULL, NULL) ==
+		    0) {
 			fault = elog__seg_header_fault(hdr, got, v->base[i],
 			                               v->have_set ? v->set.id : NULL);
 			close(fd);

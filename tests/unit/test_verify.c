@@ -354,8 +354,9 @@ UT_TEST(offsets_out_of_order)
 	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, SEG_EXT));
 	ck_assert_int_ge(k, 0);
 	/* Where the valid part ends, as recovery and readers judge it. */
-	ck_assert_str_eq(s.text[k], "offset 2 after 3: offsets must increase, below the durable end "
-	                            "(30 bytes from here to the end are not read)");
+	ck_assert_str_eq(s.text[k],
+	                 "offset 2 after 3: offsets must increase, below the durable end "
+	                 "(30 bytes from here to the end are not read)");
 }
 END_TEST
 
