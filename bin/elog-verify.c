@@ -182,7 +182,7 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 		cli_putc(' ');
 		cli_put_time(s->ts_max);
 	}
-	cli_printf(" %s v%u/%u%s\n", s->active ? "active" : "closed", s->version, s->index_version,
+	cli_printf(" v%u/%u %s%s\n", s->version, s->index_version, s->active ? "active" : "closed",
 	           s->damaged ? " damaged" : "");
 }
 

@@ -312,7 +312,7 @@ PY
 	run elog-cat -L "$LOG"
 	[[ "$output" == *"  format       1: segments of version 1, indexes of version 1"* ]]
 	run elog-verify -l "$LOG"
-	[[ "${lines[0]}" == *" closed v1/1" ]]
+	[[ "${lines[0]}" == *" v1/1 closed" ]]
 	run --separate-stderr elog-append "$LOG" <<<'{"new":1}'
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "elog-append: $LOG: the log is now of format 2: programs of elog 0.2 refuse it (elog(7), Upgrading)" ]
