@@ -292,7 +292,7 @@ int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t l
 		                        "%s: a closed segment without its "
 		                        "seal: it was truncated",
 		                        name);
-	*seal = (struct seal){ .next = listed, .end = listed, .pos = s->pos };
+	*seal = elog__seal_of("", listed, listed, s->pos); /* of no log: compaction names it */
 	return 0;
 }
 

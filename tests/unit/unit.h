@@ -302,8 +302,7 @@ static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next
 	char path_copy[1200];
 	unsigned char p[SEAL_SIZE];
 	snprintf(path_copy, sizeof path_copy, "%s", path);
-	struct seal s = { .next = next, .end = end, .pos = ut_file_size(path_copy) };
-	elog__seal_id(hex ? hex : "", s.id);
+	struct seal s = elog__seal_of(hex ? hex : "", next, end, ut_file_size(path_copy));
 	elog__seal_encode(p, &s);
 	ut_append_file(path_copy, p, SEAL_SIZE);
 	return s.pos;
