@@ -185,17 +185,12 @@ static int header_state(const struct verify *v, size_t i)
 {
 	unsigned char hdr[SEG_HDR];
 	size_t got;
-	int fd, state = -1;
+	int fd;
 	if (elog__seg_open_raw(v->dfd, v->seg[i].base, O_RDONLY, &fd, hdr, &got, NULL, NULL) != 0)
 		return -1;
 	close(fd);
-	if (got < SEG_HDR)
-		state = 1;
-	else if (elog__seg_header_check(hdr, v->seg[i].base) == ELOG_CORRUPT)
-		state = SEG_HDR;
-	else if (elog__seg_header_check(hdr, v->seg[i].base) == 0)
-		state = 0;
-	return state;
+	int err = elog__seg_header_verify(hdr, got, v->seg[i].base, NULL, NULL);
+	return got < SEG_HDR ? 1 : err == ELOG_CORRUPT ? (int)SEG_HDR : err == 0 ? 0 : -1;
 }
 
 /* Segment i's unreadable offsets, if it has damage that readers stop at:

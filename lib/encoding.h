@@ -80,10 +80,7 @@ static inline size_t elog__rec_fields(const unsigned char *p, struct elog_record
 /* The header of a segment of version SEG_VERSION: its base, its flags
  * (SEG_FLAGS()) and its log, log_id being the settings' id (NULL: none). */
 void elog__seg_header_encode(unsigned char *p, uint64_t base, uint32_t flags, const char *log_id);
-/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_BADVERSION (a version or
- * codec this code does not know); the log is not judged. */
-int elog__seg_header_check(const unsigned char *p, uint64_t base);
-/* The flags of a header that passed elog__seg_header_check(). */
+/* The flags of a header that passed elog__seg_header_verify(). */
 uint32_t elog__seg_header_flags(const unsigned char *p);
 /* 1 when the header's version says the segment names its log and ends
  * with a seal once it is closed (SEG_VERSION), 0 for SEG_VERSION_1. */

@@ -191,7 +191,7 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 		return err;
 	struct seal seal;
 	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
-	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
+	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
 	if (size < SEG_HDR || from < SEG_HDR)
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
 		                       name);
@@ -415,7 +415,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	if ((err = read_segment(m->dfd, name, UINT64_MAX, &data, &size, m->msg)) != 0)
 		return err;
 	/* A header of another version (its CRC holds) is not damage. */
-	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
+	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
 	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
 		free(data);
 		return elog__errmsg_set(m->msg, hdr, "%s: %s", name,

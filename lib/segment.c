@@ -119,19 +119,6 @@ int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base, co
 	return SEG_FAULT_NONE;
 }
 
-int elog__seg_header_check(const unsigned char *p, uint64_t base)
-{
-	switch (elog__seg_header_fault(p, SEG_HDR, base, NULL)) {
-	case SEG_FAULT_NONE:
-	case SEG_FAULT_RESERVED:
-		return 0;
-	case SEG_FAULT_VERSION:
-		return ELOG_BADVERSION;
-	default:
-		return ELOG_CORRUPT;
-	}
-}
-
 uint32_t elog__seg_header_flags(const unsigned char *p)
 {
 	return get32(p + SEG_AT_FLAGS);

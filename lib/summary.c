@@ -77,7 +77,7 @@ static void note_versions(struct sum *u, uint64_t base, const unsigned char *hdr
 	unsigned char ih[IDX_HDR];
 	const struct idx_layout *lay;
 	size_t igot = 0;
-	if (got == SEG_HDR && elog__seg_header_check(hdr, base) == 0)
+	if (elog__seg_header_verify(hdr, got, base, NULL, NULL) == 0)
 		u->s->segment_versions |= 1u << (get32(hdr + SEG_AT_VERSION) - 1);
 	elog__seg_name(name, base, IDX_EXT);
 	int fd = elog__fs_openat(u->dfd, name, O_RDONLY, 0);
@@ -118,7 +118,7 @@ static int count_lost(struct sum *u)
 			continue; /* the active segment: no seal yet */
 		}
 		/* A header that does not read is elog-verify's to report. */
-		int err = got < SEG_HDR || elog__seg_header_check(hdr, base) != 0 ||
+		int err = elog__seg_header_verify(hdr, got, base, NULL, NULL) != 0 ||
 		          elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
 		                        (uint64_t)st.st_size, NULL, &e) != 0;
 		close(fd);

@@ -403,7 +403,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 	snprintf(path, sizeof path, "%s", p);
 	ck_assert_uint_eq(ut_file_size(path), SEG_HDR);
 	unsigned char *h = ut_read_file(path, NULL);
-	ck_assert_int_eq(elog__seg_header_check(h, next), 0);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, next, NULL, NULL), 0);
 	free(h);
 	ck_assert_uint_eq(elog_next_offset(w), next);
 	ck_assert_uint_eq(ut_append(w, NULL, "after the crash"), next);
