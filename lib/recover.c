@@ -32,28 +32,6 @@ static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
 	return 0;
 }
 
-/* 1 when base's index file holds exactly the entries of ix and no more. */
-static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct index *ix)
-{
-	struct index disk;
-	int intact, same = 0;
-	if (elog__idx_load(dfd, base, seg_len, &disk, &intact) != 0)
-		return 0;
-	/* Of the version written, which the writer appends to. */
-	if (intact && disk.version == IDX_VERSION && disk.n == ix->n) {
-		same = 1;
-		for (size_t i = 0; i < ix->n && same; i++)
-			same = disk.e[i].offset == ix->e[i].offset &&
-			       disk.e[i].pos == ix->e[i].pos &&
-			       disk.e[i].ts_max == ix->e[i].ts_max &&
-			       disk.e[i].ts_min == ix->e[i].ts_min &&
-			       disk.e[i].span_min == ix->e[i].span_min &&
-			       disk.e[i].span_max == ix->e[i].span_max;
-	}
-	elog__idx_free(&disk);
-	return same;
-}
-
 /* Open the active segment read-write into rc and check its header.  A
  * header that never became durable belongs to a segment created just
  * before a crash, in which nothing was promised: it is written anew with
@@ -134,23 +112,21 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit, u
  * back from the cache, and the segment is closed with it later. */
 static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 {
-	char name[NAME_MAX_LOCAL];
-	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
-	int err;
-	elog__seg_name(name, rc->base, IDX_EXT);
-	if (!always && index_matches(dfd, rc->base, rc->size, &rc->ix)) {
-		if ((rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
-			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		rc->idx_size = len;
-		return 0;
-	}
+	char name[NAME_MAX_LOCAL], *disk = NULL;
+	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY, got = 0;
+	int err = 0;
 	unsigned char *buf = malloc(len);
 	if (!buf)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	elog__idx_header_encode(buf);
 	for (size_t i = 0; i < rc->ix.n; i++)
 		elog__idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
-	err = elog__fs_replace_file(dfd, name, buf, len);
+	elog__seg_name(name, rc->base, IDX_EXT);
+	/* The file on disk holds exactly these bytes: it stays. */
+	if (always || elog__fs_read_small(dfd, name, len + 1, &disk, &got) != 0 || got != len ||
+	    memcmp(disk, buf, len) != 0)
+		err = elog__fs_replace_file(dfd, name, buf, len);
+	free(disk);
 	free(buf);
 	if (!err && (rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
 		err = errno;
