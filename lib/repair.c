@@ -294,7 +294,7 @@ static int repair_active(struct verify *v)
 	 * front of acknowledged records, which salvage rebuilds. */
 	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set && v->wm_state == WM_OK &&
 	              v->wm.segment_base == ss->base &&
-	              ((ss->hdr_bad && v->wm.segment_bytes > SEG_HDR) ||
+	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && v->wm.segment_bytes > SEG_HDR) ||
 	               (ss->scanned && ss->bad_at != UINT64_MAX &&
 	                ss->bad_at < v->wm.segment_bytes));
 	if (!ss->scanned && !salvage)

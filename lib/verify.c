@@ -698,7 +698,7 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
 	int fault = elog__seg_header_fault(hdr, got, c->base, NULL);
-	c->ss->hdr_bad = fault == SEG_FAULT_MAGIC || fault == SEG_FAULT_CRC;
+	c->ss->hdr_fault = fault;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);
@@ -1068,6 +1068,7 @@ static int check_segment(struct verify *v, size_t i)
 	c.info.active = c.active;
 	elog__seg_name(c.name, c.base, SEG_EXT);
 	ss->base = c.base;
+	ss->hdr_fault = -1;
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
 	ss->next = ss->wm_next = c.base;
