@@ -184,7 +184,7 @@ const struct elog_settings *elog_settings_of(elog *w);
 const char *elog_errmsg(elog *w);
 /* Something w did that its caller should tell the operator, though no
  * call failed (a recovery that cut records after another writer's failed
- * sync), or NULL.  Each notice is returned once; the text stays valid in
+ * sync, a log of format 1 made format 2), or NULL.  Each notice is returned once; the text stays valid in
  * the calling thread until its next call. */
 const char *elog_notice(elog *w);
 
