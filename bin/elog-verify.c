@@ -167,9 +167,9 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 			           ",\"oldest_ts\":%" PRId64 ",\"newest_ts\":%" PRId64,
 			           s->first, s->last, s->ts_min, s->ts_max);
 		cli_printf(",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"active\":%s"
-		           ",\"damaged\":%s}\n",
+		           ",\"damaged\":%s,\"version\":%u,\"index_version\":%u}\n",
 		           s->records, s->bytes, s->active ? "true" : "false",
-		           s->damaged ? "true" : "false");
+		           s->damaged ? "true" : "false", s->version, s->index_version);
 		return;
 	}
 	if (s->records == 0) {
@@ -182,7 +182,8 @@ static void on_segment(void *arg, const struct elog_segment_info *s)
 		cli_putc(' ');
 		cli_put_time(s->ts_max);
 	}
-	cli_printf(" %s%s\n", s->active ? "active" : "closed", s->damaged ? " damaged" : "");
+	cli_printf(" v%u/%u %s%s\n", s->version, s->index_version, s->active ? "active" : "closed",
+	           s->damaged ? " damaged" : "");
 }
 
 static void on_progress(void *arg, const struct elog_progress *p)

@@ -52,6 +52,31 @@ static void j_i64(const char *k, int64_t v)
 	cli_put_i64(v);
 }
 
+/* The versions whose bit is set in bits (bit v - 1: version v), as a
+ * JSON array. */
+static void j_versions(const char *k, unsigned bits)
+{
+	j_key(k);
+	j_open('[');
+	for (unsigned v = 1; v <= 32; v++)
+		if (bits >> (v - 1) & 1)
+			j_u64(NULL, v);
+	j_close(']');
+}
+
+/* The same as text: "1 and 2", or "none". */
+static void put_versions(unsigned bits)
+{
+	const char *sep = "";
+	if (!bits)
+		cli_puts("none");
+	for (unsigned v = 1; v <= 32; v++)
+		if (bits >> (v - 1) & 1) {
+			cli_printf("%s%u", sep, v);
+			sep = " and ";
+		}
+}
+
 static void j_str(const char *k, const char *v)
 {
 	j_key(k);
@@ -140,6 +165,9 @@ static void print_json(const char *dir, const struct elog_summary *s, const stru
 	j_time("copy_holes", s->copy_last_ms);
 	j_u64("durable_end", s->durable_end);
 	j_u64("start", s->start);
+	j_u64("format", s->settings.format);
+	j_versions("segment_versions", s->segment_versions);
+	j_versions("index_versions", s->index_versions);
 	j_u64("segments", s->segments);
 	j_u64("active_segment", s->active_base);
 	j_u64("segment_bytes", s->settings.segment_bytes);
@@ -331,6 +359,11 @@ static void print_text(const char *dir, const struct elog_summary *s, const stru
 	cli_format_size(s->settings.segment_bytes, a);
 	cli_printf("  segments     %" PRIu64 ", active %020" PRIu64 ", rolled at %s\n", s->segments,
 	           s->active_base, a);
+	cli_printf("  format       %u: segments of version ", s->settings.format);
+	put_versions(s->segment_versions);
+	cli_puts(", indexes of version ");
+	put_versions(s->index_versions);
+	cli_putc('\n');
 	cli_printf("  oldest       %s\n", s->records ? when(s->oldest_ms, t) : "-");
 	cli_printf("  newest       %s\n", s->records ? when(s->newest_ms, t) : "-");
 	if (s->writers_known)

@@ -258,7 +258,7 @@ static int out_open(struct compactor *c, struct out *w)
 	w->fd = elog__fs_openat(c->m->dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (w->fd < 0)
 		return elog__errmsg_set(c->m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	elog__seg_header_encode_flags(hdr, w->base, w->flags);
+	elog__seg_header_encode(hdr, w->base, w->flags, c->m->set.id);
 	w->len = 0;
 	return out_write(c, w, hdr, SEG_HDR);
 }
@@ -322,8 +322,7 @@ static int out_commit(struct compactor *c, struct out *w)
 	/* The new segment ends with the seal of the last it replaces: the
 	 * same next segment, whatever compaction removed. */
 	unsigned char seal[SEAL_SIZE];
-	w->seal.pos = w->pos;
-	elog__seal_id(m->set.id, w->seal.id);
+	w->seal = elog__seal_of(m->set.id, w->seal.next, w->seal.end, w->pos);
 	elog__seal_encode(seal, &w->seal);
 	if ((err = out_write(c, w, seal, SEAL_SIZE)) != 0 || (err = out_flush(c, w)) != 0)
 		return err;

@@ -73,7 +73,8 @@ int elog__log_check_fresh(int dfd, char *msg)
 	return 0;
 }
 
-int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd)
+int elog__seg_create(int dfd, uint64_t base, uint32_t flags, const char *log_id, int *segfd,
+                     int *idxfd)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR > IDX_HDR ? SEG_HDR : IDX_HDR];
@@ -89,7 +90,7 @@ int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *id
 	int sfd = elog__fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0666);
 	if (sfd < 0)
 		return errno;
-	elog__seg_header_encode_flags(hdr, base, flags);
+	elog__seg_header_encode(hdr, base, flags, log_id);
 	err = elog__fs_pwrite_all(sfd, hdr, SEG_HDR, 0);
 	if (!err && renameat(dfd, tmp, dfd, name) < 0)
 		err = errno;
@@ -128,8 +129,8 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 		return elog__errmsg_set(msg, err, "cannot make a log id: %s", elog_strerror(err));
 	s.created_ms = elog__fs_now_ms();
 
-	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0), &segfd,
-	                            &idxfd)) != 0)
+	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0), s.id,
+	                            &segfd, &idxfd)) != 0)
 		return elog__errmsg_set(msg, err, "creating the first segment: %s",
 		                        elog_strerror(err));
 	if (fdatasync(segfd) < 0)
@@ -155,7 +156,7 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 			                        elog_strerror(errno));
 		close(fd);
 	}
-	if ((err = elog__start_write(dfd, 0)) != 0)
+	if ((err = elog__start_write(dfd, 0, s.id)) != 0)
 		return elog__errmsg_set(msg, err, "%s: %s", FN_START, elog_strerror(err));
 	if ((err = elog__settings_store(dfd, &s)) != 0)
 		return elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));

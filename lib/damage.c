@@ -178,24 +178,16 @@ static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_
 		add(buf, size, len, " and losing no offset");
 }
 
-/* How segment i's header reads: 0 when readers take it, SEG_HDR
- * when they refuse it as damaged (its magic, CRC or base), 1 when the file
- * is shorter than a header, -1 otherwise (a newer version, unreadable). */
+/* How segment i's header read: 0 when readers take it, SEG_HDR when they
+ * refuse it as damaged (its magic or CRC), 1 when the file is shorter than
+ * a header, -1 otherwise (a newer version, unreadable). */
 static int header_state(const struct verify *v, size_t i)
 {
-	unsigned char hdr[SEG_HDR];
-	size_t got;
-	int fd, state = -1;
-	if (elog__seg_open_raw(v->dfd, v->seg[i].base, O_RDONLY, &fd, hdr, &got, NULL, NULL) != 0)
-		return -1;
-	close(fd);
-	if (got < SEG_HDR)
-		state = 1;
-	else if (elog__seg_header_check(hdr, v->seg[i].base) == ELOG_CORRUPT)
-		state = SEG_HDR;
-	else if (elog__seg_header_check(hdr, v->seg[i].base) == 0)
-		state = 0;
-	return state;
+	int f = v->seg[i].hdr_fault;
+	return f == SEG_FAULT_SHORT                             ? 1
+	       : SEG_HDR_DAMAGED(f)                             ? (int)SEG_HDR
+	       : f == SEG_FAULT_NONE || f == SEG_FAULT_RESERVED ? 0
+	                                                        : -1;
 }
 
 /* Segment i's unreadable offsets, if it has damage that readers stop at:

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ELOG_VERSION_STRING "0.2.0"
+#define ELOG_VERSION_STRING "0.3.0"
 
 /* Library codes: negative, so they never collide with errno values, and
  * never -1, so that none reads as "-1, see errno". */
@@ -66,7 +66,7 @@ extern "C" {
 
 /* Any code above, 0 or an errno value, as text.  Never NULL. */
 const char *elog_strerror(int code);
-/* "0.2.0" (ELOG_VERSION_STRING of the library linked). */
+/* "0.3.0" (ELOG_VERSION_STRING of the library linked). */
 const char *elog_version(void);
 /* 1 when this build reads and writes zstd-compressed logs. */
 int elog_have_zstd(void);
@@ -143,6 +143,9 @@ struct elog_settings {
 	int no_dictionary;
 	int retain_consumers; /* ELOG_RETAIN_CONSUMERS_* */
 	int cleanup;          /* ELOG_CLEANUP_DELETE or ELOG_CLEANUP_COMPACT */
+	unsigned format;      /* the log's format: 1 (elog 0.2) or 2 (elog 0.3),
+	                       * read only: a program of elog 0.3 that changes
+	                       * a log of format 1 makes it 2 (elog(7)) */
 };
 /* What age retention does with records a named consumer has not read:
  * remove them and report the loss, or keep them (a size limit still
@@ -185,7 +188,7 @@ const struct elog_settings *elog_settings_of(elog *w);
 const char *elog_errmsg(elog *w);
 /* Something w did that its caller should tell the operator, though no
  * call failed (a recovery that cut records after another writer's failed
- * sync), or NULL.  Each notice is returned once; the text stays valid in
+ * sync, a log of format 1 made format 2), or NULL.  Each notice is returned once; the text stays valid in
  * the calling thread until its next call. */
 const char *elog_notice(elog *w);
 
@@ -351,6 +354,8 @@ struct elog_segment_info {
 	int64_t ts_min, ts_max; /* their timestamps, when records > 0 */
 	int active;             /* the newest segment, the one appended to */
 	int damaged;            /* a damage problem was reported for it */
+	unsigned version;       /* of its header, 0 when it cannot be read */
+	unsigned index_version; /* of its index, 0 when none can be read */
 };
 
 /* How far the check has read, bytes of segments. */
@@ -573,7 +578,9 @@ struct elog_summary {
 	int64_t retain_last_ms, compact_last_ms;
 	/* When elog_append_at() last left a hole; INT64_MIN: never. */
 	int64_t copy_last_ms;
-	int damaged;   /* a record or header it read was damaged */
+	int damaged; /* a record or header it read was damaged */
+	/* Bit v - 1 set: a segment (an index) of version v is in the log. */
+	unsigned segment_versions, index_versions;
 	uint64_t lost; /* offsets lost to damage: gaps in the chain
 	                          * of segments, ranges salvage recorded;
 	                          * records leaves them out */

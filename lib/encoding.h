@@ -26,22 +26,38 @@ void elog__rec_encode(unsigned char *p, const struct elog_record *rec);
  *   ELOG_END     fewer bytes present than the record needs (incomplete),
  *   ELOG_CORRUPT a length out of range or a CRC mismatch. */
 int elog__rec_decode(const unsigned char *p, size_t avail, struct elog_record *rec, size_t *size);
-/* The record's frame at p, all but its CRC, as elog__rec_decode() checks
- * it: 0, ELOG_END (fewer than its bytes in avail) or ELOG_CORRUPT (a
- * length or key length out of range).  Inline: the scan checks every
- * record's frame before it checks their CRCs together. */
-static inline int elog__rec_frame(const unsigned char *p, size_t avail)
+/* The one verdict on a record's frame, all but its CRC: what is wrong
+ * with the record at p, of which got bytes are at p and avail are in the
+ * file from p on, or REC_FAULT_NONE. */
+enum {
+	REC_FAULT_NONE,
+	REC_FAULT_SHORT,     /* fewer than 4 bytes: no length */
+	REC_FAULT_LENGTH,    /* a length out of range */
+	REC_FAULT_TRUNCATED, /* fewer bytes than the length says */
+	REC_FAULT_KEY        /* a key length past the record's end */
+};
+static inline int elog__rec_fault(const unsigned char *p, size_t got, uint64_t avail)
 {
-	if (avail < 4)
-		return ELOG_END;
+	if (got < 4 || avail < 4)
+		return REC_FAULT_SHORT;
 	uint32_t len = get32(p);
 	if (len < REC_FIXED || len > ELOG_MAX_RECORD)
-		return ELOG_CORRUPT;
-	if (avail < (size_t)len + 4)
-		return ELOG_END;
-	if ((size_t)get16(p + REC_AT_KEY_LEN) > len - REC_FIXED)
-		return ELOG_CORRUPT;
-	return 0;
+		return REC_FAULT_LENGTH;
+	if (avail < (uint64_t)len + 4)
+		return REC_FAULT_TRUNCATED;
+	if (got >= REC_HDR && (size_t)get16(p + REC_AT_KEY_LEN) > len - REC_FIXED)
+		return REC_FAULT_KEY;
+	return REC_FAULT_NONE;
+}
+/* The record's frame at p as elog__rec_decode() checks it: 0, ELOG_END
+ * (fewer than its bytes in avail) or ELOG_CORRUPT.  Inline: the scan
+ * checks every record's frame before it checks their CRCs together. */
+static inline int elog__rec_frame(const unsigned char *p, size_t avail)
+{
+	int fault = elog__rec_fault(p, avail, avail);
+	if (fault == REC_FAULT_NONE)
+		return 0;
+	return fault == REC_FAULT_SHORT || fault == REC_FAULT_TRUNCATED ? ELOG_END : ELOG_CORRUPT;
 }
 /* Fill rec from the record at p whose length, key length and CRC were
  * checked as elog__rec_decode() checks them; its size on disk.  Inline:
@@ -61,35 +77,38 @@ static inline size_t elog__rec_fields(const unsigned char *p, struct elog_record
 }
 
 /* ---- segment.c: segment headers and seals ---- */
-void elog__seg_header_encode(unsigned char *p, uint64_t base); /* flags 0 */
-void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags);
-/* 0, ELOG_CORRUPT (bad magic, crc or base), ELOG_BADVERSION (a version or
- * codec this code does not know). */
-int elog__seg_header_check(const unsigned char *p, uint64_t base);
-/* The flags of a header that passed elog__seg_header_check(). */
+/* The header of a segment of version SEG_VERSION: its base, its flags
+ * (SEG_FLAGS()) and its log, log_id being the settings' id (NULL: none). */
+void elog__seg_header_encode(unsigned char *p, uint64_t base, uint32_t flags, const char *log_id);
+/* The flags of a header that passed elog__seg_header_verify(). */
 uint32_t elog__seg_header_flags(const unsigned char *p);
-/* 1 when the header's version says the segment ends with a seal once it is
- * closed (SEG_VERSION), 0 for SEG_VERSION_1. */
+/* 1 when the header's version says the segment names its log and ends
+ * with a seal once it is closed (SEG_VERSION), 0 for SEG_VERSION_1. */
 int elog__seg_header_sealed(const unsigned char *p);
 /* What is wrong with a header of which got bytes were read, for a report
  * that names the byte: the first of these that applies, or SEG_FAULT_NONE.
- * A wrong base is found after a wrong version; the reserved field, which
- * readers ignore, last. */
+ * A wrong base or log in a header whose crc holds is no damage: the file
+ * is a copy of another segment, or of another log's (move it out). */
 enum {
 	SEG_FAULT_NONE,
 	SEG_FAULT_SHORT, /* fewer than SEG_HDR bytes */
 	SEG_FAULT_MAGIC,
 	SEG_FAULT_CRC,
 	SEG_FAULT_VERSION, /* version or codec unknown (ELOG_BADVERSION) */
-	SEG_FAULT_BASE,    /* the base is not the name's */
-	SEG_FAULT_RESERVED /* reserved bytes not zero: harmless to readers */
+	SEG_FAULT_BASE,    /* the base is not the name's: a stray copy */
+	SEG_FAULT_LOG,     /* version 2 naming another log than log_id */
+	SEG_FAULT_RESERVED /* version 1's reserved bytes not zero: harmless */
 };
-int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base);
+/* log_id: the settings' id, or NULL to leave the log unjudged. */
+int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base, const char *log_id);
 /* The verdict on the header of segment base, of which got bytes were read:
  * 0, or ELOG_CORRUPT or ELOG_BADVERSION with the message every caller gives
  * for it in msg (when not NULL): "<name>: truncated header", "<name>: bad
- * segment header", "<name>: unsupported segment version". */
-int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg);
+ * segment header", "<name>: unsupported segment version", and for a copy
+ * of another segment or log, what it is and "move it out of the log
+ * directory". */
+int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, const char *log_id,
+                            char *msg);
 
 /* The seal at the end of a closed segment (elog(5), Segment files): the
  * segment's place in the chain of the log's segments. */
@@ -99,8 +118,23 @@ struct seal {
 	uint64_t pos;                  /* where the seal lies: the end of its records */
 	unsigned char id[SEAL_ID_LEN]; /* the log's id */
 };
-/* The log id of settings (32 hex digits) as the seal holds it. */
-void elog__seal_id(const char *hex, unsigned char *id);
+/* The log id of settings (32 hex digits) as the seal holds it (and, its
+ * first SEG_LOG_LEN bytes, a segment header and the start file).  Inline:
+ * the start file, below segment.c, names its log too. */
+static inline void elog__seal_id(const char *hex, unsigned char *id)
+{
+	for (unsigned i = 0; i < SEAL_ID_LEN; i++)
+		id[i] = 0;
+	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
+		unsigned c = (unsigned char)hex[i];
+		unsigned v = c >= '0' && c <= '9'   ? c - '0'
+		             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		                                    : 0;
+		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
+	}
+}
+/* The one constructor of a seal: of the log whose settings' id is log_id. */
+struct seal elog__seal_of(const char *log_id, uint64_t next, uint64_t end, uint64_t pos);
 void elog__seal_encode(unsigned char *p, const struct seal *s);
 /* The one decoder of a seal: SEAL_SIZE bytes at p, read at byte pos of
  * segment base.  0; ELOG_END when they are not a seal (no magic: the
@@ -182,10 +216,13 @@ void elog__wm_encode(unsigned char *p, const struct watermark *wm);
 int elog__wm_decode(const unsigned char *p, size_t len, struct watermark *wm);
 
 /* ---- start.c: the start file's 32 bytes ---- */
-void elog__start_encode(unsigned char *p, uint64_t start);
+/* log_id: the settings' id (NULL: a log field of 0). */
+void elog__start_encode(unsigned char *p, uint64_t start, const char *log_id);
 /* 0, ELOG_BADVERSION (a version this code does not know, checksum right), or
- * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong. */
-int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why);
+ * ELOG_CORRUPT with *why (when why != NULL) saying what is wrong: one that
+ * names another log than log_id (NULL: not judged) among it. */
+int elog__start_decode(const unsigned char *p, size_t len, const char *log_id, uint64_t *start,
+                       const char **why);
 
 /* ---- lockstate.c: the texts LOCK holds ---- */
 /* What LOCK says about the log's tail, written by the holder of the batch

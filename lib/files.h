@@ -37,9 +37,21 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
  * NULL, the file's status in *st; or an errno value as elog__seg_open(). */
 int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned char *hdr, size_t *got,
                        struct stat *st, char *msg);
-/* The seal at the end of segment base, open as fd, of size bytes: as
- * elog__seal_decode(), or an errno value. */
-int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s);
+/* The one verdict on where the records of a closed segment end, and what
+ * it says of the next: a segment whose header has seals (sealed) ends
+ * with one in its last SEAL_SIZE bytes (tail, or read from fd when NULL).
+ * Each caller decides what to do with it (elog(5), Segment files). */
+struct seg_end {
+	uint64_t end;     /* where its records end: the seal's pos, else size */
+	int chain;        /* CHAIN_NONE: version 1; CHAIN_SEALED: seal below;
+	                   * CHAIN_UNSEALED: no seal, or a damaged one */
+	int bad_seal;     /* the last SEAL_SIZE bytes are a damaged seal (end
+	                   * is then before them) */
+	struct seal seal; /* when CHAIN_SEALED */
+};
+/* 0 with *e filled, or an errno value (reading fd). */
+int elog__seg_end(int fd, int sealed, uint64_t base, uint64_t size, const unsigned char *tail,
+                  struct seg_end *e);
 /* Write a seal at byte pos of fd (not synced). */
 int elog__seal_write(int fd, uint64_t pos, const struct seal *s);
 struct scan;
@@ -59,9 +71,11 @@ struct seglist {
  * from the log, and a crash kept it from unlinking them.  ELOG_BADVERSION
  * when the start file is of an unknown version. */
 int elog__seglist_read(int dfd, struct seglist *sl);
-/* The same, and what the start file says in *sv. */
+/* The same, the start file judged against the log's id (log_id, NULL:
+ * not judged), and what it says in *sv (NULL: not wanted). */
 struct elog__start_view;
-int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv);
+int elog__seglist_read_start(int dfd, struct seglist *sl, const char *log_id,
+                             struct elog__start_view *sv);
 void elog__seglist_free(struct seglist *sl);
 /* Index of the segment holding offset: the greatest base <= offset, or -1. */
 ssize_t elog__seglist_find(const struct seglist *sl, uint64_t offset);
@@ -144,6 +158,25 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
 /* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
  * (possibly still being written) rather than bad bytes. */
 int elog__scan_truncated(const struct scan *s);
+/* The one rule for where the valid part of a segment ends (elog(5),
+ * Records): its records from where the scan starts, as long as each is
+ * whole (elog__scan_next()) and its offset at least next, the base at
+ * first and then one past the record before.  Recovery cuts there,
+ * verify reports what is past it, readers stop there. */
+enum {
+	TAIL_WHOLE,   /* to the scan's limit, or its seal */
+	TAIL_DAMAGED, /* a record that does not check (elog__scan_truncated()) */
+	TAIL_ORDER    /* a whole record whose offset is below next */
+};
+struct seg_tail {
+	uint64_t next; /* the least offset the next record may have */
+	uint64_t end;  /* where the valid records end, once they did */
+	int why;       /* TAIL_*, once they did */
+};
+/* The next record of the valid part: 0, ELOG_END with t->end and t->why
+ * when the part ended (*rec is the record out of order for TAIL_ORDER),
+ * or an errno value. */
+int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at);
 /* elog__scan_next() when the next record was already checked (elog__scan_next()
  * checks a few ahead): 1 with rec and *at set as it would set them, else 0
  * and nothing done.  Inline, for the loops that read every record. */
@@ -215,7 +248,7 @@ int elog__wm_write(int fd, const struct watermark *wm);
 /* ---- start.c: the file, and what it does to the list of segments ---- */
 /* Record start durably: by elog__fs_replace_file(), or on a full disk (ENOSPC,
  * EDQUOT) in place with pwrite and fdatasync when the file is there. */
-int elog__start_write(int dfd, uint64_t start);
+int elog__start_write(int dfd, uint64_t start, const char *log_id);
 enum {
 	START_NONE,    /* no file: the log starts at 0 */
 	START_OK,      /* in force */
@@ -231,9 +264,11 @@ struct elog__start_view {
 	const char *why; /* START_DAMAGED */
 };
 /* Read the start file and apply it to the n ascending segment bases base[]
- * (the directory's, listed before the file is read).  Returns 0, ELOG_BADVERSION
- * or an errno value. */
-int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start_view *sv);
+ * (the directory's, listed before the file is read); one naming another
+ * log than log_id (NULL: not judged) is damaged.  Returns 0,
+ * ELOG_BADVERSION or an errno value. */
+int elog__start_view(int dfd, const uint64_t *base, size_t n, const char *log_id,
+                     struct elog__start_view *sv);
 
 /* ---- settings.c ---- */
 int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
@@ -241,6 +276,12 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
 size_t elog__settings_format(const struct elog_settings *s, char *buf);
 int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
 int elog__settings_store(int dfd, const struct elog_settings *s);
+/* Make a log of format 1 (settings' "format 1") one of format 2 before a
+ * program of this version writes into it; *done when this call did.  The
+ * maintenance lock is taken (waiting wait_ms, as elog.h says) unless the
+ * caller holds it (locked). */
+int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms, int *done,
+                           char *msg);
 int elog__settings_new_id(char id[33]);
 /* Fill the creation settings of s from opt (defaults for zeros), checking
  * their ranges. */

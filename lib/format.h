@@ -47,15 +47,19 @@
 /* ---- Segment files: a 32-byte header, then records ---- */
 #define SEG_MAGIC "ELOGSEG\n"
 #define SEG_VERSION_1 1u /* no seal: written by elog 0.2 and before */
-#define SEG_VERSION 2u   /* a closed segment ends with a seal */
+#define SEG_VERSION 2u   /* names its log; a closed one ends with a seal */
 #define SEG_HDR 32u
 /* Where the header's fields lie: magic[8] | version u32 | flags u32 |
- * base u64 | crc32c u32 (of the first 24 bytes) | reserved u32. */
+ * base u64 | crc32c u32 | log u32.  Version 1: log is reserved (zero);
+ * version 2: log is the first 4 bytes of the log's id (as the seal holds
+ * it), zero naming no log.  The crc covers bytes 0-23, then bytes 28-31
+ * when log is not zero. */
 #define SEG_AT_VERSION 8u
 #define SEG_AT_FLAGS 12u
 #define SEG_AT_BASE 16u
 #define SEG_AT_CRC 24u
-#define SEG_AT_RESERVED 28u
+#define SEG_AT_LOG 28u
+#define SEG_LOG_LEN 4u
 /* The flags: bits 0-7 the codec, bits 8-31 the dictionary id. */
 #define SEG_FLAGS(codec, dict) ((uint32_t)(codec) | (uint32_t)(dict) << 8)
 #define SEG_CODEC(flags) ((flags)&0xffu)
@@ -146,19 +150,25 @@
 #define WM_AT_RESERVED 36u
 
 /* ---- The start file: 32 bytes, made with the log, replaced whole (in
- * place on a full disk).  magic[8] | version u32 | reserved u32 |
- * start u64 | crc32c u32 (of the first 24 bytes) | reserved u32 ---- */
+ * place on a full disk).  magic[8] | version u32 | log u32 | start u64 |
+ * crc32c u32 (of the first 24 bytes) | reserved u32.  log: the first 4
+ * bytes of the log's id, as in a segment header; 0 names none (elog 0.2)
+ * ---- */
 #define START_MAGIC "ELOGSTA\n"
 #define START_VERSION 1u
 #define START_SIZE 32u
 #define START_AT_VERSION 8u
-#define START_AT_RESERVED 12u
+#define START_AT_LOG 12u
 #define START_AT_START 16u
 #define START_AT_CRC 24u
 #define START_AT_RESERVED2 28u
 
 /* ---- The settings file: text ---- */
-#define SETTINGS_FORMAT 1u
+/* The log's format: 2 once any program of elog 0.3 changed it (segments
+ * and indexes of version 2 may be in it), 1 for a log only elog 0.2 wrote.
+ * elog 0.2 refuses a format other than 1 before it reads anything else. */
+#define SETTINGS_FORMAT 2u
+#define SETTINGS_FORMAT_1 1u
 #define SETTINGS_MAX 4096u /* a larger settings file is corrupt */
 #define DEFAULT_SEGMENT_BYTES (64ull << 20)
 #define DEFAULT_INDEX_INTERVAL 4096u

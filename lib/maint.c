@@ -52,7 +52,7 @@ int elog__maint_list(struct maint *m)
 		return elog__errmsg_set(m->msg, err, "%s: %s", FN_WATERMARK, elog_strerror(err));
 	/* The watermark is read before the listing: the writer only moves it
 	 * forward, so a segment below it stays closed whatever happens next. */
-	if ((err = elog__seglist_read_start(m->dfd, &m->sl, &m->start)) != 0) {
+	if ((err = elog__seglist_read_start(m->dfd, &m->sl, m->set.id, &m->start)) != 0) {
 		if (err == ELOG_BADVERSION)
 			return elog__errmsg_set(m->msg, err, "%s: unsupported version", FN_START);
 		return elog__errmsg_set(m->msg, err, "listing segments: %s", elog_strerror(err));
@@ -65,6 +65,55 @@ int elog__maint_list(struct maint *m)
 	while (m->nclosed < m->sl.n && m->sl.base[m->nclosed] < limit)
 		m->nclosed++;
 	return 0;
+}
+
+/* The chain of the closed segments, checked before anything changes them
+ * (DESIGN.md, "Where each fact lives"): a segment whose header or seal
+ * names another log, or whose header names another base, stops the run;
+ * the offsets of a segment missing after one whose seal names it are
+ * recorded as lost (FN_SALVAGED) first, so that the gap stays reported
+ * once a merge or a removal has gone across it. */
+static int chain_check(struct maint *m)
+{
+	struct holes h = { 0 };
+	unsigned char hdr[SEG_HDR], id[SEAL_ID_LEN];
+	char name[NAME_MAX_LOCAL];
+	int err = elog__holes_load(m->dfd, &h);
+	if (err)
+		err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
+	elog__seal_id(m->set.id, id);
+	for (size_t i = 0; !err && i < m->nclosed; i++) {
+		uint64_t base = m->sl.base[i], next = m->sl.base[i + 1], a, b;
+		struct stat st;
+		struct seg_end e;
+		size_t got;
+		int fd;
+		if ((err = elog__seg_open_raw(m->dfd, base, O_RDONLY, &fd, hdr, &got, &st, m->msg)))
+			break;
+		int fault = elog__seg_header_fault(hdr, got, base, m->set.id);
+		int sealed = fault == SEG_FAULT_NONE &&
+		             elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
+		                           (uint64_t)st.st_size, NULL, &e) == 0 &&
+		             e.chain == CHAIN_SEALED;
+		struct seal seal = e.seal;
+		close(fd);
+		elog__seg_name(name, base, SEG_EXT);
+		if (fault == SEG_FAULT_BASE || fault == SEG_FAULT_LOG)
+			err = elog__seg_header_verify(hdr, got, base, m->set.id, m->msg);
+		else if (sealed && memcmp(seal.id, id, SEAL_ID_LEN) != 0)
+			err = elog__errmsg_set(m->msg, ELOG_CORRUPT,
+			                       "%s: its seal names another log: move it out of "
+			                       "the log directory",
+			                       name);
+		else if (sealed && seal.next < next &&
+		         !(elog__holes_find(&h, seal.next, next - 1, &a, &b) && a <= seal.next &&
+		           b >= next - 1) &&
+		         (err = elog__holes_add(m->dfd, seal.next, next - 1, elog__fs_now_ms())))
+			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_SALVAGED,
+			                       elog_strerror(err));
+	}
+	elog__holes_free(&h);
+	return err;
 }
 
 int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg)
@@ -82,12 +131,16 @@ int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *ms
 		return elog__errmsg_set(
 		        msg, ELOG_NETFS,
 		        "on a network filesystem, where locks and fsync cannot be trusted");
-	if ((err = elog__maint_lock(m->dfd, wait_ms, &m->lockfd, msg)) != 0)
+	int upgraded;
+	if ((err = elog__maint_lock(m->dfd, wait_ms, &m->lockfd, msg)) != 0 ||
+	    (err = elog__settings_upgrade(m->dfd, &m->set, 1, 0, &upgraded, msg)) != 0)
 		return err;
 	m->wmfd = elog__fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)
 		return elog__errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
-	return elog__maint_list(m);
+	if ((err = elog__maint_list(m)) != 0)
+		return err;
+	return chain_check(m);
 }
 
 void elog__maint_close(struct maint *m)
@@ -306,7 +359,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 	 * no longer matters, and one sync at the end makes them all
 	 * durable. */
 	elog__maint_step();
-	if ((err = elog__start_write(m->dfd, start)) == ENOSPC || err == EDQUOT) {
+	if ((err = elog__start_write(m->dfd, start, m->set.id)) == ENOSPC || err == EDQUOT) {
 		/* A full disk, and no start file to rewrite in place (a log
 		 * made by an older version): the segments go one at a time,
 		 * oldest first, each unlink synced before the next, which
@@ -332,7 +385,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 		/* With room made, the log gets its start file after all, so
 		 * that the next run rewrites it in place; failing that, the
 		 * log is right without one. */
-		if (!err && elog__start_write(m->dfd, start) == 0) {
+		if (!err && elog__start_write(m->dfd, start, m->set.id) == 0) {
 			m->start.state = START_OK;
 			m->start.start = start;
 		}
@@ -453,7 +506,7 @@ static int fix_start(struct maint *m, uint64_t *fixed)
 	if ((m->start.state != START_DAMAGED && m->start.state != START_BEYOND) || m->sl.n == 0)
 		return 0;
 	elog__maint_step();
-	if ((err = elog__start_write(m->dfd, m->sl.base[0])) != 0)
+	if ((err = elog__start_write(m->dfd, m->sl.base[0], m->set.id)) != 0)
 		return elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 	m->start.state = START_OK;
 	m->start.start = m->sl.base[0];

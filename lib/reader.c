@@ -195,7 +195,7 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 	 * there to read yet. */
 	int fresh = limit <= SEG_HDR;
 	char why[ELOG_MSG_MAX];
-	if ((err = elog__seg_header_verify(sc.buf, got, base, why)) != 0) {
+	if ((err = elog__seg_header_verify(sc.buf, got, base, r->log_id, why)) != 0) {
 		elog__scan_free(&sc);
 		close(fd);
 		if (fresh && err == ELOG_CORRUPT) {
@@ -214,22 +214,18 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 			sc.limit = (uint64_t)st.st_size;
 		/* Its records end where its seal starts.  A damaged seal is
 		 * left to the scan, which reports it as the damage it is. */
-		if (elog__seg_header_sealed(sc.buf)) {
-			err = got < want && sc.limit >= SEG_HDR + SEAL_SIZE
-			              ? elog__seal_decode(sc.buf + sc.limit - SEAL_SIZE, base,
-			                                  sc.limit - SEAL_SIZE, seal)
-			              : elog__seal_read(fd, base, sc.limit, seal);
-			if (err == 0) {
-				sc.limit = seal->pos;
-				*chain = CHAIN_SEALED;
-			} else if (err == ELOG_END) {
-				*chain = CHAIN_UNSEALED;
-			} else if (err != ELOG_CORRUPT) {
-				elog__scan_free(&sc);
-				close(fd);
-				return elog__errmsg_set(r->msg, err, "%s: %s", name,
-				                        elog_strerror(err));
-			}
+		struct seg_end e;
+		int whole = got < want && sc.limit >= SEG_HDR + SEAL_SIZE;
+		if ((err = elog__seg_end(fd, elog__seg_header_sealed(sc.buf), base, sc.limit,
+		                         whole ? sc.buf + sc.limit - SEAL_SIZE : NULL, &e)) != 0) {
+			elog__scan_free(&sc);
+			close(fd);
+			return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+		}
+		if (!e.bad_seal) {
+			sc.limit = e.end;
+			*chain = e.chain;
+			*seal = e.seal;
 		}
 	}
 	*fdp = fd;
@@ -385,7 +381,7 @@ static int list_segments(elog_reader *r)
 {
 	elog__seglist_free(&r->segs);
 	r->segs_valid = 0;
-	int err = elog__seglist_read(r->dfd, &r->segs);
+	int err = elog__seglist_read_start(r->dfd, &r->segs, r->log_id, NULL);
 	if (err)
 		return elog__errmsg_set(r->msg, err, "listing segments: %s", elog_strerror(err));
 	r->segs_valid = 1;
@@ -556,6 +552,19 @@ static int short_gap(elog_reader *r)
 	return 1;
 }
 
+/* At the durable end: offsets a repair recorded as lost from want on are
+ * a gap now, not only once a later record arrives. */
+static int end_hole(elog_reader *r)
+{
+	if (!r->holes.n || r->want >= r->wm.durable_end ||
+	    !elog__holes_find(&r->holes, r->want, r->wm.durable_end - 1, &r->gap_first,
+	                      &r->gap_last))
+		return 0;
+	r->gap_pending = ELOG_GAP_DAMAGE;
+	r->want = r->gap_last + 1;
+	return 1;
+}
+
 /* At the end of the open segment: go on to where want now lives.  Returns
  * 0 when a (new) segment is open, ELOG_END when want is past the end.
  * A follower comes here after every batch: that costs nothing, and a
@@ -588,7 +597,7 @@ static int advance(elog_reader *r)
 		if ((size_t)i + 1 >= r->segs.n && r->seg_base < r->wm.segment_base &&
 		    (err = chain_gap(r, UINT64_MAX)) != 0)
 			return err > 0 ? 0 : locate(r);
-		if ((size_t)i + 1 >= r->segs.n && short_gap(r))
+		if ((size_t)i + 1 >= r->segs.n && (short_gap(r) || end_hole(r)))
 			return 0;
 		return ELOG_END;
 	}
@@ -1432,6 +1441,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	int err = elog__settings_load(r->dfd, &s, r->msg);
 	if (err)
 		return err;
+	memcpy(r->log_id, s.id, sizeof r->log_id);
 	if ((err = refresh_watermark(r)) != 0)
 		return err;
 	return elog_reader_seek_begin(r);

@@ -11,6 +11,7 @@
 struct elog_reader {
 	char msg[ELOG_MSG_MAX];
 	char *dir;
+	char log_id[33]; /* the settings' id: segment headers must name it */
 	int dfd, wmfd;
 	struct watermark wm; /* as last read */
 	uint64_t want;       /* the next record returned has offset >= want */

@@ -32,34 +32,12 @@ static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
 	return 0;
 }
 
-/* 1 when base's index file holds exactly the entries of ix and no more. */
-static int index_matches(int dfd, uint64_t base, uint64_t seg_len, const struct index *ix)
-{
-	struct index disk;
-	int intact, same = 0;
-	if (elog__idx_load(dfd, base, seg_len, &disk, &intact) != 0)
-		return 0;
-	/* Of the version written, which the writer appends to. */
-	if (intact && disk.version == IDX_VERSION && disk.n == ix->n) {
-		same = 1;
-		for (size_t i = 0; i < ix->n && same; i++)
-			same = disk.e[i].offset == ix->e[i].offset &&
-			       disk.e[i].pos == ix->e[i].pos &&
-			       disk.e[i].ts_max == ix->e[i].ts_max &&
-			       disk.e[i].ts_min == ix->e[i].ts_min &&
-			       disk.e[i].span_min == ix->e[i].span_min &&
-			       disk.e[i].span_max == ix->e[i].span_max;
-	}
-	elog__idx_free(&disk);
-	return same;
-}
-
 /* Open the active segment read-write into rc and check its header.  A
  * header that never became durable belongs to a segment created just
  * before a crash, in which nothing was promised: it is written anew with
  * new_flags. */
-static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flags,
-                       struct recovery *rc, char *msg)
+static int open_active(int dfd, uint64_t base, uint64_t acked, const struct elog_settings *set,
+                       uint32_t new_flags, struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char hdr[SEG_HDR];
@@ -70,17 +48,19 @@ static int open_active(int dfd, uint64_t base, uint64_t acked, uint32_t new_flag
 	if ((err = elog__seg_open_raw(dfd, base, O_RDWR, &rc->segfd, hdr, &got, &st, msg)) != 0)
 		return err;
 	rc->file_size = (uint64_t)st.st_size;
-	err = elog__seg_header_verify(hdr, got, base, NULL);
-	if (err == ELOG_BADVERSION)
-		return elog__seg_header_verify(hdr, got, base, msg);
-	if (err) {
+	/* Another segment's copy, or another log's, is refused, never
+	 * adopted: its header is whole, so nothing was lost in a crash. */
+	int fault = elog__seg_header_fault(hdr, got, base, set->id);
+	if (fault == SEG_FAULT_VERSION || fault == SEG_FAULT_BASE || fault == SEG_FAULT_LOG)
+		return elog__seg_header_verify(hdr, got, base, set->id, msg);
+	if (fault != SEG_FAULT_NONE && fault != SEG_FAULT_RESERVED) {
 		elog__seg_name(name, base, SEG_EXT);
 		if (acked > 0)
 			return elog__errmsg_set(
 			        msg, ELOG_CORRUPT,
 			        "%s: damaged header, but %llu bytes were acknowledged", name,
 			        (unsigned long long)acked);
-		elog__seg_header_encode_flags(hdr, base, new_flags);
+		elog__seg_header_encode(hdr, base, new_flags, set->id);
 		if (ftruncate(rc->segfd, 0) < 0 ||
 		    (err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0) {
 			err = err ? err : errno;
@@ -102,29 +82,27 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit, u
 {
 	char name[NAME_MAX_LOCAL];
 	struct scan s;
+	struct seg_tail t = { .next = rc->base, .end = SEG_HDR };
 	struct elog_record rec;
 	int err;
 	*at = SEG_HDR;
 	*next = rc->base;
 	if ((err = elog__scan_init(&s, rc->segfd, rc->base, SEG_HDR, limit)) != 0)
 		return elog__errmsg_set(msg, err, "%s", elog_strerror(err));
-	while ((err = elog__scan_next(&s, &rec, at)) == 0) {
+	while ((err = elog__seg_tail_next(&s, &t, &rec, at)) == 0) {
 		struct idx_entry e;
-		if (rec.offset < *next) { /* offsets must increase */
-			err = ELOG_CORRUPT;
-			break;
-		}
-		*next = rec.offset + 1;
 		if (elog__idx_builder_add(&rc->ib, rec.offset, rec.ts_ms, *at, interval, &e) &&
 		    (err = elog__idx_push(&rc->ix, &e)) != 0)
 			break;
 	}
 	elog__scan_free(&s);
-	if (err != ELOG_END && err != ELOG_CORRUPT) {
+	*at = t.end;
+	*next = t.next;
+	if (err != ELOG_END) {
 		elog__seg_name(name, rc->base, SEG_EXT);
 		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}
-	return err;
+	return t.why == TAIL_WHOLE ? ELOG_END : ELOG_CORRUPT;
 }
 
 /* Write the active segment's index from rc's entries, unless the file on
@@ -134,23 +112,21 @@ static int scan_active(struct recovery *rc, uint32_t interval, uint64_t limit, u
  * back from the cache, and the segment is closed with it later. */
 static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 {
-	char name[NAME_MAX_LOCAL];
-	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY;
-	int err;
-	elog__seg_name(name, rc->base, IDX_EXT);
-	if (!always && index_matches(dfd, rc->base, rc->size, &rc->ix)) {
-		if ((rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
-			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		rc->idx_size = len;
-		return 0;
-	}
+	char name[NAME_MAX_LOCAL], *disk = NULL;
+	size_t len = IDX_HDR + rc->ix.n * IDX_ENTRY, got = 0;
+	int err = 0;
 	unsigned char *buf = malloc(len);
 	if (!buf)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	elog__idx_header_encode(buf);
 	for (size_t i = 0; i < rc->ix.n; i++)
 		elog__idx_entry_encode(buf + IDX_HDR + i * IDX_ENTRY, &rc->ix.e[i]);
-	err = elog__fs_replace_file(dfd, name, buf, len);
+	elog__seg_name(name, rc->base, IDX_EXT);
+	/* The file on disk holds exactly these bytes: it stays. */
+	if (always || elog__fs_read_small(dfd, name, len + 1, &disk, &got) != 0 || got != len ||
+	    memcmp(disk, buf, len) != 0)
+		err = elog__fs_replace_file(dfd, name, buf, len);
+	free(disk);
 	free(buf);
 	if (!err && (rc->idxfd = elog__fs_openat(dfd, name, O_RDWR, 0)) < 0)
 		err = errno;
@@ -160,8 +136,9 @@ static int index_active(int dfd, struct recovery *rc, int always, char *msg)
 	return 0;
 }
 
-int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uint32_t interval,
-                         uint32_t new_flags, int to_watermark, struct recovery *rc, char *msg)
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                         const struct elog_settings *set, uint32_t new_flags, int to_watermark,
+                         struct recovery *rc, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t at, next;
@@ -177,11 +154,11 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 		return elog__errmsg_set(msg, ELOG_CORRUPT,
 		                        "%s: watermark names segment %020llu, which is missing",
 		                        FN_WATERMARK, (unsigned long long)wm->segment_base);
-	if ((err = open_active(dfd, base, acked, new_flags, rc, msg)) != 0)
+	if ((err = open_active(dfd, base, acked, set, new_flags, rc, msg)) != 0)
 		return err;
 
 	/* After a failed sync, only what the watermark vouches for stays. */
-	err = scan_active(rc, interval,
+	err = scan_active(rc, set->index_interval,
 	                  to_watermark ? (acked > SEG_HDR ? acked : SEG_HDR) : UINT64_MAX, &at,
 	                  &next, msg);
 	if (err != ELOG_END && err != ELOG_CORRUPT)
@@ -216,7 +193,7 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uin
 	 * the sync would take them with it. */
 	if (to_watermark && acked <= SEG_HDR) {
 		unsigned char hdr[SEG_HDR];
-		elog__seg_header_encode_flags(hdr, base, rc->flags);
+		elog__seg_header_encode(hdr, base, rc->flags, set->id);
 		if ((err = elog__fs_pwrite_all(rc->segfd, hdr, SEG_HDR, 0)) != 0)
 			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}

@@ -195,15 +195,15 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss, uin
 	/* The cut segment is closed from now on: it ends with its seal,
 	 * naming the new one, durable before that one exists. */
 	if (elog__seg_header_sealed(hdr)) {
-		struct seal seal = { .next = end, .end = ss->next, .pos = ss->size };
-		elog__seal_id(v->set.id, seal.id);
+		struct seal seal = elog__seal_of(v->set.id, end, ss->next, ss->size);
 		elog__seg_name(name, ss->base, SEG_EXT);
 		if ((err = elog__seal_write(fd, ss->size, &seal)) != 0 ||
 		    (fdatasync(fd) < 0 && (err = errno) != 0))
 			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
 	}
 	elog__seg_name(name, end, SEG_EXT);
-	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), &sfd, &ifd)) != 0)
+	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), v->set.id, &sfd,
+	                            &ifd)) != 0)
 		return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
 	if (fdatasync(sfd) < 0 || fdatasync(ifd) < 0)
 		err = errno;
@@ -298,7 +298,7 @@ static int repair_active(struct verify *v)
 	 * front of acknowledged records, which salvage rebuilds. */
 	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set && v->wm_state == WM_OK &&
 	              v->wm.segment_base == ss->base &&
-	              ((ss->hdr_bad && v->wm.segment_bytes > SEG_HDR) ||
+	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && v->wm.segment_bytes > SEG_HDR) ||
 	               (ss->scanned && ss->bad_at != UINT64_MAX &&
 	                ss->bad_at < v->wm.segment_bytes));
 	if (!ss->scanned && !salvage)
@@ -420,10 +420,8 @@ static int repair_chain(struct verify *v)
 	for (size_t k = 0; k < v->nreseal; k++) {
 		size_t i = (size_t)v->reseal[k];
 		const struct segstate *ss = &v->seg[i];
-		struct seal seal = { .next = v->base[i + 1],
-			             .end = ss->next,
-			             .pos = ss->valid_end };
-		elog__seal_id(v->set.id, seal.id);
+		struct seal seal = elog__seal_of(v->set.id, v->base[i + 1], ss->next,
+		                                 ss->valid_end);
 		elog__seg_name(name, ss->base, SEG_EXT);
 		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
 		err = fd < 0 ? errno : 0;
@@ -445,8 +443,11 @@ static int repair_chain(struct verify *v)
 
 int elog__repair_run(struct verify *v)
 {
-	int err = elog__fs_dir_each(v->dfd, drop_stale_tmp, v);
-	if (err)
+	int done, err;
+	/* What it writes may be of version 2: the log says so first. */
+	if (v->have_set && (err = elog__settings_upgrade(v->dfd, &v->set, 1, 0, &done, v->msg)))
+		return err;
+	if ((err = elog__fs_dir_each(v->dfd, drop_stale_tmp, v)) != 0)
 		return elog__errmsg_set(v->msg, err, "listing the log directory: %s",
 		                        elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
@@ -469,7 +470,7 @@ int elog__repair_run(struct verify *v)
 	if (v->start_fix && v->n) {
 		/* Listings ignore this start or keep the segment holding it:
 		 * naming the first segment they list changes nothing read. */
-		if ((err = elog__start_write(v->dfd, v->base[0])) != 0)
+		if ((err = elog__start_write(v->dfd, v->base[0], v->set.id)) != 0)
 			return elog__errmsg_set(v->msg, err, "%s: %s", FN_START,
 			                        elog_strerror(err));
 		repaired(v, FN_START, ELOG_NOPOS, "rewritten: the log starts at offset %llu",

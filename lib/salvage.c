@@ -144,10 +144,13 @@ int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t
  * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
 static int seal_strip(const unsigned char *data, size_t *size, uint64_t base, struct seal *seal)
 {
-	if (*size < SEG_HDR + SEAL_SIZE ||
-	    elog__seal_decode(data + *size - SEAL_SIZE, base, *size - SEAL_SIZE, seal) != 0)
+	/* Whatever its header says: salvage rebuilds a damaged one. */
+	struct seg_end e;
+	elog__seg_end(-1, 1, base, *size, *size >= SEAL_SIZE ? data + *size - SEAL_SIZE : NULL, &e);
+	if (e.chain != CHAIN_SEALED)
 		return ELOG_END;
-	*size -= SEAL_SIZE;
+	*seal = e.seal;
+	*size = (size_t)e.end;
 	return 0;
 }
 
@@ -188,7 +191,7 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 		return err;
 	struct seal seal;
 	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
-	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
+	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
 	if (size < SEG_HDR || from < SEG_HDR)
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
 		                       name);
@@ -393,7 +396,7 @@ int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base
 	uint32_t fl = 0;
 	int err = rebuild_flags(dfd, set, base, nb, nnb, old, keep, klen, &fl, msg);
 	if (!err)
-		elog__seg_header_encode_flags(keep, base, fl);
+		elog__seg_header_encode(keep, base, fl, set->id);
 	return err;
 }
 
@@ -412,7 +415,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	if ((err = read_segment(m->dfd, name, UINT64_MAX, &data, &size, m->msg)) != 0)
 		return err;
 	/* A header of another version (its CRC holds) is not damage. */
-	int hdr = size < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(data, base);
+	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
 	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
 		free(data);
 		return elog__errmsg_set(m->msg, hdr, "%s: %s", name,
@@ -430,7 +433,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	 * segment listed (what was lost before it is a damaged range). */
 	struct seal seal;
 	if (seal_strip(data, &size, base, &seal) != 0)
-		seal = (struct seal){ .next = next_base, .end = next_base };
+		seal = elog__seal_of(m->set.id, next_base, next_base, 0);
 	if (!err)
 		err = append(&p.keep, &p.klen, &p.kcap, data, SEG_HDR);
 	p.next = base;
@@ -457,8 +460,7 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 	}
 	if (elog__seg_header_sealed(p.keep)) {
 		unsigned char sb[SEAL_SIZE];
-		seal.pos = p.klen;
-		elog__seal_id(m->set.id, seal.id);
+		seal = elog__seal_of(m->set.id, seal.next, seal.end, p.klen);
 		elog__seal_encode(sb, &seal);
 		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
 			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));

@@ -240,6 +240,20 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 	return 0;
 }
 
+int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at)
+{
+	int err = elog__scan_next(s, rec, at);
+	if (err == 0 && rec->offset >= t->next) {
+		t->next = rec->offset + 1;
+		return 0;
+	}
+	if (err != 0 && err != ELOG_END && err != ELOG_CORRUPT)
+		return err;
+	t->end = *at;
+	t->why = err == ELOG_END ? TAIL_WHOLE : err == ELOG_CORRUPT ? TAIL_DAMAGED : TAIL_ORDER;
+	return ELOG_END;
+}
+
 int elog__scan_truncated(const struct scan *s)
 {
 	return s->trunc;

@@ -70,30 +70,39 @@ int elog__seg_parse_name(const char *name, const char *ext, uint64_t *base)
 	return 1;
 }
 
-void elog__seg_header_encode(unsigned char *p, uint64_t base)
+/* The crc of a header: of its first 24 bytes and, from version 2 on, of
+ * the log field after the crc unless it is zero (it names no log: so
+ * wrote the builds before 0.3.0). */
+static uint32_t header_crc(const unsigned char *p)
 {
-	elog__seg_header_encode_flags(p, base, 0);
+	uint32_t crc = elog__crc32c(0, p, SEG_AT_CRC);
+	if (get32(p + SEG_AT_VERSION) >= SEG_VERSION && get32(p + SEG_AT_LOG) != 0)
+		crc = elog__crc32c(crc, p + SEG_AT_LOG, SEG_LOG_LEN);
+	return crc;
 }
 
-void elog__seg_header_encode_flags(unsigned char *p, uint64_t base, uint32_t flags)
+void elog__seg_header_encode(unsigned char *p, uint64_t base, uint32_t flags, const char *log_id)
 {
+	unsigned char id[SEAL_ID_LEN];
+	elog__seal_id(log_id ? log_id : "", id);
 	memcpy(p, SEG_MAGIC, 8);
 	put32(p + SEG_AT_VERSION, SEG_VERSION);
 	put32(p + SEG_AT_FLAGS, flags);
 	put64(p + SEG_AT_BASE, base);
-	put32(p + SEG_AT_CRC, elog__crc32c(0, p, SEG_AT_CRC));
-	put32(p + SEG_AT_RESERVED, 0);
+	memcpy(p + SEG_AT_LOG, id, SEG_LOG_LEN);
+	put32(p + SEG_AT_CRC, header_crc(p));
 }
 
 /* The one verdict on a segment header: every other judgement of one is
  * made from it. */
-int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
+int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base, const char *log_id)
 {
+	unsigned char id[SEAL_ID_LEN];
 	if (got < SEG_HDR)
 		return SEG_FAULT_SHORT;
 	if (memcmp(p, SEG_MAGIC, 8) != 0)
 		return SEG_FAULT_MAGIC;
-	if (get32(p + SEG_AT_CRC) != elog__crc32c(0, p, SEG_AT_CRC))
+	if (get32(p + SEG_AT_CRC) != header_crc(p))
 		return SEG_FAULT_CRC;
 	uint32_t version = get32(p + SEG_AT_VERSION);
 	if ((version != SEG_VERSION_1 && version != SEG_VERSION) ||
@@ -101,22 +110,13 @@ int elog__seg_header_fault(const unsigned char *p, size_t got, uint64_t base)
 		return SEG_FAULT_VERSION;
 	if (get64(p + SEG_AT_BASE) != base)
 		return SEG_FAULT_BASE;
-	if (get32(p + SEG_AT_RESERVED) != 0)
-		return SEG_FAULT_RESERVED;
+	if (version == SEG_VERSION_1)
+		return get32(p + SEG_AT_LOG) != 0 ? SEG_FAULT_RESERVED : SEG_FAULT_NONE;
+	if (log_id)
+		elog__seal_id(log_id, id);
+	if (log_id && get32(p + SEG_AT_LOG) != 0 && memcmp(p + SEG_AT_LOG, id, SEG_LOG_LEN) != 0)
+		return SEG_FAULT_LOG;
 	return SEG_FAULT_NONE;
-}
-
-int elog__seg_header_check(const unsigned char *p, uint64_t base)
-{
-	switch (elog__seg_header_fault(p, SEG_HDR, base)) {
-	case SEG_FAULT_NONE:
-	case SEG_FAULT_RESERVED:
-		return 0;
-	case SEG_FAULT_VERSION:
-		return ELOG_BADVERSION;
-	default:
-		return ELOG_CORRUPT;
-	}
 }
 
 uint32_t elog__seg_header_flags(const unsigned char *p)
@@ -129,17 +129,33 @@ int elog__seg_header_sealed(const unsigned char *p)
 	return get32(p + SEG_AT_VERSION) >= SEG_VERSION;
 }
 
-int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, char *msg)
+int elog__seg_header_verify(const unsigned char *p, size_t got, uint64_t base, const char *log_id,
+                            char *msg)
 {
 	char name[NAME_MAX_LOCAL], local[ELOG_MSG_MAX];
-	int err = got < SEG_HDR ? ELOG_CORRUPT : elog__seg_header_check(p, base);
-	if (!err)
-		return 0;
+	int fault = elog__seg_header_fault(p, got, base, log_id);
 	elog__seg_name(name, base, SEG_EXT);
-	return elog__errmsg_set(msg ? msg : local, err, "%s: %s", name,
-	                        got < SEG_HDR            ? "truncated header"
-	                        : err == ELOG_BADVERSION ? "unsupported segment version"
-	                                                 : "bad segment header");
+	msg = msg ? msg : local;
+	switch (fault) {
+	case SEG_FAULT_NONE:
+	case SEG_FAULT_RESERVED:
+		return 0;
+	case SEG_FAULT_BASE:
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
+		                        "%s: a copy of segment %llu (its header names that "
+		                        "base): move it out of the log directory",
+		                        name, (unsigned long long)get64(p + SEG_AT_BASE));
+	case SEG_FAULT_LOG:
+		return elog__errmsg_set(msg, ELOG_CORRUPT,
+		                        "%s: a segment of another log (its header does not "
+		                        "name this log's id): move it out of the log directory",
+		                        name);
+	}
+	return elog__errmsg_set(msg, fault == SEG_FAULT_VERSION ? ELOG_BADVERSION : ELOG_CORRUPT,
+	                        "%s: %s", name,
+	                        fault == SEG_FAULT_SHORT     ? "truncated header"
+	                        : fault == SEG_FAULT_VERSION ? "unsupported segment version"
+	                                                     : "bad segment header");
 }
 
 int elog__seg_open_raw(int dfd, uint64_t base, int oflags, int *fd, unsigned char *hdr, size_t *got,
@@ -168,7 +184,7 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
 	unsigned char hdr[SEG_HDR];
 	size_t got;
 	int err = elog__seg_open_raw(dfd, base, oflags, fd, hdr, &got, st, msg);
-	if (!err && (err = elog__seg_header_verify(hdr, got, base, msg)) != 0) {
+	if (!err && (err = elog__seg_header_verify(hdr, got, base, NULL, msg)) != 0) {
 		close(*fd);
 		*fd = -1;
 	}
@@ -179,16 +195,11 @@ int elog__seg_open(int dfd, uint64_t base, int oflags, int *fd, uint32_t *flags,
 
 /* ---- The seal ---- */
 
-void elog__seal_id(const char *hex, unsigned char *id)
+struct seal elog__seal_of(const char *log_id, uint64_t next, uint64_t end, uint64_t pos)
 {
-	memset(id, 0, SEAL_ID_LEN);
-	for (unsigned i = 0; i < 2 * SEAL_ID_LEN && hex[i]; i++) {
-		unsigned c = (unsigned char)hex[i];
-		unsigned v = c >= '0' && c <= '9'   ? c - '0'
-		             : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		                                    : 0;
-		id[i / 2] |= (unsigned char)(v << (i % 2 ? 0 : 4));
-	}
+	struct seal s = { .next = next, .end = end, .pos = pos };
+	elog__seal_id(log_id, s.id);
+	return s;
 }
 
 void elog__seal_encode(unsigned char *p, const struct seal *s)
@@ -218,18 +229,28 @@ int elog__seal_decode(const unsigned char *p, uint64_t base, uint64_t pos, struc
 	return 0;
 }
 
-int elog__seal_read(int fd, uint64_t base, uint64_t size, struct seal *s)
+int elog__seg_end(int fd, int sealed, uint64_t base, uint64_t size, const unsigned char *tail,
+                  struct seg_end *e)
 {
 	unsigned char p[SEAL_SIZE];
-	size_t got;
-	if (size < SEG_HDR + SEAL_SIZE)
-		return ELOG_END;
-	int err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got);
-	if (err)
+	size_t got = SEAL_SIZE;
+	int err;
+	*e = (struct seg_end){ .end = size, .chain = sealed ? CHAIN_UNSEALED : CHAIN_NONE };
+	if (!sealed || size < SEG_HDR + SEAL_SIZE)
+		return 0;
+	if (!tail && (err = elog__fs_pread_full(fd, p, SEAL_SIZE, (off_t)(size - SEAL_SIZE), &got)))
 		return err;
-	if (got < SEAL_SIZE)
-		return ELOG_END;
-	return elog__seal_decode(p, base, size - SEAL_SIZE, s);
+	err = got < SEAL_SIZE
+	              ? ELOG_END
+	              : elog__seal_decode(tail ? tail : p, base, size - SEAL_SIZE, &e->seal);
+	if (err == 0) {
+		e->chain = CHAIN_SEALED;
+		e->end = e->seal.pos;
+	} else if (err == ELOG_CORRUPT) {
+		e->bad_seal = 1;
+		e->end = size - SEAL_SIZE;
+	}
+	return 0;
 }
 
 int elog__seal_write(int fd, uint64_t pos, const struct seal *s)
@@ -258,7 +279,7 @@ int elog__seg_chain_next(int fd, uint64_t base, const struct scan *s, uint64_t l
 		                        "%s: a closed segment without its "
 		                        "seal: it was truncated",
 		                        name);
-	*seal = (struct seal){ .next = listed, .end = listed, .pos = s->pos };
+	*seal = elog__seal_of("", listed, listed, s->pos); /* of no log: compaction names it */
 	return 0;
 }
 
@@ -291,7 +312,8 @@ static int collect_segment(const char *name, void *arg)
 	return 0;
 }
 
-int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_view *sv)
+int elog__seglist_read_start(int dfd, struct seglist *sl, const char *log_id,
+                             struct elog__start_view *sv)
 {
 	struct collect c = { 0 };
 	struct elog__start_view local;
@@ -304,7 +326,7 @@ int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_vie
 	if (!err && c.n)
 		qsort(c.v, c.n, sizeof *c.v, cmp_u64);
 	if (!err)
-		err = elog__start_view(dfd, c.v, c.n, sv);
+		err = elog__start_view(dfd, c.v, c.n, log_id, sv);
 	if (err) {
 		free(c.v);
 		return err;
@@ -318,7 +340,7 @@ int elog__seglist_read_start(int dfd, struct seglist *sl, struct elog__start_vie
 
 int elog__seglist_read(int dfd, struct seglist *sl)
 {
-	return elog__seglist_read_start(dfd, sl, NULL);
+	return elog__seglist_read_start(dfd, sl, NULL, NULL);
 }
 
 void elog__seglist_free(struct seglist *sl)

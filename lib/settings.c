@@ -220,8 +220,9 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s)
 			return err;
 	}
 	/* keys[0] is the format. */
-	if (num[0] != SETTINGS_FORMAT)
+	if (num[0] != SETTINGS_FORMAT && num[0] != SETTINGS_FORMAT_1)
 		return num[0] ? ELOG_BADVERSION : ELOG_CORRUPT;
+	s->format = (unsigned)num[0];
 	if (s->id[0] == '\0')
 		return ELOG_CORRUPT;
 	for (size_t i = 0; i < NKEYS; i++) {
@@ -305,6 +306,30 @@ int elog__settings_store(int dfd, const struct elog_settings *s)
 	char buf[SETTINGS_MAX];
 	size_t n = elog__settings_format(s, buf);
 	return elog__fs_replace_file(dfd, FN_SETTINGS, buf, n);
+}
+
+int elog__settings_upgrade(int dfd, struct elog_settings *s, int locked, int64_t wait_ms, int *done,
+                           char *msg)
+{
+	int lockfd = -1, err = 0;
+	*done = 0;
+	if (s->format >= SETTINGS_FORMAT)
+		return 0;
+	/* Under the maintenance lock, as every change of the settings,
+	 * read again under it. */
+	if (!locked && (err = elog__maint_lock(dfd, wait_ms, &lockfd, msg)) != 0)
+		return err;
+	if ((err = elog__settings_load(dfd, s, msg)) == 0 && s->format < SETTINGS_FORMAT) {
+		if ((err = elog__settings_store(dfd, s)) != 0)
+			err = elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
+		else
+			*done = 1;
+	}
+	if (!err)
+		s->format = SETTINGS_FORMAT;
+	if (lockfd >= 0)
+		close(lockfd);
+	return err;
 }
 
 int elog__settings_new_id(char id[33])

@@ -30,19 +30,24 @@
 #include "os.h"
 #include "files.h"
 
-void elog__start_encode(unsigned char *p, uint64_t start)
+void elog__start_encode(unsigned char *p, uint64_t start, const char *log_id)
 {
+	unsigned char id[SEAL_ID_LEN];
+	elog__seal_id(log_id ? log_id : "", id);
 	memcpy(p, START_MAGIC, 8);
 	put32(p + START_AT_VERSION, START_VERSION);
-	put32(p + START_AT_RESERVED, 0);
+	memcpy(p + START_AT_LOG, id, SEG_LOG_LEN);
 	put64(p + START_AT_START, start);
 	put32(p + START_AT_CRC, elog__crc32c(0, p, START_AT_CRC));
 	put32(p + START_AT_RESERVED2, 0);
 }
 
-int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, const char **why)
+int elog__start_decode(const unsigned char *p, size_t len, const char *log_id, uint64_t *start,
+                       const char **why)
 {
+	unsigned char id[SEAL_ID_LEN];
 	const char *w = NULL;
+	elog__seal_id(log_id ? log_id : "", id);
 	if (len != START_SIZE)
 		w = "not 32 bytes long";
 	else if (memcmp(p, START_MAGIC, 8) != 0)
@@ -51,8 +56,11 @@ int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, cons
 		w = "checksum mismatch";
 	else if (get32(p + START_AT_VERSION) != START_VERSION)
 		return ELOG_BADVERSION;
-	else if (get32(p + START_AT_RESERVED) != 0 || get32(p + START_AT_RESERVED2) != 0)
+	else if (get32(p + START_AT_RESERVED2) != 0)
 		w = "reserved bytes are not zero";
+	else if (log_id && get32(p + START_AT_LOG) != 0 &&
+	         memcmp(p + START_AT_LOG, id, SEG_LOG_LEN))
+		w = "names another log: a start file copied in from elsewhere";
 	if (why)
 		*why = w;
 	if (w)
@@ -61,11 +69,11 @@ int elog__start_decode(const unsigned char *p, size_t len, uint64_t *start, cons
 	return 0;
 }
 
-int elog__start_write(int dfd, uint64_t start)
+int elog__start_write(int dfd, uint64_t start, const char *log_id)
 {
 	unsigned char buf[START_SIZE];
 	struct stat st;
-	elog__start_encode(buf, start);
+	elog__start_encode(buf, start, log_id);
 	int err = elog__fs_replace_file(dfd, FN_START, buf, sizeof buf);
 	if (err != ENOSPC && err != EDQUOT)
 		return err;
@@ -92,7 +100,8 @@ int elog__start_write(int dfd, uint64_t start)
 	return err;
 }
 
-int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start_view *sv)
+int elog__start_view(int dfd, const uint64_t *base, size_t n, const char *log_id,
+                     struct elog__start_view *sv)
 {
 	char *data;
 	size_t len;
@@ -119,7 +128,7 @@ int elog__start_view(int dfd, const uint64_t *base, size_t n, struct elog__start
 	default:
 		return err;
 	}
-	err = elog__start_decode((const unsigned char *)data, len, &sv->start, &sv->why);
+	err = elog__start_decode((const unsigned char *)data, len, log_id, &sv->start, &sv->why);
 	free(data);
 	if (err == ELOG_BADVERSION)
 		return err;

@@ -70,6 +70,26 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, 
 	return 0;
 }
 
+/* The versions of segment base's header (got bytes at hdr) and of its
+ * index, for -L. */
+static void note_versions(struct sum *u, uint64_t base, const unsigned char *hdr, size_t got)
+{
+	char name[NAME_MAX_LOCAL];
+	unsigned char ih[IDX_HDR];
+	const struct idx_layout *lay;
+	size_t igot = 0;
+	if (elog__seg_header_verify(hdr, got, base, NULL, NULL) == 0)
+		u->s->segment_versions |= 1u << (get32(hdr + SEG_AT_VERSION) - 1);
+	elog__seg_name(name, base, IDX_EXT);
+	int fd = elog__fs_openat(u->dfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return;
+	if (elog__fs_pread_full(fd, ih, IDX_HDR, 0, &igot) == 0 &&
+	    elog__idx_header_check(ih, igot, &lay) == 0)
+		u->s->index_versions |= 1u << (lay->version - 1);
+	close(fd);
+}
+
 /* The offsets lost to damage: the ranges salvage recorded, and the gaps
  * the seals of closed segments show in the chain of segments (one pread
  * of each closed segment's end). */
@@ -84,30 +104,32 @@ static int count_lost(struct sum *u)
 	for (size_t i = 0; i < u->sl.n; i++) {
 		unsigned char hdr[SEG_HDR];
 		struct stat st;
-		struct seal seal;
+		struct seg_end e;
 		size_t got;
 		int fd;
 		uint64_t base = u->sl.base[i];
 		uint64_t next = i + 1 < u->sl.n ? u->sl.base[i + 1] : u->wm.durable_end;
-		if (base >= u->wm.segment_base)
-			break; /* the active segment: no seal yet */
 		if (next > u->wm.durable_end)
 			next = u->wm.durable_end; /* nothing past it promised */
 		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
 			continue; /* gone since listed, or reported elsewhere */
-		/* 1 (no error code): a segment of version 1, which has no seal. */
-		int err = got == SEG_HDR && elog__seg_header_check(hdr, base) == 0 &&
-		                          elog__seg_header_sealed(hdr)
-		                  ? elog__seal_read(fd, base, (uint64_t)st.st_size, &seal)
-		                  : 1;
+		note_versions(u, base, hdr, got);
+		if (base >= u->wm.segment_base) {
+			close(fd);
+			continue; /* the active segment: no seal yet */
+		}
+		/* A header that does not read is elog-verify's to report. */
+		int err = elog__seg_header_verify(hdr, got, base, NULL, NULL) != 0 ||
+		          elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
+		                        (uint64_t)st.st_size, NULL, &e) != 0;
 		close(fd);
-		if (err == ELOG_END || err == ELOG_CORRUPT) {
+		if (!err && e.chain == CHAIN_UNSEALED) {
 			u->s->damaged = 1; /* truncated, or its seal damaged */
 			u->truncated = 1;
-		} else if (err == 0 && seal.next < next &&
-		           !(h.n && elog__holes_find(&h, seal.next, next - 1, &a, &b))) {
+		} else if (!err && e.chain == CHAIN_SEALED && e.seal.next < next &&
+		           !(h.n && elog__holes_find(&h, e.seal.next, next - 1, &a, &b))) {
 			u->s->damaged = 1;
-			u->s->lost += next - seal.next;
+			u->s->lost += next - e.seal.next;
 		}
 	}
 	elog__holes_free(&h);
@@ -359,7 +381,7 @@ static int summarize(struct sum *u)
 			                        elog_strerror(err));
 	}
 	s->durable_end = u->wm.durable_end;
-	if ((err = elog__seglist_read_start(u->dfd, &u->sl, &sv)) != 0)
+	if ((err = elog__seglist_read_start(u->dfd, &u->sl, u->s->settings.id, &sv)) != 0)
 		return elog__errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
 	s->segments = u->sl.n;
 	s->start = u->sl.n ? u->sl.base[0] : 0;

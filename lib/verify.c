@@ -172,7 +172,7 @@ static int sort_name(const char *name, void *arg)
 static int check_start(struct verify *v)
 {
 	struct elog__start_view *sv = &v->start;
-	int err = elog__start_view(v->dfd, v->base, v->n, sv);
+	int err = elog__start_view(v->dfd, v->base, v->n, v->have_set ? v->set.id : NULL, sv);
 	if (err == ELOG_BADVERSION)
 		return elog__errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
 	if (err)
@@ -218,6 +218,41 @@ static int check_start(struct verify *v)
 	return 0;
 }
 
+/* A segment whose header is whole but names another base (a copy of
+ * another segment under a name not its own) or another log is no part of
+ * this log's chain: every program refuses it, and it is taken out of the
+ * list, so that nothing here (a repair, a salvage) takes it for damage of
+ * the log.  Moved out, it leaves the log whole again. */
+static void drop_strays(struct verify *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		unsigned char hdr[SEG_HDR];
+		char name[NAME_MAX_LOCAL];
+		size_t got = 0;
+		int fd, fault = SEG_FAULT_NONE;
+		if (elog__seg_open_raw(v->dfd, v->base[i], O_RDONLY, &fd, hdr, &got, NULL, NULL) ==
+		    0) {
+			fault = elog__seg_header_fault(hdr, got, v->base[i],
+			                               v->have_set ? v->set.id : NULL);
+			close(fd);
+		}
+		elog__seg_name(name, v->base[i], SEG_EXT);
+		if (fault == SEG_FAULT_BASE)
+			report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_FOREIGN, name, SEG_AT_BASE,
+			            "a copy of segment %llu, whose base its header names, "
+			            "under another name: not in the log's chain",
+			            (unsigned long long)get64(hdr + SEG_AT_BASE));
+		else if (fault == SEG_FAULT_LOG)
+			report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_FOREIGN, name, SEG_AT_LOG,
+			            "a segment of another log: its header does not name this "
+			            "log's id");
+		else
+			v->base[n++] = v->base[i];
+	}
+	v->n = n;
+}
+
 /* Sort the directory into segments, indexes, known files and strays. */
 static int list_dir(struct verify *v)
 {
@@ -242,6 +277,7 @@ static int list_dir(struct verify *v)
 	}
 	if ((err = check_start(v)) != 0)
 		return err;
+	drop_strays(v);
 	v->seg = calloc(v->n ? v->n : 1, sizeof *v->seg);
 	if (!v->seg)
 		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
@@ -389,6 +425,7 @@ struct idxcheck {
 	int stop; /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
 	const struct idx_layout *lay; /* its version's */
+	unsigned version;             /* its header's, when it reads */
 	uint64_t base;                /* its segment's */
 	uint64_t nent, k;             /* whole entries in the file; the next to read */
 	int have;                     /* cur holds entry k - 1 */
@@ -540,6 +577,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		goto bad;
 	}
 	uint64_t size = (uint64_t)st.st_size;
+	ic->version = ic->lay->version;
 	ic->nent = (size - IDX_HDR) / ic->lay->entry;
 	if ((size - IDX_HDR) % ic->lay->entry != 0) {
 		/* Checked first, as it is: whole entries before it may be
@@ -564,34 +602,6 @@ bad:
 
 /* ---- segments ---- */
 
-/* Say what is wrong with the record at byte at, which elog__scan_next refused. */
-static void record_problem(struct verify *v, int kind, const char *name, int fd, uint64_t at,
-                           uint64_t size, const char *where)
-{
-	unsigned char h[REC_PREFIX];
-	size_t got = 0;
-	char what[128];
-	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
-	uint32_t len = got >= 4 ? get32(h) : 0;
-	if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0 && size - at < SEAL_SIZE)
-		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
-		         (unsigned long long)(size - at), SEAL_SIZE);
-	else if (got > 0 && memcmp(h, SEAL_MAGIC, got) == 0)
-		snprintf(what, sizeof what, "damaged seal");
-	else if (got < 4)
-		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
-		         got);
-	else if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)
-		snprintf(what, sizeof what, "corrupt record: length %u out of range", len);
-	else if (at + 4 + len > size)
-		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
-		         len + 4, (unsigned long long)(size - at));
-	else
-		snprintf(what, sizeof what, "corrupt record: checksum mismatch");
-	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
-	       where, (unsigned long long)(size - at));
-}
-
 /* Report what is wrong with the header of a segment; 1 when its records
  * can be read all the same. */
 static int check_header(struct verify *v, const char *name, const unsigned char *hdr, size_t got,
@@ -601,7 +611,7 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)"
 	                           : "";
-	switch (elog__seg_header_fault(hdr, got, base)) {
+	switch (elog__seg_header_fault(hdr, got, base, NULL)) {
 	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)size, why);
@@ -619,18 +629,10 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 		       (unsigned long)get32(hdr + SEG_AT_VERSION),
 		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
 		return 0;
-	case SEG_FAULT_BASE:
-		report(v, kind, name, SEG_AT_BASE,
-		       "the header says base offset %llu, "
-		       "the name %llu",
-		       (unsigned long long)get64(hdr + SEG_AT_BASE), (unsigned long long)base);
-		if (get32(hdr + SEG_AT_RESERVED) == 0)
-			return 1;
-		/* fall through */
 	case SEG_FAULT_RESERVED:
 		/* Readers ignore the reserved field, but a writer only ever
 		 * writes zeros there, so anything else is a changed byte. */
-		report(v, kind, name, SEG_AT_RESERVED, "reserved header bytes are not zero");
+		report(v, kind, name, SEG_AT_LOG, "reserved header bytes are not zero");
 		return 1;
 	}
 	return 1;
@@ -654,7 +656,7 @@ struct segcheck {
 	int bad_values;                   /* one value reported: the rest unchecked */
 	struct idxcheck *ic;              /* its index, read in step */
 	struct idx_builder ib;            /* where entries are due */
-	int below, beyond, disorder;      /* offsets out of place, counted */
+	int beyond;                       /* offsets past the next segment's base */
 	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
 	int64_t span_min, span_max;       /* the same since the last entry's record */
 	struct elog_segment_info info;    /* every record */
@@ -695,13 +697,13 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       "the writer refuses to write it",
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
-	int fault = elog__seg_header_fault(hdr, got, c->base);
-	c->ss->hdr_bad = fault == SEG_FAULT_MAGIC || fault == SEG_FAULT_CRC ||
-	                 fault == SEG_FAULT_BASE;
+	int fault = elog__seg_header_fault(hdr, got, c->base, NULL);
+	c->ss->hdr_fault = fault;
 	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
 		goto skip;
 	c->flags = elog__seg_header_flags(hdr);
 	c->sealed = elog__seg_header_sealed(hdr);
+	c->info.version = get32(hdr + SEG_AT_VERSION);
 	return 0;
 skip:
 	close(c->fd);
@@ -752,19 +754,11 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
 {
 	struct segstate *ss = c->ss;
 	struct elog_segment_info *info = &c->info;
-	if (rec->offset < c->base && !c->below++)
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
-		       "offset %llu is below the segment's base %llu",
-		       (unsigned long long)rec->offset, (unsigned long long)c->base);
 	if (rec->offset >= c->next_base && !c->beyond++) {
 		ss->overlap = 1;
 		ss->overlap_pos = at + REC_AT_OFFSET;
 		ss->overlap_off = rec->offset;
 	}
-	if (info->records > 0 && rec->offset <= info->last && !c->disorder++)
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, at + REC_AT_OFFSET,
-		       "offset %llu after %llu: offsets must increase",
-		       (unsigned long long)rec->offset, (unsigned long long)info->last);
 	tally_durable(info, rec);
 	if (!c->active || end <= c->acked)
 		tally_durable(&c->durable, rec);
@@ -862,15 +856,58 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 	return err;
 }
 
-/* How the records of the segment ended: err from the scan. */
-static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
+/* Say what is wrong with the record at byte at, where the valid part of
+ * the segment ended (t, and rec the record out of order). */
+static void record_problem(struct verify *v, int kind, struct segcheck *c, uint64_t at,
+                           const struct seg_tail *t, const struct elog_record *rec,
+                           const char *where)
 {
+	const char *name = c->name;
+	int fd = c->fd;
+	uint64_t size = c->end;
+	unsigned char h[REC_HDR];
+	size_t got = 0;
+	char what[128];
+	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
+	int fault = elog__rec_fault(h, got, size - at);
+	if (t->why == TAIL_ORDER && (rec->offset < c->base || t->next == c->base))
+		snprintf(what, sizeof what, "offset %llu is below the segment's base %llu",
+		         (unsigned long long)rec->offset, (unsigned long long)c->base);
+	else if (t->why == TAIL_ORDER)
+		snprintf(what, sizeof what, "offset %llu after %llu: offsets must increase",
+		         (unsigned long long)rec->offset, (unsigned long long)(t->next - 1));
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0 && size - at < SEAL_SIZE)
+		snprintf(what, sizeof what, "truncated seal: %llu of its %u bytes",
+		         (unsigned long long)(size - at), SEAL_SIZE);
+	else if (got > 0 && memcmp(h, SEAL_MAGIC, magic) == 0)
+		snprintf(what, sizeof what, "damaged seal");
+	else if (fault == REC_FAULT_SHORT)
+		snprintf(what, sizeof what, "truncated record: %zu bytes at the end of the file",
+		         got);
+	else if (fault == REC_FAULT_LENGTH)
+		snprintf(what, sizeof what, "corrupt record: length %u out of range", get32(h));
+	else if (fault == REC_FAULT_TRUNCATED)
+		snprintf(what, sizeof what, "truncated record: %u bytes long, %llu in the file",
+		         get32(h) + 4, (unsigned long long)(size - at));
+	else
+		snprintf(what, sizeof what, "corrupt record: %s",
+		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
+	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
+	       where, (unsigned long long)(size - at));
+}
+
+/* How the records of the segment ended: err from elog__seg_tail_next(). */
+static int check_end(struct verify *v, struct segcheck *c, int err, const struct seg_tail *t,
+                     const struct elog_record *rec)
+{
+	uint64_t at = t->end;
 	struct segstate *ss = c->ss;
 	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
 	if (c->info.records)
 		ss->next = c->info.last + 1;
-	if (err == ELOG_END) {
+	if (err == ELOG_END && t->why == TAIL_WHOLE) {
 		err = 0;
 		ss->clean = 1;
 		/* Entries left point past the last record.  In the active
@@ -880,15 +917,15 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 			            "entry points at byte %lu, past the last record "
 			            "(the segment has %llu bytes)",
 			            (unsigned long)ic->cur.pos, (unsigned long long)ss->size);
-	} else if (err == ELOG_CORRUPT) {
+	} else if (err == ELOG_END) {
 		err = 0;
 		ss->bad_at = at;
 		if (c->active && at >= c->acked)
-			record_problem(v, ELOG_PROBLEM_WARNING, c->name, c->fd, at, c->end,
+			record_problem(v, ELOG_PROBLEM_WARNING, c, at, t, rec,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
 		else
-			record_problem(v, ELOG_PROBLEM_DAMAGE, c->name, c->fd, at, c->end,
+			record_problem(v, ELOG_PROBLEM_DAMAGE, c, at, t, rec,
 			               c->active ? ", below the durable end" : "");
 	} else if (err) {
 		err = elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
@@ -905,14 +942,16 @@ static int check_end(struct verify *v, struct segcheck *c, int err, uint64_t at)
 static int check_seal(struct verify *v, struct segcheck *c)
 {
 	struct segstate *ss = c->ss;
+	struct seg_end e;
 	c->end = ss->size;
 	ss->chain = CHAIN_NONE;
-	if (!c->sealed)
-		return 0;
-	int err = elog__seal_read(c->fd, c->base, ss->size, &ss->seal);
-	if (err == 0) {
+	int err = elog__seg_end(c->fd, c->sealed, c->base, ss->size, NULL, &e);
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
+	if (e.chain == CHAIN_SEALED) {
 		unsigned char id[SEAL_ID_LEN];
-		c->end = ss->seal.pos;
+		ss->seal = e.seal;
+		c->end = e.end;
 		ss->chain = CHAIN_SEALED;
 		elog__seal_id(v->set.id, id);
 		if (v->have_set && memcmp(id, ss->seal.id, SEAL_ID_LEN) != 0)
@@ -922,28 +961,22 @@ static int check_seal(struct verify *v, struct segcheck *c)
 			            "elsewhere?");
 		return 0;
 	}
-	if (err == ELOG_CORRUPT && c->active) {
-		/* A seal the writer was writing when it crashed, past the
-		 * durable end: the records' check reports it as the torn
-		 * tail it is. */
-		return 0;
-	}
-	if (err == ELOG_CORRUPT) {
-		c->end = ss->size - SEAL_SIZE;
-		if (!c->active)
-			ss->chain = CHAIN_UNSEALED;
+	/* A damaged seal in the active segment is one the writer was
+	 * writing when it crashed, past the durable end: the records'
+	 * check reports it as the torn tail it is. */
+	if (e.bad_seal && !c->active) {
+		c->end = e.end;
+		ss->chain = CHAIN_UNSEALED;
 		report(v, ELOG_PROBLEM_DAMAGE, c->name, c->end,
 		       "damaged seal "
 		       "(the last %u bytes); its records are checked without it",
 		       SEAL_SIZE);
-		return 0;
 	}
-	if (err != ELOG_END)
-		return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
 	/* No seal: the segment the watermark names has none until the
 	 * writer rolls (a segment after it holds nothing promised); one
 	 * below it lost its end (check_chain() says what). */
-	if (!c->active && (v->wm_state != WM_OK || c->base < v->wm.segment_base))
+	if (e.chain == CHAIN_UNSEALED && !e.bad_seal && !c->active &&
+	    (v->wm_state != WM_OK || c->base < v->wm.segment_base))
 		ss->chain = CHAIN_UNSEALED;
 	return 0;
 }
@@ -954,6 +987,7 @@ static int check_records(struct verify *v, struct segcheck *c)
 	struct segstate *ss = c->ss;
 	struct elog_record rec;
 	struct scan s;
+	struct seg_tail t = { .next = c->base, .end = SEG_HDR };
 	uint64_t at;
 	int err;
 	if (!(c->ic = malloc(sizeof *c->ic)))
@@ -970,15 +1004,18 @@ static int check_records(struct verify *v, struct segcheck *c)
 	}
 	ss->scanned = 1;
 	ss->wm_boundary = v->wm.segment_bytes == SEG_HDR;
-	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
+	while ((err = elog__seg_tail_next(&s, &t, &rec, &at)) == 0) {
 		progress(v, s.pos - at);
 		check_offset(v, c, &rec, at, s.pos);
 		if ((err = check_value(v, c, &rec, at)) != 0 ||
 		    (err = check_entry(v, c, &rec, at, s.pos)) != 0)
 			break;
 	}
-	err = check_end(v, c, err, at);
+	if (err && err != ELOG_END)
+		t.end = at;
+	err = check_end(v, c, err, &t, &rec);
 	elog__scan_free(&s);
+	c->info.index_version = c->ic->version;
 out:
 	if (c->ic->fd >= 0)
 		close(c->ic->fd);
@@ -995,6 +1032,8 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 	info.base = c->info.base;
 	info.active = c->info.active;
 	info.bytes = c->info.bytes;
+	info.version = c->info.version;
+	info.index_version = c->info.index_version;
 	info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
 	v->res->records += info.records;
@@ -1029,6 +1068,7 @@ static int check_segment(struct verify *v, size_t i)
 	c.info.active = c.active;
 	elog__seg_name(c.name, c.base, SEG_EXT);
 	ss->base = c.base;
+	ss->hdr_fault = -1;
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
 	ss->next = ss->wm_next = c.base;

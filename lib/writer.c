@@ -613,8 +613,8 @@ static int tail_recover(elog *w, int sick)
 	int64_t opened = mono_ns();
 	if ((err = sync_begin(w, SYNC_BY_LOCK, wm.durable_end, &sr)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
-	err = elog__recover_active(w->dfd, &wm, active, w->set.index_interval, new_segment_flags(w),
-	                           sick, &rc, w->msg);
+	err = elog__recover_active(w->dfd, &wm, active, &w->set, new_segment_flags(w), sick, &rc,
+	                           w->msg);
 	int rec_err = sync_end(w, SYNC_BY_LOCK, &sr, rc.sync_failed);
 	if (!err && rec_err)
 		err = rc.sync_failed = rec_err;
@@ -839,8 +839,7 @@ static int seal_open_segment(elog *w, uint64_t base)
 		err = ELOG_CORRUPT;
 	if (err || !elog__seg_header_sealed(hdr))
 		return err;
-	struct seal s = { .next = base, .end = base, .pos = w->seg_size };
-	elog__seal_id(w->set.id, s.id);
+	struct seal s = elog__seal_of(w->set.id, base, base, w->seg_size);
 	return elog__seal_write(w->segfd, w->seg_size, &s);
 }
 
@@ -867,7 +866,7 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 		                        elog_strerror(errno));
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
-	if ((err = elog__seg_create(w->dfd, base, flags, &w->segfd, &w->idxfd)) != 0)
+	if ((err = elog__seg_create(w->dfd, base, flags, w->set.id, &w->segfd, &w->idxfd)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: %s", name, elog_strerror(err));
 	w->seg_open_ns = mono_ns();
 	if ((err = elog__fs_fsync_dir(w->dfd)) != 0)
@@ -1857,8 +1856,14 @@ static int open_log(elog *w, const char *dir, const struct elog_options *opt)
 	if ((err = elog__settings_check_options(&w->set, opt, w->msg)) != 0)
 		return err;
 
-	if ((err = writers_join(w, opt && opt->exclusive, opt ? opt->wait_ms : 0)) != 0)
+	if ((err = writers_join(w, opt && opt->exclusive, opt ? opt->wait_ms : 0)) != 0 ||
+	    (err = elog__settings_upgrade(w->dfd, &w->set, 0, w->wait_ms, &moved, w->msg)) != 0)
 		return err;
+	if (moved)
+		snprintf(w->notice, sizeof w->notice,
+		         "the log is now of format %u: programs of elog 0.2 refuse it "
+		         "(elog(7), Upgrading)",
+		         SETTINGS_FORMAT);
 
 	w->wmfd = elog__fs_openat(w->dfd, FN_WATERMARK, O_RDWR | O_CREAT, 0666);
 	if (w->wmfd < 0)

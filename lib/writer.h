@@ -14,7 +14,8 @@
 
 /* ---- create.c ---- */
 /* Create segment base and its index with their headers (not synced). */
-int elog__seg_create(int dfd, uint64_t base, uint32_t flags, int *segfd, int *idxfd);
+int elog__seg_create(int dfd, uint64_t base, uint32_t flags, const char *log_id, int *segfd,
+                     int *idxfd);
 /* ELOG_NOTLOG unless dfd is empty but for what an interrupted creation
  * leaves behind. */
 int elog__log_check_fresh(int dfd, char *msg);
@@ -36,8 +37,9 @@ struct recovery {
 	int sync_failed;       /* the error of its failed fdatasync, or 0 */
 };
 /* Recover the active segment base; see the comment in recover.c. */
-int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base, uint32_t interval,
-                         uint32_t new_flags, int to_watermark, struct recovery *rc, char *msg);
+int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
+                         const struct elog_settings *set, uint32_t new_flags, int to_watermark,
+                         struct recovery *rc, char *msg);
 void elog__recovery_free(struct recovery *rc);
 /* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
 int elog__recover_leftovers(int dfd, char *msg);

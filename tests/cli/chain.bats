@@ -103,7 +103,7 @@ EOF
 	cp "$other/$(basename "$(seg "$b2")")" "$(seg "$b2")"
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"$(basename "$(seg "$b2")"): byte "*": its seal names another log: a segment copied in from elsewhere? (move it out and run elog-verify again)"* ]]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): byte 28: a segment of another log: its header does not name this log's id (move it out and run elog-verify again)"* ]]
 }
 
 @test "the newest segment deleted: readers and verify report what was durable" {
@@ -245,4 +245,188 @@ PY
 	[ "$status" -eq 1 ]
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
+}
+
+# Keyed records (50 keys) in segments of 16 KiB, a compacted log.
+make_keyed_log() {
+	seq 3000 | awk '{print "k" ($1 % 50) "\t{\"n\":" $1 "}"}' |
+		elog-append -K '	' --segment-bytes 16384 --cleanup compact "$LOG"
+	[ "$(ls "$LOG"/*.log | wc -l)" -ge 5 ]
+}
+
+# Remove the Nth segment: b3 is its base, b4 the next one's.
+remove_nth() {
+	b3=$(nth_base "$1")
+	b4=$(nth_base $(($1 + 1)))
+	rm "$(seg "$b3")"
+}
+
+@test "compaction across a deleted segment records the loss first: the gap stays reported" {
+	make_keyed_log
+	local b3 b4
+	remove_nth 3
+	run elog-compact "$LOG"
+	[ "$status" -eq 0 ]
+	# The segments around the gap were merged across it ...
+	[ ! -e "$(seg "$b4")" ]
+	# ... and the offsets it held are still lost, for every reader.
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"offsets $b3-$((b4 - 1)) were lost to damage"* ]]
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offsets $b3-$((b4 - 1)) were lost to damage"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+}
+
+@test "retention records a deleted segment's loss before it acts" {
+	make_log
+	local b3 b4
+	remove_nth 3
+	[ ! -e "$LOG/salvaged" ]
+	run elog-retain --max-bytes 40000 "$LOG"
+	[ "$status" -eq 0 ]
+	grep -q "^$b3 $((b4 - 1)) " "$LOG/salvaged"
+}
+
+@test "a closed segment of another log: verify flags it, compaction refuses to merge it" {
+	make_keyed_log
+	local b2 sum
+	b2=$(nth_base 2)
+	mv "$LOG" "$T/other"
+	make_keyed_log
+	cp "$T/other/$(basename "$(seg "$b2")")" "$(seg "$b2")"
+	sum=$(cat "$LOG"/*.log | cksum)
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): byte 28: a segment of another log: its header does not name this log's id (move it out and run elog-verify again)"* ]]
+	run elog-compact "$LOG"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"a segment of another log"* ]]
+	# Readers refuse it too, naming it, rather than serve its records.
+	run elog-cat "$LOG"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"$(basename "$(seg "$b2")"): a segment of another log (its header does not name this log's id): move it out of the log directory"* ]]
+	# Nothing was merged or removed.
+	[ "$(cat "$LOG"/*.log | cksum)" = "$sum" ]
+}
+
+@test "another log's active segment copied in: verify flags it, the writer refuses it" {
+	make_log
+	seq 3000 | sed 's/.*/{"other":&}/' | elog-append --segment-bytes 16384 "$T/other"
+	local last
+	last=$(ls "$T/other" | grep '\.log$' | tail -1)
+	[ ! -e "$LOG/$last" ] || skip "the other log's newest segment has a name of this one"
+	cp "$T/other/$last" "$LOG/$last"
+	# Named above this log's newest: it would be taken as the active one.
+	[ "$(ls "$LOG" | grep '\.log$' | tail -1)" = "$last" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$last: byte 28: a segment of another log"* ]]
+	run elog-verify --repair "$LOG"
+	[ "$status" -eq 1 ]
+	run elog-append "$LOG" <<<'{"mine":1}'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$last: a segment of another log (its header does not name this log's id): move it out of the log directory"* ]]
+	# Nothing was adopted: moved out, the log is whole and takes records.
+	mv "$LOG/$last" "$T/"
+	rm -f "$LOG/${last%.log}.idx"
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-append "$LOG" <<<'{"mine":1}'
+	[ "$status" -eq 0 ]
+	run elog-cat "$LOG"
+	[[ "$output" != *other* ]]
+	[ "${#lines[@]}" -eq 3001 ]
+}
+
+@test "a stray copy of the active segment under a higher name is flagged, never salvaged into loss" {
+	make_log
+	local active stray
+	active=$(nth_base "$(ls "$LOG" | grep -c '\.log$')")
+	stray=$((active + 15))
+	cp "$(seg "$active")" "$(seg "$stray")"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$(basename "$(seg "$stray")"): byte 16: a copy of segment $active, whose base its header names, under another name: not in the log's chain (move it out and run elog-verify again)"* ]]
+	[[ "$output" != *"lost"* ]]
+	run elog-verify --repair --salvage "$LOG"
+	[ "$status" -eq 1 ]
+	# Every acknowledged record is still read, with no gap.
+	mv "$(seg "$stray")" "$T/"
+	rm -f "$LOG/$(printf '%020d.idx' "$stray")"
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3000 ]
+	[ -z "$stderr" ]
+	[ ! -e "$LOG/salvaged" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+}
+
+@test "a stray copy in the log refuses the writer, which never adopts it" {
+	make_log
+	local active
+	active=$(nth_base "$(ls "$LOG" | grep -c '\.log$')")
+	cp "$(seg "$active")" "$(seg $((active + 15)))"
+	# A writer that finds LOCK's state whole goes on in the active
+	# segment; one that must recover refuses the copy.
+	echo '{"n":3001}' | elog-append "$LOG"
+	cmp -s "$(seg "$active")" "$(seg $((active + 15)))" && false
+	: >"$LOG/LOCK"
+	run elog-append "$LOG" <<<'{"n":3002}'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"a copy of segment $active (its header names that base): move it out of the log directory"* ]]
+	# A closed segment copied under another name is flagged the same way.
+	rm "$(seg $((active + 15)))"
+	cp "$(seg 0)" "$(seg 1)"
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$(basename "$(seg 1)"): byte 16: a copy of segment 0, whose base"* ]]
+	run elog-compact "$LOG"
+	[ "$status" -ne 0 ]
+}
+
+@test "a loss recorded at the very end of the log is reported before a later record arrives" {
+	seq 10 | elog-append "$LOG"
+	local size
+	size=$(stat -c %s "$(seg 0)")
+	# The last record's last byte: its checksum no longer holds.
+	printf 'X' | dd of="$(seg 0)" bs=1 seek=$((size - 1)) conv=notrunc status=none
+	run elog-verify --repair --salvage "$LOG"
+	grep -q '^9 9 ' "$LOG/salvaged"
+	run --separate-stderr elog-cat "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[[ "$stderr" == *"offset 9 was lost to damage"* ]]
+	run elog-cat --strict "$LOG"
+	[ "$status" -eq 1 ]
+	# Reported once: a record after it reads with no second report.
+	echo 11 | elog-append "$LOG"
+	run --separate-stderr elog-cat -o 9 "$LOG"
+	[[ "$output" == '{"offset":10,'* ]]
+	[ "$(grep -c 'lost to damage' <<<"$stderr")" -eq 1 ]
+}
+
+@test "another log's start file copied in hides nothing and deletes nothing" {
+	make_log
+	seq 3000 | sed 's/.*/{"n":&}/' | elog-append --segment-bytes 16384 "$T/other"
+	elog-retain --max-bytes 40000 "$T/other"
+	cp "$T/other/start" "$LOG/start"
+	# Every record is still read ...
+	run elog-cat "$LOG"
+	[ "${#lines[@]}" -eq 3000 ]
+	# ... the file is named as another log's ...
+	run elog-verify "$LOG"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"start: names another log: a start file copied in from elsewhere; ignored: the log is read from its first segment"* ]]
+	# ... and maintenance deletes none of the segments it would hide
+	# (it writes the start again, naming the first segment).
+	run elog-retain --max-bytes 100M "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-cat "$LOG"
+	[ "${#lines[@]}" -eq 3000 ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
 }

@@ -119,8 +119,8 @@ flip() {
 	run "$B/elog-verify" -l "$L"
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 8 ]
-	[[ "${lines[0]}" =~ ^00000000000000000000\.log\ 0\ 133\ 134\ [0-9]+\ 20[0-9-]+T[0-9:.]+Z\ 20[0-9-]+T[0-9:.]+Z\ closed$ ]]
-	[[ "${lines[7]}" =~ ^$ACTIVE\ [0-9]+\ 999\ [0-9]+\ [0-9]+\ .*\ active$ ]]
+	[[ "${lines[0]}" =~ ^00000000000000000000\.log\ 0\ 133\ 134\ [0-9]+\ 20[0-9-]+T[0-9:.]+Z\ 20[0-9-]+T[0-9:.]+Z\ v2/2\ closed$ ]]
+	[[ "${lines[7]}" =~ ^$ACTIVE\ [0-9]+\ 999\ [0-9]+\ [0-9]+\ .*\ v2/2\ active$ ]]
 	total=$(printf '%s\n' "${lines[@]}" | awk '{ n += $4 } END { print n }')
 	[ "$total" -eq 1000 ]
 }
@@ -151,7 +151,7 @@ flip() {
 	flip "$L/$S1" 1000
 	run "$B/elog-verify" -l "$L"
 	[ "$status" -eq 1 ]
-	[[ "$output" =~ $S1\ 134\ [0-9]+\ [0-9]+\ [0-9]+\ .*\ closed\ damaged ]]
+	[[ "$output" =~ $S1\ 134\ [0-9]+\ [0-9]+\ [0-9]+\ .*\ v2/2\ closed\ damaged ]]
 	[[ "$output" =~ elog-verify:\ $L:\ $S1:\ byte\ [0-9]+:\ corrupt\ record ]]
 }
 
@@ -333,7 +333,7 @@ flip() {
 		"$B/elog-append" -t --max-skew 1000000w "$T/t"
 	run "$B/elog-verify" -l "$T/t"
 	[ "$status" -eq 0 ]
-	[ "$output" = "00000000000000000000.log 0 1 2 90 1969-12-31T23:59:58.500Z @253402300800000 active" ]
+	[ "$output" = "00000000000000000000.log 0 1 2 90 1969-12-31T23:59:58.500Z @253402300800000 v2/2 active" ]
 }
 
 @test "verify beside compaction and retention reports no damage that is only maintenance at work" {
@@ -393,4 +393,13 @@ flip() {
 	elog-append "$L" </dev/null
 	run elog-verify "$L"
 	[ "$status" -eq 0 ] && [ -z "$output" ]
+}
+
+@test "a key length past its record is named as such, not as a checksum" {
+	seq 1 3 | "$B/elog-append" "$T/k"
+	# The first record's key length (bytes 26-27 of it, at 32 in the file).
+	printf '\377\377' | dd of="$T/k/00000000000000000000.log" bs=1 seek=58 conv=notrunc status=none
+	run "$B/elog-verify" "$T/k"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"00000000000000000000.log: byte 32: corrupt record: key length past its end, below the durable end"* ]]
 }

@@ -311,3 +311,69 @@ PY
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"offsets reach 9223372036854775809, out of range: offsets stay below 9223372036854775808 (ELOG_OFFSET_MAX); copy the records to a new log"* ]]
 }
+
+@test "the first writer of 0.3 marks a log of 0.2 format 2, and says so once" {
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/zstd-log" "$LOG"
+	[ "$(head -1 "$LOG/settings")" = "format 1" ]
+	# Read as it is: reading changes nothing.
+	elog-cat "$LOG" >/dev/null
+	[ "$(head -1 "$LOG/settings")" = "format 1" ]
+	run elog-cat -L "$LOG"
+	[[ "$output" == *"  format       1: segments of version 1, indexes of version 1"* ]]
+	run elog-verify -l "$LOG"
+	[[ "${lines[0]}" == *" v1/1 closed" ]]
+	run --separate-stderr elog-append "$LOG" <<<'{"new":1}'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "elog-append: $LOG: the log is now of format 2: programs of elog 0.2 refuse it (elog(7), Upgrading)" ]
+	[ "$(head -1 "$LOG/settings")" = "format 2" ]
+	run --separate-stderr elog-append "$LOG" <<<'{"new":2}'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run elog-verify "$LOG"
+	[ "$status" -eq 0 ]
+	run elog-cat -L --json "$LOG"
+	[[ "$output" == *'"format":2,"segment_versions":[1],"index_versions":[1,2]'* ]]
+}
+
+@test "a log of a newer format is refused as a whole, before any segment is read" {
+	echo '{"a":1}' | elog-append "$LOG"
+	sed -i 's/^format 2$/format 3/' "$LOG/settings"
+	for p in elog-cat elog-verify elog-append elog-compact elog-retain; do
+		run "$p" "$LOG" </dev/null
+		[ "$status" -eq 4 ]
+		[[ "$output" == *"settings: unsupported format version"* ]]
+	done
+}
+
+@test "the page's example and read_log.py report the losses a repair recorded" {
+	seq 10 | "$ELOG_BIN/elog-append" "$LOG"
+	local seg=$LOG/00000000000000000000.log size
+	size=$(stat -c %s "$seg")
+	printf 'X' | dd of="$seg" bs=1 seek=$((size - 1)) conv=notrunc status=none
+	run "$ELOG_BIN/elog-verify" --repair --salvage "$LOG"
+	run --separate-stderr "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[ "$stderr" = "offsets 9-9 were lost" ]
+	run --separate-stderr "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "read_log.py: $LOG: offsets 9-9 were lost to damage" ]
+	same_records "$LOG"
+}
+
+@test "the page's example refuses a newer format and another log's segment" {
+	seq 10 | "$ELOG_BIN/elog-append" "$LOG"
+	seq 10 | "$ELOG_BIN/elog-append" "$T/other"
+	cp "$T/other/00000000000000000000.log" "$LOG/"
+	run "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "00000000000000000000.log: a copy of another segment or log" ]
+	run "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -ne 0 ]
+	sed -i 's/^format 2$/format 3/' "$LOG/settings"
+	run "$PY" "$EXAMPLE" "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" = "settings: unsupported format version" ]
+	run "$PY" "$READ_LOG" "$LOG"
+	[ "$status" -eq 3 ]
+}

@@ -117,18 +117,18 @@ mount_tmpfs() {
 	[ "$status" -eq 1 ]
 }
 
-@test "a segment copied under another name: overlapping segments" {
+@test "a segment copied under another name: a stray copy, not damage" {
 	# The copy claims base 50 but holds offsets 0-133.
 	cp "$L/$FIRST" "$L/00000000000000000050.log"
 	all_programs_cope
 	[ "$verify_status" -eq 1 ]
 	output=$verify_output
-	[[ "$output" =~ 00000000000000000050\.log:\ byte\ 16:\ the\ header\ says\ base\ offset\ 0,\ the\ name\ 50 ]]
-	[[ "$output" =~ 00000000000000000050\.log:\ byte\ [0-9]+:\ offset\ 0\ is\ below\ the\ segment\'s\ base\ 50 ]]
-	[[ "$output" =~ $FIRST:\ byte\ [0-9]+:\ offset\ 50\ is\ not\ below\ the\ next\ segment\'s\ base\ 50 ]]
+	# A stray copy, not damage: left out of the chain, the log is whole.
+	[[ "$output" == *"00000000000000000050.log: byte 16: a copy of segment 0, whose base its header names, under another name: not in the log's chain (move it out and run elog-verify again)"* ]]
+	[[ "$output" != *"overlap"* ]]
 	run "$B/elog-cat" -o 60 "$L"
 	[ "$status" -eq 4 ]
-	[ "$output" = "elog-cat: $L: 00000000000000000050.log: bad segment header; run elog-verify $L to see what is damaged" ]
+	[ "$output" = "elog-cat: $L: 00000000000000000050.log: a copy of segment 0 (its header names that base): move it out of the log directory; run elog-verify $L to see what is damaged" ]
 }
 
 @test "a directory that is not a log" {

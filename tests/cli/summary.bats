@@ -52,15 +52,16 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	[ "${lines[2]}" = "  durable end  2000" ]
 	[[ "${lines[3]}" =~ ^\ \ size\ +[0-9.]+\ KiB\ in\ segments,\ [0-9.]+\ KiB\ in\ all\ files,\ [0-9.]+\ KiB\ on\ disk$ ]]
 	[[ "${lines[4]}" =~ ^\ \ segments\ +[0-9]+,\ active\ [0-9]{20},\ rolled\ at\ 4\.0\ KiB$ ]]
-	[ "${lines[5]}" = "  oldest       2020-01-01T00:00:00.000Z (@1577836800000)" ]
-	[ "${lines[6]}" = "  newest       2020-01-02T09:19:00.000Z (@1577956740000)" ]
-	[ "${lines[7]}" = "  writers      none" ]
-	[ "${lines[8]}" = "  retention    no stored policy" ]
-	[ "${lines[9]}" = "    last run   never" ]
-	[ "${lines[10]}" = "  compaction   off (cleanup delete), last run never" ]
-	[ "${lines[11]}" = "  compression  none" ]
-	[ "${lines[12]}" = "  consumers    0" ]
-	[ "${#lines[@]}" -eq 13 ]
+	[ "${lines[5]}" = "  format       2: segments of version 2, indexes of version 2" ]
+	[ "${lines[6]}" = "  oldest       2020-01-01T00:00:00.000Z (@1577836800000)" ]
+	[ "${lines[7]}" = "  newest       2020-01-02T09:19:00.000Z (@1577956740000)" ]
+	[ "${lines[8]}" = "  writers      none" ]
+	[ "${lines[9]}" = "  retention    no stored policy" ]
+	[ "${lines[10]}" = "    last run   never" ]
+	[ "${lines[11]}" = "  compaction   off (cleanup delete), last run never" ]
+	[ "${lines[12]}" = "  compression  none" ]
+	[ "${lines[13]}" = "  consumers    0" ]
+	[ "${#lines[@]}" -eq 14 ]
 }
 
 @test "summary: writers alive are the holders of a lock on the file writers" {
@@ -155,7 +156,7 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	fill --cleanup compact
 	[ "$(js .compaction.cleanup)" = '"compact"' ]
 	run elog-cat -L "$LOG"
-	[ "${lines[10]}" = "  compaction   on (cleanup compact), last run never" ]
+	[ "${lines[11]}" = "  compaction   on (cleanup compact), last run never" ]
 	elog-retain --set cleanup=delete "$LOG"
 	[ "$(js .compaction.cleanup)" = '"delete"' ]
 	# A log made before the setting existed is shown as what it is: delete.
@@ -163,7 +164,7 @@ js() { elog-cat -L --json "$LOG" | jq -c "$1"; }
 	sed -i '/^cleanup /d' "$LOG/settings"
 	[ "$(js .compaction.cleanup)" = '"delete"' ]
 	run elog-cat -L "$LOG"
-	[ "${lines[10]}" = "  compaction   off (cleanup delete), last run never" ]
+	[ "${lines[11]}" = "  compaction   off (cleanup delete), last run never" ]
 }
 
 @test "summary: after compaction the record count is an upper bound" {

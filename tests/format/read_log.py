@@ -39,6 +39,7 @@ def _crc_table():
 
 
 _TABLE = _crc_table()
+LOG_ID = b""  # the log's id, from its settings (read_log())
 
 
 def crc32c(data):
@@ -98,7 +99,9 @@ def list_segments(directory):
         if struct.unpack_from("<I", st, 8)[0] != 1:
             raise Unsupported("start: unsupported version")
         (first,) = struct.unpack_from("<Q", st, 16)
-        if (st[12:16] == bytes(4) and st[28:32] == bytes(4)
+        # Bytes 12-15 name the log (0: none); another log's file is
+        # damaged, and ignored.
+        if (st[12:16] in (bytes(4), LOG_ID[:4]) and st[28:32] == bytes(4)
                 and bases and first <= bases[-1]):
             while len(bases) > 1 and bases[1] <= first:
                 del bases[0]
@@ -146,10 +149,14 @@ def segment_version(data, name, base):
     """The header's version, once magic, crc, base and codec are checked."""
     if len(data) < 32:
         raise Damage("%s: truncated header" % name)
-    magic, version, flags, hbase, hcrc = struct.unpack_from("<8sIIQI", data, 0)
-    if magic != b"ELOGSEG\n" or hcrc != crc32c(data[0:24]) or hbase != base:
+    magic, version, flags, hbase, hcrc, tag = struct.unpack_from("<8sIIQI4s", data, 0)
+    # Bytes 28-31 name the log in version 2 (zero: none), and are then
+    # under the crc; in version 1 they are reserved.
+    tag = tag if version >= 2 and tag != bytes(4) else b""
+    if magic != b"ELOGSEG\n" or hcrc != crc32c(data[0:24] + tag):
         raise Damage("%s: bad segment header" % name)
-    # Bytes 28-31 are reserved: readers do not look at them.
+    if hbase != base or (tag and LOG_ID and tag != LOG_ID[:4]):
+        raise Damage("%s: a copy of another segment or log" % name)
     codec, dictionary = flags & 0xFF, flags >> 8
     if version not in (1, 2) or codec > 1 or (codec == 0 and dictionary != 0):
         raise Unsupported("%s: a segment format this reader does not know" % name)
@@ -197,8 +204,19 @@ def read_segment(data, name, base, values):
 
 def read_log(directory, out):
     """elog(5), "Reading a log", step by step."""
-    if read_file(directory, "settings") is None:
+    global LOG_ID
+    settings = read_file(directory, "settings")
+    if settings is None:
         raise Unsupported("not an elog directory (no settings file)")
+    conf = dict(l.split(" ", 1) for l in settings.decode().splitlines()
+                if l and not l.startswith("#") and " " in l)
+    # The log's format first, and the values a reader must know.
+    if (conf.get("format") not in ("1", "2")
+            or conf.get("compression", "none") not in ("none", "zstd")
+            or conf.get("retain_consumers", "report") not in ("report", "protect")
+            or conf.get("cleanup", "delete") not in ("delete", "compact")):
+        raise Unsupported("settings: unsupported format version")
+    LOG_ID = bytes.fromhex(conf.get("id", ""))
     wm = read_watermark(directory)
     bases = list_segments(directory)
     if wm is None:
@@ -208,6 +226,18 @@ def read_log(directory, out):
         wm = (newest, newest, 0)
     end, active, active_bytes = wm
     values = Values(directory)
+    # The losses a repair recorded (elog(5), "salvaged"); a malformed file
+    # is ignored.
+    sv = (read_file(directory, "salvaged") or b"").decode("ascii", "replace").split("\n")
+    holes = ([tuple(int(x) for x in l.split()[:2]) for l in sv[1:] if l]
+             if sv[0] == "elog-salvaged 1" else [])
+
+    def recorded(a, b):
+        for first, last in holes:
+            if first <= b and last >= a:
+                sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
+                                 % (directory, max(a, first), min(b, last)))
+
     want = 0  # the offset after the last record returned
     i = 0
     while i < len(bases) and bases[i] <= active:
@@ -240,6 +270,7 @@ def read_log(directory, out):
             prev = offset
             if offset < want:
                 continue  # a copy left by an interrupted merge
+            recorded(want, offset - 1)
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
@@ -251,11 +282,13 @@ def read_log(directory, out):
             lost_from = seal_next if seal_next is not None else (
                 prev + 1 if prev is not None else base)
             lost_from = max(lost_from, want)
-            if lost_from < nxt:
+            if lost_from < nxt and not any(f < nxt and l >= lost_from for f, l in holes):
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, lost_from, nxt - 1))
                 want = nxt
         i += 1
+    if want < end:
+        recorded(want, end - 1)
 
 
 def main(argv):

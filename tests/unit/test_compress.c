@@ -810,7 +810,7 @@ static void make_zstd_segment_by_hand(void)
 {
 	ut_make_settings(ut_dir, 1 << 20, 4096);
 	unsigned char hdr[SEG_HDR];
-	elog__seg_header_encode_flags(hdr, 0, SEG_FLAGS(CODEC_ZSTD, 0));
+	elog__seg_header_encode(hdr, 0, SEG_FLAGS(CODEC_ZSTD, 0), NULL);
 	ut_write_file(ut_seg_path(ut_dir, 0, SEG_EXT), hdr, SEG_HDR);
 	static const unsigned char raw[] = { TAG_RAW, 'h', 'i' };
 	static const unsigned char frame[] = { TAG_ZSTD, 0x20, 0x40, 0x45, 0x00, 0x00, 0x10,

@@ -12,7 +12,7 @@ UT_TEST(huge_length_field_is_corrupt_without_allocating)
 	/* A record claiming just under ELOG_MAX_RECORD, of which 100 bytes
 	 * exist: the scan may grow its buffer to the record, never further. */
 	unsigned char buf[SEG_HDR + 100] = { 0 };
-	elog__seg_header_encode(buf, 0);
+	elog__seg_header_encode(buf, 0, 0, NULL);
 	put32(buf + SEG_HDR, ELOG_MAX_RECORD);
 	int fd = memfd_create("seg", 0);
 	ck_assert_int_ge(fd, 0);

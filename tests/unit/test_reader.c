@@ -1858,7 +1858,7 @@ UT_TEST(prev_sees_a_segment_compaction_replaced)
 	ut_seg_create(ut_dir, 30);
 	ut_seg_fill(ut_dir, 30, b2, 2, 0);
 	unsigned char hdr[SEG_HDR];
-	elog__seg_header_encode(hdr, 10);
+	elog__seg_header_encode(hdr, 10, 0, NULL);
 	ut_write_at(ut_seg_path(ut_dir, 30, SEG_EXT), 0, hdr, SEG_HDR);
 	ck_assert_int_eq(rename(ut_seg_path(ut_dir, 30, SEG_EXT), tmp), 0);
 	ck_assert_int_eq(rename(tmp, ut_seg_path(ut_dir, 10, SEG_EXT)), 0);

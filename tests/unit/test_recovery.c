@@ -403,7 +403,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 	snprintf(path, sizeof path, "%s", p);
 	ck_assert_uint_eq(ut_file_size(path), SEG_HDR);
 	unsigned char *h = ut_read_file(path, NULL);
-	ck_assert_int_eq(elog__seg_header_check(h, next), 0);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, next, NULL, NULL), 0);
 	free(h);
 	ck_assert_uint_eq(elog_next_offset(w), next);
 	ck_assert_uint_eq(ut_append(w, NULL, "after the crash"), next);
@@ -420,7 +420,7 @@ static void torn_header_repaired(const void *hdr, size_t hdr_len)
 UT_TEST(torn_header_of_new_segment_is_repaired)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode(h, 60);
+	elog__seg_header_encode(h, 60, 0, NULL);
 	torn_header_repaired(h, 13);
 }
 END_TEST
@@ -450,7 +450,7 @@ UT_TEST(segment_left_half_created_is_removed)
 	ck_assert_int_eq(elog_close(w), 0);
 	char p[1200], q[1200];
 	unsigned char hdr[SEG_HDR];
-	elog__seg_header_encode(hdr, 1);
+	elog__seg_header_encode(hdr, 1, 0, NULL);
 	snprintf(q, sizeof q, "%s%s", ut_seg_path(ut_dir, 1, SEG_EXT), SEG_NEW_EXT);
 	ut_write_file(q, hdr, SEG_HDR);
 	ut_crashed(ut_dir);

@@ -151,7 +151,9 @@ UT_TEST(a_damaged_header_is_rebuilt_and_every_record_kept)
 	 * the same base and flags, and a seal naming the next segment. */
 	read_head(seg, hdr, SEG_HDR);
 	ck_assert_mem_ne(hdr, good, SEG_HDR);
-	elog__seg_header_encode_flags(good, 0, elog__seg_header_flags(good));
+	struct elog_settings set;
+	ck_assert_int_eq(elog_settings_read(ut_dir, &set, NULL), 0);
+	elog__seg_header_encode(good, 0, elog__seg_header_flags(good), set.id);
 	ck_assert_mem_eq(hdr, good, SEG_HDR);
 	size_t len;
 	unsigned char *all = ut_read_file(seg, &len);

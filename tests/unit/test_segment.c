@@ -49,63 +49,64 @@ END_TEST
 UT_TEST(header_round_trip)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode(h, 12345);
+	elog__seg_header_encode(h, 12345, 0, NULL);
 	ck_assert_mem_eq(h, "ELOGSEG\n", 8);
 	ck_assert_uint_eq(get32(h + 8), 2);
 	ck_assert_uint_eq(get32(h + 12), 0);
 	ck_assert_uint_eq(get64(h + 16), 12345);
 	ck_assert_uint_eq(get32(h + 24), elog__crc32c(0, h, 24));
 	ck_assert_uint_eq(get32(h + 28), 0);
-	ck_assert_int_eq(elog__seg_header_check(h, 12345), 0);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 12345, NULL, NULL), 0);
 }
 END_TEST
 
 UT_TEST(header_wrong_base)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode(h, 100);
-	ck_assert_int_eq(elog__seg_header_check(h, 101), ELOG_CORRUPT);
-	ck_assert_int_eq(elog__seg_header_check(h, 0), ELOG_CORRUPT);
+	elog__seg_header_encode(h, 100, 0, NULL);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 101, NULL, NULL), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 0, NULL, NULL), ELOG_CORRUPT);
 }
 END_TEST
 
 UT_TEST(header_bad_magic_or_crc)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode(h, 7);
+	elog__seg_header_encode(h, 7, 0, NULL);
 	h[0] = 'X';
 	put32(h + 24, elog__crc32c(0, h, 24));
-	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL), ELOG_CORRUPT);
 	for (int byte = 8; byte < 28; byte++) {
-		elog__seg_header_encode(h, 7);
+		elog__seg_header_encode(h, 7, 0, NULL);
 		h[byte] ^= 0x10;
-		ck_assert_msg(elog__seg_header_check(h, 7) == ELOG_CORRUPT, "byte %d", byte);
+		ck_assert_msg(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL) == ELOG_CORRUPT,
+		              "byte %d", byte);
 	}
 	unsigned char z[SEG_HDR] = { 0 };
-	ck_assert_int_eq(elog__seg_header_check(z, 0), ELOG_CORRUPT);
+	ck_assert_int_eq(elog__seg_header_verify(z, SEG_HDR, 0, NULL, NULL), ELOG_CORRUPT);
 }
 END_TEST
 
 UT_TEST(header_newer_version)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode(h, 7);
+	elog__seg_header_encode(h, 7, 0, NULL);
 	put32(h + 8, 3);
 	put32(h + 24, elog__crc32c(0, h, 24));
-	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL), ELOG_BADVERSION);
 	/* Version 1, of elog 0.2, is read, and has no seal. */
 	put32(h + 8, 1);
 	put32(h + 24, elog__crc32c(0, h, 24));
-	ck_assert_int_eq(elog__seg_header_check(h, 7), 0);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL), 0);
 	ck_assert_int_eq(elog__seg_header_sealed(h), 0);
-	elog__seg_header_encode(h, 7);
+	elog__seg_header_encode(h, 7, 0, NULL);
 	ck_assert_int_eq(elog__seg_header_sealed(h), 1);
 	/* A codec this version does not know is a newer format too. */
-	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(0xFF, 0));
-	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
+	elog__seg_header_encode(h, 7, SEG_FLAGS(0xFF, 0), NULL);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL), ELOG_BADVERSION);
 	/* A dictionary without a codec is nothing this version wrote. */
-	elog__seg_header_encode_flags(h, 7, SEG_FLAGS(CODEC_NONE, 1));
-	ck_assert_int_eq(elog__seg_header_check(h, 7), ELOG_BADVERSION);
+	elog__seg_header_encode(h, 7, SEG_FLAGS(CODEC_NONE, 1), NULL);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 7, NULL, NULL), ELOG_BADVERSION);
 }
 END_TEST
 
@@ -162,12 +163,12 @@ END_TEST
 UT_TEST(header_flags_round_trip)
 {
 	unsigned char h[SEG_HDR];
-	elog__seg_header_encode_flags(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF));
-	ck_assert_int_eq(elog__seg_header_check(h, 9), 0);
+	elog__seg_header_encode(h, 9, SEG_FLAGS(CODEC_ZSTD, 0xABCDEF), NULL);
+	ck_assert_int_eq(elog__seg_header_verify(h, SEG_HDR, 9, NULL, NULL), 0);
 	ck_assert_uint_eq(elog__seg_header_flags(h), 0xABCDEF01u);
 	ck_assert_uint_eq(SEG_CODEC(elog__seg_header_flags(h)), CODEC_ZSTD);
 	ck_assert_uint_eq(SEG_DICT(elog__seg_header_flags(h)), 0xABCDEF);
-	elog__seg_header_encode(h, 9);
+	elog__seg_header_encode(h, 9, 0, NULL);
 	ck_assert_uint_eq(elog__seg_header_flags(h), 0);
 }
 END_TEST

@@ -6,7 +6,7 @@
 
 #define ID "6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01"
 #define VALID \
-	"format 1\nid " ID "\ncreated_ms 1764385200000\n" \
+	"format 2\nid " ID "\ncreated_ms 1764385200000\n" \
 	"segment_bytes 67108864\nindex_interval 4096\nretain_ms 7\nretain_bytes 9\n"
 
 static int parse(const char *text, struct elog_settings *s)
@@ -60,7 +60,7 @@ UT_TEST(format_round_trip)
 	ck_assert_uint_gt(n, 0);
 	ck_assert_uint_lt(n, SETTINGS_MAX);
 	/* The first line names the format, so an older reader refuses. */
-	ck_assert_mem_eq(buf, "format 1\n", 9);
+	ck_assert_mem_eq(buf, "format 2\n", 9);
 	UT_OK(elog__settings_parse(buf, n, &b), NULL);
 	ck_assert_mem_eq(&a, &b, sizeof a);
 }
@@ -213,13 +213,20 @@ UT_TEST(values_out_of_range)
 }
 END_TEST
 
-UT_TEST(format_2_is_version)
+UT_TEST(format_3_is_version)
 {
 	struct elog_settings s;
-	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	ck_assert_int_eq(parse("format 3\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
 	                 ELOG_BADVERSION);
-	/* Even when the rest would not parse in version 1. */
-	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 1\n", &s), ELOG_BADVERSION);
+	/* Even when the rest would not parse in version 2. */
+	ck_assert_int_eq(parse("format 3\nid " ID "\nsegment_bytes 1\n", &s), ELOG_BADVERSION);
+	/* Formats 1 (elog 0.2) and 2 are read, and said. */
+	ck_assert_int_eq(parse("format 1\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 0);
+	ck_assert_uint_eq(s.format, 1);
+	ck_assert_int_eq(parse("format 2\nid " ID "\nsegment_bytes 4096\nindex_interval 64\n", &s),
+	                 0);
+	ck_assert_uint_eq(s.format, 2);
 }
 END_TEST
 
@@ -281,7 +288,7 @@ UT_TEST(load_version_and_malformed_messages)
 {
 	char p[1200], msg[ELOG_MSG_MAX] = "";
 	struct elog_settings s;
-	const char *v2 = "format 2\n";
+	const char *v2 = "format 3\n";
 	ut_write_file(ut_path(p, sizeof p, ut_top, FN_SETTINGS), v2, strlen(v2));
 	ck_assert_int_eq(load(msg, &s), ELOG_BADVERSION);
 	ck_assert_str_eq(msg, "settings: unsupported format version");

@@ -7,6 +7,8 @@
 #include "unit.h"
 #include "../crash/maint_fault.h"
 
+#define ID "6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01"
+
 #define MAXP 64
 
 /* ---- helpers ---- */
@@ -21,7 +23,7 @@ static int open_dir(const char *dir)
 static void put_start(const char *dir, uint64_t start)
 {
 	int dfd = open_dir(dir);
-	UT_OK(elog__start_write(dfd, start), NULL);
+	UT_OK(elog__start_write(dfd, start, NULL), NULL);
 	close(dfd);
 }
 
@@ -36,7 +38,7 @@ static size_t list(const char *dir, uint64_t *b, struct elog__start_view *sv)
 {
 	struct seglist sl;
 	int dfd = open_dir(dir);
-	UT_OK(elog__seglist_read_start(dfd, &sl, sv), NULL);
+	UT_OK(elog__seglist_read_start(dfd, &sl, NULL, sv), NULL);
 	size_t n = sl.n;
 	for (size_t i = 0; i < n && i < 16; i++)
 		b[i] = sl.base[i];
@@ -148,16 +150,22 @@ UT_TEST(bytes_round_trip)
 	unsigned char p[START_SIZE];
 	uint64_t v = 0;
 	const char *why = "x";
-	elog__start_encode(p, 4182917);
+	elog__start_encode(p, 4182917, ID);
 	ck_assert_mem_eq(p, "ELOGSTA\n", 8);
 	ck_assert_uint_eq(get32(p + 8), 1);
-	ck_assert_uint_eq(get32(p + 12), 0);
+	ck_assert_mem_eq(p + 12, "\x6f\x1c\x0e\x4e", 4); /* the log: its id's first bytes */
 	ck_assert_uint_eq(get64(p + 16), 4182917);
 	ck_assert_uint_eq(get32(p + 24), elog__crc32c(0, p, 24));
 	ck_assert_uint_eq(get32(p + 28), 0);
-	UT_OK(elog__start_decode(p, sizeof p, &v, &why), NULL);
+	UT_OK(elog__start_decode(p, sizeof p, ID, &v, &why), NULL);
 	ck_assert_uint_eq(v, 4182917);
 	ck_assert_ptr_null(why);
+	/* Another log's start file is damage to this one, and names none
+	 * when no log is given. */
+	UT_RC(elog__start_decode(p, sizeof p, "0123456789abcdef0123456789abcdef", &v, &why),
+	      ELOG_CORRUPT, NULL);
+	ck_assert_str_eq(why, "names another log: a start file copied in from elsewhere");
+	UT_OK(elog__start_decode(p, sizeof p, NULL, &v, &why), NULL);
 
 	/* Every flipped bit is caught; the version, under a right
 	 * checksum, is a newer format. */
@@ -165,18 +173,18 @@ UT_TEST(bytes_round_trip)
 		unsigned char q[START_SIZE];
 		memcpy(q, p, sizeof q);
 		q[i / 8] ^= (unsigned char)(1u << (i % 8));
-		UT_RC(elog__start_decode(q, sizeof q, &v, NULL), ELOG_CORRUPT, NULL);
+		UT_RC(elog__start_decode(q, sizeof q, ID, &v, NULL), ELOG_CORRUPT, NULL);
 	}
 	unsigned char q[START_SIZE];
 	memcpy(q, p, sizeof q);
 	put32(q + 8, 2);
 	put32(q + 24, elog__crc32c(0, q, 24));
-	UT_RC(elog__start_decode(q, sizeof q, &v, NULL), ELOG_BADVERSION, NULL);
+	UT_RC(elog__start_decode(q, sizeof q, ID, &v, NULL), ELOG_BADVERSION, NULL);
 	memcpy(q, p, sizeof q);
 	put32(q + 28, 1);
-	UT_RC(elog__start_decode(q, sizeof q, &v, &why), ELOG_CORRUPT, NULL);
+	UT_RC(elog__start_decode(q, sizeof q, ID, &v, &why), ELOG_CORRUPT, NULL);
 	ck_assert_str_eq(why, "reserved bytes are not zero");
-	UT_RC(elog__start_decode(p, sizeof p - 1, &v, &why), ELOG_CORRUPT, NULL);
+	UT_RC(elog__start_decode(p, sizeof p - 1, ID, &v, &why), ELOG_CORRUPT, NULL);
 	ck_assert_str_eq(why, "not 32 bytes long");
 }
 END_TEST
@@ -242,7 +250,7 @@ UT_TEST(file_round_trip_and_damage)
 
 	/* A newer version refuses the listing, as every file does. */
 	unsigned char q[START_SIZE];
-	elog__start_encode(q, 10);
+	elog__start_encode(q, 10, NULL);
 	put32(q + 8, 2);
 	put32(q + 24, elog__crc32c(0, q, 24));
 	ut_write_file(start_path(ut_top), q, sizeof q);

@@ -82,7 +82,7 @@ UT_TEST(the_start_file_hides_segments_below_it)
 
 	two_segments();
 	int dfd = open_dir();
-	UT_OK(elog__start_write(dfd, 10), NULL);
+	UT_OK(elog__start_write(dfd, 10, NULL), NULL);
 	close(dfd);
 	UT_OK(elog_summary_read(ut_dir, &s, NULL), NULL);
 	ck_assert_uint_eq(s.start, 10);
@@ -210,7 +210,7 @@ UT_TEST(consumer_lost_to_retention)
 	ck_assert_uint_eq(c.lost, 0);
 	ck_assert_uint_eq(c.lag, 9);
 	int dfd = open_dir();
-	UT_OK(elog__start_write(dfd, 10), NULL);
+	UT_OK(elog__start_write(dfd, 10, NULL), NULL);
 	close(dfd);
 	UT_OK(elog_consumer_get(ut_dir, "slow", &c, NULL), NULL);
 	ck_assert_uint_eq(c.lost, 6); /* offsets 4..9 */

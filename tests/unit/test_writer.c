@@ -829,7 +829,7 @@ static size_t check_segments(const char *dir, uint64_t seg_bytes, uint64_t *base
 	for (size_t i = 0; i < sl.n; i++) {
 		size_t len, got;
 		unsigned char *seg = ut_read_file(ut_seg_path(dir, sl.base[i], SEG_EXT), &len);
-		ck_assert_int_eq(elog__seg_header_check(seg, sl.base[i]), 0);
+		ck_assert_int_eq(elog__seg_header_verify(seg, SEG_HDR, sl.base[i], NULL, NULL), 0);
 		uint64_t pos = SEG_HDR, n = 0;
 		/* Every closed segment ends with its seal, naming the next. */
 		if (i + 1 < sl.n) {

@@ -272,9 +272,14 @@ static inline uint64_t ut_append_rec(const char *path, const struct elog_record 
 static inline void ut_seg_create_version(const char *dir, uint64_t base, uint32_t version)
 {
 	unsigned char hdr[SEG_HDR];
-	elog__seg_header_encode(hdr, base);
-	put32(hdr + SEG_AT_VERSION, version);
-	put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
+	struct elog_settings set;
+	/* Of version 2, it names the log of dir, when dir is one. */
+	int have = version == SEG_VERSION && elog_settings_read(dir, &set, NULL) == 0;
+	elog__seg_header_encode(hdr, base, 0, have ? set.id : NULL);
+	if (version != SEG_VERSION) {
+		put32(hdr + SEG_AT_VERSION, version);
+		put32(hdr + SEG_AT_CRC, elog__crc32c(0, hdr, SEG_AT_CRC));
+	}
 	ut_write_file(ut_seg_path(dir, base, SEG_EXT), hdr, SEG_HDR);
 }
 
@@ -297,8 +302,7 @@ static inline uint64_t ut_seg_seal(const char *dir, uint64_t base, uint64_t next
 	char path_copy[1200];
 	unsigned char p[SEAL_SIZE];
 	snprintf(path_copy, sizeof path_copy, "%s", path);
-	struct seal s = { .next = next, .end = end, .pos = ut_file_size(path_copy) };
-	elog__seal_id(hex ? hex : "", s.id);
+	struct seal s = elog__seal_of(hex ? hex : "", next, end, ut_file_size(path_copy));
 	elog__seal_encode(p, &s);
 	ut_append_file(path_copy, p, SEAL_SIZE);
 	return s.pos;
