@@ -431,11 +431,11 @@ static int sync_recorded(elog *w, int fd, int which, uint64_t cover)
 }
 
 /* How long a sync of the slot's holder may stay pending before a writer
- * that cannot vouch for it treats it as failed: its holder is stopped (a
- * signal, a frozen unit, a debugger) or the disk hangs.  Failed costs a
- * cut back to the watermark, which every writer whose records go writes
- * again; a second of others' batches is what it saves. */
-#define SYNC_STALL_NS 1000000000LL
+ * that cannot vouch for it treats it as failed (writer.h): its holder is
+ * stopped (a signal, a frozen unit, a debugger) or the disk hangs.  Failed
+ * costs a cut back to the watermark, which every writer whose records go
+ * writes again; a second of others' batches is what it saves. */
+int64_t elog__sync_stall_ns = 1000000000LL;
 
 /* With the batch lock held, after this handle's own recorded sync of its
  * segment succeeded: 1 when it may publish what that sync covered; 0 not
@@ -452,7 +452,7 @@ static int slot_allows(elog *w, uint64_t hseq)
 	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, hseq);
 	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
 		return 1;
-	if (v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < SYNC_STALL_NS)
+	if (v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < elog__sync_stall_ns)
 		return 0;
 	if (v == SYNC_RUNNING)
 		w->stall_seq = r.seq;
@@ -785,7 +785,19 @@ static int tail_sync(elog *w, int *moved)
 	/* A holder died mid-batch, a sync failed, the state is from another
 	 * boot (a crash or power loss may have kept any part of what was
 	 * written), it disagrees with the files, or it is not one this code
-	 * wrote: recover. */
+	 * wrote: recover.  The state says so first, under a new epoch (and
+	 * sick, with hseq, when a cut back is due), so that a recovery that
+	 * cuts and then fails leaves no writer in flight a state that still
+	 * vouches for what it cut. */
+	if (ls.valid) {
+		struct lock_state mark = ls;
+		mark.epoch = epoch_new();
+		mark.busy = 1;
+		mark.sick = sick ? 1u : 0u;
+		mark.hseq = w->hseq;
+		if ((err = elog__lock_state_write(w->lockfd, &mark)) != 0)
+			return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+	}
 	if ((err = tail_recover(w, sick)) != 0)
 		return err;
 	/* The epoch stays only when nothing at or below the recorded tail
@@ -857,13 +869,20 @@ static int roll(elog *w, uint64_t base, uint32_t flags)
 	if ((err = seal_open_segment(w, base)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: writing its seal at byte %llu: %s", name,
 		                        (unsigned long long)w->seg_size, elog_strerror(err));
-	/* Recorded: it covers other writers' records of the segment. */
-	if ((err = sync_recorded(w, w->segfd, SYNC_BY_LOCK, base)) != 0)
+	/* Recorded, the index's sync with the segment's: they cover other
+	 * writers' records, and a closed segment's index is trusted, so a
+	 * failure of either is a failed sync for the next holder, which
+	 * rebuilds the index as it cuts back. */
+	struct sync_rec r;
+	if ((err = sync_begin(w, SYNC_BY_LOCK, base, &r)) != 0)
+		return elog__errmsg_set(w->msg, err, "%s: %s", FN_LOCK, elog_strerror(err));
+	int failed = fdatasync(w->segfd) < 0 ? errno : 0;
+	if (!failed && fdatasync(w->idxfd) < 0) {
+		failed = errno;
+		elog__seg_name(name, w->seg_base, IDX_EXT);
+	}
+	if ((err = sync_end(w, SYNC_BY_LOCK, &r, failed)) != 0)
 		return elog__errmsg_set(w->msg, err, "%s: fdatasync: %s", name, elog_strerror(err));
-	elog__seg_name(name, w->seg_base, IDX_EXT);
-	if (fdatasync(w->idxfd) < 0)
-		return elog__errmsg_set(w->msg, errno, "%s: fdatasync: %s", name,
-		                        elog_strerror(errno));
 	close_segment(w);
 	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_create(w->dfd, base, flags, w->set.id, &w->segfd, &w->idxfd)) != 0)

@@ -46,4 +46,10 @@ int elog__recover_leftovers(int dfd, char *msg);
 /* Check the index of every closed segment; rebuild those that are wrong. */
 int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
 
+/* How long a sync of the slot's holder may stay pending before a writer
+ * that cannot vouch for it counts it as failed (writer.c): a second; the
+ * crash simulator, whose hooks hold a leader in its sync while others
+ * act, sets a shorter one. */
+extern int64_t elog__sync_stall_ns;
+
 #endif

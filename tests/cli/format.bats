@@ -313,6 +313,8 @@ PY
 }
 
 @test "the first writer of 0.3 marks a log of 0.2 format 2, and says so once" {
+	"$ELOG_BIN/elog-append" --compress zstd "$T/probe" </dev/null 2>/dev/null ||
+		skip "elog built without zstd: the log of 0.2 kept here is compressed"
 	cp -r "$BATS_TEST_DIRNAME/../fixtures/zstd-log" "$LOG"
 	[ "$(head -1 "$LOG/settings")" = "format 1" ]
 	# Read as it is: reading changes nothing.

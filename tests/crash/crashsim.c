@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "internal.h"
 
 void die(const char *fmt, ...)
 {
@@ -135,6 +136,10 @@ int main(int argc, char **argv)
 	int do_power = 1, do_faults = 1, fails = 0, sample_seeded = 0;
 	const char *only = NULL;
 
+	/* A handoff's hook holds a leader in its sync while other handles
+	 * act: those that cannot vouch for its sync wait out the stall bound
+	 * (writer.h) each time, a second a wait in a run of thousands. */
+	elog__sync_stall_ns = 20 * 1000000LL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--long") == 0) {
 			seeds = 4;

@@ -14,7 +14,7 @@ static void setup(void)
 {
 	unsigned char buf[4096];
 	size_t len = SEG_HDR;
-	elog__seg_header_encode(buf, 0);
+	elog__seg_header_encode(buf, 0, 0, NULL);
 	for (uint64_t off = 0; off < 40; off++) {
 		char v[8];
 		struct elog_record rec = { off, (int64_t)(1000 + off * 10), 0, NULL, 0, v, 0 };

@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 	case 2:
 		snprintf(name, sizeof name, "%s", nth_segment(data[0] % 6 == 1, &base));
-		elog__seg_header_encode(buf, base);
+		elog__seg_header_encode(buf, base, 0, NULL);
 		memcpy(buf + SEG_HDR, data + 1, size - 1);
 		fuzz_put(dfd, name, buf, SEG_HDR + size - 1);
 		break;

@@ -341,7 +341,8 @@ class Log:
     def settings(self) -> Dict[str, Any]:
         """The settings stored with the log: id, created_ms, segment_bytes,
         index_interval, retain_ms, retain_bytes (0: none), compression,
-        compression_level, no_dictionary, retain_consumers, cleanup."""
+        compression_level, no_dictionary, retain_consumers, cleanup, and
+        format (1: written by elog 0.2 only, 2: by 0.3)."""
         if self._writer is not None and not self._writer.closed:
             return self._writer.settings
         return _elog.settings_read(self._path)
@@ -494,6 +495,13 @@ def _summary(dirname, s, consumers):
     times(out, "copy_holes", s["copy_last_ms"])
     out["durable_end"] = s["durable_end"]
     out["start"] = s["start"]
+    out["format"] = st["format"]
+
+    def versions(bits):
+        return [v for v in range(1, 33) if bits >> (v - 1) & 1]
+
+    out["segment_versions"] = versions(s["segment_versions"])
+    out["index_versions"] = versions(s["index_versions"])
     out["segments"] = s["segments"]
     out["active_segment"] = s["active_base"]
     out["segment_bytes"] = st["segment_bytes"]

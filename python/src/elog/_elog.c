@@ -1292,7 +1292,8 @@ static PyObject *settings_dict(const struct elog_settings *s)
 	                                      : "report")) < 0 ||
 	    dset(d, "cleanup",
 	         PyUnicode_FromString(s->cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete")) <
-	            0) {
+	            0 ||
+	    dset(d, "format", PyLong_FromUnsignedLong(s->format)) < 0) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -1787,7 +1788,7 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 	if (writers && settings)
 		r = Py_BuildValue(
 		        "{s:O,s:K,s:K,s:O,s:O,s:K,s:K,s:K,s:O,s:N,s:N,s:K,s:K,s:K,s:K,s:K,s:K,"
-		        "s:K,s:O,s:O,s:O,s:i,s:i,s:N,s:N,s:N,s:O,s:K,s:K,s:O}",
+		        "s:K,s:O,s:O,s:O,s:i,s:i,s:N,s:N,s:N,s:O,s:K,s:K,s:O,s:I,s:I}",
 		        "settings", settings, "start", (unsigned long long)s.start, "durable_end",
 		        (unsigned long long)s.durable_end, "have_first",
 		        s.have_first ? Py_True : Py_False, "have_last",
@@ -1811,7 +1812,8 @@ static PyObject *fn_summary(PyObject *m, PyObject *args, PyObject *kw)
 		        ms_or_none(s.compact_last_ms), "copy_last_ms", ms_or_none(s.copy_last_ms),
 		        "damaged", s.damaged ? Py_True : Py_False, "lost",
 		        (unsigned long long)s.lost, "pending", (unsigned long long)s.pending,
-		        "pending_cut", s.pending_cut ? Py_True : Py_False);
+		        "pending_cut", s.pending_cut ? Py_True : Py_False, "segment_versions",
+		        s.segment_versions, "index_versions", s.index_versions);
 	Py_XDECREF(writers);
 	Py_XDECREF(settings);
 	elog_summary_free(&s);
