@@ -3481,10 +3481,7 @@ static void build_direct(const char *dir, const struct corpus *c, long n, uint64
 		size_t size = i < n ? elog__rec_size(KEY_LEN, vlen) : 0;
 		if (i == n || len == 0 || len + size > seg_bytes) {
 			if (len && i < n) { /* a closed segment ends with its seal */
-				struct seal sl = { .next = (uint64_t)i,
-					           .end = (uint64_t)i,
-					           .pos = len };
-				elog__seal_id(set.id, sl.id);
+				struct seal sl = elog__seal_of(set.id, (uint64_t)i, (uint64_t)i, len);
 				elog__seal_encode(seg + len, &sl);
 				len += SEAL_SIZE;
 			}
@@ -3503,7 +3500,7 @@ static void build_direct(const char *dir, const struct corpus *c, long n, uint64
 			if (i == n)
 				break;
 			base = (uint64_t)i;
-			elog__seg_header_encode(seg, base);
+			elog__seg_header_encode(seg, base, 0, set.id);
 			len = SEG_HDR;
 			elog__idx_header_encode(ix);
 			ixlen = IDX_HDR;
