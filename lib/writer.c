@@ -1128,8 +1128,9 @@ static int publish_synced(elog *w, const struct watermark *mine, int *wait, int 
 /* The slow path, with the batch lock and the mutex held: LOCK's epoch
  * moved since b was written, or a sync failed.  Find the tail (recovering
  * and cutting back if need be); when b's bytes are no longer there, write
- * them again; then sync and publish them.  *wait: not published, the
- * slot's holder runs a sync this handle cannot vouch for. */
+ * them again; then sync and publish them.  *wait: not published (the
+ * slot's holder runs a sync this handle cannot vouch for, or its sync
+ * failed or stalled): try again. */
 static int batch_recheck(elog *w, struct batch *b, int *wait)
 {
 	int moved, err;
@@ -1167,7 +1168,11 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	if (failed)
 		return sync_failed(w, mine.segment_base, failed);
 	pthread_mutex_unlock(&w->mu);
-	publish_synced(w, &mine, wait, &err);
+	/* Not published because the slot's sync failed or stalled past the
+	 * bound: not acknowledged either.  The next round cuts back first
+	 * (tail_sync()), then writes and syncs the batch again. */
+	if (publish_synced(w, &mine, wait, &err) && !*wait)
+		*wait = 1;
 	pthread_mutex_lock(&w->mu);
 	return err;
 }
