@@ -50,6 +50,18 @@ wait_held() {
 	return 1
 }
 
+# Wait until nobody holds a lock on FILE, for at most 10 seconds: unshare's
+# --kill-child kills the holder after unshare itself is gone.
+wait_free() {
+	local i
+	for i in $(seq 1000); do
+		flock -n -x "$1" true 2>/dev/null && return 0
+		nap 0.01
+	done
+	echo "the lock on $1 was never released" >&2
+	return 1
+}
+
 @test "a temporary file held from another pid namespace survives every cleaner" {
 	need_pidns
 	printf 'a\nb\n' | elog-append --cleanup compact "$LOG"
@@ -74,6 +86,7 @@ wait_held() {
 	# Its holder gone, the file is what a crash left: garbage.
 	kill -KILL "$holder"
 	wait "$holder" || true
+	wait_free "$tmp"
 	run elog-verify --repair "$LOG"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"${tmp##*/}: repaired: removed: the temporary file of a process that died"* ]]
