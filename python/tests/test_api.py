@@ -178,6 +178,24 @@ def test_read_options(logdir):
     assert len(list(log)) == 20
 
 
+def test_create_consumer(logdir):
+    with Log.open(logdir, writer=True) as log:
+        log.create_consumer("late")
+        c = log.consumer("late")
+        assert (c.uncommitted, c.next, c.lag) == (True, 0, 0)
+        assert log.committed("late") is None
+        log.append_many([b"a", b"b"])
+        log.flush()
+        assert [r.value for r in log.read(group="late")] == [b"a", b"b"]
+        log.create_consumer("late")  # exists: no change
+        assert log.consumer("late").uncommitted
+        log.commit("late", 0)
+        log.create_consumer("late")
+        assert log.committed("late") == 0
+        with pytest.raises(elog.BadConsumerName):
+            log.create_consumer("no spaces")
+
+
 def test_consumers(logdir):
     with Log.open(logdir, writer=True) as log:
         log.append_many([b"a", b"b", b"c"])

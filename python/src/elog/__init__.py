@@ -19,8 +19,8 @@ programs (elog-append, elog-cat, ...): the same log, the same files.
 Reading: Log.read() returns an iterator of Record objects (offset, ts_ms,
 schema, key, value and json()); follow=True waits for new records like
 `tail -f` and ends on idle=SECONDS or Ctrl-C.  Consumers: commit(),
-committed(), consumers().  Maintenance: retain(), compact(), verify(),
-summary().  Every failure raises a subclass of ElogError carrying the
+create_consumer(), committed(), consumers().  Maintenance: retain(),
+compact(), verify(), summary().  Every failure raises a subclass of ElogError carrying the
 library's message and, where there is one, the next step.
 
 Threads: a writing Log is shared by threads, and the appends of several
@@ -393,9 +393,10 @@ class Log:
         _elog.consumer_commit(self._path, name, offset)
 
     def committed(self, name: str) -> Optional[int]:
-        """Consumer name's committed offset, or None when it has none."""
+        """Consumer name's committed offset, or None when it has none (no
+        such consumer, or one created and not yet committed)."""
         c = _elog.consumer_get(self._path, name)
-        return None if c is None else c["offset"]
+        return None if c is None or c["uncommitted"] else c["offset"]
 
     def consumer(self, name: str) -> Optional[Consumer]:
         """Consumer name's entry (offset, lag, losses), or None."""
@@ -405,6 +406,13 @@ class Log:
     def consumers(self) -> List[Consumer]:
         """Every named consumer, sorted by name, with its lag."""
         return [Consumer(**c) for c in _elog.consumer_list(self._path)]
+
+    def create_consumer(self, name: str) -> None:
+        """Register consumer name before its first record (elog-commit
+        --create): uncommitted, it reads from the log's first record, and
+        retention's protect keeps every record for it.  Nothing changes
+        when the name exists."""
+        _elog.consumer_create(self._path, name)
 
     def delete_consumer(self, name: str) -> None:
         """Forget consumer name (NoConsumer when there is none)."""

@@ -1450,6 +1450,12 @@ static PyObject *fn_consumer_delete(PyObject *m, PyObject *args, PyObject *kw)
 	return consumer_op(args, kw, "O&s:delete_consumer", elog_consumer_delete);
 }
 
+static PyObject *fn_consumer_create(PyObject *m, PyObject *args, PyObject *kw)
+{
+	(void)m;
+	return consumer_op(args, kw, "O&s:create_consumer", elog_consumer_create);
+}
+
 static PyObject *fn_consumer_ack_loss(PyObject *m, PyObject *args, PyObject *kw)
 {
 	(void)m;
@@ -1844,6 +1850,7 @@ static PyMethodDef module_methods[] = {
 	{ "consumer_get", KW(fn_consumer_get), "consumer_get(path, name) -> dict | None" },
 	{ "consumer_list", KW(fn_consumer_list), "consumer_list(path) -> list[dict]" },
 	{ "consumer_delete", KW(fn_consumer_delete), "consumer_delete(path, name)" },
+	{ "consumer_create", KW(fn_consumer_create), "consumer_create(path, name)" },
 	{ "consumer_ack_loss", KW(fn_consumer_ack_loss), "consumer_ack_loss(path, name)" },
 	{ "retain", KW(fn_retain), "retain(path, *, ...) -> dict" },
 	{ "compact", KW(fn_compact), "compact(path, *, ...) -> dict" },
