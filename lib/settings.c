@@ -405,35 +405,31 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 	return 0;
 }
 
+/* ELOG_SETTING when a number given (non-zero) differs from the log's. */
+static int number_differs(uint64_t given, uint64_t stored, const char *what, const char *unit,
+                          char *msg)
+{
+	if (!given || given == stored)
+		return 0;
+	return elog__errmsg_set(msg, ELOG_SETTING, "the log's %s is %llu %s, not %llu", what,
+	                        (unsigned long long)stored, unit, (unsigned long long)given);
+}
+
 int elog__settings_check_options(const struct elog_settings *s, const struct elog_options *opt,
                                  char *msg)
 {
+	int err;
 	if (!opt)
 		return 0;
 	/* Only what was given is compared: zero means "the log's". */
-	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's segment size is %llu "
-		                        "bytes, not %llu",
-		                        (unsigned long long)s->segment_bytes,
-		                        (unsigned long long)opt->segment_bytes);
-	if (opt->index_interval && opt->index_interval != s->index_interval)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's index interval is %u "
-		                        "bytes, not %u",
-		                        s->index_interval, opt->index_interval);
-	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's retention age is %llu ms, "
-		                        "not %llu",
-		                        (unsigned long long)s->retain_ms,
-		                        (unsigned long long)opt->retain_ms);
-	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's retention size is %llu "
-		                        "bytes, not %llu",
-		                        (unsigned long long)s->retain_bytes,
-		                        (unsigned long long)opt->retain_bytes);
+	if ((err = number_differs(opt->segment_bytes, s->segment_bytes, "segment size", "bytes",
+	                          msg)) != 0 ||
+	    (err = number_differs(opt->index_interval, s->index_interval, "index interval", "bytes",
+	                          msg)) != 0 ||
+	    (err = number_differs(opt->retain_ms, s->retain_ms, "retention age", "ms", msg)) != 0 ||
+	    (err = number_differs(opt->retain_bytes, s->retain_bytes, "retention size", "bytes",
+	                          msg)) != 0)
+		return err;
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log is not compressed");
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
