@@ -312,6 +312,18 @@ static void out_abort(struct compactor *c, struct out *w)
 	elog__idx_free(&w->ix);
 }
 
+/* Rename base's temporary ext file over its name, then fsync the directory. */
+static int swap_in(struct maint *m, uint64_t base, const char *ext)
+{
+	char name[NAME_MAX_LOCAL], tmp[NAME_MAX_LOCAL];
+	elog__seg_name(name, base, ext);
+	tmp_name(tmp, base, ext);
+	elog__maint_step();
+	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	return elog__maint_sync_dir(m);
+}
+
 /* Sync the new segment, write its index, and swap both into place. */
 static int out_commit(struct compactor *c, struct out *w)
 {
@@ -355,33 +367,13 @@ static int out_commit(struct compactor *c, struct out *w)
 
 	/* The old index goes first, durably: between the renames a reader
 	 * then finds no index rather than one describing the other file,
-	 * even after a power loss that kept the rename and not the unlink. */
-	elog__seg_name(name, w->base, IDX_EXT);
-	elog__maint_step();
-	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
-	elog__seg_name(name, w->base, SEG_EXT);
-	tmp_name(tmp, w->base, SEG_EXT);
-	elog__maint_step();
-	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	/* And the segment before its index, so the new index never stands
+	 * even after a power loss that kept the rename and not the unlink.
+	 * And the segment before its index, so the new index never stands
 	 * beside the old segment. */
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
 	elog__seg_name(name, w->base, IDX_EXT);
-	tmp_name(tmp, w->base, IDX_EXT);
-	elog__maint_step();
-	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	elog__maint_step();
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
+	if ((err = elog__maint_unlink(m, name)) != 0 || (err = elog__maint_sync_dir(m)) != 0 ||
+	    (err = swap_in(m, w->base, SEG_EXT)) != 0 || (err = swap_in(m, w->base, IDX_EXT)) != 0)
+		return err;
 	w->fd = -1;
 	return 0;
 }
@@ -778,10 +770,7 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 		err = cleanup_allows(&set, msg);
 	if (err)
 		return err;
-	int64_t wait_ms;
-	if ((err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg)) != 0)
-		return err;
-	err = elog__maint_open(&m, dir, wait_ms, msg);
+	err = elog__maint_open(&m, dir, o->wait_ms, msg);
 	/* The settings as they are under maint.lock, which every change of
 	 * them takes. */
 	if (!err && (err = elog__settings_load(m.dfd, &m.set, msg)) == 0)

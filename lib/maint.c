@@ -116,12 +116,15 @@ static int chain_check(struct maint *m)
 	return err;
 }
 
-int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg)
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg)
 {
+	int64_t wait_ms;
 	int err;
 	memset(m, 0, sizeof *m);
 	m->msg = msg;
 	m->dfd = m->lockfd = m->wmfd = -1;
+	if ((err = elog__wait_ms(wait, 0, &wait_ms, msg)) != 0)
+		return err;
 	m->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (m->dfd < 0)
 		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
@@ -213,8 +216,7 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	return 0;
 }
 
-/* Unlink name in the log directory; a file already gone is fine. */
-static int unlink_name(struct maint *m, const char *name)
+int elog__maint_unlink(struct maint *m, const char *name)
 {
 	elog__maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
@@ -230,13 +232,13 @@ static int unlink_segment(struct maint *m, uint64_t base)
 	char name[NAME_MAX_LOCAL];
 	int err;
 	elog__seg_name(name, base, SEG_EXT);
-	if ((err = unlink_name(m, name)) != 0)
+	if ((err = elog__maint_unlink(m, name)) != 0)
 		return err;
 	elog__seg_name(name, base, IDX_EXT);
-	return unlink_name(m, name);
+	return elog__maint_unlink(m, name);
 }
 
-static int sync_dir(struct maint *m)
+int elog__maint_sync_dir(struct maint *m)
 {
 	elog__maint_step();
 	int err = elog__fs_fsync_dir(m->dfd);
@@ -252,7 +254,7 @@ int elog__seg_remove(struct maint *m, uint64_t base)
 	 * are durable in the order they were made and a crash never leaves
 	 * a hole in the middle of the log. */
 	int err = unlink_segment(m, base);
-	return err ? err : sync_dir(m);
+	return err ? err : elog__maint_sync_dir(m);
 }
 
 /* File names, each with the base offset of its segment. */
@@ -374,7 +376,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 		if (err)
 			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
 		else
-			err = sync_dir(m);
+			err = elog__maint_sync_dir(m);
 		if (!err)
 			m->start.state = START_NONE;
 		while (i < k && !err)
@@ -402,7 +404,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 	memmove(m->sl.base, m->sl.base + k, (m->sl.n - k) * sizeof m->sl.base[0]);
 	m->sl.n -= k;
 	m->nclosed -= k;
-	err = sync_dir(m);
+	err = elog__maint_sync_dir(m);
 out:
 	free(l.v);
 	free(l.base);
@@ -529,16 +531,16 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 		goto out;
 	*fixed += below.n;
 	for (size_t i = 0; i < tmp.n; i++) {
-		if ((err = unlink_name(m, tmp.v[i])) != 0)
+		if ((err = elog__maint_unlink(m, tmp.v[i])) != 0)
 			goto out;
 		(*fixed)++;
 	}
 	for (size_t i = 0; i < orphan.n; i++) {
-		if ((err = unlink_name(m, orphan.v[i])) != 0)
+		if ((err = elog__maint_unlink(m, orphan.v[i])) != 0)
 			goto out;
 		(*fixed)++;
 	}
-	if (tmp.n + orphan.n + below.n + dropped > 0 && (err = sync_dir(m)) != 0)
+	if (tmp.n + orphan.n + below.n + dropped > 0 && (err = elog__maint_sync_dir(m)) != 0)
 		goto out;
 	/* A temporary file may be all that is left of a swap that renamed the
 	 * segment but not yet its index. */

@@ -27,10 +27,10 @@ struct maint {
 	struct elog__start_view start; /* the start file, as sl was listed */
 	size_t nclosed;                /* sl.base[0 .. nclosed) may be changed */
 };
-/* Open DIR as a log, take the maintenance lock (waiting up to wait_ms, a
- * wait of elog.h) and list the segments.  ELOG_LOCKED names the pid of the
- * other maintenance run. */
-int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg);
+/* Open DIR as a log, take the maintenance lock (waiting up to wait, a
+ * wait of elog.h as the caller was given it) and list the segments.
+ * ELOG_LOCKED names the pid of the other maintenance run. */
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg);
 void elog__maint_close(struct maint *m);
 /* List the segments again and decide which are closed. */
 int elog__maint_list(struct maint *m);
@@ -42,6 +42,10 @@ void elog__maint_step(void);
  * records a merge already copied into their predecessor; rewrite a start
  * file that is ignored.  *fixed counts the files removed or rewritten. */
 int elog__maint_cleanup(struct maint *m, uint64_t *fixed);
+/* Each after elog__maint_step(): unlink name in the log directory (a file
+ * already gone is fine); fsync the directory.  0, or the error in m->msg. */
+int elog__maint_unlink(struct maint *m, const char *name);
+int elog__maint_sync_dir(struct maint *m);
 
 /* What a segment holds, from its index and a scan of its tail. */
 struct seg_info {

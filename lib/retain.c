@@ -390,11 +390,7 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_r
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
 	struct lines lines = { 0 };
-	int64_t wait_ms;
-	int err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg);
-	if (err)
-		return err;
-	err = elog__maint_open(&m, dir, wait_ms, msg);
+	int err = elog__maint_open(&m, dir, o->wait_ms, msg);
 	if (!err)
 		err = retain(&m, o, res, &lines);
 	if (!err && !o->dry_run)
