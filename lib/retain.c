@@ -139,8 +139,16 @@ struct interest {
 	const char *who; /* ...and whose; NULL when none */
 };
 
-static void interest_of(struct interest *c)
+/* Read the consumers (again) into c; a consumers.json that cannot be read
+ * does not stop retention, res says so. */
+static void interest_of(struct maint *m, struct interest *c, struct elog_retain_result *res)
 {
+	elog__ctable_free(&c->t);
+	c->known = elog__consumers_load(m->dfd, &c->t, m->msg) == 0;
+	if (!c->known) {
+		res->consumers_unknown = 1;
+		m->msg[0] = '\0';
+	}
 	c->next = UINT64_MAX;
 	c->who = NULL;
 	if (!c->known) {
@@ -211,7 +219,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 	uint64_t max_bytes = limit_of(o->max_bytes, m->set.retain_bytes);
 	int64_t now = o->now_ms ? o->now_ms : elog__fs_now_ms();
 	int protect = m->set.retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT;
-	struct interest c = { { 0 }, 1, 0, NULL };
+	struct interest c = { { 0 }, 0, 0, NULL };
 	struct losses l = { 0 };
 	uint64_t total;
 	int err, lfd = -1, dirty = 0;
@@ -225,14 +233,8 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 	res->start_before = res->start_after = m->sl.n ? m->sl.base[0] : 0;
 	if ((err = log_bytes(m, &total)) != 0)
 		return err;
-	/* A first look at the consumers, without their lock, to decide; a
-	 * consumers.json that cannot be read does not stop retention. */
-	if (elog__consumers_load(m->dfd, &c.t, m->msg) != 0) {
-		c.known = 0;
-		res->consumers_unknown = 1;
-		m->msg[0] = '\0';
-	}
-	interest_of(&c);
+	/* A first look at the consumers, without their lock, to decide. */
+	interest_of(m, &c, res);
 
 	/* Decide first: nothing changes until the start is written. */
 	struct elog_segment_report *rep = calloc(m->nclosed + 1, sizeof *rep);
@@ -306,13 +308,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 		 * consumer made or rewound meanwhile has not read. */
 		if ((err = elog__consumers_lock(m->dfd, &lfd, m->msg)) != 0)
 			goto out;
-		elog__ctable_free(&c.t);
-		c.known = elog__consumers_load(m->dfd, &c.t, m->msg) == 0;
-		if (!c.known) {
-			res->consumers_unknown = 1;
-			m->msg[0] = '\0';
-		}
-		interest_of(&c);
+		interest_of(m, &c, res);
 		for (size_t i = 0; protect && i < k; i++)
 			if (!bysize[i] && c.next < m->sl.base[i + 1]) {
 				for (size_t j = i; j < k; j++) {
