@@ -190,12 +190,15 @@ static int expect(struct pstate *s, char c)
 	return perr(s, what);
 }
 
-/* A string of at most ELOG_CONSUMER_NAME_MAX plain characters into buf.
- * Escapes and control characters are refused: no name needs them. */
-static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1])
+/* A string of at most ELOG_CONSUMER_NAME_MAX plain characters into buf,
+ * *at where it begins.  Escapes and control characters are refused: no
+ * name needs them. */
+static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1], const char **at)
 {
 	size_t n = 0;
 
+	skip_ws(s);
+	*at = s->p;
 	if (!eat(s, '"'))
 		return perr(s, "expected a string");
 	for (;;) {
@@ -260,9 +263,7 @@ static int parse_entry(struct pstate *s, int v2, uint64_t *offset, int64_t *ms, 
 	do {
 		const char *at;
 		uint64_t v;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, key)) || (rc = expect(s, ':')))
+		if ((rc = parse_string(s, key, &at)) || (rc = expect(s, ':')))
 			return rc;
 		if (v2 && !have_off && !have_ms &&
 		    (strcmp(key, "next") == 0 || strcmp(key, "created_ms") == 0)) {
@@ -310,17 +311,12 @@ static int parse_consumers(struct pstate *s, int v2, struct ctable *t)
 		uint64_t offset = 0;
 		int64_t ms = 0;
 		int uncommitted = 0;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, name)))
+		if ((rc = parse_string(s, name, &at)))
 			return rc;
-		if (elog_consumer_name_check(name) != 0) {
+		int bad = elog_consumer_name_check(name) != 0;
+		if (bad || elog__ctable_find(t, name) >= 0) {
 			s->p = at;
-			return perr(s, "invalid consumer name");
-		}
-		if (elog__ctable_find(t, name) >= 0) {
-			s->p = at;
-			return perr(s, "duplicate consumer name");
+			return perr(s, bad ? "invalid consumer name" : "duplicate consumer name");
 		}
 		if ((rc = expect(s, ':')) ||
 		    (rc = parse_entry(s, v2, &offset, &ms, &uncommitted)))
@@ -342,11 +338,7 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	uint64_t version;
 	int rc, have_consumers = 0;
 
-	if ((rc = expect(s, '{')))
-		return rc;
-	skip_ws(s);
-	first = s->p;
-	if ((rc = parse_string(s, key)))
+	if ((rc = expect(s, '{')) || (rc = parse_string(s, key, &first)))
 		return rc;
 	if (strcmp(key, "version") != 0) {
 		s->p = first;
@@ -362,17 +354,12 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 		                        CONSUMERS_FORMAT_UNCOMMITTED);
 	while (eat(s, ',')) {
 		const char *at;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, key)))
+		if ((rc = parse_string(s, key, &at)))
 			return rc;
-		if (strcmp(key, "consumers") != 0) {
+		if (strcmp(key, "consumers") != 0 || have_consumers) {
 			s->p = at;
-			return perr(s, "unknown member");
-		}
-		if (have_consumers) {
-			s->p = at;
-			return perr(s, "duplicate member");
+			return perr(s, strcmp(key, "consumers") != 0 ? "unknown member"
+			                                               : "duplicate member");
 		}
 		if ((rc = expect(s, ':')) ||
 		    (rc = parse_consumers(s, version == CONSUMERS_FORMAT_UNCOMMITTED, t)))
