@@ -530,13 +530,8 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 	if ((err = unlink_hidden(m, &below)) != 0)
 		goto out;
 	*fixed += below.n;
-	for (size_t i = 0; i < tmp.n; i++) {
-		if ((err = elog__maint_unlink(m, tmp.v[i])) != 0)
-			goto out;
-		(*fixed)++;
-	}
-	for (size_t i = 0; i < orphan.n; i++) {
-		if ((err = elog__maint_unlink(m, orphan.v[i])) != 0)
+	for (size_t i = 0; i < tmp.n + orphan.n; i++) {
+		if ((err = elog__maint_unlink(m, i < tmp.n ? tmp.v[i] : orphan.v[i - tmp.n])) != 0)
 			goto out;
 		(*fixed)++;
 	}
