@@ -33,16 +33,11 @@
  * only once that is in place and synced removes B...; see maint.c for why
  * the moment in between shows nothing twice and how the next run ends it.
  *
- * The tombstone state.  The file compact.state records when compaction first
- * saw each tombstone it keeps, so that the grace period runs from then, by
- * this machine's wall clock, and not from the producer's timestamp:
- *
- *   elog-compact-state 1
- *   <offset of the tombstone> <ms since the epoch when first seen>
- *   ...
- *
- * one line per tombstone, ascending offsets, replaced by write, fsync,
- * rename.  A lost or removed file only restarts the grace periods.
+ * The tombstone state.  The file compact.state (elog(5)) records when
+ * compaction first saw each tombstone it keeps, so that the grace period
+ * runs from then, by this machine's wall clock, and not from the
+ * producer's timestamp.  A lost or removed file only restarts the grace
+ * periods.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -29,10 +29,9 @@
  * names the dictionary) and carries no checksum (the record's CRC covers
  * it); it keeps its content size, which bounds the decompression.
  *
- * A dictionary lives in its own file, "dict.<id>": a 24-byte header
- * (magic "ELOGDICT", version u32 = 1, id u32, length u32, crc32c u32 of the
- * dictionary bytes) followed by the dictionary.  Dictionaries are never
- * deleted: segments written with one must stay readable.
+ * A dictionary lives in its own file, "dict.<id>" (elog(5), Compression).
+ * Dictionaries are never deleted: segments written with one must stay
+ * readable.
  */
 #include <errno.h>
 #include <fcntl.h>

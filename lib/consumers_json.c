@@ -2,19 +2,12 @@
  * consumers_json.c: the table of committed offsets and the text of
  * consumers.json.
  *
- * The file is a small JSON document that a person can read and fix by hand:
- *
- *   {
- *     "version": 1,
- *     "consumers": {
- *       "uplink": {"offset": 41, "committed_ms": 1764385200000}
- *     }
- *   }
- *
- * A consumer created and not yet committed (elog_consumer_create()) is
- * {"next": 0, "created_ms": ...}, the first offset it has to read; a file
- * with one is version 2, so that an older build refuses it by its version
- * instead of misreading it, and a file without one stays version 1.
+ * The file is a small JSON document that a person can read and fix by hand
+ * (elog(5), consumers.json and consumers.lock).  A consumer created and not
+ * yet committed (elog_consumer_create()) is {"next": 0, "created_ms": ...},
+ * the first offset it has to read; a file with one is version 2, so that an
+ * older build refuses it by its version instead of misreading it, and a
+ * file without one stays version 1.
  *
  * The parser accepts exactly that shape with any JSON whitespace, members of
  * a consumer in either order, and nothing else: "version" must come first so

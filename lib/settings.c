@@ -1,25 +1,12 @@
 /*
- * settings.c: the per-log settings file, written once when the log is
- * created.  It is text, one "key value" pair per line, so that a person can
- * read it with cat(1):
- *
- *   format 1
- *   id 6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01
- *   created_ms 1764385200000
- *   segment_bytes 67108864
- *   index_interval 4096
- *   retain_ms 0
- *   retain_bytes 0
- *   compression zstd
- *   compression_level 3
- *   dictionary auto
- *   retain_consumers report
- *   cleanup delete
+ * settings.c: the per-log settings file (elog(5), The settings file),
+ * written once when the log is created: text, one "key value" pair per
+ * line, so that a person can read it with cat(1).
  *
  * Unknown keys are ignored so that a later version can add some; a format
- * number other than 1 is refused.  A key a log was made without reads as
- * its first word or 0: a log made before "cleanup" existed is a delete log,
- * never compacted until someone says otherwise.
+ * number this version does not know is refused.  A key a log was made
+ * without reads as its first word or 0: a log made before "cleanup"
+ * existed is a delete log, never compacted until someone says otherwise.
  *
  * Creation options given again when an existing log is opened must agree
  * with what is stored (elog__settings_check_options()); the settings change only
