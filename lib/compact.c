@@ -555,8 +555,8 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		err = scan_error(m, base, &s, err, at);
 		goto fail;
 	}
-	uint64_t listed = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
-	if ((err = elog__seg_chain_next(fd, base, &s, listed, &w.seal, m->msg)) != 0)
+	uint64_t end = m->sl.base[i + 1]; /* a closed segment has a next */
+	if ((err = elog__seg_chain_next(fd, base, &s, end, &w.seal, m->msg)) != 0)
 		goto fail;
 	elog__scan_free(&s);
 	close(fd);
@@ -570,7 +570,6 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		elog__idx_free(&w.ix);
 		return 0;
 	}
-	uint64_t end = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
 	/* A segment left with no record is rewritten empty, like any other:
 	 * its seal keeps the chain of segments whole (removed, it would read
 	 * as a missing segment), and the merges below fold it into the
@@ -622,12 +621,11 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				    (werr = out_write(c, &w, elog__rec_bytes(&rec), rsize)) != 0)
 					break;
 			}
-			uint64_t listed = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
 			if (werr)
 				err = werr; /* its message is set */
 			else if (err == ELOG_END)
-				err = elog__seg_chain_next(fd, m->sl.base[k], &s, listed, &w.seal,
-				                           m->msg);
+				err = elog__seg_chain_next(fd, m->sl.base[k], &s, m->sl.base[k + 1],
+				                           &w.seal, m->msg);
 			else
 				err = scan_error(m, m->sl.base[k], &s, err, at);
 			elog__scan_free(&s);
@@ -643,8 +641,8 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 	for (size_t k = i + 1; k <= j; k++) {
 		if (!c->o->dry_run && (err = elog__seg_remove(m, m->sl.base[k])) != 0)
 			return err;
-		uint64_t end = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
-		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0, c->size[k], 0);
+		report(c, ELOG_SEG_MERGED, m->sl.base[k], m->sl.base[k + 1], m->sl.base[i], 0, 0,
+		       c->size[k], 0);
 	}
 	return 0;
 fail:

@@ -378,7 +378,8 @@ static int enc_ready(struct venc *e, uint32_t flags, int dfd, const void *dict, 
 	ZSTD_CDict *cd = ZSTD_createCDict(dict, len, level);
 	free(loaded);
 	if (!cd)
-		return elog__errmsg_set(msg, ENOMEM, "dictionary %u: %s", id, elog_strerror(ENOMEM));
+		return elog__errmsg_set(msg, ENOMEM, "dictionary %u: %s", id,
+		                        elog_strerror(ENOMEM));
 	ZSTD_freeCDict(e->cdict);
 	e->cdict = cd;
 	e->zstd_dict = id;

@@ -287,8 +287,9 @@ static int modify_named(const char *dir, const char *name, change_fn change, con
 		return bad_name(msg, name);
 	int rc = modify(dir, change, arg, msg);
 	if (rc == ELOG_TOOMANY)
-		return elog__errmsg_set(msg, rc, "consumer \"%s\": the log already has %d consumers",
-		                        name, ELOG_CONSUMERS_MAX);
+		return elog__errmsg_set(msg, rc,
+		                        "consumer \"%s\": the log already has %d consumers", name,
+		                        ELOG_CONSUMERS_MAX);
 	return rc;
 }
 

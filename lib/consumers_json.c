@@ -352,7 +352,7 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 		if (strcmp(key, "consumers") != 0 || have_consumers) {
 			s->p = at;
 			return perr(s, strcmp(key, "consumers") != 0 ? "unknown member"
-			                                               : "duplicate member");
+			                                             : "duplicate member");
 		}
 		if ((rc = expect(s, ':')) ||
 		    (rc = parse_consumers(s, version == CONSUMERS_FORMAT_UNCOMMITTED, t)))

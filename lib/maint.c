@@ -259,8 +259,10 @@ int elog__seg_remove(struct maint *m, uint64_t base)
 
 /* File names, each with the base offset of its segment. */
 struct namelist {
-	char (*v)[NAME_MAX_LOCAL];
-	uint64_t *base;
+	struct named {
+		char name[NAME_MAX_LOCAL];
+		uint64_t base;
+	} * v;
 	size_t n, cap;
 };
 
@@ -268,18 +270,14 @@ static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
-		char(*nv)[NAME_MAX_LOCAL] = realloc(l->v, cap * sizeof *nv);
+		struct named *nv = realloc(l->v, cap * sizeof *nv);
 		if (!nv)
 			return ENOMEM;
 		l->v = nv;
-		uint64_t *nb = realloc(l->base, cap * sizeof *nb);
-		if (!nb)
-			return ENOMEM;
-		l->base = nb;
 		l->cap = cap;
 	}
-	snprintf(l->v[l->n], NAME_MAX_LOCAL, "%s", name);
-	l->base[l->n++] = base;
+	snprintf(l->v[l->n].name, NAME_MAX_LOCAL, "%s", name);
+	l->v[l->n++].base = base;
 	return 0;
 }
 
@@ -307,7 +305,7 @@ static void *unlink_worker(void *arg)
 		if (i >= u->l->n)
 			return NULL;
 		elog__maint_step();
-		if (unlinkat(u->m->dfd, u->l->v[i], 0) < 0 && errno != ENOENT) {
+		if (unlinkat(u->m->dfd, u->l->v[i].name, 0) < 0 && errno != ENOENT) {
 			size_t none = 0;
 			int e = errno;
 			if (__atomic_compare_exchange_n(&u->failed, &none, i + 1, 0,
@@ -330,7 +328,7 @@ static int unlink_hidden(struct maint *m, const struct namelist *l)
 	for (size_t i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
 	if (u.failed)
-		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
+		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1].name,
 		                        elog_strerror(u.err));
 	return 0;
 }
@@ -407,7 +405,6 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 	err = elog__maint_sync_dir(m);
 out:
 	free(l.v);
-	free(l.base);
 	return err;
 }
 
@@ -531,7 +528,8 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 		goto out;
 	*fixed += below.n;
 	for (size_t i = 0; i < tmp.n + orphan.n; i++) {
-		if ((err = elog__maint_unlink(m, i < tmp.n ? tmp.v[i] : orphan.v[i - tmp.n])) != 0)
+		const char *name = i < tmp.n ? tmp.v[i].name : orphan.v[i - tmp.n].name;
+		if ((err = elog__maint_unlink(m, name)) != 0)
 			goto out;
 		(*fixed)++;
 	}
@@ -540,15 +538,12 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 	/* A temporary file may be all that is left of a swap that renamed the
 	 * segment but not yet its index. */
 	for (size_t i = 0; i < tmp.n; i++)
-		if ((err = check_index(m, tmp.base[i])) != 0)
+		if ((err = check_index(m, tmp.v[i].base)) != 0)
 			goto out;
 out:
 	free(tmp.v);
-	free(tmp.base);
 	free(orphan.v);
-	free(orphan.base);
 	free(below.v);
-	free(below.base);
 	return err;
 }
 
