@@ -69,14 +69,10 @@ struct tombs {
 
 static int tombs_add(struct tombs *t, uint64_t offset, int64_t first_ms)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct tomb *nv = realloc(t->v, cap * sizeof *nv);
-		if (!nv)
-			return ENOMEM;
-		t->v = nv;
-		t->cap = cap;
-	}
+	struct tomb *v = elog__grow(t->v, &t->cap, t->n + 1, sizeof *v, 64);
+	if (!v)
+		return ENOMEM;
+	t->v = v;
 	t->v[t->n++] = (struct tomb){ offset, first_ms };
 	return 0;
 }

@@ -90,14 +90,10 @@ static int ctable_entry(struct ctable *t, const char *name, size_t *at_out)
 	if (!ctable_search(t, name, &at)) {
 		if (t->n >= ELOG_CONSUMERS_MAX)
 			return ELOG_TOOMANY;
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 8;
-			struct elog_consumer *v = realloc(t->v, cap * sizeof *v);
-			if (!v)
-				return ENOMEM;
-			t->v = v;
-			t->cap = cap;
-		}
+		struct elog_consumer *v = elog__grow(t->v, &t->cap, t->n + 1, sizeof *v, 8);
+		if (!v)
+			return ENOMEM;
+		t->v = v;
 		memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
 		t->n++;
 		memset(&t->v[at], 0, sizeof t->v[at]);

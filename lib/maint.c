@@ -268,14 +268,10 @@ struct namelist {
 
 static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct named *nv = realloc(l->v, cap * sizeof *nv);
-		if (!nv)
-			return ENOMEM;
-		l->v = nv;
-		l->cap = cap;
-	}
+	struct named *v = elog__grow(l->v, &l->cap, l->n + 1, sizeof *v, 16);
+	if (!v)
+		return ENOMEM;
+	l->v = v;
 	snprintf(l->v[l->n].name, NAME_MAX_LOCAL, "%s", name);
 	l->v[l->n++].base = base;
 	return 0;
