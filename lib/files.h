@@ -276,8 +276,6 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
  * that does not. */
 int elog__settings_check_options(const struct elog_settings *s, const struct elog_options *opt,
                                  char *msg);
-/* 0 when cleanup is ELOG_CLEANUP_DELETE or _COMPACT, else ELOG_INVALID. */
-int elog__cleanup_check(int cleanup, char *msg);
 
 /* ---- holes.c: the ranges of offsets salvage lost ---- */
 struct hole {

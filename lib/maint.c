@@ -43,7 +43,8 @@
 #include "files.h"
 #include "maint.h"
 
-int elog__maint_list(struct maint *m)
+/* List the segments again and decide which are closed. */
+static int maint_list(struct maint *m)
 {
 	int err;
 	elog__seglist_free(&m->sl);
@@ -141,7 +142,7 @@ int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg)
 	m->wmfd = elog__fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)
 		return elog__errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
-	if ((err = elog__maint_list(m)) != 0)
+	if ((err = maint_list(m)) != 0)
 		return err;
 	return chain_check(m);
 }
@@ -590,7 +591,7 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 		}
 	}
 	*fixed += removed;
-	return removed ? elog__maint_list(m) : 0;
+	return removed ? maint_list(m) : 0;
 }
 
 int elog__maint_cleanup(struct maint *m, uint64_t *fixed)

@@ -32,8 +32,6 @@ struct maint {
  * ELOG_LOCKED names the pid of the other maintenance run. */
 int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg);
 void elog__maint_close(struct maint *m);
-/* List the segments again and decide which are closed. */
-int elog__maint_list(struct maint *m);
 /* Called before each step of maintenance that changes a file; does nothing
  * (maintstep.c: tests replace it at link time to crash at a given step). */
 void elog__maint_step(void);

@@ -344,7 +344,8 @@ int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 	return err;
 }
 
-int elog__cleanup_check(int cleanup, char *msg)
+/* 0 when cleanup is ELOG_CLEANUP_DELETE or _COMPACT, else ELOG_INVALID. */
+static int cleanup_check(int cleanup, char *msg)
 {
 	if (cleanup == ELOG_CLEANUP_DELETE || cleanup == ELOG_CLEANUP_COMPACT)
 		return 0;
@@ -357,6 +358,27 @@ int elog__cleanup_check(int cleanup, char *msg)
 static const char *cleanup_word(int cleanup)
 {
 	return cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete";
+}
+
+/* The rules of creation for the settings s, completing its zstd level (0:
+ * the codec's default). */
+static int settings_check(struct elog_settings *s, char *msg)
+{
+	int err = elog__codec_settings_check(s, msg);
+	if (err)
+		return err;
+	if ((err = cleanup_check(s->cleanup, msg)) != 0)
+		return err;
+	if (s->segment_bytes < ELOG_SEGMENT_BYTES_MIN || s->segment_bytes > ELOG_SEGMENT_BYTES_MAX)
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "segment size must be between %llu and %llu bytes",
+		                        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
+	if (s->index_interval < ELOG_INDEX_INTERVAL_MIN ||
+	    s->index_interval > ELOG_INDEX_INTERVAL_MAX)
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "index interval must be between %u and %u bytes",
+		                        ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
+	return 0;
 }
 
 int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
@@ -375,21 +397,7 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 	/* Delete unless compaction is asked for: a log whose keys only
 	 * filter must never lose records to a blanket compaction run. */
 	s->cleanup = opt && opt->cleanup ? opt->cleanup : ELOG_CLEANUP_DELETE;
-	int err = elog__codec_settings_check(s, msg);
-	if (err)
-		return err;
-	if ((err = elog__cleanup_check(s->cleanup, msg)) != 0)
-		return err;
-	if (s->segment_bytes < ELOG_SEGMENT_BYTES_MIN || s->segment_bytes > ELOG_SEGMENT_BYTES_MAX)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "segment size must be between %llu and %llu bytes",
-		                        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
-	if (s->index_interval < ELOG_INDEX_INTERVAL_MIN ||
-	    s->index_interval > ELOG_INDEX_INTERVAL_MAX)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "index interval must be between %u and %u bytes",
-		                        ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
-	return 0;
+	return settings_check(s, msg);
 }
 
 /* ELOG_SETTING when a number given (non-zero) differs from the log's. */
@@ -425,7 +433,7 @@ int elog__settings_check_options(const struct elog_settings *s, const struct elo
 		                        s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log trains a dictionary");
-	if (opt->cleanup && elog__cleanup_check(opt->cleanup, msg) != 0)
+	if (opt->cleanup && cleanup_check(opt->cleanup, msg) != 0)
 		return ELOG_INVALID;
 	if (opt->cleanup && opt->cleanup != s->cleanup)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log's cleanup is %s, not %s",
@@ -437,7 +445,7 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
                          int64_t wait_ms, char *msg)
 {
 	char local[ELOG_MSG_MAX];
-	struct elog_settings s, chk;
+	struct elog_settings s;
 	int lockfd = -1, err;
 	int64_t ms;
 
@@ -477,27 +485,12 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
 		s.retain_consumers = opt->retain_consumers;
 	/* The policy is read by each compaction run under this lock, so it
 	 * holds from the next run.  0 ("not given") is no policy to set. */
-	if (fields & ELOG_SET_CLEANUP) {
-		if ((err = elog__cleanup_check(opt->cleanup, msg)) != 0)
-			goto out;
+	if (fields & ELOG_SET_CLEANUP)
 		s.cleanup = opt->cleanup;
-	}
-	/* The rules of creation, defaults included (a zstd level of 0 is
-	 * the default level). */
-	struct elog_options o = {
-		.segment_bytes = s.segment_bytes,
-		.index_interval = s.index_interval,
-		.retain_ms = s.retain_ms,
-		.retain_bytes = s.retain_bytes,
-		.compression = s.compression,
-		.compression_level = s.compression_level,
-		.no_dictionary = s.no_dictionary,
-		.retain_consumers = s.retain_consumers,
-		.cleanup = s.cleanup,
-	};
-	if ((err = elog__opt_check(&o, &chk, msg)) != 0)
+	/* The rules of creation: a size of 0 is none, a zstd level of 0 the
+	 * default level. */
+	if ((err = settings_check(&s, msg)) != 0)
 		goto out;
-	s.compression_level = chk.compression_level;
 	if ((err = elog__settings_store(dfd, &s)) != 0)
 		err = elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 out:
