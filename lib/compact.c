@@ -378,22 +378,6 @@ static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
 	return err;
 }
 
-static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err, uint64_t at)
-{
-	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, base, SEG_EXT);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		                        elog__scan_truncated(s) ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	if (err == ELOG_INVALID)
-		return elog__errmsg_set(m->msg, ELOG_CORRUPT,
-		                        "%s: offset out of order at "
-		                        "byte %llu",
-		                        name, (unsigned long long)at);
-	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-}
-
 /* Pass 1: the newest record of every key, in every durable record. */
 static int collect_keys(struct compactor *c)
 {
@@ -401,7 +385,7 @@ static int collect_keys(struct compactor *c)
 	int64_t young = c->o->min_lag_ms ? c->now - (int64_t)c->o->min_lag_ms : INT64_MAX;
 	c->cut = UINT64_MAX;
 	for (size_t i = 0; i < m->sl.n; i++) {
-		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at, prev = 0;
+		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at;
 		if (i >= m->nclosed) {
 			if (base > m->wm.segment_base)
 				break; /* nothing durable in it yet */
@@ -417,14 +401,9 @@ static int collect_keys(struct compactor *c)
 			close(fd);
 			return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		}
-		int any = 0;
-		while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-			if (rec.offset < base || (any && rec.offset <= prev)) {
-				err = ELOG_INVALID;
-				break;
-			}
-			any = 1;
-			prev = rec.offset;
+		/* The valid part only: the tail rule of elog(5), Records. */
+		struct seg_tail t = { base, 0, 0 };
+		while ((err = elog__seg_tail_next(&s, &t, &rec, &at)) == 0) {
 			if (i >= m->nclosed && rec.offset >= m->wm.durable_end)
 				break;
 			if (c->cut == UINT64_MAX && rec.ts_ms > young)
@@ -443,10 +422,12 @@ static int collect_keys(struct compactor *c)
 				                        elog_strerror(err));
 			}
 		}
-		if (err == 0 || err == ELOG_END)
-			err = 0;
+		if (err == ELOG_END && t.why != TAIL_WHOLE)
+			err = t.why == TAIL_ORDER ? ELOG_INVALID : ELOG_CORRUPT;
+		if (err != 0 && err != ELOG_END)
+			err = elog__maint_scan_error(m, base, &s, err, at);
 		else
-			err = scan_error(m, base, &s, err, at);
+			err = 0;
 		elog__scan_free(&s);
 		close(fd);
 		if (err)
@@ -548,7 +529,7 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 			goto fail;
 	}
 	if (err != ELOG_END) {
-		err = scan_error(m, base, &s, err, at);
+		err = elog__maint_scan_error(m, base, &s, err, at);
 		goto fail;
 	}
 	uint64_t end = m->sl.base[i + 1]; /* a closed segment has a next */
@@ -623,7 +604,7 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				err = elog__seg_chain_next(fd, m->sl.base[k], &s, m->sl.base[k + 1],
 				                           &w.seal, m->msg);
 			else
-				err = scan_error(m, m->sl.base[k], &s, err, at);
+				err = elog__maint_scan_error(m, m->sl.base[k], &s, err, at);
 			elog__scan_free(&s);
 			close(fd);
 			if (err)

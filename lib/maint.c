@@ -159,9 +159,25 @@ void elog__maint_close(struct maint *m)
 	m->wmfd = m->lockfd = m->dfd = -1;
 }
 
-int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
+int elog__maint_scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
+                           uint64_t at)
 {
 	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
+		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
+		                        elog__scan_truncated(s) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
+	if (err == ELOG_INVALID)
+		return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+		                        "%s: offset out of order at "
+		                        "byte %llu",
+		                        name, (unsigned long long)at);
+	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
+int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
+{
 	struct stat st;
 	struct index ix;
 	struct scan s;
@@ -173,7 +189,6 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	si->base = base;
 	si->empty = 1;
 	si->newest_ms = INT64_MIN;
-	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
 		return err;
 	si->size = (uint64_t)st.st_size;
@@ -203,15 +218,11 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 		if (rec.ts_ms > si->newest_ms)
 			si->newest_ms = rec.ts_ms;
 	}
-	int truncated = elog__scan_truncated(&s);
+	err = err == ELOG_END ? 0 : elog__maint_scan_error(m, base, &s, err, at);
 	elog__scan_free(&s);
 	close(fd);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		                        truncated ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	if (err != ELOG_END)
-		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	if (err)
+		return err;
 	if (si->empty)
 		si->newest_ms = INT64_MIN;
 	return 0;

@@ -54,6 +54,10 @@ struct seg_info {
 	int empty;         /* no records */
 };
 int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
+/* The message of scan s of segment base failing with err at byte at
+ * (ELOG_INVALID: a record out of order, reported as ELOG_CORRUPT). */
+int elog__maint_scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
+                           uint64_t at);
 /* Remove segment base: the .log, then the .idx, then fsync the directory. */
 int elog__seg_remove(struct maint *m, uint64_t base);
 /* Make start, a base of a listed segment, the log's first offset: write the
