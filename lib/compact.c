@@ -486,9 +486,8 @@ static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
 	c->o->each(c->o->arg, &r);
 }
 
-/* Pass 2 for closed segment i: rewrite it without the records that go.
- * *gone is set when it was removed as empty. */
-static int compact_segment(struct compactor *c, size_t i, int *gone)
+/* Pass 2 for closed segment i: rewrite it without the records that go. */
+static int compact_segment(struct compactor *c, size_t i)
 {
 	struct maint *m = c->m;
 	uint64_t base = m->sl.base[i], size, at = SEG_HDR, records = 0;
@@ -497,7 +496,6 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 	struct elog_record rec;
 	int fd, err, dropped = 0;
 
-	*gone = 0;
 	if ((err = open_segment(m, base, &fd, &size, &c->flags[i])) != 0)
 		return err;
 	out_init(&w, base);
@@ -659,15 +657,9 @@ static int compact(struct compactor *c)
 	if ((err = collect_keys(c)) != 0)
 		return err;
 
-	for (size_t i = 0; i < m->nclosed;) {
-		int gone;
-		if ((err = compact_segment(c, i, &gone)) != 0)
+	for (size_t i = 0; i < m->nclosed; i++)
+		if ((err = compact_segment(c, i)) != 0)
 			return err;
-		if (gone)
-			forget(c, i);
-		else
-			i++;
-	}
 
 	/* Merge runs of small neighbours, each into its first segment.  Only
 	 * segments with the same codec and dictionary merge: their values
