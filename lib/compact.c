@@ -625,15 +625,15 @@ fail:
 	return err;
 }
 
-/* Drop entry i of the closed segments (it was removed). */
-static void forget(struct compactor *c, size_t i)
+/* Drop entries i .. i + n - 1 of the closed segments (they were removed). */
+static void forget(struct compactor *c, size_t i, size_t n)
 {
 	struct maint *m = c->m;
-	memmove(&m->sl.base[i], &m->sl.base[i + 1], (m->sl.n - i - 1) * sizeof m->sl.base[0]);
-	memmove(&c->size[i], &c->size[i + 1], (m->nclosed - i - 1) * sizeof c->size[0]);
-	memmove(&c->flags[i], &c->flags[i + 1], (m->nclosed - i - 1) * sizeof c->flags[0]);
-	m->sl.n--;
-	m->nclosed--;
+	memmove(&m->sl.base[i], &m->sl.base[i + n], (m->sl.n - i - n) * sizeof m->sl.base[0]);
+	memmove(&c->size[i], &c->size[i + n], (m->nclosed - i - n) * sizeof c->size[0]);
+	memmove(&c->flags[i], &c->flags[i + n], (m->nclosed - i - n) * sizeof c->flags[0]);
+	m->sl.n -= n;
+	m->nclosed -= n;
 }
 
 static int compact(struct compactor *c)
@@ -674,8 +674,7 @@ static int compact(struct compactor *c)
 			if ((err = merge_run(c, i, j)) != 0)
 				return err;
 			c->size[i] = total;
-			for (size_t k = i + 1; k <= j; k++)
-				forget(c, i + 1);
+			forget(c, i + 1, j - i);
 		}
 		i++;
 	}

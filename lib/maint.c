@@ -377,11 +377,7 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 		 * segment.  (Everything below it is unlinked and synced, by
 		 * elog__maint_cleanup().) */
 		size_t i = 0;
-		elog__maint_step();
-		err = unlinkat(m->dfd, FN_START, 0) < 0 && errno != ENOENT ? errno : 0;
-		if (err)
-			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
-		else
+		if ((err = elog__maint_unlink(m, FN_START)) == 0)
 			err = elog__maint_sync_dir(m);
 		if (!err)
 			m->start.state = START_NONE;
