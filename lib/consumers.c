@@ -32,21 +32,6 @@ static int bad_name(char *msg, const char *name)
 	                        elog_strerror(ELOG_BADNAME));
 }
 
-/* Open the log directory and make sure it is a log. */
-static int open_log(const char *dir, int *dfd, char *msg)
-{
-	struct elog_settings s;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	int rc = elog__settings_load(fd, &s, msg);
-	if (rc)
-		close(fd);
-	else
-		*dfd = fd;
-	return rc;
-}
-
 /* The durable end as published by the writer; a log never written to has
  * no watermark yet and so no durable record.  With sync, the watermark is
  * made durable too (the writer never syncs it), so that an offset committed
@@ -159,12 +144,13 @@ typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end, char *
 static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 {
 	struct state st = { { 0 }, { 0 }, 1, 0, -1 };
+	struct elog_settings set;
 	uint64_t end;
 	char *text = NULL;
 	size_t len;
 	int dfd, lfd = -1, rc;
 
-	if ((rc = open_log(dir, &dfd, msg)))
+	if ((rc = elog__settings_open(dir, &dfd, &set, msg)))
 		return rc;
 	st.dfd = dfd;
 	if ((rc = elog__consumers_lock(dfd, &lfd, msg)))
@@ -320,9 +306,10 @@ int elog_consumer_delete(const char *dir, const char *name, char *msg)
 static int snapshot(const char *dir, struct ctable *t, struct losses *l, uint64_t *end,
                     uint64_t *start, char *msg)
 {
+	struct elog_settings set;
 	int dfd, rc;
 
-	if ((rc = open_log(dir, &dfd, msg)))
+	if ((rc = elog__settings_open(dir, &dfd, &set, msg)))
 		return rc;
 	/* The durable end is read first: it only grows, so every offset in
 	 * the table read afterwards was below some durable end we could see,

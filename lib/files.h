@@ -261,6 +261,9 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
 size_t elog__settings_format(const struct elog_settings *s, char *buf);
 int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
 int elog__settings_store(int dfd, const struct elog_settings *s);
+/* Open the log directory dir as *dfd and load its settings into s: 0, or
+ * the error with nothing left open (*dfd -1). */
+int elog__settings_open(const char *dir, int *dfd, struct elog_settings *s, char *msg);
 /* Make a log of format 1 (settings' "format 1") one of format 2 before a
  * program of this version writes into it; *done when this call did.  The
  * maintenance lock is taken (waiting wait_ms, as elog.h says) unless the

@@ -126,10 +126,7 @@ int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg)
 	m->dfd = m->lockfd = m->wmfd = -1;
 	if ((err = elog__wait_ms(wait, 0, &wait_ms, msg)) != 0)
 		return err;
-	m->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->dfd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	if ((err = elog__settings_load(m->dfd, &m->set, msg)) != 0)
+	if ((err = elog__settings_open(dir, &m->dfd, &m->set, msg)) != 0)
 		return err;
 	if (elog__fs_is_netfs(m->dfd))
 		return elog__errmsg_set(

@@ -330,17 +330,28 @@ int elog__settings_new_id(char id[33])
 	return 0;
 }
 
+int elog__settings_open(const char *dir, int *dfd, struct elog_settings *s, char *msg)
+{
+	*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0)
+		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
+	int err = elog__settings_load(*dfd, s, msg);
+	if (err) {
+		close(*dfd);
+		*dfd = -1;
+	}
+	return err;
+}
+
 int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
 {
 	char local[ELOG_MSG_MAX];
+	int dfd, err;
 	if (!msg)
 		msg = local;
 	msg[0] = '\0';
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	int err = elog__settings_load(dfd, s, msg);
-	close(dfd);
+	if ((err = elog__settings_open(dir, &dfd, s, msg)) == 0)
+		close(dfd);
 	return err;
 }
 
@@ -454,13 +465,12 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
 	msg[0] = '\0';
 	if ((err = elog__wait_ms(wait_ms, 0, &ms, msg)) != 0)
 		return err;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
+	int dfd;
+	if ((err = elog__settings_open(dir, &dfd, &s, msg)) != 0)
+		return err;
 	/* The maintenance lock keeps two updates from losing one another,
 	 * and a compaction or retention run from reading half of one. */
-	if ((err = elog__settings_load(dfd, &s, msg)) != 0 ||
-	    (err = elog__maint_lock(dfd, ms, &lockfd, msg)) != 0 ||
+	if ((err = elog__maint_lock(dfd, ms, &lockfd, msg)) != 0 ||
 	    (err = elog__settings_load(dfd, &s, msg)) != 0)
 		goto out;
 	if (fields & ELOG_SET_SEGMENT_BYTES)
