@@ -77,17 +77,15 @@ static int tombs_add(struct tombs *t, uint64_t offset, int64_t first_ms)
 	return 0;
 }
 
+static int tomb_cmp(const void *key, const void *elem)
+{
+	uint64_t a = *(const uint64_t *)key, b = ((const struct tomb *)elem)->offset;
+	return a < b ? -1 : a > b;
+}
+
 static const struct tomb *tombs_find(const struct tombs *t, uint64_t offset)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n && t->v[lo].offset == offset ? &t->v[lo] : NULL;
+	return t->n ? bsearch(&offset, t->v, t->n, sizeof *t->v, tomb_cmp) : NULL;
 }
 
 static int state_load(int dfd, char *msg, struct tombs *t)

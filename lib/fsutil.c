@@ -256,17 +256,13 @@ int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size
 	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return errno;
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return EFBIG;
-	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return ENOMEM;
-	}
-	size_t got;
-	int err = elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	char *buf = NULL;
+	size_t got = 0;
+	int err = (uint64_t)st.st_size > max ? EFBIG : 0;
+	if (!err && !(buf = malloc((size_t)st.st_size + 1)))
+		err = ENOMEM;
+	if (!err)
+		err = elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
 	close(fd);
 	if (err) {
 		free(buf);

@@ -445,15 +445,8 @@ static int stray(const char *name, void *arg)
 	    base < m->sl.base[0] && base < m->start.start)
 		return namelist_add(st->below, name, base);
 	if (kind == FILE_INDEX && base < st->limit) {
-		size_t lo = 0, hi = m->sl.n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (m->sl.base[mid] < base)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == m->sl.n || m->sl.base[lo] != base)
+		ssize_t k = elog__seglist_find(&m->sl, base);
+		if (k < 0 || m->sl.base[k] != base)
 			return namelist_add(st->orphan, name, base);
 	}
 	return 0;
