@@ -233,20 +233,6 @@ int elog__maint_unlink(struct maint *m, const char *name)
 	return 0;
 }
 
-/* Unlink segment base's .log, then its .idx.  The .log goes first: it is
- * what makes a segment exist for readers and the writer, and an index left
- * alone by a crash is removed by the next run. */
-static int unlink_segment(struct maint *m, uint64_t base)
-{
-	char name[NAME_MAX_LOCAL];
-	int err;
-	elog__seg_name(name, base, SEG_EXT);
-	if ((err = elog__maint_unlink(m, name)) != 0)
-		return err;
-	elog__seg_name(name, base, IDX_EXT);
-	return elog__maint_unlink(m, name);
-}
-
 int elog__maint_sync_dir(struct maint *m)
 {
 	elog__maint_step();
@@ -259,11 +245,21 @@ int elog__maint_sync_dir(struct maint *m)
 
 int elog__seg_remove(struct maint *m, uint64_t base)
 {
+	char name[NAME_MAX_LOCAL];
+	int err;
+	/* The .log goes first: it is what makes a segment exist for readers
+	 * and the writer, and an index left alone by a crash is removed by
+	 * the next run. */
+	elog__seg_name(name, base, SEG_EXT);
+	if ((err = elog__maint_unlink(m, name)) != 0)
+		return err;
+	elog__seg_name(name, base, IDX_EXT);
+	if ((err = elog__maint_unlink(m, name)) != 0)
+		return err;
 	/* The directory is synced before anything else happens, so removals
 	 * are durable in the order they were made and a crash never leaves
 	 * a hole in the middle of the log. */
-	int err = unlink_segment(m, base);
-	return err ? err : elog__maint_sync_dir(m);
+	return elog__maint_sync_dir(m);
 }
 
 /* File names, each with the base offset of its segment. */
