@@ -43,6 +43,10 @@ static inline uint64_t get64(const unsigned char *p)
 }
 
 /* ---- buf.c ---- */
+/* Room for need elements of size bytes in the array p of *cap, doubling
+ * from first: the array (p, or where it moved), or NULL when out of memory
+ * (p and *cap unchanged). */
+void *elog__grow(void *p, size_t *cap, size_t need, size_t size, size_t first);
 /* Make *p hold at least need bytes, doubling from first (0 or ENOMEM). */
 int elog__buf_grow(unsigned char **p, size_t *cap, size_t need, size_t first);
 

@@ -33,16 +33,11 @@
  * only once that is in place and synced removes B...; see maint.c for why
  * the moment in between shows nothing twice and how the next run ends it.
  *
- * The tombstone state.  The file compact.state records when compaction first
- * saw each tombstone it keeps, so that the grace period runs from then, by
- * this machine's wall clock, and not from the producer's timestamp:
- *
- *   elog-compact-state 1
- *   <offset of the tombstone> <ms since the epoch when first seen>
- *   ...
- *
- * one line per tombstone, ascending offsets, replaced by write, fsync,
- * rename.  A lost or removed file only restarts the grace periods.
+ * The tombstone state.  The file compact.state (elog(5)) records when
+ * compaction first saw each tombstone it keeps, so that the grace period
+ * runs from then, by this machine's wall clock, and not from the
+ * producer's timestamp.  A lost or removed file only restarts the grace
+ * periods.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,29 +69,23 @@ struct tombs {
 
 static int tombs_add(struct tombs *t, uint64_t offset, int64_t first_ms)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct tomb *nv = realloc(t->v, cap * sizeof *nv);
-		if (!nv)
-			return ENOMEM;
-		t->v = nv;
-		t->cap = cap;
-	}
+	struct tomb *v = elog__grow(t->v, &t->cap, t->n + 1, sizeof *v, 64);
+	if (!v)
+		return ENOMEM;
+	t->v = v;
 	t->v[t->n++] = (struct tomb){ offset, first_ms };
 	return 0;
 }
 
+static int tomb_cmp(const void *key, const void *elem)
+{
+	uint64_t a = *(const uint64_t *)key, b = ((const struct tomb *)elem)->offset;
+	return a < b ? -1 : a > b;
+}
+
 static const struct tomb *tombs_find(const struct tombs *t, uint64_t offset)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n && t->v[lo].offset == offset ? &t->v[lo] : NULL;
+	return t->n ? bsearch(&offset, t->v, t->n, sizeof *t->v, tomb_cmp) : NULL;
 }
 
 static int state_load(int dfd, char *msg, struct tombs *t)
@@ -312,6 +301,18 @@ static void out_abort(struct compactor *c, struct out *w)
 	elog__idx_free(&w->ix);
 }
 
+/* Rename base's temporary ext file over its name, then fsync the directory. */
+static int swap_in(struct maint *m, uint64_t base, const char *ext)
+{
+	char name[NAME_MAX_LOCAL], tmp[NAME_MAX_LOCAL];
+	elog__seg_name(name, base, ext);
+	tmp_name(tmp, base, ext);
+	elog__maint_step();
+	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
+		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
+	return elog__maint_sync_dir(m);
+}
+
 /* Sync the new segment, write its index, and swap both into place. */
 static int out_commit(struct compactor *c, struct out *w)
 {
@@ -355,33 +356,13 @@ static int out_commit(struct compactor *c, struct out *w)
 
 	/* The old index goes first, durably: between the renames a reader
 	 * then finds no index rather than one describing the other file,
-	 * even after a power loss that kept the rename and not the unlink. */
-	elog__seg_name(name, w->base, IDX_EXT);
-	elog__maint_step();
-	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
-	elog__seg_name(name, w->base, SEG_EXT);
-	tmp_name(tmp, w->base, SEG_EXT);
-	elog__maint_step();
-	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	/* And the segment before its index, so the new index never stands
+	 * even after a power loss that kept the rename and not the unlink.
+	 * And the segment before its index, so the new index never stands
 	 * beside the old segment. */
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
 	elog__seg_name(name, w->base, IDX_EXT);
-	tmp_name(tmp, w->base, IDX_EXT);
-	elog__maint_step();
-	if (renameat(m->dfd, tmp, m->dfd, name) < 0)
-		return elog__errmsg_set(m->msg, errno, "%s: %s", name, elog_strerror(errno));
-	elog__maint_step();
-	if ((err = elog__fs_fsync_dir(m->dfd)) != 0)
-		return elog__errmsg_set(m->msg, err, "fsync of the log directory: %s",
-		                        elog_strerror(err));
+	if ((err = elog__maint_unlink(m, name)) != 0 || (err = elog__maint_sync_dir(m)) != 0 ||
+	    (err = swap_in(m, w->base, SEG_EXT)) != 0 || (err = swap_in(m, w->base, IDX_EXT)) != 0)
+		return err;
 	w->fd = -1;
 	return 0;
 }
@@ -395,22 +376,6 @@ static int open_segment(struct maint *m, uint64_t base, int *fd, uint64_t *size,
 	return err;
 }
 
-static int scan_error(struct maint *m, uint64_t base, const struct scan *s, int err, uint64_t at)
-{
-	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, base, SEG_EXT);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		                        elog__scan_truncated(s) ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	if (err == ELOG_INVALID)
-		return elog__errmsg_set(m->msg, ELOG_CORRUPT,
-		                        "%s: offset out of order at "
-		                        "byte %llu",
-		                        name, (unsigned long long)at);
-	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-}
-
 /* Pass 1: the newest record of every key, in every durable record. */
 static int collect_keys(struct compactor *c)
 {
@@ -418,7 +383,7 @@ static int collect_keys(struct compactor *c)
 	int64_t young = c->o->min_lag_ms ? c->now - (int64_t)c->o->min_lag_ms : INT64_MAX;
 	c->cut = UINT64_MAX;
 	for (size_t i = 0; i < m->sl.n; i++) {
-		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at, prev = 0;
+		uint64_t base = m->sl.base[i], limit = UINT64_MAX, size, at;
 		if (i >= m->nclosed) {
 			if (base > m->wm.segment_base)
 				break; /* nothing durable in it yet */
@@ -434,14 +399,9 @@ static int collect_keys(struct compactor *c)
 			close(fd);
 			return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		}
-		int any = 0;
-		while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-			if (rec.offset < base || (any && rec.offset <= prev)) {
-				err = ELOG_INVALID;
-				break;
-			}
-			any = 1;
-			prev = rec.offset;
+		/* The valid part only: the tail rule of elog(5), Records. */
+		struct seg_tail t = { base, 0, 0 };
+		while ((err = elog__seg_tail_next(&s, &t, &rec, &at)) == 0) {
 			if (i >= m->nclosed && rec.offset >= m->wm.durable_end)
 				break;
 			if (c->cut == UINT64_MAX && rec.ts_ms > young)
@@ -460,10 +420,12 @@ static int collect_keys(struct compactor *c)
 				                        elog_strerror(err));
 			}
 		}
-		if (err == 0 || err == ELOG_END)
-			err = 0;
+		if (err == ELOG_END && t.why != TAIL_WHOLE)
+			err = t.why == TAIL_ORDER ? ELOG_INVALID : ELOG_CORRUPT;
+		if (err != 0 && err != ELOG_END)
+			err = elog__maint_scan_error(m, base, &s, err, at);
 		else
-			err = scan_error(m, base, &s, err, at);
+			err = 0;
 		elog__scan_free(&s);
 		close(fd);
 		if (err)
@@ -522,9 +484,8 @@ static void report(struct compactor *c, int action, uint64_t base, uint64_t end,
 	c->o->each(c->o->arg, &r);
 }
 
-/* Pass 2 for closed segment i: rewrite it without the records that go.
- * *gone is set when it was removed as empty. */
-static int compact_segment(struct compactor *c, size_t i, int *gone)
+/* Pass 2 for closed segment i: rewrite it without the records that go. */
+static int compact_segment(struct compactor *c, size_t i)
 {
 	struct maint *m = c->m;
 	uint64_t base = m->sl.base[i], size, at = SEG_HDR, records = 0;
@@ -533,7 +494,6 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 	struct elog_record rec;
 	int fd, err, dropped = 0;
 
-	*gone = 0;
 	if ((err = open_segment(m, base, &fd, &size, &c->flags[i])) != 0)
 		return err;
 	out_init(&w, base);
@@ -565,11 +525,11 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 			goto fail;
 	}
 	if (err != ELOG_END) {
-		err = scan_error(m, base, &s, err, at);
+		err = elog__maint_scan_error(m, base, &s, err, at);
 		goto fail;
 	}
-	uint64_t listed = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
-	if ((err = elog__seg_chain_next(fd, base, &s, listed, &w.seal, m->msg)) != 0)
+	uint64_t end = m->sl.base[i + 1]; /* a closed segment has a next */
+	if ((err = elog__seg_chain_next(fd, base, &s, end, &w.seal, m->msg)) != 0)
 		goto fail;
 	elog__scan_free(&s);
 	close(fd);
@@ -583,7 +543,6 @@ static int compact_segment(struct compactor *c, size_t i, int *gone)
 		elog__idx_free(&w.ix);
 		return 0;
 	}
-	uint64_t end = i + 1 < m->sl.n ? m->sl.base[i + 1] : base;
 	/* A segment left with no record is rewritten empty, like any other:
 	 * its seal keeps the chain of segments whole (removed, it would read
 	 * as a missing segment), and the merges below fold it into the
@@ -635,14 +594,13 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 				    (werr = out_write(c, &w, elog__rec_bytes(&rec), rsize)) != 0)
 					break;
 			}
-			uint64_t listed = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
 			if (werr)
 				err = werr; /* its message is set */
 			else if (err == ELOG_END)
-				err = elog__seg_chain_next(fd, m->sl.base[k], &s, listed, &w.seal,
-				                           m->msg);
+				err = elog__seg_chain_next(fd, m->sl.base[k], &s, m->sl.base[k + 1],
+				                           &w.seal, m->msg);
 			else
-				err = scan_error(m, m->sl.base[k], &s, err, at);
+				err = elog__maint_scan_error(m, m->sl.base[k], &s, err, at);
 			elog__scan_free(&s);
 			close(fd);
 			if (err)
@@ -656,8 +614,8 @@ static int merge_run(struct compactor *c, size_t i, size_t j)
 	for (size_t k = i + 1; k <= j; k++) {
 		if (!c->o->dry_run && (err = elog__seg_remove(m, m->sl.base[k])) != 0)
 			return err;
-		uint64_t end = k + 1 < m->sl.n ? m->sl.base[k + 1] : m->sl.base[k];
-		report(c, ELOG_SEG_MERGED, m->sl.base[k], end, m->sl.base[i], 0, 0, c->size[k], 0);
+		report(c, ELOG_SEG_MERGED, m->sl.base[k], m->sl.base[k + 1], m->sl.base[i], 0, 0,
+		       c->size[k], 0);
 	}
 	return 0;
 fail:
@@ -665,15 +623,15 @@ fail:
 	return err;
 }
 
-/* Drop entry i of the closed segments (it was removed). */
-static void forget(struct compactor *c, size_t i)
+/* Drop entries i .. i + n - 1 of the closed segments (they were removed). */
+static void forget(struct compactor *c, size_t i, size_t n)
 {
 	struct maint *m = c->m;
-	memmove(&m->sl.base[i], &m->sl.base[i + 1], (m->sl.n - i - 1) * sizeof m->sl.base[0]);
-	memmove(&c->size[i], &c->size[i + 1], (m->nclosed - i - 1) * sizeof c->size[0]);
-	memmove(&c->flags[i], &c->flags[i + 1], (m->nclosed - i - 1) * sizeof c->flags[0]);
-	m->sl.n--;
-	m->nclosed--;
+	memmove(&m->sl.base[i], &m->sl.base[i + n], (m->sl.n - i - n) * sizeof m->sl.base[0]);
+	memmove(&c->size[i], &c->size[i + n], (m->nclosed - i - n) * sizeof c->size[0]);
+	memmove(&c->flags[i], &c->flags[i + n], (m->nclosed - i - n) * sizeof c->flags[0]);
+	m->sl.n -= n;
+	m->nclosed -= n;
 }
 
 static int compact(struct compactor *c)
@@ -697,15 +655,9 @@ static int compact(struct compactor *c)
 	if ((err = collect_keys(c)) != 0)
 		return err;
 
-	for (size_t i = 0; i < m->nclosed;) {
-		int gone;
-		if ((err = compact_segment(c, i, &gone)) != 0)
+	for (size_t i = 0; i < m->nclosed; i++)
+		if ((err = compact_segment(c, i)) != 0)
 			return err;
-		if (gone)
-			forget(c, i);
-		else
-			i++;
-	}
 
 	/* Merge runs of small neighbours, each into its first segment.  Only
 	 * segments with the same codec and dictionary merge: their values
@@ -720,8 +672,7 @@ static int compact(struct compactor *c)
 			if ((err = merge_run(c, i, j)) != 0)
 				return err;
 			c->size[i] = total;
-			for (size_t k = i + 1; k <= j; k++)
-				forget(c, i + 1);
+			forget(c, i + 1, j - i);
 		}
 		i++;
 	}
@@ -778,10 +729,7 @@ int elog_compact(const char *dir, const struct elog_compact_opts *o,
 		err = cleanup_allows(&set, msg);
 	if (err)
 		return err;
-	int64_t wait_ms;
-	if ((err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg)) != 0)
-		return err;
-	err = elog__maint_open(&m, dir, wait_ms, msg);
+	err = elog__maint_open(&m, dir, o->wait_ms, msg);
 	/* The settings as they are under maint.lock, which every change of
 	 * them takes. */
 	if (!err && (err = elog__settings_load(m.dfd, &m.set, msg)) == 0)

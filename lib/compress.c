@@ -29,10 +29,9 @@
  * names the dictionary) and carries no checksum (the record's CRC covers
  * it); it keeps its content size, which bounds the decompression.
  *
- * A dictionary lives in its own file, "dict.<id>": a 24-byte header
- * (magic "ELOGDICT", version u32 = 1, id u32, length u32, crc32c u32 of the
- * dictionary bytes) followed by the dictionary.  Dictionaries are never
- * deleted: segments written with one must stay readable.
+ * A dictionary lives in its own file, "dict.<id>" (elog(5), Compression).
+ * Dictionaries are never deleted: segments written with one must stay
+ * readable.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +130,31 @@ int elog__dict_latest(int dfd, uint32_t *id)
 	return elog__fs_dir_each(dfd, newer_dict, id);
 }
 
+/* ---- encoding and decoding values ---- */
+
+struct venc {
+	int level; /* for zstd: the settings' level, or 0 for its default */
+#ifdef ELOG_HAVE_ZSTD
+	ZSTD_CCtx *cctx;    /* made when first needed */
+	ZSTD_CDict *cdict;  /* the dictionary it holds, */
+	uint32_t zstd_dict; /* and its id, 0 = none */
+#endif
+	unsigned char *buf; /* the last value encoded */
+	size_t cap;
+};
+
+struct vdec {
+#ifdef ELOG_HAVE_ZSTD
+	ZSTD_DCtx *dctx;      /* made when first needed */
+	ZSTD_DDict *ddict;    /* the dictionary it holds, */
+	uint32_t zstd_dict;   /* and its id, 0 = none */
+	unsigned char *frame; /* the frame with its magic number restored */
+	size_t fcap;
+#endif
+	unsigned char *buf; /* the last value decoded */
+	size_t cap;
+};
+
 /* ---- zstd ---- */
 
 #ifdef ELOG_HAVE_ZSTD
@@ -138,109 +162,19 @@ int elog__dict_latest(int dfd, uint32_t *id)
 #define MAGIC_LEN 4
 static const unsigned char zstd_magic[MAGIC_LEN] = { 0x28, 0xb5, 0x2f, 0xfd };
 
-struct zstd_enc {
-	ZSTD_CCtx *cctx;
-	ZSTD_CDict *cdict;
-	int level;
-};
-
-struct zstd_dec {
-	ZSTD_DCtx *dctx;
-	ZSTD_DDict *ddict;
-	unsigned char *frame; /* the frame with its magic number restored */
-	size_t fcap;
-};
-
-static struct zstd_enc *zstd_enc_new(int level)
-{
-	struct zstd_enc *z = calloc(1, sizeof *z);
-	if (!z || !(z->cctx = ZSTD_createCCtx())) {
-		free(z);
-		return NULL;
-	}
-	z->level = level;
-	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
-	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
-	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
-	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
-	return z;
-}
-
-static void zstd_enc_free(struct zstd_enc *z)
-{
-	if (!z)
-		return;
-	ZSTD_freeCDict(z->cdict);
-	ZSTD_freeCCtx(z->cctx);
-	free(z);
-}
-
-/* Make z hold dict (0, or ENOMEM). */
-static int zstd_enc_dict(struct zstd_enc *z, const void *dict, size_t len)
-{
-	ZSTD_CDict *cd = ZSTD_createCDict(dict, len, z->level);
-	if (!cd)
-		return ENOMEM;
-	ZSTD_freeCDict(z->cdict);
-	z->cdict = cd;
-	return 0;
-}
-
 /* The payload of the n > 0 bytes at v, written at out (ZSTD_compressBound(n)
- * bytes), encoded with z's dictionary if with_dict: its length, or 0 when
+ * bytes), encoded with e's dictionary if with_dict: its length, or 0 when
  * the value does not encode (it is then stored as given). */
-static size_t zstd_encode(struct zstd_enc *z, int with_dict, const void *v, size_t n,
+static size_t zstd_encode(struct venc *e, int with_dict, const void *v, size_t n,
                           unsigned char *out)
 {
 	/* The frame is written at out, then moved over its magic number. */
-	ZSTD_CCtx_refCDict(z->cctx, with_dict ? z->cdict : NULL);
-	size_t c = ZSTD_compress2(z->cctx, out, ZSTD_compressBound(n), v, n);
+	ZSTD_CCtx_refCDict(e->cctx, with_dict ? e->cdict : NULL);
+	size_t c = ZSTD_compress2(e->cctx, out, ZSTD_compressBound(n), v, n);
 	if (ZSTD_isError(c) || c <= MAGIC_LEN || memcmp(out, zstd_magic, MAGIC_LEN) != 0)
 		return 0;
 	memmove(out, out + MAGIC_LEN, c - MAGIC_LEN);
 	return c - MAGIC_LEN;
-}
-
-/* Train a dictionary of at most cap bytes from n samples laid end to end. */
-static int zstd_train(const void *samples, const size_t *sizes, unsigned n, unsigned char *dict,
-                      size_t cap, size_t *len)
-{
-	size_t r = ZDICT_trainFromBuffer(dict, cap, samples, sizes, n);
-	if (ZDICT_isError(r))
-		return ELOG_INVALID;
-	*len = r;
-	return 0;
-}
-
-static struct zstd_dec *zstd_dec_new(void)
-{
-	struct zstd_dec *z = calloc(1, sizeof *z);
-	if (!z || !(z->dctx = ZSTD_createDCtx())) {
-		free(z);
-		return NULL;
-	}
-	return z;
-}
-
-static void zstd_dec_free(struct zstd_dec *z)
-{
-	if (!z)
-		return;
-	ZSTD_freeDDict(z->ddict);
-	ZSTD_freeDCtx(z->dctx);
-	free(z->frame);
-	free(z);
-}
-
-/* Make z hold dict: ELOG_CORRUPT when it is not a zstd dictionary. */
-static int zstd_dec_dict(struct zstd_dec *z, const void *dict, size_t len)
-{
-	ZSTD_DDict *dd = ZSTD_createDDict(dict, len);
-	if (!dd)
-		return ELOG_CORRUPT;
-	ZSTD_freeDDict(z->ddict);
-	z->ddict = dd;
-	return 0;
 }
 
 /* The length the n-byte payload at in states it decodes to, or SIZE_MAX
@@ -258,25 +192,20 @@ static size_t zstd_dec_size(const unsigned char *in, size_t n)
 	return (size_t)size;
 }
 
-/* Decode the payload into out (cap bytes, more than zstd_dec_size()), with
- * z's dictionary if with_dict; *len is what it decoded to.  ELOG_CORRUPT
- * with *why, or ENOMEM. */
-static int zstd_decode(struct zstd_dec *z, int with_dict, const unsigned char *in, size_t n,
-                       unsigned char *out, size_t cap, size_t *len, const char **why)
+/* Decode the payload into d's buffer (more than zstd_dec_size()), with d's
+ * dictionary if with_dict; *len is what it decoded to.  ELOG_CORRUPT with
+ * *why, or ENOMEM. */
+static int zstd_decode(struct vdec *d, int with_dict, const unsigned char *in, size_t n,
+                       size_t *len, const char **why)
 {
 	size_t flen = MAGIC_LEN + n;
-	if (flen > z->fcap) {
-		unsigned char *nf = realloc(z->frame, flen);
-		if (!nf)
-			return ENOMEM;
-		z->frame = nf;
-		z->fcap = flen;
-	}
-	memcpy(z->frame, zstd_magic, MAGIC_LEN);
-	memcpy(z->frame + MAGIC_LEN, in, n);
-	size_t r = with_dict
-	                   ? ZSTD_decompress_usingDDict(z->dctx, out, cap, z->frame, flen, z->ddict)
-	                   : ZSTD_decompressDCtx(z->dctx, out, cap, z->frame, flen);
+	if (elog__buf_grow(&d->frame, &d->fcap, flen, 4096))
+		return ENOMEM;
+	memcpy(d->frame, zstd_magic, MAGIC_LEN);
+	memcpy(d->frame + MAGIC_LEN, in, n);
+	size_t r = with_dict ? ZSTD_decompress_usingDDict(d->dctx, d->buf, d->cap, d->frame, flen,
+	                                                  d->ddict)
+	                     : ZSTD_decompressDCtx(d->dctx, d->buf, d->cap, d->frame, flen);
 	if (ZSTD_isError(r)) {
 		*why = ZSTD_getErrorName(r);
 		return ELOG_CORRUPT;
@@ -367,8 +296,13 @@ int elog__codec_train(const struct codec *c, const void *samples, const size_t *
                       unsigned char *dict, size_t cap, size_t *len)
 {
 #ifdef ELOG_HAVE_ZSTD
-	if (c->id == CODEC_ZSTD)
-		return zstd_train(samples, sizes, n, dict, cap, len);
+	if (c->id == CODEC_ZSTD) {
+		size_t r = ZDICT_trainFromBuffer(dict, cap, samples, sizes, n);
+		if (ZDICT_isError(r))
+			return ELOG_INVALID;
+		*len = r;
+		return 0;
+	}
 #else
 	(void)samples, (void)sizes, (void)n, (void)dict, (void)cap, (void)len;
 #endif
@@ -381,26 +315,7 @@ size_t elog__codec_value_max(uint32_t flags, size_t n)
 	return n && SEG_CODEC(flags) != CODEC_NONE ? n + 1 : n;
 }
 
-/* ---- encoding and decoding values ---- */
-
-struct venc {
-	int level; /* for zstd: the settings' level, or 0 for its default */
-#ifdef ELOG_HAVE_ZSTD
-	struct zstd_enc *zstd; /* made when first needed */
-	uint32_t zstd_dict;    /* the dictionary it holds, 0 = none */
-#endif
-	unsigned char *buf; /* the last value encoded */
-	size_t cap;
-};
-
-struct vdec {
-#ifdef ELOG_HAVE_ZSTD
-	struct zstd_dec *zstd; /* made when first needed */
-	uint32_t zstd_dict;    /* the dictionary it holds, 0 = none */
-#endif
-	unsigned char *buf; /* the last value decoded */
-	size_t cap;
-};
+/* ---- the encoder and the decoder ---- */
 
 struct venc *elog__venc_new(const struct codec *c, int level)
 {
@@ -415,7 +330,8 @@ void elog__venc_free(struct venc *e)
 	if (!e)
 		return;
 #ifdef ELOG_HAVE_ZSTD
-	zstd_enc_free(e->zstd);
+	ZSTD_freeCDict(e->cdict);
+	ZSTD_freeCCtx(e->cctx);
 #endif
 	free(e->buf);
 	free(e);
@@ -442,10 +358,14 @@ static int enc_ready(struct venc *e, uint32_t flags, int dfd, const void *dict, 
 		return err;
 #ifdef ELOG_HAVE_ZSTD
 	uint32_t id = SEG_DICT(flags);
-	if (!e->zstd) {
-		int level = e->level ? e->level : codecs[CODEC_ZSTD].level_default;
-		if (!(e->zstd = zstd_enc_new(level)))
+	int level = e->level ? e->level : codecs[CODEC_ZSTD].level_default;
+	if (!e->cctx) {
+		if (!(e->cctx = ZSTD_createCCtx()))
 			return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
+		ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, level);
+		ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_dictIDFlag, 0);
+		ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_checksumFlag, 0);
+		ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_contentSizeFlag, 1);
 	}
 	if (id == 0 || (id == e->zstd_dict && !dict))
 		return 0;
@@ -455,10 +375,13 @@ static int enc_ready(struct venc *e, uint32_t flags, int dfd, const void *dict, 
 			return err;
 		dict = loaded;
 	}
-	err = zstd_enc_dict(e->zstd, dict, len);
+	ZSTD_CDict *cd = ZSTD_createCDict(dict, len, level);
 	free(loaded);
-	if (err)
-		return elog__errmsg_set(msg, err, "dictionary %u: %s", id, elog_strerror(err));
+	if (!cd)
+		return elog__errmsg_set(msg, ENOMEM, "dictionary %u: %s", id,
+		                        elog_strerror(ENOMEM));
+	ZSTD_freeCDict(e->cdict);
+	e->cdict = cd;
 	e->zstd_dict = id;
 	return 0;
 #else
@@ -491,7 +414,7 @@ int elog__venc_value(struct venc *e, int dfd, uint32_t flags, const void *v, siz
 #ifdef ELOG_HAVE_ZSTD
 	if (elog__buf_grow(&e->buf, &e->cap, 1 + ZSTD_compressBound(n), 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	size_t len = zstd_encode(e->zstd, SEG_DICT(flags) != 0, v, n, e->buf + 1);
+	size_t len = zstd_encode(e, SEG_DICT(flags) != 0, v, n, e->buf + 1);
 	if (len == 0 || len + n / 8 >= n) {
 		e->buf[0] = TAG_RAW;
 		memcpy(e->buf + 1, v, n);
@@ -518,7 +441,9 @@ void elog__vdec_free(struct vdec *d)
 	if (!d)
 		return;
 #ifdef ELOG_HAVE_ZSTD
-	zstd_dec_free(d->zstd);
+	ZSTD_freeDDict(d->ddict);
+	ZSTD_freeDCtx(d->dctx);
+	free(d->frame);
 #endif
 	free(d->buf);
 	free(d);
@@ -549,7 +474,7 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 	size_t size = zstd_dec_size(p + 1, n - 1);
 	if (size == SIZE_MAX || size > ELOG_MAX_RECORD)
 		return elog__errmsg_set(msg, ELOG_CORRUPT, "bad zstd frame");
-	if (!d->zstd && !(d->zstd = zstd_dec_new()))
+	if (!d->dctx && !(d->dctx = ZSTD_createDCtx()))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	uint32_t id = SEG_DICT(flags);
 	if (id && id != d->zstd_dict) {
@@ -557,18 +482,20 @@ int elog__vdec_value(struct vdec *d, int dfd, uint32_t flags, const void *in, si
 		size_t dlen;
 		if ((err = elog__dict_load(dfd, id, &dict, &dlen, msg)) != 0)
 			return err;
-		err = zstd_dec_dict(d->zstd, dict, dlen);
+		ZSTD_DDict *dd = ZSTD_createDDict(dict, dlen);
 		free(dict);
-		if (err)
+		if (!dd)
 			return elog__errmsg_set(msg, ELOG_CORRUPT,
 			                        "dictionary %u is not a zstd dictionary", id);
+		ZSTD_freeDDict(d->ddict);
+		d->ddict = dd;
 		d->zstd_dict = id;
 	}
 	if (elog__buf_grow(&d->buf, &d->cap, size + 1, 4096))
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	const char *why = "wrong size";
 	size_t len = 0;
-	err = zstd_decode(d->zstd, id != 0, p + 1, n - 1, d->buf, d->cap, &len, &why);
+	err = zstd_decode(d, id != 0, p + 1, n - 1, &len, &why);
 	if (err == ENOMEM)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	if (err || len != size)

@@ -32,55 +32,26 @@ static int bad_name(char *msg, const char *name)
 	                        elog_strerror(ELOG_BADNAME));
 }
 
-/* Open the log directory and make sure it is a log. */
-static int open_log(const char *dir, int *dfd, char *msg)
-{
-	struct elog_settings s;
-	int fd, rc;
-
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = errno;
-		return elog__errmsg_set(msg, rc, "%s", elog_strerror(rc));
-	}
-	rc = elog__settings_load(fd, &s, msg);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	*dfd = fd;
-	return 0;
-}
-
 /* The durable end as published by the writer; a log never written to has
  * no watermark yet and so no durable record.  With sync, the watermark is
  * made durable too (the writer never syncs it), so that an offset committed
  * below the end read here stays below the durable end after a power loss. */
 static int durable_end(int dfd, uint64_t *end, int sync, char *msg)
 {
-	struct watermark wm;
-	int fd, rc;
-
-	fd = elog__fs_openat(dfd, FN_WATERMARK, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0) {
+	struct watermark wm = { 0 };
+	int fd = elog__fs_openat(dfd, FN_WATERMARK, O_RDONLY | O_CLOEXEC, 0);
+	int rc = fd < 0 ? (errno == ENOENT ? 0 : errno) : elog__wm_load(dfd, fd, &wm);
+	if (!rc && fd >= 0 && sync && fdatasync(fd) < 0)
 		rc = errno;
-		if (rc == ENOENT) {
-			*end = 0;
-			return 0;
-		}
-		return elog__errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
-	}
-	rc = elog__wm_load(dfd, fd, &wm);
-	if (!rc && sync && fdatasync(fd) < 0)
-		rc = errno;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (rc)
 		return elog__errmsg_set(msg, rc, FN_WATERMARK ": %s", elog_strerror(rc));
 	*end = wm.durable_end;
 	return 0;
 }
 
-static int load_table(int dfd, struct ctable *t, char *msg)
+int elog__consumers_load(int dfd, struct ctable *t, char *msg)
 {
 	char *text;
 	size_t len;
@@ -152,11 +123,6 @@ int elog__consumers_lock(int dfd, int *lfd, char *msg)
 	return elog__lock_take_ms(dfd, FN_CONSUMERS_LOCK, CONSUMERS_WAIT_MS, 1, lfd, msg);
 }
 
-int elog__consumers_load(int dfd, struct ctable *t, char *msg)
-{
-	return load_table(dfd, t, msg);
-}
-
 static int load_losses(int dfd, struct losses *l, char *msg)
 {
 	int rc = elog__losses_load(dfd, l);
@@ -178,19 +144,20 @@ typedef int (*change_fn)(struct state *st, const void *arg, uint64_t end, char *
 static int modify(const char *dir, change_fn change, const void *arg, char *msg)
 {
 	struct state st = { { 0 }, { 0 }, 1, 0, -1 };
+	struct elog_settings set;
 	uint64_t end;
 	char *text = NULL;
 	size_t len;
 	int dfd, lfd = -1, rc;
 
-	if ((rc = open_log(dir, &dfd, msg)))
+	if ((rc = elog__settings_open(dir, &dfd, &set, msg)))
 		return rc;
 	st.dfd = dfd;
 	if ((rc = elog__consumers_lock(dfd, &lfd, msg)))
 		goto out;
 	/* The watermark is read under the lock only for simplicity; it moves
 	 * up by itself, so any value read after the caller's check is safe. */
-	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = load_table(dfd, &st.t, msg)) ||
+	if ((rc = durable_end(dfd, &end, 1, msg)) || (rc = elog__consumers_load(dfd, &st.t, msg)) ||
 	    (rc = load_losses(dfd, &st.l, msg)) || (rc = change(&st, arg, end, msg)))
 		goto out;
 	if (st.table_changed) {
@@ -226,23 +193,27 @@ static int do_commit(struct state *st, const void *arg, uint64_t end, char *msg)
 	const struct commit_arg *a = arg;
 	struct ctable *t = &st->t;
 	int64_t now = elog__fs_now_ms();
-	int rc;
 
 	if (a->offset >= end)
 		return elog__errmsg_set(msg, ELOG_BEYOND,
 		                        "offset %llu is at or above "
 		                        "the durable end %llu of the log",
 		                        (unsigned long long)a->offset, (unsigned long long)end);
-	rc = elog__ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
-	if (rc == ELOG_TOOMANY)
-		return elog__errmsg_set(msg, rc,
-		                        "consumer \"%s\": the log already has "
-		                        "%d consumers",
-		                        a->name, ELOG_CONSUMERS_MAX);
-	return rc;
+	return elog__ctable_set(t, a->name, a->offset, now < 0 ? 0 : now);
 }
 
-static int log_start(int dfd, uint64_t *start, char *msg);
+/* The log's first offset: the first segment's base, after retention. */
+static int log_start(int dfd, uint64_t *start, char *msg)
+{
+	struct seglist sl;
+	int rc = elog__seglist_read(dfd, &sl);
+
+	if (rc)
+		return elog__errmsg_set(msg, rc, "listing segments: %s", elog_strerror(rc));
+	*start = sl.n ? sl.base[0] : 0;
+	elog__seglist_free(&sl);
+	return 0;
+}
 
 /* Before the log's first record: its start, which only grows, read under
  * the lock that retention takes to read the consumers. */
@@ -259,9 +230,6 @@ static int do_create(struct state *st, const void *arg, uint64_t end, char *msg)
 	rc = elog__ctable_create(&st->t, name, start, now < 0 ? 0 : now);
 	if (rc == 1) /* there already: left as it is */
 		st->table_changed = 0;
-	if (rc == ELOG_TOOMANY)
-		return elog__errmsg_set(msg, rc, "consumer \"%s\": the log already has %d consumers",
-		                        name, ELOG_CONSUMERS_MAX);
 	return rc == 1 ? 0 : rc;
 }
 
@@ -303,7 +271,12 @@ static int modify_named(const char *dir, const char *name, change_fn change, con
 	msg[0] = 0;
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	return modify(dir, change, arg, msg);
+	int rc = modify(dir, change, arg, msg);
+	if (rc == ELOG_TOOMANY)
+		return elog__errmsg_set(msg, rc,
+		                        "consumer \"%s\": the log already has %d consumers", name,
+		                        ELOG_CONSUMERS_MAX);
+	return rc;
 }
 
 int elog_consumer_commit(const char *dir, const char *name, uint64_t offset, char *msg)
@@ -328,34 +301,22 @@ int elog_consumer_delete(const char *dir, const char *name, char *msg)
 	return modify_named(dir, name, do_delete, name, msg);
 }
 
-/* The log's first offset: the first segment's base, after retention. */
-static int log_start(int dfd, uint64_t *start, char *msg)
-{
-	struct seglist sl;
-	int rc = elog__seglist_read(dfd, &sl);
-
-	if (rc)
-		return elog__errmsg_set(msg, rc, "listing segments: %s", elog_strerror(rc));
-	*start = sl.n ? sl.base[0] : 0;
-	elog__seglist_free(&sl);
-	return 0;
-}
-
 /* Load the table, the durable end and the log's start without taking the
- * lock. */
+ * lock; on failure t and l are left empty. */
 static int snapshot(const char *dir, struct ctable *t, struct losses *l, uint64_t *end,
                     uint64_t *start, char *msg)
 {
+	struct elog_settings set;
 	int dfd, rc;
 
-	if ((rc = open_log(dir, &dfd, msg)))
+	if ((rc = elog__settings_open(dir, &dfd, &set, msg)))
 		return rc;
 	/* The durable end is read first: it only grows, so every offset in
 	 * the table read afterwards was below some durable end we could see,
 	 * and the lag comes out as at least what it was. */
 	rc = durable_end(dfd, end, 0, msg);
 	if (!rc)
-		rc = load_table(dfd, t, msg);
+		rc = elog__consumers_load(dfd, t, msg);
 	if (!rc)
 		rc = load_losses(dfd, l, msg);
 	/* The start, read last, only grows too: what it says was lost was
@@ -363,6 +324,10 @@ static int snapshot(const char *dir, struct ctable *t, struct losses *l, uint64_
 	if (!rc)
 		rc = log_start(dfd, start, msg);
 	close(dfd);
+	if (rc) {
+		elog__ctable_free(t);
+		elog__losses_free(l);
+	}
 	return rc;
 }
 
@@ -378,11 +343,8 @@ static int get_entry(const char *dir, const char *name, struct elog_consumer *c,
 
 	if (elog_consumer_name_check(name))
 		return bad_name(msg, name);
-	if ((rc = snapshot(dir, &t, &l, end, &start, msg))) {
-		elog__ctable_free(&t);
-		elog__losses_free(&l);
+	if ((rc = snapshot(dir, &t, &l, end, &start, msg)))
 		return rc;
-	}
 	i = elog__ctable_find(&t, name);
 	if (i < 0) {
 		rc = elog__errmsg_set(msg, ELOG_NOCONSUMER, "no consumer \"%s\"", name);
@@ -419,11 +381,8 @@ int elog_consumer_list(const char *dir, struct elog_consumer **list, size_t *n, 
 	msg[0] = 0;
 	*list = NULL;
 	*n = 0;
-	if ((rc = snapshot(dir, &t, &l, &end, &start, msg))) {
-		elog__ctable_free(&t);
-		elog__losses_free(&l);
+	if ((rc = snapshot(dir, &t, &l, &end, &start, msg)))
 		return rc;
-	}
 	for (size_t i = 0; i < t.n; i++)
 		set_lag(&t.v[i], end, start, elog__losses_find(&l, t.v[i].name));
 	elog__losses_free(&l);

@@ -2,19 +2,12 @@
  * consumers_json.c: the table of committed offsets and the text of
  * consumers.json.
  *
- * The file is a small JSON document that a person can read and fix by hand:
- *
- *   {
- *     "version": 1,
- *     "consumers": {
- *       "uplink": {"offset": 41, "committed_ms": 1764385200000}
- *     }
- *   }
- *
- * A consumer created and not yet committed (elog_consumer_create()) is
- * {"next": 0, "created_ms": ...}, the first offset it has to read; a file
- * with one is version 2, so that an older build refuses it by its version
- * instead of misreading it, and a file without one stays version 1.
+ * The file is a small JSON document that a person can read and fix by hand
+ * (elog(5), consumers.json and consumers.lock).  A consumer created and not
+ * yet committed (elog_consumer_create()) is {"next": 0, "created_ms": ...},
+ * the first offset it has to read; a file with one is version 2, so that an
+ * older build refuses it by its version instead of misreading it, and a
+ * file without one stays version 1.
  *
  * The parser accepts exactly that shape with any JSON whitespace, members of
  * a consumer in either order, and nothing else: "version" must come first so
@@ -97,14 +90,10 @@ static int ctable_entry(struct ctable *t, const char *name, size_t *at_out)
 	if (!ctable_search(t, name, &at)) {
 		if (t->n >= ELOG_CONSUMERS_MAX)
 			return ELOG_TOOMANY;
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 8;
-			struct elog_consumer *v = realloc(t->v, cap * sizeof *v);
-			if (!v)
-				return ENOMEM;
-			t->v = v;
-			t->cap = cap;
-		}
+		struct elog_consumer *v = elog__grow(t->v, &t->cap, t->n + 1, sizeof *v, 8);
+		if (!v)
+			return ENOMEM;
+		t->v = v;
 		memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
 		t->n++;
 		memset(&t->v[at], 0, sizeof t->v[at]);
@@ -190,12 +179,15 @@ static int expect(struct pstate *s, char c)
 	return perr(s, what);
 }
 
-/* A string of at most ELOG_CONSUMER_NAME_MAX plain characters into buf.
- * Escapes and control characters are refused: no name needs them. */
-static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1])
+/* A string of at most ELOG_CONSUMER_NAME_MAX plain characters into buf,
+ * *at where it begins.  Escapes and control characters are refused: no
+ * name needs them. */
+static int parse_string(struct pstate *s, char buf[ELOG_CONSUMER_NAME_MAX + 1], const char **at)
 {
 	size_t n = 0;
 
+	skip_ws(s);
+	*at = s->p;
 	if (!eat(s, '"'))
 		return perr(s, "expected a string");
 	for (;;) {
@@ -260,9 +252,7 @@ static int parse_entry(struct pstate *s, int v2, uint64_t *offset, int64_t *ms, 
 	do {
 		const char *at;
 		uint64_t v;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, key)) || (rc = expect(s, ':')))
+		if ((rc = parse_string(s, key, &at)) || (rc = expect(s, ':')))
 			return rc;
 		if (v2 && !have_off && !have_ms &&
 		    (strcmp(key, "next") == 0 || strcmp(key, "created_ms") == 0)) {
@@ -310,17 +300,12 @@ static int parse_consumers(struct pstate *s, int v2, struct ctable *t)
 		uint64_t offset = 0;
 		int64_t ms = 0;
 		int uncommitted = 0;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, name)))
+		if ((rc = parse_string(s, name, &at)))
 			return rc;
-		if (elog_consumer_name_check(name) != 0) {
+		int bad = elog_consumer_name_check(name) != 0;
+		if (bad || elog__ctable_find(t, name) >= 0) {
 			s->p = at;
-			return perr(s, "invalid consumer name");
-		}
-		if (elog__ctable_find(t, name) >= 0) {
-			s->p = at;
-			return perr(s, "duplicate consumer name");
+			return perr(s, bad ? "invalid consumer name" : "duplicate consumer name");
 		}
 		if ((rc = expect(s, ':')) ||
 		    (rc = parse_entry(s, v2, &offset, &ms, &uncommitted)))
@@ -342,11 +327,7 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 	uint64_t version;
 	int rc, have_consumers = 0;
 
-	if ((rc = expect(s, '{')))
-		return rc;
-	skip_ws(s);
-	first = s->p;
-	if ((rc = parse_string(s, key)))
+	if ((rc = expect(s, '{')) || (rc = parse_string(s, key, &first)))
 		return rc;
 	if (strcmp(key, "version") != 0) {
 		s->p = first;
@@ -362,17 +343,12 @@ static int parse_doc(struct pstate *s, struct ctable *t)
 		                        CONSUMERS_FORMAT_UNCOMMITTED);
 	while (eat(s, ',')) {
 		const char *at;
-		skip_ws(s);
-		at = s->p;
-		if ((rc = parse_string(s, key)))
+		if ((rc = parse_string(s, key, &at)))
 			return rc;
-		if (strcmp(key, "consumers") != 0) {
+		if (strcmp(key, "consumers") != 0 || have_consumers) {
 			s->p = at;
-			return perr(s, "unknown member");
-		}
-		if (have_consumers) {
-			s->p = at;
-			return perr(s, "duplicate member");
+			return perr(s, strcmp(key, "consumers") != 0 ? "unknown member"
+			                                             : "duplicate member");
 		}
 		if ((rc = expect(s, ':')) ||
 		    (rc = parse_consumers(s, version == CONSUMERS_FORMAT_UNCOMMITTED, t)))

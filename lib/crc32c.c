@@ -224,14 +224,11 @@ HW_TARGET static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t le
 			c2 = crc64_hw(c2, v2);
 		}
 #ifdef HAVE_CLMUL
-		if (clmul) {
+		if (clmul)
 			crc = clmul_shift(clmul_shift(crc) ^ c1) ^ c2;
-			p += 3 * LANE;
-			len -= 3 * LANE;
-			continue;
-		}
+		else
 #endif
-		crc = crc_shift(crc_shift(crc) ^ c1) ^ c2;
+			crc = crc_shift(crc_shift(crc) ^ c1) ^ c2;
 		p += 3 * LANE;
 		len -= 3 * LANE;
 	}
@@ -312,23 +309,11 @@ HW_TARGET static void each_hw(const unsigned char *const *p, const size_t *len, 
 }
 #endif
 
-static void each_table(const unsigned char *const *p, const size_t *len, uint32_t *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		out[i] = ~crc_table(~0u, p[i], len[i]);
-}
-
 /* The table code, once its table is built. */
 static uint32_t table_crc(uint32_t crc, const unsigned char *p, size_t len)
 {
 	pthread_once(&table_once, table_init);
 	return crc_table(crc, p, len);
-}
-
-static void table_each(const unsigned char *const *p, const size_t *len, uint32_t *out, size_t n)
-{
-	pthread_once(&table_once, table_init);
-	each_table(p, len, out, n);
 }
 
 static int impl_get(void)
@@ -377,7 +362,9 @@ void elog__crc32c_each(const unsigned char *const *p, const size_t *len, uint32_
 		return;
 	}
 #endif
-	table_each(p, len, crc, n);
+	pthread_once(&table_once, table_init);
+	for (size_t i = 0; i < n; i++)
+		crc[i] = ~crc_table(~0u, p[i], len[i]);
 }
 
 uint32_t elog__crc32c_table(uint32_t crc, const void *buf, size_t len)

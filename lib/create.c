@@ -130,13 +130,12 @@ int elog__log_create(int dfd, const struct elog_options *opt, char *msg)
 	s.created_ms = elog__fs_now_ms();
 
 	if ((err = elog__seg_create(dfd, 0, SEG_FLAGS(elog__codec_from_settings(&s)->id, 0), s.id,
-	                            &segfd, &idxfd)) != 0)
-		return elog__errmsg_set(msg, err, "creating the first segment: %s",
-		                        elog_strerror(err));
-	if (fdatasync(segfd) < 0)
-		err = errno;
-	close(segfd);
-	close(idxfd);
+	                            &segfd, &idxfd)) == 0) {
+		if (fdatasync(segfd) < 0)
+			err = errno;
+		close(segfd);
+		close(idxfd);
+	}
 	/* The segment's name is durable before the settings that make the
 	 * directory a log: a log never lacks its first segment. */
 	if (!err)

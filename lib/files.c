@@ -64,9 +64,7 @@ static int all_digits(const char *s)
 static int cut_suffix(const char *s)
 {
 	size_t n = strspn(s, "0123456789");
-	if (n == 0)
-		return 0;
-	return s[n] == '\0' || (s[n] == '-' && all_digits(s + n + 1));
+	return n > 0 && (s[n] == '\0' || (s[n] == '-' && all_digits(s + n + 1)));
 }
 
 /* The kind of a name that is not a temporary file. */
@@ -108,13 +106,13 @@ int elog__file_classify(const char *name, struct file_class *fc)
 	const size_t k = sizeof TMP_INFIX - 1;
 	memset(fc, 0, sizeof *fc);
 	/* "<name>.tmp.<pid>.<n>": the last TMP_INFIX, after a name. */
-	const char *t = strstr(name, TMP_INFIX), *u;
+	const char *t = strstr(name, TMP_INFIX), *u, *plain = name;
+	char target[256];
 	while (t && (u = strstr(t + k, TMP_INFIX)) != NULL)
 		t = u;
 	if (t && t != name) {
 		const char *p = t + k;
 		size_t n = strspn(p, "0123456789");
-		char target[256];
 		if (n > 0 && p[n] == '.' && all_digits(p + n + 1) &&
 		    (size_t)(t - name) < sizeof target) {
 			long pid = 0;
@@ -125,11 +123,10 @@ int elog__file_classify(const char *name, struct file_class *fc)
 			target[t - name] = '\0';
 			fc->tmp = 1;
 			fc->pid = pid;
-			fc->kind = classify_plain(target, &fc->num);
-			return fc->kind;
+			plain = target;
 		}
 	}
-	fc->kind = classify_plain(name, &fc->num);
+	fc->kind = classify_plain(plain, &fc->num);
 	return fc->kind;
 }
 

@@ -177,21 +177,6 @@ struct seg_tail {
  * when the part ended (*rec is the record out of order for TAIL_ORDER),
  * or an errno value. */
 int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at);
-/* elog__scan_next() when the next record was already checked (elog__scan_next()
- * checks a few ahead): 1 with rec and *at set as it would set them, else 0
- * and nothing done.  Inline, for the loops that read every record. */
-static inline int elog__scan_next_checked(struct scan *s, struct elog_record *rec, uint64_t *at)
-{
-	if (s->pos != s->vpos || s->pos >= s->vend || s->pos >= s->limit)
-		return 0;
-	*at = s->pos;
-	size_t size = elog__rec_fields(s->buf + s->off, rec);
-	s->off += size;
-	s->pos += size;
-	s->vpos = s->pos;
-	s->trunc = 0;
-	return 1;
-}
 
 /* ---- index.c: index files ---- */
 struct index {
@@ -276,6 +261,9 @@ int elog__settings_parse(const char *text, size_t len, struct elog_settings *s);
 size_t elog__settings_format(const struct elog_settings *s, char *buf);
 int elog__settings_load(int dfd, struct elog_settings *s, char *msg);
 int elog__settings_store(int dfd, const struct elog_settings *s);
+/* Open the log directory dir as *dfd and load its settings into s: 0, or
+ * the error with nothing left open (*dfd -1). */
+int elog__settings_open(const char *dir, int *dfd, struct elog_settings *s, char *msg);
 /* Make a log of format 1 (settings' "format 1") one of format 2 before a
  * program of this version writes into it; *done when this call did.  The
  * maintenance lock is taken (waiting wait_ms, as elog.h says) unless the
@@ -291,8 +279,6 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
  * that does not. */
 int elog__settings_check_options(const struct elog_settings *s, const struct elog_options *opt,
                                  char *msg);
-/* 0 when cleanup is ELOG_CLEANUP_DELETE or _COMPACT, else ELOG_INVALID. */
-int elog__cleanup_check(int cleanup, char *msg);
 
 /* ---- holes.c: the ranges of offsets salvage lost ---- */
 struct hole {

@@ -21,11 +21,12 @@
 #include "format.h"
 #include "os.h"
 
-int elog__fs_write_all(int fd, const void *buf, size_t len)
+/* Write all len bytes at pos, or at the file position when pos is -1. */
+static int write_full(int fd, const void *buf, size_t len, off_t pos)
 {
 	const char *p = buf;
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = pos < 0 ? write(fd, p, len) : pwrite(fd, p, len, pos);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -34,28 +35,20 @@ int elog__fs_write_all(int fd, const void *buf, size_t len)
 		if (n == 0)
 			return EIO;
 		p += n;
+		pos += pos < 0 ? 0 : n;
 		len -= (size_t)n;
 	}
 	return 0;
 }
 
+int elog__fs_write_all(int fd, const void *buf, size_t len)
+{
+	return write_full(fd, buf, len, -1);
+}
+
 int elog__fs_pwrite_all(int fd, const void *buf, size_t len, off_t pos)
 {
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, pos);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		p += n;
-		pos += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_full(fd, buf, len, pos);
 }
 
 int elog__fs_pread_full(int fd, void *buf, size_t len, off_t pos, size_t *got)
@@ -99,8 +92,7 @@ static void give_to_dir_owner(int dfd, int fd)
 		(void)!fchown(fd, d.st_uid, d.st_gid);
 }
 
-/* elog__fs_openat_stat(). */
-static int open_regular(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
+int elog__fs_openat_stat(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
 	int fd = -1, e;
 	int create = (flags & O_CREAT) != 0, excl = create && (flags & O_EXCL);
@@ -176,15 +168,10 @@ fail:
 	return -1;
 }
 
-int elog__fs_openat_stat(int dfd, const char *name, int flags, mode_t mode, struct stat *st)
-{
-	return open_regular(dfd, name, flags, mode, st);
-}
-
 int elog__fs_openat(int dfd, const char *name, int flags, mode_t mode)
 {
 	struct stat st;
-	return open_regular(dfd, name, flags, mode, &st);
+	return elog__fs_openat_stat(dfd, name, flags, mode, &st);
 }
 
 /*
@@ -266,20 +253,16 @@ int elog__fs_replace_file(int dfd, const char *name, const void *data, size_t le
 int elog__fs_read_small(int dfd, const char *name, size_t max, char **data, size_t *len)
 {
 	struct stat st;
-	int fd = open_regular(dfd, name, O_RDONLY, 0, &st);
+	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
 	if (fd < 0)
 		return errno;
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return EFBIG;
-	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return ENOMEM;
-	}
-	size_t got;
-	int err = elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	char *buf = NULL;
+	size_t got = 0;
+	int err = (uint64_t)st.st_size > max ? EFBIG : 0;
+	if (!err && !(buf = malloc((size_t)st.st_size + 1)))
+		err = ENOMEM;
+	if (!err)
+		err = elog__fs_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
 	close(fd);
 	if (err) {
 		free(buf);

@@ -89,17 +89,6 @@ void elog__siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1, un
 	put64(out + 8, v0 ^ v1 ^ v2 ^ v3);
 }
 
-static int random_key(uint64_t *k0, uint64_t *k1)
-{
-	unsigned char raw[16];
-	int err = elog__fs_random(raw, sizeof raw);
-	if (err)
-		return err;
-	*k0 = get64(raw);
-	*k1 = get64(raw + 8);
-	return 0;
-}
-
 /* Slot arrays of at least this many bytes are mapped, not malloc'ed. */
 #define MAP_MIN (64u << 10)
 #define SHARD_CAP0 16u /* slots of a new shard */
@@ -126,10 +115,13 @@ static void slots_free(struct keyslot *slot, size_t cap)
 
 int elog__keyset_init(struct keyset *ks)
 {
+	unsigned char raw[16];
 	memset(ks, 0, sizeof *ks);
-	int err = random_key(&ks->k0, &ks->k1);
+	int err = elog__fs_random(raw, sizeof raw);
 	if (err)
 		return err;
+	ks->k0 = get64(raw);
+	ks->k1 = get64(raw + 8);
 	ks->shard = calloc(KEYSET_SHARDS, sizeof *ks->shard);
 	if (!ks->shard)
 		return ENOMEM;

@@ -43,7 +43,8 @@
 #include "files.h"
 #include "maint.h"
 
-int elog__maint_list(struct maint *m)
+/* List the segments again and decide which are closed. */
+static int maint_list(struct maint *m)
 {
 	int err;
 	elog__seglist_free(&m->sl);
@@ -116,16 +117,16 @@ static int chain_check(struct maint *m)
 	return err;
 }
 
-int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg)
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg)
 {
+	int64_t wait_ms;
 	int err;
 	memset(m, 0, sizeof *m);
 	m->msg = msg;
 	m->dfd = m->lockfd = m->wmfd = -1;
-	m->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->dfd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	if ((err = elog__settings_load(m->dfd, &m->set, msg)) != 0)
+	if ((err = elog__wait_ms(wait, 0, &wait_ms, msg)) != 0)
+		return err;
+	if ((err = elog__settings_open(dir, &m->dfd, &m->set, msg)) != 0)
 		return err;
 	if (elog__fs_is_netfs(m->dfd))
 		return elog__errmsg_set(
@@ -138,7 +139,7 @@ int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *ms
 	m->wmfd = elog__fs_openat(m->dfd, FN_WATERMARK, O_RDONLY, 0);
 	if (m->wmfd < 0 && errno != ENOENT)
 		return elog__errmsg_set(msg, errno, "%s: %s", FN_WATERMARK, elog_strerror(errno));
-	if ((err = elog__maint_list(m)) != 0)
+	if ((err = maint_list(m)) != 0)
 		return err;
 	return chain_check(m);
 }
@@ -155,9 +156,25 @@ void elog__maint_close(struct maint *m)
 	m->wmfd = m->lockfd = m->dfd = -1;
 }
 
-int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
+int elog__maint_scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
+                           uint64_t at)
 {
 	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
+		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
+		                        elog__scan_truncated(s) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
+	if (err == ELOG_INVALID)
+		return elog__errmsg_set(m->msg, ELOG_CORRUPT,
+		                        "%s: offset out of order at "
+		                        "byte %llu",
+		                        name, (unsigned long long)at);
+	return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
+int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
+{
 	struct stat st;
 	struct index ix;
 	struct scan s;
@@ -169,7 +186,6 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 	si->base = base;
 	si->empty = 1;
 	si->newest_ms = INT64_MIN;
-	elog__seg_name(name, base, SEG_EXT);
 	if ((err = elog__seg_open(m->dfd, base, O_RDONLY, &fd, NULL, &st, m->msg)) != 0)
 		return err;
 	si->size = (uint64_t)st.st_size;
@@ -199,22 +215,17 @@ int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si)
 		if (rec.ts_ms > si->newest_ms)
 			si->newest_ms = rec.ts_ms;
 	}
-	int truncated = elog__scan_truncated(&s);
+	err = err == ELOG_END ? 0 : elog__maint_scan_error(m, base, &s, err, at);
 	elog__scan_free(&s);
 	close(fd);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(m->msg, err, "%s: %s record at byte %llu", name,
-		                        truncated ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	if (err != ELOG_END)
-		return elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	if (err)
+		return err;
 	if (si->empty)
 		si->newest_ms = INT64_MIN;
 	return 0;
 }
 
-/* Unlink name in the log directory; a file already gone is fine. */
-static int unlink_name(struct maint *m, const char *name)
+int elog__maint_unlink(struct maint *m, const char *name)
 {
 	elog__maint_step();
 	if (unlinkat(m->dfd, name, 0) < 0 && errno != ENOENT)
@@ -222,21 +233,7 @@ static int unlink_name(struct maint *m, const char *name)
 	return 0;
 }
 
-/* Unlink segment base's .log, then its .idx.  The .log goes first: it is
- * what makes a segment exist for readers and the writer, and an index left
- * alone by a crash is removed by the next run. */
-static int unlink_segment(struct maint *m, uint64_t base)
-{
-	char name[NAME_MAX_LOCAL];
-	int err;
-	elog__seg_name(name, base, SEG_EXT);
-	if ((err = unlink_name(m, name)) != 0)
-		return err;
-	elog__seg_name(name, base, IDX_EXT);
-	return unlink_name(m, name);
-}
-
-static int sync_dir(struct maint *m)
+int elog__maint_sync_dir(struct maint *m)
 {
 	elog__maint_step();
 	int err = elog__fs_fsync_dir(m->dfd);
@@ -248,36 +245,40 @@ static int sync_dir(struct maint *m)
 
 int elog__seg_remove(struct maint *m, uint64_t base)
 {
+	char name[NAME_MAX_LOCAL];
+	int err;
+	/* The .log goes first: it is what makes a segment exist for readers
+	 * and the writer, and an index left alone by a crash is removed by
+	 * the next run. */
+	elog__seg_name(name, base, SEG_EXT);
+	if ((err = elog__maint_unlink(m, name)) != 0)
+		return err;
+	elog__seg_name(name, base, IDX_EXT);
+	if ((err = elog__maint_unlink(m, name)) != 0)
+		return err;
 	/* The directory is synced before anything else happens, so removals
 	 * are durable in the order they were made and a crash never leaves
 	 * a hole in the middle of the log. */
-	int err = unlink_segment(m, base);
-	return err ? err : sync_dir(m);
+	return elog__maint_sync_dir(m);
 }
 
 /* File names, each with the base offset of its segment. */
 struct namelist {
-	char (*v)[NAME_MAX_LOCAL];
-	uint64_t *base;
+	struct named {
+		char name[NAME_MAX_LOCAL];
+		uint64_t base;
+	} * v;
 	size_t n, cap;
 };
 
 static int namelist_add(struct namelist *l, const char *name, uint64_t base)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		char(*nv)[NAME_MAX_LOCAL] = realloc(l->v, cap * sizeof *nv);
-		if (!nv)
-			return ENOMEM;
-		l->v = nv;
-		uint64_t *nb = realloc(l->base, cap * sizeof *nb);
-		if (!nb)
-			return ENOMEM;
-		l->base = nb;
-		l->cap = cap;
-	}
-	snprintf(l->v[l->n], NAME_MAX_LOCAL, "%s", name);
-	l->base[l->n++] = base;
+	struct named *v = elog__grow(l->v, &l->cap, l->n + 1, sizeof *v, 16);
+	if (!v)
+		return ENOMEM;
+	l->v = v;
+	snprintf(l->v[l->n].name, NAME_MAX_LOCAL, "%s", name);
+	l->v[l->n++].base = base;
 	return 0;
 }
 
@@ -305,7 +306,7 @@ static void *unlink_worker(void *arg)
 		if (i >= u->l->n)
 			return NULL;
 		elog__maint_step();
-		if (unlinkat(u->m->dfd, u->l->v[i], 0) < 0 && errno != ENOENT) {
+		if (unlinkat(u->m->dfd, u->l->v[i].name, 0) < 0 && errno != ENOENT) {
 			size_t none = 0;
 			int e = errno;
 			if (__atomic_compare_exchange_n(&u->failed, &none, i + 1, 0,
@@ -328,7 +329,7 @@ static int unlink_hidden(struct maint *m, const struct namelist *l)
 	for (size_t i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
 	if (u.failed)
-		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1],
+		return elog__errmsg_set(m->msg, u.err, "%s: %s", l->v[u.failed - 1].name,
 		                        elog_strerror(u.err));
 	return 0;
 }
@@ -369,12 +370,8 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 		 * segment.  (Everything below it is unlinked and synced, by
 		 * elog__maint_cleanup().) */
 		size_t i = 0;
-		elog__maint_step();
-		err = unlinkat(m->dfd, FN_START, 0) < 0 && errno != ENOENT ? errno : 0;
-		if (err)
-			err = elog__errmsg_set(m->msg, err, "%s: %s", FN_START, elog_strerror(err));
-		else
-			err = sync_dir(m);
+		if ((err = elog__maint_unlink(m, FN_START)) == 0)
+			err = elog__maint_sync_dir(m);
 		if (!err)
 			m->start.state = START_NONE;
 		while (i < k && !err)
@@ -402,10 +399,9 @@ int elog__seg_remove_below(struct maint *m, uint64_t start)
 	memmove(m->sl.base, m->sl.base + k, (m->sl.n - k) * sizeof m->sl.base[0]);
 	m->sl.n -= k;
 	m->nclosed -= k;
-	err = sync_dir(m);
+	err = elog__maint_sync_dir(m);
 out:
 	free(l.v);
-	free(l.base);
 	return err;
 }
 
@@ -445,15 +441,8 @@ static int stray(const char *name, void *arg)
 	    base < m->sl.base[0] && base < m->start.start)
 		return namelist_add(st->below, name, base);
 	if (kind == FILE_INDEX && base < st->limit) {
-		size_t lo = 0, hi = m->sl.n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (m->sl.base[mid] < base)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == m->sl.n || m->sl.base[lo] != base)
+		ssize_t k = elog__seglist_find(&m->sl, base);
+		if (k < 0 || m->sl.base[k] != base)
 			return namelist_add(st->orphan, name, base);
 	}
 	return 0;
@@ -528,30 +517,23 @@ static int remove_strays(struct maint *m, uint64_t *fixed)
 	if ((err = unlink_hidden(m, &below)) != 0)
 		goto out;
 	*fixed += below.n;
-	for (size_t i = 0; i < tmp.n; i++) {
-		if ((err = unlink_name(m, tmp.v[i])) != 0)
+	for (size_t i = 0; i < tmp.n + orphan.n; i++) {
+		const char *name = i < tmp.n ? tmp.v[i].name : orphan.v[i - tmp.n].name;
+		if ((err = elog__maint_unlink(m, name)) != 0)
 			goto out;
 		(*fixed)++;
 	}
-	for (size_t i = 0; i < orphan.n; i++) {
-		if ((err = unlink_name(m, orphan.v[i])) != 0)
-			goto out;
-		(*fixed)++;
-	}
-	if (tmp.n + orphan.n + below.n + dropped > 0 && (err = sync_dir(m)) != 0)
+	if (tmp.n + orphan.n + below.n + dropped > 0 && (err = elog__maint_sync_dir(m)) != 0)
 		goto out;
 	/* A temporary file may be all that is left of a swap that renamed the
 	 * segment but not yet its index. */
 	for (size_t i = 0; i < tmp.n; i++)
-		if ((err = check_index(m, tmp.base[i])) != 0)
+		if ((err = check_index(m, tmp.v[i].base)) != 0)
 			goto out;
 out:
 	free(tmp.v);
-	free(tmp.base);
 	free(orphan.v);
-	free(orphan.base);
 	free(below.v);
-	free(below.base);
 	return err;
 }
 
@@ -602,7 +584,7 @@ static int remove_merged(struct maint *m, uint64_t *fixed)
 		}
 	}
 	*fixed += removed;
-	return removed ? elog__maint_list(m) : 0;
+	return removed ? maint_list(m) : 0;
 }
 
 int elog__maint_cleanup(struct maint *m, uint64_t *fixed)

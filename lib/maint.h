@@ -27,13 +27,11 @@ struct maint {
 	struct elog__start_view start; /* the start file, as sl was listed */
 	size_t nclosed;                /* sl.base[0 .. nclosed) may be changed */
 };
-/* Open DIR as a log, take the maintenance lock (waiting up to wait_ms, a
- * wait of elog.h) and list the segments.  ELOG_LOCKED names the pid of the
- * other maintenance run. */
-int elog__maint_open(struct maint *m, const char *dir, int64_t wait_ms, char *msg);
+/* Open DIR as a log, take the maintenance lock (waiting up to wait, a
+ * wait of elog.h as the caller was given it) and list the segments.
+ * ELOG_LOCKED names the pid of the other maintenance run. */
+int elog__maint_open(struct maint *m, const char *dir, int64_t wait, char *msg);
 void elog__maint_close(struct maint *m);
-/* List the segments again and decide which are closed. */
-int elog__maint_list(struct maint *m);
 /* Called before each step of maintenance that changes a file; does nothing
  * (maintstep.c: tests replace it at link time to crash at a given step). */
 void elog__maint_step(void);
@@ -42,6 +40,10 @@ void elog__maint_step(void);
  * records a merge already copied into their predecessor; rewrite a start
  * file that is ignored.  *fixed counts the files removed or rewritten. */
 int elog__maint_cleanup(struct maint *m, uint64_t *fixed);
+/* Each after elog__maint_step(): unlink name in the log directory (a file
+ * already gone is fine); fsync the directory.  0, or the error in m->msg. */
+int elog__maint_unlink(struct maint *m, const char *name);
+int elog__maint_sync_dir(struct maint *m);
 
 /* What a segment holds, from its index and a scan of its tail. */
 struct seg_info {
@@ -52,6 +54,10 @@ struct seg_info {
 	int empty;         /* no records */
 };
 int elog__seg_info_read(struct maint *m, uint64_t base, struct seg_info *si);
+/* The message of scan s of segment base failing with err at byte at
+ * (ELOG_INVALID: a record out of order, reported as ELOG_CORRUPT). */
+int elog__maint_scan_error(struct maint *m, uint64_t base, const struct scan *s, int err,
+                           uint64_t at);
 /* Remove segment base: the .log, then the .idx, then fsync the directory. */
 int elog__seg_remove(struct maint *m, uint64_t base);
 /* Make start, a base of a listed segment, the log's first offset: write the

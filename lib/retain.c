@@ -67,38 +67,40 @@ static int log_bytes(struct maint *m, uint64_t *total)
 	return 0;
 }
 
-/* The closed segments' seg_info, read once each as needed; a segment that
- * cannot be read is marked damaged, with its size from stat(2). */
-struct infos {
-	struct maint *m;
-	struct seg_info *si;
-	unsigned char *have, *damaged;
+/* What the run knows of a closed segment. */
+struct closed {
+	struct seg_info si;             /* read once, as needed (info()) */
+	int have;                       /* si is read */
+	int bysize;                     /* it goes by the size limit alone */
+	struct elog_segment_report rep; /* rep.damaged: it cannot be read */
 };
 
-static int info(struct infos *in, size_t k, const struct seg_info **out)
+/* The seg_info of closed segment k; one that cannot be read is marked
+ * damaged, with its size from stat(2). */
+static int info(struct maint *m, struct closed *v, size_t k, const struct seg_info **out)
 {
 	int err;
-	if (!in->have[k]) {
-		struct seg_info *si = &in->si[k];
-		err = elog__seg_info_read(in->m, in->m->sl.base[k], si);
+	if (!v[k].have) {
+		struct seg_info *si = &v[k].si;
+		err = elog__seg_info_read(m, m->sl.base[k], si);
 		if (err == ELOG_CORRUPT || err == ELOG_BADVERSION) {
 			char name[NAME_MAX_LOCAL];
 			struct stat st;
 			memset(si, 0, sizeof *si);
-			si->base = in->m->sl.base[k];
+			si->base = m->sl.base[k];
 			si->newest_ms = INT64_MIN;
 			elog__seg_name(name, si->base, SEG_EXT);
-			if (fstatat(in->m->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			if (fstatat(m->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 				si->size = (uint64_t)st.st_size;
-			in->damaged[k] = 1;
-			in->m->msg[0] = '\0';
+			v[k].rep.damaged = 1;
+			m->msg[0] = '\0';
 			err = 0;
 		}
 		if (err)
 			return err;
-		in->have[k] = 1;
+		v[k].have = 1;
 	}
-	*out = &in->si[k];
+	*out = &v[k].si;
 	return 0;
 }
 
@@ -107,15 +109,16 @@ static int info(struct infos *in, size_t k, const struct seg_info **out)
  * newest timestamp (written later, it is no older), else INT64_MIN (none:
  * it stays).  A damaged segment has none of its own.  *own is 1 when it is
  * its own. */
-static int judged_ms(struct infos *in, size_t k, int64_t now, int64_t *ms, int *own)
+static int judged_ms(struct maint *m, struct closed *v, size_t k, int64_t now, int64_t *ms,
+                     int *own)
 {
 	const struct seg_info *si;
 	int err;
 	*own = 1;
-	for (size_t j = k; j < in->m->nclosed; j++) {
-		if ((err = info(in, j, &si)) != 0)
+	for (size_t j = k; j < m->nclosed; j++) {
+		if ((err = info(m, v, j, &si)) != 0)
 			return err;
-		if (!in->damaged[j] && !si->empty && elog__ts_plausible(si->newest_ms, now)) {
+		if (!v[j].rep.damaged && !si->empty && elog__ts_plausible(si->newest_ms, now)) {
 			*ms = si->newest_ms;
 			return 0;
 		}
@@ -139,8 +142,16 @@ struct interest {
 	const char *who; /* ...and whose; NULL when none */
 };
 
-static void interest_of(struct interest *c)
+/* Read the consumers (again) into c; a consumers.json that cannot be read
+ * does not stop retention, res says so. */
+static void interest_of(struct maint *m, struct interest *c, struct elog_retain_result *res)
 {
+	elog__ctable_free(&c->t);
+	c->known = elog__consumers_load(m->dfd, &c->t, m->msg) == 0;
+	if (!c->known) {
+		res->consumers_unknown = 1;
+		m->msg[0] = '\0';
+	}
 	c->next = UINT64_MAX;
 	c->who = NULL;
 	if (!c->known) {
@@ -211,7 +222,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 	uint64_t max_bytes = limit_of(o->max_bytes, m->set.retain_bytes);
 	int64_t now = o->now_ms ? o->now_ms : elog__fs_now_ms();
 	int protect = m->set.retain_consumers == ELOG_RETAIN_CONSUMERS_PROTECT;
-	struct interest c = { { 0 }, 1, 0, NULL };
+	struct interest c = { { 0 }, 0, 0, NULL };
 	struct losses l = { 0 };
 	uint64_t total;
 	int err, lfd = -1, dirty = 0;
@@ -225,22 +236,13 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 	res->start_before = res->start_after = m->sl.n ? m->sl.base[0] : 0;
 	if ((err = log_bytes(m, &total)) != 0)
 		return err;
-	/* A first look at the consumers, without their lock, to decide; a
-	 * consumers.json that cannot be read does not stop retention. */
-	if (elog__consumers_load(m->dfd, &c.t, m->msg) != 0) {
-		c.known = 0;
-		res->consumers_unknown = 1;
-		m->msg[0] = '\0';
-	}
-	interest_of(&c);
+	/* A first look at the consumers, without their lock, to decide. */
+	interest_of(m, &c, res);
 
 	/* Decide first: nothing changes until the start is written. */
-	struct elog_segment_report *rep = calloc(m->nclosed + 1, sizeof *rep);
-	unsigned char *bysize = calloc(m->nclosed + 1, 1);
-	struct infos in = { m, calloc(m->nclosed + 1, sizeof *in.si), calloc(m->nclosed + 1, 1),
-		            calloc(m->nclosed + 1, 1) };
+	struct closed *v = calloc(m->nclosed + 1, sizeof *v);
 	size_t k = 0;
-	if (!rep || !bysize || !in.si || !in.have || !in.damaged) {
+	if (!v) {
 		err = elog__errmsg_set(m->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		goto out;
 	}
@@ -249,12 +251,12 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 		int64_t judged = INT64_MIN;
 		int own = 1;
 		uint64_t end = m->sl.base[k + 1]; /* a closed segment has a next */
-		if ((err = info(&in, k, &si)) != 0)
+		if ((err = info(m, v, k, &si)) != 0)
 			goto out;
-		int empty = si->empty && !in.damaged[k];
+		int empty = si->empty && !v[k].rep.damaged;
 		/* An empty segment holds nothing to keep; otherwise the age
 		 * is that of the timestamp it is judged by (judged_ms()). */
-		if (max_age && !empty && (err = judged_ms(&in, k, now, &judged, &own)) != 0)
+		if (max_age && !empty && (err = judged_ms(m, v, k, now, &judged, &own)) != 0)
 			goto out;
 		int too_old = max_age && (empty || (judged != INT64_MIN && judged < now &&
 		                                    (uint64_t)(now - judged) > max_age));
@@ -267,34 +269,33 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 		}
 		if ((!too_old || unread) && !too_big) {
 			if (max_age && res->kept_why == ELOG_KEPT_NONE) {
-				res->kept_why = in.damaged[k] && judged == INT64_MIN
+				res->kept_why = v[k].rep.damaged && judged == INT64_MIN
 				                        ? ELOG_KEPT_DAMAGED
 				                : own ? ELOG_KEPT_YOUNG
 				                      : ELOG_KEPT_UNTRUSTED;
 			}
 			if (res->kept_why != ELOG_KEPT_NONE) {
-				res->kept_damaged = in.damaged[k];
+				res->kept_damaged = v[k].rep.damaged;
 				res->kept_base = si->base;
 				res->kept_end = end;
 				res->kept_newest_ms = si->newest_ms;
 				res->kept_judged_ms = judged;
 			}
-			if (in.damaged[k]) {
+			if (v[k].rep.damaged) {
 				res->unjudged = res->kept_why == ELOG_KEPT_DAMAGED;
 				res->unjudged_base = si->base;
 			}
 			break;
 		}
-		bysize[k] = !too_old || unread;
-		res->damaged += in.damaged[k];
+		v[k].bysize = !too_old || unread;
+		res->damaged += v[k].rep.damaged;
 		total -= si->size < total ? si->size : total;
 		res->bytes += si->size;
-		rep[k].action = ELOG_SEG_REMOVED;
-		rep[k].base = si->base;
-		rep[k].end = end;
-		rep[k].bytes_before = si->size;
-		rep[k].newest_ms = si->newest_ms;
-		rep[k].damaged = in.damaged[k];
+		v[k].rep.action = ELOG_SEG_REMOVED;
+		v[k].rep.base = si->base;
+		v[k].rep.end = end;
+		v[k].rep.bytes_before = si->size;
+		v[k].rep.newest_ms = si->newest_ms;
 	}
 	res->segments = k;
 	res->total_bytes = total;
@@ -306,19 +307,13 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 		 * consumer made or rewound meanwhile has not read. */
 		if ((err = elog__consumers_lock(m->dfd, &lfd, m->msg)) != 0)
 			goto out;
-		elog__ctable_free(&c.t);
-		c.known = elog__consumers_load(m->dfd, &c.t, m->msg) == 0;
-		if (!c.known) {
-			res->consumers_unknown = 1;
-			m->msg[0] = '\0';
-		}
-		interest_of(&c);
+		interest_of(m, &c, res);
 		for (size_t i = 0; protect && i < k; i++)
-			if (!bysize[i] && c.next < m->sl.base[i + 1]) {
+			if (!v[i].bysize && c.next < m->sl.base[i + 1]) {
 				for (size_t j = i; j < k; j++) {
-					res->bytes -= rep[j].bytes_before;
-					res->total_bytes += rep[j].bytes_before;
-					res->damaged -= in.damaged[j];
+					res->bytes -= v[j].rep.bytes_before;
+					res->total_bytes += v[j].rep.bytes_before;
+					res->damaged -= v[j].rep.damaged;
 				}
 				k = i;
 				res->segments = k;
@@ -357,7 +352,7 @@ static int retain(struct maint *m, const struct elog_retain_opts *o, struct elog
 			goto out;
 	}
 	for (size_t i = 0; !err && o->each && i < k; i++)
-		o->each(o->arg, &rep[i]);
+		o->each(o->arg, &v[i].rep);
 	if (!err)
 		report_losses(o, res, &c, protect, !res->losses_unrecorded, lines);
 out:
@@ -365,11 +360,7 @@ out:
 		close(lfd);
 	elog__ctable_free(&c.t);
 	elog__losses_free(&l);
-	free(rep);
-	free(bysize);
-	free(in.si);
-	free(in.have);
-	free(in.damaged);
+	free(v);
 	return err;
 }
 
@@ -390,11 +381,7 @@ int elog_retain(const char *dir, const struct elog_retain_opts *o, struct elog_r
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
 	struct lines lines = { 0 };
-	int64_t wait_ms;
-	int err = elog__wait_ms(o->wait_ms, 0, &wait_ms, msg);
-	if (err)
-		return err;
-	err = elog__maint_open(&m, dir, wait_ms, msg);
+	int err = elog__maint_open(&m, dir, o->wait_ms, msg);
 	if (!err)
 		err = retain(&m, o, res, &lines);
 	if (!err && !o->dry_run)

@@ -1,25 +1,12 @@
 /*
- * settings.c: the per-log settings file, written once when the log is
- * created.  It is text, one "key value" pair per line, so that a person can
- * read it with cat(1):
- *
- *   format 1
- *   id 6f1c0e4e9a2b4d7f8e3a5b6c7d8e9f01
- *   created_ms 1764385200000
- *   segment_bytes 67108864
- *   index_interval 4096
- *   retain_ms 0
- *   retain_bytes 0
- *   compression zstd
- *   compression_level 3
- *   dictionary auto
- *   retain_consumers report
- *   cleanup delete
+ * settings.c: the per-log settings file (elog(5), The settings file),
+ * written once when the log is created: text, one "key value" pair per
+ * line, so that a person can read it with cat(1).
  *
  * Unknown keys are ignored so that a later version can add some; a format
- * number other than 1 is refused.  A key a log was made without reads as
- * its first word or 0: a log made before "cleanup" existed is a delete log,
- * never compacted until someone says otherwise.
+ * number this version does not know is refused.  A key a log was made
+ * without reads as its first word or 0: a log made before "cleanup"
+ * existed is a delete log, never compacted until someone says otherwise.
  *
  * Creation options given again when an existing log is opened must agree
  * with what is stored (elog__settings_check_options()); the settings change only
@@ -343,21 +330,33 @@ int elog__settings_new_id(char id[33])
 	return 0;
 }
 
-int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
+int elog__settings_open(const char *dir, int *dfd, struct elog_settings *s, char *msg)
 {
-	char local[ELOG_MSG_MAX];
-	if (!msg)
-		msg = local;
-	msg[0] = '\0';
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0)
 		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
-	int err = elog__settings_load(dfd, s, msg);
-	close(dfd);
+	int err = elog__settings_load(*dfd, s, msg);
+	if (err) {
+		close(*dfd);
+		*dfd = -1;
+	}
 	return err;
 }
 
-int elog__cleanup_check(int cleanup, char *msg)
+int elog_settings_read(const char *dir, struct elog_settings *s, char *msg)
+{
+	char local[ELOG_MSG_MAX];
+	int dfd, err;
+	if (!msg)
+		msg = local;
+	msg[0] = '\0';
+	if ((err = elog__settings_open(dir, &dfd, s, msg)) == 0)
+		close(dfd);
+	return err;
+}
+
+/* 0 when cleanup is ELOG_CLEANUP_DELETE or _COMPACT, else ELOG_INVALID. */
+static int cleanup_check(int cleanup, char *msg)
 {
 	if (cleanup == ELOG_CLEANUP_DELETE || cleanup == ELOG_CLEANUP_COMPACT)
 		return 0;
@@ -370,6 +369,27 @@ int elog__cleanup_check(int cleanup, char *msg)
 static const char *cleanup_word(int cleanup)
 {
 	return cleanup == ELOG_CLEANUP_COMPACT ? "compact" : "delete";
+}
+
+/* The rules of creation for the settings s, completing its zstd level (0:
+ * the codec's default). */
+static int settings_check(struct elog_settings *s, char *msg)
+{
+	int err = elog__codec_settings_check(s, msg);
+	if (err)
+		return err;
+	if ((err = cleanup_check(s->cleanup, msg)) != 0)
+		return err;
+	if (s->segment_bytes < ELOG_SEGMENT_BYTES_MIN || s->segment_bytes > ELOG_SEGMENT_BYTES_MAX)
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "segment size must be between %llu and %llu bytes",
+		                        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
+	if (s->index_interval < ELOG_INDEX_INTERVAL_MIN ||
+	    s->index_interval > ELOG_INDEX_INTERVAL_MAX)
+		return elog__errmsg_set(msg, ELOG_INVALID,
+		                        "index interval must be between %u and %u bytes",
+		                        ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
+	return 0;
 }
 
 int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, char *msg)
@@ -388,52 +408,34 @@ int elog__opt_check(const struct elog_options *opt, struct elog_settings *s, cha
 	/* Delete unless compaction is asked for: a log whose keys only
 	 * filter must never lose records to a blanket compaction run. */
 	s->cleanup = opt && opt->cleanup ? opt->cleanup : ELOG_CLEANUP_DELETE;
-	int err = elog__codec_settings_check(s, msg);
-	if (err)
-		return err;
-	if ((err = elog__cleanup_check(s->cleanup, msg)) != 0)
-		return err;
-	if (s->segment_bytes < ELOG_SEGMENT_BYTES_MIN || s->segment_bytes > ELOG_SEGMENT_BYTES_MAX)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "segment size must be between %llu and %llu bytes",
-		                        ELOG_SEGMENT_BYTES_MIN, ELOG_SEGMENT_BYTES_MAX);
-	if (s->index_interval < ELOG_INDEX_INTERVAL_MIN ||
-	    s->index_interval > ELOG_INDEX_INTERVAL_MAX)
-		return elog__errmsg_set(msg, ELOG_INVALID,
-		                        "index interval must be between %u and %u bytes",
-		                        ELOG_INDEX_INTERVAL_MIN, ELOG_INDEX_INTERVAL_MAX);
-	return 0;
+	return settings_check(s, msg);
+}
+
+/* ELOG_SETTING when a number given (non-zero) differs from the log's. */
+static int number_differs(uint64_t given, uint64_t stored, const char *what, const char *unit,
+                          char *msg)
+{
+	if (!given || given == stored)
+		return 0;
+	return elog__errmsg_set(msg, ELOG_SETTING, "the log's %s is %llu %s, not %llu", what,
+	                        (unsigned long long)stored, unit, (unsigned long long)given);
 }
 
 int elog__settings_check_options(const struct elog_settings *s, const struct elog_options *opt,
                                  char *msg)
 {
+	int err;
 	if (!opt)
 		return 0;
 	/* Only what was given is compared: zero means "the log's". */
-	if (opt->segment_bytes && opt->segment_bytes != s->segment_bytes)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's segment size is %llu "
-		                        "bytes, not %llu",
-		                        (unsigned long long)s->segment_bytes,
-		                        (unsigned long long)opt->segment_bytes);
-	if (opt->index_interval && opt->index_interval != s->index_interval)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's index interval is %u "
-		                        "bytes, not %u",
-		                        s->index_interval, opt->index_interval);
-	if (opt->retain_ms && opt->retain_ms != s->retain_ms)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's retention age is %llu ms, "
-		                        "not %llu",
-		                        (unsigned long long)s->retain_ms,
-		                        (unsigned long long)opt->retain_ms);
-	if (opt->retain_bytes && opt->retain_bytes != s->retain_bytes)
-		return elog__errmsg_set(msg, ELOG_SETTING,
-		                        "the log's retention size is %llu "
-		                        "bytes, not %llu",
-		                        (unsigned long long)s->retain_bytes,
-		                        (unsigned long long)opt->retain_bytes);
+	if ((err = number_differs(opt->segment_bytes, s->segment_bytes, "segment size", "bytes",
+	                          msg)) != 0 ||
+	    (err = number_differs(opt->index_interval, s->index_interval, "index interval", "bytes",
+	                          msg)) != 0 ||
+	    (err = number_differs(opt->retain_ms, s->retain_ms, "retention age", "ms", msg)) != 0 ||
+	    (err = number_differs(opt->retain_bytes, s->retain_bytes, "retention size", "bytes",
+	                          msg)) != 0)
+		return err;
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression != s->compression)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log is not compressed");
 	if (opt->compression != ELOG_COMPRESS_NONE && opt->compression_level &&
@@ -442,7 +444,7 @@ int elog__settings_check_options(const struct elog_settings *s, const struct elo
 		                        s->compression_level, opt->compression_level);
 	if (opt->no_dictionary && !s->no_dictionary)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log trains a dictionary");
-	if (opt->cleanup && elog__cleanup_check(opt->cleanup, msg) != 0)
+	if (opt->cleanup && cleanup_check(opt->cleanup, msg) != 0)
 		return ELOG_INVALID;
 	if (opt->cleanup && opt->cleanup != s->cleanup)
 		return elog__errmsg_set(msg, ELOG_SETTING, "the log's cleanup is %s, not %s",
@@ -454,7 +456,7 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
                          int64_t wait_ms, char *msg)
 {
 	char local[ELOG_MSG_MAX];
-	struct elog_settings s, chk;
+	struct elog_settings s;
 	int lockfd = -1, err;
 	int64_t ms;
 
@@ -463,13 +465,12 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
 	msg[0] = '\0';
 	if ((err = elog__wait_ms(wait_ms, 0, &ms, msg)) != 0)
 		return err;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return elog__errmsg_set(msg, errno, "%s", elog_strerror(errno));
+	int dfd;
+	if ((err = elog__settings_open(dir, &dfd, &s, msg)) != 0)
+		return err;
 	/* The maintenance lock keeps two updates from losing one another,
 	 * and a compaction or retention run from reading half of one. */
-	if ((err = elog__settings_load(dfd, &s, msg)) != 0 ||
-	    (err = elog__maint_lock(dfd, ms, &lockfd, msg)) != 0 ||
+	if ((err = elog__maint_lock(dfd, ms, &lockfd, msg)) != 0 ||
 	    (err = elog__settings_load(dfd, &s, msg)) != 0)
 		goto out;
 	if (fields & ELOG_SET_SEGMENT_BYTES)
@@ -494,27 +495,12 @@ int elog_settings_update(const char *dir, const struct elog_settings *opt, unsig
 		s.retain_consumers = opt->retain_consumers;
 	/* The policy is read by each compaction run under this lock, so it
 	 * holds from the next run.  0 ("not given") is no policy to set. */
-	if (fields & ELOG_SET_CLEANUP) {
-		if ((err = elog__cleanup_check(opt->cleanup, msg)) != 0)
-			goto out;
+	if (fields & ELOG_SET_CLEANUP)
 		s.cleanup = opt->cleanup;
-	}
-	/* The rules of creation, defaults included (a zstd level of 0 is
-	 * the default level). */
-	struct elog_options o = {
-		.segment_bytes = s.segment_bytes,
-		.index_interval = s.index_interval,
-		.retain_ms = s.retain_ms,
-		.retain_bytes = s.retain_bytes,
-		.compression = s.compression,
-		.compression_level = s.compression_level,
-		.no_dictionary = s.no_dictionary,
-		.retain_consumers = s.retain_consumers,
-		.cleanup = s.cleanup,
-	};
-	if ((err = elog__opt_check(&o, &chk, msg)) != 0)
+	/* The rules of creation: a size of 0 is none, a zstd level of 0 the
+	 * default level. */
+	if ((err = settings_check(&s, msg)) != 0)
 		goto out;
-	s.compression_level = chk.compression_level;
 	if ((err = elog__settings_store(dfd, &s)) != 0)
 		err = elog__errmsg_set(msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 out:

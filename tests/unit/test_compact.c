@@ -863,6 +863,31 @@ UT_TEST(reader_sees_merge_leftover_once)
 }
 END_TEST
 
+/* Pass 1 reads the valid part of each segment only (elog(5), Records): a
+ * record whose offset is not above the one before stops the run with an
+ * error naming the segment and the byte, and nothing changes. */
+UT_TEST(compact_stops_at_offsets_out_of_order)
+{
+	uint64_t a[] = { 0, 2, 1 }, b[] = { 3 }, cur[] = { 4 };
+	char want[ELOG_MSG_MAX], p[1200];
+	ut_make_settings(ut_dir, 4096, 64);
+	ut_seg_create(ut_dir, 0);
+	uint64_t size0 = ut_seg_fill(ut_dir, 0, a, 3, 0);
+	ut_seg_create(ut_dir, 3);
+	ut_seg_fill(ut_dir, 3, b, 1, 0);
+	ut_seg_create(ut_dir, 4);
+	ut_set_wm(ut_dir, 5, 4, ut_seg_fill(ut_dir, 4, cur, 1, 0));
+	ut_cleanup_compact(ut_dir);
+	UT_RC(elog_compact(ut_dir, NULL, NULL, msg), ELOG_CORRUPT, msg);
+	snprintf(want, sizeof want, "00000000000000000000.log: offset out of order at byte %zu",
+	         SEG_HDR + 2 * elog__rec_size(0, 2));
+	ck_assert_str_eq(msg, want);
+	snprintf(p, sizeof p, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	ck_assert_uint_eq(ut_file_size(p), size0);
+	ck_assert_int_eq(ut_count_names(ut_dir, MAINT_TMP_EXT), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("compact");

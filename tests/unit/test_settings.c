@@ -537,6 +537,24 @@ UT_TEST(update_changes_what_is_named_only)
 }
 END_TEST
 
+/* Zero is no segment size nor index interval: an update refuses it, as
+ * creation does, rather than store a settings file no program reads. */
+UT_TEST(update_refuses_zero_sizes)
+{
+	elog *w = ut_open_writer(ut_dir, 4096, 64);
+	elog_close(w);
+	struct elog_settings o = { 0 }, after;
+	char msg[ELOG_MSG_MAX];
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_SEGMENT_BYTES, 0, msg), ELOG_INVALID, msg);
+	ck_assert_str_eq(msg, "segment size must be between 4096 and 1073741824 bytes");
+	UT_RC(elog_settings_update(ut_dir, &o, ELOG_SET_INDEX_INTERVAL, 0, msg), ELOG_INVALID, msg);
+	ck_assert_str_eq(msg, "index interval must be between 64 and 16777216 bytes");
+	UT_OK(elog_settings_read(ut_dir, &after, msg), msg);
+	ck_assert_uint_eq(after.segment_bytes, 4096);
+	ck_assert_uint_eq(after.index_interval, 64);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("settings");
