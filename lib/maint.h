@@ -101,22 +101,18 @@ struct salvage_plan {
 	uint64_t records;               /* records kept */
 	uint64_t next;                  /* offset after the last record kept */
 	int hdr_damaged;                /* the header went aside (plan_segment from SEG_HDR) */
+	struct seal seal;               /* the segment's own, when it is whole */
 	unsigned char old_hdr[SEG_HDR]; /* the damaged header, when it did */
 };
 void elog__salvage_plan_free(struct salvage_plan *p);
-/* Sort data[from, size), the records of a segment, into the records that
- * check (a length and CRC that hold, an offset in [p->next, hi) above the
- * record before) and the damaged stretches between them, whose offsets
- * run from the one after the last good record to the one before the next
- * good record, or to hi - 1 at the end.  p->next is the lowest offset a
- * record may have (the base) on the first call. */
-int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t from, size_t size,
-                       uint64_t hi);
 /* Plan the salvage of segment base from its first upto bytes
  * (UINT64_MAX: the whole file): its records from byte from (SEG_HDR: the
- * header is kept too) before byte scan_end, with offsets from p->next
- * (set by the caller: the base, or the one after the last record before
- * from) and below hi; bytes from scan_end on are one damaged stretch that
+ * header is kept too) before byte scan_end (or its seal, then in
+ * p->seal), each record kept that continues the valid part as
+ * elog__seg_tail_next() judges it, from offset p->next (set by the
+ * caller: the base, or the one after the last record before from), and
+ * is below hi; the stretches between are damaged, and their offsets
+ * lost.  Bytes from scan_end on are one damaged stretch that
  * holds no offset (the active segment's bytes past the durable end,
  * never acknowledged).  From SEG_HDR, a damaged header (of this version)
  * is a damaged stretch that holds no offset, p->hdr_damaged says so and

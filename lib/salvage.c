@@ -5,9 +5,10 @@
  * A closed segment is never cut by an ordinary repair: its records were
  * acknowledged, and cutting at the first bad byte would throw away every
  * good record after it.  Salvage reads the segment whole and keeps every
- * record that checks (CRC, length, an offset inside the segment's range
- * and above the record before it); where a record does not check, it
- * looks for the next one byte by byte, the way a reader of a damaged tape
+ * record that the one rule for a segment's valid part passes
+ * (elog__seg_tail_next(): whole, its offset above the record before) with
+ * an offset below the next segment's base; where one does not, it looks
+ * for the next one byte by byte, the way a reader of a damaged tape
  * would, and moves the bytes in between aside.  Then, in this order, each
  * step durable before the next:
  *
@@ -66,15 +67,6 @@ struct salvager {
 	struct elog_salvage_result *res;
 };
 
-/* Whether a good record starts at p: it decodes, and its offset lies in
- * [lo, next_base). */
-static int good_at(const unsigned char *p, size_t avail, uint64_t lo, uint64_t next_base,
-                   struct elog_record *rec, size_t *size)
-{
-	return elog__rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
-	       rec->offset < next_base;
-}
-
 /* Append n bytes at p to *buf. */
 static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
 {
@@ -96,124 +88,118 @@ void elog__salvage_plan_free(struct salvage_plan *p)
 	p->klen = p->kcap = p->llen = p->lcap = p->nd = 0;
 }
 
-/* Note the damaged bytes data[pos, pos + n) and the offsets [first, last]
- * that lay in them. */
-static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos, size_t n,
-                   uint64_t first, uint64_t last)
+/* Note the damaged bytes [pos, pos + n) of the segment open as fd and the
+ * offsets [first, last] that lay in them. */
+static int damaged(struct salvage_plan *p, int fd, uint64_t pos, uint64_t n, uint64_t first,
+                   uint64_t last)
 {
 	struct salvage_damage *d = realloc(p->d, (p->nd + 1) * sizeof *d);
+	size_t got = 0;
 	if (!d)
 		return ENOMEM;
 	p->d = d;
 	d[p->nd++] = (struct salvage_damage){ pos, n, first, last };
-	return p->count_only ? 0 : append(&p->lost, &p->llen, &p->lcap, data + pos, n);
-}
-
-int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t from, size_t size,
-                       uint64_t hi)
-{
-	size_t pos = from;
-	int err = 0;
-	while (!err && pos < size) {
-		struct elog_record rec;
-		size_t rs;
-		if (good_at(data + pos, size - pos, p->next, hi, &rec, &rs)) {
-			if (!p->count_only)
-				err = append(&p->keep, &p->klen, &p->kcap, data + pos, rs);
-			p->next = rec.offset + 1;
-			p->records++;
-			pos += rs;
-			continue;
-		}
-		/* Where a record does not check, the next good one is looked
-		 * for byte by byte. */
-		size_t q = pos + 1;
-		while (q + REC_PREFIX <= size &&
-		       !good_at(data + q, size - q, p->next, hi, &rec, &rs))
-			q++;
-		int found = q + REC_PREFIX <= size;
-		if (!found)
-			q = size;
-		err = damaged(p, data, pos, q - pos, p->next, found ? rec.offset - 1 : hi - 1);
-		pos = q;
-	}
+	if (p->count_only)
+		return 0;
+	int err = elog__buf_grow(&p->lost, &p->lcap, p->llen + (size_t)n, 4096);
+	if (!err)
+		err = elog__fs_pread_full(fd, p->lost + p->llen, (size_t)n, (off_t)pos, &got);
+	p->llen += got;
 	return err;
 }
 
-/* A closed segment's bytes, *size of them, less the seal at their end when
- * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
-static int seal_strip(const unsigned char *data, size_t *size, uint64_t base, struct seal *seal)
+/* Sort bytes [from, size) of segment base (open as fd) into the records
+ * that continue its valid part by the one rule (elog__seg_tail_next():
+ * whole, and each offset above the one before, from p->next on) with an
+ * offset below hi, and the damaged stretches between them.  Where the
+ * valid part ends, the next record that continues it is looked for byte
+ * by byte, the way a reader of a damaged tape would.  A stretch's offsets
+ * run from the one after the last record kept to the one before the next,
+ * or to hi - 1 at the end. */
+static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t from,
+                        uint64_t size, uint64_t hi)
 {
-	/* Whatever its header says: salvage rebuilds a damaged one. */
-	struct seg_end e;
-	elog__seg_end(-1, 1, base, *size, *size >= SEAL_SIZE ? data + *size - SEAL_SIZE : NULL, &e);
-	if (e.chain != CHAIN_SEALED)
-		return ELOG_END;
-	*seal = e.seal;
-	*size = (size_t)e.end;
-	return 0;
-}
-
-/* Read the first upto bytes of segment name (all of it when shorter). */
-static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char **data,
-                        size_t *size, char *msg)
-{
-	struct stat st;
-	int err = 0;
-	*data = NULL;
-	*size = 0;
-	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
-	if (fd < 0)
-		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-	uint64_t want = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
-	if (!(*data = malloc((size_t)want + 1)))
-		err = ENOMEM;
-	if (!err)
-		err = elog__fs_pread_full(fd, *data, (size_t)want, 0, size);
-	close(fd);
-	if (err) {
-		free(*data);
-		*data = NULL;
-		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	struct scan s;
+	struct seg_tail t;
+	struct elog_record rec;
+	uint64_t at, bad = UINT64_MAX; /* where the stretch being passed began */
+	int err = elog__scan_init(&s, fd, base, from, size);
+	while (!err) {
+		t.next = p->next;
+		err = elog__seg_tail_next(&s, &t, &rec, &at);
+		if (err == 0 && rec.offset < hi) {
+			if (bad != UINT64_MAX)
+				err = damaged(p, fd, bad, at - bad, p->next, rec.offset - 1);
+			if (!err && !p->count_only)
+				err = append(&p->keep, &p->klen, &p->kcap, elog__rec_bytes(&rec),
+				             (size_t)(s.pos - at));
+			bad = UINT64_MAX;
+			p->next = rec.offset + 1;
+			p->records++;
+			continue;
+		}
+		if (err && err != ELOG_END)
+			break;
+		if (bad == UINT64_MAX)
+			bad = at;
+		if (err == ELOG_END && t.why == TAIL_WHOLE) {
+			err = bad < size ? damaged(p, fd, bad, size - bad, p->next, hi - 1) : 0;
+			break;
+		}
+		err = 0;
+		elog__scan_seek(&s, at + 1);
 	}
-	return 0;
+	elog__scan_free(&s);
+	return err;
 }
 
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char *data;
-	size_t size;
-	elog__seg_name(name, base, SEG_EXT);
-	int err = read_segment(dfd, name, upto, &data, &size, msg);
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	struct seg_end e;
+	size_t got;
+	int fd, err = elog__seg_open_raw(dfd, base, O_RDONLY, &fd, hdr, &got, &st, msg);
 	if (err)
 		return err;
-	struct seal seal;
-	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
-	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
-	if (size < SEG_HDR || from < SEG_HDR)
+	elog__seg_name(name, base, SEG_EXT);
+	uint64_t size = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
+	/* A closed segment's seal ends its records, whatever its header
+	 * says: salvage rebuilds a damaged one. */
+	if ((err = elog__seg_end(fd, 1, base, size, NULL, &e)) == 0 && e.chain == CHAIN_SEALED) {
+		p->seal = e.seal;
+		size = e.end;
+	}
+	int hdr_fault = elog__seg_header_verify(hdr, got, base, NULL, NULL);
+	if (!err && (size < SEG_HDR || from < SEG_HDR)) {
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
 		                       name);
-	else if (from == SEG_HDR && hdr == ELOG_BADVERSION)
-		err = elog__errmsg_set(msg, hdr, "%s: unsupported segment version", name);
-	else if (from == SEG_HDR && !p->count_only)
-		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
+		goto out;
+	}
+	if (!err && from == SEG_HDR && hdr_fault == ELOG_BADVERSION) {
+		err = elog__errmsg_set(msg, hdr_fault, "%s: unsupported segment version", name);
+		goto out;
+	}
+	if (!err && from == SEG_HDR && !p->count_only)
+		err = append(&p->keep, &p->klen, &p->kcap, hdr, SEG_HDR);
 	/* The header's bytes are the first damaged stretch when it is
 	 * damaged: they go aside, and no offset lay in them. */
-	if (!err && from == SEG_HDR && hdr) {
+	if (!err && from == SEG_HDR && hdr_fault) {
 		p->hdr_damaged = 1;
-		memcpy(p->old_hdr, data, SEG_HDR);
-		err = damaged(p, data, 0, SEG_HDR, p->next + 1, p->next);
+		memcpy(p->old_hdr, hdr, SEG_HDR);
+		err = damaged(p, fd, 0, SEG_HDR, p->next + 1, p->next);
 	}
-	size_t end = scan_end < size ? (size_t)scan_end : size;
+	uint64_t end = scan_end < size ? scan_end : size;
 	if (!err && end > from)
-		err = elog__salvage_scan(p, data, (size_t)from, end, hi);
+		err = salvage_scan(p, fd, base, from, end, hi);
 	if (!err && end < size)
-		err = damaged(p, data, end, size - end, hi, hi - 1);
-	if (err && err != ELOG_CORRUPT)
+		err = damaged(p, fd, end, size - end, hi, hi - 1);
+	if (err)
 		err = elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
-	free(data);
+out:
+	close(fd);
 	return err;
 }
 
@@ -403,50 +389,22 @@ int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base
 /* Salvage segment k, whose successor starts at next_base. */
 static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 {
-	uint64_t base = v->m->sl.base[k];
 	struct maint *m = v->m;
+	uint64_t base = m->sl.base[k];
 	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
-	unsigned char *data = NULL;
-	struct salvage_plan p = { 0 };
-	size_t size = 0;
-	int err = 0;
-
-	elog__seg_name(name, base, SEG_EXT);
-	if ((err = read_segment(m->dfd, name, UINT64_MAX, &data, &size, m->msg)) != 0)
-		return err;
-	/* A header of another version (its CRC holds) is not damage. */
-	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
-	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
-		free(data);
-		return elog__errmsg_set(m->msg, hdr, "%s: %s", name,
-		                        size < SEG_HDR ? "shorter than a segment header"
-		                                       : "unsupported segment version");
-	}
-	unsigned char old[SEG_HDR];
-	memcpy(old, data, SEG_HDR);
-	/* The header's bytes are the first damaged range when it is
-	 * damaged: they go aside, and no offset lay in them. */
-	if (hdr)
-		err = damaged(&p, data, 0, SEG_HDR, base + 1, base);
 	/* The seal, when it is whole, ends the records and is kept; one
 	 * that is gone or damaged is written again, naming the next
 	 * segment listed (what was lost before it is a damaged range). */
-	struct seal seal;
-	if (seal_strip(data, &size, base, &seal) != 0)
-		seal = elog__seal_of(m->set.id, next_base, next_base, 0);
-	if (!err)
-		err = append(&p.keep, &p.klen, &p.kcap, data, SEG_HDR);
-	p.next = base;
-	if (!err)
-		err = elog__salvage_scan(&p, data, SEG_HDR, size, next_base);
-	free(data);
-	if (err) {
-		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	struct salvage_plan p = { .next = base,
+		                  .seal = elog__seal_of(m->set.id, next_base, next_base, 0) };
+	int err = elog__salvage_plan_segment(m->dfd, base, SEG_HDR, UINT64_MAX, UINT64_MAX,
+	                                     next_base, &p, m->msg);
+	elog__seg_name(name, base, SEG_EXT);
+	if (err)
 		goto out;
-	}
 	if (p.nd == 0)
 		goto out; /* nothing wrong here */
-	if (hdr) {
+	if (p.hdr_damaged) {
 		/* Its neighbours: the segments before and after it. */
 		uint64_t nb[2];
 		size_t nnb = 0;
@@ -454,13 +412,13 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 			nb[nnb++] = m->sl.base[k - 1];
 		if (k + 1 < m->sl.n)
 			nb[nnb++] = m->sl.base[k + 1];
-		if ((err = elog__salvage_header(m->dfd, &m->set, base, nb, nnb, old, p.keep, p.klen,
-		                                m->msg)) != 0)
+		if ((err = elog__salvage_header(m->dfd, &m->set, base, nb, nnb, p.old_hdr, p.keep,
+		                                p.klen, m->msg)) != 0)
 			goto out;
 	}
 	if (elog__seg_header_sealed(p.keep)) {
 		unsigned char sb[SEAL_SIZE];
-		seal = elog__seal_of(m->set.id, seal.next, seal.end, p.klen);
+		struct seal seal = elog__seal_of(m->set.id, p.seal.next, p.seal.end, p.klen);
 		elog__seal_encode(sb, &seal);
 		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
 			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
