@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +36,9 @@
  * repair fail with ELOG_LOCKED, to be run again. */
 #define REPAIR_WAIT_MS 10000
 
-static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
 /* Report what was done. */
-static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, ELOG_PROBLEM_REPAIRED, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
+#define repaired(v, ...) \
+	elog__verify_report(v, ELOG_PROBLEM_REPAIRED, ELOG_HINT_NONE, NULL, __VA_ARGS__)
 
 int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 {

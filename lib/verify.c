@@ -46,29 +46,10 @@
 	" (readers take the closed segments as durable until a writer " \
 	"opens the log and writes it again)"
 
-static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-
-static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
-
-/* A problem whose next step is hint (ELOG_HINT_*): the text stops where
- * the caller's words for that step begin. */
-static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
-                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
-                        const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, hint, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
+/* A problem, with no next step to hint at or with hint (ELOG_HINT_*):
+ * the text then stops where the caller's words for that step begin. */
+#define report(v, kind, ...) elog__verify_report(v, kind, ELOG_HINT_NONE, NULL, __VA_ARGS__)
+#define report_hint(v, kind, hint, ...) elog__verify_report(v, kind, hint, NULL, __VA_ARGS__)
 
 static void progress(struct verify *v, uint64_t bytes)
 {
@@ -78,6 +59,17 @@ static void progress(struct verify *v, uint64_t bytes)
 	v->shown = v->done;
 	struct elog_progress p = { v->done, v->total };
 	v->o->progress(v->o->arg, &p);
+}
+
+/* A file that elog__fs_openat() refuses to open (err ELOOP or
+ * ELOG_NOTREG), as a problem of kind; 1 when err was one. */
+static int refused(struct verify *v, int kind, const char *name, int err)
+{
+	if (err != ELOOP && err != ELOG_NOTREG)
+		return 0;
+	report(v, kind, name, ELOG_NOPOS,
+	       err == ELOOP ? "a symbolic link, which elog refuses to follow" : "not a regular file");
+	return 1;
 }
 
 static int push(uint64_t **v, size_t *n, uint64_t x)
@@ -322,26 +314,18 @@ static int check_settings(struct verify *v)
 	char *text;
 	size_t len;
 	int err = elog__fs_read_small(v->dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
-	switch (err) {
-	case 0:
-		break;
-	case ENOENT:
+	if (err == ENOENT)
 		return elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                        FN_SETTINGS);
-	case ELOOP:
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
-		       "a symbolic link, which elog refuses to follow");
+	if (refused(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, err))
 		return 0;
-	case ELOG_NOTREG:
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
-		return 0;
-	case EFBIG:
+	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "larger than %u bytes",
 		       SETTINGS_MAX);
 		return 0;
-	default:
-		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	}
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	err = elog__settings_parse(text, len, &v->set);
 	free(text);
 	if (err == ELOG_BADVERSION)
@@ -358,37 +342,18 @@ static int check_settings(struct verify *v)
 static int read_watermark(struct verify *v)
 {
 	struct stat st;
-	int fd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(v->dfd, FN_WATERMARK, O_RDONLY, 0, &st);
 	v->wm_state = WM_MISSING;
 	memset(&v->wm, 0, sizeof v->wm);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOENT)
 			return 0;
-		if (e == ELOOP) {
-			v->wm_state = WM_BAD;
-			v->wm_fix = 1;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
-			       "a symbolic link, which elog refuses to follow");
-			return 0;
-		}
-		if (e == ELOG_NOTREG) {
-			v->wm_state = WM_BAD;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
-			       "not a regular file");
-			return 0;
-		}
-		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
-	}
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		if (!refused(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, e))
+			return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(e));
 		v->wm_state = WM_BAD;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS, "not a regular file");
+		v->wm_fix = e == ELOOP; /* a link holds no data: repair replaces it */
 		return 0;
 	}
 	int err = elog__wm_read(fd, &v->wm);
@@ -534,7 +499,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 	ic->kind = active ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	elog__seg_name(ic->name, base, IDX_EXT);
 	ic->base = base;
-	ic->fd = elog__fs_openat(v->dfd, ic->name, O_RDONLY, 0);
+	ic->fd = elog__fs_openat_stat(v->dfd, ic->name, O_RDONLY, 0, &st);
 	if (ic->fd < 0) {
 		int e = errno;
 		ss->idx_bad = 1;
@@ -542,22 +507,11 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		if (e == ENOENT)
 			report(v, ELOG_PROBLEM_WARNING, ic->name, ELOG_NOPOS,
 			       "missing: readers scan the segment instead");
-		else if (e == ELOOP)
-			report(v, ic->kind, ic->name, ELOG_NOPOS,
-			       "a symbolic link, which elog refuses to follow");
-		else if (e == ELOG_NOTREG)
-			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
-		else
+		else if (!refused(v, ic->kind, ic->name, e))
 			return elog__errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
 		return 0;
 	}
-	int err = fstat(ic->fd, &st) < 0 ? errno : 0;
-	if (!err && !S_ISREG(st.st_mode)) {
-		report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
-		goto bad;
-	}
-	if (!err)
-		err = elog__fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
+	int err = elog__fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
 	if (err) {
 		close(ic->fd);
 		ic->fd = -1;
@@ -585,11 +539,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		report(v, ic->kind, ic->name, entry_pos(ic, ic->nent),
 		       "truncated entry: %llu bytes at the end",
 		       (unsigned long long)((size - IDX_HDR) % ic->lay->entry));
-		ss->idx_bad = 1;
-		ic->stop = 1;
-		close(ic->fd);
-		ic->fd = -1;
-		return 0;
+		goto bad;
 	}
 	return idx_advance(v, ic);
 bad:
@@ -677,17 +627,9 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 	if (err) {
 		if (err == ENOENT) /* removed by retention since listed */
 			*gone = 1;
-		else if (err != ELOOP && err != ELOG_NOTREG)
+		else if (!refused(v, ELOG_PROBLEM_DAMAGE, c->name, err))
 			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
-		else
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
-			       err == ELOOP ? "a symbolic link, which elog refuses to follow"
-			                    : "not a regular file");
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "not a regular file");
-		goto skip;
 	}
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
@@ -1205,20 +1147,6 @@ static void check_chain(struct verify *v)
 
 /* ---- the watermark against the data ---- */
 
-static ssize_t find_base(const struct verify *v, uint64_t base)
-{
-	for (size_t lo = 0, hi = v->n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v->base[mid] == base)
-			return (ssize_t)mid;
-		if (v->base[mid] < base)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
 static void check_watermark(struct verify *v)
 {
 	const struct watermark *wm = &v->wm;
@@ -1256,8 +1184,9 @@ static void check_watermark(struct verify *v)
 		       "names segment %s, which does not exist", name);
 		return;
 	}
-	ssize_t i = find_base(v, wm->segment_base);
-	if (i < 0) {
+	struct seglist sl = { v->base, v->n };
+	ssize_t i = elog__seglist_find(&sl, wm->segment_base);
+	if (i < 0 || v->base[i] != wm->segment_base) {
 		if (wm->durable_end || wm->segment_base || wm->segment_bytes)
 			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_AT_BASE,
 			       "names segment %s, which no longer exists", name);
@@ -1420,12 +1349,6 @@ static void verify_free(struct verify *v)
 	free(v->seg);
 	free(v->lost);
 	free(v->reseal);
-	v->lost = v->reseal = NULL;
-	v->nlost = v->nreseal = 0;
-	v->start_fix = 0;
-	v->base = v->ibase = NULL;
-	v->seg = NULL;
-	v->n = v->ni = 0;
 }
 
 /* Checking shares maint.lock with other checks, so that compaction and

@@ -6,7 +6,6 @@
 #ifndef ELOG_VERIFY_H
 #define ELOG_VERIFY_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,9 +69,8 @@ struct verify {
 /* damage.c: count a problem into v->res and hand it to the caller's hook,
  * with hint (ELOG_HINT_*) and detail (NULL: none) as struct elog_problem
  * says. */
-void elog__verify_vreport(struct verify *v, int kind, int hint, const char *detail,
-                          const char *file, uint64_t pos, const char *fmt, va_list ap)
-        __attribute__((format(printf, 7, 0)));
+void elog__verify_report(struct verify *v, int kind, int hint, const char *detail, const char *file,
+                         uint64_t pos, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Take maint.lock, then LOCK (emptying its state), for a repair. */
 int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
 /* Repair what the check found: stale temporary files, indexes, the start
