@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "format.h"
 #include "os.h"
 #include "files.h"
@@ -29,16 +30,6 @@ void elog__holes_free(struct holes *h)
 	free(h->v);
 	h->v = NULL;
 	h->n = 0;
-}
-
-static int holes_push(struct holes *h, uint64_t first, uint64_t last, int64_t ms)
-{
-	struct hole *v = realloc(h->v, (h->n + 1) * sizeof *v);
-	if (!v)
-		return ENOMEM;
-	h->v = v;
-	v[h->n++] = (struct hole){ first, last, ms };
-	return 0;
 }
 
 int elog__holes_load(int dfd, struct holes *h)
@@ -64,7 +55,7 @@ int elog__holes_load(int dfd, struct holes *h)
 		if (sscanf(p, "%llu %llu %lld\n%n", &a, &b, &ms, &used) != 3 || used == 0 ||
 		    a > b || (h->n && a <= h->v[h->n - 1].last))
 			goto out;
-		if (holes_push(h, a, b, ms) != 0) {
+		if (elog__array_push(&h->v, &h->n, sizeof *h->v, &(struct hole){ a, b, ms }) != 0) {
 			err = ENOMEM;
 			goto out;
 		}
@@ -91,7 +82,7 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 	if (err == ELOG_CORRUPT)
 		err = 0; /* replaced by what can be said now */
 	if (!err)
-		err = holes_push(&h, first, last, ms);
+		err = elog__array_push(&h.v, &h.n, sizeof *h.v, &(struct hole){ first, last, ms });
 	if (err) {
 		elog__holes_free(&h);
 		return err;

@@ -93,15 +93,12 @@ void elog__salvage_plan_free(struct salvage_plan *p)
 static int damaged(struct salvage_plan *p, int fd, uint64_t pos, uint64_t n, uint64_t first,
                    uint64_t last)
 {
-	struct salvage_damage *d = realloc(p->d, (p->nd + 1) * sizeof *d);
 	size_t got = 0;
-	if (!d)
-		return ENOMEM;
-	p->d = d;
-	d[p->nd++] = (struct salvage_damage){ pos, n, first, last };
-	if (p->count_only)
-		return 0;
-	int err = elog__buf_grow(&p->lost, &p->lcap, p->llen + (size_t)n, 4096);
+	int err = elog__array_push(&p->d, &p->nd, sizeof *p->d,
+	                           &(struct salvage_damage){ pos, n, first, last });
+	if (err || p->count_only)
+		return err;
+	err = elog__buf_grow(&p->lost, &p->lcap, p->llen + (size_t)n, 4096);
 	if (!err)
 		err = elog__fs_pread_full(fd, p->lost + p->llen, (size_t)n, (off_t)pos, &got);
 	p->llen += got;

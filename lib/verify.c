@@ -72,19 +72,6 @@ static int refused(struct verify *v, int kind, const char *name, int err)
 	return 1;
 }
 
-static int push(uint64_t **v, size_t *n, uint64_t x)
-{
-	/* Grow at powers of two: n is the only bookkeeping needed. */
-	if ((*n & (*n - 1)) == 0) {
-		uint64_t *nv = realloc(*v, (*n ? 2 * *n : 1) * sizeof **v);
-		if (!nv)
-			return ENOMEM;
-		*v = nv;
-	}
-	(*v)[(*n)++] = x;
-	return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -138,9 +125,9 @@ static int sort_name(const char *name, void *arg)
 		return 0;
 	}
 	if (!fc.tmp && kind == FILE_SEGMENT)
-		return push(&v->base, &v->n, fc.num);
+		return elog__array_push(&v->base, &v->n, sizeof fc.num, &fc.num);
 	if (!fc.tmp && kind == FILE_INDEX)
-		return push(&v->ibase, &v->ni, fc.num);
+		return elog__array_push(&v->ibase, &v->ni, sizeof fc.num, &fc.num);
 	if (fc.tmp || kind == FILE_COMPACT_TMP)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "temporary file of a replacement in progress or "
@@ -609,8 +596,7 @@ struct segcheck {
 	int beyond;                       /* offsets past the next segment's base */
 	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
 	int64_t span_min, span_max;       /* the same since the last entry's record */
-	struct elog_segment_info info;    /* every record */
-	struct elog_segment_info durable; /* those readers may read */
+	struct elog_segment_info info;    /* what -l lists: the records readers may read */
 };
 
 /* Open the segment and check what lies before its records.  0 with c->fd
@@ -695,15 +681,14 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
                          uint64_t at, uint64_t end)
 {
 	struct segstate *ss = c->ss;
-	struct elog_segment_info *info = &c->info;
 	if (rec->offset >= c->next_base && !c->beyond++) {
 		ss->overlap = 1;
 		ss->overlap_pos = at + REC_AT_OFFSET;
 		ss->overlap_off = rec->offset;
 	}
-	tally_durable(info, rec);
+	ss->next = rec->offset + 1;
 	if (!c->active || end <= c->acked)
-		tally_durable(&c->durable, rec);
+		tally_durable(&c->info, rec);
 	if (rec->ts_ms > c->ts_max)
 		c->ts_max = rec->ts_ms;
 	if (rec->ts_ms < c->ts_min)
@@ -847,8 +832,6 @@ static int check_end(struct verify *v, struct segcheck *c, int err, const struct
 	struct segstate *ss = c->ss;
 	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
-	if (c->info.records)
-		ss->next = c->info.last + 1;
 	if (err == ELOG_END && t->why == TAIL_WHOLE) {
 		err = 0;
 		ss->clean = 1;
@@ -970,18 +953,12 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 {
 	/* What is listed and counted is what readers may read: nothing past
 	 * the durable end, which may be a write in progress. */
-	struct elog_segment_info info = c->durable;
-	info.base = c->info.base;
-	info.active = c->info.active;
-	info.bytes = c->info.bytes;
-	info.version = c->info.version;
-	info.index_version = c->info.index_version;
-	info.damaged = c->ss->damaged = v->res->damage > damage0;
+	c->info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
-	v->res->records += info.records;
-	v->res->bytes += info.bytes;
+	v->res->records += c->info.records;
+	v->res->bytes += c->info.bytes;
 	if (!v->quiet && v->o && v->o->segment)
-		v->o->segment(v->o->arg, &info);
+		v->o->segment(v->o->arg, &c->info);
 }
 
 static int check_segment(struct verify *v, size_t i)
@@ -1064,7 +1041,9 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
 		to = v->wm.durable_end;
 	if (from >= to || elog__holes_find(h, from, to - 1, &a, &b))
 		return;
-	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
+	uint64_t range[2] = { from, to - 1 };
+	if (elog__array_push(&v->lost, &v->nlost, sizeof range[0], &range[0]) == 0 &&
+	    elog__array_push(&v->lost, &v->nlost, sizeof range[1], &range[1]) != 0)
 		v->nlost--;
 	report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_LOSS, name, pos,
 	            "offsets %llu-%llu are lost: %s", (unsigned long long)from,
@@ -1097,7 +1076,8 @@ static void check_chain(struct verify *v)
 				            "the closed segment lost its seal (byte %llu on)",
 				            (unsigned long long)a->valid_end);
 			if (a->clean)
-				push(&v->reseal, &v->nreseal, i);
+				elog__array_push(&v->reseal, &v->nreseal, sizeof *v->reseal,
+				                 &(uint64_t){ i });
 			continue;
 		}
 		if (a->chain != CHAIN_SEALED)
