@@ -25,13 +25,6 @@
 #define HOLES_MAGIC "elog-salvaged 1\n"
 #define HOLES_MAX (1u << 20)
 
-void elog__holes_free(struct holes *h)
-{
-	free(h->v);
-	h->v = NULL;
-	h->n = 0;
-}
-
 int elog__holes_load(int dfd, struct holes *h)
 {
 	char *text, *p, *end;
@@ -126,4 +119,11 @@ int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to, uint64_t
 		return 1;
 	}
 	return 0;
+}
+
+void elog__holes_free(struct holes *h)
+{
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
 }
