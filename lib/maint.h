@@ -119,20 +119,16 @@ void elog__salvage_plan_free(struct salvage_plan *p);
  * p->old_hdr keeps it: elog__salvage_header() writes the new one. */
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg);
-/* Rebuild the damaged header of segment base at the start of keep (klen
- * bytes: a header, then the records kept), its flags found as the top of
- * salvage.c says, from the segments nb (its neighbours, nnb <= 2), the
- * settings and the old header; ELOG_CORRUPT when no candidate reads every
- * value. */
-int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         unsigned char *keep, size_t klen, char *msg);
-/* Carry out plan p on segment base, each step durable before the next:
- * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the
- * offsets lost to FN_SALVAGED, the kept bytes renamed over the segment,
- * its index rebuilt. */
-int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
-                         uint32_t index_interval, char *aside, size_t aside_size, char *msg);
+/* Salvage segment k of bases[0..n) (closed when k + 1 < n) as the top of
+ * salvage.c says: plan it (elog__salvage_plan_segment() from SEG_HDR,
+ * upto, scan_end and hi as there), rebuild a damaged header from its
+ * neighbours, seal a closed one again, and carry the plan out, each step
+ * durable before the next (the damaged bytes' file is named in aside).
+ * Nothing is done when p->nd is 0: no damage. */
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases,
+                          size_t n, size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi,
+                          int64_t now, struct salvage_plan *p, char *aside, size_t aside_size,
+                          char *msg);
 
 /* ---- compact.c: what verify checks of compaction's own file ---- */
 /* 0 when FN_COMPACT_STATE is absent or reads as compaction reads it;

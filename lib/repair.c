@@ -234,20 +234,12 @@ static int salvage_active(struct verify *v, struct segstate *ss, const char *nam
 	char aside[NAME_MAX_LOCAL + 32];
 	uint64_t acked = v->wm.segment_bytes;
 	/* No record of the log lies more than a segment's size past the
-	 * durable end: what is further is dropped without a copy. */
-	uint64_t cap = v->set.segment_bytes;
-	p.next = ss->base;
-	int err = elog__salvage_plan_segment(v->dfd, ss->base, SEG_HDR, acked + cap, acked,
-	                                     v->wm.durable_end, &p, v->msg);
-	/* A damaged header: rebuilt from the segment before, the settings
-	 * and its own flags. */
-	uint64_t prev = v->n > 1 ? v->seg[v->n - 2].base : 0;
-	if (!err && p.hdr_damaged)
-		err = elog__salvage_header(v->dfd, &v->set, ss->base, &prev, v->n > 1, p.old_hdr,
-		                           p.keep, p.klen, v->msg);
-	if (!err)
-		err = elog__salvage_commit(v->dfd, ss->base, &p, elog__fs_now_ms(),
-		                           v->set.index_interval, aside, sizeof aside, v->msg);
+	 * durable end: what is further is dropped without a copy.  A damaged
+	 * header is rebuilt from the segment before, the settings and its
+	 * own flags. */
+	int err = elog__salvage_segment(v->dfd, &v->set, v->base, v->n, v->n - 1,
+	                                acked + v->set.segment_bytes, acked, v->wm.durable_end,
+	                                elog__fs_now_ms(), &p, aside, sizeof aside, v->msg);
 	for (size_t i = 0; !err && i < p.nd; i++) {
 		const struct salvage_damage *d = &p.d[i];
 		if (d->pos >= acked)

@@ -200,8 +200,10 @@ out:
 	return err;
 }
 
-int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
-                         uint32_t index_interval, char *aside, size_t aside_size, char *msg)
+/* Carry out plan p on segment base, each step durable before the next
+ * (see the top); the damaged bytes' file is named in aside. */
+static int commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
+                  uint32_t index_interval, char *aside, size_t aside_size, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
@@ -293,14 +295,15 @@ static int untagged_value(const unsigned char *keep, size_t klen)
 	return 0;
 }
 
-/* The flags of segment base, whose header is damaged, rebuilt from its
- * neighbours nb (nnb of them), the settings and its own damaged header
- * (see the top). */
-static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         const unsigned char *keep, size_t klen, uint32_t *flags, char *msg)
+/* Rebuild the damaged header of segment base at the start of keep (klen
+ * bytes: a header, then the records kept), its flags found as the top
+ * says from its neighbours nb (nnb of them), the settings and its own
+ * damaged header old; ELOG_CORRUPT when no candidate reads every value. */
+static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t base,
+                          const uint64_t *nb, size_t nnb, const unsigned char *old,
+                          unsigned char *keep, size_t klen, char *msg)
 {
-	uint32_t cand[6];
+	uint32_t cand[6], flags = 0;
 	size_t n = 0;
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	int err = 0, coded = 0;
@@ -344,7 +347,7 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 			break;
 		}
 		if (ok && tagged) {
-			*flags = cand[i];
+			flags = cand[i];
 			found = 1;
 		} else if (ok && rawonly < 0) {
 			rawonly = (int)i;
@@ -352,15 +355,17 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 	}
 	elog__vdec_free(dec);
 	if (!found && !err && rawonly >= 0) {
-		*flags = cand[rawonly];
+		flags = cand[rawonly];
 		found = 1;
 	}
 	if (!found && !err && (!coded || untagged_value(keep, klen))) {
-		*flags = SEG_FLAGS(CODEC_NONE, 0);
+		flags = SEG_FLAGS(CODEC_NONE, 0);
 		found = 1;
 	}
-	if (found)
+	if (found) {
+		elog__seg_header_encode(keep, base, flags, set->id);
 		return 0;
+	}
 	elog__seg_name(name, base, SEG_EXT);
 	snprintf(why, sizeof why, "%s",
 	         err ? msg
@@ -372,59 +377,58 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 	                        name, why);
 }
 
-int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         unsigned char *keep, size_t klen, char *msg)
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases,
+                          size_t n, size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi,
+                          int64_t now, struct salvage_plan *p, char *aside, size_t aside_size,
+                          char *msg)
 {
-	uint32_t fl = 0;
-	int err = rebuild_flags(dfd, set, base, nb, nnb, old, keep, klen, &fl, msg);
-	if (!err)
-		elog__seg_header_encode(keep, base, fl, set->id);
-	return err;
-}
-
-/* Salvage segment k, whose successor starts at next_base. */
-static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
-{
-	struct maint *m = v->m;
-	uint64_t base = m->sl.base[k];
-	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
-	/* The seal, when it is whole, ends the records and is kept; one
-	 * that is gone or damaged is written again, naming the next
-	 * segment listed (what was lost before it is a damaged range). */
-	struct salvage_plan p = { .next = base,
-		                  .seal = elog__seal_of(m->set.id, next_base, next_base, 0) };
-	int err = elog__salvage_plan_segment(m->dfd, base, SEG_HDR, UINT64_MAX, UINT64_MAX,
-	                                     next_base, &p, m->msg);
-	elog__seg_name(name, base, SEG_EXT);
-	if (err)
-		goto out;
-	if (p.nd == 0)
-		goto out; /* nothing wrong here */
-	if (p.hdr_damaged) {
+	char name[NAME_MAX_LOCAL];
+	uint64_t base = bases[k];
+	int closed = k + 1 < n, err;
+	/* A closed segment's seal, when it is whole, ends the records and is
+	 * kept; one that is gone or damaged is written again, naming the
+	 * next segment (what was lost before it is a damaged range). */
+	p->next = base;
+	if (closed)
+		p->seal = elog__seal_of(set->id, hi, hi, 0);
+	if ((err = elog__salvage_plan_segment(dfd, base, SEG_HDR, upto, scan_end, hi, p, msg)) != 0 ||
+	    p->nd == 0)
+		return err; /* nothing wrong here */
+	if (p->hdr_damaged) {
 		/* Its neighbours: the segments before and after it. */
 		uint64_t nb[2];
 		size_t nnb = 0;
 		if (k > 0)
-			nb[nnb++] = m->sl.base[k - 1];
-		if (k + 1 < m->sl.n)
-			nb[nnb++] = m->sl.base[k + 1];
-		if ((err = elog__salvage_header(m->dfd, &m->set, base, nb, nnb, p.old_hdr, p.keep,
-		                                p.klen, m->msg)) != 0)
-			goto out;
+			nb[nnb++] = bases[k - 1];
+		if (closed)
+			nb[nnb++] = bases[k + 1];
+		if ((err = rebuild_header(dfd, set, base, nb, nnb, p->old_hdr, p->keep, p->klen,
+		                          msg)) != 0)
+			return err;
 	}
-	if (elog__seg_header_sealed(p.keep)) {
+	if (closed && elog__seg_header_sealed(p->keep)) {
 		unsigned char sb[SEAL_SIZE];
-		struct seal seal = elog__seal_of(m->set.id, p.seal.next, p.seal.end, p.klen);
+		struct seal seal = elog__seal_of(set->id, p->seal.next, p->seal.end, p->klen);
 		elog__seal_encode(sb, &seal);
-		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
-			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-			goto out;
-		}
+		elog__seg_name(name, base, SEG_EXT);
+		if ((err = append(&p->keep, &p->klen, &p->kcap, sb, SEAL_SIZE)) != 0)
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
 	}
-	if ((err = elog__salvage_commit(m->dfd, base, &p, v->now, m->set.index_interval, aside,
-	                                sizeof aside, m->msg)) != 0)
+	return commit(dfd, base, p, now, set->index_interval, aside, aside_size, msg);
+}
+
+/* Salvage closed segment k. */
+static int salvage_one(struct salvager *v, size_t k)
+{
+	struct maint *m = v->m;
+	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
+	struct salvage_plan p = { 0 };
+	int err = elog__salvage_segment(m->dfd, &m->set, m->sl.base, m->sl.n, k, UINT64_MAX,
+	                                UINT64_MAX, m->sl.base[k + 1], v->now, &p, aside,
+	                                sizeof aside, m->msg);
+	if (err || p.nd == 0)
 		goto out;
+	elog__seg_name(name, m->sl.base[k], SEG_EXT);
 	v->res->segments++;
 	for (size_t i = 0; i < p.nd; i++) {
 		struct elog_salvage_report rep = {
@@ -466,7 +470,7 @@ int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
 	err = elog__maint_open(&m, dir, wait_ms, msg);
 	struct salvager v = { &m, o ? o->each : NULL, o ? o->arg : NULL, elog__fs_now_ms(), res };
 	for (size_t i = 0; !err && i < m.nclosed; i++)
-		err = salvage_one(&v, i, m.sl.base[i + 1]);
+		err = salvage_one(&v, i);
 	elog__maint_close(&m);
 	return err;
 }
