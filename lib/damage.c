@@ -256,8 +256,8 @@ int elog__verify_unreadable(struct verify *v)
 		}
 		elog__salvage_plan_free(&p);
 		elog__seg_name(name, v->seg[i].base, SEG_EXT);
-		elog__verify_report(v, ELOG_PROBLEM_UNREADABLE, hint, detail, name, ELOG_NOPOS, "%s",
-		                    text);
+		elog__verify_report(v, ELOG_PROBLEM_UNREADABLE, hint, detail, name, ELOG_NOPOS,
+		                    "%s", text);
 	}
 	elog__ctable_free(&t);
 	if (err)

@@ -98,11 +98,10 @@ struct salvage_plan {
 	size_t klen, kcap, llen, lcap;
 	struct salvage_damage *d;
 	size_t nd;
-	uint64_t records;               /* records kept */
-	uint64_t next;                  /* offset after the last record kept */
-	int hdr_damaged;                /* the header went aside (plan_segment from SEG_HDR) */
-	struct seal seal;               /* the segment's own, when it is whole */
-	unsigned char old_hdr[SEG_HDR]; /* the damaged header, when it did */
+	uint64_t records; /* records kept */
+	uint64_t next;    /* offset after the last record kept */
+	int hdr_damaged;  /* the header went aside (from SEG_HDR) */
+	struct seal seal; /* the segment's own, when it is whole */
 };
 void elog__salvage_plan_free(struct salvage_plan *p);
 /* Plan the salvage of segment base from its first upto bytes
@@ -115,8 +114,7 @@ void elog__salvage_plan_free(struct salvage_plan *p);
  * lost.  Bytes from scan_end on are one damaged stretch that
  * holds no offset (the active segment's bytes past the durable end,
  * never acknowledged).  From SEG_HDR, a damaged header (of this version)
- * is a damaged stretch that holds no offset, p->hdr_damaged says so and
- * p->old_hdr keeps it: elog__salvage_header() writes the new one. */
+ * is a damaged stretch that holds no offset, and p->hdr_damaged says so. */
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg);
 /* Salvage segment k of bases[0..n) (closed when k + 1 < n) as the top of
@@ -125,10 +123,9 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
  * neighbours, seal a closed one again, and carry the plan out, each step
  * durable before the next (the damaged bytes' file is named in aside).
  * Nothing is done when p->nd is 0: no damage. */
-int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases,
-                          size_t n, size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi,
-                          int64_t now, struct salvage_plan *p, char *aside, size_t aside_size,
-                          char *msg);
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi, int64_t now,
+                          struct salvage_plan *p, char *aside, size_t aside_size, char *msg);
 
 /* ---- compact.c: what verify checks of compaction's own file ---- */
 /* 0 when FN_COMPACT_STATE is absent or reads as compaction reads it;

@@ -113,8 +113,8 @@ static int damaged(struct salvage_plan *p, int fd, uint64_t pos, uint64_t n, uin
  * by byte, the way a reader of a damaged tape would.  A stretch's offsets
  * run from the one after the last record kept to the one before the next,
  * or to hi - 1 at the end. */
-static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t from,
-                        uint64_t size, uint64_t hi)
+static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t from, uint64_t size,
+                        uint64_t hi)
 {
 	struct scan s;
 	struct seg_tail t;
@@ -185,7 +185,6 @@ int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t u
 	 * damaged: they go aside, and no offset lay in them. */
 	if (!err && from == SEG_HDR && hdr_fault) {
 		p->hdr_damaged = 1;
-		memcpy(p->old_hdr, hdr, SEG_HDR);
 		err = damaged(p, fd, 0, SEG_HDR, p->next + 1, p->next);
 	}
 	uint64_t end = scan_end < size ? scan_end : size;
@@ -246,7 +245,7 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
                          uint32_t flags, int *tagged, char *msg)
 {
 	char why[ELOG_MSG_MAX];
-	size_t pos = SEG_HDR;
+	struct elog_record rec;
 	uint32_t id = SEG_DICT(flags);
 	*tagged = 0;
 	if (id) {
@@ -258,12 +257,10 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
 			                        "%s", why);
 		free(dict);
 	}
-	while (pos < klen) {
-		struct elog_record rec;
+	for (size_t pos = SEG_HDR; pos < klen;) {
 		const void *out;
-		size_t rs, outlen;
-		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return 0; /* cannot be: salvage kept it */
+		size_t outlen;
+		pos += elog__rec_fields(keep + pos, &rec); /* they all checked */
 		int err = elog__vdec_value(dec, dfd, flags, rec.value, rec.value_len, &out, &outlen,
 		                           why);
 		if (err == ELOG_CORRUPT)
@@ -272,7 +269,6 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
 			return elog__errmsg_set(msg, err, "%s", why);
 		if (rec.value_len && ((const unsigned char *)rec.value)[0] == TAG_ZSTD)
 			*tagged = 1;
-		pos += rs;
 	}
 	return 1;
 }
@@ -281,27 +277,23 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
  * the segment stores values as they are. */
 static int untagged_value(const unsigned char *keep, size_t klen)
 {
-	size_t pos = SEG_HDR;
-	while (pos < klen) {
-		struct elog_record rec;
-		size_t rs;
-		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return 0;
+	struct elog_record rec;
+	for (size_t pos = SEG_HDR; pos < klen;) {
+		pos += elog__rec_fields(keep + pos, &rec);
 		const unsigned char *v = rec.value;
 		if (rec.value_len && v[0] != TAG_RAW && v[0] != TAG_ZSTD)
 			return 1;
-		pos += rs;
 	}
 	return 0;
 }
 
 /* Rebuild the damaged header of segment base at the start of keep (klen
- * bytes: a header, then the records kept), its flags found as the top
+ * bytes: that header, then the records kept), its flags found as the top
  * says from its neighbours nb (nnb of them), the settings and its own
- * damaged header old; ELOG_CORRUPT when no candidate reads every value. */
+ * damaged header; ELOG_CORRUPT when no candidate reads every value. */
 static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t base,
-                          const uint64_t *nb, size_t nnb, const unsigned char *old,
-                          unsigned char *keep, size_t klen, char *msg)
+                          const uint64_t *nb, size_t nnb, unsigned char *keep, size_t klen,
+                          char *msg)
 {
 	uint32_t cand[6], flags = 0;
 	size_t n = 0;
@@ -323,7 +315,7 @@ static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t bas
 		if (c->dictionaries && elog__dict_latest(dfd, &latest) == 0 && latest)
 			cand[n++] = SEG_FLAGS(c->id, latest);
 	}
-	uint32_t own = get32(old + SEG_AT_FLAGS);
+	uint32_t own = get32(keep + SEG_AT_FLAGS);
 	if (elog__codec_flags_valid(own))
 		cand[n++] = own;
 
@@ -377,22 +369,21 @@ static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t bas
 	                        name, why);
 }
 
-int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases,
-                          size_t n, size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi,
-                          int64_t now, struct salvage_plan *p, char *aside, size_t aside_size,
-                          char *msg)
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi, int64_t now,
+                          struct salvage_plan *p, char *aside, size_t aside_size, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	uint64_t base = bases[k];
-	int closed = k + 1 < n, err;
+	int closed = k + 1 < n;
 	/* A closed segment's seal, when it is whole, ends the records and is
 	 * kept; one that is gone or damaged is written again, naming the
 	 * next segment (what was lost before it is a damaged range). */
 	p->next = base;
 	if (closed)
 		p->seal = elog__seal_of(set->id, hi, hi, 0);
-	if ((err = elog__salvage_plan_segment(dfd, base, SEG_HDR, upto, scan_end, hi, p, msg)) != 0 ||
-	    p->nd == 0)
+	int err = elog__salvage_plan_segment(dfd, base, SEG_HDR, upto, scan_end, hi, p, msg);
+	if (err || p->nd == 0)
 		return err; /* nothing wrong here */
 	if (p->hdr_damaged) {
 		/* Its neighbours: the segments before and after it. */
@@ -402,8 +393,7 @@ int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64
 			nb[nnb++] = bases[k - 1];
 		if (closed)
 			nb[nnb++] = bases[k + 1];
-		if ((err = rebuild_header(dfd, set, base, nb, nnb, p->old_hdr, p->keep, p->klen,
-		                          msg)) != 0)
+		if ((err = rebuild_header(dfd, set, base, nb, nnb, p->keep, p->klen, msg)) != 0)
 			return err;
 	}
 	if (closed && elog__seg_header_sealed(p->keep)) {

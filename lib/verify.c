@@ -68,7 +68,8 @@ static int refused(struct verify *v, int kind, const char *name, int err)
 	if (err != ELOOP && err != ELOG_NOTREG)
 		return 0;
 	report(v, kind, name, ELOG_NOPOS,
-	       err == ELOOP ? "a symbolic link, which elog refuses to follow" : "not a regular file");
+	       err == ELOOP ? "a symbolic link, which elog refuses to follow"
+	                    : "not a regular file");
 	return 1;
 }
 
@@ -443,34 +444,27 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 	int fault = elog__idx_entry_check(p, ic->lay, ic->base, UINT64_MAX,
 	                                  ic->k > 0 ? &ic->cur : NULL, &e);
 	at += elog__idx_fault_at(ic->lay, fault);
-	switch (fault) {
-	case IDX_FAULT_NONE:
-		break;
-	case IDX_FAULT_CRC:
+	if (fault == IDX_FAULT_NONE) {
+		ic->cur = e;
+		ic->k++;
+		ic->have = 1;
+	} else if (fault == IDX_FAULT_CRC) {
 		idx_problem(v, ic, at, "entry checksum mismatch");
-		return 0;
-	case IDX_FAULT_POS:
+	} else if (fault == IDX_FAULT_POS) {
 		idx_problem(v, ic, at, "entry points at byte %lu, inside the segment header",
 		            (unsigned long)e.pos);
-		return 0;
-	case IDX_FAULT_OFFSET:
+	} else if (fault == IDX_FAULT_OFFSET) {
 		idx_problem(v, ic, at, "entry says offset %llu, below the segment's base",
 		            (unsigned long long)e.offset);
-		return 0;
-	case IDX_FAULT_ORDER:
+	} else if (fault == IDX_FAULT_ORDER) {
 		idx_problem(v, ic, at, "entry out of order (offset %llu after %llu)",
 		            (unsigned long long)e.offset, (unsigned long long)ic->cur.offset);
-		return 0;
-	default:
+	} else {
 		idx_problem(v, ic, at,
 		            "entry's timestamps contradict each other or the "
 		            "entry before (newest %lld, oldest %lld)",
 		            (long long)e.ts_max, (long long)e.ts_min);
-		return 0;
 	}
-	ic->cur = e;
-	ic->k++;
-	ic->have = 1;
 	return 0;
 }
 
@@ -539,19 +533,44 @@ bad:
 
 /* ---- segments ---- */
 
-/* Report what is wrong with the header of a segment; 1 when its records
- * can be read all the same. */
-static int check_header(struct verify *v, const char *name, const unsigned char *hdr, size_t got,
-                        uint64_t base, uint64_t size, int tolerant)
+/* What checking one segment carries from one record to the next. */
+struct segcheck {
+	struct segstate *ss;
+	char name[NAME_MAX_LOCAL];
+	uint64_t base;
+	uint64_t next_base; /* of the segment after it; UINT64_MAX */
+	int active;         /* the newest segment */
+	int sealed;         /* its version ends it with a seal */
+	uint64_t end;       /* where its records end */
+	int wm_seg;         /* the one the watermark names */
+	uint64_t acked;     /* bytes of it the watermark vouches for */
+	int fresh;          /* nothing in it was ever promised */
+	int fd;
+	uint32_t flags;                /* its header's: codec and dictionary */
+	struct vdec *vd;               /* to decode the segment's values */
+	int bad_values;                /* one value reported: the rest unchecked */
+	struct idxcheck *ic;           /* its index, read in step */
+	struct idx_builder ib;         /* where entries are due */
+	int beyond;                    /* offsets past the next segment's base */
+	int64_t ts_max, ts_min;        /* greatest and least ts_ms so far */
+	int64_t span_min, span_max;    /* the same since the last entry's record */
+	struct elog_segment_info info; /* what -l lists: the records readers may read */
+};
+
+/* Report what is wrong with the header of a segment (its fault in
+ * ss->hdr_fault); 1 when its records can be read all the same. */
+static int check_header(struct verify *v, const struct segcheck *c, const unsigned char *hdr,
+                        size_t got)
 {
-	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
-	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
+	int kind = c->fresh ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
+	const char *name = c->name;
+	const char *why = c->fresh ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)"
 	                           : "";
-	switch (elog__seg_header_fault(hdr, got, base, NULL)) {
+	switch (c->ss->hdr_fault) {
 	case SEG_FAULT_SHORT:
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
-		       (unsigned long long)size, why);
+		       (unsigned long long)c->ss->size, why);
 		return 0;
 	case SEG_FAULT_MAGIC:
 		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
@@ -574,30 +593,6 @@ static int check_header(struct verify *v, const char *name, const unsigned char 
 	}
 	return 1;
 }
-
-/* What checking one segment carries from one record to the next. */
-struct segcheck {
-	struct segstate *ss;
-	char name[NAME_MAX_LOCAL];
-	uint64_t base;
-	uint64_t next_base; /* of the segment after it; UINT64_MAX */
-	int active;         /* the newest segment */
-	int sealed;         /* its version ends it with a seal */
-	uint64_t end;       /* where its records end */
-	int wm_seg;         /* the one the watermark names */
-	uint64_t acked;     /* bytes of it the watermark vouches for */
-	int fresh;          /* nothing in it was ever promised */
-	int fd;
-	uint32_t flags;                   /* its header's: codec and dictionary */
-	struct vdec *vd;                  /* to decode the segment's values */
-	int bad_values;                   /* one value reported: the rest unchecked */
-	struct idxcheck *ic;              /* its index, read in step */
-	struct idx_builder ib;            /* where entries are due */
-	int beyond;                       /* offsets past the next segment's base */
-	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
-	int64_t span_min, span_max;       /* the same since the last entry's record */
-	struct elog_segment_info info;    /* what -l lists: the records readers may read */
-};
 
 /* Open the segment and check what lies before its records.  0 with c->fd
  * open when the records are to be read, 0 with c->fd < 0 when not (the
@@ -625,17 +620,15 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       "the writer refuses to write it",
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
-	int fault = elog__seg_header_fault(hdr, got, c->base, NULL);
-	c->ss->hdr_fault = fault;
-	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
-		goto skip;
+	c->ss->hdr_fault = elog__seg_header_fault(hdr, got, c->base, NULL);
+	if (!check_header(v, c, hdr, got)) {
+		close(c->fd);
+		c->fd = -1;
+		return 0;
+	}
 	c->flags = elog__seg_header_flags(hdr);
 	c->sealed = elog__seg_header_sealed(hdr);
 	c->info.version = get32(hdr + SEG_AT_VERSION);
-	return 0;
-skip:
-	close(c->fd);
-	c->fd = -1;
 	return 0;
 }
 
@@ -1375,18 +1368,16 @@ int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_v
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_verify_result dummy;
-	struct verify v;
 	int lockfd = -1, maintfd = -1, err;
 
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof *res);
-	memset(&v, 0, sizeof v);
-	v.msg = msg ? msg : local;
+	struct verify v = { .msg = msg ? msg : local,
+		            .flags = o ? o->flags : 0,
+		            .o = o,
+		            .res = res };
 	v.msg[0] = '\0';
-	v.flags = o ? o->flags : 0;
-	v.o = o;
-	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
 		return elog__errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
@@ -1406,14 +1397,8 @@ int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_v
 		goto out;
 
 	/* Check again, silently, to count what the repair left. */
-	struct elog_verify_result again;
-	struct verify v2;
-	memset(&again, 0, sizeof again);
-	memset(&v2, 0, sizeof v2);
-	v2.dfd = v.dfd;
-	v2.quiet = 1;
-	v2.res = &again;
-	v2.msg = v.msg;
+	struct elog_verify_result again = { 0 };
+	struct verify v2 = { .dfd = v.dfd, .quiet = 1, .res = &again, .msg = v.msg };
 	err = check_all(&v2);
 	verify_free(&v2);
 	res->remaining = again.damage;
