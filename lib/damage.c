@@ -171,18 +171,6 @@ static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_
 		add(buf, size, len, " and losing no offset");
 }
 
-/* How segment i's header read: 0 when readers take it, SEG_HDR when they
- * refuse it as damaged (its magic or CRC), 1 when the file is shorter than
- * a header, -1 otherwise (a newer version, unreadable). */
-static int header_state(const struct verify *v, size_t i)
-{
-	int f = v->seg[i].hdr_fault;
-	return f == SEG_FAULT_SHORT                             ? 1
-	       : SEG_HDR_DAMAGED(f)                             ? (int)SEG_HDR
-	       : f == SEG_FAULT_NONE || f == SEG_FAULT_RESERVED ? 0
-	                                                        : -1;
-}
-
 /* Segment i's unreadable offsets, if it has damage that readers stop at:
  * [*first, *last], the byte salvage would scan from and up to, and the
  * bound of its offsets.  *hdr: its header is damaged (SEG_HDR) or short
@@ -191,10 +179,10 @@ static int unreadable_range(const struct verify *v, size_t i, uint64_t *first, u
                             uint64_t *from, uint64_t *scan_end, uint64_t *hi, int *hdr)
 {
 	const struct segstate *ss = &v->seg[i];
-	int h = ss->damaged ? header_state(v, i) : 0;
-	/* Readers refuse the whole segment when its header is damaged, and
-	 * else stop at its first bad record. */
-	*hdr = h > 0 ? h : 0;
+	int f = ss->hdr_fault;
+	/* Readers refuse the whole segment when its header is damaged (its
+	 * magic or CRC) or short, and else stop at its first bad record. */
+	*hdr = !ss->damaged ? 0 : f == SEG_FAULT_SHORT ? 1 : SEG_HDR_DAMAGED(f) ? (int)SEG_HDR : 0;
 	*from = *hdr ? SEG_HDR : ss->bad_at;
 	if (!*hdr && (!ss->scanned || ss->bad_at == UINT64_MAX))
 		return 0;
@@ -231,7 +219,7 @@ int elog__verify_unreadable(struct verify *v)
 				elog__ctable_free(&t);
 			loaded = 1;
 		}
-		char text[ELOG_MSG_MAX], detail[ELOG_MSG_MAX], what[64], name[NAME_MAX_LOCAL];
+		char text[ELOG_MSG_MAX], detail[ELOG_MSG_MAX], what[64];
 		size_t len = 0, dlen = 0;
 		int hint = ELOG_HINT_NONE;
 		range_text(what, sizeof what, first, last);
@@ -255,9 +243,8 @@ int elog__verify_unreadable(struct verify *v)
 			err = 0;
 		}
 		elog__salvage_plan_free(&p);
-		elog__seg_name(name, v->seg[i].base, SEG_EXT);
-		elog__verify_report(v, ELOG_PROBLEM_UNREADABLE, hint, detail, name, ELOG_NOPOS,
-		                    "%s", text);
+		elog__verify_report(v, ELOG_PROBLEM_UNREADABLE, hint, detail, v->seg[i].name,
+		                    ELOG_NOPOS, "%s", text);
 	}
 	elog__ctable_free(&t);
 	if (err)

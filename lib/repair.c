@@ -187,10 +187,10 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss, uin
 	 * naming the new one, durable before that one exists. */
 	if (elog__seg_header_sealed(hdr)) {
 		struct seal seal = elog__seal_of(v->set.id, end, ss->next, ss->size);
-		elog__seg_name(name, ss->base, SEG_EXT);
 		if ((err = elog__seal_write(fd, ss->size, &seal)) != 0 ||
 		    (fdatasync(fd) < 0 && (err = errno) != 0))
-			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", ss->name,
+			                        elog_strerror(err));
 	}
 	elog__seg_name(name, end, SEG_EXT);
 	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), v->set.id, &sfd,
@@ -388,7 +388,6 @@ static int drop_stale_tmp(const char *name, void *arg)
  * segment that follows it now. */
 static int repair_chain(struct verify *v)
 {
-	char name[NAME_MAX_LOCAL];
 	int err;
 	for (size_t k = 0; k + 1 < v->nlost; k += 2) {
 		if ((err = elog__holes_add(v->dfd, v->lost[k], v->lost[k + 1],
@@ -405,8 +404,7 @@ static int repair_chain(struct verify *v)
 		const struct segstate *ss = &v->seg[i];
 		struct seal seal = elog__seal_of(v->set.id, v->base[i + 1], ss->next,
 		                                 ss->valid_end);
-		elog__seg_name(name, ss->base, SEG_EXT);
-		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
+		int fd = elog__fs_openat(v->dfd, ss->name, O_RDWR, 0);
 		err = fd < 0 ? errno : 0;
 		if (!err && ftruncate(fd, (off_t)ss->valid_end) < 0)
 			err = errno;
@@ -417,8 +415,10 @@ static int repair_chain(struct verify *v)
 		if (fd >= 0)
 			close(fd);
 		if (err)
-			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
-		repaired(v, name, ss->valid_end, "sealed again, naming segment %llu as the next",
+			return elog__errmsg_set(v->msg, err, "%s: %s", ss->name,
+			                        elog_strerror(err));
+		repaired(v, ss->name, ss->valid_end,
+		         "sealed again, naming segment %llu as the next",
 		         (unsigned long long)seal.next);
 	}
 	return 0;
@@ -435,13 +435,11 @@ int elog__repair_run(struct verify *v)
 		                        elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
-		char name[NAME_MAX_LOCAL];
 		if (!ss->idx_bad || !ss->clean || !v->have_set)
 			continue;
-		elog__seg_name(name, ss->base, SEG_EXT);
-		int fd = elog__fs_openat(v->dfd, name, O_RDONLY, 0);
+		int fd = elog__fs_openat(v->dfd, ss->name, O_RDONLY, 0);
 		if (fd < 0)
-			return elog__errmsg_set(v->msg, errno, "%s: %s", name,
+			return elog__errmsg_set(v->msg, errno, "%s: %s", ss->name,
 			                        elog_strerror(errno));
 		err = rebuild_index(v, fd, ss, ss->size);
 		close(fd);

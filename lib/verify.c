@@ -262,10 +262,10 @@ static int list_dir(struct verify *v)
 	if (!v->seg)
 		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	for (size_t i = 0; i < v->n; i++) {
-		char name[NAME_MAX_LOCAL];
 		struct stat st;
-		elog__seg_name(name, v->base[i], SEG_EXT);
-		if (fstatat(v->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		elog__seg_name(v->seg[i].name, v->base[i], SEG_EXT);
+		if (fstatat(v->dfd, v->seg[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
 			v->total += (uint64_t)st.st_size;
 	}
 	return 0;
@@ -536,7 +536,7 @@ bad:
 /* What checking one segment carries from one record to the next. */
 struct segcheck {
 	struct segstate *ss;
-	char name[NAME_MAX_LOCAL];
+	const char *name; /* ss->name */
 	uint64_t base;
 	uint64_t next_base; /* of the segment after it; UINT64_MAX */
 	int active;         /* the newest segment */
@@ -978,7 +978,7 @@ static int check_segment(struct verify *v, size_t i)
 	c.fresh = c.active && c.acked == 0 && (v->wm_state != WM_OK || c.base > v->wm.segment_base);
 	c.info.base = c.base;
 	c.info.active = c.active;
-	elog__seg_name(c.name, c.base, SEG_EXT);
+	c.name = ss->name;
 	ss->base = c.base;
 	ss->hdr_fault = -1;
 	ss->bad_at = UINT64_MAX;
@@ -1006,18 +1006,16 @@ static int check_segment(struct verify *v, size_t i)
 static void check_overlap(struct verify *v, size_t i)
 {
 	const struct segstate *a = &v->seg[i], *b = &v->seg[i + 1];
-	char name[NAME_MAX_LOCAL], next[NAME_MAX_LOCAL];
 	if (!a->overlap)
 		return;
-	elog__seg_name(name, a->base, SEG_EXT);
-	elog__seg_name(next, b->base, SEG_EXT);
 	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
 	           b->next <= a->next;
 	if (copy)
-		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, name, a->overlap_pos,
-		            "holds copies of every record of %s: a merge was interrupted", next);
+		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, a->name,
+		            a->overlap_pos,
+		            "holds copies of every record of %s: a merge was interrupted", b->name);
 	else
-		report(v, ELOG_PROBLEM_DAMAGE, name, a->overlap_pos,
+		report(v, ELOG_PROBLEM_DAMAGE, a->name, a->overlap_pos,
 		       "offset %llu is not below the next segment's base %llu "
 		       "(the segments overlap)",
 		       (unsigned long long)a->overlap_off, (unsigned long long)b->base);
@@ -1053,9 +1051,8 @@ static void check_chain(struct verify *v)
 	elog__holes_load(v->dfd, &h);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct segstate *a = &v->seg[i];
-		char name[NAME_MAX_LOCAL];
+		const char *name = a->name;
 		uint64_t next = i + 1 < v->n ? v->base[i + 1] : UINT64_MAX;
-		elog__seg_name(name, a->base, SEG_EXT);
 		if (a->chain == CHAIN_UNSEALED) {
 			snprintf(why, sizeof why,
 			         "the closed segment ends at byte %llu "
@@ -1100,16 +1097,14 @@ static void check_chain(struct verify *v)
 			chain_loss(v, &h, name, at, a->seal.next, next, why);
 		} else if (a->seal.next > next && !a->overlap) {
 			const struct segstate *b = &v->seg[i + 1];
-			char bname[NAME_MAX_LOCAL];
-			elog__seg_name(bname, b->base, SEG_EXT);
 			if (b->clean && b->next <= a->seal.next && i + 2 < v->n)
-				report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT, bname,
+				report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT, b->name,
 				            ELOG_NOPOS,
 				            "lies inside the range of %s, whose seal names %llu as "
 				            "the next: a merge was interrupted",
 				            name, (unsigned long long)a->seal.next);
 			else
-				report(v, ELOG_PROBLEM_DAMAGE, bname, ELOG_NOPOS,
+				report(v, ELOG_PROBLEM_DAMAGE, b->name, ELOG_NOPOS,
 				       "is not in the log's chain: %s's seal names %llu as the "
 				       "next segment (a segment copied in from elsewhere?)",
 				       name, (unsigned long long)a->seal.next);

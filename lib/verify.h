@@ -18,10 +18,11 @@ enum { WM_MISSING, WM_OK, WM_BAD }; /* the watermark file, as checked */
 /* What checking a segment learned that later checks and repairs need. */
 struct segstate {
 	uint64_t base;
-	int scanned;   /* its records were read (header good enough) */
-	int hdr_fault; /* SEG_FAULT_* of its header; -1: not read */
-	int clean;     /* every record read, to the end of the file */
-	int idx_bad;   /* index damaged or missing */
+	char name[NAME_MAX_LOCAL]; /* its file's */
+	int scanned;               /* its records were read (header good enough) */
+	int hdr_fault;             /* SEG_FAULT_* of its header; -1: not read */
+	int clean;                 /* every record read, to the end of the file */
+	int idx_bad;               /* index damaged or missing */
 	uint64_t size;
 	uint64_t bad_at;    /* first damaged record, or UINT64_MAX */
 	uint64_t valid_end; /* end of the last valid record */
