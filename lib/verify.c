@@ -73,6 +73,37 @@ static int refused(struct verify *v, int kind, const char *name, int err)
 	return 1;
 }
 
+/* Report msg, a library message "<file>: [byte N: ]what", as damage of
+ * file (at byte N). */
+static void report_msg(struct verify *v, const char *file, const char *msg)
+{
+	size_t n = strlen(file);
+	unsigned long long pos;
+	int used = 0;
+	if (strncmp(msg, file, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+		msg += n + 2;
+	if (sscanf(msg, "byte %llu: %n", &pos, &used) == 1 && used > 0)
+		report(v, ELOG_PROBLEM_DAMAGE, file, pos, "%s", msg + used);
+	else
+		report(v, ELOG_PROBLEM_DAMAGE, file, ELOG_NOPOS, "%s", msg);
+}
+
+/* Whether dictionary id loads: 0, or why not in why (ELOG_MSG_MAX). */
+static int dict_check(struct verify *v, uint64_t id, char *why)
+{
+	unsigned char *d;
+	size_t len;
+	int err = id > DICT_ID_MAX ? ELOG_CORRUPT
+	                           : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, why);
+	if (err == 0)
+		free(d);
+	else if (id > DICT_ID_MAX)
+		snprintf(why, ELOG_MSG_MAX, "dictionary id out of range");
+	else if (err != ELOG_CORRUPT)
+		snprintf(why, ELOG_MSG_MAX, "%s", elog_strerror(err));
+	return err;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -100,29 +131,11 @@ static int sort_name(const char *name, void *arg)
 	struct file_class fc;
 	int kind = elog__file_classify(name, &fc);
 	if (!fc.tmp && kind >= FILE_DICT) {
+		char why[ELOG_MSG_MAX];
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
-		if (kind == FILE_DICT) {
-			char msg[ELOG_MSG_MAX];
-			unsigned char *d;
-			size_t len;
-			uint64_t id = fc.num;
-			int err = id > DICT_ID_MAX
-			                  ? ELOG_CORRUPT
-			                  : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
-			if (err == 0)
-				free(d);
-			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
-				       "dictionary id out of range");
-			else if (err == ELOG_CORRUPT)
-				/* elog__dict_load()'s message begins with the name. */
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
-				       msg + strlen(name) + 2);
-			else
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
-				       elog_strerror(err));
-		}
+		if (kind == FILE_DICT && dict_check(v, fc.num, why) != 0)
+			report_msg(v, name, why);
 		return 0;
 	}
 	if (!fc.tmp && kind == FILE_SEGMENT)
@@ -642,20 +655,10 @@ static int check_codec(struct verify *v, struct segcheck *c)
 	const struct codec *codec = elog__codec_flags_valid(flags) ? elog__codec_for_flags(flags)
 	                                                           : NULL;
 	char zmsg[ELOG_MSG_MAX];
-	if (codec && SEG_DICT(flags)) {
-		unsigned char *d;
-		size_t dlen;
-		int zerr = elog__dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
-		if (zerr == 0)
-			free(d);
-		if (zerr) {
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12,
-			       "its values need dictionary "
-			       "%lu: %s",
-			       (unsigned long)SEG_DICT(flags),
-			       zerr == ELOG_CORRUPT ? zmsg : elog_strerror(zerr));
-			c->bad_values = 1; /* one report for the segment */
-		}
+	if (codec && SEG_DICT(flags) && dict_check(v, SEG_DICT(flags), zmsg) != 0) {
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary %lu: %s",
+		       (unsigned long)SEG_DICT(flags), zmsg);
+		c->bad_values = 1; /* one report for the segment */
 	}
 	if (codec && elog__codec_usable(codec, zmsg) != 0) {
 		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS,
@@ -1141,10 +1144,9 @@ static void check_watermark(struct verify *v)
 	}
 	if (v->wm_state != WM_OK)
 		return;
-	uint64_t active = v->base[v->n - 1];
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, wm->segment_base, SEG_EXT);
-	if (wm->segment_base > active) {
+	if (wm->segment_base > newest) {
 		/* Read before the listing, it names a segment listed unless
 		 * that segment is missing. */
 		v->wm_fix = 1;
@@ -1221,17 +1223,7 @@ static void check_consumers(struct verify *v)
 	err = elog__ctable_parse(&t, text, len, msg);
 	free(text);
 	if (err) {
-		/* The parser's message is "consumers.json: byte N: what". */
-		const char *m = msg;
-		unsigned long long pos;
-		int used = 0;
-		if (strncmp(m, FN_CONSUMERS ": ", sizeof FN_CONSUMERS + 1) == 0)
-			m += sizeof FN_CONSUMERS + 1;
-		if (sscanf(m, "byte %llu: %n", &pos, &used) == 1 && used > 0)
-			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, pos, "%s", m + used);
-		else
-			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "%s",
-			       m[0] ? m : elog_strerror(err));
+		report_msg(v, FN_CONSUMERS, msg[0] ? msg : elog_strerror(err));
 		return;
 	}
 	if (v->wm_state == WM_OK) {
@@ -1270,12 +1262,8 @@ static void check_salvaged(struct verify *v)
 static void check_compact_state(struct verify *v)
 {
 	char msg[ELOG_MSG_MAX];
-	int err = elog__compact_state_check(v->dfd, msg);
-	size_t skip = strlen(FN_COMPACT_STATE ": ");
-
-	if (err == ELOG_CORRUPT)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_COMPACT_STATE, ELOG_NOPOS, "%s",
-		       strncmp(msg, FN_COMPACT_STATE ": ", skip) == 0 ? msg + skip : msg);
+	if (elog__compact_state_check(v->dfd, msg) == ELOG_CORRUPT)
+		report_msg(v, FN_COMPACT_STATE, msg);
 }
 
 /* One whole check.  v->dfd, flags, o, res and msg are set by the caller. */
