@@ -227,14 +227,11 @@ int elog__verify_unreadable(struct verify *v)
 		    hdr ? "(the segment header is damaged)" : "past the damage");
 		consumers_behind(&t, last, text, sizeof text, &len);
 		struct salvage_plan p = { .count_only = 1, .next = first };
-		err = hdr == 1 ? ELOG_CORRUPT
-		               : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
-		                                            scan_end, hi, &p, m);
 		detail[0] = '\0';
 		if (hdr == 1) {
 			hint = ELOG_HINT_NO_SALVAGE;
-			err = 0;
-		} else if (!err) {
+		} else if ((err = elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
+		                                             scan_end, hi, &p, m)) == 0) {
 			hint = ELOG_HINT_SALVAGE;
 			salvage_text(&p, hdr, detail, sizeof detail, &dlen);
 			v->res->salvageable++;

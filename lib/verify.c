@@ -110,19 +110,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Count a record into what -l lists of a segment. */
-static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
-{
-	if (si->records == 0 || rec->ts_ms < si->ts_min)
-		si->ts_min = rec->ts_ms;
-	if (si->records == 0 || rec->ts_ms > si->ts_max)
-		si->ts_max = rec->ts_ms;
-	if (si->records == 0)
-		si->first = rec->offset;
-	si->last = rec->offset;
-	si->records++;
-}
-
 /* Sort one name of the directory into segments, indexes, known files and
  * strays. */
 static int sort_name(const char *name, void *arg)
@@ -683,8 +670,17 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
 		ss->overlap_off = rec->offset;
 	}
 	ss->next = rec->offset + 1;
-	if (!c->active || end <= c->acked)
-		tally_durable(&c->info, rec);
+	if (!c->active || end <= c->acked) { /* what -l lists: what readers may read */
+		struct elog_segment_info *si = &c->info;
+		if (si->records == 0 || rec->ts_ms < si->ts_min)
+			si->ts_min = rec->ts_ms;
+		if (si->records == 0 || rec->ts_ms > si->ts_max)
+			si->ts_max = rec->ts_ms;
+		if (si->records == 0)
+			si->first = rec->offset;
+		si->last = rec->offset;
+		si->records++;
+	}
 	if (rec->ts_ms > c->ts_max)
 		c->ts_max = rec->ts_ms;
 	if (rec->ts_ms < c->ts_min)
@@ -785,13 +781,11 @@ static void record_problem(struct verify *v, int kind, struct segcheck *c, uint6
                            const struct seg_tail *t, const struct elog_record *rec,
                            const char *where)
 {
-	const char *name = c->name;
-	int fd = c->fd;
 	uint64_t size = c->end;
 	unsigned char h[REC_HDR];
 	size_t got = 0;
 	char what[128];
-	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	elog__fs_pread_full(c->fd, h, sizeof h, (off_t)at, &got);
 	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
 	int fault = elog__rec_fault(h, got, size - at);
 	if (t->why == TAIL_ORDER && (rec->offset < c->base || t->next == c->base))
@@ -816,7 +810,7 @@ static void record_problem(struct verify *v, int kind, struct segcheck *c, uint6
 	else
 		snprintf(what, sizeof what, "corrupt record: %s",
 		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
-	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
+	report(v, kind, c->name, at, "%s%s (%llu bytes from here to the end are not read)", what,
 	       where, (unsigned long long)(size - at));
 }
 
