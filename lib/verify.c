@@ -550,10 +550,9 @@ struct segcheck {
 	struct vdec *vd;               /* to decode the segment's values */
 	int bad_values;                /* one value reported: the rest unchecked */
 	struct idxcheck *ic;           /* its index, read in step */
-	struct idx_builder ib;         /* where entries are due */
 	int beyond;                    /* offsets past the next segment's base */
-	int64_t ts_max, ts_min;        /* greatest and least ts_ms so far */
-	int64_t span_min, span_max;    /* the same since the last entry's record */
+	struct idx_builder ib;         /* where entries are due; the extremes */
+	int64_t span_min, span_max;    /* ts_ms since the last entry's record */
 	struct elog_segment_info info; /* what -l lists: the records readers may read */
 };
 
@@ -681,10 +680,6 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
 		si->last = rec->offset;
 		si->records++;
 	}
-	if (rec->ts_ms > c->ts_max)
-		c->ts_max = rec->ts_ms;
-	if (rec->ts_ms < c->ts_min)
-		c->ts_min = rec->ts_ms;
 	if (c->wm_seg && end <= v->wm.segment_bytes) {
 		ss->wm_next = rec->offset + 1;
 		ss->wm_boundary = end == v->wm.segment_bytes;
@@ -722,12 +717,13 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 	struct idxcheck *ic = c->ic;
 	struct idx_entry due;
 	int err = 0;
-	/* Past the durable end of the active segment the writer may not have
-	 * written the index entry yet. */
-	int is_due = v->have_set &&
-	             elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
-	                                   v->set.index_interval, &due) &&
-	             !(c->active && end > c->acked);
+	/* The builder keeps the segment's extremes in any case; where entries
+	 * are due needs the settings' interval.  Past the durable end of the
+	 * active segment the writer may not have written the entry yet. */
+	int is_due = elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
+	                                   v->have_set ? v->set.index_interval : UINT32_MAX,
+	                                   &due) &&
+	             v->have_set && !(c->active && end > c->acked);
 	const struct idx_layout *lay = ic->lay;
 	int v2 = lay && lay->version == IDX_VERSION;
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
@@ -742,14 +738,14 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 			            "has %llu",
 			            (unsigned long long)ic->cur.offset,
 			            (unsigned long long)rec->offset);
-		else if (ic->cur.ts_max != c->ts_max)
+		else if (ic->cur.ts_max != c->ib.ts_max)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_ts_max,
 			            "entry says newest timestamp %lld, the records say %lld",
-			            (long long)ic->cur.ts_max, (long long)c->ts_max);
-		else if (v2 && ic->cur.ts_min != c->ts_min)
+			            (long long)ic->cur.ts_max, (long long)c->ib.ts_max);
+		else if (v2 && ic->cur.ts_min != c->ib.ts_min)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_TS_MIN,
 			            "entry says oldest timestamp %lld, the records say %lld",
-			            (long long)ic->cur.ts_min, (long long)c->ts_min);
+			            (long long)ic->cur.ts_min, (long long)c->ib.ts_min);
 		else if (v2 && (ic->cur.span_min != c->span_min || ic->cur.span_max != c->span_max))
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_SPAN_MIN,
 			            "entry says the records since the entry before are "
@@ -956,8 +952,6 @@ static int check_segment(struct verify *v, size_t i)
 	struct segcheck c = { .ss = &v->seg[i],
 		              .base = v->base[i],
 		              .fd = -1,
-		              .ts_max = INT64_MIN,
-		              .ts_min = INT64_MAX,
 		              .span_min = IDX_SPAN_EMPTY_MIN,
 		              .span_max = IDX_SPAN_EMPTY_MAX };
 	struct segstate *ss = c.ss;

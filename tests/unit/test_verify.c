@@ -432,6 +432,49 @@ UT_TEST(index_entry_with_contradicting_times)
 }
 END_TEST
 
+static void widen_newest(struct idx_entry *e)
+{
+	ck_assert_int_eq(e->ts_max, 1003); /* records 0 to 3 */
+	e->ts_max = 1005;
+}
+
+static void widen_oldest(struct idx_entry *e)
+{
+	ck_assert_int_eq(e->ts_min, 1000);
+	e->ts_min = 999;
+}
+
+/* An entry's extremes (the newest and oldest timestamp up to its record)
+ * are held against the records' own, each reported where it lies. */
+UT_TEST(index_entry_with_the_wrong_extremes)
+{
+	static const struct {
+		void (*change)(struct idx_entry *);
+		size_t at;
+		const char *text;
+	} cases[] = {
+		{ widen_newest, IDX_AT_TS_MAX,
+		  "entry says newest timestamp 1005, the records say 1003" },
+		{ widen_oldest, IDX_AT_TS_MIN,
+		  "entry says oldest timestamp 999, the records say 1000" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ut_rm_rf(ut_dir);
+		hand_log();
+		hand_indexes();
+		change_entry1(cases[i].change);
+		struct seen s;
+		struct elog_verify_result res;
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_uint_eq(res.damage, 1);
+		int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+		ck_assert_int_ge(k, 0);
+		ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + cases[i].at);
+		ck_assert_str_eq(s.text[k], cases[i].text);
+	}
+}
+END_TEST
+
 /* An index of version 1 (elog 0.2) is not a problem: it is read as it is. */
 UT_TEST(index_of_version1_is_fine)
 {
