@@ -189,8 +189,7 @@ static int unreadable_range(const struct verify *v, size_t i, uint64_t *first, u
 	if (i + 1 < v->n) {
 		*hi = v->base[i + 1];
 		*scan_end = UINT64_MAX;
-	} else if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-	           *from < v->wm.segment_bytes) {
+	} else if (*from < ss->acked) {
 		/* Damage past the durable end was never acknowledged. */
 		*hi = v->wm.durable_end;
 		*scan_end = v->wm.segment_bytes;

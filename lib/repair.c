@@ -279,11 +279,9 @@ static int repair_active(struct verify *v)
 	int err = 0;
 	/* Salvage: damage below the durable end, or a damaged header in
 	 * front of acknowledged records, which salvage rebuilds. */
-	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set && v->wm_state == WM_OK &&
-	              v->wm.segment_base == ss->base &&
-	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && v->wm.segment_bytes > SEG_HDR) ||
-	               (ss->scanned && ss->bad_at != UINT64_MAX &&
-	                ss->bad_at < v->wm.segment_bytes));
+	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set &&
+	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && ss->acked > SEG_HDR) ||
+	               (ss->scanned && ss->bad_at < ss->acked));
 	if (!ss->scanned && !salvage)
 		return 0; /* a bad header: reported; --salvage rebuilds it */
 	elog__seg_name(name, ss->base, SEG_EXT);
@@ -313,8 +311,7 @@ static int repair_active(struct verify *v)
 		else
 			repaired(v, name, ss->bad_at, "cut %llu bytes from here on, kept in %s",
 			         (unsigned long long)(ss->size - ss->bad_at), kept);
-		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-		    v->wm.segment_bytes > ss->bad_at)
+		if (ss->acked > ss->bad_at)
 			v->wm_fix = 1;
 		ss->size = ss->bad_at;
 		ss->idx_bad = 1;

@@ -378,7 +378,6 @@ struct idxcheck {
 	int stop; /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
 	const struct idx_layout *lay; /* its version's */
-	unsigned version;             /* its header's, when it reads */
 	uint64_t base;                /* its segment's */
 	uint64_t nent, k;             /* whole entries in the file; the next to read */
 	int have;                     /* cur holds entry k - 1 */
@@ -512,7 +511,6 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		goto bad;
 	}
 	uint64_t size = (uint64_t)st.st_size;
-	ic->version = ic->lay->version;
 	ic->nent = (size - IDX_HDR) / ic->lay->entry;
 	if ((size - IDX_HDR) % ic->lay->entry != 0) {
 		/* Checked first, as it is: whole entries before it may be
@@ -543,7 +541,6 @@ struct segcheck {
 	int sealed;         /* its version ends it with a seal */
 	uint64_t end;       /* where its records end */
 	int wm_seg;         /* the one the watermark names */
-	uint64_t acked;     /* bytes of it the watermark vouches for */
 	int fresh;          /* nothing in it was ever promised */
 	int fd;
 	uint32_t flags;                /* its header's: codec and dictionary */
@@ -669,7 +666,7 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
 		ss->overlap_off = rec->offset;
 	}
 	ss->next = rec->offset + 1;
-	if (!c->active || end <= c->acked) { /* what -l lists: what readers may read */
+	if (!c->active || end <= c->ss->acked) { /* what -l lists: what readers may read */
 		struct elog_segment_info *si = &c->info;
 		if (si->records == 0 || rec->ts_ms < si->ts_min)
 			si->ts_min = rec->ts_ms;
@@ -723,7 +720,7 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 	int is_due = elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
 	                                   v->have_set ? v->set.index_interval : UINT32_MAX,
 	                                   &due) &&
-	             v->have_set && !(c->active && end > c->acked);
+	             v->have_set && !(c->active && end > c->ss->acked);
 	const struct idx_layout *lay = ic->lay;
 	int v2 = lay && lay->version == IDX_VERSION;
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
@@ -831,7 +828,7 @@ static int check_end(struct verify *v, struct segcheck *c, int err, const struct
 	} else if (err == ELOG_END) {
 		err = 0;
 		ss->bad_at = at;
-		if (c->active && at >= c->acked)
+		if (c->active && at >= ss->acked)
 			record_problem(v, ELOG_PROBLEM_WARNING, c, at, t, rec,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
@@ -926,7 +923,7 @@ static int check_records(struct verify *v, struct segcheck *c)
 		t.end = at;
 	err = check_end(v, c, err, &t, &rec);
 	elog__scan_free(&s);
-	c->info.index_version = c->ic->version;
+	c->info.index_version = c->ic->lay ? c->ic->lay->version : 0;
 out:
 	if (c->ic->fd >= 0)
 		close(c->ic->fd);
@@ -961,12 +958,13 @@ static int check_segment(struct verify *v, size_t i)
 	c.active = i + 1 == v->n;
 	c.next_base = c.active ? UINT64_MAX : v->base[i + 1];
 	c.wm_seg = v->wm_state == WM_OK && v->wm.segment_base == c.base;
-	c.acked = c.wm_seg ? v->wm.segment_bytes : 0;
+	ss->acked = c.wm_seg ? v->wm.segment_bytes : 0;
 	/* A segment newer than the one the watermark names was created just
 	 * before a crash or is being created: nothing in it was promised.
 	 * Nor was anything of the newest segment when the watermark is
 	 * missing or unreadable. */
-	c.fresh = c.active && c.acked == 0 && (v->wm_state != WM_OK || c.base > v->wm.segment_base);
+	c.fresh = c.active && ss->acked == 0 &&
+	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
 	c.info.base = c.base;
 	c.info.active = c.active;
 	c.name = ss->name;

@@ -24,6 +24,7 @@ struct segstate {
 	int clean;                 /* every record read, to the end of the file */
 	int idx_bad;               /* index damaged or missing */
 	uint64_t size;
+	uint64_t acked;     /* bytes the watermark vouches for (0: none) */
 	uint64_t bad_at;    /* first damaged record, or UINT64_MAX */
 	uint64_t valid_end; /* end of the last valid record */
 	uint64_t next;      /* offset after its last valid record, or base */
