@@ -37,11 +37,11 @@
  * It runs under the maintenance lock (as retention and compaction do) and
  * touches closed segments only, so the writer may be running.
  *
- * The scan and the three steps are functions of their own, shared: a
- * repair with ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment
- * by them under the writer's lock, up to the durable end, and
- * elog_verify() runs the scan alone, copying nothing, to say what a
- * salvage would keep and lose (damage.c).
+ * The plan and the steps are shared (maint.h): a repair with
+ * ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment by
+ * elog__salvage_segment() under the writer's lock, up to the durable end,
+ * and elog_verify() plans alone, copying nothing, to say what a salvage
+ * would keep and lose (damage.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,14 +105,9 @@ static int damaged(struct salvage_plan *p, int fd, uint64_t pos, uint64_t n, uin
 	return err;
 }
 
-/* Sort bytes [from, size) of segment base (open as fd) into the records
- * that continue its valid part by the one rule (elog__seg_tail_next():
- * whole, and each offset above the one before, from p->next on) with an
- * offset below hi, and the damaged stretches between them.  Where the
- * valid part ends, the next record that continues it is looked for byte
- * by byte, the way a reader of a damaged tape would.  A stretch's offsets
- * run from the one after the last record kept to the one before the next,
- * or to hi - 1 at the end. */
+/* The scan of elog__salvage_plan_segment(), over bytes [from, size) of
+ * segment base (open as fd): where elog__seg_tail_next() ends the valid
+ * part, it goes on a byte further. */
 static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t from, uint64_t size,
                         uint64_t hi)
 {

@@ -1035,9 +1035,8 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
  * one that does not belong shows here even though every file reads. */
 static void check_chain(struct verify *v)
 {
-	struct holes h = { 0 };
+	const struct holes *h = &v->holes;
 	char why[160];
-	elog__holes_load(v->dfd, &h);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct segstate *a = &v->seg[i];
 		const char *name = a->name;
@@ -1048,7 +1047,7 @@ static void check_chain(struct verify *v)
 			         "without its seal: it was truncated",
 			         (unsigned long long)a->valid_end);
 			if (a->next < next)
-				chain_loss(v, &h, name, a->valid_end, a->next, next, why);
+				chain_loss(v, h, name, a->valid_end, a->next, next, why);
 			else
 				report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_RESEAL, name,
 				            a->valid_end,
@@ -1076,14 +1075,14 @@ static void check_chain(struct verify *v)
 				         "next, which is missing, and the watermark says they "
 				         "were durable",
 				         (unsigned long long)a->seal.next);
-				chain_loss(v, &h, name, at, a->seal.next, v->wm.durable_end, why);
+				chain_loss(v, h, name, at, a->seal.next, v->wm.durable_end, why);
 			}
 		} else if (a->seal.next < next) {
 			snprintf(why, sizeof why,
 			         "the seal names segment %llu as the next, "
 			         "but the next one is %llu: segments are missing",
 			         (unsigned long long)a->seal.next, (unsigned long long)next);
-			chain_loss(v, &h, name, at, a->seal.next, next, why);
+			chain_loss(v, h, name, at, a->seal.next, next, why);
 		} else if (a->seal.next > next && !a->overlap) {
 			const struct segstate *b = &v->seg[i + 1];
 			if (b->clean && b->next <= a->seal.next && i + 2 < v->n)
@@ -1099,7 +1098,6 @@ static void check_chain(struct verify *v)
 				       name, (unsigned long long)a->seal.next);
 		}
 	}
-	elog__holes_free(&h);
 }
 
 /* ---- the watermark against the data ---- */
@@ -1228,9 +1226,7 @@ static void check_consumers(struct verify *v)
  * cannot read makes them report none, so it is damage. */
 static void check_salvaged(struct verify *v)
 {
-	struct holes h = { 0 };
-	int err = elog__holes_load(v->dfd, &h);
-
+	int err = v->holes_err;
 	if (err == ELOG_CORRUPT)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
 		       "malformed: readers report no gap for the offsets that "
@@ -1238,8 +1234,7 @@ static void check_salvaged(struct verify *v)
 	else if (err)
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
 	else
-		elog__verify_losses(v, &h);
-	elog__holes_free(&h);
+		elog__verify_losses(v, &v->holes);
 }
 
 /* Compaction stops on a tombstone state it cannot read, every run, until
@@ -1277,6 +1272,7 @@ static int check_all(struct verify *v)
 		if (i > 0)
 			check_overlap(v, i - 1);
 	}
+	v->holes_err = elog__holes_load(v->dfd, &v->holes);
 	check_chain(v);
 	check_watermark(v);
 	check_consumers(v);
@@ -1291,6 +1287,7 @@ static void verify_free(struct verify *v)
 	free(v->seg);
 	free(v->lost);
 	free(v->reseal);
+	elog__holes_free(&v->holes);
 }
 
 /* Checking shares maint.lock with other checks, so that compaction and

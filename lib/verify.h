@@ -59,7 +59,9 @@ struct verify {
 	size_t nlost;
 	uint64_t *reseal;
 	size_t nreseal;
-	int sick; /* LOCK says a writer's fdatasync failed */
+	int sick;           /* LOCK says a writer's fdatasync failed */
+	struct holes holes; /* the offsets salvage lost; holes_err: reading them */
+	int holes_err;
 	uint64_t *base, *ibase;
 	size_t n, ni;
 	struct elog__start_view start;
