@@ -59,14 +59,6 @@
 #include "files.h"
 #include "maint.h"
 
-struct salvager {
-	struct maint *m;
-	elog_salvage_fn *each;
-	void *arg;
-	int64_t now;
-	struct elog_salvage_result *res;
-};
-
 /* Append n bytes at p to *buf. */
 static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
 {
@@ -402,19 +394,19 @@ int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64
 	return commit(dfd, base, p, now, set->index_interval, aside, aside_size, msg);
 }
 
-/* Salvage closed segment k. */
-static int salvage_one(struct salvager *v, size_t k)
+/* Salvage closed segment k, telling o's hook (o may be NULL) of it. */
+static int salvage_one(struct maint *m, size_t k, int64_t now, const struct elog_salvage_opts *o,
+                       struct elog_salvage_result *res)
 {
-	struct maint *m = v->m;
 	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
 	struct salvage_plan p = { 0 };
 	int err = elog__salvage_segment(m->dfd, &m->set, m->sl.base, m->sl.n, k, UINT64_MAX,
-	                                UINT64_MAX, m->sl.base[k + 1], v->now, &p, aside,
-	                                sizeof aside, m->msg);
+	                                UINT64_MAX, m->sl.base[k + 1], now, &p, aside, sizeof aside,
+	                                m->msg);
 	if (err || p.nd == 0)
 		goto out;
 	elog__seg_name(name, m->sl.base[k], SEG_EXT);
-	v->res->segments++;
+	res->segments++;
 	for (size_t i = 0; i < p.nd; i++) {
 		struct elog_salvage_report rep = {
 			.segment = name,
@@ -425,10 +417,10 @@ static int salvage_one(struct salvager *v, size_t k)
 			.first = p.d[i].first,
 			.last = p.d[i].last,
 		};
-		v->res->ranges++;
-		v->res->bytes += p.d[i].bytes;
-		if (v->each)
-			v->each(v->arg, &rep);
+		res->ranges++;
+		res->bytes += p.d[i].bytes;
+		if (o && o->each)
+			o->each(o->arg, &rep);
 	}
 out:
 	elog__salvage_plan_free(&p);
@@ -453,9 +445,9 @@ int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
 	if (err)
 		return err;
 	err = elog__maint_open(&m, dir, wait_ms, msg);
-	struct salvager v = { &m, o ? o->each : NULL, o ? o->arg : NULL, elog__fs_now_ms(), res };
+	int64_t now = elog__fs_now_ms();
 	for (size_t i = 0; !err && i < m.nclosed; i++)
-		err = salvage_one(&v, i);
+		err = salvage_one(&m, i, now, o, res);
 	elog__maint_close(&m);
 	return err;
 }

@@ -896,14 +896,11 @@ static int check_records(struct verify *v, struct segcheck *c)
 	struct elog_record rec;
 	struct scan s;
 	struct seg_tail t = { .next = c->base, .end = SEG_HDR };
+	struct idxcheck ic; /* 24 KiB: its buffer */
 	uint64_t at;
 	int err;
-	if (!(c->ic = malloc(sizeof *c->ic)))
-		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
-		free(c->ic);
+	if ((err = idx_open(v, c->ic = &ic, c->base, c->active, ss)) != 0)
 		return err;
-	}
 	if ((err = check_seal(v, c)) != 0)
 		goto out;
 	if ((err = elog__scan_init(&s, c->fd, c->base, SEG_HDR, c->end)) != 0) {
@@ -923,11 +920,10 @@ static int check_records(struct verify *v, struct segcheck *c)
 		t.end = at;
 	err = check_end(v, c, err, &t, &rec);
 	elog__scan_free(&s);
-	c->info.index_version = c->ic->lay ? c->ic->lay->version : 0;
+	c->info.index_version = ic.lay ? ic.lay->version : 0;
 out:
-	if (c->ic->fd >= 0)
-		close(c->ic->fd);
-	free(c->ic);
+	if (ic.fd >= 0)
+		close(ic.fd);
 	return err;
 }
 
@@ -997,9 +993,8 @@ static void check_overlap(struct verify *v, size_t i)
 	const struct segstate *a = &v->seg[i], *b = &v->seg[i + 1];
 	if (!a->overlap)
 		return;
-	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
-	           b->next <= a->next;
-	if (copy)
+	if (i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
+	    b->next <= a->next)
 		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, a->name,
 		            a->overlap_pos,
 		            "holds copies of every record of %s: a merge was interrupted", b->name);
