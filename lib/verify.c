@@ -151,7 +151,7 @@ static int sort_name(const char *name, void *arg)
  * base, is damage. */
 static int check_start(struct verify *v)
 {
-	struct elog__start_view *sv = &v->start;
+	struct elog__start_view view, *sv = &view;
 	int err = elog__start_view(v->dfd, v->base, v->n, v->have_set ? v->set.id : NULL, sv);
 	if (err == ELOG_BADVERSION)
 		return elog__errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);

@@ -64,7 +64,6 @@ struct verify {
 	int holes_err;
 	uint64_t *base, *ibase;
 	size_t n, ni;
-	struct elog__start_view start;
 	int start_fix; /* --repair writes the start anew, naming base[0] */
 	struct segstate *seg;
 	uint64_t total, done, shown;
