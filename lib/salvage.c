@@ -274,37 +274,38 @@ static int untagged_value(const unsigned char *keep, size_t klen)
 	return 0;
 }
 
-/* Rebuild the damaged header of segment base at the start of keep (klen
- * bytes: that header, then the records kept), its flags found as the top
- * says from its neighbours nb (nnb of them), the settings and its own
- * damaged header; ELOG_CORRUPT when no candidate reads every value. */
-static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t base,
-                          const uint64_t *nb, size_t nnb, unsigned char *keep, size_t klen,
-                          char *msg)
+/* Rebuild the damaged header of segment k of bases[0..n) at the start of
+ * keep (klen bytes: that header, then the records kept), its flags found
+ * as the top says from its neighbours, the settings and its own damaged
+ * header; ELOG_CORRUPT when no candidate reads every value. */
+static int rebuild_header(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, unsigned char *keep, size_t klen, char *msg)
 {
+	uint64_t base = bases[k];
 	uint32_t cand[6], flags = 0;
-	size_t n = 0;
+	size_t nc = 0;
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	int err = 0, coded = 0;
 
-	for (size_t j = 0; j < nnb && j < 2; j++) {
+	/* Its neighbours: the segments before and after it. */
+	for (size_t j = k > 0 ? k - 1 : k + 1; j < n && j <= k + 1; j += 2) {
 		int fd;
 		uint32_t f;
-		if (elog__seg_open(dfd, nb[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
+		if (elog__seg_open(dfd, bases[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
 			close(fd);
-			cand[n++] = f;
+			cand[nc++] = f;
 		}
 	}
 	const struct codec *c = elog__codec_from_settings(set);
 	uint32_t latest = 0;
 	if (c) {
-		cand[n++] = SEG_FLAGS(c->id, 0);
+		cand[nc++] = SEG_FLAGS(c->id, 0);
 		if (c->dictionaries && elog__dict_latest(dfd, &latest) == 0 && latest)
-			cand[n++] = SEG_FLAGS(c->id, latest);
+			cand[nc++] = SEG_FLAGS(c->id, latest);
 	}
 	uint32_t own = get32(keep + SEG_AT_FLAGS);
 	if (elog__codec_flags_valid(own))
-		cand[n++] = own;
+		cand[nc++] = own;
 
 	/* A codec whose every value decodes, one at least compressed, is how
 	 * they were stored; else one whose values all decode as stored raw;
@@ -314,7 +315,7 @@ static int rebuild_header(int dfd, const struct elog_settings *set, uint64_t bas
 	if (!dec)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	int found = 0, rawonly = -1;
-	for (size_t i = 0; i < n && !found; i++) {
+	for (size_t i = 0; i < nc && !found; i++) {
 		int tagged, ok;
 		if (elog__codec_plain(cand[i]))
 			continue;
@@ -372,17 +373,9 @@ int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64
 	int err = elog__salvage_plan_segment(dfd, base, SEG_HDR, upto, scan_end, hi, p, msg);
 	if (err || p->nd == 0)
 		return err; /* nothing wrong here */
-	if (p->hdr_damaged) {
-		/* Its neighbours: the segments before and after it. */
-		uint64_t nb[2];
-		size_t nnb = 0;
-		if (k > 0)
-			nb[nnb++] = bases[k - 1];
-		if (closed)
-			nb[nnb++] = bases[k + 1];
-		if ((err = rebuild_header(dfd, set, base, nb, nnb, p->keep, p->klen, msg)) != 0)
-			return err;
-	}
+	if (p->hdr_damaged &&
+	    (err = rebuild_header(dfd, set, bases, n, k, p->keep, p->klen, msg)) != 0)
+		return err;
 	if (closed && elog__seg_header_sealed(p->keep)) {
 		unsigned char sb[SEAL_SIZE];
 		struct seal seal = elog__seal_of(set->id, p->seal.next, p->seal.end, p->klen);
