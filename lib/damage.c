@@ -88,9 +88,18 @@ static void range_text(char *buf, size_t size, uint64_t first, uint64_t last)
 		         (unsigned long long)last);
 }
 
-void elog__verify_losses(struct verify *v, const struct holes *h)
+void elog__verify_losses(struct verify *v)
 {
+	const struct holes *h = &v->holes;
 	uint64_t start = v->n ? v->base[0] : 0;
+	/* A file that readers cannot read makes them report no gap: damage. */
+	if (v->holes_err)
+		elog__verify_report(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_NONE, NULL, FN_SALVAGED,
+		                    ELOG_NOPOS, "%s",
+		                    v->holes_err != ELOG_CORRUPT
+		                            ? elog_strerror(v->holes_err)
+		                            : "malformed: readers report no gap for the offsets "
+		                              "that salvage lost (format in elog(5))");
 	for (size_t i = 0; i < h->n; i++) {
 		char what[64], when[40];
 		if (h->v[i].last < start)

@@ -1217,21 +1217,6 @@ static void check_consumers(struct verify *v)
 	elog__ctable_free(&t);
 }
 
-/* The offsets salvage lost, which readers report as gaps: a file they
- * cannot read makes them report none, so it is damage. */
-static void check_salvaged(struct verify *v)
-{
-	int err = v->holes_err;
-	if (err == ELOG_CORRUPT)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
-		       "malformed: readers report no gap for the offsets that "
-		       "salvage lost (format in elog(5))");
-	else if (err)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
-	else
-		elog__verify_losses(v, &v->holes);
-}
-
 /* Compaction stops on a tombstone state it cannot read, every run, until
  * the file is removed; say so here, in compaction's own words, so that a
  * check does not pass a log whose compaction cannot run. */
@@ -1271,7 +1256,7 @@ static int check_all(struct verify *v)
 	check_chain(v);
 	check_watermark(v);
 	check_consumers(v);
-	check_salvaged(v);
+	elog__verify_losses(v);
 	return elog__verify_unreadable(v);
 }
 

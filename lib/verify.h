@@ -81,9 +81,9 @@ int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd);
 int elog__repair_run(struct verify *v);
 
 /* ---- damage.c: what elog_verify() tells of offsets readers cannot have ---- */
-/* A line (ELOG_PROBLEM_LOSS) for each range of h, the offsets repairs and
- * salvage lost, that the log's segments still span. */
-void elog__verify_losses(struct verify *v, const struct holes *h);
+/* A line (ELOG_PROBLEM_LOSS) for each range of v->holes, the offsets
+ * repairs and salvage lost, that the log's segments still span. */
+void elog__verify_losses(struct verify *v);
 /* A line (ELOG_PROBLEM_UNREADABLE) for each damaged segment: the offsets
  * readers cannot read past the damage, the named consumers behind them,
  * and what --salvage would keep and lose. */
