@@ -151,10 +151,11 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from, 
 	return 0;
 }
 
-static int rebuild_index(struct verify *v, int fd, const struct segstate *ss, uint64_t len)
+static int rebuild_index(struct verify *v, int fd, const struct segstate *ss)
 {
 	char name[NAME_MAX_LOCAL], msg[ELOG_MSG_MAX];
-	int err = elog__idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
+	int err = elog__idx_rebuild(v->dfd, fd, ss->base, ss->size, v->set.index_interval, NULL,
+	                            msg);
 	elog__seg_name(name, ss->base, IDX_EXT);
 	if (err == ELOG_CORRUPT)
 		return 0; /* its segment is damaged: reported already */
@@ -316,7 +317,7 @@ static int repair_active(struct verify *v)
 		ss->size = ss->bad_at;
 		ss->idx_bad = 1;
 	}
-	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
+	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss)) != 0)
 		goto out;
 	struct watermark wm = { ss->next, ss->base, ss->valid_end };
 	if (v->wm_fix && v->wm.durable_end > ss->next &&
@@ -386,15 +387,15 @@ static int drop_stale_tmp(const char *name, void *arg)
 static int repair_chain(struct verify *v)
 {
 	int err;
-	for (size_t k = 0; k + 1 < v->nlost; k += 2) {
-		if ((err = elog__holes_add(v->dfd, v->lost[k], v->lost[k + 1],
+	for (size_t k = 0; k < v->nlost; k++) {
+		if ((err = elog__holes_add(v->dfd, v->lost[k].first, v->lost[k].last,
 		                           elog__fs_now_ms())) != 0)
 			return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED,
 			                        elog_strerror(err));
 		repaired(v, FN_SALVAGED, ELOG_NOPOS,
 		         "offsets %llu-%llu recorded as lost to damage: readers report "
 		         "them as a gap",
-		         (unsigned long long)v->lost[k], (unsigned long long)v->lost[k + 1]);
+		         (unsigned long long)v->lost[k].first, (unsigned long long)v->lost[k].last);
 	}
 	for (size_t k = 0; k < v->nreseal; k++) {
 		size_t i = (size_t)v->reseal[k];
@@ -438,7 +439,7 @@ int elog__repair_run(struct verify *v)
 		if (fd < 0)
 			return elog__errmsg_set(v->msg, errno, "%s: %s", ss->name,
 			                        elog_strerror(errno));
-		err = rebuild_index(v, fd, ss, ss->size);
+		err = rebuild_index(v, fd, ss);
 		close(fd);
 		if (err)
 			return err;

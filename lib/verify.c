@@ -1016,10 +1016,7 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
 		to = v->wm.durable_end;
 	if (from >= to || elog__holes_find(h, from, to - 1, &a, &b))
 		return;
-	uint64_t range[2] = { from, to - 1 };
-	if (elog__array_push(&v->lost, &v->nlost, sizeof range[0], &range[0]) == 0 &&
-	    elog__array_push(&v->lost, &v->nlost, sizeof range[1], &range[1]) != 0)
-		v->nlost--;
+	elog__array_push(&v->lost, &v->nlost, sizeof *v->lost, &(struct hole){ from, to - 1, 0 });
 	report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_LOSS, name, pos,
 	            "offsets %llu-%llu are lost: %s", (unsigned long long)from,
 	            (unsigned long long)(to - 1), why);

@@ -52,10 +52,10 @@ struct verify {
 	struct watermark wm;
 	int wm_state;
 	int wm_fix; /* the watermark disagrees with the data */
-	/* Offsets the chain of segments says are lost, [first, last] pairs
-	 * (repair records them in FN_SALVAGED), and closed segments whose
-	 * seal repair writes again (their index in seg). */
-	uint64_t *lost;
+	/* Offsets the chain of segments says are lost (repair records them
+	 * in FN_SALVAGED), and closed segments whose seal repair writes
+	 * again (their index in seg). */
+	struct hole *lost;
 	size_t nlost;
 	uint64_t *reseal;
 	size_t nreseal;
