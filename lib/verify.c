@@ -558,56 +558,48 @@ struct segcheck {
 static int check_header(struct verify *v, const struct segcheck *c, const unsigned char *hdr,
                         size_t got)
 {
-	int kind = c->fresh ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
+	int kind = c->fresh ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE, f = c->ss->hdr_fault;
 	const char *name = c->name;
 	const char *why = c->fresh ? " in a segment with nothing acknowledged (the "
 	                             "writer rewrites it)"
 	                           : "";
-	switch (c->ss->hdr_fault) {
-	case SEG_FAULT_SHORT:
+	if (f == SEG_FAULT_SHORT)
 		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
 		       (unsigned long long)c->ss->size, why);
-		return 0;
-	case SEG_FAULT_MAGIC:
+	else if (f == SEG_FAULT_MAGIC)
 		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
-		return 0;
-	case SEG_FAULT_CRC:
+	else if (f == SEG_FAULT_CRC) /* the records may still be sound */
 		report(v, kind, name, 0, "header checksum mismatch%s", why);
-		return 1; /* the records may still be sound */
-	case SEG_FAULT_VERSION:
+	else if (f == SEG_FAULT_VERSION)
 		report(v, kind, name, SEG_AT_VERSION,
 		       "unsupported segment version %lu "
 		       "or codec %lu",
 		       (unsigned long)get32(hdr + SEG_AT_VERSION),
 		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
-		return 0;
-	case SEG_FAULT_RESERVED:
+	else if (f == SEG_FAULT_RESERVED)
 		/* Readers ignore the reserved field, but a writer only ever
 		 * writes zeros there, so anything else is a changed byte. */
 		report(v, kind, name, SEG_AT_LOG, "reserved header bytes are not zero");
-		return 1;
-	}
-	return 1;
+	return f != SEG_FAULT_SHORT && f != SEG_FAULT_MAGIC && f != SEG_FAULT_VERSION;
 }
 
 /* Open the segment and check what lies before its records.  0 with c->fd
  * open when the records are to be read, 0 with c->fd < 0 when not (the
- * problem was reported; *gone when the file is gone since it was listed),
- * or an error. */
-static int open_checked(struct verify *v, struct segcheck *c, int *gone)
+ * problem was reported), ELOG_END when the file is gone since it was
+ * listed, or an error. */
+static int open_checked(struct verify *v, struct segcheck *c)
 {
 	unsigned char hdr[SEG_HDR];
 	struct stat st;
 	size_t got;
 	int err = elog__seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
-	*gone = 0;
-	if (err) {
-		if (err == ENOENT) /* removed by retention since listed */
-			*gone = 1;
-		else if (!refused(v, ELOG_PROBLEM_DAMAGE, c->name, err))
-			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
-		return 0;
-	}
+	if (err == ENOENT) /* removed by retention since listed */
+		return ELOG_END;
+	if (err)
+		return refused(v, ELOG_PROBLEM_DAMAGE, c->name, err)
+		               ? 0
+		               : elog__errmsg_set(v->msg, err, "%s: %s", c->name,
+		                                  elog_strerror(err));
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
 	if (c->active && st.st_nlink > 1)
@@ -949,7 +941,7 @@ static int check_segment(struct verify *v, size_t i)
 		              .span_max = IDX_SPAN_EMPTY_MAX };
 	struct segstate *ss = c.ss;
 	uint64_t damage0 = v->res->damage;
-	int gone, err;
+	int err;
 
 	c.active = i + 1 == v->n;
 	c.next_base = c.active ? UINT64_MAX : v->base[i + 1];
@@ -969,8 +961,8 @@ static int check_segment(struct verify *v, size_t i)
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
 	ss->next = ss->wm_next = c.base;
-	if ((err = open_checked(v, &c, &gone)) != 0 || gone)
-		return err;
+	if ((err = open_checked(v, &c)) != 0)
+		return err == ELOG_END ? 0 : err;
 	if (c.fd >= 0) {
 		if ((err = check_codec(v, &c)) == 0)
 			err = check_records(v, &c);
