@@ -87,8 +87,7 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 		elog__holes_free(&h);
 		return ENOMEM;
 	}
-	memcpy(buf, HOLES_MAGIC, sizeof HOLES_MAGIC - 1);
-	len = sizeof HOLES_MAGIC - 1;
+	len = (size_t)snprintf(buf, cap, "%s", HOLES_MAGIC);
 	for (size_t i = 0; i < h.n; i++) {
 		/* Merge what overlaps (a segment salvaged twice). */
 		uint64_t a = h.v[i].first, b = h.v[i].last;

@@ -75,9 +75,6 @@ void elog__salvage_plan_free(struct salvage_plan *p)
 	free(p->keep);
 	free(p->lost);
 	free(p->d);
-	p->keep = p->lost = NULL;
-	p->d = NULL;
-	p->klen = p->kcap = p->llen = p->lcap = p->nd = 0;
 }
 
 /* Note the damaged bytes [pos, pos + n) of the segment open as fd and the
