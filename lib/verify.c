@@ -127,9 +127,14 @@ static int sort_name(const char *name, void *arg)
 	}
 	if (!fc.tmp && kind == FILE_SEGMENT)
 		return elog__array_push(&v->base, &v->n, sizeof fc.num, &fc.num);
-	if (!fc.tmp && kind == FILE_INDEX)
-		return elog__array_push(&v->ibase, &v->ni, sizeof fc.num, &fc.num);
-	if (fc.tmp || kind == FILE_COMPACT_TMP)
+	if (!fc.tmp && kind == FILE_INDEX) {
+		char seg[NAME_MAX_LOCAL];
+		struct stat st;
+		elog__seg_name(seg, fc.num, SEG_EXT);
+		if (fstatat(v->dfd, seg, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "index of a segment that does not exist");
+	} else if (fc.tmp || kind == FILE_COMPACT_TMP)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "temporary file of a replacement in progress or "
 		       "interrupted by a crash");
@@ -243,18 +248,6 @@ static int list_dir(struct verify *v)
 	/* qsort() must not be handed the NULL of an empty list. */
 	if (v->n)
 		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
-	if (v->ni)
-		qsort(v->ibase, v->ni, sizeof *v->ibase, cmp_u64);
-	for (size_t i = 0, j = 0; i < v->ni; i++) {
-		while (j < v->n && v->base[j] < v->ibase[i])
-			j++;
-		if (j == v->n || v->base[j] != v->ibase[i]) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, v->ibase[i], IDX_EXT);
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "index of a segment that does not exist");
-		}
-	}
 	if ((err = check_start(v)) != 0)
 		return err;
 	drop_strays(v);
@@ -1252,7 +1245,6 @@ static int check_all(struct verify *v)
 static void verify_free(struct verify *v)
 {
 	free(v->base);
-	free(v->ibase);
 	free(v->seg);
 	free(v->lost);
 	free(v->reseal);

@@ -62,8 +62,8 @@ struct verify {
 	int sick;           /* LOCK says a writer's fdatasync failed */
 	struct holes holes; /* the offsets salvage lost; holes_err: reading them */
 	int holes_err;
-	uint64_t *base, *ibase;
-	size_t n, ni;
+	uint64_t *base;
+	size_t n;
 	int start_fix; /* --repair writes the start anew, naming base[0] */
 	struct segstate *seg;
 	uint64_t total, done, shown;

@@ -1226,7 +1226,9 @@ UT_TEST(stray_files_are_warnings)
 	ck_assert_uint_eq(res.warnings, 3);
 	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "README"), 0);
 	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "watermark.tmp.1.0"), 0);
-	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "00000000000000000099.idx"), 0);
+	int k = find(&s, ELOG_PROBLEM_WARNING, "00000000000000000099.idx");
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "index of a segment that does not exist");
 }
 END_TEST
 
