@@ -49,6 +49,10 @@ static inline uint64_t get64(const unsigned char *p)
 void *elog__grow(void *p, size_t *cap, size_t need, size_t size, size_t first);
 /* Make *p hold at least need bytes, doubling from first (0 or ENOMEM). */
 int elog__buf_grow(unsigned char **p, size_t *cap, size_t need, size_t first);
+/* Append the size bytes at x to the array whose pointer is at arrayp (of
+ * any element type, NULL when empty) and which holds *n elements of size
+ * bytes: 0 or ENOMEM. */
+int elog__array_push(void *arrayp, size_t *n, size_t size, const void *x);
 
 /* ---- timestamp.c ---- */
 /* 1 when retention may believe ts_ms: from 2000-01-01 to an hour past

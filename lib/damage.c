@@ -20,7 +20,7 @@
  * once, where it lies, and a loss is not something a repair can undo.
  *
  * Every problem of elog_verify(), of verify.c, repair.c and this file, is
- * counted and handed to the caller's hook by elog__verify_vreport(), here,
+ * counted and handed to the caller's hook by elog__verify_report(), here,
  * at the bottom of verification's layer: verify.c calls repair.c and this
  * file, repair.c calls this file, and none calls back up.
  */
@@ -41,11 +41,14 @@
 #include "maint.h"
 #include "verify.h"
 
-void elog__verify_vreport(struct verify *v, int kind, int hint, const char *detail,
-                          const char *file, uint64_t pos, const char *fmt, va_list ap)
+void elog__verify_report(struct verify *v, int kind, int hint, const char *detail, const char *file,
+                         uint64_t pos, const char *fmt, ...)
 {
 	char text[ELOG_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
 	if (kind == ELOG_PROBLEM_DAMAGE)
 		v->res->damage++;
 	else if (kind == ELOG_PROBLEM_WARNING)
@@ -60,17 +63,6 @@ void elog__verify_vreport(struct verify *v, int kind, int hint, const char *deta
 		struct elog_problem p = { kind, file, pos, text, hint, detail ? detail : "" };
 		v->o->problem(v->o->arg, &p);
 	}
-}
-
-static void report_hint(struct verify *v, int kind, int hint, const char *detail, const char *file,
-                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void report_hint(struct verify *v, int kind, int hint, const char *detail, const char *file,
-                        const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, hint, detail, file, ELOG_NOPOS, fmt, ap);
-	va_end(ap);
 }
 
 /* ms since the epoch as RFC 3339 in UTC, with milliseconds. */
@@ -96,9 +88,18 @@ static void range_text(char *buf, size_t size, uint64_t first, uint64_t last)
 		         (unsigned long long)last);
 }
 
-void elog__verify_losses(struct verify *v, const struct holes *h)
+void elog__verify_losses(struct verify *v)
 {
+	const struct holes *h = &v->holes;
 	uint64_t start = v->n ? v->base[0] : 0;
+	/* A file that readers cannot read makes them report no gap: damage. */
+	if (v->holes_err)
+		elog__verify_report(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_NONE, NULL, FN_SALVAGED,
+		                    ELOG_NOPOS, "%s",
+		                    v->holes_err != ELOG_CORRUPT
+		                            ? elog_strerror(v->holes_err)
+		                            : "malformed: readers report no gap for the offsets "
+		                              "that salvage lost (format in elog(5))");
 	for (size_t i = 0; i < h->n; i++) {
 		char what[64], when[40];
 		if (h->v[i].last < start)
@@ -106,10 +107,11 @@ void elog__verify_losses(struct verify *v, const struct holes *h)
 		range_text(what, sizeof what, h->v[i].first, h->v[i].last);
 		rfc3339(when, sizeof when, h->v[i].ms);
 		int one = h->v[i].first == h->v[i].last;
-		report_hint(v, ELOG_PROBLEM_LOSS, ELOG_HINT_NONE, NULL, FN_SALVAGED,
-		            "%s %s lost to damage (recorded by "
-		            "a repair or salvage at %s); readers report %s as a gap",
-		            what, one ? "was" : "were", when, one ? "it" : "them");
+		elog__verify_report(v, ELOG_PROBLEM_LOSS, ELOG_HINT_NONE, NULL, FN_SALVAGED,
+		                    ELOG_NOPOS,
+		                    "%s %s lost to damage (recorded by a repair or salvage at "
+		                    "%s); readers report %s as a gap",
+		                    what, one ? "was" : "were", when, one ? "it" : "them");
 	}
 }
 
@@ -178,18 +180,6 @@ static void salvage_text(const struct salvage_plan *p, int hdr, char *buf, size_
 		add(buf, size, len, " and losing no offset");
 }
 
-/* How segment i's header read: 0 when readers take it, SEG_HDR when they
- * refuse it as damaged (its magic or CRC), 1 when the file is shorter than
- * a header, -1 otherwise (a newer version, unreadable). */
-static int header_state(const struct verify *v, size_t i)
-{
-	int f = v->seg[i].hdr_fault;
-	return f == SEG_FAULT_SHORT                             ? 1
-	       : SEG_HDR_DAMAGED(f)                             ? (int)SEG_HDR
-	       : f == SEG_FAULT_NONE || f == SEG_FAULT_RESERVED ? 0
-	                                                        : -1;
-}
-
 /* Segment i's unreadable offsets, if it has damage that readers stop at:
  * [*first, *last], the byte salvage would scan from and up to, and the
  * bound of its offsets.  *hdr: its header is damaged (SEG_HDR) or short
@@ -198,45 +188,26 @@ static int unreadable_range(const struct verify *v, size_t i, uint64_t *first, u
                             uint64_t *from, uint64_t *scan_end, uint64_t *hi, int *hdr)
 {
 	const struct segstate *ss = &v->seg[i];
-	*hdr = 0;
-	*from = ss->bad_at;
-	if (ss->damaged && (*hdr = header_state(v, i)) > 0) {
-		/* Readers refuse the whole segment: a closed one, or the
-		 * active one up to the durable end (nothing past it was
-		 * acknowledged). */
-		if (i + 1 < v->n) {
-			*hi = v->base[i + 1];
-			*scan_end = UINT64_MAX;
-		} else if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-		           v->wm.segment_bytes > SEG_HDR) {
-			*hi = v->wm.durable_end;
-			*scan_end = v->wm.segment_bytes;
-		} else {
-			*hdr = 0;
-			return 0;
-		}
-		*from = SEG_HDR;
-		*first = ss->base;
-		*last = *hi - 1;
-		return *hi > ss->base;
-	}
-	*hdr = 0;
-	if (!ss->scanned || ss->bad_at == UINT64_MAX)
+	int f = ss->hdr_fault;
+	/* Readers refuse the whole segment when its header is damaged (its
+	 * magic or CRC) or short, and else stop at its first bad record. */
+	*hdr = !ss->damaged ? 0 : f == SEG_FAULT_SHORT ? 1 : SEG_HDR_DAMAGED(f) ? (int)SEG_HDR : 0;
+	*from = *hdr ? SEG_HDR : ss->bad_at;
+	if (!*hdr && (!ss->scanned || ss->bad_at == UINT64_MAX))
 		return 0;
 	if (i + 1 < v->n) {
 		*hi = v->base[i + 1];
 		*scan_end = UINT64_MAX;
-	} else if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-	           ss->bad_at < v->wm.segment_bytes) {
+	} else if (*from < ss->acked) {
 		/* Damage past the durable end was never acknowledged. */
 		*hi = v->wm.durable_end;
 		*scan_end = v->wm.segment_bytes;
 	} else {
 		return 0;
 	}
-	*first = ss->next;
+	*first = *hdr ? ss->base : ss->next;
 	*last = *hi - 1;
-	return *hi > ss->next;
+	return *hi > *first;
 }
 
 int elog__verify_unreadable(struct verify *v)
@@ -256,7 +227,7 @@ int elog__verify_unreadable(struct verify *v)
 				elog__ctable_free(&t);
 			loaded = 1;
 		}
-		char text[ELOG_MSG_MAX], detail[ELOG_MSG_MAX], what[64], name[NAME_MAX_LOCAL];
+		char text[ELOG_MSG_MAX], detail[ELOG_MSG_MAX], what[64];
 		size_t len = 0, dlen = 0;
 		int hint = ELOG_HINT_NONE;
 		range_text(what, sizeof what, first, last);
@@ -264,14 +235,11 @@ int elog__verify_unreadable(struct verify *v)
 		    hdr ? "(the segment header is damaged)" : "past the damage");
 		consumers_behind(&t, last, text, sizeof text, &len);
 		struct salvage_plan p = { .count_only = 1, .next = first };
-		err = hdr == 1 ? ELOG_CORRUPT
-		               : elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
-		                                            scan_end, hi, &p, m);
 		detail[0] = '\0';
 		if (hdr == 1) {
 			hint = ELOG_HINT_NO_SALVAGE;
-			err = 0;
-		} else if (!err) {
+		} else if ((err = elog__salvage_plan_segment(v->dfd, v->seg[i].base, from, scan_end,
+		                                             scan_end, hi, &p, m)) == 0) {
 			hint = ELOG_HINT_SALVAGE;
 			salvage_text(&p, hdr, detail, sizeof detail, &dlen);
 			v->res->salvageable++;
@@ -280,8 +248,8 @@ int elog__verify_unreadable(struct verify *v)
 			err = 0;
 		}
 		elog__salvage_plan_free(&p);
-		elog__seg_name(name, v->seg[i].base, SEG_EXT);
-		report_hint(v, ELOG_PROBLEM_UNREADABLE, hint, detail, name, "%s", text);
+		elog__verify_report(v, ELOG_PROBLEM_UNREADABLE, hint, detail, v->seg[i].name,
+		                    ELOG_NOPOS, "%s", text);
 	}
 	elog__ctable_free(&t);
 	if (err)

@@ -17,29 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "format.h"
 #include "os.h"
 #include "files.h"
 
 #define HOLES_MAGIC "elog-salvaged 1\n"
 #define HOLES_MAX (1u << 20)
-
-void elog__holes_free(struct holes *h)
-{
-	free(h->v);
-	h->v = NULL;
-	h->n = 0;
-}
-
-static int holes_push(struct holes *h, uint64_t first, uint64_t last, int64_t ms)
-{
-	struct hole *v = realloc(h->v, (h->n + 1) * sizeof *v);
-	if (!v)
-		return ENOMEM;
-	h->v = v;
-	v[h->n++] = (struct hole){ first, last, ms };
-	return 0;
-}
 
 int elog__holes_load(int dfd, struct holes *h)
 {
@@ -64,7 +48,7 @@ int elog__holes_load(int dfd, struct holes *h)
 		if (sscanf(p, "%llu %llu %lld\n%n", &a, &b, &ms, &used) != 3 || used == 0 ||
 		    a > b || (h->n && a <= h->v[h->n - 1].last))
 			goto out;
-		if (holes_push(h, a, b, ms) != 0) {
+		if (elog__array_push(&h->v, &h->n, sizeof *h->v, &(struct hole){ a, b, ms }) != 0) {
 			err = ENOMEM;
 			goto out;
 		}
@@ -91,7 +75,7 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 	if (err == ELOG_CORRUPT)
 		err = 0; /* replaced by what can be said now */
 	if (!err)
-		err = holes_push(&h, first, last, ms);
+		err = elog__array_push(&h.v, &h.n, sizeof *h.v, &(struct hole){ first, last, ms });
 	if (err) {
 		elog__holes_free(&h);
 		return err;
@@ -103,8 +87,7 @@ int elog__holes_add(int dfd, uint64_t first, uint64_t last, int64_t ms)
 		elog__holes_free(&h);
 		return ENOMEM;
 	}
-	memcpy(buf, HOLES_MAGIC, sizeof HOLES_MAGIC - 1);
-	len = sizeof HOLES_MAGIC - 1;
+	len = (size_t)snprintf(buf, cap, "%s", HOLES_MAGIC);
 	for (size_t i = 0; i < h.n; i++) {
 		/* Merge what overlaps (a segment salvaged twice). */
 		uint64_t a = h.v[i].first, b = h.v[i].last;
@@ -135,4 +118,11 @@ int elog__holes_find(const struct holes *h, uint64_t from, uint64_t to, uint64_t
 		return 1;
 	}
 	return 0;
+}
+
+void elog__holes_free(struct holes *h)
+{
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
 }

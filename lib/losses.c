@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "format.h"
 #include "os.h"
 #include "files.h"
@@ -46,16 +47,6 @@ struct loss *elog__losses_find(const struct losses *l, const char *name)
 		if (strcmp(l->v[i].name, name) == 0)
 			return &l->v[i];
 	return NULL;
-}
-
-static int push(struct losses *l, const struct loss *x)
-{
-	struct loss *v = realloc(l->v, (l->n + 1) * sizeof *v);
-	if (!v)
-		return ENOMEM;
-	l->v = v;
-	l->v[l->n++] = *x;
-	return 0;
 }
 
 /* The next word of [*p, end), up to one space or the end. */
@@ -135,7 +126,7 @@ int elog__losses_load(int dfd, struct losses *l)
 		if (!nl)
 			break; /* a line without its newline was never finished */
 		if (parse_line(p, (size_t)(nl - p), &x) && !elog__losses_find(l, x.name))
-			err = push(l, &x);
+			err = elog__array_push(&l->v, &l->n, sizeof x, &x);
 	}
 out:
 	free(text);
@@ -153,7 +144,7 @@ int elog__losses_add(struct losses *l, const char *name, uint64_t first, uint64_
 			          .count = last - first + 1,
 			          .ms = ms };
 		memcpy(n.name, name, strlen(name) + 1);
-		return push(l, &n);
+		return elog__array_push(&l->v, &l->n, sizeof n, &n);
 	}
 	/* Only what lies outside the range already recorded is new: a run
 	 * that recorded its losses and then died before it removed anything

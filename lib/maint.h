@@ -104,45 +104,34 @@ struct salvage_plan {
 	size_t klen, kcap, llen, lcap;
 	struct salvage_damage *d;
 	size_t nd;
-	uint64_t records;               /* records kept */
-	uint64_t next;                  /* offset after the last record kept */
-	int hdr_damaged;                /* the header went aside (plan_segment from SEG_HDR) */
-	unsigned char old_hdr[SEG_HDR]; /* the damaged header, when it did */
+	uint64_t records; /* records kept */
+	uint64_t next;    /* offset after the last record kept */
+	int hdr_damaged;  /* the header went aside (from SEG_HDR) */
+	struct seal seal; /* the segment's own, when it is whole */
 };
 void elog__salvage_plan_free(struct salvage_plan *p);
-/* Sort data[from, size), the records of a segment, into the records that
- * check (a length and CRC that hold, an offset in [p->next, hi) above the
- * record before) and the damaged stretches between them, whose offsets
- * run from the one after the last good record to the one before the next
- * good record, or to hi - 1 at the end.  p->next is the lowest offset a
- * record may have (the base) on the first call. */
-int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t from, size_t size,
-                       uint64_t hi);
 /* Plan the salvage of segment base from its first upto bytes
  * (UINT64_MAX: the whole file): its records from byte from (SEG_HDR: the
- * header is kept too) before byte scan_end, with offsets from p->next
- * (set by the caller: the base, or the one after the last record before
- * from) and below hi; bytes from scan_end on are one damaged stretch that
+ * header is kept too) before byte scan_end (or its seal, then in
+ * p->seal), each record kept that continues the valid part as
+ * elog__seg_tail_next() judges it, from offset p->next (set by the
+ * caller: the base, or the one after the last record before from), and
+ * is below hi; the stretches between are damaged, and their offsets
+ * lost.  Bytes from scan_end on are one damaged stretch that
  * holds no offset (the active segment's bytes past the durable end,
  * never acknowledged).  From SEG_HDR, a damaged header (of this version)
- * is a damaged stretch that holds no offset, p->hdr_damaged says so and
- * p->old_hdr keeps it: elog__salvage_header() writes the new one. */
+ * is a damaged stretch that holds no offset, and p->hdr_damaged says so. */
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg);
-/* Rebuild the damaged header of segment base at the start of keep (klen
- * bytes: a header, then the records kept), its flags found as the top of
- * salvage.c says, from the segments nb (its neighbours, nnb <= 2), the
- * settings and the old header; ELOG_CORRUPT when no candidate reads every
- * value. */
-int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         unsigned char *keep, size_t klen, char *msg);
-/* Carry out plan p on segment base, each step durable before the next:
- * the damaged bytes to "<segment>.cut-<now>" (its name in aside), the
- * offsets lost to FN_SALVAGED, the kept bytes renamed over the segment,
- * its index rebuilt. */
-int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
-                         uint32_t index_interval, char *aside, size_t aside_size, char *msg);
+/* Salvage segment k of bases[0..n) (closed when k + 1 < n) as the top of
+ * salvage.c says: plan it (elog__salvage_plan_segment() from SEG_HDR,
+ * upto, scan_end and hi as there), rebuild a damaged header from its
+ * neighbours, seal a closed one again, and carry the plan out, each step
+ * durable before the next (the damaged bytes' file is named in aside).
+ * Nothing is done when p->nd is 0: no damage. */
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi, int64_t now,
+                          struct salvage_plan *p, char *aside, size_t aside_size, char *msg);
 
 /* ---- compact.c: what verify checks of compaction's own file ---- */
 /* 0 when FN_COMPACT_STATE is absent or reads as compaction reads it;

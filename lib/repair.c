@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +36,9 @@
  * repair fail with ELOG_LOCKED, to be run again. */
 #define REPAIR_WAIT_MS 10000
 
-static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
 /* Report what was done. */
-static void repaired(struct verify *v, const char *file, uint64_t pos, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, ELOG_PROBLEM_REPAIRED, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
+#define repaired(v, ...) \
+	elog__verify_report(v, ELOG_PROBLEM_REPAIRED, ELOG_HINT_NONE, NULL, __VA_ARGS__)
 
 int elog__repair_lock(struct verify *v, int *lockfd, int *maintfd)
 {
@@ -160,10 +151,11 @@ static int keep_tail(struct verify *v, int fd, const char *name, uint64_t from, 
 	return 0;
 }
 
-static int rebuild_index(struct verify *v, int fd, const struct segstate *ss, uint64_t len)
+static int rebuild_index(struct verify *v, int fd, const struct segstate *ss)
 {
 	char name[NAME_MAX_LOCAL], msg[ELOG_MSG_MAX];
-	int err = elog__idx_rebuild(v->dfd, fd, ss->base, len, v->set.index_interval, NULL, msg);
+	int err = elog__idx_rebuild(v->dfd, fd, ss->base, ss->size, v->set.index_interval, NULL,
+	                            msg);
 	elog__seg_name(name, ss->base, IDX_EXT);
 	if (err == ELOG_CORRUPT)
 		return 0; /* its segment is damaged: reported already */
@@ -196,10 +188,10 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss, uin
 	 * naming the new one, durable before that one exists. */
 	if (elog__seg_header_sealed(hdr)) {
 		struct seal seal = elog__seal_of(v->set.id, end, ss->next, ss->size);
-		elog__seg_name(name, ss->base, SEG_EXT);
 		if ((err = elog__seal_write(fd, ss->size, &seal)) != 0 ||
 		    (fdatasync(fd) < 0 && (err = errno) != 0))
-			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
+			return elog__errmsg_set(v->msg, err, "%s: %s", ss->name,
+			                        elog_strerror(err));
 	}
 	elog__seg_name(name, end, SEG_EXT);
 	if ((err = elog__seg_create(v->dfd, end, elog__seg_header_flags(hdr), v->set.id, &sfd,
@@ -243,20 +235,12 @@ static int salvage_active(struct verify *v, struct segstate *ss, const char *nam
 	char aside[NAME_MAX_LOCAL + 32];
 	uint64_t acked = v->wm.segment_bytes;
 	/* No record of the log lies more than a segment's size past the
-	 * durable end: what is further is dropped without a copy. */
-	uint64_t cap = v->set.segment_bytes;
-	p.next = ss->base;
-	int err = elog__salvage_plan_segment(v->dfd, ss->base, SEG_HDR, acked + cap, acked,
-	                                     v->wm.durable_end, &p, v->msg);
-	/* A damaged header: rebuilt from the segment before, the settings
-	 * and its own flags. */
-	uint64_t prev = v->n > 1 ? v->seg[v->n - 2].base : 0;
-	if (!err && p.hdr_damaged)
-		err = elog__salvage_header(v->dfd, &v->set, ss->base, &prev, v->n > 1, p.old_hdr,
-		                           p.keep, p.klen, v->msg);
-	if (!err)
-		err = elog__salvage_commit(v->dfd, ss->base, &p, elog__fs_now_ms(),
-		                           v->set.index_interval, aside, sizeof aside, v->msg);
+	 * durable end: what is further is dropped without a copy.  A damaged
+	 * header is rebuilt from the segment before, the settings and its
+	 * own flags. */
+	int err = elog__salvage_segment(v->dfd, &v->set, v->base, v->n, v->n - 1,
+	                                acked + v->set.segment_bytes, acked, v->wm.durable_end,
+	                                elog__fs_now_ms(), &p, aside, sizeof aside, v->msg);
 	for (size_t i = 0; !err && i < p.nd; i++) {
 		const struct salvage_damage *d = &p.d[i];
 		if (d->pos >= acked)
@@ -296,11 +280,9 @@ static int repair_active(struct verify *v)
 	int err = 0;
 	/* Salvage: damage below the durable end, or a damaged header in
 	 * front of acknowledged records, which salvage rebuilds. */
-	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set && v->wm_state == WM_OK &&
-	              v->wm.segment_base == ss->base &&
-	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && v->wm.segment_bytes > SEG_HDR) ||
-	               (ss->scanned && ss->bad_at != UINT64_MAX &&
-	                ss->bad_at < v->wm.segment_bytes));
+	int salvage = (v->flags & ELOG_VERIFY_SALVAGE) && v->have_set &&
+	              ((SEG_HDR_DAMAGED(ss->hdr_fault) && ss->acked > SEG_HDR) ||
+	               (ss->scanned && ss->bad_at < ss->acked));
 	if (!ss->scanned && !salvage)
 		return 0; /* a bad header: reported; --salvage rebuilds it */
 	elog__seg_name(name, ss->base, SEG_EXT);
@@ -330,13 +312,12 @@ static int repair_active(struct verify *v)
 		else
 			repaired(v, name, ss->bad_at, "cut %llu bytes from here on, kept in %s",
 			         (unsigned long long)(ss->size - ss->bad_at), kept);
-		if (v->wm_state == WM_OK && v->wm.segment_base == ss->base &&
-		    v->wm.segment_bytes > ss->bad_at)
+		if (ss->acked > ss->bad_at)
 			v->wm_fix = 1;
 		ss->size = ss->bad_at;
 		ss->idx_bad = 1;
 	}
-	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss, ss->size)) != 0)
+	if (ss->idx_bad && v->have_set && (err = rebuild_index(v, fd, ss)) != 0)
 		goto out;
 	struct watermark wm = { ss->next, ss->base, ss->valid_end };
 	if (v->wm_fix && v->wm.durable_end > ss->next &&
@@ -405,25 +386,23 @@ static int drop_stale_tmp(const char *name, void *arg)
  * segment that follows it now. */
 static int repair_chain(struct verify *v)
 {
-	char name[NAME_MAX_LOCAL];
 	int err;
-	for (size_t k = 0; k + 1 < v->nlost; k += 2) {
-		if ((err = elog__holes_add(v->dfd, v->lost[k], v->lost[k + 1],
+	for (size_t k = 0; k < v->nlost; k++) {
+		if ((err = elog__holes_add(v->dfd, v->lost[k].first, v->lost[k].last,
 		                           elog__fs_now_ms())) != 0)
 			return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED,
 			                        elog_strerror(err));
 		repaired(v, FN_SALVAGED, ELOG_NOPOS,
 		         "offsets %llu-%llu recorded as lost to damage: readers report "
 		         "them as a gap",
-		         (unsigned long long)v->lost[k], (unsigned long long)v->lost[k + 1]);
+		         (unsigned long long)v->lost[k].first, (unsigned long long)v->lost[k].last);
 	}
 	for (size_t k = 0; k < v->nreseal; k++) {
 		size_t i = (size_t)v->reseal[k];
 		const struct segstate *ss = &v->seg[i];
 		struct seal seal = elog__seal_of(v->set.id, v->base[i + 1], ss->next,
 		                                 ss->valid_end);
-		elog__seg_name(name, ss->base, SEG_EXT);
-		int fd = elog__fs_openat(v->dfd, name, O_RDWR, 0);
+		int fd = elog__fs_openat(v->dfd, ss->name, O_RDWR, 0);
 		err = fd < 0 ? errno : 0;
 		if (!err && ftruncate(fd, (off_t)ss->valid_end) < 0)
 			err = errno;
@@ -434,8 +413,10 @@ static int repair_chain(struct verify *v)
 		if (fd >= 0)
 			close(fd);
 		if (err)
-			return elog__errmsg_set(v->msg, err, "%s: %s", name, elog_strerror(err));
-		repaired(v, name, ss->valid_end, "sealed again, naming segment %llu as the next",
+			return elog__errmsg_set(v->msg, err, "%s: %s", ss->name,
+			                        elog_strerror(err));
+		repaired(v, ss->name, ss->valid_end,
+		         "sealed again, naming segment %llu as the next",
 		         (unsigned long long)seal.next);
 	}
 	return 0;
@@ -452,15 +433,13 @@ int elog__repair_run(struct verify *v)
 		                        elog_strerror(err));
 	for (size_t i = 0; i + 1 < v->n; i++) {
 		struct segstate *ss = &v->seg[i];
-		char name[NAME_MAX_LOCAL];
 		if (!ss->idx_bad || !ss->clean || !v->have_set)
 			continue;
-		elog__seg_name(name, ss->base, SEG_EXT);
-		int fd = elog__fs_openat(v->dfd, name, O_RDONLY, 0);
+		int fd = elog__fs_openat(v->dfd, ss->name, O_RDONLY, 0);
 		if (fd < 0)
-			return elog__errmsg_set(v->msg, errno, "%s: %s", name,
+			return elog__errmsg_set(v->msg, errno, "%s: %s", ss->name,
 			                        elog_strerror(errno));
-		err = rebuild_index(v, fd, ss, ss->size);
+		err = rebuild_index(v, fd, ss);
 		close(fd);
 		if (err)
 			return err;

@@ -5,9 +5,10 @@
  * A closed segment is never cut by an ordinary repair: its records were
  * acknowledged, and cutting at the first bad byte would throw away every
  * good record after it.  Salvage reads the segment whole and keeps every
- * record that checks (CRC, length, an offset inside the segment's range
- * and above the record before it); where a record does not check, it
- * looks for the next one byte by byte, the way a reader of a damaged tape
+ * record that the one rule for a segment's valid part passes
+ * (elog__seg_tail_next(): whole, its offset above the record before) with
+ * an offset below the next segment's base; where one does not, it looks
+ * for the next one byte by byte, the way a reader of a damaged tape
  * would, and moves the bytes in between aside.  Then, in this order, each
  * step durable before the next:
  *
@@ -36,11 +37,11 @@
  * It runs under the maintenance lock (as retention and compaction do) and
  * touches closed segments only, so the writer may be running.
  *
- * The scan and the three steps are functions of their own, shared: a
- * repair with ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment
- * by them under the writer's lock, up to the durable end, and
- * elog_verify() runs the scan alone, copying nothing, to say what a
- * salvage would keep and lose (damage.c).
+ * The plan and the steps are shared (maint.h): a repair with
+ * ELOG_VERIFY_SALVAGE (repair.c) salvages the active segment by
+ * elog__salvage_segment() under the writer's lock, up to the durable end,
+ * and elog_verify() plans alone, copying nothing, to say what a salvage
+ * would keep and lose (damage.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,23 +59,6 @@
 #include "files.h"
 #include "maint.h"
 
-struct salvager {
-	struct maint *m;
-	elog_salvage_fn *each;
-	void *arg;
-	int64_t now;
-	struct elog_salvage_result *res;
-};
-
-/* Whether a good record starts at p: it decodes, and its offset lies in
- * [lo, next_base). */
-static int good_at(const unsigned char *p, size_t avail, uint64_t lo, uint64_t next_base,
-                   struct elog_record *rec, size_t *size)
-{
-	return elog__rec_decode(p, avail, rec, size) == 0 && rec->offset >= lo &&
-	       rec->offset < next_base;
-}
-
 /* Append n bytes at p to *buf. */
 static int append(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
 {
@@ -91,134 +75,118 @@ void elog__salvage_plan_free(struct salvage_plan *p)
 	free(p->keep);
 	free(p->lost);
 	free(p->d);
-	p->keep = p->lost = NULL;
-	p->d = NULL;
-	p->klen = p->kcap = p->llen = p->lcap = p->nd = 0;
 }
 
-/* Note the damaged bytes data[pos, pos + n) and the offsets [first, last]
- * that lay in them. */
-static int damaged(struct salvage_plan *p, const unsigned char *data, size_t pos, size_t n,
-                   uint64_t first, uint64_t last)
+/* Note the damaged bytes [pos, pos + n) of the segment open as fd and the
+ * offsets [first, last] that lay in them. */
+static int damaged(struct salvage_plan *p, int fd, uint64_t pos, uint64_t n, uint64_t first,
+                   uint64_t last)
 {
-	struct salvage_damage *d = realloc(p->d, (p->nd + 1) * sizeof *d);
-	if (!d)
-		return ENOMEM;
-	p->d = d;
-	d[p->nd++] = (struct salvage_damage){ pos, n, first, last };
-	return p->count_only ? 0 : append(&p->lost, &p->llen, &p->lcap, data + pos, n);
-}
-
-int elog__salvage_scan(struct salvage_plan *p, const unsigned char *data, size_t from, size_t size,
-                       uint64_t hi)
-{
-	size_t pos = from;
-	int err = 0;
-	while (!err && pos < size) {
-		struct elog_record rec;
-		size_t rs;
-		if (good_at(data + pos, size - pos, p->next, hi, &rec, &rs)) {
-			if (!p->count_only)
-				err = append(&p->keep, &p->klen, &p->kcap, data + pos, rs);
-			p->next = rec.offset + 1;
-			p->records++;
-			pos += rs;
-			continue;
-		}
-		/* Where a record does not check, the next good one is looked
-		 * for byte by byte. */
-		size_t q = pos + 1;
-		while (q + REC_PREFIX <= size &&
-		       !good_at(data + q, size - q, p->next, hi, &rec, &rs))
-			q++;
-		int found = q + REC_PREFIX <= size;
-		if (!found)
-			q = size;
-		err = damaged(p, data, pos, q - pos, p->next, found ? rec.offset - 1 : hi - 1);
-		pos = q;
-	}
+	size_t got = 0;
+	int err = elog__array_push(&p->d, &p->nd, sizeof *p->d,
+	                           &(struct salvage_damage){ pos, n, first, last });
+	if (err || p->count_only)
+		return err;
+	err = elog__buf_grow(&p->lost, &p->lcap, p->llen + (size_t)n, 4096);
+	if (!err)
+		err = elog__fs_pread_full(fd, p->lost + p->llen, (size_t)n, (off_t)pos, &got);
+	p->llen += got;
 	return err;
 }
 
-/* A closed segment's bytes, *size of them, less the seal at their end when
- * it is whole (then 0 with it in *seal; ELOG_END when there is none). */
-static int seal_strip(const unsigned char *data, size_t *size, uint64_t base, struct seal *seal)
+/* The scan of elog__salvage_plan_segment(), over bytes [from, size) of
+ * segment base (open as fd): where elog__seg_tail_next() ends the valid
+ * part, it goes on a byte further. */
+static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t from, uint64_t size,
+                        uint64_t hi)
 {
-	/* Whatever its header says: salvage rebuilds a damaged one. */
-	struct seg_end e;
-	elog__seg_end(-1, 1, base, *size, *size >= SEAL_SIZE ? data + *size - SEAL_SIZE : NULL, &e);
-	if (e.chain != CHAIN_SEALED)
-		return ELOG_END;
-	*seal = e.seal;
-	*size = (size_t)e.end;
-	return 0;
-}
-
-/* Read the first upto bytes of segment name (all of it when shorter). */
-static int read_segment(int dfd, const char *name, uint64_t upto, unsigned char **data,
-                        size_t *size, char *msg)
-{
-	struct stat st;
-	int err = 0;
-	*data = NULL;
-	*size = 0;
-	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
-	if (fd < 0)
-		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-	uint64_t want = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
-	if (!(*data = malloc((size_t)want + 1)))
-		err = ENOMEM;
-	if (!err)
-		err = elog__fs_pread_full(fd, *data, (size_t)want, 0, size);
-	close(fd);
-	if (err) {
-		free(*data);
-		*data = NULL;
-		return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	struct scan s;
+	struct seg_tail t;
+	struct elog_record rec;
+	uint64_t at, bad = UINT64_MAX; /* where the stretch being passed began */
+	int err = elog__scan_init(&s, fd, base, from, size);
+	while (!err) {
+		t.next = p->next;
+		err = elog__seg_tail_next(&s, &t, &rec, &at);
+		if (err == 0 && rec.offset < hi) {
+			if (bad != UINT64_MAX)
+				err = damaged(p, fd, bad, at - bad, p->next, rec.offset - 1);
+			if (!err && !p->count_only)
+				err = append(&p->keep, &p->klen, &p->kcap, elog__rec_bytes(&rec),
+				             (size_t)(s.pos - at));
+			bad = UINT64_MAX;
+			p->next = rec.offset + 1;
+			p->records++;
+			continue;
+		}
+		if (err && err != ELOG_END)
+			break;
+		if (bad == UINT64_MAX)
+			bad = at;
+		if (err == ELOG_END && t.why == TAIL_WHOLE) {
+			err = bad < size ? damaged(p, fd, bad, size - bad, p->next, hi - 1) : 0;
+			break;
+		}
+		err = 0;
+		elog__scan_seek(&s, at + 1);
 	}
-	return 0;
+	elog__scan_free(&s);
+	return err;
 }
 
 int elog__salvage_plan_segment(int dfd, uint64_t base, uint64_t from, uint64_t upto,
                                uint64_t scan_end, uint64_t hi, struct salvage_plan *p, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
-	unsigned char *data;
-	size_t size;
-	elog__seg_name(name, base, SEG_EXT);
-	int err = read_segment(dfd, name, upto, &data, &size, msg);
+	unsigned char hdr[SEG_HDR];
+	struct stat st;
+	struct seg_end e;
+	size_t got;
+	int fd, err = elog__seg_open_raw(dfd, base, O_RDONLY, &fd, hdr, &got, &st, msg);
 	if (err)
 		return err;
-	struct seal seal;
-	seal_strip(data, &size, base, &seal); /* a closed segment's seal */
-	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
-	if (size < SEG_HDR || from < SEG_HDR)
+	elog__seg_name(name, base, SEG_EXT);
+	uint64_t size = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
+	/* A closed segment's seal ends its records, whatever its header
+	 * says: salvage rebuilds a damaged one. */
+	if ((err = elog__seg_end(fd, 1, base, size, NULL, &e)) == 0 && e.chain == CHAIN_SEALED) {
+		p->seal = e.seal;
+		size = e.end;
+	}
+	int hdr_fault = elog__seg_header_verify(hdr, got, base, NULL, NULL);
+	if (!err && (size < SEG_HDR || from < SEG_HDR)) {
 		err = elog__errmsg_set(msg, ELOG_CORRUPT, "%s: shorter than a segment header",
 		                       name);
-	else if (from == SEG_HDR && hdr == ELOG_BADVERSION)
-		err = elog__errmsg_set(msg, hdr, "%s: unsupported segment version", name);
-	else if (from == SEG_HDR && !p->count_only)
-		err = append(&p->keep, &p->klen, &p->kcap, data, SEG_HDR);
+		goto out;
+	}
+	if (!err && from == SEG_HDR && hdr_fault == ELOG_BADVERSION) {
+		err = elog__errmsg_set(msg, hdr_fault, "%s: unsupported segment version", name);
+		goto out;
+	}
+	if (!err && from == SEG_HDR && !p->count_only)
+		err = append(&p->keep, &p->klen, &p->kcap, hdr, SEG_HDR);
 	/* The header's bytes are the first damaged stretch when it is
 	 * damaged: they go aside, and no offset lay in them. */
-	if (!err && from == SEG_HDR && hdr) {
+	if (!err && from == SEG_HDR && hdr_fault) {
 		p->hdr_damaged = 1;
-		memcpy(p->old_hdr, data, SEG_HDR);
-		err = damaged(p, data, 0, SEG_HDR, p->next + 1, p->next);
+		err = damaged(p, fd, 0, SEG_HDR, p->next + 1, p->next);
 	}
-	size_t end = scan_end < size ? (size_t)scan_end : size;
+	uint64_t end = scan_end < size ? scan_end : size;
 	if (!err && end > from)
-		err = elog__salvage_scan(p, data, (size_t)from, end, hi);
+		err = salvage_scan(p, fd, base, from, end, hi);
 	if (!err && end < size)
-		err = damaged(p, data, end, size - end, hi, hi - 1);
-	if (err && err != ELOG_CORRUPT)
+		err = damaged(p, fd, end, size - end, hi, hi - 1);
+	if (err)
 		err = elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
-	free(data);
+out:
+	close(fd);
 	return err;
 }
 
-int elog__salvage_commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
-                         uint32_t index_interval, char *aside, size_t aside_size, char *msg)
+/* Carry out plan p on segment base, each step durable before the next
+ * (see the top); the damaged bytes' file is named in aside. */
+static int commit(int dfd, uint64_t base, const struct salvage_plan *p, int64_t now,
+                  uint32_t index_interval, char *aside, size_t aside_size, char *msg)
 {
 	char name[NAME_MAX_LOCAL];
 	int err;
@@ -261,7 +229,7 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
                          uint32_t flags, int *tagged, char *msg)
 {
 	char why[ELOG_MSG_MAX];
-	size_t pos = SEG_HDR;
+	struct elog_record rec;
 	uint32_t id = SEG_DICT(flags);
 	*tagged = 0;
 	if (id) {
@@ -273,12 +241,10 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
 			                        "%s", why);
 		free(dict);
 	}
-	while (pos < klen) {
-		struct elog_record rec;
+	for (size_t pos = SEG_HDR; pos < klen;) {
 		const void *out;
-		size_t rs, outlen;
-		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return 0; /* cannot be: salvage kept it */
+		size_t outlen;
+		pos += elog__rec_fields(keep + pos, &rec); /* they all checked */
 		int err = elog__vdec_value(dec, dfd, flags, rec.value, rec.value_len, &out, &outlen,
 		                           why);
 		if (err == ELOG_CORRUPT)
@@ -287,7 +253,6 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
 			return elog__errmsg_set(msg, err, "%s", why);
 		if (rec.value_len && ((const unsigned char *)rec.value)[0] == TAG_ZSTD)
 			*tagged = 1;
-		pos += rs;
 	}
 	return 1;
 }
@@ -296,50 +261,48 @@ static int values_decode(int dfd, struct vdec *dec, const unsigned char *keep, s
  * the segment stores values as they are. */
 static int untagged_value(const unsigned char *keep, size_t klen)
 {
-	size_t pos = SEG_HDR;
-	while (pos < klen) {
-		struct elog_record rec;
-		size_t rs;
-		if (elog__rec_decode(keep + pos, klen - pos, &rec, &rs) != 0)
-			return 0;
+	struct elog_record rec;
+	for (size_t pos = SEG_HDR; pos < klen;) {
+		pos += elog__rec_fields(keep + pos, &rec);
 		const unsigned char *v = rec.value;
 		if (rec.value_len && v[0] != TAG_RAW && v[0] != TAG_ZSTD)
 			return 1;
-		pos += rs;
 	}
 	return 0;
 }
 
-/* The flags of segment base, whose header is damaged, rebuilt from its
- * neighbours nb (nnb of them), the settings and its own damaged header
- * (see the top). */
-static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         const unsigned char *keep, size_t klen, uint32_t *flags, char *msg)
+/* Rebuild the damaged header of segment k of bases[0..n) at the start of
+ * keep (klen bytes: that header, then the records kept), its flags found
+ * as the top says from its neighbours, the settings and its own damaged
+ * header; ELOG_CORRUPT when no candidate reads every value. */
+static int rebuild_header(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, unsigned char *keep, size_t klen, char *msg)
 {
-	uint32_t cand[6];
-	size_t n = 0;
+	uint64_t base = bases[k];
+	uint32_t cand[6], flags = 0;
+	size_t nc = 0;
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	int err = 0, coded = 0;
 
-	for (size_t j = 0; j < nnb && j < 2; j++) {
+	/* Its neighbours: the segments before and after it. */
+	for (size_t j = k > 0 ? k - 1 : k + 1; j < n && j <= k + 1; j += 2) {
 		int fd;
 		uint32_t f;
-		if (elog__seg_open(dfd, nb[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
+		if (elog__seg_open(dfd, bases[j], O_RDONLY, &fd, &f, NULL, NULL) == 0) {
 			close(fd);
-			cand[n++] = f;
+			cand[nc++] = f;
 		}
 	}
 	const struct codec *c = elog__codec_from_settings(set);
 	uint32_t latest = 0;
 	if (c) {
-		cand[n++] = SEG_FLAGS(c->id, 0);
+		cand[nc++] = SEG_FLAGS(c->id, 0);
 		if (c->dictionaries && elog__dict_latest(dfd, &latest) == 0 && latest)
-			cand[n++] = SEG_FLAGS(c->id, latest);
+			cand[nc++] = SEG_FLAGS(c->id, latest);
 	}
-	uint32_t own = get32(old + SEG_AT_FLAGS);
+	uint32_t own = get32(keep + SEG_AT_FLAGS);
 	if (elog__codec_flags_valid(own))
-		cand[n++] = own;
+		cand[nc++] = own;
 
 	/* A codec whose every value decodes, one at least compressed, is how
 	 * they were stored; else one whose values all decode as stored raw;
@@ -349,7 +312,7 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 	if (!dec)
 		return elog__errmsg_set(msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	int found = 0, rawonly = -1;
-	for (size_t i = 0; i < n && !found; i++) {
+	for (size_t i = 0; i < nc && !found; i++) {
 		int tagged, ok;
 		if (elog__codec_plain(cand[i]))
 			continue;
@@ -361,7 +324,7 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 			break;
 		}
 		if (ok && tagged) {
-			*flags = cand[i];
+			flags = cand[i];
 			found = 1;
 		} else if (ok && rawonly < 0) {
 			rawonly = (int)i;
@@ -369,15 +332,17 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 	}
 	elog__vdec_free(dec);
 	if (!found && !err && rawonly >= 0) {
-		*flags = cand[rawonly];
+		flags = cand[rawonly];
 		found = 1;
 	}
 	if (!found && !err && (!coded || untagged_value(keep, klen))) {
-		*flags = SEG_FLAGS(CODEC_NONE, 0);
+		flags = SEG_FLAGS(CODEC_NONE, 0);
 		found = 1;
 	}
-	if (found)
+	if (found) {
+		elog__seg_header_encode(keep, base, flags, set->id);
 		return 0;
+	}
 	elog__seg_name(name, base, SEG_EXT);
 	snprintf(why, sizeof why, "%s",
 	         err ? msg
@@ -389,88 +354,49 @@ static int rebuild_flags(int dfd, const struct elog_settings *set, uint64_t base
 	                        name, why);
 }
 
-int elog__salvage_header(int dfd, const struct elog_settings *set, uint64_t base,
-                         const uint64_t *nb, size_t nnb, const unsigned char *old,
-                         unsigned char *keep, size_t klen, char *msg)
+int elog__salvage_segment(int dfd, const struct elog_settings *set, const uint64_t *bases, size_t n,
+                          size_t k, uint64_t upto, uint64_t scan_end, uint64_t hi, int64_t now,
+                          struct salvage_plan *p, char *aside, size_t aside_size, char *msg)
 {
-	uint32_t fl = 0;
-	int err = rebuild_flags(dfd, set, base, nb, nnb, old, keep, klen, &fl, msg);
-	if (!err)
-		elog__seg_header_encode(keep, base, fl, set->id);
-	return err;
+	char name[NAME_MAX_LOCAL];
+	uint64_t base = bases[k];
+	int closed = k + 1 < n;
+	/* A closed segment's seal, when it is whole, ends the records and is
+	 * kept; one that is gone or damaged is written again, naming the
+	 * next segment (what was lost before it is a damaged range). */
+	p->next = base;
+	if (closed)
+		p->seal = elog__seal_of(set->id, hi, hi, 0);
+	int err = elog__salvage_plan_segment(dfd, base, SEG_HDR, upto, scan_end, hi, p, msg);
+	if (err || p->nd == 0)
+		return err; /* nothing wrong here */
+	if (p->hdr_damaged &&
+	    (err = rebuild_header(dfd, set, bases, n, k, p->keep, p->klen, msg)) != 0)
+		return err;
+	if (closed && elog__seg_header_sealed(p->keep)) {
+		unsigned char sb[SEAL_SIZE];
+		struct seal seal = elog__seal_of(set->id, p->seal.next, p->seal.end, p->klen);
+		elog__seal_encode(sb, &seal);
+		elog__seg_name(name, base, SEG_EXT);
+		if ((err = append(&p->keep, &p->klen, &p->kcap, sb, SEAL_SIZE)) != 0)
+			return elog__errmsg_set(msg, err, "%s: %s", name, elog_strerror(err));
+	}
+	return commit(dfd, base, p, now, set->index_interval, aside, aside_size, msg);
 }
 
-/* Salvage segment k, whose successor starts at next_base. */
-static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
+/* Salvage closed segment k, telling o's hook (o may be NULL) of it. */
+static int salvage_one(struct maint *m, size_t k, int64_t now, const struct elog_salvage_opts *o,
+                       struct elog_salvage_result *res)
 {
-	uint64_t base = v->m->sl.base[k];
-	struct maint *m = v->m;
 	char name[NAME_MAX_LOCAL], aside[NAME_MAX_LOCAL + 32];
-	unsigned char *data = NULL;
 	struct salvage_plan p = { 0 };
-	size_t size = 0;
-	int err = 0;
-
-	elog__seg_name(name, base, SEG_EXT);
-	if ((err = read_segment(m->dfd, name, UINT64_MAX, &data, &size, m->msg)) != 0)
-		return err;
-	/* A header of another version (its CRC holds) is not damage. */
-	int hdr = elog__seg_header_verify(data, size, base, NULL, NULL);
-	if (hdr == ELOG_BADVERSION || size < SEG_HDR) {
-		free(data);
-		return elog__errmsg_set(m->msg, hdr, "%s: %s", name,
-		                        size < SEG_HDR ? "shorter than a segment header"
-		                                       : "unsupported segment version");
-	}
-	unsigned char old[SEG_HDR];
-	memcpy(old, data, SEG_HDR);
-	/* The header's bytes are the first damaged range when it is
-	 * damaged: they go aside, and no offset lay in them. */
-	if (hdr)
-		err = damaged(&p, data, 0, SEG_HDR, base + 1, base);
-	/* The seal, when it is whole, ends the records and is kept; one
-	 * that is gone or damaged is written again, naming the next
-	 * segment listed (what was lost before it is a damaged range). */
-	struct seal seal;
-	if (seal_strip(data, &size, base, &seal) != 0)
-		seal = elog__seal_of(m->set.id, next_base, next_base, 0);
-	if (!err)
-		err = append(&p.keep, &p.klen, &p.kcap, data, SEG_HDR);
-	p.next = base;
-	if (!err)
-		err = elog__salvage_scan(&p, data, SEG_HDR, size, next_base);
-	free(data);
-	if (err) {
-		err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
+	int err = elog__salvage_segment(m->dfd, &m->set, m->sl.base, m->sl.n, k, UINT64_MAX,
+	                                UINT64_MAX, m->sl.base[k + 1], now, &p, aside, sizeof aside,
+	                                m->msg);
+	if (err || p.nd == 0)
 		goto out;
-	}
-	if (p.nd == 0)
-		goto out; /* nothing wrong here */
-	if (hdr) {
-		/* Its neighbours: the segments before and after it. */
-		uint64_t nb[2];
-		size_t nnb = 0;
-		if (k > 0)
-			nb[nnb++] = m->sl.base[k - 1];
-		if (k + 1 < m->sl.n)
-			nb[nnb++] = m->sl.base[k + 1];
-		if ((err = elog__salvage_header(m->dfd, &m->set, base, nb, nnb, old, p.keep, p.klen,
-		                                m->msg)) != 0)
-			goto out;
-	}
-	if (elog__seg_header_sealed(p.keep)) {
-		unsigned char sb[SEAL_SIZE];
-		seal = elog__seal_of(m->set.id, seal.next, seal.end, p.klen);
-		elog__seal_encode(sb, &seal);
-		if ((err = append(&p.keep, &p.klen, &p.kcap, sb, SEAL_SIZE)) != 0) {
-			err = elog__errmsg_set(m->msg, err, "%s: %s", name, elog_strerror(err));
-			goto out;
-		}
-	}
-	if ((err = elog__salvage_commit(m->dfd, base, &p, v->now, m->set.index_interval, aside,
-	                                sizeof aside, m->msg)) != 0)
-		goto out;
-	v->res->segments++;
+	elog__seg_name(name, m->sl.base[k], SEG_EXT);
+	res->segments++;
 	for (size_t i = 0; i < p.nd; i++) {
 		struct elog_salvage_report rep = {
 			.segment = name,
@@ -481,10 +407,10 @@ static int salvage_one(struct salvager *v, size_t k, uint64_t next_base)
 			.first = p.d[i].first,
 			.last = p.d[i].last,
 		};
-		v->res->ranges++;
-		v->res->bytes += p.d[i].bytes;
-		if (v->each)
-			v->each(v->arg, &rep);
+		res->ranges++;
+		res->bytes += p.d[i].bytes;
+		if (o && o->each)
+			o->each(o->arg, &rep);
 	}
 out:
 	elog__salvage_plan_free(&p);
@@ -509,9 +435,9 @@ int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
 	if (err)
 		return err;
 	err = elog__maint_open(&m, dir, wait_ms, msg);
-	struct salvager v = { &m, o ? o->each : NULL, o ? o->arg : NULL, elog__fs_now_ms(), res };
+	int64_t now = elog__fs_now_ms();
 	for (size_t i = 0; !err && i < m.nclosed; i++)
-		err = salvage_one(&v, i, m.sl.base[i + 1]);
+		err = salvage_one(&m, i, now, o, res);
 	elog__maint_close(&m);
 	return err;
 }

@@ -207,6 +207,12 @@ static int __attribute__((noinline)) next_slow(struct scan *s, struct elog_recor
 	uint32_t len = get32(s->buf + s->off);
 	if (len < REC_MIN_LEN || len > ELOG_MAX_RECORD)
 		return at_seal(s);
+	/* Cut short by the limit whatever lies past it: not read, as salvage
+	 * tries every byte of a damaged stretch and fill() moves the buffer. */
+	if ((uint64_t)len + 4 > s->limit - s->pos) {
+		s->trunc = 1;
+		return ELOG_CORRUPT;
+	}
 	if ((err = fill(s, (size_t)len + 4)) != 0)
 		return err;
 	check_ahead(s);

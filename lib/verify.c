@@ -46,29 +46,10 @@
 	" (readers take the closed segments as durable until a writer " \
 	"opens the log and writes it again)"
 
-static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-
-static void report(struct verify *v, int kind, const char *file, uint64_t pos, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, ELOG_HINT_NONE, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
-
-/* A problem whose next step is hint (ELOG_HINT_*): the text stops where
- * the caller's words for that step begin. */
-static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
-                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void report_hint(struct verify *v, int kind, int hint, const char *file, uint64_t pos,
-                        const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	elog__verify_vreport(v, kind, hint, NULL, file, pos, fmt, ap);
-	va_end(ap);
-}
+/* A problem, with no next step to hint at or with hint (ELOG_HINT_*):
+ * the text then stops where the caller's words for that step begin. */
+#define report(v, kind, ...) elog__verify_report(v, kind, ELOG_HINT_NONE, NULL, __VA_ARGS__)
+#define report_hint(v, kind, hint, ...) elog__verify_report(v, kind, hint, NULL, __VA_ARGS__)
 
 static void progress(struct verify *v, uint64_t bytes)
 {
@@ -80,36 +61,53 @@ static void progress(struct verify *v, uint64_t bytes)
 	v->o->progress(v->o->arg, &p);
 }
 
-static int push(uint64_t **v, size_t *n, uint64_t x)
+/* A file that elog__fs_openat() refuses to open (err ELOOP or
+ * ELOG_NOTREG), as a problem of kind; 1 when err was one. */
+static int refused(struct verify *v, int kind, const char *name, int err)
 {
-	/* Grow at powers of two: n is the only bookkeeping needed. */
-	if ((*n & (*n - 1)) == 0) {
-		uint64_t *nv = realloc(*v, (*n ? 2 * *n : 1) * sizeof **v);
-		if (!nv)
-			return ENOMEM;
-		*v = nv;
-	}
-	(*v)[(*n)++] = x;
-	return 0;
+	if (err != ELOOP && err != ELOG_NOTREG)
+		return 0;
+	report(v, kind, name, ELOG_NOPOS,
+	       err == ELOOP ? "a symbolic link, which elog refuses to follow"
+	                    : "not a regular file");
+	return 1;
+}
+
+/* Report msg, a library message "<file>: [byte N: ]what", as damage of
+ * file (at byte N). */
+static void report_msg(struct verify *v, const char *file, const char *msg)
+{
+	size_t n = strlen(file);
+	unsigned long long pos;
+	int used = 0;
+	if (strncmp(msg, file, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+		msg += n + 2;
+	if (sscanf(msg, "byte %llu: %n", &pos, &used) == 1 && used > 0)
+		report(v, ELOG_PROBLEM_DAMAGE, file, pos, "%s", msg + used);
+	else
+		report(v, ELOG_PROBLEM_DAMAGE, file, ELOG_NOPOS, "%s", msg);
+}
+
+/* Whether dictionary id loads: 0, or why not in why (ELOG_MSG_MAX). */
+static int dict_check(struct verify *v, uint64_t id, char *why)
+{
+	unsigned char *d;
+	size_t len;
+	int err = id > DICT_ID_MAX ? ELOG_CORRUPT
+	                           : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, why);
+	if (err == 0)
+		free(d);
+	else if (id > DICT_ID_MAX)
+		snprintf(why, ELOG_MSG_MAX, "dictionary id out of range");
+	else if (err != ELOG_CORRUPT)
+		snprintf(why, ELOG_MSG_MAX, "%s", elog_strerror(err));
+	return err;
 }
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* Count a record into what -l lists of a segment. */
-static void tally_durable(struct elog_segment_info *si, const struct elog_record *rec)
-{
-	if (si->records == 0 || rec->ts_ms < si->ts_min)
-		si->ts_min = rec->ts_ms;
-	if (si->records == 0 || rec->ts_ms > si->ts_max)
-		si->ts_max = rec->ts_ms;
-	if (si->records == 0)
-		si->first = rec->offset;
-	si->last = rec->offset;
-	si->records++;
 }
 
 /* Sort one name of the directory into segments, indexes, known files and
@@ -120,36 +118,23 @@ static int sort_name(const char *name, void *arg)
 	struct file_class fc;
 	int kind = elog__file_classify(name, &fc);
 	if (!fc.tmp && kind >= FILE_DICT) {
+		char why[ELOG_MSG_MAX];
 		/* Every dictionary is checked, used or not: the writer of a
 		 * compressed log loads the newest when it opens the log. */
-		if (kind == FILE_DICT) {
-			char msg[ELOG_MSG_MAX];
-			unsigned char *d;
-			size_t len;
-			uint64_t id = fc.num;
-			int err = id > DICT_ID_MAX
-			                  ? ELOG_CORRUPT
-			                  : elog__dict_load(v->dfd, (uint32_t)id, &d, &len, msg);
-			if (err == 0)
-				free(d);
-			else if (err == ELOG_CORRUPT && id > DICT_ID_MAX)
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS,
-				       "dictionary id out of range");
-			else if (err == ELOG_CORRUPT)
-				/* elog__dict_load()'s message begins with the name. */
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
-				       msg + strlen(name) + 2);
-			else
-				report(v, ELOG_PROBLEM_DAMAGE, name, ELOG_NOPOS, "%s",
-				       elog_strerror(err));
-		}
+		if (kind == FILE_DICT && dict_check(v, fc.num, why) != 0)
+			report_msg(v, name, why);
 		return 0;
 	}
 	if (!fc.tmp && kind == FILE_SEGMENT)
-		return push(&v->base, &v->n, fc.num);
-	if (!fc.tmp && kind == FILE_INDEX)
-		return push(&v->ibase, &v->ni, fc.num);
-	if (fc.tmp || kind == FILE_COMPACT_TMP)
+		return elog__array_push(&v->base, &v->n, sizeof fc.num, &fc.num);
+	if (!fc.tmp && kind == FILE_INDEX) {
+		char seg[NAME_MAX_LOCAL];
+		struct stat st;
+		elog__seg_name(seg, fc.num, SEG_EXT);
+		if (fstatat(v->dfd, seg, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
+			       "index of a segment that does not exist");
+	} else if (fc.tmp || kind == FILE_COMPACT_TMP)
 		report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
 		       "temporary file of a replacement in progress or "
 		       "interrupted by a crash");
@@ -171,7 +156,7 @@ static int sort_name(const char *name, void *arg)
  * base, is damage. */
 static int check_start(struct verify *v)
 {
-	struct elog__start_view *sv = &v->start;
+	struct elog__start_view view, *sv = &view;
 	int err = elog__start_view(v->dfd, v->base, v->n, v->have_set ? v->set.id : NULL, sv);
 	if (err == ELOG_BADVERSION)
 		return elog__errmsg_set(v->msg, err, "%s: unsupported format version", FN_START);
@@ -263,18 +248,6 @@ static int list_dir(struct verify *v)
 	/* qsort() must not be handed the NULL of an empty list. */
 	if (v->n)
 		qsort(v->base, v->n, sizeof *v->base, cmp_u64);
-	if (v->ni)
-		qsort(v->ibase, v->ni, sizeof *v->ibase, cmp_u64);
-	for (size_t i = 0, j = 0; i < v->ni; i++) {
-		while (j < v->n && v->base[j] < v->ibase[i])
-			j++;
-		if (j == v->n || v->base[j] != v->ibase[i]) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, v->ibase[i], IDX_EXT);
-			report(v, ELOG_PROBLEM_WARNING, name, ELOG_NOPOS,
-			       "index of a segment that does not exist");
-		}
-	}
 	if ((err = check_start(v)) != 0)
 		return err;
 	drop_strays(v);
@@ -282,10 +255,10 @@ static int list_dir(struct verify *v)
 	if (!v->seg)
 		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	for (size_t i = 0; i < v->n; i++) {
-		char name[NAME_MAX_LOCAL];
 		struct stat st;
-		elog__seg_name(name, v->base[i], SEG_EXT);
-		if (fstatat(v->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		elog__seg_name(v->seg[i].name, v->base[i], SEG_EXT);
+		if (fstatat(v->dfd, v->seg[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
 			v->total += (uint64_t)st.st_size;
 	}
 	return 0;
@@ -322,26 +295,18 @@ static int check_settings(struct verify *v)
 	char *text;
 	size_t len;
 	int err = elog__fs_read_small(v->dfd, FN_SETTINGS, SETTINGS_MAX, &text, &len);
-	switch (err) {
-	case 0:
-		break;
-	case ENOENT:
+	if (err == ENOENT)
 		return elog__errmsg_set(v->msg, ELOG_NOTLOG, "not an elog directory (no %s file)",
 		                        FN_SETTINGS);
-	case ELOOP:
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS,
-		       "a symbolic link, which elog refuses to follow");
+	if (refused(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, err))
 		return 0;
-	case ELOG_NOTREG:
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "not a regular file");
-		return 0;
-	case EFBIG:
+	if (err == EFBIG) {
 		report(v, ELOG_PROBLEM_DAMAGE, FN_SETTINGS, ELOG_NOPOS, "larger than %u bytes",
 		       SETTINGS_MAX);
 		return 0;
-	default:
-		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	}
+	if (err)
+		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SETTINGS, elog_strerror(err));
 	err = elog__settings_parse(text, len, &v->set);
 	free(text);
 	if (err == ELOG_BADVERSION)
@@ -358,37 +323,18 @@ static int check_settings(struct verify *v)
 static int read_watermark(struct verify *v)
 {
 	struct stat st;
-	int fd = elog__fs_openat(v->dfd, FN_WATERMARK, O_RDONLY, 0);
+	int fd = elog__fs_openat_stat(v->dfd, FN_WATERMARK, O_RDONLY, 0, &st);
 	v->wm_state = WM_MISSING;
 	memset(&v->wm, 0, sizeof v->wm);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOENT)
 			return 0;
-		if (e == ELOOP) {
-			v->wm_state = WM_BAD;
-			v->wm_fix = 1;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
-			       "a symbolic link, which elog refuses to follow");
-			return 0;
-		}
-		if (e == ELOG_NOTREG) {
-			v->wm_state = WM_BAD;
-			report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS,
-			       "not a regular file");
-			return 0;
-		}
-		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
-	}
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK, elog_strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		if (!refused(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, e))
+			return elog__errmsg_set(v->msg, e, "%s: %s", FN_WATERMARK,
+			                        elog_strerror(e));
 		v->wm_state = WM_BAD;
-		report(v, ELOG_PROBLEM_DAMAGE, FN_WATERMARK, ELOG_NOPOS, "not a regular file");
+		v->wm_fix = e == ELOOP; /* a link holds no data: repair replaces it */
 		return 0;
 	}
 	int err = elog__wm_read(fd, &v->wm);
@@ -425,7 +371,6 @@ struct idxcheck {
 	int stop; /* a problem was reported: the rest is unchecked */
 	char name[NAME_MAX_LOCAL];
 	const struct idx_layout *lay; /* its version's */
-	unsigned version;             /* its header's, when it reads */
 	uint64_t base;                /* its segment's */
 	uint64_t nent, k;             /* whole entries in the file; the next to read */
 	int have;                     /* cur holds entry k - 1 */
@@ -491,34 +436,27 @@ static int idx_advance(struct verify *v, struct idxcheck *ic)
 	int fault = elog__idx_entry_check(p, ic->lay, ic->base, UINT64_MAX,
 	                                  ic->k > 0 ? &ic->cur : NULL, &e);
 	at += elog__idx_fault_at(ic->lay, fault);
-	switch (fault) {
-	case IDX_FAULT_NONE:
-		break;
-	case IDX_FAULT_CRC:
+	if (fault == IDX_FAULT_NONE) {
+		ic->cur = e;
+		ic->k++;
+		ic->have = 1;
+	} else if (fault == IDX_FAULT_CRC) {
 		idx_problem(v, ic, at, "entry checksum mismatch");
-		return 0;
-	case IDX_FAULT_POS:
+	} else if (fault == IDX_FAULT_POS) {
 		idx_problem(v, ic, at, "entry points at byte %lu, inside the segment header",
 		            (unsigned long)e.pos);
-		return 0;
-	case IDX_FAULT_OFFSET:
+	} else if (fault == IDX_FAULT_OFFSET) {
 		idx_problem(v, ic, at, "entry says offset %llu, below the segment's base",
 		            (unsigned long long)e.offset);
-		return 0;
-	case IDX_FAULT_ORDER:
+	} else if (fault == IDX_FAULT_ORDER) {
 		idx_problem(v, ic, at, "entry out of order (offset %llu after %llu)",
 		            (unsigned long long)e.offset, (unsigned long long)ic->cur.offset);
-		return 0;
-	default:
+	} else {
 		idx_problem(v, ic, at,
 		            "entry's timestamps contradict each other or the "
 		            "entry before (newest %lld, oldest %lld)",
 		            (long long)e.ts_max, (long long)e.ts_min);
-		return 0;
 	}
-	ic->cur = e;
-	ic->k++;
-	ic->have = 1;
 	return 0;
 }
 
@@ -534,7 +472,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 	ic->kind = active ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
 	elog__seg_name(ic->name, base, IDX_EXT);
 	ic->base = base;
-	ic->fd = elog__fs_openat(v->dfd, ic->name, O_RDONLY, 0);
+	ic->fd = elog__fs_openat_stat(v->dfd, ic->name, O_RDONLY, 0, &st);
 	if (ic->fd < 0) {
 		int e = errno;
 		ss->idx_bad = 1;
@@ -542,22 +480,11 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		if (e == ENOENT)
 			report(v, ELOG_PROBLEM_WARNING, ic->name, ELOG_NOPOS,
 			       "missing: readers scan the segment instead");
-		else if (e == ELOOP)
-			report(v, ic->kind, ic->name, ELOG_NOPOS,
-			       "a symbolic link, which elog refuses to follow");
-		else if (e == ELOG_NOTREG)
-			report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
-		else
+		else if (!refused(v, ic->kind, ic->name, e))
 			return elog__errmsg_set(v->msg, e, "%s: %s", ic->name, elog_strerror(e));
 		return 0;
 	}
-	int err = fstat(ic->fd, &st) < 0 ? errno : 0;
-	if (!err && !S_ISREG(st.st_mode)) {
-		report(v, ic->kind, ic->name, ELOG_NOPOS, "not a regular file");
-		goto bad;
-	}
-	if (!err)
-		err = elog__fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
+	int err = elog__fs_pread_full(ic->fd, hdr, IDX_HDR, 0, &got);
 	if (err) {
 		close(ic->fd);
 		ic->fd = -1;
@@ -577,7 +504,6 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		goto bad;
 	}
 	uint64_t size = (uint64_t)st.st_size;
-	ic->version = ic->lay->version;
 	ic->nent = (size - IDX_HDR) / ic->lay->entry;
 	if ((size - IDX_HDR) % ic->lay->entry != 0) {
 		/* Checked first, as it is: whole entries before it may be
@@ -585,11 +511,7 @@ static int idx_open(struct verify *v, struct idxcheck *ic, uint64_t base, int ac
 		report(v, ic->kind, ic->name, entry_pos(ic, ic->nent),
 		       "truncated entry: %llu bytes at the end",
 		       (unsigned long long)((size - IDX_HDR) % ic->lay->entry));
-		ss->idx_bad = 1;
-		ic->stop = 1;
-		close(ic->fd);
-		ic->fd = -1;
-		return 0;
+		goto bad;
 	}
 	return idx_advance(v, ic);
 bad:
@@ -602,93 +524,75 @@ bad:
 
 /* ---- segments ---- */
 
-/* Report what is wrong with the header of a segment; 1 when its records
- * can be read all the same. */
-static int check_header(struct verify *v, const char *name, const unsigned char *hdr, size_t got,
-                        uint64_t base, uint64_t size, int tolerant)
-{
-	int kind = tolerant ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE;
-	const char *why = tolerant ? " in a segment with nothing acknowledged (the "
-	                             "writer rewrites it)"
-	                           : "";
-	switch (elog__seg_header_fault(hdr, got, base, NULL)) {
-	case SEG_FAULT_SHORT:
-		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
-		       (unsigned long long)size, why);
-		return 0;
-	case SEG_FAULT_MAGIC:
-		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
-		return 0;
-	case SEG_FAULT_CRC:
-		report(v, kind, name, 0, "header checksum mismatch%s", why);
-		return 1; /* the records may still be sound */
-	case SEG_FAULT_VERSION:
-		report(v, kind, name, SEG_AT_VERSION,
-		       "unsupported segment version %lu "
-		       "or codec %lu",
-		       (unsigned long)get32(hdr + SEG_AT_VERSION),
-		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
-		return 0;
-	case SEG_FAULT_RESERVED:
-		/* Readers ignore the reserved field, but a writer only ever
-		 * writes zeros there, so anything else is a changed byte. */
-		report(v, kind, name, SEG_AT_LOG, "reserved header bytes are not zero");
-		return 1;
-	}
-	return 1;
-}
-
 /* What checking one segment carries from one record to the next. */
 struct segcheck {
 	struct segstate *ss;
-	char name[NAME_MAX_LOCAL];
+	const char *name; /* ss->name */
 	uint64_t base;
 	uint64_t next_base; /* of the segment after it; UINT64_MAX */
 	int active;         /* the newest segment */
 	int sealed;         /* its version ends it with a seal */
 	uint64_t end;       /* where its records end */
 	int wm_seg;         /* the one the watermark names */
-	uint64_t acked;     /* bytes of it the watermark vouches for */
 	int fresh;          /* nothing in it was ever promised */
 	int fd;
-	uint32_t flags;                   /* its header's: codec and dictionary */
-	struct vdec *vd;                  /* to decode the segment's values */
-	int bad_values;                   /* one value reported: the rest unchecked */
-	struct idxcheck *ic;              /* its index, read in step */
-	struct idx_builder ib;            /* where entries are due */
-	int beyond;                       /* offsets past the next segment's base */
-	int64_t ts_max, ts_min;           /* greatest and least ts_ms so far */
-	int64_t span_min, span_max;       /* the same since the last entry's record */
-	struct elog_segment_info info;    /* every record */
-	struct elog_segment_info durable; /* those readers may read */
+	uint32_t flags;                /* its header's: codec and dictionary */
+	struct vdec *vd;               /* to decode the segment's values */
+	int bad_values;                /* one value reported: the rest unchecked */
+	struct idxcheck *ic;           /* its index, read in step */
+	int beyond;                    /* offsets past the next segment's base */
+	struct idx_builder ib;         /* where entries are due; the extremes */
+	int64_t span_min, span_max;    /* ts_ms since the last entry's record */
+	struct elog_segment_info info; /* what -l lists: the records readers may read */
 };
+
+/* Report what is wrong with the header of a segment (its fault in
+ * ss->hdr_fault); 1 when its records can be read all the same. */
+static int check_header(struct verify *v, const struct segcheck *c, const unsigned char *hdr,
+                        size_t got)
+{
+	int kind = c->fresh ? ELOG_PROBLEM_WARNING : ELOG_PROBLEM_DAMAGE, f = c->ss->hdr_fault;
+	const char *name = c->name;
+	const char *why = c->fresh ? " in a segment with nothing acknowledged (the "
+	                             "writer rewrites it)"
+	                           : "";
+	if (f == SEG_FAULT_SHORT)
+		report(v, kind, name, got, "truncated header: the file has %llu bytes%s",
+		       (unsigned long long)c->ss->size, why);
+	else if (f == SEG_FAULT_MAGIC)
+		report(v, kind, name, 0, "bad magic: not an elog segment%s", why);
+	else if (f == SEG_FAULT_CRC) /* the records may still be sound */
+		report(v, kind, name, 0, "header checksum mismatch%s", why);
+	else if (f == SEG_FAULT_VERSION)
+		report(v, kind, name, SEG_AT_VERSION,
+		       "unsupported segment version %lu "
+		       "or codec %lu",
+		       (unsigned long)get32(hdr + SEG_AT_VERSION),
+		       (unsigned long)get32(hdr + SEG_AT_FLAGS));
+	else if (f == SEG_FAULT_RESERVED)
+		/* Readers ignore the reserved field, but a writer only ever
+		 * writes zeros there, so anything else is a changed byte. */
+		report(v, kind, name, SEG_AT_LOG, "reserved header bytes are not zero");
+	return f != SEG_FAULT_SHORT && f != SEG_FAULT_MAGIC && f != SEG_FAULT_VERSION;
+}
 
 /* Open the segment and check what lies before its records.  0 with c->fd
  * open when the records are to be read, 0 with c->fd < 0 when not (the
- * problem was reported; *gone when the file is gone since it was listed),
- * or an error. */
-static int open_checked(struct verify *v, struct segcheck *c, int *gone)
+ * problem was reported), ELOG_END when the file is gone since it was
+ * listed, or an error. */
+static int open_checked(struct verify *v, struct segcheck *c)
 {
 	unsigned char hdr[SEG_HDR];
 	struct stat st;
 	size_t got;
 	int err = elog__seg_open_raw(v->dfd, c->base, O_RDONLY, &c->fd, hdr, &got, &st, NULL);
-	*gone = 0;
-	if (err) {
-		if (err == ENOENT) /* removed by retention since listed */
-			*gone = 1;
-		else if (err != ELOOP && err != ELOG_NOTREG)
-			return elog__errmsg_set(v->msg, err, "%s: %s", c->name, elog_strerror(err));
-		else
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS,
-			       err == ELOOP ? "a symbolic link, which elog refuses to follow"
-			                    : "not a regular file");
-		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		report(v, ELOG_PROBLEM_DAMAGE, c->name, ELOG_NOPOS, "not a regular file");
-		goto skip;
-	}
+	if (err == ENOENT) /* removed by retention since listed */
+		return ELOG_END;
+	if (err)
+		return refused(v, ELOG_PROBLEM_DAMAGE, c->name, err)
+		               ? 0
+		               : elog__errmsg_set(v->msg, err, "%s: %s", c->name,
+		                                  elog_strerror(err));
 	/* The writer refuses to write through a second link; readers and
 	 * maintenance, which never write into a closed segment, do not mind. */
 	if (c->active && st.st_nlink > 1)
@@ -697,17 +601,15 @@ static int open_checked(struct verify *v, struct segcheck *c, int *gone)
 		       "the writer refuses to write it",
 		       (unsigned long)st.st_nlink);
 	c->ss->size = c->info.bytes = (uint64_t)st.st_size;
-	int fault = elog__seg_header_fault(hdr, got, c->base, NULL);
-	c->ss->hdr_fault = fault;
-	if (!check_header(v, c->name, hdr, got, c->base, c->ss->size, c->fresh))
-		goto skip;
+	c->ss->hdr_fault = elog__seg_header_fault(hdr, got, c->base, NULL);
+	if (!check_header(v, c, hdr, got)) {
+		close(c->fd);
+		c->fd = -1;
+		return 0;
+	}
 	c->flags = elog__seg_header_flags(hdr);
 	c->sealed = elog__seg_header_sealed(hdr);
 	c->info.version = get32(hdr + SEG_AT_VERSION);
-	return 0;
-skip:
-	close(c->fd);
-	c->fd = -1;
 	return 0;
 }
 
@@ -721,20 +623,10 @@ static int check_codec(struct verify *v, struct segcheck *c)
 	const struct codec *codec = elog__codec_flags_valid(flags) ? elog__codec_for_flags(flags)
 	                                                           : NULL;
 	char zmsg[ELOG_MSG_MAX];
-	if (codec && SEG_DICT(flags)) {
-		unsigned char *d;
-		size_t dlen;
-		int zerr = elog__dict_load(v->dfd, SEG_DICT(flags), &d, &dlen, zmsg);
-		if (zerr == 0)
-			free(d);
-		if (zerr) {
-			report(v, ELOG_PROBLEM_DAMAGE, c->name, 12,
-			       "its values need dictionary "
-			       "%lu: %s",
-			       (unsigned long)SEG_DICT(flags),
-			       zerr == ELOG_CORRUPT ? zmsg : elog_strerror(zerr));
-			c->bad_values = 1; /* one report for the segment */
-		}
+	if (codec && SEG_DICT(flags) && dict_check(v, SEG_DICT(flags), zmsg) != 0) {
+		report(v, ELOG_PROBLEM_DAMAGE, c->name, 12, "its values need dictionary %lu: %s",
+		       (unsigned long)SEG_DICT(flags), zmsg);
+		c->bad_values = 1; /* one report for the segment */
 	}
 	if (codec && elog__codec_usable(codec, zmsg) != 0) {
 		report(v, ELOG_PROBLEM_WARNING, c->name, ELOG_NOPOS,
@@ -753,19 +645,23 @@ static void check_offset(struct verify *v, struct segcheck *c, const struct elog
                          uint64_t at, uint64_t end)
 {
 	struct segstate *ss = c->ss;
-	struct elog_segment_info *info = &c->info;
 	if (rec->offset >= c->next_base && !c->beyond++) {
 		ss->overlap = 1;
 		ss->overlap_pos = at + REC_AT_OFFSET;
 		ss->overlap_off = rec->offset;
 	}
-	tally_durable(info, rec);
-	if (!c->active || end <= c->acked)
-		tally_durable(&c->durable, rec);
-	if (rec->ts_ms > c->ts_max)
-		c->ts_max = rec->ts_ms;
-	if (rec->ts_ms < c->ts_min)
-		c->ts_min = rec->ts_ms;
+	ss->next = rec->offset + 1;
+	if (!c->active || end <= c->ss->acked) { /* what -l lists: what readers may read */
+		struct elog_segment_info *si = &c->info;
+		if (si->records == 0 || rec->ts_ms < si->ts_min)
+			si->ts_min = rec->ts_ms;
+		if (si->records == 0 || rec->ts_ms > si->ts_max)
+			si->ts_max = rec->ts_ms;
+		if (si->records == 0)
+			si->first = rec->offset;
+		si->last = rec->offset;
+		si->records++;
+	}
 	if (c->wm_seg && end <= v->wm.segment_bytes) {
 		ss->wm_next = rec->offset + 1;
 		ss->wm_boundary = end == v->wm.segment_bytes;
@@ -803,12 +699,13 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 	struct idxcheck *ic = c->ic;
 	struct idx_entry due;
 	int err = 0;
-	/* Past the durable end of the active segment the writer may not have
-	 * written the index entry yet. */
-	int is_due = v->have_set &&
-	             elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
-	                                   v->set.index_interval, &due) &&
-	             !(c->active && end > c->acked);
+	/* The builder keeps the segment's extremes in any case; where entries
+	 * are due needs the settings' interval.  Past the durable end of the
+	 * active segment the writer may not have written the entry yet. */
+	int is_due = elog__idx_builder_add(&c->ib, rec->offset, rec->ts_ms, at,
+	                                   v->have_set ? v->set.index_interval : UINT32_MAX,
+	                                   &due) &&
+	             v->have_set && !(c->active && end > c->ss->acked);
 	const struct idx_layout *lay = ic->lay;
 	int v2 = lay && lay->version == IDX_VERSION;
 	if (ic->have && ic->cur.pos < end && ic->cur.pos != at)
@@ -823,14 +720,14 @@ static int check_entry(struct verify *v, struct segcheck *c, const struct elog_r
 			            "has %llu",
 			            (unsigned long long)ic->cur.offset,
 			            (unsigned long long)rec->offset);
-		else if (ic->cur.ts_max != c->ts_max)
+		else if (ic->cur.ts_max != c->ib.ts_max)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + lay->at_ts_max,
 			            "entry says newest timestamp %lld, the records say %lld",
-			            (long long)ic->cur.ts_max, (long long)c->ts_max);
-		else if (v2 && ic->cur.ts_min != c->ts_min)
+			            (long long)ic->cur.ts_max, (long long)c->ib.ts_max);
+		else if (v2 && ic->cur.ts_min != c->ib.ts_min)
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_TS_MIN,
 			            "entry says oldest timestamp %lld, the records say %lld",
-			            (long long)ic->cur.ts_min, (long long)c->ts_min);
+			            (long long)ic->cur.ts_min, (long long)c->ib.ts_min);
 		else if (v2 && (ic->cur.span_min != c->span_min || ic->cur.span_max != c->span_max))
 			idx_problem(v, ic, entry_pos(ic, ic->k - 1) + IDX_AT_SPAN_MIN,
 			            "entry says the records since the entry before are "
@@ -862,13 +759,11 @@ static void record_problem(struct verify *v, int kind, struct segcheck *c, uint6
                            const struct seg_tail *t, const struct elog_record *rec,
                            const char *where)
 {
-	const char *name = c->name;
-	int fd = c->fd;
 	uint64_t size = c->end;
 	unsigned char h[REC_HDR];
 	size_t got = 0;
 	char what[128];
-	elog__fs_pread_full(fd, h, sizeof h, (off_t)at, &got);
+	elog__fs_pread_full(c->fd, h, sizeof h, (off_t)at, &got);
 	size_t magic = got < sizeof SEAL_MAGIC - 1 ? got : sizeof SEAL_MAGIC - 1;
 	int fault = elog__rec_fault(h, got, size - at);
 	if (t->why == TAIL_ORDER && (rec->offset < c->base || t->next == c->base))
@@ -893,7 +788,7 @@ static void record_problem(struct verify *v, int kind, struct segcheck *c, uint6
 	else
 		snprintf(what, sizeof what, "corrupt record: %s",
 		         fault == REC_FAULT_KEY ? "key length past its end" : "checksum mismatch");
-	report(v, kind, name, at, "%s%s (%llu bytes from here to the end are not read)", what,
+	report(v, kind, c->name, at, "%s%s (%llu bytes from here to the end are not read)", what,
 	       where, (unsigned long long)(size - at));
 }
 
@@ -905,8 +800,6 @@ static int check_end(struct verify *v, struct segcheck *c, int err, const struct
 	struct segstate *ss = c->ss;
 	struct idxcheck *ic = c->ic;
 	ss->valid_end = at;
-	if (c->info.records)
-		ss->next = c->info.last + 1;
 	if (err == ELOG_END && t->why == TAIL_WHOLE) {
 		err = 0;
 		ss->clean = 1;
@@ -920,7 +813,7 @@ static int check_end(struct verify *v, struct segcheck *c, int err, const struct
 	} else if (err == ELOG_END) {
 		err = 0;
 		ss->bad_at = at;
-		if (c->active && at >= c->acked)
+		if (c->active && at >= ss->acked)
 			record_problem(v, ELOG_PROBLEM_WARNING, c, at, t, rec,
 			               ", after the durable end, never acknowledged: the "
 			               "writer's recovery cuts it");
@@ -988,14 +881,11 @@ static int check_records(struct verify *v, struct segcheck *c)
 	struct elog_record rec;
 	struct scan s;
 	struct seg_tail t = { .next = c->base, .end = SEG_HDR };
+	struct idxcheck ic; /* 24 KiB: its buffer */
 	uint64_t at;
 	int err;
-	if (!(c->ic = malloc(sizeof *c->ic)))
-		return elog__errmsg_set(v->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	if ((err = idx_open(v, c->ic, c->base, c->active, ss)) != 0) {
-		free(c->ic);
+	if ((err = idx_open(v, c->ic = &ic, c->base, c->active, ss)) != 0)
 		return err;
-	}
 	if ((err = check_seal(v, c)) != 0)
 		goto out;
 	if ((err = elog__scan_init(&s, c->fd, c->base, SEG_HDR, c->end)) != 0) {
@@ -1015,11 +905,10 @@ static int check_records(struct verify *v, struct segcheck *c)
 		t.end = at;
 	err = check_end(v, c, err, &t, &rec);
 	elog__scan_free(&s);
-	c->info.index_version = c->ic->version;
+	c->info.index_version = ic.lay ? ic.lay->version : 0;
 out:
-	if (c->ic->fd >= 0)
-		close(c->ic->fd);
-	free(c->ic);
+	if (ic.fd >= 0)
+		close(ic.fd);
 	return err;
 }
 
@@ -1028,18 +917,12 @@ static void segment_done(struct verify *v, struct segcheck *c, uint64_t damage0)
 {
 	/* What is listed and counted is what readers may read: nothing past
 	 * the durable end, which may be a write in progress. */
-	struct elog_segment_info info = c->durable;
-	info.base = c->info.base;
-	info.active = c->info.active;
-	info.bytes = c->info.bytes;
-	info.version = c->info.version;
-	info.index_version = c->info.index_version;
-	info.damaged = c->ss->damaged = v->res->damage > damage0;
+	c->info.damaged = c->ss->damaged = v->res->damage > damage0;
 	v->res->segments++;
-	v->res->records += info.records;
-	v->res->bytes += info.bytes;
+	v->res->records += c->info.records;
+	v->res->bytes += c->info.bytes;
 	if (!v->quiet && v->o && v->o->segment)
-		v->o->segment(v->o->arg, &info);
+		v->o->segment(v->o->arg, &c->info);
 }
 
 static int check_segment(struct verify *v, size_t i)
@@ -1047,33 +930,32 @@ static int check_segment(struct verify *v, size_t i)
 	struct segcheck c = { .ss = &v->seg[i],
 		              .base = v->base[i],
 		              .fd = -1,
-		              .ts_max = INT64_MIN,
-		              .ts_min = INT64_MAX,
 		              .span_min = IDX_SPAN_EMPTY_MIN,
 		              .span_max = IDX_SPAN_EMPTY_MAX };
 	struct segstate *ss = c.ss;
 	uint64_t damage0 = v->res->damage;
-	int gone, err;
+	int err;
 
 	c.active = i + 1 == v->n;
 	c.next_base = c.active ? UINT64_MAX : v->base[i + 1];
 	c.wm_seg = v->wm_state == WM_OK && v->wm.segment_base == c.base;
-	c.acked = c.wm_seg ? v->wm.segment_bytes : 0;
+	ss->acked = c.wm_seg ? v->wm.segment_bytes : 0;
 	/* A segment newer than the one the watermark names was created just
 	 * before a crash or is being created: nothing in it was promised.
 	 * Nor was anything of the newest segment when the watermark is
 	 * missing or unreadable. */
-	c.fresh = c.active && c.acked == 0 && (v->wm_state != WM_OK || c.base > v->wm.segment_base);
+	c.fresh = c.active && ss->acked == 0 &&
+	          (v->wm_state != WM_OK || c.base > v->wm.segment_base);
 	c.info.base = c.base;
 	c.info.active = c.active;
-	elog__seg_name(c.name, c.base, SEG_EXT);
+	c.name = ss->name;
 	ss->base = c.base;
 	ss->hdr_fault = -1;
 	ss->bad_at = UINT64_MAX;
 	ss->valid_end = SEG_HDR;
 	ss->next = ss->wm_next = c.base;
-	if ((err = open_checked(v, &c, &gone)) != 0 || gone)
-		return err;
+	if ((err = open_checked(v, &c)) != 0)
+		return err == ELOG_END ? 0 : err;
 	if (c.fd >= 0) {
 		if ((err = check_codec(v, &c)) == 0)
 			err = check_records(v, &c);
@@ -1094,18 +976,15 @@ static int check_segment(struct verify *v, size_t i)
 static void check_overlap(struct verify *v, size_t i)
 {
 	const struct segstate *a = &v->seg[i], *b = &v->seg[i + 1];
-	char name[NAME_MAX_LOCAL], next[NAME_MAX_LOCAL];
 	if (!a->overlap)
 		return;
-	elog__seg_name(name, a->base, SEG_EXT);
-	elog__seg_name(next, b->base, SEG_EXT);
-	int copy = i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
-	           b->next <= a->next;
-	if (copy)
-		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, name, a->overlap_pos,
-		            "holds copies of every record of %s: a merge was interrupted", next);
+	if (i + 1 < v->n - 1 && a->clean && b->clean && b->scanned && !b->damaged &&
+	    b->next <= a->next)
+		report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT_COPY, a->name,
+		            a->overlap_pos,
+		            "holds copies of every record of %s: a merge was interrupted", b->name);
 	else
-		report(v, ELOG_PROBLEM_DAMAGE, name, a->overlap_pos,
+		report(v, ELOG_PROBLEM_DAMAGE, a->name, a->overlap_pos,
 		       "offset %llu is not below the next segment's base %llu "
 		       "(the segments overlap)",
 		       (unsigned long long)a->overlap_off, (unsigned long long)b->base);
@@ -1122,8 +1001,7 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
 		to = v->wm.durable_end;
 	if (from >= to || elog__holes_find(h, from, to - 1, &a, &b))
 		return;
-	if (push(&v->lost, &v->nlost, from) == 0 && push(&v->lost, &v->nlost, to - 1) != 0)
-		v->nlost--;
+	elog__array_push(&v->lost, &v->nlost, sizeof *v->lost, &(struct hole){ from, to - 1, 0 });
 	report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_LOSS, name, pos,
 	            "offsets %llu-%llu are lost: %s", (unsigned long long)from,
 	            (unsigned long long)(to - 1), why);
@@ -1134,28 +1012,27 @@ static void chain_loss(struct verify *v, const struct holes *h, const char *name
  * one that does not belong shows here even though every file reads. */
 static void check_chain(struct verify *v)
 {
-	struct holes h = { 0 };
+	const struct holes *h = &v->holes;
 	char why[160];
-	elog__holes_load(v->dfd, &h);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct segstate *a = &v->seg[i];
-		char name[NAME_MAX_LOCAL];
+		const char *name = a->name;
 		uint64_t next = i + 1 < v->n ? v->base[i + 1] : UINT64_MAX;
-		elog__seg_name(name, a->base, SEG_EXT);
 		if (a->chain == CHAIN_UNSEALED) {
 			snprintf(why, sizeof why,
 			         "the closed segment ends at byte %llu "
 			         "without its seal: it was truncated",
 			         (unsigned long long)a->valid_end);
 			if (a->next < next)
-				chain_loss(v, &h, name, a->valid_end, a->next, next, why);
+				chain_loss(v, h, name, a->valid_end, a->next, next, why);
 			else
 				report_hint(v, ELOG_PROBLEM_DAMAGE, ELOG_HINT_RESEAL, name,
 				            a->valid_end,
 				            "the closed segment lost its seal (byte %llu on)",
 				            (unsigned long long)a->valid_end);
 			if (a->clean)
-				push(&v->reseal, &v->nreseal, i);
+				elog__array_push(&v->reseal, &v->nreseal, sizeof *v->reseal,
+				                 &(uint64_t){ i });
 			continue;
 		}
 		if (a->chain != CHAIN_SEALED)
@@ -1175,49 +1052,32 @@ static void check_chain(struct verify *v)
 				         "next, which is missing, and the watermark says they "
 				         "were durable",
 				         (unsigned long long)a->seal.next);
-				chain_loss(v, &h, name, at, a->seal.next, v->wm.durable_end, why);
+				chain_loss(v, h, name, at, a->seal.next, v->wm.durable_end, why);
 			}
 		} else if (a->seal.next < next) {
 			snprintf(why, sizeof why,
 			         "the seal names segment %llu as the next, "
 			         "but the next one is %llu: segments are missing",
 			         (unsigned long long)a->seal.next, (unsigned long long)next);
-			chain_loss(v, &h, name, at, a->seal.next, next, why);
+			chain_loss(v, h, name, at, a->seal.next, next, why);
 		} else if (a->seal.next > next && !a->overlap) {
 			const struct segstate *b = &v->seg[i + 1];
-			char bname[NAME_MAX_LOCAL];
-			elog__seg_name(bname, b->base, SEG_EXT);
 			if (b->clean && b->next <= a->seal.next && i + 2 < v->n)
-				report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT, bname,
+				report_hint(v, ELOG_PROBLEM_WARNING, ELOG_HINT_COMPACT, b->name,
 				            ELOG_NOPOS,
 				            "lies inside the range of %s, whose seal names %llu as "
 				            "the next: a merge was interrupted",
 				            name, (unsigned long long)a->seal.next);
 			else
-				report(v, ELOG_PROBLEM_DAMAGE, bname, ELOG_NOPOS,
+				report(v, ELOG_PROBLEM_DAMAGE, b->name, ELOG_NOPOS,
 				       "is not in the log's chain: %s's seal names %llu as the "
 				       "next segment (a segment copied in from elsewhere?)",
 				       name, (unsigned long long)a->seal.next);
 		}
 	}
-	elog__holes_free(&h);
 }
 
 /* ---- the watermark against the data ---- */
-
-static ssize_t find_base(const struct verify *v, uint64_t base)
-{
-	for (size_t lo = 0, hi = v->n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v->base[mid] == base)
-			return (ssize_t)mid;
-		if (v->base[mid] < base)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
 
 static void check_watermark(struct verify *v)
 {
@@ -1245,10 +1105,9 @@ static void check_watermark(struct verify *v)
 	}
 	if (v->wm_state != WM_OK)
 		return;
-	uint64_t active = v->base[v->n - 1];
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, wm->segment_base, SEG_EXT);
-	if (wm->segment_base > active) {
+	if (wm->segment_base > newest) {
 		/* Read before the listing, it names a segment listed unless
 		 * that segment is missing. */
 		v->wm_fix = 1;
@@ -1256,8 +1115,9 @@ static void check_watermark(struct verify *v)
 		       "names segment %s, which does not exist", name);
 		return;
 	}
-	ssize_t i = find_base(v, wm->segment_base);
-	if (i < 0) {
+	struct seglist sl = { v->base, v->n };
+	ssize_t i = elog__seglist_find(&sl, wm->segment_base);
+	if (i < 0 || v->base[i] != wm->segment_base) {
 		if (wm->durable_end || wm->segment_base || wm->segment_bytes)
 			report(v, ELOG_PROBLEM_WARNING, FN_WATERMARK, WM_AT_BASE,
 			       "names segment %s, which no longer exists", name);
@@ -1324,17 +1184,7 @@ static void check_consumers(struct verify *v)
 	err = elog__ctable_parse(&t, text, len, msg);
 	free(text);
 	if (err) {
-		/* The parser's message is "consumers.json: byte N: what". */
-		const char *m = msg;
-		unsigned long long pos;
-		int used = 0;
-		if (strncmp(m, FN_CONSUMERS ": ", sizeof FN_CONSUMERS + 1) == 0)
-			m += sizeof FN_CONSUMERS + 1;
-		if (sscanf(m, "byte %llu: %n", &pos, &used) == 1 && used > 0)
-			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, pos, "%s", m + used);
-		else
-			report(v, ELOG_PROBLEM_DAMAGE, FN_CONSUMERS, ELOG_NOPOS, "%s",
-			       m[0] ? m : elog_strerror(err));
+		report_msg(v, FN_CONSUMERS, msg[0] ? msg : elog_strerror(err));
 		return;
 	}
 	if (v->wm_state == WM_OK) {
@@ -1349,36 +1199,14 @@ static void check_consumers(struct verify *v)
 	elog__ctable_free(&t);
 }
 
-/* The offsets salvage lost, which readers report as gaps: a file they
- * cannot read makes them report none, so it is damage. */
-static void check_salvaged(struct verify *v)
-{
-	struct holes h = { 0 };
-	int err = elog__holes_load(v->dfd, &h);
-
-	if (err == ELOG_CORRUPT)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS,
-		       "malformed: readers report no gap for the offsets that "
-		       "salvage lost (format in elog(5))");
-	else if (err)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_SALVAGED, ELOG_NOPOS, "%s", elog_strerror(err));
-	else
-		elog__verify_losses(v, &h);
-	elog__holes_free(&h);
-}
-
 /* Compaction stops on a tombstone state it cannot read, every run, until
  * the file is removed; say so here, in compaction's own words, so that a
  * check does not pass a log whose compaction cannot run. */
 static void check_compact_state(struct verify *v)
 {
 	char msg[ELOG_MSG_MAX];
-	int err = elog__compact_state_check(v->dfd, msg);
-	size_t skip = strlen(FN_COMPACT_STATE ": ");
-
-	if (err == ELOG_CORRUPT)
-		report(v, ELOG_PROBLEM_DAMAGE, FN_COMPACT_STATE, ELOG_NOPOS, "%s",
-		       strncmp(msg, FN_COMPACT_STATE ": ", skip) == 0 ? msg + skip : msg);
+	if (elog__compact_state_check(v->dfd, msg) == ELOG_CORRUPT)
+		report_msg(v, FN_COMPACT_STATE, msg);
 }
 
 /* One whole check.  v->dfd, flags, o, res and msg are set by the caller. */
@@ -1406,26 +1234,21 @@ static int check_all(struct verify *v)
 		if (i > 0)
 			check_overlap(v, i - 1);
 	}
+	v->holes_err = elog__holes_load(v->dfd, &v->holes);
 	check_chain(v);
 	check_watermark(v);
 	check_consumers(v);
-	check_salvaged(v);
+	elog__verify_losses(v);
 	return elog__verify_unreadable(v);
 }
 
 static void verify_free(struct verify *v)
 {
 	free(v->base);
-	free(v->ibase);
 	free(v->seg);
 	free(v->lost);
 	free(v->reseal);
-	v->lost = v->reseal = NULL;
-	v->nlost = v->nreseal = 0;
-	v->start_fix = 0;
-	v->base = v->ibase = NULL;
-	v->seg = NULL;
-	v->n = v->ni = 0;
+	elog__holes_free(&v->holes);
 }
 
 /* Checking shares maint.lock with other checks, so that compaction and
@@ -1472,18 +1295,16 @@ int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_v
 {
 	char local[ELOG_MSG_MAX];
 	struct elog_verify_result dummy;
-	struct verify v;
 	int lockfd = -1, maintfd = -1, err;
 
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof *res);
-	memset(&v, 0, sizeof v);
-	v.msg = msg ? msg : local;
+	struct verify v = { .msg = msg ? msg : local,
+		            .flags = o ? o->flags : 0,
+		            .o = o,
+		            .res = res };
 	v.msg[0] = '\0';
-	v.flags = o ? o->flags : 0;
-	v.o = o;
-	v.res = res;
 	v.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dfd < 0)
 		return elog__errmsg_set(v.msg, errno, "%s", elog_strerror(errno));
@@ -1503,14 +1324,8 @@ int elog_verify(const char *dir, const struct elog_verify_opts *o, struct elog_v
 		goto out;
 
 	/* Check again, silently, to count what the repair left. */
-	struct elog_verify_result again;
-	struct verify v2;
-	memset(&again, 0, sizeof again);
-	memset(&v2, 0, sizeof v2);
-	v2.dfd = v.dfd;
-	v2.quiet = 1;
-	v2.res = &again;
-	v2.msg = v.msg;
+	struct elog_verify_result again = { 0 };
+	struct verify v2 = { .dfd = v.dfd, .quiet = 1, .res = &again, .msg = v.msg };
 	err = check_all(&v2);
 	verify_free(&v2);
 	res->remaining = again.damage;

@@ -391,29 +391,6 @@ static void upside_down(struct idx_entry *e)
 	e->ts_min = e->ts_max + 1;
 }
 
-/* The times of an entry are held against the records: an entry that
- * would hide a record from a time window is damage. */
-UT_TEST(index_entry_with_the_wrong_span)
-{
-	hand_log();
-	hand_indexes();
-	change_entry1(narrow_span);
-	struct seen s;
-	struct elog_verify_result res;
-	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
-	ck_assert_uint_eq(res.damage, 1);
-	int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
-	ck_assert_int_ge(k, 0);
-	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_SPAN_MIN);
-	ck_assert_str_eq(s.text[k], "entry says the records since the entry before are "
-	                            "stamped 1000 to 1001, they are 1000 to 1002");
-	ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
-	ck_assert_uint_eq(res.remaining, 0);
-	ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
-	ck_assert_uint_eq(res.damage, 0);
-}
-END_TEST
-
 /* Times that contradict each other fail the entry's verdict itself. */
 UT_TEST(index_entry_with_contradicting_times)
 {
@@ -429,6 +406,58 @@ UT_TEST(index_entry_with_contradicting_times)
 	ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + IDX_AT_TS_MAX);
 	ck_assert_str_eq(s.text[k], "entry's timestamps contradict each other or the "
 	                            "entry before (newest 1003, oldest 1004)");
+}
+END_TEST
+
+static void widen_newest(struct idx_entry *e)
+{
+	ck_assert_int_eq(e->ts_max, 1003); /* records 0 to 3 */
+	e->ts_max = 1005;
+}
+
+static void widen_oldest(struct idx_entry *e)
+{
+	ck_assert_int_eq(e->ts_min, 1000);
+	e->ts_min = 999;
+}
+
+/* The times of an entry are held against the records: an entry that
+ * would hide a record from a time window is damage, and so are extremes
+ * (the newest and oldest timestamp up to its record) that the records do
+ * not have.  --repair rebuilds the index. */
+UT_TEST(index_entry_with_the_wrong_times)
+{
+	static const struct {
+		void (*change)(struct idx_entry *);
+		size_t at;
+		const char *text;
+	} cases[] = {
+		{ narrow_span, IDX_AT_SPAN_MIN,
+		  "entry says the records since the entry before are stamped 1000 to 1001, they "
+		  "are 1000 to 1002" },
+		{ widen_newest, IDX_AT_TS_MAX,
+		  "entry says newest timestamp 1005, the records say 1003" },
+		{ widen_oldest, IDX_AT_TS_MIN,
+		  "entry says oldest timestamp 999, the records say 1000" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ut_rm_rf(ut_dir);
+		hand_log();
+		hand_indexes();
+		change_entry1(cases[i].change);
+		struct seen s;
+		struct elog_verify_result res;
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_uint_eq(res.damage, 1);
+		int k = find(&s, ELOG_PROBLEM_DAMAGE, seg(0, IDX_EXT));
+		ck_assert_int_ge(k, 0);
+		ck_assert_uint_eq(s.pos[k], IDX_HDR + IDX_ENTRY + cases[i].at);
+		ck_assert_str_eq(s.text[k], cases[i].text);
+		ck_assert_int_eq(run_verify(ut_dir, ELOG_VERIFY_REPAIR, &s, &res), 0);
+		ck_assert_uint_eq(res.remaining, 0);
+		ck_assert_int_eq(run_verify(ut_dir, 0, &s, &res), 0);
+		ck_assert_uint_eq(res.damage, 0);
+	}
 }
 END_TEST
 
@@ -1197,7 +1226,9 @@ UT_TEST(stray_files_are_warnings)
 	ck_assert_uint_eq(res.warnings, 3);
 	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "README"), 0);
 	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "watermark.tmp.1.0"), 0);
-	ck_assert_int_ge(find(&s, ELOG_PROBLEM_WARNING, "00000000000000000099.idx"), 0);
+	int k = find(&s, ELOG_PROBLEM_WARNING, "00000000000000000099.idx");
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(s.text[k], "index of a segment that does not exist");
 }
 END_TEST
 
