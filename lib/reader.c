@@ -253,8 +253,7 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	r->chain = chain;
 	r->seal = seal;
 	r->seg_v2 = elog__seg_header_sealed(sc.buf);
-	r->last = 0;
-	r->have_last = 0;
+	r->tail = (struct seg_tail){ .next = base };
 	r->next_base = next;
 	r->jumps = 0;
 	r->win_check = 0;
@@ -512,7 +511,7 @@ static int chain_gap(elog_reader *r, uint64_t next)
 	if (r->chain == CHAIN_SEALED)
 		from = r->seal.next;
 	else if (r->chain == CHAIN_UNSEALED)
-		from = r->have_last ? r->last + 1 : r->seg_base;
+		from = r->tail.next;
 	else
 		return 0;
 	if (from < r->want)
@@ -536,7 +535,7 @@ static int chain_gap(elog_reader *r, uint64_t next)
  * so that acknowledged records never vanish without a word. */
 static int short_gap(elog_reader *r)
 {
-	uint64_t from = r->have_last ? r->last + 1 : r->seg_base, a, b;
+	uint64_t from = r->tail.next, a, b;
 	if (r->seg_base != r->wm.segment_base || r->sc.limit == UINT64_MAX ||
 	    r->sc.pos >= r->sc.limit || elog__scan_truncated(&r->sc))
 		return 0;
@@ -639,6 +638,26 @@ static int decode_value(elog_reader *r, uint64_t base, uint32_t flags, struct el
 	return 0;
 }
 
+/* The error for segment base, read by sc, whose valid part ended at byte
+ * at: a record that does not check (err ELOG_CORRUPT, or ELOG_END from
+ * elog__seg_tail_next()), or order, the record out of order (TAIL_ORDER);
+ * or for err, an errno value from reading it. */
+static int seg_fault(elog_reader *r, uint64_t base, const struct scan *sc, int err, uint64_t at,
+                     const struct elog_record *order)
+{
+	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, base, SEG_EXT);
+	if (order)
+		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: offset %llu out of order at byte %llu",
+		                        name, (unsigned long long)order->offset,
+		                        (unsigned long long)at);
+	if (err == ELOG_CORRUPT || err == ELOG_END)
+		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
+		                        elog__scan_truncated(sc) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
+	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
 static void seek_to(elog_reader *r, uint64_t offset);
 
 /* elog_reader_next(), every case. */
@@ -662,19 +681,11 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 				return err;
 			continue;
 		}
-		uint64_t at;
+		uint64_t at, seen = r->tail.next;
 		if (r->win && r->sc.pos >= r->win_check)
 			window_skip(r);
-		err = elog__scan_next(&r->sc, rec, &at);
+		err = elog__seg_tail_next(&r->sc, &r->tail, rec, &at);
 		if (err == 0) {
-			if (rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last)) {
-				char name[NAME_MAX_LOCAL];
-				elog__seg_name(name, r->seg_base, SEG_EXT);
-				return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-				                        "%s: offset %llu out of order at byte %llu",
-				                        name, (unsigned long long)rec->offset,
-				                        (unsigned long long)at);
-			}
 			if (rec->offset >= r->wm.durable_end) {
 				/* Not durable as far as we know, though inside the
 				 * byte limit: read it again later (so it does not
@@ -682,6 +693,7 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 				 * watermark, which that limit did not prompt. */
 				uint64_t old_end = r->wm.durable_end;
 				elog__scan_seek(&r->sc, at);
+				r->tail.next = seen;
 				elog__follow_drain(r);
 				if ((err = refresh_watermark(r)) != 0)
 					return err;
@@ -696,12 +708,11 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 				/* Offsets salvage lost lie before this record:
 				 * say so, and read it again next time. */
 				elog__scan_seek(&r->sc, at);
+				r->tail.next = seen;
 				r->gap_cause = ELOG_GAP_DAMAGE;
 				r->want = r->gap_last + 1;
 				return ELOG_GAP;
 			}
-			r->last = rec->offset;
-			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue; /* before the position sought */
 			if (r->win && (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi)) {
@@ -714,17 +725,9 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			r->want = rec->offset + 1;
 			return 0;
 		}
-		if (err == ELOG_CORRUPT) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, r->seg_base, SEG_EXT);
-			return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
-			                        name,
-			                        elog__scan_truncated(&r->sc) ? "truncated"
-			                                                     : "corrupt",
-			                        (unsigned long long)at);
-		}
-		if (err != ELOG_END)
-			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
+		if (err != ELOG_END || r->tail.why != TAIL_WHOLE)
+			return seg_fault(r, r->seg_base, &r->sc, err, at,
+			                 r->tail.why == TAIL_ORDER ? rec : NULL);
 
 		/* The end of what we may read here: has the writer moved on? */
 		park_drop(r);      /* reading on, not seeking back */
@@ -764,15 +767,14 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 		return next_record(r, rec);
 	const unsigned char *p = s->buf + s->off;
 	uint64_t off = get64(p + REC_AT_OFFSET);
-	if (off < r->want || off >= r->wm.durable_end || off < r->seg_base ||
-	    (r->have_last && off <= r->last) || (off > r->want && r->holes.n))
+	if (off < r->want || off >= r->wm.durable_end || off < r->tail.next ||
+	    (off > r->want && r->holes.n))
 		return next_record(r, rec);
 	size_t size = elog__rec_fields(p, rec);
 	s->off += size;
 	s->pos = s->vpos = at + size;
 	s->trunc = 0;
-	r->last = off;
-	r->have_last = 1;
+	r->tail.next = off + 1;
 	r->want = off + 1;
 	return 0;
 }
@@ -818,7 +820,7 @@ static int seek_within(elog_reader *r, uint64_t offset)
 	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
 		return 0;
 	r->want = offset;
-	r->have_last = 0;
+	r->tail.next = r->seg_base;
 	elog__scan_seek(&r->sc, SEG_HDR);
 	index_jump(r);
 	return 1;
@@ -877,7 +879,7 @@ static int seek_parked(elog_reader *r, uint64_t offset)
 	}
 	park_swap(r);
 	r->want = offset;
-	r->have_last = 0;
+	r->tail.next = r->seg_base;
 	elog__scan_seek(&r->sc, SEG_HDR);
 	index_jump(r);
 	return 1;
@@ -983,16 +985,6 @@ static int back_record_is(elog_reader *r, uint64_t pos, uint64_t off)
 	return elog__scan_next(&r->bk.sc, &rec, &at) == 0 && rec.offset == off;
 }
 
-static int back_corrupt(elog_reader *r, int err, uint64_t at)
-{
-	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, r->bk.base, SEG_EXT);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
-		                        elog__scan_truncated(&r->bk.sc) ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
-}
 
 /* Entries for the back segment made by scanning it: its index file is
  * missing, damaged or points at the wrong records. */
@@ -1013,7 +1005,7 @@ static int back_index_scan(elog_reader *r)
 		    (err = elog__idx_push(&b->ix, &e)) != 0)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
-	return err == 0 || err == ELOG_END ? 0 : back_corrupt(r, err, at);
+	return err == 0 || err == ELOG_END ? 0 : seg_fault(r, b->base, &b->sc, err, at, NULL);
 }
 
 /* Where the stretch of the back segment holding offset target begins: the
@@ -1053,7 +1045,7 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			return 0;
 		}
 		if (b->ix_state == 2) /* entries of our own scan: cannot be */
-			return back_corrupt(r, ELOG_CORRUPT, e.pos);
+			return seg_fault(r, b->base, &b->sc, ELOG_CORRUPT, e.pos, NULL);
 		if ((rc = back_index_scan(r)) != 0)
 			return rc;
 	}
@@ -1064,21 +1056,14 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 {
 	struct back *b = &r->bk;
+	struct seg_tail t = { .next = lo };
 	struct elog_record rec;
 	uint64_t at;
 	int err;
 	b->n = 0;
 	b->valid = 0;
 	elog__scan_seek(&b->sc, pos);
-	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 && rec.offset < hi) {
-		if (rec.offset < lo || (b->n > 0 && rec.offset <= b->off[b->n - 1])) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, b->base, SEG_EXT);
-			return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-			                        "%s: offset %llu out of order at byte %llu", name,
-			                        (unsigned long long)rec.offset,
-			                        (unsigned long long)at);
-		}
+	while ((err = elog__seg_tail_next(&b->sc, &t, &rec, &at)) == 0 && rec.offset < hi) {
 		if (b->n == b->cap) {
 			size_t cap = b->cap ? b->cap * 2 : 256;
 			uint64_t *no = realloc(b->off, cap * sizeof *no);
@@ -1094,8 +1079,8 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 		b->off[b->n] = rec.offset;
 		b->pos[b->n++] = at;
 	}
-	if (err != 0 && err != ELOG_END)
-		return back_corrupt(r, err, at);
+	if (err != 0 && (err != ELOG_END || t.why != TAIL_WHOLE))
+		return seg_fault(r, b->base, &b->sc, err, at, t.why == TAIL_ORDER ? &rec : NULL);
 	b->lo = lo;
 	b->hi = hi;
 	b->valid = 1;
@@ -1329,7 +1314,7 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 		return ELOG_GAP;
 	elog__scan_seek(&b->sc, b->pos[k]);
 	if ((err = elog__scan_next(&b->sc, rec, &at)) != 0 || rec->offset != off)
-		return back_corrupt(r, err ? err : ELOG_CORRUPT, b->pos[k]);
+		return seg_fault(r, b->base, &b->sc, err ? err : ELOG_CORRUPT, b->pos[k], NULL);
 	if (!b->plain && (err = decode_value(r, b->base, b->flags, rec, at)) != 0)
 		return err;
 	r->want = off;
@@ -1397,24 +1382,18 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 				jump_to_entry(r, &ix.e[from]);
 			elog__idx_free(&ix);
 		}
+		struct seg_tail t = { .next = r->seg_base };
 		struct elog_record rec;
 		uint64_t at;
-		while ((err = elog__scan_next(&r->sc, &rec, &at)) == 0) {
+		while ((err = elog__seg_tail_next(&r->sc, &t, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
 			if (rec.ts_ms >= ts)
 				return elog_reader_seek(r, rec.offset);
 		}
-		if (err == ELOG_CORRUPT) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, r->seg_base, SEG_EXT);
-			err = elog__errmsg_set(r->msg, ELOG_CORRUPT,
-			                       "%s: corrupt record at byte %llu", name,
-			                       (unsigned long long)at);
-			break;
-		}
-		if (err != ELOG_END && err != 0) {
-			err = elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
+		if (err != 0 && (err != ELOG_END || t.why != TAIL_WHOLE)) {
+			err = seg_fault(r, r->seg_base, &r->sc, err, at,
+			                t.why == TAIL_ORDER ? &rec : NULL);
 			break;
 		}
 		err = 0;

@@ -49,8 +49,8 @@ struct elog_reader {
 	int win;
 	int64_t win_lo, win_hi;
 	uint64_t win_check;
-	uint64_t last; /* last offset seen in this segment */
-	int have_last;
+	struct seg_tail tail; /* the open segment's valid part as read: next
+	                       * is one past its last record, else its base */
 	/* The segment a seek moved away from, kept open with its scan and
 	 * index (fd -1: none), so that seeks hopping between two segments
 	 * open neither again.  Dropped once reading reaches the end of a
