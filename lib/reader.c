@@ -224,19 +224,40 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	return 0;
 }
 
-/* Move the open segment's scan to an index entry, if the record there is
- * whole (its CRC checks) and has the entry's offset; otherwise stay where
- * it is.  A wrong index must cost a longer scan, never a wrong answer. */
-static int jump_to_entry(elog_reader *r, const struct idx_entry *e)
+/* Move segment g's scan to an index entry, if the record there is whole
+ * (its CRC checks) and has the entry's offset; otherwise stay where it is.
+ * A wrong index must cost a longer scan, never a wrong answer. */
+static int seg_jump(struct rseg *g, const struct idx_entry *e)
 {
 	struct elog_record rec;
-	uint64_t at, from = r->cur.sc.pos;
-	elog__scan_seek(&r->cur.sc, e->pos);
-	if (elog__scan_next(&r->cur.sc, &rec, &at) == 0 && rec.offset == e->offset) {
-		elog__scan_seek(&r->cur.sc, e->pos);
+	uint64_t at, from = g->sc.pos;
+	elog__scan_seek(&g->sc, e->pos);
+	if (elog__scan_next(&g->sc, &rec, &at) == 0 && rec.offset == e->offset) {
+		elog__scan_seek(&g->sc, e->pos);
 		return 1;
 	}
-	elog__scan_seek(&r->cur.sc, from);
+	elog__scan_seek(&g->sc, from);
+	return 0;
+}
+
+/* Load the open segment's index, kept with it, when it has none, or when
+ * reload and the segment has grown since: 0 when it has one. */
+static int index_load(elog_reader *r, int reload)
+{
+	struct stat st;
+	int intact;
+	if (r->cur.ix_size && !reload)
+		return 0;
+	if (fstat(r->cur.fd, &st) < 0)
+		return -1;
+	if (r->cur.ix_size && (uint64_t)st.st_size <= r->cur.ix_size)
+		return 0; /* it has not grown: nothing new to index */
+	if (r->cur.ix_size)
+		elog__idx_free(&r->cur.ix);
+	r->cur.ix_size = 0;
+	if (elog__idx_load(r->dfd, r->cur.base, (uint64_t)st.st_size, &r->cur.ix, &intact) != 0)
+		return -1;
+	r->cur.ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
 	return 0;
 }
 
@@ -248,34 +269,23 @@ static int jump_to_entry(elog_reader *r, const struct idx_entry *e)
 static void index_jump(elog_reader *r)
 {
 	struct idx_entry e;
-	int intact;
 	struct stat st;
+	const struct index *ix = &r->cur.ix;
 	if (r->want <= r->cur.base)
 		return;
 	if (!r->cur.ix_size && r->cur.jumps++ == 0 && fstat(r->cur.fd, &st) == 0) {
 		int rc = elog__idx_lookup(r->dfd, r->cur.base, (uint64_t)st.st_size, r->want, &e);
 		if (rc == 0)
-			jump_to_entry(r, &e);
+			seg_jump(&r->cur, &e);
 		if (rc != ELOG_CORRUPT)
 			return;
 	}
-	if (!r->cur.ix_size ||
-	    (r->cur.next == UINT64_MAX && r->cur.ix.n > 0 && r->want > r->cur.ix.e[r->cur.ix.n - 1].offset)) {
-		if (fstat(r->cur.fd, &st) < 0)
-			return;
-		if (r->cur.ix_size && (uint64_t)st.st_size <= r->cur.ix_size)
-			goto use; /* it has not grown: nothing new to index */
-		if (r->cur.ix_size)
-			elog__idx_free(&r->cur.ix);
-		r->cur.ix_size = 0;
-		if (elog__idx_load(r->dfd, r->cur.base, (uint64_t)st.st_size, &r->cur.ix, &intact) != 0)
-			return;
-		r->cur.ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
-	}
-use:;
-	ssize_t k = elog__idx_find_offset(&r->cur.ix, r->want);
+	if (index_load(r, r->cur.ix_size && r->cur.next == UINT64_MAX && ix->n > 0 &&
+	                          r->want > ix->e[ix->n - 1].offset) != 0)
+		return;
+	ssize_t k = elog__idx_find_offset(ix, r->want);
 	if (k >= 0)
-		jump_to_entry(r, &r->cur.ix.e[k]);
+		seg_jump(&r->cur, &ix->e[k]);
 }
 
 /* With a time window, move the open segment's scan past what its index
@@ -290,7 +300,6 @@ use:;
 static void window_skip(elog_reader *r)
 {
 	struct stat st;
-	int intact;
 	r->win_check = UINT64_MAX;
 	if (!r->cur.ix_size && fstat(r->cur.fd, &st) == 0) {
 		/* The whole segment up to its last entry outside the window:
@@ -298,15 +307,11 @@ static void window_skip(elog_reader *r)
 		struct idx_entry last;
 		if (elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
 		    last.pos > r->cur.sc.pos && (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
-		    jump_to_entry(r, &last))
+		    seg_jump(&r->cur, &last))
 			return;
 	}
-	if (!r->cur.ix_size) {
-		if (fstat(r->cur.fd, &st) < 0 ||
-		    elog__idx_load(r->dfd, r->cur.base, (uint64_t)st.st_size, &r->cur.ix, &intact) != 0)
-			return;
-		r->cur.ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
-	}
+	if (index_load(r, 0) != 0)
+		return;
 	const struct index *ix = &r->cur.ix;
 	size_t lo = 0, hi = ix->n; /* the first entry past the scan */
 	while (lo < hi) {
@@ -319,7 +324,7 @@ static void window_skip(elog_reader *r)
 	size_t k = lo;
 	ssize_t j = elog__idx_skip_prefix(ix, k, r->win_lo, r->win_hi);
 	if (j >= 0) {
-		if (!jump_to_entry(r, &ix->e[j]))
+		if (!seg_jump(&r->cur, &ix->e[j]))
 			return;
 		k = (size_t)j + 1;
 	}
@@ -332,7 +337,7 @@ static void window_skip(elog_reader *r)
 		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
 			break; /* the stretch may hold some */
 	}
-	if (k > from && !jump_to_entry(r, &ix->e[k - 1]))
+	if (k > from && !seg_jump(&r->cur, &ix->e[k - 1]))
 		return;
 	if (k < ix->n)
 		r->win_check = ix->e[k].pos;
@@ -448,18 +453,37 @@ static int seg_linked(elog_reader *r, struct rseg *g)
 	       st.st_dev == g->dev;
 }
 
+/* Note the offsets from `from` (want, if that is later) up to to as lost
+ * to damage: 1 when noted, 0 when there are none or salvage recorded them
+ * (those report themselves), -1 when segment g, which says they were lost,
+ * is no longer the file of its name (compaction replaced it: its
+ * replacement holds what we have not read; locate() again). */
+static int gap_note(elog_reader *r, uint64_t from, uint64_t to, struct rseg *g)
+{
+	uint64_t a, b;
+	if (from < r->want)
+		from = r->want;
+	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &a, &b)))
+		return 0;
+	if (g && !seg_linked(r, g)) {
+		r->segs_valid = 0;
+		return -1;
+	}
+	r->gap_first = from;
+	r->gap_last = to - 1;
+	r->gap_pending = ELOG_GAP_DAMAGE;
+	r->want = to;
+	return 1;
+}
+
 /* At the end of the open segment, read to its end, before the segment
  * based at next (UINT64_MAX: there is none, and the log's durable end is
  * the next thing): 1 with a damage gap noted when the chain of segments
  * says offsets were lost between them (a segment missing, this one
- * truncated at a record boundary), 0 otherwise.  Ranges that salvage
- * recorded report themselves; a segment compaction replaced under us is
- * no loss (its replacement holds what we have not read: locate() again,
- * -1). */
+ * truncated at a record boundary), as gap_note() says. */
 static int chain_gap(elog_reader *r, uint64_t next)
 {
 	uint64_t from, to = next == UINT64_MAX ? r->wm.durable_end : next;
-	uint64_t a, b;
 	/* Opened while it was the active segment, it was read on to its
 	 * end once closed: what the scan found there tells. */
 	if (r->cur.sc.sealed) {
@@ -479,19 +503,7 @@ static int chain_gap(elog_reader *r, uint64_t next)
 		from = r->cur.tail.next;
 	else
 		return 0;
-	if (from < r->want)
-		from = r->want;
-	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &a, &b)))
-		return 0;
-	if (!seg_linked(r, &r->cur)) {
-		r->segs_valid = 0;
-		return -1;
-	}
-	r->gap_first = from;
-	r->gap_last = to - 1;
-	r->gap_pending = ELOG_GAP_DAMAGE;
-	r->want = to;
-	return 1;
+	return gap_note(r, from, to, &r->cur);
 }
 
 /* At the end of the newest segment, the one the watermark names: 1 with a
@@ -500,20 +512,10 @@ static int chain_gap(elog_reader *r, uint64_t next)
  * so that acknowledged records never vanish without a word. */
 static int short_gap(elog_reader *r)
 {
-	uint64_t from = r->cur.tail.next, a, b;
 	if (r->cur.base != r->wm.segment_base || r->cur.sc.limit == UINT64_MAX ||
 	    r->cur.sc.pos >= r->cur.sc.limit || elog__scan_truncated(&r->cur.sc))
 		return 0;
-	if (from < r->want)
-		from = r->want;
-	if (from >= r->wm.durable_end ||
-	    (r->holes.n && elog__holes_find(&r->holes, from, r->wm.durable_end - 1, &a, &b)))
-		return 0;
-	r->gap_first = from;
-	r->gap_last = r->wm.durable_end - 1;
-	r->gap_pending = ELOG_GAP_DAMAGE;
-	r->want = r->wm.durable_end;
-	return 1;
+	return gap_note(r, r->cur.tail.next, r->wm.durable_end, NULL);
 }
 
 /* At the durable end: offsets a repair recorded as lost from want on are
@@ -882,16 +884,6 @@ static void back_free(elog_reader *r)
 	r->bk.cap = 0;
 }
 
-/* Whether the record at byte pos of the back segment has offset off. */
-static int back_record_is(elog_reader *r, uint64_t pos, uint64_t off)
-{
-	struct elog_record rec;
-	uint64_t at;
-	elog__scan_seek(&r->bk.s.sc, pos);
-	return elog__scan_next(&r->bk.s.sc, &rec, &at) == 0 && rec.offset == off;
-}
-
-
 /* Entries for the back segment made by scanning it: its index file is
  * missing, damaged or points at the wrong records. */
 static int back_index_scan(elog_reader *r)
@@ -945,7 +937,7 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			*pos = SEG_HDR;
 			return 0;
 		}
-		if (rc == 0 && back_record_is(r, e.pos, e.offset)) {
+		if (rc == 0 && seg_jump(&b->s, &e)) {
 			*lo = e.offset;
 			*pos = e.pos;
 			return 0;
@@ -1257,24 +1249,20 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		/* Index entries carry the greatest timestamp up to their
 		 * record: start at the entry before the first that reaches
 		 * ts, and scan from there. */
-		struct index ix;
+		const struct index *ix = &r->cur.ix;
 		struct idx_entry last;
 		struct stat st;
-		int intact;
 		/* A segment wholly before ts up to its last entry: that entry
 		 * alone says so. */
 		if (fstat(r->cur.fd, &st) == 0 &&
 		    elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.ts_max < ts && jump_to_entry(r, &last)) {
+		    last.ts_max < ts && seg_jump(&r->cur, &last)) {
 			/* the stretch after it is scanned below */
-		} else if (fstat(r->cur.fd, &st) == 0 &&
-		           elog__idx_load(r->dfd, r->cur.base, (uint64_t)st.st_size, &ix,
-		                          &intact) == 0) {
-			ssize_t k = elog__idx_find_time(&ix, ts);
-			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
+		} else if (index_load(r, 0) == 0) {
+			ssize_t k = elog__idx_find_time(ix, ts);
+			ssize_t from = k < 0 ? (ssize_t)ix->n - 1 : k - 1;
 			if (from >= 0)
-				jump_to_entry(r, &ix.e[from]);
-			elog__idx_free(&ix);
+				seg_jump(&r->cur, &ix->e[from]);
 		}
 		struct seg_tail t = { .next = r->cur.base };
 		struct elog_record rec;
