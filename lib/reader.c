@@ -815,21 +815,12 @@ int elog_reader_seek(elog_reader *r, uint64_t offset)
 	return 0;
 }
 
-/* The first segment's base, from a fresh listing (0 when there is none). */
-static int first_base(elog_reader *r, uint64_t *base)
-{
-	int err = list_segments(r);
-	if (err)
-		return err;
-	*base = r->segs.n ? r->segs.base[0] : 0;
-	return 0;
-}
-
+/* To the first segment's base, from a fresh listing (0 when there is
+ * none). */
 int elog_reader_seek_begin(elog_reader *r)
 {
-	uint64_t base;
-	int err = first_base(r, &base);
-	return err ? err : elog_reader_seek(r, base);
+	int err = list_segments(r);
+	return err ? err : elog_reader_seek(r, r->segs.n ? r->segs.base[0] : 0);
 }
 
 int elog_reader_seek_end(elog_reader *r)

@@ -37,18 +37,6 @@ struct sum {
 	int truncated; /* a closed segment lost its seal */
 };
 
-/* Bytes of segment base that readers may read: all of a closed segment,
- * what the watermark vouches for of the one it names, nothing of a newer
- * one. */
-static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
-{
-	if (base > u->wm.segment_base)
-		return 0;
-	if (base == u->wm.segment_base && u->wm.segment_bytes < size)
-		return u->wm.segment_bytes;
-	return size;
-}
-
 /* Open segment base for reading its durable bytes: its fd (-1 when it is
  * gone or damaged), header flags and a scan from its first record. */
 static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, struct scan *sc)
@@ -65,8 +53,14 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, 
 	}
 	if (err)
 		return elog__errmsg_set(u->msg, err, "%s", why);
-	err = elog__scan_init(sc, *fd, base, SEG_HDR, durable_bytes(u, base, (uint64_t)st.st_size));
-	if (err) {
+	/* Readers may read all of a closed segment, what the watermark
+	 * vouches for of the one it names, nothing of a newer one. */
+	uint64_t limit = (uint64_t)st.st_size;
+	if (base > u->wm.segment_base)
+		limit = 0;
+	else if (base == u->wm.segment_base && u->wm.segment_bytes < limit)
+		limit = u->wm.segment_bytes;
+	if ((err = elog__scan_init(sc, *fd, base, SEG_HDR, limit)) != 0) {
 		close(*fd);
 		return elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
 	}
