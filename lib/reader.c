@@ -587,42 +587,52 @@ static int advance(elog_reader *r)
 	return 0;
 }
 
-/* Replace the stored value of a record, read at byte at of segment base
- * whose header has flags, by the value itself. */
-static int decode_value(elog_reader *r, uint64_t base, uint32_t flags, struct elog_record *rec,
-                        uint64_t at)
+/* Replace the stored value of a record, read at byte at of segment g, by
+ * the value itself. */
+static int decode_value(elog_reader *r, const struct rseg *g, struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
+	if (g->plain)
+		return 0;
 	if (!r->vd && !(r->vd = elog__vdec_new()))
 		return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int err = elog__vdec_value(r->vd, r->dfd, flags, rec->value, rec->value_len, &rec->value,
+	int err = elog__vdec_value(r->vd, r->dfd, g->flags, rec->value, rec->value_len, &rec->value,
 	                           &rec->value_len, why);
 	if (err) {
-		elog__seg_name(name, base, SEG_EXT);
+		elog__seg_name(name, g->base, SEG_EXT);
 		return elog__errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
 		                        (unsigned long long)at, why);
 	}
 	return 0;
 }
 
-/* The error for segment base, read by sc, whose valid part ended at byte
- * at: a record that does not check (err ELOG_CORRUPT, or ELOG_END from
- * elog__seg_tail_next()), or order, the record out of order (TAIL_ORDER);
- * or for err, an errno value from reading it. */
-static int seg_fault(elog_reader *r, uint64_t base, const struct scan *sc, int err, uint64_t at,
-                     const struct elog_record *order)
+/* The error for segment g at byte at: a record that does not check
+ * (ELOG_CORRUPT), or err, an errno value from reading it. */
+static int seg_fault(elog_reader *r, const struct rseg *g, int err, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, base, SEG_EXT);
-	if (order)
-		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: offset %llu out of order at byte %llu",
-		                        name, (unsigned long long)order->offset,
-		                        (unsigned long long)at);
-	if (err == ELOG_CORRUPT || err == ELOG_END)
+	elog__seg_name(name, g->base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
 		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
-		                        elog__scan_truncated(sc) ? "truncated" : "corrupt",
+		                        elog__scan_truncated(&g->sc) ? "truncated" : "corrupt",
 		                        (unsigned long long)at);
 	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
+/* The next record of segment g's valid part (elog__seg_tail_next(), from
+ * g->tail): 0, ELOG_END where the part ends whole, or the error where it
+ * ends otherwise. */
+static int tail_next(elog_reader *r, struct rseg *g, struct elog_record *rec, uint64_t *at)
+{
+	char name[NAME_MAX_LOCAL];
+	int err = elog__seg_tail_next(&g->sc, &g->tail, rec, at);
+	if (err == 0 || (err == ELOG_END && g->tail.why == TAIL_WHOLE))
+		return err;
+	if (err != ELOG_END || g->tail.why != TAIL_ORDER)
+		return seg_fault(r, g, err == ELOG_END ? ELOG_CORRUPT : err, *at);
+	elog__seg_name(name, g->base, SEG_EXT);
+	return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: offset %llu out of order at byte %llu",
+	                        name, (unsigned long long)rec->offset, (unsigned long long)*at);
 }
 
 static void seek_to(elog_reader *r, uint64_t offset);
@@ -651,7 +661,7 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 		uint64_t at, seen = r->cur.tail.next;
 		if (r->win && r->cur.sc.pos >= r->win_check)
 			window_skip(r);
-		err = elog__seg_tail_next(&r->cur.sc, &r->cur.tail, rec, &at);
+		err = tail_next(r, &r->cur, rec, &at);
 		if (err == 0) {
 			if (rec->offset >= r->wm.durable_end) {
 				/* Not durable as far as we know, though inside the
@@ -686,15 +696,13 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 				r->want = rec->offset + 1;
 				continue; /* outside the window */
 			}
-			if (!r->cur.plain &&
-			    (err = decode_value(r, r->cur.base, r->cur.flags, rec, at)) != 0)
+			if ((err = decode_value(r, &r->cur, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;
 		}
-		if (err != ELOG_END || r->cur.tail.why != TAIL_WHOLE)
-			return seg_fault(r, r->cur.base, &r->cur.sc, err, at,
-			                 r->cur.tail.why == TAIL_ORDER ? rec : NULL);
+		if (err != ELOG_END)
+			return err;
 
 		/* The end of what we may read here: has the writer moved on? */
 		seg_close(r, &r->pk);      /* reading on, not seeking back */
@@ -894,7 +902,7 @@ static int back_index_scan(elog_reader *r)
 		    (err = elog__idx_push(&b->s.ix, &e)) != 0)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
-	return err == 0 || err == ELOG_END ? 0 : seg_fault(r, b->s.base, &b->s.sc, err, at, NULL);
+	return err == 0 || err == ELOG_END ? 0 : seg_fault(r, &b->s, err, at);
 }
 
 /* Where the stretch of the back segment holding offset target begins: the
@@ -934,7 +942,7 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			return 0;
 		}
 		if (b->ix_state == 2) /* entries of our own scan: cannot be */
-			return seg_fault(r, b->s.base, &b->s.sc, ELOG_CORRUPT, e.pos, NULL);
+			return seg_fault(r, &b->s, ELOG_CORRUPT, e.pos);
 		if ((rc = back_index_scan(r)) != 0)
 			return rc;
 	}
@@ -945,14 +953,14 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 {
 	struct back *b = &r->bk;
-	struct seg_tail t = { .next = lo };
 	struct elog_record rec;
 	uint64_t at;
 	int err;
 	b->n = 0;
 	b->valid = 0;
+	b->s.tail = (struct seg_tail){ .next = lo };
 	elog__scan_seek(&b->s.sc, pos);
-	while ((err = elog__seg_tail_next(&b->s.sc, &t, &rec, &at)) == 0 && rec.offset < hi) {
+	while ((err = tail_next(r, &b->s, &rec, &at)) == 0 && rec.offset < hi) {
 		if (b->n == b->cap) {
 			size_t cap = b->cap ? b->cap * 2 : 256;
 			uint64_t *no = realloc(b->off, cap * sizeof *no);
@@ -968,8 +976,8 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 		b->off[b->n] = rec.offset;
 		b->pos[b->n++] = at;
 	}
-	if (err != 0 && (err != ELOG_END || t.why != TAIL_WHOLE))
-		return seg_fault(r, b->s.base, &b->s.sc, err, at, t.why == TAIL_ORDER ? &rec : NULL);
+	if (err != 0 && err != ELOG_END)
+		return err;
 	b->lo = lo;
 	b->hi = hi;
 	b->valid = 1;
@@ -1191,8 +1199,8 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 		return ELOG_GAP;
 	elog__scan_seek(&b->s.sc, b->pos[k]);
 	if ((err = elog__scan_next(&b->s.sc, rec, &at)) != 0 || rec->offset != off)
-		return seg_fault(r, b->s.base, &b->s.sc, err ? err : ELOG_CORRUPT, b->pos[k], NULL);
-	if (!b->s.plain && (err = decode_value(r, b->s.base, b->s.flags, rec, at)) != 0)
+		return seg_fault(r, &b->s, err ? err : ELOG_CORRUPT, b->pos[k]);
+	if ((err = decode_value(r, &b->s, rec, at)) != 0)
 		return err;
 	r->want = off;
 	r->reseek = 1;
@@ -1255,20 +1263,16 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 			if (from >= 0)
 				seg_jump(&r->cur, &ix->e[from]);
 		}
-		struct seg_tail t = { .next = r->cur.base };
 		struct elog_record rec;
 		uint64_t at;
-		while ((err = elog__seg_tail_next(&r->cur.sc, &t, &rec, &at)) == 0) {
+		while ((err = tail_next(r, &r->cur, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
 			if (rec.ts_ms >= ts)
 				return elog_reader_seek(r, rec.offset);
 		}
-		if (err != 0 && (err != ELOG_END || t.why != TAIL_WHOLE)) {
-			err = seg_fault(r, r->cur.base, &r->cur.sc, err, at,
-			                t.why == TAIL_ORDER ? &rec : NULL);
+		if (err != 0 && err != ELOG_END)
 			break;
-		}
 		err = 0;
 	}
 	if (err)
