@@ -318,15 +318,9 @@ int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *o
 
 ssize_t elog__idx_find_time(const struct index *ix, int64_t ts)
 {
-	size_t lo = 0, hi = ix->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->e[mid].ts_max < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->n ? (ssize_t)lo : -1;
+	/* Past the entries before which every record is older than ts. */
+	size_t k = (size_t)(elog__idx_skip_prefix(ix, 0, ts, INT64_MAX) + 1);
+	return k < ix->n ? (ssize_t)k : -1;
 }
 
 ssize_t elog__idx_skip_prefix(const struct index *ix, size_t from, int64_t lo, int64_t hi)

@@ -871,16 +871,13 @@ static void back_close(elog_reader *r)
 	b->ix_state = 0;
 	b->lookups = 0;
 	b->valid = 0;
-	b->n = 0;
+	b->recs.n = 0;
 }
 
 static void back_free(elog_reader *r)
 {
 	back_close(r);
-	free(r->bk.off);
-	free(r->bk.pos);
-	r->bk.off = r->bk.pos = NULL;
-	r->bk.cap = 0;
+	elog__idx_free(&r->bk.recs);
 }
 
 /* Entries for the back segment made by scanning it: its index file is
@@ -956,25 +953,14 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 	struct elog_record rec;
 	uint64_t at;
 	int err;
-	b->n = 0;
+	b->recs.n = 0;
 	b->valid = 0;
 	b->s.tail = (struct seg_tail){ .next = lo };
 	elog__scan_seek(&b->s.sc, pos);
 	while ((err = tail_next(r, &b->s, &rec, &at)) == 0 && rec.offset < hi) {
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? b->cap * 2 : 256;
-			uint64_t *no = realloc(b->off, cap * sizeof *no);
-			if (no)
-				b->off = no;
-			uint64_t *np = no ? realloc(b->pos, cap * sizeof *np) : NULL;
-			if (!np)
-				return elog__errmsg_set(r->msg, ENOMEM, "%s",
-				                        elog_strerror(ENOMEM));
-			b->pos = np;
-			b->cap = cap;
-		}
-		b->off[b->n] = rec.offset;
-		b->pos[b->n++] = at;
+		struct idx_entry e = { .offset = rec.offset, .pos = (uint32_t)at };
+		if ((err = elog__idx_push(&b->recs, &e)) != 0)
+			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
 	if (err != 0 && err != ELOG_END)
 		return err;
@@ -1050,7 +1036,7 @@ static int back_locate(elog_reader *r, uint64_t p)
 				b->s.base = base;
 				b->lo = base;
 				b->hi = p;
-				b->n = 0;
+				b->recs.n = 0;
 				b->valid = 1;
 				return 0;
 			}
@@ -1085,16 +1071,9 @@ static int back_find(elog_reader *r, uint64_t p, size_t *k)
 			if ((err = back_locate(r, p)) != 0)
 				return err;
 		}
-		size_t lo = 0, hi = b->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (b->off[mid] < p)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo > 0) {
-			*k = lo - 1;
+		ssize_t i = elog__idx_find_offset(&b->recs, p - 1);
+		if (i >= 0) {
+			*k = (size_t)i;
 			return 0;
 		}
 		p = b->lo; /* none from lo to p: look below lo */
@@ -1194,12 +1173,12 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 		return r->segs.n > 0 && back_gap(r, r->segs.base[0], p) ? ELOG_GAP : ELOG_END;
 	if (err)
 		return err;
-	uint64_t off = b->off[k];
+	uint64_t off = b->recs.e[k].offset;
 	if (back_gap(r, off + 1, p) || back_chain_gap(r, off, p))
 		return ELOG_GAP;
-	elog__scan_seek(&b->s.sc, b->pos[k]);
+	elog__scan_seek(&b->s.sc, b->recs.e[k].pos);
 	if ((err = elog__scan_next(&b->s.sc, rec, &at)) != 0 || rec->offset != off)
-		return seg_fault(r, &b->s, err ? err : ELOG_CORRUPT, b->pos[k]);
+		return seg_fault(r, &b->s, err ? err : ELOG_CORRUPT, b->recs.e[k].pos);
 	if ((err = decode_value(r, &b->s, rec, at)) != 0)
 		return err;
 	r->want = off;
@@ -1222,7 +1201,7 @@ int elog_reader_seek_last(elog_reader *r, uint64_t n)
 			break;
 		if (err)
 			return err;
-		p = r->bk.off[k];
+		p = r->bk.recs.e[k].offset;
 	}
 	seek_to(r, p);
 	return 0;

@@ -84,11 +84,10 @@ struct elog_reader {
 		uint64_t size; /* its file size when last looked at */
 		int ix_state;  /* 1 loaded from .idx, 2 made by a scan */
 		int lookups;   /* searches of the .idx file made */
-		int valid;     /* off/pos hold every record of the
-					 * segment with lo <= offset < hi */
+		int valid;     /* recs holds every record of the
+		                * segment with lo <= offset < hi */
 		uint64_t lo, hi;
-		uint64_t *off, *pos; /* offsets and byte positions */
-		size_t n, cap;
+		struct index recs; /* their offsets and byte positions */
 	} bk;
 	int reseek; /* elog_reader_prev() moved want: the forward
 				 * scan must look it up before reading on */

@@ -346,7 +346,6 @@ static void count_pending(struct sum *u)
 static int summarize(struct sum *u)
 {
 	struct elog_summary *s = u->s;
-	struct elog__start_view sv;
 	struct stat st;
 	int err;
 
@@ -364,7 +363,7 @@ static int summarize(struct sum *u)
 			                        elog_strerror(err));
 	}
 	s->durable_end = u->wm.durable_end;
-	if ((err = elog__seglist_read_start(u->dfd, &u->sl, u->s->settings.id, &sv)) != 0)
+	if ((err = elog__seglist_read_start(u->dfd, &u->sl, u->s->settings.id, NULL)) != 0)
 		return elog__errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
 	s->segments = u->sl.n;
 	s->start = u->sl.n ? u->sl.base[0] : 0;
