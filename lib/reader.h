@@ -62,10 +62,8 @@ struct elog_reader {
 	 * segment, so that it keeps no removed file for long. */
 	struct rseg pk;
 
-	/* The segments as last listed.  Reading goes from one to the next
-	 * by this list; it is listed again only when it proves stale: a
-	 * segment in it is gone (retention, a merge), the one open was
-	 * replaced (compaction), or the writer has rolled past its newest. */
+	/* The segments as last listed: listed again only when stale (see
+	 * reader.c). */
 	struct seglist segs;
 	int segs_valid;
 	unsigned long lists; /* listings made, for tests */
@@ -75,10 +73,8 @@ struct elog_reader {
 	int gap_cause;      /* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
 	struct holes holes; /* the file "salvaged", as last loaded */
 
-	/* Walking back (elog_reader_prev()): a segment open on its own,
-	 * and the records of one stretch of it between index entries, read
-	 * forward once and kept, so that each step back costs a lookup in
-	 * them and one record read, and a stretch is read once per walk. */
+	/* Walking back (elog_reader_prev(), see reader.c): a segment open on
+	 * its own, and the records of one stretch of it. */
 	struct back {
 		struct rseg s; /* its ix once ix_state is set */
 		uint64_t size; /* its file size when last looked at */
@@ -90,7 +86,7 @@ struct elog_reader {
 		struct index recs; /* their offsets and byte positions */
 	} bk;
 	int reseek; /* elog_reader_prev() moved want: the forward
-				 * scan must look it up before reading on */
+	             * scan must look it up before reading on */
 
 	int ino_fd;        /* inotify instance, or -1 */
 	int wd_wm, wd_dir; /* its watches, or -1 */
