@@ -1081,28 +1081,20 @@ static int back_find(elog_reader *r, uint64_t p, size_t *k)
 	return ELOG_END;
 }
 
-/* The last range salvage lost that meets [from, to], cut to it. */
-static int hole_before(const struct holes *h, uint64_t from, uint64_t to, uint64_t *first,
-                       uint64_t *last)
-{
-	for (size_t i = h->n; i-- > 0;) {
-		if (h->v[i].first > to)
-			continue;
-		if (h->v[i].last < from)
-			return 0;
-		*first = h->v[i].first > from ? h->v[i].first : from;
-		*last = h->v[i].last < to ? h->v[i].last : to;
-		return 1;
-	}
-	return 0;
-}
-
-/* Offsets lost to damage from `from` up to p: reported as a gap, and the
- * position moved below them. */
+/* Offsets lost to damage from `from` up to p, as salvage recorded them:
+ * the last range of them reported as a gap, and the position moved below
+ * it. */
 static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 {
-	if (p == 0 || from > p - 1 ||
-	    !hole_before(&r->holes, from, p - 1, &r->gap_first, &r->gap_last))
+	uint64_t a, b;
+	int found = 0;
+	while (from < p && elog__holes_find(&r->holes, from, p - 1, &a, &b)) {
+		r->gap_first = a;
+		r->gap_last = b;
+		found = 1;
+		from = b + 1;
+	}
+	if (!found)
 		return 0;
 	r->gap_cause = ELOG_GAP_DAMAGE;
 	r->want = r->gap_first;

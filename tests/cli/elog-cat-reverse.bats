@@ -157,3 +157,20 @@ five() {
 	usage_error elog-cat '--reverse reads back from the end: -o beginning has nothing before it' \
 		--reverse -o beginning "$LOG"
 }
+
+@test "reverse: ranges lost to damage in one gap are reported walking back, the later first" {
+	{
+		seq 0 2 | sed 's/^/:/'
+		seq 3 5 | sed 's/^/z:/'
+		seq 6 299 | sed 's/^/:/'
+		echo z:last
+	} | elog-append -K : --segment-bytes 4K "$LOG"
+	elog-retain --set cleanup=compact "$LOG"
+	elog-compact --grace 0 "$LOG"
+	printf 'elog-salvaged 1\n3 3 1\n4 5 1\n' >"$LOG/salvaged"
+	run --separate-stderr elog-cat --reverse -o 7 -F '%o ' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "7 6 2 1 0 " ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 4-5 were lost to damage (see elog-verify --salvage)
+elog-cat: $LOG: offset 3 was lost to damage (see elog-verify --salvage)" ]
+}
