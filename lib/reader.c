@@ -149,10 +149,9 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, struct rs
 		}
 		return elog__errmsg_set(r->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
-	/* One read brings the header and, for a small segment, all of it:
-	 * a read that comes back short found the end of the file.  (So the
-	 * reader opens the file itself rather than by elog__seg_open(), which reads
-	 * the header alone, and judges the header as elog__seg_open() does.) */
+	/* One read brings the header and, for a small segment, all of it (a
+	 * short read found the end of the file): so not elog__seg_open(),
+	 * which reads the header alone, though the verdict is the same. */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
 	struct rseg s = { .fd = fd, .base = base, .next = next, .tail = { .next = base } };
@@ -442,15 +441,16 @@ static ssize_t cached_position(const elog_reader *r)
 }
 
 /* Whether segment g is open and its file still the one linked under its
- * name (neither compacted nor removed). */
-static int seg_linked(elog_reader *r, struct rseg *g)
+ * name (neither compacted nor removed); st, when not NULL, its status. */
+static int seg_linked(elog_reader *r, struct rseg *g, struct stat *st)
 {
 	char name[NAME_MAX_LOCAL];
-	struct stat st;
+	struct stat local;
+	st = st ? st : &local;
 	elog__seg_name(name, g->base, SEG_EXT);
 	return g->fd >= 0 && seg_identify(g) == 0 &&
-	       fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == g->ino &&
-	       st.st_dev == g->dev;
+	       fstatat(r->dfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && st->st_ino == g->ino &&
+	       st->st_dev == g->dev;
 }
 
 /* Note the offsets from `from` (want, if that is later) up to to as lost
@@ -465,7 +465,7 @@ static int gap_note(elog_reader *r, uint64_t from, uint64_t to, struct rseg *g)
 		from = r->want;
 	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &a, &b)))
 		return 0;
-	if (g && !seg_linked(r, g)) {
+	if (g && !seg_linked(r, g, NULL)) {
 		r->segs_valid = 0;
 		return -1;
 	}
@@ -802,8 +802,8 @@ static void seek_to(elog_reader *r, uint64_t offset)
 	r->reseek = 0;
 	r->win_check = 0;
 	r->want = offset;
-	if (offset < r->cur.base || offset >= r->cur.next || !seg_linked(r, &r->cur)) {
-		if (offset < r->pk.base || offset >= r->pk.next || !seg_linked(r, &r->pk))
+	if (offset < r->cur.base || offset >= r->cur.next || !seg_linked(r, &r->cur, NULL)) {
+		if (offset < r->pk.base || offset >= r->pk.next || !seg_linked(r, &r->pk, NULL))
 			seg_close(r, &r->pk);
 		park_swap(r);
 		if (r->cur.fd < 0)
@@ -976,12 +976,9 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
  * active segment grows, and a segment the writer has left is closed). */
 static int back_refresh(elog_reader *r, uint64_t next)
 {
-	char name[NAME_MAX_LOCAL];
 	struct back *b = &r->bk;
 	struct stat st;
-	elog__seg_name(name, b->s.base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != b->s.ino ||
-	    st.st_dev != b->s.dev)
+	if (!seg_linked(r, &b->s, &st))
 		return -1;
 	uint64_t limit = visible_limit(r, b->s.base, next);
 	if ((uint64_t)st.st_size != b->size && b->ix_state) {

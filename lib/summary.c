@@ -295,11 +295,10 @@ static void holders(struct sum *u)
 	free(p);
 }
 
-/* The whole records past the durable end, from the durable bytes of the
- * watermark's segment through the newest segment, up to the first that is
- * incomplete or damaged or whose offset does not increase: the records
- * the next writer's recovery publishes (elog__recover_active()), or cuts
- * when LOCK records a failed sync.  Counted only when no writer is open
+/* The valid records past the durable end (elog__seg_tail_next()), from the
+ * durable bytes of the watermark's segment through the newest segment: the
+ * records the next writer's recovery publishes (elog__recover_active()),
+ * or cuts when LOCK records a failed sync.  Counted only when no writer is open
  * and none holds LOCK: otherwise they may be a batch in flight, which its
  * writer publishes itself.  Read without a lock, as every figure here. */
 static void count_pending(struct sum *u)
