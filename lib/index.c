@@ -420,9 +420,9 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len, u
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	if (elog__scan_init(&s, segfd, base, e.pos, seg_len) != 0)
+	if (elog__scan_init(&s, segfd, base, SEG_HDR, seg_len) != 0)
 		goto out;
-	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == e.offset) {
+	if (elog__scan_to_entry(&s, &e)) {
 		int rc;
 		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 &&
 		       at < (uint64_t)e.pos + interval)

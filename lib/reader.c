@@ -223,22 +223,6 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	return 0;
 }
 
-/* Move segment g's scan to an index entry, if the record there is whole
- * (its CRC checks) and has the entry's offset; otherwise stay where it is.
- * A wrong index must cost a longer scan, never a wrong answer. */
-static int seg_jump(struct rseg *g, const struct idx_entry *e)
-{
-	struct elog_record rec;
-	uint64_t at, from = g->sc.pos;
-	elog__scan_seek(&g->sc, e->pos);
-	if (elog__scan_next(&g->sc, &rec, &at) == 0 && rec.offset == e->offset) {
-		elog__scan_seek(&g->sc, e->pos);
-		return 1;
-	}
-	elog__scan_seek(&g->sc, from);
-	return 0;
-}
-
 /* Load the open segment's index, kept with it, when it has none, or when
  * reload and the segment has grown since: 0 when it has one. */
 static int index_load(elog_reader *r, int reload)
@@ -275,7 +259,7 @@ static void index_jump(elog_reader *r)
 	if (!r->cur.ix_size && r->cur.jumps++ == 0 && fstat(r->cur.fd, &st) == 0) {
 		int rc = elog__idx_lookup(r->dfd, r->cur.base, (uint64_t)st.st_size, r->want, &e);
 		if (rc == 0)
-			seg_jump(&r->cur, &e);
+			elog__scan_to_entry(&r->cur.sc, &e);
 		if (rc != ELOG_CORRUPT)
 			return;
 	}
@@ -284,7 +268,7 @@ static void index_jump(elog_reader *r)
 		return;
 	ssize_t k = elog__idx_find_offset(ix, r->want);
 	if (k >= 0)
-		seg_jump(&r->cur, &ix->e[k]);
+		elog__scan_to_entry(&r->cur.sc, &ix->e[k]);
 }
 
 /* With a time window, move the open segment's scan past what its index
@@ -306,7 +290,7 @@ static void window_skip(elog_reader *r)
 		struct idx_entry last;
 		if (elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
 		    last.pos > r->cur.sc.pos && (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
-		    seg_jump(&r->cur, &last))
+		    elog__scan_to_entry(&r->cur.sc, &last))
 			return;
 	}
 	if (index_load(r, 0) != 0)
@@ -323,7 +307,7 @@ static void window_skip(elog_reader *r)
 	size_t k = lo;
 	ssize_t j = elog__idx_skip_prefix(ix, k, r->win_lo, r->win_hi);
 	if (j >= 0) {
-		if (!seg_jump(&r->cur, &ix->e[j]))
+		if (!elog__scan_to_entry(&r->cur.sc, &ix->e[j]))
 			return;
 		k = (size_t)j + 1;
 	}
@@ -336,7 +320,7 @@ static void window_skip(elog_reader *r)
 		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
 			break; /* the stretch may hold some */
 	}
-	if (k > from && !seg_jump(&r->cur, &ix->e[k - 1]))
+	if (k > from && !elog__scan_to_entry(&r->cur.sc, &ix->e[k - 1]))
 		return;
 	if (k < ix->n)
 		r->win_check = ix->e[k].pos;
@@ -933,7 +917,7 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			*pos = SEG_HDR;
 			return 0;
 		}
-		if (rc == 0 && seg_jump(&b->s, &e)) {
+		if (rc == 0 && elog__scan_to_entry(&b->s.sc, &e)) {
 			*lo = e.offset;
 			*pos = e.pos;
 			return 0;
@@ -1223,13 +1207,13 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		 * alone says so. */
 		if (fstat(r->cur.fd, &st) == 0 &&
 		    elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.ts_max < ts && seg_jump(&r->cur, &last)) {
+		    last.ts_max < ts && elog__scan_to_entry(&r->cur.sc, &last)) {
 			/* the stretch after it is scanned below */
 		} else if (index_load(r, 0) == 0) {
 			ssize_t k = elog__idx_find_time(ix, ts);
 			ssize_t from = k < 0 ? (ssize_t)ix->n - 1 : k - 1;
 			if (from >= 0)
-				seg_jump(&r->cur, &ix->e[from]);
+				elog__scan_to_entry(&r->cur.sc, &ix->e[from]);
 		}
 		struct elog_record rec;
 		uint64_t at;

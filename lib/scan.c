@@ -236,6 +236,19 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 	return err;
 }
 
+int elog__scan_to_entry(struct scan *s, const struct idx_entry *e)
+{
+	struct elog_record rec;
+	uint64_t at, from = s->pos;
+	elog__scan_seek(s, e->pos);
+	if (elog__scan_next(s, &rec, &at) == 0 && rec.offset == e->offset) {
+		elog__scan_seek(s, e->pos);
+		return 1;
+	}
+	elog__scan_seek(s, from);
+	return 0;
+}
+
 int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at)
 {
 	int err = elog__scan_next(s, rec, at);

@@ -173,8 +173,7 @@ static int find_first(struct sum *u)
 static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, int64_t *ts_max)
 {
 	struct index ix;
-	struct elog_record rec;
-	uint64_t at, from = SEG_HDR, limit = sc->limit;
+	uint64_t from = SEG_HDR, limit = sc->limit;
 	int intact;
 
 	*ts_max = INT64_MIN;
@@ -186,14 +185,11 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, int64_
 	/* k entries lie SAMPLE_BYTES or more before the end: start at the
 	 * last of them, or at the first entry when none does. */
 	size_t pick = k > 0 ? k - 1 : 0;
-	if (ix.n > 0) {
-		elog__scan_seek(sc, ix.e[pick].pos);
-		if (elog__scan_next(sc, &rec, &at) == 0 && rec.offset == ix.e[pick].offset) {
-			from = ix.e[pick].pos;
-			/* ts_max counts every record from the segment's
-			 * start through the entry's own. */
-			*ts_max = ix.e[pick].ts_max;
-		}
+	if (ix.n > 0 && elog__scan_to_entry(sc, &ix.e[pick])) {
+		from = ix.e[pick].pos;
+		/* ts_max counts every record from the segment's start
+		 * through the entry's own. */
+		*ts_max = ix.e[pick].ts_max;
 	}
 	elog__idx_free(&ix);
 	return from;
