@@ -619,7 +619,37 @@ static int tail_next(elog_reader *r, struct rseg *g, struct elog_record *rec, ui
 	                        name, (unsigned long long)rec->offset, (unsigned long long)*at);
 }
 
-static void seek_to(elog_reader *r, uint64_t offset);
+/* Swap the open segment (if any, and if its file can be told) with the
+ * parked one (if any). */
+static void park_swap(elog_reader *r)
+{
+	if (r->cur.fd >= 0 && seg_identify(&r->cur) < 0)
+		seg_close(r, &r->cur);
+	struct rseg g = r->cur;
+	r->cur = r->pk;
+	r->pk = g;
+}
+
+/* A seek keeps the open segment, and its index, when it holds offset and
+ * seg_linked() says so; else it parks it, and takes back the one parked
+ * when that does. */
+static void seek_to(elog_reader *r, uint64_t offset)
+{
+	r->gap_pending = 0;
+	r->reseek = 0;
+	r->win_check = 0;
+	r->want = offset;
+	if (offset < r->cur.base || offset >= r->cur.next || !seg_linked(r, &r->cur, NULL)) {
+		if (offset < r->pk.base || offset >= r->pk.next || !seg_linked(r, &r->pk, NULL))
+			seg_close(r, &r->pk);
+		park_swap(r);
+		if (r->cur.fd < 0)
+			return;
+	}
+	r->cur.tail.next = r->cur.base;
+	elog__scan_seek(&r->cur.sc, SEG_HDR);
+	index_jump(r);
+}
 
 /* elog_reader_next(), every case. */
 static int next_record(elog_reader *r, struct elog_record *rec)
@@ -764,38 +794,6 @@ const char *elog_reader_errmsg(const elog_reader *r)
 	if (!r)
 		return "out of memory";
 	return r->msg[0] ? r->msg : "no error";
-}
-
-/* Swap the open segment (if any, and if its file can be told) with the
- * parked one (if any). */
-static void park_swap(elog_reader *r)
-{
-	if (r->cur.fd >= 0 && seg_identify(&r->cur) < 0)
-		seg_close(r, &r->cur);
-	struct rseg g = r->cur;
-	r->cur = r->pk;
-	r->pk = g;
-}
-
-/* A seek keeps the open segment, and its index, when it holds offset and
- * seg_linked() says so; else it parks it, and takes back the one parked
- * when that does. */
-static void seek_to(elog_reader *r, uint64_t offset)
-{
-	r->gap_pending = 0;
-	r->reseek = 0;
-	r->win_check = 0;
-	r->want = offset;
-	if (offset < r->cur.base || offset >= r->cur.next || !seg_linked(r, &r->cur, NULL)) {
-		if (offset < r->pk.base || offset >= r->pk.next || !seg_linked(r, &r->pk, NULL))
-			seg_close(r, &r->pk);
-		park_swap(r);
-		if (r->cur.fd < 0)
-			return;
-	}
-	r->cur.tail.next = r->cur.base;
-	elog__scan_seek(&r->cur.sc, SEG_HDR);
-	index_jump(r);
 }
 
 int elog_reader_seek(elog_reader *r, uint64_t offset)
@@ -1083,7 +1081,6 @@ static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 	return ELOG_GAP;
 }
 
-static int prev_any(elog_reader *r, struct elog_record *rec);
 /* Offsets lost between record off, the one before position p, and p,
  * that the chain of segments shows (a segment missing after off's, or
  * off's segment truncated): reported as a gap, and the position moved
@@ -1108,15 +1105,6 @@ static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
 	r->want = from;
 	r->reseek = 1;
 	return ELOG_GAP;
-}
-
-int elog_reader_prev(elog_reader *r, struct elog_record *rec)
-{
-	int err;
-	while ((err = prev_any(r, rec)) == 0 && r->win &&
-	       (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi))
-		;
-	return err;
 }
 
 int elog_reader_window(elog_reader *r, int64_t since_ms, int64_t until_ms)
@@ -1157,6 +1145,15 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 	r->want = off;
 	r->reseek = 1;
 	return 0;
+}
+
+int elog_reader_prev(elog_reader *r, struct elog_record *rec)
+{
+	int err;
+	while ((err = prev_any(r, rec)) == 0 && r->win &&
+	       (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi))
+		;
+	return err;
 }
 
 int elog_reader_seek_last(elog_reader *r, uint64_t n)

@@ -300,7 +300,6 @@ static void holders(struct sum *u)
 static void count_pending(struct sum *u)
 {
 	struct elog_summary *s = u->s;
-	struct lock_state ls;
 	struct seg_tail t = { .next = u->wm.durable_end, .why = TAIL_WHOLE };
 
 	if (!s->writers_known || s->nwriters > 0 || s->batch_pid > 0)
@@ -327,15 +326,15 @@ static void count_pending(struct sum *u)
 	}
 	/* No writer holds LOCK: what its holder would find there, a sick
 	 * state or a failed sync record, is what the next one does. */
-	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
-	if (fd >= 0 && s->pending > 0) {
+	int fd = s->pending > 0 ? elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0) : -1;
+	if (fd >= 0) {
+		struct lock_state ls;
 		struct sync_rec slot;
 		unsigned char boot[16];
 		elog__lock_boot_id(boot);
 		s->pending_cut = elog__lock_sick(fd, &ls, boot, &slot);
-	}
-	if (fd >= 0)
 		close(fd);
+	}
 }
 
 static int summarize(struct sum *u)
