@@ -467,27 +467,23 @@ static int gap_note(elog_reader *r, uint64_t from, uint64_t to, struct rseg *g)
  * truncated at a record boundary), as gap_note() says. */
 static int chain_gap(elog_reader *r, uint64_t next)
 {
-	uint64_t from, to = next == UINT64_MAX ? r->wm.durable_end : next;
+	uint64_t to = next == UINT64_MAX ? r->wm.durable_end : next;
 	/* Opened while it was the active segment, it was read on to its
-	 * end once closed: what the scan found there tells. */
+	 * end once closed: what the scan found there tells.  A file that
+	 * ended short of the records it held when opened was cut under us (a
+	 * repair, a hand): what followed its last record is lost, whatever
+	 * its seal said. */
 	if (r->cur.sc.sealed) {
 		r->cur.chain = CHAIN_SEALED;
 		r->cur.seal = r->cur.sc.seal;
-	} else if (r->cur.chain == CHAIN_NONE && r->cur.v2) {
+	} else if ((r->cur.chain == CHAIN_NONE && r->cur.v2) ||
+	           (r->cur.sc.limit != UINT64_MAX && r->cur.sc.pos < r->cur.sc.limit)) {
 		r->cur.chain = CHAIN_UNSEALED;
 	}
-	/* The file ended short of the records it held when opened: it was
-	 * cut under us (a repair, a hand).  What followed its last record is
-	 * lost, whatever its seal said. */
-	if (!r->cur.sc.sealed && r->cur.sc.limit != UINT64_MAX && r->cur.sc.pos < r->cur.sc.limit)
-		r->cur.chain = CHAIN_UNSEALED;
-	if (r->cur.chain == CHAIN_SEALED)
-		from = r->cur.seal.next;
-	else if (r->cur.chain == CHAIN_UNSEALED)
-		from = r->cur.tail.next;
-	else
+	if (r->cur.chain == CHAIN_NONE)
 		return 0;
-	return gap_note(r, from, to, &r->cur);
+	return gap_note(r, r->cur.chain == CHAIN_SEALED ? r->cur.seal.next : r->cur.tail.next, to,
+	                &r->cur);
 }
 
 /* At the end of the newest segment, the one the watermark names: 1 with a
@@ -851,7 +847,6 @@ static void back_close(elog_reader *r)
 	if (b->ix_state)
 		elog__idx_free(&b->s.ix);
 	b->ix_state = 0;
-	b->lookups = 0;
 	b->valid = 0;
 	b->recs.n = 0;
 }
@@ -898,8 +893,8 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 			rc = k < 0 ? ELOG_END : 0;
 			if (k >= 0)
 				e = b->s.ix.e[k];
-		} else if (b->lookups < BACK_LOOKUPS) {
-			b->lookups++;
+		} else if (b->s.jumps < BACK_LOOKUPS) {
+			b->s.jumps++;
 			rc = elog__idx_lookup(r->dfd, b->s.base, b->size, target, &e);
 		} else {
 			rc = elog__idx_load(r->dfd, b->s.base, b->size, &b->s.ix, &intact);
@@ -967,7 +962,7 @@ static int back_refresh(elog_reader *r, uint64_t next)
 		/* Grown: its index has entries the one kept lacks. */
 		elog__idx_free(&b->s.ix);
 		b->ix_state = 0;
-		b->lookups = 0;
+		b->s.jumps = 0;
 	}
 	b->size = (uint64_t)st.st_size;
 	b->s.next = next;

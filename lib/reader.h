@@ -26,7 +26,7 @@ struct rseg {
 	struct scan sc;
 	struct index ix;      /* its index, once a second seek loaded it */
 	uint64_t ix_size;     /* segment bytes it was loaded for, 0 = none */
-	int jumps;            /* index jumps made in it */
+	int jumps;            /* index jumps or lookups made in it */
 	struct seg_tail tail; /* its valid part as read: next is one past
 	                       * its last record, else its base */
 };
@@ -79,7 +79,6 @@ struct elog_reader {
 		struct rseg s; /* its ix once ix_state is set */
 		uint64_t size; /* its file size when last looked at */
 		int ix_state;  /* 1 loaded from .idx, 2 made by a scan */
-		int lookups;   /* searches of the .idx file made */
 		int valid;     /* recs holds every record of the
 		                * segment with lo <= offset < hi */
 		uint64_t lo, hi;
