@@ -74,22 +74,6 @@ static void seg_close(elog_reader *r, struct rseg *g)
 	g->ix_size = 0;
 }
 
-/* Take segment base's index from the cache when it is of the same file
- * (a compacted segment is another file, with another index). */
-static void ixcache_take(elog_reader *r)
-{
-	for (int i = 0; i < 4; i++) {
-		struct ixcache *c = &r->ixc[i];
-		if (c->size && c->base == r->cur.base && seg_identify(&r->cur) == 0 &&
-		    c->ino == r->cur.ino && c->dev == r->cur.dev) {
-			r->cur.ix = c->ix;
-			r->cur.ix_size = c->size;
-			c->size = 0;
-			return;
-		}
-	}
-}
-
 static int refresh_watermark(elog_reader *r)
 {
 	if (r->wmfd < 0) {
@@ -178,8 +162,7 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, struct rs
 	}
 	s.flags = elog__seg_header_flags(s.sc.buf);
 	s.plain = elog__codec_plain(s.flags);
-	s.v2 = elog__seg_header_sealed(s.sc.buf);
-	s.chain = CHAIN_NONE;
+	s.v2 = elog__seg_header_sealed(s.sc.buf); /* chain: CHAIN_NONE */
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
 	if (limit == UINT64_MAX) {
@@ -190,8 +173,9 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, struct rs
 		/* Its records end where its seal starts.  A damaged seal is
 		 * left to the scan, which reports it as the damage it is. */
 		int whole = got < want && s.sc.limit >= SEG_HDR + SEAL_SIZE;
-		if ((err = elog__seg_end(fd, s.v2, base, s.sc.limit,
-		                         whole ? s.sc.buf + s.sc.limit - SEAL_SIZE : NULL, &e)) != 0) {
+		err = elog__seg_end(fd, s.v2, base, s.sc.limit,
+		                    whole ? s.sc.buf + s.sc.limit - SEAL_SIZE : NULL, &e);
+		if (err) {
 			elog__errmsg_set(why, err, "%s: %s", name, elog_strerror(err));
 			goto fail;
 		}
@@ -219,7 +203,18 @@ static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 	seg_close(r, &r->cur);
 	r->cur = g;
 	r->win_check = 0;
-	ixcache_take(r);
+	/* Its index from the cache when of the same file (a compacted
+	 * segment is another file, with another index). */
+	for (int i = 0; i < 4; i++) {
+		struct ixcache *c = &r->ixc[i];
+		if (c->size && c->base == base && seg_identify(&r->cur) == 0 &&
+		    c->ino == r->cur.ino && c->dev == r->cur.dev) {
+			r->cur.ix = c->ix;
+			r->cur.ix_size = c->size;
+			c->size = 0;
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -289,7 +284,8 @@ static void window_skip(elog_reader *r)
 		 * no need to load the index. */
 		struct idx_entry last;
 		if (elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.pos > r->cur.sc.pos && (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
+		    last.pos > r->cur.sc.pos &&
+		    (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
 		    elog__scan_to_entry(&r->cur.sc, &last))
 			return;
 	}
@@ -715,8 +711,8 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			return err;
 
 		/* The end of what we may read here: has the writer moved on? */
-		seg_close(r, &r->pk);      /* reading on, not seeking back */
-		if (++ends > 1000) /* segments churning under us */
+		seg_close(r, &r->pk); /* reading on, not seeking back */
+		if (++ends > 1000)    /* segments churning under us */
 			return ELOG_END;
 		if (r->cur.base < r->wm.segment_base && r->cur.next != UINT64_MAX) {
 			/* A closed segment: the writer had moved past it when
@@ -851,12 +847,6 @@ static void back_close(elog_reader *r)
 	b->recs.n = 0;
 }
 
-static void back_free(elog_reader *r)
-{
-	back_close(r);
-	elog__idx_free(&r->bk.recs);
-}
-
 /* Entries for the back segment made by scanning it: its index file is
  * missing, damaged or points at the wrong records. */
 static int back_index_scan(elog_reader *r)
@@ -871,7 +861,8 @@ static int back_index_scan(elog_reader *r)
 		elog__idx_free(&b->s.ix);
 	b->ix_state = 2;
 	elog__scan_seek(&b->s.sc, SEG_HDR);
-	while ((err = elog__scan_next(&b->s.sc, &rec, &at)) == 0 && rec.offset < r->wm.durable_end) {
+	while ((err = elog__scan_next(&b->s.sc, &rec, &at)) == 0 &&
+	       rec.offset < r->wm.durable_end) {
 		if (elog__idx_builder_add(&ib, rec.offset, rec.ts_ms, at, BACK_INTERVAL, &e) &&
 		    (err = elog__idx_push(&b->s.ix, &e)) != 0)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
@@ -1253,7 +1244,8 @@ void elog_reader_close(elog_reader *r)
 		return;
 	seg_close(r, &r->cur);
 	seg_close(r, &r->pk);
-	back_free(r);
+	back_close(r);
+	elog__idx_free(&r->bk.recs);
 	for (int i = 0; i < 4; i++)
 		if (r->ixc[i].size)
 			elog__idx_free(&r->ixc[i].ix);

@@ -39,8 +39,8 @@ struct elog_reader {
 	struct watermark wm; /* as last read */
 	uint64_t want;       /* the next record returned has offset >= want */
 
-	struct rseg cur;  /* the segment read on */
-	struct vdec *vd;  /* decodes values, made when first needed */
+	struct rseg cur; /* the segment read on */
+	struct vdec *vd; /* decodes values, made when first needed */
 	/* Indexes of segments closed lately, by base and file, so that seeks
 	 * hopping between segments do not load them again. */
 	struct ixcache {
