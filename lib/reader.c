@@ -751,10 +751,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 	if (off < r->want || off >= r->wm.durable_end || off < r->cur.tail.next ||
 	    (off > r->want && r->holes.n))
 		return next_record(r, rec);
-	size_t size = elog__rec_fields(p, rec);
-	s->off += size;
-	s->pos = s->vpos = at + size;
-	s->trunc = 0;
+	elog__scan_next_checked(s, rec, &at);
 	r->cur.tail.next = off + 1;
 	r->want = off + 1;
 	return 0;
