@@ -158,6 +158,11 @@ int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at);
 /* 1 when the last ELOG_CORRUPT was a record cut short by the end of data
  * (possibly still being written) rather than bad bytes. */
 int elog__scan_truncated(const struct scan *s);
+/* Move to the record an index entry names when it is there, whole and of
+ * the entry's offset: 1; else 0, the position unchanged.  The one rule for
+ * trusting an entry: a wrong index costs a longer scan, never a wrong
+ * answer. */
+int elog__scan_to_entry(struct scan *s, const struct idx_entry *e);
 /* The one rule for where the valid part of a segment ends (elog(5),
  * Records): its records from where the scan starts, as long as each is
  * whole (elog__scan_next()) and its offset at least next, the base at

@@ -234,11 +234,12 @@ ssize_t elog__idx_find_offset(const struct index *ix, uint64_t target)
 	return (ssize_t)lo - 1;
 }
 
-/* Open the index of segment base and check its header: *fd, its layout
- * and its number of whole entries.  An errno value when it cannot be
- * opened; ELOG_CORRUPT (fd closed) when the header does not check. */
+/* Open the index of segment base and check its header: *fd, its layout,
+ * its number of whole entries and (whole, when not NULL) whether nothing
+ * follows them.  An errno value when it cannot be opened; ELOG_CORRUPT (fd
+ * closed) when the header does not check. */
 static int idx_open_checked(int dfd, uint64_t base, int *fd, const struct idx_layout **lay,
-                            uint64_t *n)
+                            uint64_t *n, int *whole)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char p[IDX_HDR];
@@ -253,6 +254,8 @@ static int idx_open_checked(int dfd, uint64_t base, int *fd, const struct idx_la
 		return ELOG_CORRUPT;
 	}
 	*n = ((uint64_t)st.st_size - IDX_HDR) / (*lay)->entry;
+	if (whole)
+		*whole = ((uint64_t)st.st_size - IDX_HDR) % (*lay)->entry == 0;
 	return 0;
 }
 
@@ -276,7 +279,7 @@ int elog__idx_lookup(int dfd, uint64_t base, uint64_t seg_len, uint64_t target,
 	const struct idx_layout *lay;
 	uint64_t lo = 0, hi;
 	int fd, found = 0;
-	int rc = idx_open_checked(dfd, base, &fd, &lay, &hi);
+	int rc = idx_open_checked(dfd, base, &fd, &lay, &hi, NULL);
 	if (rc)
 		return rc;
 	/* An entry out of order is not seen by a binary search, but the
@@ -305,7 +308,7 @@ int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *o
 	const struct idx_layout *lay;
 	uint64_t n;
 	int fd;
-	int rc = idx_open_checked(dfd, base, &fd, &lay, &n);
+	int rc = idx_open_checked(dfd, base, &fd, &lay, &n, NULL);
 	if (rc)
 		return rc;
 	rc = n == 0 ? ELOG_END : idx_entry_at(fd, lay, n - 1, base, seg_len, out);
@@ -315,15 +318,9 @@ int elog__idx_last(int dfd, uint64_t base, uint64_t seg_len, struct idx_entry *o
 
 ssize_t elog__idx_find_time(const struct index *ix, int64_t ts)
 {
-	size_t lo = 0, hi = ix->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->e[mid].ts_max < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->n ? (ssize_t)lo : -1;
+	/* Past the entries before which every record is older than ts. */
+	size_t k = (size_t)(elog__idx_skip_prefix(ix, 0, ts, INT64_MAX) + 1);
+	return k < ix->n ? (ssize_t)k : -1;
 }
 
 ssize_t elog__idx_skip_prefix(const struct index *ix, size_t from, int64_t lo, int64_t hi)
@@ -400,30 +397,22 @@ int elog__idx_rebuild(int dfd, int segfd, uint64_t base, uint64_t seg_len, uint3
 
 int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len, uint32_t interval)
 {
-	char name[NAME_MAX_LOCAL];
-	unsigned char hdr[IDX_HDR], ent[IDX_ENTRY];
 	const struct idx_layout *lay;
 	struct idx_entry e;
-	struct stat st;
-	size_t got;
-	int ok = 0;
+	uint64_t n;
+	int fd, whole, ok = 0;
 
-	elog__seg_name(name, base, IDX_EXT);
-	int fd = elog__fs_openat_stat(dfd, name, O_RDONLY, 0, &st);
-	if (fd < 0)
-		return 0;
 	/* An index of version 1 is not wrong: it stays, and readers scan
 	 * where its entries cannot tell them the times. */
-	if (st.st_size < (off_t)IDX_HDR || elog__fs_pread_full(fd, hdr, IDX_HDR, 0, &got) ||
-	    elog__idx_header_check(hdr, got, &lay) != 0 || (st.st_size - IDX_HDR) % lay->entry != 0)
+	if (idx_open_checked(dfd, base, &fd, &lay, &n, &whole) != 0)
+		return 0;
+	if (!whole)
 		goto out;
-	if (st.st_size == (off_t)IDX_HDR) {
+	if (n == 0) {
 		ok = seg_len <= SEG_HDR; /* no entries: right only if no records */
 		goto out;
 	}
-	if (elog__fs_pread_full(fd, ent, lay->entry, st.st_size - (off_t)lay->entry, &got) ||
-	    got != lay->entry ||
-	    elog__idx_entry_check(ent, lay, base, seg_len, NULL, &e) != IDX_FAULT_NONE)
+	if (idx_entry_at(fd, lay, n - 1, base, seg_len, &e) != 0)
 		goto out;
 	/* The last entry must point at a record with its offset, and the
 	 * records after it must end before another entry would have been
@@ -431,9 +420,9 @@ int elog__idx_quick_check(int dfd, int segfd, uint64_t base, uint64_t seg_len, u
 	struct scan s;
 	struct elog_record rec;
 	uint64_t at;
-	if (elog__scan_init(&s, segfd, base, e.pos, seg_len) != 0)
+	if (elog__scan_init(&s, segfd, base, SEG_HDR, seg_len) != 0)
 		goto out;
-	if (elog__scan_next(&s, &rec, &at) == 0 && rec.offset == e.offset) {
+	if (elog__scan_to_entry(&s, &e)) {
 		int rc;
 		while ((rc = elog__scan_next(&s, &rec, &at)) == 0 &&
 		       at < (uint64_t)e.pos + interval)

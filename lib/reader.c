@@ -37,79 +37,41 @@
 #include "files.h"
 #include "reader.h"
 
-/* The open segment's file (inode and device), asked of the system only
- * when an index is kept or a seek wants it: reading on needs no fstat. */
-static int seg_identify(elog_reader *r)
+/* A segment's file (inode and device), asked of the system only when an
+ * index is kept or a seek wants it: reading on needs no fstat. */
+static int seg_identify(struct rseg *g)
 {
 	struct stat st;
-	if (!r->seg_id_known) {
-		if (r->segfd < 0 || fstat(r->segfd, &st) < 0)
+	if (!g->id_known) {
+		if (g->fd < 0 || fstat(g->fd, &st) < 0)
 			return -1;
-		r->seg_ino = st.st_ino;
-		r->seg_dev = st.st_dev;
-		r->seg_id_known = 1;
+		g->ino = st.st_ino;
+		g->dev = st.st_dev;
+		g->id_known = 1;
 	}
 	return 0;
 }
 
-/* Keep the index of segment base (its file ino, dev; loaded for size
- * bytes of it) in the cache, in place of the oldest. */
-static void ixcache_put(elog_reader *r, uint64_t base, ino_t ino, dev_t dev, uint64_t size,
-                        const struct index *ix)
+/* Close segment g (the one read on, or the one parked), if open, keeping
+ * its index in the cache, in place of the oldest, for a later visit. */
+static void seg_close(elog_reader *r, struct rseg *g)
 {
-	struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
-	if (c->size)
-		elog__idx_free(&c->ix);
-	c->base = base;
-	c->ino = ino;
-	c->dev = dev;
-	c->size = size;
-	c->ix = *ix;
-}
-
-static void close_segment(elog_reader *r)
-{
-	if (r->ix_size && seg_identify(r) < 0) {
-		elog__idx_free(&r->ix); /* cannot tell its file: not kept */
-		r->ix_size = 0;
+	if (g->ix_size && seg_identify(g) < 0) {
+		elog__idx_free(&g->ix); /* cannot tell its file: not kept */
+		g->ix_size = 0;
 	}
-	if (r->segfd >= 0) {
-		close(r->segfd);
-		elog__scan_free(&r->sc);
+	if (g->fd >= 0) {
+		close(g->fd);
+		elog__scan_free(&g->sc);
 	}
-	r->segfd = -1;
-	if (r->ix_size) /* kept for a later visit */
-		ixcache_put(r, r->seg_base, r->seg_ino, r->seg_dev, r->ix_size, &r->ix);
-	r->ix_size = 0;
-}
-
-/* Close the segment parked by a seek (struct park), if any. */
-static void park_drop(elog_reader *r)
-{
-	struct park *p = &r->pk;
-	if (p->fd < 0)
-		return;
-	close(p->fd);
-	elog__scan_free(&p->sc);
-	if (p->ix_size) /* kept for a later visit, as close_segment() does */
-		ixcache_put(r, p->base, p->ino, p->dev, p->ix_size, &p->ix);
-	p->fd = -1;
-}
-
-/* Take segment base's index from the cache when it is of the same file
- * (a compacted segment is another file, with another index). */
-static void ixcache_take(elog_reader *r)
-{
-	for (int i = 0; i < 4; i++) {
-		struct ixcache *c = &r->ixc[i];
-		if (c->size && c->base == r->seg_base && seg_identify(r) == 0 &&
-		    c->ino == r->seg_ino && c->dev == r->seg_dev) {
-			r->ix = c->ix;
-			r->ix_size = c->size;
-			c->size = 0;
-			return;
-		}
+	g->fd = -1;
+	if (g->ix_size) {
+		struct ixcache *c = &r->ixc[r->ixc_next++ % 4];
+		if (c->size)
+			elog__idx_free(&c->ix);
+		*c = (struct ixcache){ g->base, g->ix_size, g->ino, g->dev, g->ix };
 	}
+	g->ix_size = 0;
 }
 
 static int refresh_watermark(elog_reader *r)
@@ -149,16 +111,15 @@ static uint64_t visible_limit(const elog_reader *r, uint64_t base, uint64_t next
 }
 
 /* Open segment base, listed before segment next (UINT64_MAX when it was
- * the newest), for reading: 0 with *fd and *sc set up, the scan's limit
- * at what may be read and its position at the first record.  *gone is 1
- * (nothing open) when it was removed since it was listed, -1 when it is
- * too new to hold anything durable yet. */
-static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp, struct scan *scp,
-                         int *gone, int *chain, struct seal *seal)
+ * the newest), for reading: 0 with *g set up, its scan's limit at what may
+ * be read and its position at the first record.  *gone is 1 (nothing
+ * open) when it was removed since it was listed, -1 when it is too new to
+ * hold anything durable yet. */
+static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, struct rseg *g, int *gone)
 {
-	char name[NAME_MAX_LOCAL];
+	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
 	struct stat st;
-	struct scan sc;
+	struct seg_end e;
 	size_t got;
 	int err;
 
@@ -172,109 +133,109 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, int *fdp,
 		}
 		return elog__errmsg_set(r->msg, errno, "%s: %s", name, elog_strerror(errno));
 	}
-	/* One read brings the header and, for a small segment, all of it:
-	 * a read that comes back short found the end of the file.  (So the
-	 * reader opens the file itself rather than by elog__seg_open(), which reads
-	 * the header alone, and judges the header as elog__seg_open() does.) */
+	/* One read brings the header and, for a small segment, all of it (a
+	 * short read found the end of the file): so not elog__seg_open(),
+	 * which reads the header alone, though the verdict is the same. */
 	uint64_t limit = visible_limit(r, base, next);
 	size_t want = limit < SEG_HDR ? SEG_HDR : limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
-	if ((err = elog__scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
+	struct rseg s = { .fd = fd, .base = base, .next = next, .tail = { .next = base } };
+	if ((err = elog__scan_init(&s.sc, fd, base, SEG_HDR, limit)) != 0) {
 		close(fd);
 		return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
-	if (want > sc.cap)
-		want = sc.cap;
-	if ((err = elog__scan_read_head(&sc, want, &got)) != 0) {
-		elog__scan_free(&sc);
-		close(fd);
-		return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+	if (want > s.sc.cap)
+		want = s.sc.cap;
+	if ((err = elog__scan_read_head(&s.sc, want, &got)) != 0) {
+		elog__errmsg_set(why, err, "%s: %s", name, elog_strerror(err));
+		goto fail;
 	}
-	/* A segment with nothing durable in it yet (newer than the
-	 * watermark, or named by it before its first sync) may still lack
-	 * its header, or a power loss may have garbled it: it is simply not
-	 * there to read yet. */
-	int fresh = limit <= SEG_HDR;
-	char why[ELOG_MSG_MAX];
-	if ((err = elog__seg_header_verify(sc.buf, got, base, r->log_id, why)) != 0) {
-		elog__scan_free(&sc);
-		close(fd);
-		if (fresh && err == ELOG_CORRUPT) {
+	if ((err = elog__seg_header_verify(s.sc.buf, got, base, r->log_id, why)) != 0) {
+		/* A segment with nothing durable in it yet (newer than the
+		 * watermark, or named by it before its first sync) may still
+		 * lack its header, or a power loss may have garbled it: it is
+		 * simply not there to read yet. */
+		if (limit <= SEG_HDR && err == ELOG_CORRUPT) {
 			*gone = -1;
-			return 0;
+			err = 0;
 		}
-		return elog__errmsg_set(r->msg, err, "%s", why);
+		goto fail;
 	}
+	s.flags = elog__seg_header_flags(s.sc.buf);
+	s.plain = elog__codec_plain(s.flags);
+	s.v2 = elog__seg_header_sealed(s.sc.buf); /* chain: CHAIN_NONE */
 	/* A closed segment never grows (compaction makes a new file): its
 	 * size is its end, and reading it needs no look past that. */
-	*chain = CHAIN_NONE;
 	if (limit == UINT64_MAX) {
 		if (got < want)
-			sc.limit = got;
+			s.sc.limit = got;
 		else if (fstat(fd, &st) == 0)
-			sc.limit = (uint64_t)st.st_size;
+			s.sc.limit = (uint64_t)st.st_size;
 		/* Its records end where its seal starts.  A damaged seal is
 		 * left to the scan, which reports it as the damage it is. */
-		struct seg_end e;
-		int whole = got < want && sc.limit >= SEG_HDR + SEAL_SIZE;
-		if ((err = elog__seg_end(fd, elog__seg_header_sealed(sc.buf), base, sc.limit,
-		                         whole ? sc.buf + sc.limit - SEAL_SIZE : NULL, &e)) != 0) {
-			elog__scan_free(&sc);
-			close(fd);
-			return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+		int whole = got < want && s.sc.limit >= SEG_HDR + SEAL_SIZE;
+		err = elog__seg_end(fd, s.v2, base, s.sc.limit,
+		                    whole ? s.sc.buf + s.sc.limit - SEAL_SIZE : NULL, &e);
+		if (err) {
+			elog__errmsg_set(why, err, "%s: %s", name, elog_strerror(err));
+			goto fail;
 		}
 		if (!e.bad_seal) {
-			sc.limit = e.end;
-			*chain = e.chain;
-			*seal = e.seal;
+			s.sc.limit = e.end;
+			s.chain = e.chain;
+			s.seal = e.seal;
 		}
 	}
-	*fdp = fd;
-	*scp = sc;
+	*g = s;
 	return 0;
+fail:
+	elog__scan_free(&s.sc);
+	close(fd);
+	return err ? elog__errmsg_set(r->msg, err, "%s", why) : 0;
 }
 
 /* Open segment base, listed before segment next, as the one read on. */
 static int open_segment(elog_reader *r, uint64_t base, uint64_t next, int *gone)
 {
-	struct scan sc;
-	struct seal seal;
-	int fd, chain, err;
-
-	if ((err = seg_read_open(r, base, next, &fd, &sc, gone, &chain, &seal)) != 0 || *gone)
+	struct rseg g;
+	int err = seg_read_open(r, base, next, &g, gone);
+	if (err || *gone)
 		return err;
-	uint32_t flags = elog__seg_header_flags(sc.buf);
-	close_segment(r);
-	r->sc = sc;
-	r->segfd = fd;
-	r->seg_base = base;
-	r->seg_flags = flags;
-	r->seg_plain = elog__codec_plain(flags);
-	r->seg_id_known = 0;
-	r->chain = chain;
-	r->seal = seal;
-	r->seg_v2 = elog__seg_header_sealed(sc.buf);
-	r->last = 0;
-	r->have_last = 0;
-	r->next_base = next;
-	r->jumps = 0;
+	seg_close(r, &r->cur);
+	r->cur = g;
 	r->win_check = 0;
-	ixcache_take(r);
+	/* Its index from the cache when of the same file (a compacted
+	 * segment is another file, with another index). */
+	for (int i = 0; i < 4; i++) {
+		struct ixcache *c = &r->ixc[i];
+		if (c->size && c->base == base && seg_identify(&r->cur) == 0 &&
+		    c->ino == r->cur.ino && c->dev == r->cur.dev) {
+			r->cur.ix = c->ix;
+			r->cur.ix_size = c->size;
+			c->size = 0;
+			break;
+		}
+	}
 	return 0;
 }
 
-/* Move the open segment's scan to an index entry, if the record there is
- * whole (its CRC checks) and has the entry's offset; otherwise stay where
- * it is.  A wrong index must cost a longer scan, never a wrong answer. */
-static int jump_to_entry(elog_reader *r, const struct idx_entry *e)
+/* Load the open segment's index, kept with it, when it has none, or when
+ * reload and the segment has grown since: 0 when it has one. */
+static int index_load(elog_reader *r, int reload)
 {
-	struct elog_record rec;
-	uint64_t at, from = r->sc.pos;
-	elog__scan_seek(&r->sc, e->pos);
-	if (elog__scan_next(&r->sc, &rec, &at) == 0 && rec.offset == e->offset) {
-		elog__scan_seek(&r->sc, e->pos);
-		return 1;
-	}
-	elog__scan_seek(&r->sc, from);
+	struct stat st;
+	int intact;
+	if (r->cur.ix_size && !reload)
+		return 0;
+	if (fstat(r->cur.fd, &st) < 0)
+		return -1;
+	if (r->cur.ix_size && (uint64_t)st.st_size <= r->cur.ix_size)
+		return 0; /* it has not grown: nothing new to index */
+	if (r->cur.ix_size)
+		elog__idx_free(&r->cur.ix);
+	r->cur.ix_size = 0;
+	if (elog__idx_load(r->dfd, r->cur.base, (uint64_t)st.st_size, &r->cur.ix, &intact) != 0)
+		return -1;
+	r->cur.ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
 	return 0;
 }
 
@@ -286,34 +247,23 @@ static int jump_to_entry(elog_reader *r, const struct idx_entry *e)
 static void index_jump(elog_reader *r)
 {
 	struct idx_entry e;
-	int intact;
 	struct stat st;
-	if (r->want <= r->seg_base)
+	const struct index *ix = &r->cur.ix;
+	if (r->want <= r->cur.base)
 		return;
-	if (!r->ix_size && r->jumps++ == 0 && fstat(r->segfd, &st) == 0) {
-		int rc = elog__idx_lookup(r->dfd, r->seg_base, (uint64_t)st.st_size, r->want, &e);
+	if (!r->cur.ix_size && r->cur.jumps++ == 0 && fstat(r->cur.fd, &st) == 0) {
+		int rc = elog__idx_lookup(r->dfd, r->cur.base, (uint64_t)st.st_size, r->want, &e);
 		if (rc == 0)
-			jump_to_entry(r, &e);
+			elog__scan_to_entry(&r->cur.sc, &e);
 		if (rc != ELOG_CORRUPT)
 			return;
 	}
-	if (!r->ix_size ||
-	    (r->next_base == UINT64_MAX && r->ix.n > 0 && r->want > r->ix.e[r->ix.n - 1].offset)) {
-		if (fstat(r->segfd, &st) < 0)
-			return;
-		if (r->ix_size && (uint64_t)st.st_size <= r->ix_size)
-			goto use; /* it has not grown: nothing new to index */
-		if (r->ix_size)
-			elog__idx_free(&r->ix);
-		r->ix_size = 0;
-		if (elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
-			return;
-		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
-	}
-use:;
-	ssize_t k = elog__idx_find_offset(&r->ix, r->want);
+	if (index_load(r, r->cur.ix_size && r->cur.next == UINT64_MAX && ix->n > 0 &&
+	                          r->want > ix->e[ix->n - 1].offset) != 0)
+		return;
+	ssize_t k = elog__idx_find_offset(ix, r->want);
 	if (k >= 0)
-		jump_to_entry(r, &r->ix.e[k]);
+		elog__scan_to_entry(&r->cur.sc, &ix->e[k]);
 }
 
 /* With a time window, move the open segment's scan past what its index
@@ -328,28 +278,24 @@ use:;
 static void window_skip(elog_reader *r)
 {
 	struct stat st;
-	int intact;
 	r->win_check = UINT64_MAX;
-	if (!r->ix_size && fstat(r->segfd, &st) == 0) {
+	if (!r->cur.ix_size && fstat(r->cur.fd, &st) == 0) {
 		/* The whole segment up to its last entry outside the window:
 		 * no need to load the index. */
 		struct idx_entry last;
-		if (elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.pos > r->sc.pos && (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
-		    jump_to_entry(r, &last))
+		if (elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.pos > r->cur.sc.pos &&
+		    (last.ts_max < r->win_lo || last.ts_min > r->win_hi) &&
+		    elog__scan_to_entry(&r->cur.sc, &last))
 			return;
 	}
-	if (!r->ix_size) {
-		if (fstat(r->segfd, &st) < 0 ||
-		    elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &r->ix, &intact) != 0)
-			return;
-		r->ix_size = st.st_size > 0 ? (uint64_t)st.st_size : 1;
-	}
-	const struct index *ix = &r->ix;
+	if (index_load(r, 0) != 0)
+		return;
+	const struct index *ix = &r->cur.ix;
 	size_t lo = 0, hi = ix->n; /* the first entry past the scan */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (ix->e[mid].pos <= r->sc.pos)
+		if (ix->e[mid].pos <= r->cur.sc.pos)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -357,7 +303,7 @@ static void window_skip(elog_reader *r)
 	size_t k = lo;
 	ssize_t j = elog__idx_skip_prefix(ix, k, r->win_lo, r->win_hi);
 	if (j >= 0) {
-		if (!jump_to_entry(r, &ix->e[j]))
+		if (!elog__scan_to_entry(&r->cur.sc, &ix->e[j]))
 			return;
 		k = (size_t)j + 1;
 	}
@@ -370,7 +316,7 @@ static void window_skip(elog_reader *r)
 		if (e->span_max >= r->win_lo && e->span_min <= r->win_hi)
 			break; /* the stretch may hold some */
 	}
-	if (k > from && !jump_to_entry(r, &ix->e[k - 1]))
+	if (k > from && !elog__scan_to_entry(&r->cur.sc, &ix->e[k - 1]))
 		return;
 	if (k < ix->n)
 		r->win_check = ix->e[k].pos;
@@ -470,56 +416,36 @@ static ssize_t cached_position(const elog_reader *r)
 {
 	if (!r->segs_valid)
 		return -1;
-	ssize_t i = elog__seglist_find(&r->segs, r->seg_base);
-	return i >= 0 && r->segs.base[i] == r->seg_base ? i : -1;
+	ssize_t i = elog__seglist_find(&r->segs, r->cur.base);
+	return i >= 0 && r->segs.base[i] == r->cur.base ? i : -1;
 }
 
-/* Whether the file open is still the one linked under its name. */
-static int seg_still_linked(elog_reader *r)
+/* Whether segment g is open and its file still the one linked under its
+ * name (neither compacted nor removed); st, when not NULL, its status. */
+static int seg_linked(elog_reader *r, struct rseg *g, struct stat *st)
 {
 	char name[NAME_MAX_LOCAL];
-	struct stat st;
-	elog__seg_name(name, r->seg_base, SEG_EXT);
-	return seg_identify(r) == 0 && fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       st.st_ino == r->seg_ino && st.st_dev == r->seg_dev;
+	struct stat local;
+	st = st ? st : &local;
+	elog__seg_name(name, g->base, SEG_EXT);
+	return g->fd >= 0 && seg_identify(g) == 0 &&
+	       fstatat(r->dfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && st->st_ino == g->ino &&
+	       st->st_dev == g->dev;
 }
 
-/* At the end of the open segment, read to its end, before the segment
- * based at next (UINT64_MAX: there is none, and the log's durable end is
- * the next thing): 1 with a damage gap noted when the chain of segments
- * says offsets were lost between them (a segment missing, this one
- * truncated at a record boundary), 0 otherwise.  Ranges that salvage
- * recorded report themselves; a segment compaction replaced under us is
- * no loss (its replacement holds what we have not read: locate() again,
- * -1). */
-static int chain_gap(elog_reader *r, uint64_t next)
+/* Note the offsets from `from` (want, if that is later) up to to as lost
+ * to damage: 1 when noted, 0 when there are none or salvage recorded them
+ * (those report themselves), -1 when segment g, which says they were lost,
+ * is no longer the file of its name (compaction replaced it: its
+ * replacement holds what we have not read; locate() again). */
+static int gap_note(elog_reader *r, uint64_t from, uint64_t to, struct rseg *g)
 {
-	uint64_t from, to = next == UINT64_MAX ? r->wm.durable_end : next;
 	uint64_t a, b;
-	/* Opened while it was the active segment, it was read on to its
-	 * end once closed: what the scan found there tells. */
-	if (r->sc.sealed) {
-		r->chain = CHAIN_SEALED;
-		r->seal = r->sc.seal;
-	} else if (r->chain == CHAIN_NONE && r->seg_v2) {
-		r->chain = CHAIN_UNSEALED;
-	}
-	/* The file ended short of the records it held when opened: it was
-	 * cut under us (a repair, a hand).  What followed its last record is
-	 * lost, whatever its seal said. */
-	if (!r->sc.sealed && r->sc.limit != UINT64_MAX && r->sc.pos < r->sc.limit)
-		r->chain = CHAIN_UNSEALED;
-	if (r->chain == CHAIN_SEALED)
-		from = r->seal.next;
-	else if (r->chain == CHAIN_UNSEALED)
-		from = r->have_last ? r->last + 1 : r->seg_base;
-	else
-		return 0;
 	if (from < r->want)
 		from = r->want;
 	if (from >= to || (r->holes.n && elog__holes_find(&r->holes, from, to - 1, &a, &b)))
 		return 0;
-	if (!seg_still_linked(r)) {
+	if (g && !seg_linked(r, g, NULL)) {
 		r->segs_valid = 0;
 		return -1;
 	}
@@ -530,26 +456,42 @@ static int chain_gap(elog_reader *r, uint64_t next)
 	return 1;
 }
 
+/* At the end of the open segment, read to its end, before the segment
+ * based at next (UINT64_MAX: there is none, and the log's durable end is
+ * the next thing): 1 with a damage gap noted when the chain of segments
+ * says offsets were lost between them (a segment missing, this one
+ * truncated at a record boundary), as gap_note() says. */
+static int chain_gap(elog_reader *r, uint64_t next)
+{
+	uint64_t to = next == UINT64_MAX ? r->wm.durable_end : next;
+	/* Opened while it was the active segment, it was read on to its
+	 * end once closed: what the scan found there tells.  A file that
+	 * ended short of the records it held when opened was cut under us (a
+	 * repair, a hand): what followed its last record is lost, whatever
+	 * its seal said. */
+	if (r->cur.sc.sealed) {
+		r->cur.chain = CHAIN_SEALED;
+		r->cur.seal = r->cur.sc.seal;
+	} else if ((r->cur.chain == CHAIN_NONE && r->cur.v2) ||
+	           (r->cur.sc.limit != UINT64_MAX && r->cur.sc.pos < r->cur.sc.limit)) {
+		r->cur.chain = CHAIN_UNSEALED;
+	}
+	if (r->cur.chain == CHAIN_NONE)
+		return 0;
+	return gap_note(r, r->cur.chain == CHAIN_SEALED ? r->cur.seal.next : r->cur.tail.next, to,
+	                &r->cur);
+}
+
 /* At the end of the newest segment, the one the watermark names: 1 with a
  * damage gap noted when the file ended before the bytes the watermark
  * says are durable (a copy taken in the wrong order, a file cut short),
  * so that acknowledged records never vanish without a word. */
 static int short_gap(elog_reader *r)
 {
-	uint64_t from = r->have_last ? r->last + 1 : r->seg_base, a, b;
-	if (r->seg_base != r->wm.segment_base || r->sc.limit == UINT64_MAX ||
-	    r->sc.pos >= r->sc.limit || elog__scan_truncated(&r->sc))
+	if (r->cur.base != r->wm.segment_base || r->cur.sc.limit == UINT64_MAX ||
+	    r->cur.sc.pos >= r->cur.sc.limit || elog__scan_truncated(&r->cur.sc))
 		return 0;
-	if (from < r->want)
-		from = r->want;
-	if (from >= r->wm.durable_end ||
-	    (r->holes.n && elog__holes_find(&r->holes, from, r->wm.durable_end - 1, &a, &b)))
-		return 0;
-	r->gap_first = from;
-	r->gap_last = r->wm.durable_end - 1;
-	r->gap_pending = ELOG_GAP_DAMAGE;
-	r->want = r->wm.durable_end;
-	return 1;
+	return gap_note(r, r->cur.tail.next, r->wm.durable_end, NULL);
 }
 
 /* At the durable end: offsets a repair recorded as lost from want on are
@@ -577,24 +519,24 @@ static int advance(elog_reader *r)
 	 * replacement holds, and the next segment is looked up by the list,
 	 * which is made again when a segment in it is gone. */
 	ssize_t i = cached_position(r);
-	if (i >= 0 && (size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base) {
+	if (i >= 0 && (size_t)i + 1 == r->segs.n && r->cur.base < r->wm.segment_base) {
 		/* The writer rolled: a follower may have the new segment's
 		 * event still queued. */
 		elog__follow_drain(r);
 		i = cached_position(r);
 	}
-	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->seg_base < r->wm.segment_base)) {
+	if (i < 0 || ((size_t)i + 1 == r->segs.n && r->cur.base < r->wm.segment_base)) {
 		/* Not listed, or the writer has moved on past the list. */
 		if ((err = list_segments(r)) != 0)
 			return err;
 		if ((i = cached_position(r)) < 0)
 			return locate(r);
 	}
-	if ((size_t)i + 1 >= r->segs.n || r->seg_base >= r->wm.segment_base) {
+	if ((size_t)i + 1 >= r->segs.n || r->cur.base >= r->wm.segment_base) {
 		/* The newest segment listed: but one whose seal names a
 		 * next one that the watermark says holds durable records
 		 * has lost it. */
-		if ((size_t)i + 1 >= r->segs.n && r->seg_base < r->wm.segment_base &&
+		if ((size_t)i + 1 >= r->segs.n && r->cur.base < r->wm.segment_base &&
 		    (err = chain_gap(r, UINT64_MAX)) != 0)
 			return err > 0 ? 0 : locate(r);
 		if ((size_t)i + 1 >= r->segs.n && (short_gap(r) || end_hole(r)))
@@ -621,25 +563,85 @@ static int advance(elog_reader *r)
 	return 0;
 }
 
-/* Replace the stored value of a record, read at byte at of segment base
- * whose header has flags, by the value itself. */
-static int decode_value(elog_reader *r, uint64_t base, uint32_t flags, struct elog_record *rec,
-                        uint64_t at)
+/* Replace the stored value of a record, read at byte at of segment g, by
+ * the value itself. */
+static int decode_value(elog_reader *r, const struct rseg *g, struct elog_record *rec, uint64_t at)
 {
 	char name[NAME_MAX_LOCAL], why[ELOG_MSG_MAX];
+	if (g->plain)
+		return 0;
 	if (!r->vd && !(r->vd = elog__vdec_new()))
 		return elog__errmsg_set(r->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
-	int err = elog__vdec_value(r->vd, r->dfd, flags, rec->value, rec->value_len, &rec->value,
+	int err = elog__vdec_value(r->vd, r->dfd, g->flags, rec->value, rec->value_len, &rec->value,
 	                           &rec->value_len, why);
 	if (err) {
-		elog__seg_name(name, base, SEG_EXT);
+		elog__seg_name(name, g->base, SEG_EXT);
 		return elog__errmsg_set(r->msg, err, "%s: record at byte %llu: %s", name,
 		                        (unsigned long long)at, why);
 	}
 	return 0;
 }
 
-static void seek_to(elog_reader *r, uint64_t offset);
+/* The error for segment g at byte at: a record that does not check
+ * (ELOG_CORRUPT), or err, an errno value from reading it. */
+static int seg_fault(elog_reader *r, const struct rseg *g, int err, uint64_t at)
+{
+	char name[NAME_MAX_LOCAL];
+	elog__seg_name(name, g->base, SEG_EXT);
+	if (err == ELOG_CORRUPT)
+		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
+		                        elog__scan_truncated(&g->sc) ? "truncated" : "corrupt",
+		                        (unsigned long long)at);
+	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+}
+
+/* The next record of segment g's valid part (elog__seg_tail_next(), from
+ * g->tail): 0, ELOG_END where the part ends whole, or the error where it
+ * ends otherwise. */
+static int tail_next(elog_reader *r, struct rseg *g, struct elog_record *rec, uint64_t *at)
+{
+	char name[NAME_MAX_LOCAL];
+	int err = elog__seg_tail_next(&g->sc, &g->tail, rec, at);
+	if (err == 0 || (err == ELOG_END && g->tail.why == TAIL_WHOLE))
+		return err;
+	if (err != ELOG_END || g->tail.why != TAIL_ORDER)
+		return seg_fault(r, g, err == ELOG_END ? ELOG_CORRUPT : err, *at);
+	elog__seg_name(name, g->base, SEG_EXT);
+	return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: offset %llu out of order at byte %llu",
+	                        name, (unsigned long long)rec->offset, (unsigned long long)*at);
+}
+
+/* Swap the open segment (if any, and if its file can be told) with the
+ * parked one (if any). */
+static void park_swap(elog_reader *r)
+{
+	if (r->cur.fd >= 0 && seg_identify(&r->cur) < 0)
+		seg_close(r, &r->cur);
+	struct rseg g = r->cur;
+	r->cur = r->pk;
+	r->pk = g;
+}
+
+/* A seek keeps the open segment, and its index, when it holds offset and
+ * seg_linked() says so; else it parks it, and takes back the one parked
+ * when that does. */
+static void seek_to(elog_reader *r, uint64_t offset)
+{
+	r->gap_pending = 0;
+	r->reseek = 0;
+	r->win_check = 0;
+	r->want = offset;
+	if (offset < r->cur.base || offset >= r->cur.next || !seg_linked(r, &r->cur, NULL)) {
+		if (offset < r->pk.base || offset >= r->pk.next || !seg_linked(r, &r->pk, NULL))
+			seg_close(r, &r->pk);
+		park_swap(r);
+		if (r->cur.fd < 0)
+			return;
+	}
+	r->cur.tail.next = r->cur.base;
+	elog__scan_seek(&r->cur.sc, SEG_HDR);
+	index_jump(r);
+}
 
 /* elog_reader_next(), every case. */
 static int next_record(elog_reader *r, struct elog_record *rec)
@@ -655,37 +657,30 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			return ELOG_GAP;
 		}
 		int err;
-		if (r->segfd < 0) {
+		if (r->cur.fd < 0) {
 			if ((err = refresh_watermark(r)) != 0)
 				return err;
 			if ((err = locate(r)) != 0)
 				return err;
 			continue;
 		}
-		uint64_t at;
-		if (r->win && r->sc.pos >= r->win_check)
+		uint64_t at, seen = r->cur.tail.next;
+		if (r->win && r->cur.sc.pos >= r->win_check)
 			window_skip(r);
-		err = elog__scan_next(&r->sc, rec, &at);
+		err = tail_next(r, &r->cur, rec, &at);
 		if (err == 0) {
-			if (rec->offset < r->seg_base || (r->have_last && rec->offset <= r->last)) {
-				char name[NAME_MAX_LOCAL];
-				elog__seg_name(name, r->seg_base, SEG_EXT);
-				return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-				                        "%s: offset %llu out of order at byte %llu",
-				                        name, (unsigned long long)rec->offset,
-				                        (unsigned long long)at);
-			}
 			if (rec->offset >= r->wm.durable_end) {
 				/* Not durable as far as we know, though inside the
 				 * byte limit: read it again later (so it does not
 				 * count as seen), after a fresh look at the
 				 * watermark, which that limit did not prompt. */
 				uint64_t old_end = r->wm.durable_end;
-				elog__scan_seek(&r->sc, at);
+				elog__scan_seek(&r->cur.sc, at);
+				r->cur.tail.next = seen;
 				elog__follow_drain(r);
 				if ((err = refresh_watermark(r)) != 0)
 					return err;
-				r->sc.limit = visible_limit(r, r->seg_base, r->next_base);
+				r->cur.sc.limit = visible_limit(r, r->cur.base, r->cur.next);
 				if (r->wm.durable_end > old_end && ++ends <= 1000)
 					continue;
 				return ELOG_END;
@@ -695,42 +690,31 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			                     &r->gap_last)) {
 				/* Offsets salvage lost lie before this record:
 				 * say so, and read it again next time. */
-				elog__scan_seek(&r->sc, at);
+				elog__scan_seek(&r->cur.sc, at);
+				r->cur.tail.next = seen;
 				r->gap_cause = ELOG_GAP_DAMAGE;
 				r->want = r->gap_last + 1;
 				return ELOG_GAP;
 			}
-			r->last = rec->offset;
-			r->have_last = 1;
 			if (rec->offset < r->want)
 				continue; /* before the position sought */
 			if (r->win && (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi)) {
 				r->want = rec->offset + 1;
 				continue; /* outside the window */
 			}
-			if (!r->seg_plain &&
-			    (err = decode_value(r, r->seg_base, r->seg_flags, rec, at)) != 0)
+			if ((err = decode_value(r, &r->cur, rec, at)) != 0)
 				return err;
 			r->want = rec->offset + 1;
 			return 0;
 		}
-		if (err == ELOG_CORRUPT) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, r->seg_base, SEG_EXT);
-			return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu",
-			                        name,
-			                        elog__scan_truncated(&r->sc) ? "truncated"
-			                                                     : "corrupt",
-			                        (unsigned long long)at);
-		}
 		if (err != ELOG_END)
-			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
+			return err;
 
 		/* The end of what we may read here: has the writer moved on? */
-		park_drop(r);      /* reading on, not seeking back */
-		if (++ends > 1000) /* segments churning under us */
+		seg_close(r, &r->pk); /* reading on, not seeking back */
+		if (++ends > 1000)    /* segments churning under us */
 			return ELOG_END;
-		if (r->seg_base < r->wm.segment_base && r->next_base != UINT64_MAX) {
+		if (r->cur.base < r->wm.segment_base && r->cur.next != UINT64_MAX) {
 			/* A closed segment: the writer had moved past it when
 			 * the watermark was read, so that need not be read
 			 * again until the segment it names. */
@@ -739,11 +723,11 @@ static int next_record(elog_reader *r, struct elog_record *rec)
 			continue;
 		}
 		elog__follow_drain(r);
-		uint64_t old_limit = r->sc.limit;
+		uint64_t old_limit = r->cur.sc.limit;
 		if ((err = refresh_watermark(r)) != 0)
 			return err;
-		r->sc.limit = visible_limit(r, r->seg_base, r->next_base);
-		if (r->sc.limit > old_limit)
+		r->cur.sc.limit = visible_limit(r, r->cur.base, r->cur.next);
+		if (r->cur.sc.limit > old_limit)
 			continue;
 		if ((err = advance(r)) != 0)
 			return err;
@@ -757,22 +741,18 @@ static int next_record(elog_reader *r, struct elog_record *rec)
  * that anything else leaves the scan as it was for the way above. */
 int elog_reader_next(elog_reader *r, struct elog_record *rec)
 {
-	struct scan *s = &r->sc;
+	struct scan *s = &r->cur.sc;
 	uint64_t at = s->pos;
-	if (r->reseek || r->gap_pending || r->segfd < 0 || r->win || !r->seg_plain ||
+	if (r->reseek || r->gap_pending || r->cur.fd < 0 || r->win || !r->cur.plain ||
 	    at != s->vpos || at >= s->vend || at >= s->limit)
 		return next_record(r, rec);
 	const unsigned char *p = s->buf + s->off;
 	uint64_t off = get64(p + REC_AT_OFFSET);
-	if (off < r->want || off >= r->wm.durable_end || off < r->seg_base ||
-	    (r->have_last && off <= r->last) || (off > r->want && r->holes.n))
+	if (off < r->want || off >= r->wm.durable_end || off < r->cur.tail.next ||
+	    (off > r->want && r->holes.n))
 		return next_record(r, rec);
-	size_t size = elog__rec_fields(p, rec);
-	s->off += size;
-	s->pos = s->vpos = at + size;
-	s->trunc = 0;
-	r->last = off;
-	r->have_last = 1;
+	elog__scan_next_checked(s, rec, &at);
+	r->cur.tail.next = off + 1;
 	r->want = off + 1;
 	return 0;
 }
@@ -805,97 +785,6 @@ const char *elog_reader_errmsg(const elog_reader *r)
 	return r->msg[0] ? r->msg : "no error";
 }
 
-/* A seek inside the open segment keeps it, and its index, when the file
- * of its name is still the one open (neither compacted nor removed). */
-static int seek_within(elog_reader *r, uint64_t offset)
-{
-	char name[NAME_MAX_LOCAL];
-	struct stat st;
-	if (r->segfd < 0 || offset < r->seg_base || offset >= r->next_base)
-		return 0;
-	elog__seg_name(name, r->seg_base, SEG_EXT);
-	if (seg_identify(r) < 0 || fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    st.st_ino != r->seg_ino || st.st_dev != r->seg_dev)
-		return 0;
-	r->want = offset;
-	r->have_last = 0;
-	elog__scan_seek(&r->sc, SEG_HDR);
-	index_jump(r);
-	return 1;
-}
-
-/* Swap the open segment (if any, and if its file can be told) with the
- * parked one (if any). */
-static void park_swap(elog_reader *r)
-{
-	struct park open = { .fd = -1 };
-	if (r->segfd >= 0 && seg_identify(r) < 0)
-		close_segment(r);
-	if (r->segfd >= 0) {
-		open = (struct park){ r->segfd,     r->seg_base, r->next_base, r->seg_flags,
-			              r->seg_plain, r->seg_ino,  r->seg_dev,   r->sc,
-			              r->ix,        r->ix_size,  r->jumps,     r->chain,
-			              r->seal,      r->seg_v2 };
-	}
-	struct park *p = &r->pk;
-	r->segfd = p->fd;
-	if (p->fd >= 0) {
-		r->seg_base = p->base;
-		r->next_base = p->next;
-		r->seg_flags = p->flags;
-		r->seg_plain = p->plain;
-		r->seg_ino = p->ino;
-		r->seg_dev = p->dev;
-		r->seg_id_known = 1;
-		r->sc = p->sc;
-		r->ix = p->ix;
-		r->ix_size = p->ix_size;
-		r->jumps = p->jumps;
-		r->chain = p->chain;
-		r->seal = p->seal;
-		r->seg_v2 = p->v2;
-	} else {
-		r->ix_size = 0;
-	}
-	*p = open;
-}
-
-/* A seek into the parked segment takes it back, when the file of its name
- * is still the one kept (as seek_within() asks of the open one). */
-static int seek_parked(elog_reader *r, uint64_t offset)
-{
-	char name[NAME_MAX_LOCAL];
-	struct stat st;
-	struct park *p = &r->pk;
-	if (p->fd < 0 || offset < p->base || offset >= p->next)
-		return 0;
-	elog__seg_name(name, p->base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != p->ino ||
-	    st.st_dev != p->dev) {
-		park_drop(r);
-		return 0;
-	}
-	park_swap(r);
-	r->want = offset;
-	r->have_last = 0;
-	elog__scan_seek(&r->sc, SEG_HDR);
-	index_jump(r);
-	return 1;
-}
-
-static void seek_to(elog_reader *r, uint64_t offset)
-{
-	r->gap_pending = 0;
-	r->reseek = 0;
-	r->win_check = 0;
-	if (seek_within(r, offset) || seek_parked(r, offset))
-		return;
-	/* Moving to another segment: keep this one open for a seek back. */
-	park_drop(r);
-	park_swap(r);
-	r->want = offset;
-}
-
 int elog_reader_seek(elog_reader *r, uint64_t offset)
 {
 	/* A seek looks at the log afresh, also walking back: the stretch
@@ -905,21 +794,12 @@ int elog_reader_seek(elog_reader *r, uint64_t offset)
 	return 0;
 }
 
-/* The first segment's base, from a fresh listing (0 when there is none). */
-static int first_base(elog_reader *r, uint64_t *base)
-{
-	int err = list_segments(r);
-	if (err)
-		return err;
-	*base = r->segs.n ? r->segs.base[0] : 0;
-	return 0;
-}
-
+/* To the first segment's base, from a fresh listing (0 when there is
+ * none). */
 int elog_reader_seek_begin(elog_reader *r)
 {
-	uint64_t base;
-	int err = first_base(r, &base);
-	return err ? err : elog_reader_seek(r, base);
+	int err = list_segments(r);
+	return err ? err : elog_reader_seek(r, r->segs.n ? r->segs.base[0] : 0);
 }
 
 int elog_reader_seek_end(elog_reader *r)
@@ -952,46 +832,16 @@ int elog_reader_seek_end(elog_reader *r)
 static void back_close(elog_reader *r)
 {
 	struct back *b = &r->bk;
-	if (b->fd >= 0) {
-		close(b->fd);
-		elog__scan_free(&b->sc);
+	if (b->s.fd >= 0) {
+		close(b->s.fd);
+		elog__scan_free(&b->s.sc);
 	}
-	b->fd = -1;
+	b->s.fd = -1;
 	if (b->ix_state)
-		elog__idx_free(&b->ix);
+		elog__idx_free(&b->s.ix);
 	b->ix_state = 0;
-	b->lookups = 0;
 	b->valid = 0;
-	b->n = 0;
-}
-
-static void back_free(elog_reader *r)
-{
-	back_close(r);
-	free(r->bk.off);
-	free(r->bk.pos);
-	r->bk.off = r->bk.pos = NULL;
-	r->bk.cap = 0;
-}
-
-/* Whether the record at byte pos of the back segment has offset off. */
-static int back_record_is(elog_reader *r, uint64_t pos, uint64_t off)
-{
-	struct elog_record rec;
-	uint64_t at;
-	elog__scan_seek(&r->bk.sc, pos);
-	return elog__scan_next(&r->bk.sc, &rec, &at) == 0 && rec.offset == off;
-}
-
-static int back_corrupt(elog_reader *r, int err, uint64_t at)
-{
-	char name[NAME_MAX_LOCAL];
-	elog__seg_name(name, r->bk.base, SEG_EXT);
-	if (err == ELOG_CORRUPT)
-		return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: %s record at byte %llu", name,
-		                        elog__scan_truncated(&r->bk.sc) ? "truncated" : "corrupt",
-		                        (unsigned long long)at);
-	return elog__errmsg_set(r->msg, err, "%s: %s", name, elog_strerror(err));
+	b->recs.n = 0;
 }
 
 /* Entries for the back segment made by scanning it: its index file is
@@ -1005,15 +855,16 @@ static int back_index_scan(elog_reader *r)
 	uint64_t at;
 	int err;
 	if (b->ix_state)
-		elog__idx_free(&b->ix);
+		elog__idx_free(&b->s.ix);
 	b->ix_state = 2;
-	elog__scan_seek(&b->sc, SEG_HDR);
-	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 && rec.offset < r->wm.durable_end) {
+	elog__scan_seek(&b->s.sc, SEG_HDR);
+	while ((err = elog__scan_next(&b->s.sc, &rec, &at)) == 0 &&
+	       rec.offset < r->wm.durable_end) {
 		if (elog__idx_builder_add(&ib, rec.offset, rec.ts_ms, at, BACK_INTERVAL, &e) &&
-		    (err = elog__idx_push(&b->ix, &e)) != 0)
+		    (err = elog__idx_push(&b->s.ix, &e)) != 0)
 			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
-	return err == 0 || err == ELOG_END ? 0 : back_corrupt(r, err, at);
+	return err == 0 || err == ELOG_END ? 0 : seg_fault(r, &b->s, err, at);
 }
 
 /* Where the stretch of the back segment holding offset target begins: the
@@ -1026,15 +877,15 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 	int intact, rc;
 	for (;;) {
 		if (b->ix_state) {
-			ssize_t k = elog__idx_find_offset(&b->ix, target);
+			ssize_t k = elog__idx_find_offset(&b->s.ix, target);
 			rc = k < 0 ? ELOG_END : 0;
 			if (k >= 0)
-				e = b->ix.e[k];
-		} else if (b->lookups < BACK_LOOKUPS) {
-			b->lookups++;
-			rc = elog__idx_lookup(r->dfd, b->base, b->size, target, &e);
+				e = b->s.ix.e[k];
+		} else if (b->s.jumps < BACK_LOOKUPS) {
+			b->s.jumps++;
+			rc = elog__idx_lookup(r->dfd, b->s.base, b->size, target, &e);
 		} else {
-			rc = elog__idx_load(r->dfd, b->base, b->size, &b->ix, &intact);
+			rc = elog__idx_load(r->dfd, b->s.base, b->size, &b->s.ix, &intact);
 			if (rc == 0) {
 				b->ix_state = 1;
 				continue;
@@ -1042,18 +893,18 @@ static int back_entry(elog_reader *r, uint64_t target, uint64_t *lo, uint64_t *p
 		}
 		/* No entry at or below target is to be believed only of an
 		 * index whose entries start at the first record. */
-		if (rc == ELOG_END && (b->ix_state != 1 || b->ix.n > 0)) {
-			*lo = b->base;
+		if (rc == ELOG_END && (b->ix_state != 1 || b->s.ix.n > 0)) {
+			*lo = b->s.base;
 			*pos = SEG_HDR;
 			return 0;
 		}
-		if (rc == 0 && back_record_is(r, e.pos, e.offset)) {
+		if (rc == 0 && elog__scan_to_entry(&b->s.sc, &e)) {
 			*lo = e.offset;
 			*pos = e.pos;
 			return 0;
 		}
 		if (b->ix_state == 2) /* entries of our own scan: cannot be */
-			return back_corrupt(r, ELOG_CORRUPT, e.pos);
+			return seg_fault(r, &b->s, ELOG_CORRUPT, e.pos);
 		if ((rc = back_index_scan(r)) != 0)
 			return rc;
 	}
@@ -1067,35 +918,17 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
 	struct elog_record rec;
 	uint64_t at;
 	int err;
-	b->n = 0;
+	b->recs.n = 0;
 	b->valid = 0;
-	elog__scan_seek(&b->sc, pos);
-	while ((err = elog__scan_next(&b->sc, &rec, &at)) == 0 && rec.offset < hi) {
-		if (rec.offset < lo || (b->n > 0 && rec.offset <= b->off[b->n - 1])) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, b->base, SEG_EXT);
-			return elog__errmsg_set(r->msg, ELOG_CORRUPT,
-			                        "%s: offset %llu out of order at byte %llu", name,
-			                        (unsigned long long)rec.offset,
-			                        (unsigned long long)at);
-		}
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? b->cap * 2 : 256;
-			uint64_t *no = realloc(b->off, cap * sizeof *no);
-			if (no)
-				b->off = no;
-			uint64_t *np = no ? realloc(b->pos, cap * sizeof *np) : NULL;
-			if (!np)
-				return elog__errmsg_set(r->msg, ENOMEM, "%s",
-				                        elog_strerror(ENOMEM));
-			b->pos = np;
-			b->cap = cap;
-		}
-		b->off[b->n] = rec.offset;
-		b->pos[b->n++] = at;
+	b->s.tail = (struct seg_tail){ .next = lo };
+	elog__scan_seek(&b->s.sc, pos);
+	while ((err = tail_next(r, &b->s, &rec, &at)) == 0 && rec.offset < hi) {
+		struct idx_entry e = { .offset = rec.offset, .pos = (uint32_t)at };
+		if ((err = elog__idx_push(&b->recs, &e)) != 0)
+			return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 	}
 	if (err != 0 && err != ELOG_END)
-		return back_corrupt(r, err, at);
+		return err;
 	b->lo = lo;
 	b->hi = hi;
 	b->valid = 1;
@@ -1108,23 +941,20 @@ static int back_fill(elog_reader *r, uint64_t lo, uint64_t pos, uint64_t hi)
  * active segment grows, and a segment the writer has left is closed). */
 static int back_refresh(elog_reader *r, uint64_t next)
 {
-	char name[NAME_MAX_LOCAL];
 	struct back *b = &r->bk;
 	struct stat st;
-	elog__seg_name(name, b->base, SEG_EXT);
-	if (fstatat(r->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != b->ino ||
-	    st.st_dev != b->dev)
+	if (!seg_linked(r, &b->s, &st))
 		return -1;
-	uint64_t limit = visible_limit(r, b->base, next);
+	uint64_t limit = visible_limit(r, b->s.base, next);
 	if ((uint64_t)st.st_size != b->size && b->ix_state) {
 		/* Grown: its index has entries the one kept lacks. */
-		elog__idx_free(&b->ix);
+		elog__idx_free(&b->s.ix);
 		b->ix_state = 0;
-		b->lookups = 0;
+		b->s.jumps = 0;
 	}
 	b->size = (uint64_t)st.st_size;
-	b->next = next;
-	b->sc.limit = limit == UINT64_MAX ? b->size : limit;
+	b->s.next = next;
+	b->s.sc.limit = limit == UINT64_MAX ? b->size : limit;
 	return 0;
 }
 
@@ -1152,47 +982,35 @@ static int back_locate(elog_reader *r, uint64_t p)
 			return ELOG_END;
 		uint64_t base = sl->base[i];
 		uint64_t next = (size_t)i + 1 < sl->n ? sl->base[i + 1] : UINT64_MAX;
-		if (b->fd >= 0 && b->base == base && back_refresh(r, next) != 0)
+		if (b->s.fd >= 0 && b->s.base == base && back_refresh(r, next) != 0)
 			back_close(r);
-		if (b->fd < 0 || b->base != base) {
-			struct scan sc;
+		if (b->s.fd < 0 || b->s.base != base) {
 			struct stat st;
-			int fd, gone;
+			int gone;
 			back_close(r);
-			struct seal seal;
-			int chain;
-			if ((err = seg_read_open(r, base, next, &fd, &sc, &gone, &chain, &seal)) !=
-			    0)
+			if ((err = seg_read_open(r, base, next, &b->s, &gone)) != 0)
 				return err;
 			if (gone > 0) {
 				r->segs_valid = 0; /* removed since listed */
 				continue;
 			}
 			if (gone < 0) { /* nothing durable in it yet */
-				b->base = base;
+				b->s.base = base;
 				b->lo = base;
 				b->hi = p;
-				b->n = 0;
+				b->recs.n = 0;
 				b->valid = 1;
 				return 0;
 			}
-			b->fd = fd;
-			b->sc = sc;
-			b->base = base;
-			b->next = next;
-			b->chain = chain;
-			b->seal = seal;
-			if (fstat(fd, &st) < 0) {
+			if (fstat(b->s.fd, &st) < 0) {
 				err = errno;
-				elog__scan_free(&sc);
-				close(fd);
+				back_close(r);
 				return elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
 			}
 			b->size = (uint64_t)st.st_size;
-			b->ino = st.st_ino;
-			b->dev = st.st_dev;
-			b->flags = elog__seg_header_flags(sc.buf);
-			b->plain = elog__codec_plain(b->flags);
+			b->s.ino = st.st_ino;
+			b->s.dev = st.st_dev;
+			b->s.id_known = 1;
 		}
 		uint64_t lo = base, pos = SEG_HDR;
 		if ((err = back_entry(r, target, &lo, &pos)) != 0)
@@ -1215,16 +1033,9 @@ static int back_find(elog_reader *r, uint64_t p, size_t *k)
 			if ((err = back_locate(r, p)) != 0)
 				return err;
 		}
-		size_t lo = 0, hi = b->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (b->off[mid] < p)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo > 0) {
-			*k = lo - 1;
+		ssize_t i = elog__idx_find_offset(&b->recs, p - 1);
+		if (i >= 0) {
+			*k = (size_t)i;
 			return 0;
 		}
 		p = b->lo; /* none from lo to p: look below lo */
@@ -1232,28 +1043,20 @@ static int back_find(elog_reader *r, uint64_t p, size_t *k)
 	return ELOG_END;
 }
 
-/* The last range salvage lost that meets [from, to], cut to it. */
-static int hole_before(const struct holes *h, uint64_t from, uint64_t to, uint64_t *first,
-                       uint64_t *last)
-{
-	for (size_t i = h->n; i-- > 0;) {
-		if (h->v[i].first > to)
-			continue;
-		if (h->v[i].last < from)
-			return 0;
-		*first = h->v[i].first > from ? h->v[i].first : from;
-		*last = h->v[i].last < to ? h->v[i].last : to;
-		return 1;
-	}
-	return 0;
-}
-
-/* Offsets lost to damage from `from` up to p: reported as a gap, and the
- * position moved below them. */
+/* Offsets lost to damage from `from` up to p, as salvage recorded them:
+ * the last range of them reported as a gap, and the position moved below
+ * it. */
 static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 {
-	if (p == 0 || from > p - 1 ||
-	    !hole_before(&r->holes, from, p - 1, &r->gap_first, &r->gap_last))
+	uint64_t a, b;
+	int found = 0;
+	while (from < p && elog__holes_find(&r->holes, from, p - 1, &a, &b)) {
+		r->gap_first = a;
+		r->gap_last = b;
+		found = 1;
+		from = b + 1;
+	}
+	if (!found)
 		return 0;
 	r->gap_cause = ELOG_GAP_DAMAGE;
 	r->want = r->gap_first;
@@ -1261,7 +1064,6 @@ static int back_gap(elog_reader *r, uint64_t from, uint64_t p)
 	return ELOG_GAP;
 }
 
-static int prev_any(elog_reader *r, struct elog_record *rec);
 /* Offsets lost between record off, the one before position p, and p,
  * that the chain of segments shows (a segment missing after off's, or
  * off's segment truncated): reported as a gap, and the position moved
@@ -1269,10 +1071,10 @@ static int prev_any(elog_reader *r, struct elog_record *rec);
 static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
 {
 	struct back *b = &r->bk;
-	uint64_t from, to = p < b->next ? p : b->next, x, y;
-	if (b->chain == CHAIN_SEALED)
-		from = b->seal.next;
-	else if (b->chain == CHAIN_UNSEALED && p >= b->next)
+	uint64_t from, to = p < b->s.next ? p : b->s.next, x, y;
+	if (b->s.chain == CHAIN_SEALED)
+		from = b->s.seal.next;
+	else if (b->s.chain == CHAIN_UNSEALED && p >= b->s.next)
 		from = off + 1; /* off is its last record */
 	else
 		return 0;
@@ -1286,15 +1088,6 @@ static int back_chain_gap(elog_reader *r, uint64_t off, uint64_t p)
 	r->want = from;
 	r->reseek = 1;
 	return ELOG_GAP;
-}
-
-int elog_reader_prev(elog_reader *r, struct elog_record *rec)
-{
-	int err;
-	while ((err = prev_any(r, rec)) == 0 && r->win &&
-	       (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi))
-		;
-	return err;
 }
 
 int elog_reader_window(elog_reader *r, int64_t since_ms, int64_t until_ms)
@@ -1324,17 +1117,26 @@ static int prev_any(elog_reader *r, struct elog_record *rec)
 		return r->segs.n > 0 && back_gap(r, r->segs.base[0], p) ? ELOG_GAP : ELOG_END;
 	if (err)
 		return err;
-	uint64_t off = b->off[k];
+	uint64_t off = b->recs.e[k].offset;
 	if (back_gap(r, off + 1, p) || back_chain_gap(r, off, p))
 		return ELOG_GAP;
-	elog__scan_seek(&b->sc, b->pos[k]);
-	if ((err = elog__scan_next(&b->sc, rec, &at)) != 0 || rec->offset != off)
-		return back_corrupt(r, err ? err : ELOG_CORRUPT, b->pos[k]);
-	if (!b->plain && (err = decode_value(r, b->base, b->flags, rec, at)) != 0)
+	elog__scan_seek(&b->s.sc, b->recs.e[k].pos);
+	if ((err = elog__scan_next(&b->s.sc, rec, &at)) != 0 || rec->offset != off)
+		return seg_fault(r, &b->s, err ? err : ELOG_CORRUPT, b->recs.e[k].pos);
+	if ((err = decode_value(r, &b->s, rec, at)) != 0)
 		return err;
 	r->want = off;
 	r->reseek = 1;
 	return 0;
+}
+
+int elog_reader_prev(elog_reader *r, struct elog_record *rec)
+{
+	int err;
+	while ((err = prev_any(r, rec)) == 0 && r->win &&
+	       (rec->ts_ms < r->win_lo || rec->ts_ms > r->win_hi))
+		;
+	return err;
 }
 
 int elog_reader_seek_last(elog_reader *r, uint64_t n)
@@ -1352,7 +1154,7 @@ int elog_reader_seek_last(elog_reader *r, uint64_t n)
 			break;
 		if (err)
 			return err;
-		p = r->bk.off[k];
+		p = r->bk.recs.e[k].offset;
 	}
 	seek_to(r, p);
 	return 0;
@@ -1378,45 +1180,31 @@ int elog_reader_seek_time(elog_reader *r, int64_t ts)
 		/* Index entries carry the greatest timestamp up to their
 		 * record: start at the entry before the first that reaches
 		 * ts, and scan from there. */
-		struct index ix;
+		const struct index *ix = &r->cur.ix;
 		struct idx_entry last;
 		struct stat st;
-		int intact;
 		/* A segment wholly before ts up to its last entry: that entry
 		 * alone says so. */
-		if (fstat(r->segfd, &st) == 0 &&
-		    elog__idx_last(r->dfd, r->seg_base, (uint64_t)st.st_size, &last) == 0 &&
-		    last.ts_max < ts && jump_to_entry(r, &last)) {
+		if (fstat(r->cur.fd, &st) == 0 &&
+		    elog__idx_last(r->dfd, r->cur.base, (uint64_t)st.st_size, &last) == 0 &&
+		    last.ts_max < ts && elog__scan_to_entry(&r->cur.sc, &last)) {
 			/* the stretch after it is scanned below */
-		} else if (fstat(r->segfd, &st) == 0 &&
-		           elog__idx_load(r->dfd, r->seg_base, (uint64_t)st.st_size, &ix,
-		                          &intact) == 0) {
-			ssize_t k = elog__idx_find_time(&ix, ts);
-			ssize_t from = k < 0 ? (ssize_t)ix.n - 1 : k - 1;
+		} else if (index_load(r, 0) == 0) {
+			ssize_t k = elog__idx_find_time(ix, ts);
+			ssize_t from = k < 0 ? (ssize_t)ix->n - 1 : k - 1;
 			if (from >= 0)
-				jump_to_entry(r, &ix.e[from]);
-			elog__idx_free(&ix);
+				elog__scan_to_entry(&r->cur.sc, &ix->e[from]);
 		}
 		struct elog_record rec;
 		uint64_t at;
-		while ((err = elog__scan_next(&r->sc, &rec, &at)) == 0) {
+		while ((err = tail_next(r, &r->cur, &rec, &at)) == 0) {
 			if (rec.offset >= r->wm.durable_end)
 				break;
 			if (rec.ts_ms >= ts)
 				return elog_reader_seek(r, rec.offset);
 		}
-		if (err == ELOG_CORRUPT) {
-			char name[NAME_MAX_LOCAL];
-			elog__seg_name(name, r->seg_base, SEG_EXT);
-			err = elog__errmsg_set(r->msg, ELOG_CORRUPT,
-			                       "%s: corrupt record at byte %llu", name,
-			                       (unsigned long long)at);
+		if (err != 0 && err != ELOG_END)
 			break;
-		}
-		if (err != ELOG_END && err != 0) {
-			err = elog__errmsg_set(r->msg, err, "%s", elog_strerror(err));
-			break;
-		}
 		err = 0;
 	}
 	if (err)
@@ -1430,7 +1218,7 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	*rp = r;
 	if (!r)
 		return ENOMEM;
-	r->segfd = r->wmfd = r->ino_fd = r->bk.fd = r->pk.fd = -1;
+	r->cur.fd = r->wmfd = r->ino_fd = r->bk.s.fd = r->pk.fd = -1;
 	r->dir = strdup(dir);
 	if (!r->dir)
 		return ENOMEM;
@@ -1451,9 +1239,10 @@ void elog_reader_close(elog_reader *r)
 {
 	if (!r)
 		return;
-	close_segment(r);
-	park_drop(r);
-	back_free(r);
+	seg_close(r, &r->cur);
+	seg_close(r, &r->pk);
+	back_close(r);
+	elog__idx_free(&r->bk.recs);
 	for (int i = 0; i < 4; i++)
 		if (r->ixc[i].size)
 			elog__idx_free(&r->ixc[i].ix);

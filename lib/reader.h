@@ -8,6 +8,29 @@
 
 #include "files.h"
 
+/* A segment open for reading: the one read on, the one a seek parked, and
+ * the one walked back in each keep one. */
+struct rseg {
+	int fd; /* -1: none */
+	uint64_t base;
+	uint64_t next;    /* the next segment's base when this one was
+	                   * opened, UINT64_MAX when unknown or none */
+	uint32_t flags;   /* codec and dictionary */
+	int plain;        /* its values are stored as given */
+	int v2;           /* its version ends it with a seal */
+	int chain;        /* what it says of the next one: CHAIN_* */
+	struct seal seal; /* its seal, when CHAIN_SEALED */
+	ino_t ino;        /* its file, once seg_identify() asked */
+	dev_t dev;
+	int id_known;
+	struct scan sc;
+	struct index ix;      /* its index, once a second seek loaded it */
+	uint64_t ix_size;     /* segment bytes it was loaded for, 0 = none */
+	int jumps;            /* index jumps or lookups made in it */
+	struct seg_tail tail; /* its valid part as read: next is one past
+	                       * its last record, else its base */
+};
+
 struct elog_reader {
 	char msg[ELOG_MSG_MAX];
 	char *dir;
@@ -16,20 +39,8 @@ struct elog_reader {
 	struct watermark wm; /* as last read */
 	uint64_t want;       /* the next record returned has offset >= want */
 
-	int segfd; /* the open segment, or -1 */
-	uint64_t seg_base;
-	uint32_t seg_flags; /* codec and dictionary of the open segment */
-	int seg_plain;      /* its values are stored as given */
-	struct vdec *vd;    /* decodes values, made when first needed */
-	ino_t seg_ino;      /* its file, once seg_identify() asked */
-	dev_t seg_dev;
-	int seg_id_known;
-	struct scan sc;
-	uint64_t next_base; /* the next segment's base when this one was
-				 * opened, UINT64_MAX when unknown or none */
-	struct index ix;    /* its index, once a second seek loaded it */
-	uint64_t ix_size;   /* segment bytes it was loaded for, 0 = none */
-	int jumps;          /* index jumps made in this segment */
+	struct rseg cur; /* the segment read on */
+	struct vdec *vd; /* decodes values, made when first needed */
 	/* Indexes of segments closed lately, by base and file, so that seeks
 	 * hopping between segments do not load them again. */
 	struct ixcache {
@@ -39,42 +50,20 @@ struct elog_reader {
 		struct index ix;
 	} ixc[4];
 	unsigned ixc_next;
-	int chain;        /* what the open segment says of the next
-				 * one: CHAIN_* */
-	struct seal seal; /* its seal, when CHAIN_SEALED */
-	int seg_v2;       /* its version ends it with a seal */
 	/* elog_reader_window(): the records returned have lo <= ts <= hi.
 	 * The index of the open segment is consulted again once the scan
 	 * reaches win_check, the next entry's position. */
 	int win;
 	int64_t win_lo, win_hi;
 	uint64_t win_check;
-	uint64_t last; /* last offset seen in this segment */
-	int have_last;
 	/* The segment a seek moved away from, kept open with its scan and
 	 * index (fd -1: none), so that seeks hopping between two segments
 	 * open neither again.  Dropped once reading reaches the end of a
 	 * segment, so that it keeps no removed file for long. */
-	struct park {
-		int fd;
-		uint64_t base, next;
-		uint32_t flags;
-		int plain;
-		ino_t ino;
-		dev_t dev;
-		struct scan sc;
-		struct index ix;
-		uint64_t ix_size;
-		int jumps;
-		int chain;
-		struct seal seal;
-		int v2;
-	} pk;
+	struct rseg pk;
 
-	/* The segments as last listed.  Reading goes from one to the next
-	 * by this list; it is listed again only when it proves stale: a
-	 * segment in it is gone (retention, a merge), the one open was
-	 * replaced (compaction), or the writer has rolled past its newest. */
+	/* The segments as last listed: listed again only when stale (see
+	 * reader.c). */
 	struct seglist segs;
 	int segs_valid;
 	unsigned long lists; /* listings made, for tests */
@@ -84,32 +73,19 @@ struct elog_reader {
 	int gap_cause;      /* ELOG_GAP_RETENTION or ELOG_GAP_DAMAGE */
 	struct holes holes; /* the file "salvaged", as last loaded */
 
-	/* Walking back (elog_reader_prev()): a segment open on its own,
-	 * and the records of one stretch of it between index entries, read
-	 * forward once and kept, so that each step back costs a lookup in
-	 * them and one record read, and a stretch is read once per walk. */
+	/* Walking back (elog_reader_prev(), see reader.c): a segment open on
+	 * its own, and the records of one stretch of it. */
 	struct back {
-		int fd;              /* the segment, or -1 */
-		uint64_t base, next; /* its base, the next segment's base */
-		uint64_t size;       /* its file size when last looked at */
-		ino_t ino;           /* its file */
-		dev_t dev;
-		uint32_t flags; /* codec and dictionary */
-		int plain;
-		int chain; /* CHAIN_*, and its seal: */
-		struct seal seal;
-		struct scan sc;
-		struct index ix; /* its entries, once ix_state is set: */
-		int ix_state;    /* 1 loaded from .idx, 2 made by a scan */
-		int lookups;     /* searches of the .idx file made */
-		int valid;       /* off/pos hold every record of the
-					 * segment with lo <= offset < hi */
+		struct rseg s; /* its ix once ix_state is set */
+		uint64_t size; /* its file size when last looked at */
+		int ix_state;  /* 1 loaded from .idx, 2 made by a scan */
+		int valid;     /* recs holds every record of the
+		                * segment with lo <= offset < hi */
 		uint64_t lo, hi;
-		uint64_t *off, *pos; /* offsets and byte positions */
-		size_t n, cap;
+		struct index recs; /* their offsets and byte positions */
 	} bk;
 	int reseek; /* elog_reader_prev() moved want: the forward
-				 * scan must look it up before reading on */
+	             * scan must look it up before reading on */
 
 	int ino_fd;        /* inotify instance, or -1 */
 	int wd_wm, wd_dir; /* its watches, or -1 */

@@ -230,19 +230,28 @@ static int __attribute__((noinline)) next_slow(struct scan *s, struct elog_recor
 
 int elog__scan_next(struct scan *s, struct elog_record *rec, uint64_t *at)
 {
+	if (elog__scan_next_checked(s, rec, at))
+		return 0;
 	s->trunc = 0;
 	*at = s->pos;
 	if (s->pos >= s->limit)
 		return ELOG_END;
-	if (s->pos != s->vpos || s->pos >= s->vend) {
-		int err = next_slow(s, rec);
-		if (err)
-			return err;
+	int err = next_slow(s, rec);
+	if (!err)
+		elog__scan_next_checked(s, rec, at); /* it is checked now */
+	return err;
+}
+
+int elog__scan_to_entry(struct scan *s, const struct idx_entry *e)
+{
+	struct elog_record rec;
+	uint64_t at, from = s->pos;
+	elog__scan_seek(s, e->pos);
+	if (elog__scan_next(s, &rec, &at) == 0 && rec.offset == e->offset) {
+		elog__scan_seek(s, e->pos);
+		return 1;
 	}
-	size_t size = elog__rec_fields(s->buf + s->off, rec);
-	s->off += size;
-	s->pos += size;
-	s->vpos = s->pos;
+	elog__scan_seek(s, from);
 	return 0;
 }
 

@@ -114,16 +114,12 @@ int elog__start_view(int dfd, const uint64_t *base, size_t n, const char *log_id
 		sv->state = START_NONE;
 		return 0;
 	case ELOOP:
-		sv->state = START_DAMAGED;
-		sv->why = "a symbolic link, which elog refuses to follow";
-		return 0;
 	case ELOG_NOTREG:
-		sv->state = START_DAMAGED;
-		sv->why = "not a regular file";
-		return 0;
 	case EFBIG:
 		sv->state = START_DAMAGED;
-		sv->why = "not 32 bytes long";
+		sv->why = err == ELOOP   ? "a symbolic link, which elog refuses to follow"
+		          : err == EFBIG ? "not 32 bytes long"
+		                         : "not a regular file";
 		return 0;
 	default:
 		return err;

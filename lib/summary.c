@@ -37,25 +37,12 @@ struct sum {
 	int truncated; /* a closed segment lost its seal */
 };
 
-/* Bytes of segment base that readers may read: all of a closed segment,
- * what the watermark vouches for of the one it names, nothing of a newer
- * one. */
-static uint64_t durable_bytes(const struct sum *u, uint64_t base, uint64_t size)
-{
-	if (base > u->wm.segment_base)
-		return 0;
-	if (base == u->wm.segment_base && u->wm.segment_bytes < size)
-		return u->wm.segment_bytes;
-	return size;
-}
-
-/* Open segment base for reading: its fd, header flags and durable length
- * (0 when it has nothing durable or is gone). */
-static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, uint64_t *limit)
+/* Open segment base for reading its durable bytes: its fd (-1 when it is
+ * gone or damaged), header flags and a scan from its first record. */
+static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, struct scan *sc)
 {
 	char why[ELOG_MSG_MAX];
 	struct stat st;
-	*limit = 0;
 	int err = elog__seg_open(u->dfd, base, O_RDONLY, fd, flags, &st, why);
 	if (err == ENOENT)
 		return 0;
@@ -66,28 +53,40 @@ static int open_segment(struct sum *u, uint64_t base, int *fd, uint32_t *flags, 
 	}
 	if (err)
 		return elog__errmsg_set(u->msg, err, "%s", why);
-	*limit = durable_bytes(u, base, (uint64_t)st.st_size);
+	/* Readers may read all of a closed segment, what the watermark
+	 * vouches for of the one it names, nothing of a newer one. */
+	uint64_t limit = (uint64_t)st.st_size;
+	if (base > u->wm.segment_base)
+		limit = 0;
+	else if (base == u->wm.segment_base && u->wm.segment_bytes < limit)
+		limit = u->wm.segment_bytes;
+	if ((err = elog__scan_init(sc, *fd, base, SEG_HDR, limit)) != 0) {
+		close(*fd);
+		return elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
+	}
 	return 0;
 }
 
 /* The versions of segment base's header (got bytes at hdr) and of its
- * index, for -L. */
-static void note_versions(struct sum *u, uint64_t base, const unsigned char *hdr, size_t got)
+ * index, for -L; the header's verdict (elog__seg_header_verify()). */
+static int note_versions(struct sum *u, uint64_t base, const unsigned char *hdr, size_t got)
 {
 	char name[NAME_MAX_LOCAL];
 	unsigned char ih[IDX_HDR];
 	const struct idx_layout *lay;
 	size_t igot = 0;
-	if (elog__seg_header_verify(hdr, got, base, NULL, NULL) == 0)
+	int err = elog__seg_header_verify(hdr, got, base, NULL, NULL);
+	if (!err)
 		u->s->segment_versions |= 1u << (get32(hdr + SEG_AT_VERSION) - 1);
 	elog__seg_name(name, base, IDX_EXT);
 	int fd = elog__fs_openat(u->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
-		return;
+		return err;
 	if (elog__fs_pread_full(fd, ih, IDX_HDR, 0, &igot) == 0 &&
 	    elog__idx_header_check(ih, igot, &lay) == 0)
 		u->s->index_versions |= 1u << (lay->version - 1);
 	close(fd);
+	return err;
 }
 
 /* The offsets lost to damage: the ranges salvage recorded, and the gaps
@@ -113,15 +112,14 @@ static int count_lost(struct sum *u)
 			next = u->wm.durable_end; /* nothing past it promised */
 		if (elog__seg_open_raw(u->dfd, base, O_RDONLY, &fd, hdr, &got, &st, NULL) != 0)
 			continue; /* gone since listed, or reported elsewhere */
-		note_versions(u, base, hdr, got);
+		/* A header that does not read is elog-verify's to report. */
+		int err = note_versions(u, base, hdr, got) != 0;
 		if (base >= u->wm.segment_base) {
 			close(fd);
 			continue; /* the active segment: no seal yet */
 		}
-		/* A header that does not read is elog-verify's to report. */
-		int err = elog__seg_header_verify(hdr, got, base, NULL, NULL) != 0 ||
-		          elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
-		                        (uint64_t)st.st_size, NULL, &e) != 0;
+		err = err || elog__seg_end(fd, elog__seg_header_sealed(hdr), base,
+		                           (uint64_t)st.st_size, NULL, &e) != 0;
 		close(fd);
 		if (!err && e.chain == CHAIN_UNSEALED) {
 			u->s->damaged = 1; /* truncated, or its seal damaged */
@@ -142,17 +140,13 @@ static int find_first(struct sum *u)
 	for (size_t i = 0; i < u->sl.n; i++) {
 		struct scan sc;
 		struct elog_record rec;
-		uint64_t at, limit;
+		uint64_t at;
 		uint32_t flags;
-		int fd, err = open_segment(u, u->sl.base[i], &fd, &flags, &limit);
+		int fd, err = open_segment(u, u->sl.base[i], &fd, &flags, &sc);
 		if (err)
 			return err;
 		if (fd < 0)
 			continue;
-		if ((err = elog__scan_init(&sc, fd, u->sl.base[i], SEG_HDR, limit)) != 0) {
-			close(fd);
-			return elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
-		}
 		err = elog__scan_next(&sc, &rec, &at);
 		elog__scan_free(&sc);
 		close(fd);
@@ -176,12 +170,10 @@ static int find_first(struct sum *u)
 /* Where to start scanning the tail of a segment: the index entry at least
  * SAMPLE_BYTES before limit whose record is really there, else the first
  * record.  *ts_max is the newest timestamp before that point. */
-static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, uint64_t limit,
-                           int64_t *ts_max)
+static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, int64_t *ts_max)
 {
 	struct index ix;
-	struct elog_record rec;
-	uint64_t at, from = SEG_HDR;
+	uint64_t from = SEG_HDR, limit = sc->limit;
 	int intact;
 
 	*ts_max = INT64_MIN;
@@ -193,14 +185,11 @@ static uint64_t tail_start(struct sum *u, struct scan *sc, uint64_t base, uint64
 	/* k entries lie SAMPLE_BYTES or more before the end: start at the
 	 * last of them, or at the first entry when none does. */
 	size_t pick = k > 0 ? k - 1 : 0;
-	if (ix.n > 0) {
-		elog__scan_seek(sc, ix.e[pick].pos);
-		if (elog__scan_next(sc, &rec, &at) == 0 && rec.offset == ix.e[pick].offset) {
-			from = ix.e[pick].pos;
-			/* ts_max counts every record from the segment's
-			 * start through the entry's own. */
-			*ts_max = ix.e[pick].ts_max;
-		}
+	if (ix.n > 0 && elog__scan_to_entry(sc, &ix.e[pick])) {
+		from = ix.e[pick].pos;
+		/* ts_max counts every record from the segment's start
+		 * through the entry's own. */
+		*ts_max = ix.e[pick].ts_max;
 	}
 	elog__idx_free(&ix);
 	return from;
@@ -234,20 +223,15 @@ static int find_last(struct sum *u)
 	for (size_t i = u->sl.n; i-- > 0 && !u->s->have_last;) {
 		struct scan sc;
 		struct elog_record rec;
-		uint64_t at, limit, base = u->sl.base[i];
+		uint64_t at, base = u->sl.base[i];
 		uint32_t flags;
 		int64_t newest;
 		int fd;
-		if ((err = open_segment(u, base, &fd, &flags, &limit)) != 0)
+		if ((err = open_segment(u, base, &fd, &flags, &sc)) != 0)
 			break;
 		if (fd < 0)
 			continue;
-		if ((err = elog__scan_init(&sc, fd, base, SEG_HDR, limit)) != 0) {
-			close(fd);
-			err = elog__errmsg_set(u->msg, err, "%s", elog_strerror(err));
-			break;
-		}
-		elog__scan_seek(&sc, tail_start(u, &sc, base, limit, &newest));
+		elog__scan_seek(&sc, tail_start(u, &sc, base, &newest));
 		while ((err = elog__scan_next(&sc, &rec, &at)) == 0 &&
 		       rec.offset < u->wm.durable_end) {
 			u->s->have_last = 1;
@@ -307,63 +291,55 @@ static void holders(struct sum *u)
 	free(p);
 }
 
-/* The whole records past the durable end, from the durable bytes of the
- * watermark's segment through the newest segment, up to the first that is
- * incomplete or damaged or whose offset does not increase: the records
- * the next writer's recovery publishes (elog__recover_active()), or cuts
- * when LOCK records a failed sync.  Counted only when no writer is open
+/* The valid records past the durable end (elog__seg_tail_next()), from the
+ * durable bytes of the watermark's segment through the newest segment: the
+ * records the next writer's recovery publishes (elog__recover_active()),
+ * or cuts when LOCK records a failed sync.  Counted only when no writer is open
  * and none holds LOCK: otherwise they may be a batch in flight, which its
  * writer publishes itself.  Read without a lock, as every figure here. */
 static void count_pending(struct sum *u)
 {
 	struct elog_summary *s = u->s;
-	struct lock_state ls;
-	uint64_t next = u->wm.durable_end;
+	struct seg_tail t = { .next = u->wm.durable_end, .why = TAIL_WHOLE };
 
 	if (!s->writers_known || s->nwriters > 0 || s->batch_pid > 0)
 		return;
-	for (size_t i = 0; i < u->sl.n; i++) {
+	for (size_t i = 0; i < u->sl.n && t.why == TAIL_WHOLE; i++) {
 		struct scan sc;
 		struct elog_record rec;
-		struct stat st;
 		uint64_t at, base = u->sl.base[i];
-		uint32_t flags;
-		int fd, err = 0;
+		int fd;
 		if (base < u->wm.segment_base)
 			continue;
-		if (elog__seg_open(u->dfd, base, O_RDONLY, &fd, &flags, &st, NULL) != 0)
+		if (elog__seg_open(u->dfd, base, O_RDONLY, &fd, NULL, NULL, NULL) != 0)
 			break; /* gone, or damaged: nothing past it is whole */
 		uint64_t from = base == u->wm.segment_base ? u->wm.segment_bytes : SEG_HDR;
 		if (from < SEG_HDR) /* no watermark yet: nothing durable */
 			from = SEG_HDR;
+		t.why = TAIL_DAMAGED; /* unless read to its end */
 		if (elog__scan_init(&sc, fd, base, from, UINT64_MAX) == 0) {
-			while ((err = elog__scan_next(&sc, &rec, &at)) == 0 && rec.offset >= next) {
-				next = rec.offset + 1;
+			while (elog__seg_tail_next(&sc, &t, &rec, &at) == 0)
 				s->pending++;
-			}
 			elog__scan_free(&sc);
 		}
 		close(fd);
-		if (err != ELOG_END) /* the valid part ends here */
-			break;
 	}
 	/* No writer holds LOCK: what its holder would find there, a sick
 	 * state or a failed sync record, is what the next one does. */
-	int fd = elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0);
-	if (fd >= 0 && s->pending > 0) {
+	int fd = s->pending > 0 ? elog__fs_openat(u->dfd, FN_LOCK, O_RDONLY, 0) : -1;
+	if (fd >= 0) {
+		struct lock_state ls;
 		struct sync_rec slot;
 		unsigned char boot[16];
 		elog__lock_boot_id(boot);
 		s->pending_cut = elog__lock_sick(fd, &ls, boot, &slot);
-	}
-	if (fd >= 0)
 		close(fd);
+	}
 }
 
 static int summarize(struct sum *u)
 {
 	struct elog_summary *s = u->s;
-	struct elog__start_view sv;
 	struct stat st;
 	int err;
 
@@ -381,7 +357,7 @@ static int summarize(struct sum *u)
 			                        elog_strerror(err));
 	}
 	s->durable_end = u->wm.durable_end;
-	if ((err = elog__seglist_read_start(u->dfd, &u->sl, u->s->settings.id, &sv)) != 0)
+	if ((err = elog__seglist_read_start(u->dfd, &u->sl, u->s->settings.id, NULL)) != 0)
 		return elog__errmsg_set(u->msg, err, "listing segments: %s", elog_strerror(err));
 	s->segments = u->sl.n;
 	s->start = u->sl.n ? u->sl.base[0] : 0;

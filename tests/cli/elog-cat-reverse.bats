@@ -15,6 +15,18 @@ five() {
 		$'5000\tb:{"n":4}' | elog-append -t -K : -s 3 "$LOG"
 }
 
+# Offsets 0-300 in segments of 4 KiB, of which compaction removed 3-5 (key z).
+compacted_3_5() {
+	{
+		seq 0 2 | sed 's/^/:/'
+		seq 3 5 | sed 's/^/z:/'
+		seq 6 299 | sed 's/^/:/'
+		echo z:last
+	} | elog-append -K : --segment-bytes 4K "$LOG"
+	elog-retain --set cleanup=compact "$LOG"
+	elog-compact --grace 0 "$LOG"
+}
+
 @test "reverse: newest first, every member as without --reverse" {
 	five
 	run --separate-stderr elog-cat --reverse "$LOG"
@@ -129,16 +141,9 @@ five() {
 }
 
 @test "reverse: a gap lost to damage is reported walking back, and --strict ends there" {
-	# Offsets 3-5 hold records of key z that compaction removes; the
-	# file "salvaged" then says they were lost to damage.
-	{
-		seq 0 2 | sed 's/^/:/'
-		seq 3 5 | sed 's/^/z:/'
-		seq 6 299 | sed 's/^/:/'
-		echo z:last
-	} | elog-append -K : --segment-bytes 4K "$LOG"
-	elog-retain --set cleanup=compact "$LOG"
-	elog-compact --grace 0 "$LOG"
+	# The file "salvaged" says the offsets compaction removed were
+	# lost to damage.
+	compacted_3_5
 	[ "$(elog-cat -o 3 -c 1 -F '%o' "$LOG")" = 6 ]
 	printf 'elog-salvaged 1\n3 5 1\n' >"$LOG/salvaged"
 	run --separate-stderr elog-cat --reverse -o 7 -F '%o ' "$LOG"
@@ -156,4 +161,14 @@ five() {
 	usage_error elog-cat '--reverse and -g cannot be used together' --reverse -g c "$LOG"
 	usage_error elog-cat '--reverse reads back from the end: -o beginning has nothing before it' \
 		--reverse -o beginning "$LOG"
+}
+
+@test "reverse: ranges lost to damage in one gap are reported walking back, the later first" {
+	compacted_3_5
+	printf 'elog-salvaged 1\n3 3 1\n4 5 1\n' >"$LOG/salvaged"
+	run --separate-stderr elog-cat --reverse -o 7 -F '%o ' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "7 6 2 1 0 " ]
+	[ "$stderr" = "elog-cat: $LOG: offsets 4-5 were lost to damage (see elog-verify --salvage)
+elog-cat: $LOG: offset 3 was lost to damage (see elog-verify --salvage)" ]
 }

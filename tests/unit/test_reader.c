@@ -174,16 +174,16 @@ UT_TEST(seeks_between_two_segments_reopen_neither)
 	int fds = open_fds();
 	elog_reader *r = ut_open_reader(ut_dir);
 	seek_expect(r, 3, 3);
-	int fd_a = r->segfd;
+	int fd_a = r->cur.fd;
 	seek_expect(r, 15, 15);
-	int fd_b = r->segfd;
+	int fd_b = r->cur.fd;
 	ck_assert_int_eq(r->pk.fd, fd_a);
 	ck_assert_uint_eq(r->pk.base, 0);
 	seek_expect(r, 7, 7);
-	ck_assert_int_eq(r->segfd, fd_a);
+	ck_assert_int_eq(r->cur.fd, fd_a);
 	ck_assert_int_eq(r->pk.fd, fd_b);
 	seek_expect(r, 12, 12);
-	ck_assert_int_eq(r->segfd, fd_b);
+	ck_assert_int_eq(r->cur.fd, fd_b);
 	seek_expect(r, 22, 22);
 	ck_assert_uint_eq(r->pk.base, 10);
 	seek_expect(r, 0, 0);
@@ -1900,6 +1900,39 @@ UT_TEST(prev_decodes_compressed_values)
 		ck_assert_mem_eq(rec.value, val, rec.value_len);
 	}
 	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_END);
+	elog_reader_close(r);
+}
+END_TEST
+
+/* A whole record whose offset is not above the one before ends the valid
+ * part of its segment (elog__seg_tail_next()): reading forward, walking
+ * back and seeking by time all report it, with its offset and byte. */
+UT_TEST(offset_out_of_order_is_damage)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	for (int i = 0; i < 5; i++)
+		ut_append(w, NULL, "in order");
+	ck_assert_int_eq(elog_close(w), 0);
+	char seg[1200], want[256];
+	snprintf(seg, sizeof seg, "%s", ut_seg_path(ut_dir, 0, SEG_EXT));
+	struct elog_record rec = ut_rec(2, 1, 0, NULL, "again");
+	uint64_t at = ut_append_rec(seg, &rec);
+	ut_set_wm(ut_dir, 6, 0, ut_file_size(seg));
+	snprintf(want, sizeof want, "00000000000000000000.log: offset 2 out of order at byte %llu",
+	         (unsigned long long)at);
+	elog_reader *r = ut_open_reader(ut_dir);
+	for (uint64_t i = 0; i < 5; i++) {
+		ck_assert_int_eq(elog_reader_next(r, &rec), 0);
+		ck_assert_uint_eq(rec.offset, i);
+	}
+	ck_assert_int_eq(elog_reader_next(r, &rec), ELOG_CORRUPT);
+	ck_assert_str_eq(elog_reader_errmsg(r), want);
+	ck_assert_int_eq(elog_reader_seek_end(r), 0);
+	ck_assert_int_eq(elog_reader_prev(r, &rec), ELOG_CORRUPT);
+	ck_assert_str_eq(elog_reader_errmsg(r), want);
+	/* No record reaches this time: the scan for one meets the damage. */
+	ck_assert_int_eq(elog_reader_seek_time(r, INT64_MAX), ELOG_CORRUPT);
+	ck_assert_str_eq(elog_reader_errmsg(r), want);
 	elog_reader_close(r);
 }
 END_TEST
