@@ -79,11 +79,13 @@ struct batch {
 	struct tail start; /* the tail it is laid out from */
 	struct tail end;   /* the tail after its last record */
 	size_t bytes;
-	uint64_t **out; /* where each record's offset goes, or NULL */
-	uint64_t *off;  /* each record's offset as laid out */
-	uint64_t *want; /* the offset elog_append_at() asked, or
-				 * OFF_NEXT (the next one) */
-	size_t nrec, outcap;
+	struct placed {
+		uint64_t *out; /* where the record's offset goes, or NULL */
+		uint64_t off;  /* its offset as laid out */
+		uint64_t want; /* the offset elog_append_at() asked, or
+		                * OFF_NEXT (the next one) */
+	} * rec;
+	size_t nrec, reccap;
 	int holes;    /* an elog_append_at() record skips offsets */
 	size_t split; /* the record whose sample completed the
 				 * training set, or SIZE_MAX */
@@ -199,9 +201,7 @@ static void batch_free(struct batch *b)
 		free(b->c[i].idx);
 	}
 	free(b->c);
-	free(b->out);
-	free(b->off);
-	free(b->want);
+	free(b->rec);
 }
 
 static int same_tail(const struct tail *a, const struct tail *b)
@@ -280,22 +280,16 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 			b->n--; /* drop the chunk just added */
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
-	if (b->nrec == b->outcap) {
-		size_t cap = b->outcap ? 2 * b->outcap : 64;
-		uint64_t **no = realloc(b->out, cap * sizeof *no);
-		if (no)
-			b->out = no;
-		uint64_t *noff = no ? realloc(b->off, cap * sizeof *noff) : NULL;
-		if (noff)
-			b->off = noff;
-		uint64_t *nwant = noff ? realloc(b->want, cap * sizeof *nwant) : NULL;
-		if (!nwant) {
+	if (b->nrec == b->reccap) {
+		size_t cap = b->reccap ? 2 * b->reccap : 64;
+		struct placed *nr = realloc(b->rec, cap * sizeof *nr);
+		if (!nr) {
 			if (c->len == 0 && c->ilen == 0)
 				b->n--;
 			return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		}
-		b->want = nwant;
-		b->outcap = cap;
+		b->rec = nr;
+		b->reccap = cap;
 	}
 	elog__rec_encode(c->data + c->len, &stored);
 	struct idx_entry e;
@@ -309,9 +303,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 	b->holes |= stored.offset != t->next;
 	t->next = stored.offset + 1;
 	b->bytes += size;
-	b->out[b->nrec] = out;
-	b->off[b->nrec] = stored.offset;
-	b->want[b->nrec++] = want;
+	b->rec[b->nrec++] = (struct placed){ out, stored.offset, want };
 	return 0;
 }
 
@@ -362,7 +354,7 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 			if (!err)
 				err = place(w, &nb, &rec,
 				            k >= split ? new_segment_flags(w) : pre_flags,
-				            b->out[k], b->want[k]);
+				            b->rec[k].out, b->rec[k].want);
 		}
 	}
 	if (err) {
@@ -522,7 +514,7 @@ static int tail_verify(elog *w)
 	struct watermark wm;
 	struct scan s;
 	struct elog_record rec;
-	uint64_t at, last = 0;
+	uint64_t at;
 	int any = 0, err;
 	const struct tail *t = &w->disk;
 	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.segment_base > t->base ||
@@ -551,19 +543,21 @@ static int tail_verify(elog *w)
 	if (from < SEG_HDR || from > t->size ||
 	    elog__scan_init(&s, w->segfd, t->base, from, t->size) != 0)
 		return ELOG_CORRUPT;
-	/* The records from that entry's on make the builder's span, and
-	 * with the entry's times, the segment's. */
+	/* The valid part from that entry's record on (the one tail rule,
+	 * elog__seg_tail_next()) must end at the recorded tail; its records
+	 * make the builder's span, and with the entry's times, the
+	 * segment's. */
+	struct seg_tail end = { .next = t->ib.any ? named.offset : t->base, .end = from };
 	int64_t lo = IDX_SPAN_EMPTY_MIN, hi = IDX_SPAN_EMPTY_MAX;
-	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-		if (any ? rec.offset <= last : t->ib.any && rec.offset != named.offset)
+	while ((err = elog__seg_tail_next(&s, &end, &rec, &at)) == 0) {
+		if (!any && t->ib.any && rec.offset != named.offset)
 			break;
-		last = rec.offset;
 		any = 1;
 		lo = rec.ts_ms < lo ? rec.ts_ms : lo;
 		hi = rec.ts_ms > hi ? rec.ts_ms : hi;
 	}
 	elog__scan_free(&s);
-	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base || t->ib.any))
+	if (err != ELOG_END || end.why != TAIL_WHOLE || end.next != t->next || (!any && t->ib.any))
 		return ELOG_CORRUPT;
 	if (t->ib.any && (lo != t->ib.span_min || hi != t->ib.span_max ||
 	                  t->ib.ts_max != (hi > named.ts_max ? hi : named.ts_max) ||
@@ -1087,6 +1081,13 @@ static int sync_failed(elog *w, uint64_t base, int e)
 	                        name, elog_strerror(e));
 }
 
+/* What publishing b, written, says: its end, in its last chunk's segment. */
+static struct watermark batch_mark(const struct batch *b)
+{
+	const struct chunk *last = &b->c[b->n - 1];
+	return (struct watermark){ b->end.next, last->base, last->at + last->len };
+}
+
 /* 1 when every chunk of b is still in the file of its segment's name,
  * byte for byte where it was written. */
 static int batch_there(elog *w, const struct batch *b)
@@ -1111,18 +1112,22 @@ static int batch_there(elog *w, const struct batch *b)
 
 static int write_locked(elog *w, struct batch *b, int moved);
 
-/* With the batch lock held, after a recorded sync by this handle that
- * covered mine: publish it when the slot's sync allows (slot_allows()).
- * 1 when it was not published: the caller takes the slow path, or waits
- * for the slot's holder and tries again (*wait). */
-static int publish_synced(elog *w, const struct watermark *mine, int *wait, int *err)
+/* With the batch lock held (not the mutex): sync fd, recorded in the
+ * batch lock's record, and publish mine, which it covers, when the slot's
+ * sync allows (slot_allows()).  *held: 0 published, HELD_WAIT not yet (the
+ * slot's holder runs a sync this handle cannot vouch for), HELD_CUT never
+ * (that sync failed or stalled: cut back first). */
+#define HELD_WAIT 1
+#define HELD_CUT 2
+static int sync_publish(elog *w, int fd, const struct watermark *mine, int *held)
 {
+	*held = 0;
+	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine->durable_end);
+	if (failed)
+		return sync_failed(w, mine->segment_base, failed);
 	int v = slot_allows(w, w->hseq);
-	*wait = v == 0;
-	if (v <= 0)
-		return 1;
-	*err = publish(w, mine);
-	return 0;
+	*held = v == 0 ? HELD_WAIT : v < 0 ? HELD_CUT : 0;
+	return *held ? 0 : publish(w, mine);
 }
 
 /* The slow path, with the batch lock and the mutex held: LOCK's epoch
@@ -1142,18 +1147,17 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	 * (recovery, repair and salvage never move a record to another
 	 * offset; compaction moves the bytes of a closed segment). */
 	if (!batch_there(w, b)) {
-		if (b->nrec && w->disk.next > b->off[0])
+		if (b->nrec && w->disk.next > b->rec[0].off)
 			return elog__errmsg_set(
 			        w->msg, ELOG_FAILED,
 			        "records %llu to %llu were removed before they were durable (a "
 			        "recovery after another writer's failed sync, or a repair); they "
 			        "were not acknowledged: append them again",
-			        (unsigned long long)b->off[0], (unsigned long long)b->end.next - 1);
+			        (unsigned long long)b->rec[0].off, (unsigned long long)b->end.next - 1);
 		if ((err = write_locked(w, b, 1)) != 0)
 			return err;
 	}
-	const struct chunk *last = &b->c[b->n - 1];
-	struct watermark mine = { b->end.next, last->base, last->at + last->len };
+	struct watermark mine = batch_mark(b);
 	/* Any descriptor syncs the inode: the open one when it is b's. */
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, mine.segment_base, SEG_EXT);
@@ -1162,18 +1166,16 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	                 : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s: %s", name, elog_strerror(errno));
-	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine.durable_end);
+	pthread_mutex_unlock(&w->mu);
+	int held;
+	err = sync_publish(w, fd, &mine, &held);
+	pthread_mutex_lock(&w->mu);
 	if (fd != w->segfd)
 		close(fd);
-	if (failed)
-		return sync_failed(w, mine.segment_base, failed);
-	pthread_mutex_unlock(&w->mu);
 	/* Not published because the slot's sync failed or stalled past the
 	 * bound: not acknowledged either.  The next round cuts back first
 	 * (tail_sync()), then writes and syncs the batch again. */
-	if (publish_synced(w, &mine, wait, &err) && !*wait)
-		*wait = 1;
-	pthread_mutex_lock(&w->mu);
+	*wait = held != 0;
 	return err;
 }
 
@@ -1319,8 +1321,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	int err = 0, slot = -1, moved = 0, wait = 0;
 	if (b->n == 0)
 		return 0;
-	const struct chunk *last = &b->c[b->n - 1];
-	struct watermark mine = { b->end.next, last->base, last->at + last->len };
+	struct watermark mine = batch_mark(b);
 	for (;;) {
 		if (follow(w, &mine, e, &slot, &moved))
 			return 0;
@@ -1365,11 +1366,10 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		if (clean && slot >= 0) {
 			err = publish(w, &cover);
 		} else if (clean) {
-			int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, mine.durable_end);
-			if (failed)
-				err = sync_failed(w, mine.segment_base, failed);
-			else if (publish_synced(w, &mine, &wait, &err) && !wait)
-				clean = 0;
+			int held;
+			err = sync_publish(w, w->segfd, &mine, &held);
+			wait = held == HELD_WAIT;
+			clean = held != HELD_CUT;
 		}
 		if (!clean) {
 			pthread_mutex_lock(&w->mu);
@@ -1377,8 +1377,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			pthread_mutex_unlock(&w->mu);
 			/* Written again: a later epoch, its own tail. */
 			e = w->epoch;
-			mine = (struct watermark){ b->end.next, b->c[b->n - 1].base,
-				                   b->c[b->n - 1].at + b->c[b->n - 1].len };
+			mine = batch_mark(b);
 		}
 		lock_give(w);
 		slot_drop(w, slot);
@@ -1393,22 +1392,6 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	}
 }
 
-/* Make b durable and published with the batch lock held since it was
- * written: nothing can have removed its records meanwhile.  *later is
- * set when it must be done as make_durable() does after all: the slot's
- * holder runs a sync that this handle cannot vouch for, or one failed. */
-static int sync_held(elog *w, struct batch *b, int *later)
-{
-	int wait, err = 0;
-	*later = 0;
-	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, b->end.next);
-	if (failed)
-		return sync_failed(w, b->end.base, failed);
-	struct watermark mine = { b->end.next, b->end.base, b->end.size };
-	*later = publish_synced(w, &mine, &wait, &err);
-	return err;
-}
-
 /* With the batch lock held, at open: records past the watermark that a
  * writer wrote completely but did not live to sync (it was killed after
  * its batch) are synced and published now, rather than left invisible
@@ -1416,19 +1399,12 @@ static int sync_held(elog *w, struct batch *b, int *later)
  * next batch's writer decides. */
 static int publish_tail(elog *w)
 {
-	struct watermark wm = { 0 };
-	int wait, err = 0;
-	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next) {
-		w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
-		return 0;
-	}
+	struct watermark wm = { 0 }, now = { w->disk.next, w->disk.base, w->disk.size };
+	int held, unreadable = elog__wm_read(w->wmfd, &wm) != 0;
 	w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
-	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, w->disk.next);
-	if (failed)
-		return sync_failed(w, w->disk.base, failed);
-	struct watermark now = { w->disk.next, w->disk.base, w->disk.size };
-	publish_synced(w, &now, &wait, &err);
-	return err;
+	if (unreadable || wm.durable_end >= w->disk.next)
+		return 0;
+	return sync_publish(w, w->segfd, &now, &held);
 }
 
 /* With the batch lock and the mutex held: lay b out from the log's tail
@@ -1443,8 +1419,8 @@ static int write_locked(elog *w, struct batch *b, int moved)
 	/* The layout is final: tell each record its offset now, so that a
 	 * caller whose sync fails can still tell which records it wrote. */
 	for (size_t i = 0; i < b->nrec; i++)
-		if (b->out[i])
-			*b->out[i] = b->off[i];
+		if (b->rec[i].out)
+			*b->rec[i].out = b->rec[i].off;
 	/* Holes a copy left tell elog_summary_read() that offsets are not
 	 * dense (as compact.last does); a mark is information only. */
 	if (b->holes && !w->holes_marked) {
@@ -1506,8 +1482,13 @@ static int flush_batch(elog *w, struct batch *b)
 	 * so that the next one's batch is written while this one syncs. */
 	int later = 1;
 	if (!moved && b->n && elog__lock_quiet(w->lockfd, w->bell)) {
+		/* Nothing can have removed its records since they were
+		 * written: make them durable and published now, unless the
+		 * slot's holder runs a sync this handle cannot vouch for, or
+		 * one failed (then as make_durable() does after all). */
+		struct watermark mine = { b->end.next, b->end.base, b->end.size };
 		pthread_mutex_unlock(&w->mu);
-		err = sync_held(w, b, &later);
+		err = sync_publish(w, w->segfd, &mine, &later);
 		pthread_mutex_lock(&w->mu);
 		if (err)
 			w->known = 0;
