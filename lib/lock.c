@@ -97,35 +97,47 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg)
 	return open_lock_file(dfd, name, 0, fdp, &writable, msg);
 }
 
-/* flock(2) has no timeout: poll with a growing sleep, from LOCK_TAKE_POLL_US
- * to LOCK_TAKE_POLL_MAX_US, which a holder of a small lock (a commit holds
- * consumers.lock for one fsync'ed rename) barely notices.  0, EWOULDBLOCK
- * when wait_ms ran out, or another errno value; wait_ms -1 waits for ever. */
+static int64_t lock_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sleep_us(int64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+static int range_lock(int fd, short type, off_t at);
+
+/* Take the exclusive flock of fd (at -1), or an OFD lock of type on its
+ * byte at.  Neither has a timeout: poll with a growing sleep, from
+ * LOCK_TAKE_POLL_US to LOCK_TAKE_POLL_MAX_US, which a holder of a small
+ * lock (a commit holds consumers.lock for one fsync'ed rename) barely
+ * notices.  0, EWOULDBLOCK when wait_ms ran out, or another errno value;
+ * wait_ms -1 waits for ever (a flock then blocks). */
 #define LOCK_TAKE_POLL_US 100
 #define LOCK_TAKE_POLL_MAX_US 20000
 
-static int flock_within(int fd, int64_t wait_ms)
+static int take_within(int fd, short type, off_t at, int64_t wait_ms)
 {
-	struct timespec t0, now;
-	int64_t sleep_us = LOCK_TAKE_POLL_US;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
+	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
+	for (int64_t sleep = LOCK_TAKE_POLL_US;;) {
+		if ((at >= 0 ? range_lock(fd, type, at)
+		          : flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB))) == 0)
 			return 0;
 		if (errno == EINTR)
 			continue;
-		if (errno != EWOULDBLOCK)
+		if (errno != EWOULDBLOCK && errno != EACCES)
 			return errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
-		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
+		int64_t left = deadline - lock_mono_us();
 		if (left <= 0)
 			return EWOULDBLOCK;
-		int64_t d = sleep_us < left ? sleep_us : left;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
-			sleep_us *= 2;
+		sleep_us(sleep < left ? sleep : left);
+		if (sleep < LOCK_TAKE_POLL_MAX_US)
+			sleep *= 2;
 	}
 }
 
@@ -151,7 +163,7 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
 		return err;
-	if ((err = flock_within(fd, wait_ms)) != 0) {
+	if ((err = take_within(fd, 0, -1, wait_ms)) != 0) {
 		long pid = err == EWOULDBLOCK ? lock_holder(fd) : 0;
 		char note[96];
 		close(fd);
@@ -212,7 +224,6 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 #define LOCK_POLL_FIRST_US 20
 #define LOCK_POLL_MAX_US 50
 
-static int range_lock(int fd, short type, off_t at);
 static int byte_held(int fd, off_t at, short type);
 
 static int waiters_announce(int fd, short type)
@@ -224,13 +235,6 @@ static int waiters_announce(int fd, short type)
 static int waiters_present(int fd)
 {
 	return byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
-}
-
-static int64_t lock_mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /*
@@ -449,7 +453,7 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 	}
 	int64_t start = lock_mono_us();
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : start + wait_ms * 1000;
-	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
+	int64_t sleep = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
 	/* The announcement is for writers that poll, which cannot see the
 	 * doorbell's counts; a waiter with the doorbell makes it (two
 	 * system calls) only once it has waited BELL_WAIT_MAX_US, since
@@ -485,11 +489,9 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 				announced = waiters_announce(fd, F_RDLCK) == 0;
 			continue;
 		}
-		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_POLL_MAX_US)
-			sleep_us *= 2;
+		sleep_us(sleep < deadline - now ? sleep : deadline - now);
+		if (sleep < LOCK_POLL_MAX_US)
+			sleep *= 2;
 		continue;
 done:
 		if (bell)
@@ -510,11 +512,6 @@ void elog__lock_release_bell(int fd, uint32_t *bell)
 {
 	flock(fd, LOCK_UN);
 	bell_ring(bell);
-}
-
-void elog__lock_release(int fd)
-{
-	flock(fd, LOCK_UN);
 }
 
 /* 1 when another open file description holds byte at of LOCK: a lock of
@@ -566,26 +563,7 @@ void elog__lock_slot_release(int fd, int slot)
  */
 int elog__lock_join(int fd, int exclusive, int64_t wait_ms)
 {
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int64_t sleep_us = LOCK_TAKE_POLL_US;;) {
-		if (range_lock(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN) == 0)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EACCES)
-			return errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
-		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
-		if (wait_ms >= 0 && left <= 0)
-			return EWOULDBLOCK;
-		int64_t d = wait_ms < 0 || sleep_us < left ? sleep_us : left;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
-			sleep_us *= 2;
-	}
+	return take_within(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN, wait_ms);
 }
 
 int elog__lock_exclusive_held(int fd)
@@ -770,8 +748,7 @@ int elog__lock_state_read(int fd, struct lock_state *ls)
 	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
 		if (errno != EINTR)
 			return errno;
-	if (elog__lock_state_decode(buf, (size_t)got, ls) != 0)
-		memset(ls, 0, sizeof *ls); /* anything else: not ours to trust */
+	elog__lock_state_decode(buf, (size_t)got, ls); /* else cleared: not ours to trust */
 	return 0;
 }
 
@@ -804,8 +781,8 @@ int elog__sync_rec_read(int fd, int which, struct sync_rec *r)
 	size_t got;
 	memset(r, 0, sizeof *r);
 	int err = elog__fs_pread_full(fd, buf, sizeof buf, sync_rec_at(which), &got);
-	if (!err && elog__sync_rec_decode(buf, got, r) != 0)
-		memset(r, 0, sizeof *r);
+	if (!err)
+		elog__sync_rec_decode(buf, got, r); /* clears r when it fails */
 	return err;
 }
 
@@ -824,18 +801,15 @@ int elog__lock_sick(int fd, struct lock_state *ls, const unsigned char boot[16],
 	char buf[LOCK_AT_SYNC + LOCK_SYNC_STEP + LOCK_SYNC_LEN];
 	size_t got = 0;
 	struct sync_rec r;
-	memset(ls, 0, sizeof *ls);
 	memset(slot, 0, sizeof *slot);
 	memset(&r, 0, sizeof r);
 	elog__fs_pread_full(fd, buf, sizeof buf, 0, &got);
-	if (elog__lock_state_decode(buf, got, ls) != 0)
-		memset(ls, 0, sizeof *ls);
-	if (got >= LOCK_AT_SYNC + LOCK_SYNC_LEN &&
-	    elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r) != 0)
-		memset(&r, 0, sizeof r);
-	if (got == sizeof buf &&
-	    elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot) != 0)
-		memset(slot, 0, sizeof *slot);
+	/* (A decoder clears what it cannot decode.) */
+	elog__lock_state_decode(buf, got, ls);
+	if (got >= LOCK_AT_SYNC + LOCK_SYNC_LEN)
+		elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r);
+	if (got == sizeof buf)
+		elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot);
 	uint64_t handled = ls->valid ? ls->hseq : 0;
 	return (ls->valid && ls->sick) ||
 	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, handled) == SYNC_FAILED ||
