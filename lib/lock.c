@@ -207,8 +207,8 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
  * The writers' batch lock.
  *
  * Any number of writer handles, in one process or many, append to a log;
- * each holds the exclusive flock on LOCK only while it writes and syncs one
- * batch.  The file's content tells the next holder whether the log moved
+ * each holds the exclusive flock on LOCK only while it writes one batch
+ * (or publishes a sync).  The file's content tells the next holder whether the log moved
  * since it last wrote (see struct lock_state in encoding.h and elog(5)).
  *
  * flock(2) has no timeout, so a writer that finds the lock taken polls it
@@ -229,12 +229,6 @@ static int byte_held(int fd, off_t at, short type);
 static int waiters_announce(int fd, short type)
 {
 	return range_lock(fd, type, LOCK_BYTE_WAIT);
-}
-
-/* 1 when another handle announced that it waits for the lock. */
-static int waiters_present(int fd)
-{
-	return byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
 }
 
 /*
@@ -282,13 +276,6 @@ static uint64_t *bell_hdr(uint32_t *bell)
 	return (uint64_t *)((unsigned char *)bell + BELL_AT_HDR);
 }
 
-static int bell_is(uint32_t *bell, const struct stat *st, uint64_t nonce)
-{
-	uint64_t *h = bell_hdr(bell);
-	return memcmp(h, BELL_MAGIC, 8) == 0 && h[1] == (uint64_t)st->st_dev &&
-	       h[2] == (uint64_t)st->st_ino && h[3] == nonce;
-}
-
 /* The segment of LOCK's record, when it still lives and is this log's. */
 static uint32_t *bell_attach(int fd, const struct stat *st)
 {
@@ -304,7 +291,9 @@ static uint32_t *bell_attach(int fd, const struct stat *st)
 	void *p = shmat((int)id, NULL, 0);
 	if (p == (void *)-1)
 		return NULL;
-	if (bell_is(p, st, nonce))
+	uint64_t *h = bell_hdr(p);
+	if (memcmp(h, BELL_MAGIC, 8) == 0 && h[1] == (uint64_t)st->st_dev &&
+	    h[2] == (uint64_t)st->st_ino && h[3] == nonce)
 		return p;
 	shmdt(p);
 	return NULL;
@@ -443,7 +432,7 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 	 * the scheduler first, on a busy machine for longer than a batch
 	 * holds the lock, and making everyone wait behind it left the lock
 	 * idle meanwhile.  A publisher never waits its turn. */
-	int yield = !publish && !bell && waiters_present(fd);
+	int yield = !publish && !bell && byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
 	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
@@ -713,16 +702,9 @@ int elog__lock_boot_id(unsigned char id[16])
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	/* A UUID of 36 characters and a newline: one read gives it all,
-	 * without a second one to see the end of the file. */
-	while (got < BOOT_ID_TEXT) {
-		ssize_t n = pread(fd, text + got, sizeof text - 1 - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	/* A UUID of 36 characters and a newline: one read of as many gives
+	 * it all, without a second one to see the end of the file. */
+	elog__fs_pread_full(fd, text, BOOT_ID_TEXT + 1, 0, &got);
 	close(fd);
 	text[got] = '\0';
 	size_t n = 0;
@@ -741,15 +723,14 @@ int elog__lock_boot_id(unsigned char id[16])
 int elog__lock_state_read(int fd, struct lock_state *ls)
 {
 	char buf[LOCK_STATE_LEN];
-	ssize_t got;
+	size_t got;
 	memset(ls, 0, sizeof *ls);
-	/* One pread of the state's bytes (this runs for every batch); the
-	 * sync records follow them in the file. */
-	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
-		if (errno != EINTR)
-			return errno;
-	elog__lock_state_decode(buf, (size_t)got, ls); /* else cleared: not ours to trust */
-	return 0;
+	/* The state's bytes only (this runs for every batch): the sync
+	 * records follow them in the file. */
+	int err = elog__fs_pread_full(fd, buf, sizeof buf, 0, &got);
+	if (!err)
+		elog__lock_state_decode(buf, got, ls); /* else cleared: not ours to trust */
+	return err;
 }
 
 int elog__lock_state_write(int fd, const struct lock_state *ls)

@@ -24,14 +24,6 @@
 #include "files.h"
 #include "writer.h"
 
-/* Bytes of the active segment the watermark vouches for. */
-static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
-{
-	if (wm->segment_base == base)
-		return wm->segment_bytes;
-	return 0;
-}
-
 /* Open the active segment read-write into rc and check its header.  A
  * header that never became durable belongs to a segment created just
  * before a crash, in which nothing was promised: it is written anew with
@@ -148,7 +140,8 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	rc->segfd = rc->idxfd = -1;
 	rc->base = base;
 	elog__seg_name(name, base, SEG_EXT);
-	uint64_t acked = acknowledged_bytes(wm, base);
+	/* The bytes of the active segment the watermark vouches for. */
+	uint64_t acked = wm->segment_base == base ? wm->segment_bytes : 0;
 
 	if (wm->segment_base > base)
 		return elog__errmsg_set(msg, ELOG_CORRUPT,

@@ -2,32 +2,19 @@
  * writer.c: a writer handle of a log, with group commit.  Any number of
  * handles, in one process or many, append to one log.
  *
- * elog_append() encodes a record into the handle's pending batch under a
- * mutex, laid out as if the log's tail were where this handle expects it:
- * offset, segment, position and index entries.  elog_sync() makes a thread
- * the leader if no flush of this handle is running: it takes the whole
- * pending batch, takes the log's batch lock (the flock on LOCK, see lock.c),
- * checks that the log's tail is where the batch was laid out from, writes it
- * with one write(2) per segment it touches, makes it durable with one
- * fdatasync(2), publishes the new durable end in the watermark, releases the
- * lock and wakes every waiter, telling each appended record its offset.
- * Threads that arrive while a flush runs append into a fresh batch and are
- * served by the next leader, so one fdatasync covers everyone queued.
- *
- * When another writer wrote, rolled or trained a dictionary since this
- * handle's last batch (LOCK's generation moved), the handle reloads the
- * tail from the watermark and lays the batch out again from there (new
- * offsets, crcs, positions; values encoded anew when the segment's
- * dictionary differs).  When a holder died mid-batch (LOCK says busy), or
- * LOCK's state is from another boot or unreadable, the tail is recovered
- * as on open after a crash (recover.c): cut at the first bad record, never
- * below the durable end.
- *
- * Segment rolls are carried out by the leader: it syncs the full segment
- * and its index before it creates the next one, so every closed segment is
- * durable.  After any write or sync error the handle refuses all further
- * work (ELOG_FAILED): after a failed fsync, Linux may have dropped the dirty
- * pages, and retrying would acknowledge data that is not on disk.
+ * elog_append() lays a record out into the handle's pending batch, under a
+ * mutex, from where the handle expects the log's tail to be.  elog_sync()
+ * makes a thread the leader when no flush of this handle runs: it takes
+ * the whole batch and the log's batch lock (the flock on LOCK, lock.c),
+ * finds the tail (tail_sync(): reloaded from LOCK's state when another
+ * writer moved it, recovered as after a crash when a holder died, a sync
+ * failed or the state cannot be trusted, recover.c), lays the batch out
+ * again if the tail moved, writes it, rolling segments as needed, and
+ * releases the lock; then it makes the batch durable and published,
+ * sharing syncs with the other writers (see "making a written batch
+ * durable" below).  Threads that arrive meanwhile fill the next batch.  After a write or sync error the
+ * handle refuses all further work (ELOG_FAILED): Linux may have dropped
+ * the dirty pages, and retrying would acknowledge data not on disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -669,21 +656,19 @@ static void adopt_dict(elog *w)
 }
 
 /* Write LOCK's state: the handle's epoch, generation gen, and the tail t
- * with an index of idx bytes. */
-static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, const struct tail *t,
-                       uint64_t idx)
+ * with the open index's length. */
+static int state_write(elog *w, uint64_t gen, unsigned busy, const struct tail *t)
 {
 	struct lock_state ls = { .valid = 1,
 		                 .epoch = w->epoch,
 		                 .gen = gen,
 		                 .busy = busy,
-		                 .sick = sick,
 		                 .pid = w->pid,
 		                 .next = t->next,
 		                 .base = t->base,
 		                 .size = t->size,
 		                 .flags = t->flags,
-		                 .idx = idx,
+		                 .idx = w->idx_size,
 		                 .ixpos = t->ib.last_pos,
 		                 .ixts = t->ib.ts_max,
 		                 .ixmin = t->ib.ts_min,
@@ -802,7 +787,7 @@ static int tail_sync(elog *w, int *moved)
 	else
 		w->epoch = ls.epoch;
 	uint64_t gen = ls.valid ? ls.gen + 1 : 1;
-	if ((err = state_write(w, gen, 0, 0, &w->disk, w->idx_size)) != 0)
+	if ((err = state_write(w, gen, 0, &w->disk)) != 0)
 		return err;
 	w->gen = gen;
 	w->known = 1;
@@ -1432,11 +1417,11 @@ static int write_locked(elog *w, struct batch *b, int moved)
 	pthread_mutex_unlock(&w->mu);
 	/* busy: bytes past the recorded tail (the one before this batch)
 	 * may be partial until the state names the new one. */
-	err = state_write(w, gen, 1, 0, &before, w->idx_size);
+	err = state_write(w, gen, 1, &before);
 	if (!err)
 		err = batch_write(w, b);
 	if (!err)
-		err = state_write(w, gen, 0, 0, &b->end, w->idx_size);
+		err = state_write(w, gen, 0, &b->end);
 	pthread_mutex_lock(&w->mu);
 	if (err) {
 		w->known = 0;
