@@ -821,14 +821,11 @@ int elog__sync_verdict(int fd, int which, const struct sync_rec *r, const unsign
 /* The pid recorded in maint.lock by the run holding it, or 0. */
 static long maint_holder(int dfd)
 {
-	char *text;
-	size_t len;
-	long pid = 0;
-	if (elog__fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
-		pid = strtol(text, NULL, 10);
-		free(text);
-	}
-	return pid > 0 ? pid : 0;
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	long pid = fd >= 0 ? lock_holder(fd) : 0;
+	if (fd >= 0)
+		close(fd);
+	return pid;
 }
 
 /* 1 when maint.lock is held shared only: by elog-verify checks, which a

@@ -1007,7 +1007,7 @@ static void train(elog *w, struct batch *b)
  * Otherwise, under the lock, it checks that its bytes are still where it
  * wrote them and syncs them itself, or fails without acknowledging them.
  * A writer that no other waits for or shares syncs with keeps the lock
- * across its sync and publication instead (sync_held()): taking it again
+ * across its sync and publication instead (flush_batch()): taking it again
  * would cost it more system calls than its sync, and no one else's turn.
  */
 
