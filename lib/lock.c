@@ -382,13 +382,6 @@ static void word_wait(uint32_t *word, uint32_t val, int64_t until_us, uint32_t b
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, val, &ts, NULL, bits);
 }
 
-/* Sleep until the release count is no longer seq, or until the
- * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
-static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
-{
-	word_wait(&bell[BELL_SEQ], seq, until_us, publish ? 2u : 1u);
-}
-
 static long bell_wake(uint32_t *bell, unsigned bits)
 {
 	return syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAKE_BITSET, 1, NULL, NULL, bits);
@@ -470,9 +463,11 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			goto done;
 		}
 		if (bell) {
-			bell_wait(bell, seq, publish,
-			          deadline - now < BELL_WAIT_MAX_US ? deadline
-			                                            : now + BELL_WAIT_MAX_US);
+			/* Until the release count moves: publishers wait
+			 * on bit 2, others on bit 1. */
+			word_wait(&bell[BELL_SEQ], seq,
+			          deadline - now < BELL_WAIT_MAX_US ? deadline : now + BELL_WAIT_MAX_US,
+			          publish ? 2u : 1u);
 			bell_add(bell, word, (uint32_t)-1);
 			if (!announced && lock_mono_us() - start >= BELL_WAIT_MAX_US)
 				announced = waiters_announce(fd, F_RDLCK) == 0;

@@ -201,11 +201,6 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	return index_active(dfd, rc, to_watermark, msg);
 }
 
-void elog__recovery_free(struct recovery *rc)
-{
-	elog__idx_free(&rc->ix);
-}
-
 int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
 {
 	/* Every segment but the last is closed. */

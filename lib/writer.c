@@ -416,28 +416,6 @@ static int sync_recorded(elog *w, int fd, int which, uint64_t cover)
  * writes again; a second of others' batches is what it saves. */
 int64_t elog__sync_stall_ns = 1000000000LL;
 
-/* With the batch lock held, after this handle's own recorded sync of its
- * segment succeeded: 1 when it may publish what that sync covered; 0 not
- * yet, -1 never (cut back first; w->stall_seq says when the slot's holder
- * is stopped past the bound).  A sync that the slot's holder runs may
- * have taken a writeback error that this handle's description will never
- * report, unless that description was open before the sync was recorded
- * (Linux reports an error to every description open when it happens, or
- * opened before anyone saw it). */
-static int slot_allows(elog *w, uint64_t hseq)
-{
-	struct sync_rec r;
-	elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
-	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, hseq);
-	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
-		return 1;
-	if (v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < elog__sync_stall_ns)
-		return 0;
-	if (v == SYNC_RUNNING)
-		w->stall_seq = r.seq;
-	return -1;
-}
-
 static void close_segment(elog *w)
 {
 	if (w->segfd >= 0)
@@ -604,7 +582,7 @@ static int tail_recover(elog *w, int sick)
 			close(rc.segfd);
 		if (rc.idxfd >= 0)
 			close(rc.idxfd);
-		elog__recovery_free(&rc);
+		elog__idx_free(&rc.ix);
 		/* Its sync of the bytes it kept failed: they may be dropped
 		 * and still read back, so the next holder must cut them. */
 		if (rc.sync_failed)
@@ -623,7 +601,7 @@ static int tail_recover(elog *w, int sick)
 	w->seg_size = rc.size;
 	w->idx_size = rc.idx_size;
 	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
-	elog__recovery_free(&rc);
+	elog__idx_free(&rc.ix);
 
 	/* Everything kept is durable now (recover_active synced it), and
 	 * so is its name: the holder that died or failed may have created
@@ -1098,21 +1076,33 @@ static int batch_there(elog *w, const struct batch *b)
 static int write_locked(elog *w, struct batch *b, int moved);
 
 /* With the batch lock held (not the mutex): sync fd, recorded in the
- * batch lock's record, and publish mine, which it covers, when the slot's
- * sync allows (slot_allows()).  *held: 0 published, HELD_WAIT not yet (the
- * slot's holder runs a sync this handle cannot vouch for), HELD_CUT never
- * (that sync failed or stalled: cut back first). */
+ * batch lock's record, and publish mine, which it covers, unless the
+ * slot's holder runs or ran a sync that may have taken a writeback error
+ * this handle's description will never report, not having been open
+ * before that sync was recorded (Linux reports an error to every
+ * description open when it happens, or opened before anyone saw it).
+ * *held: 0 published; HELD_WAIT not yet (that sync runs, within the
+ * bound); HELD_CUT never (it failed, or its holder is stopped past the
+ * bound, w->stall_seq): cut back first. */
 #define HELD_WAIT 1
 #define HELD_CUT 2
 static int sync_publish(elog *w, int fd, const struct watermark *mine, int *held)
 {
+	struct sync_rec r;
 	*held = 0;
 	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine->durable_end);
 	if (failed)
 		return sync_failed(w, mine->segment_base, failed);
-	int v = slot_allows(w, w->hseq);
-	*held = v == 0 ? HELD_WAIT : v < 0 ? HELD_CUT : 0;
-	return *held ? 0 : publish(w, mine);
+	elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
+	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, w->hseq);
+	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
+		return publish(w, mine);
+	*held = v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < elog__sync_stall_ns
+	                ? HELD_WAIT
+	                : HELD_CUT;
+	if (v == SYNC_RUNNING && *held == HELD_CUT)
+		w->stall_seq = r.seq;
+	return 0;
 }
 
 /* The slow path, with the batch lock and the mutex held: LOCK's epoch
