@@ -786,10 +786,9 @@ int elog__lock_sick(int fd, struct lock_state *ls, const unsigned char boot[16],
 		elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r);
 	if (got == sizeof buf)
 		elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot);
-	uint64_t handled = ls->valid ? ls->hseq : 0;
 	return (ls->valid && ls->sick) ||
-	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, handled) == SYNC_FAILED ||
-	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, handled) == SYNC_FAILED;
+	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, ls->hseq) == SYNC_FAILED ||
+	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, ls->hseq) == SYNC_FAILED;
 }
 
 int elog__lock_state_clear(int fd)

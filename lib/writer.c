@@ -715,7 +715,7 @@ static int tail_sync(elog *w, int *moved)
 	int stalled = w->stall_seq && slot.valid && slot.seq == w->stall_seq;
 	sick |= stalled;
 	w->stall_seq = 0;
-	w->hseq = ls.valid ? ls.hseq : 0;
+	w->hseq = ls.hseq; /* 0 when !ls.valid: a state not read is all 0 */
 	if (stalled ||
 	    elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &slot, w->boot, w->hseq) == SYNC_FAILED)
 		w->hseq = slot.seq;
@@ -1097,10 +1097,9 @@ static int sync_publish(elog *w, int fd, const struct watermark *mine, int *held
 	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, w->hseq);
 	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
 		return publish(w, mine);
-	*held = v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < elog__sync_stall_ns
-	                ? HELD_WAIT
-	                : HELD_CUT;
-	if (v == SYNC_RUNNING && *held == HELD_CUT)
+	int stalled = v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns >= elog__sync_stall_ns;
+	*held = v == SYNC_RUNNING && !stalled ? HELD_WAIT : HELD_CUT;
+	if (stalled)
 		w->stall_seq = r.seq;
 	return 0;
 }
@@ -1128,7 +1127,8 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 			        "records %llu to %llu were removed before they were durable (a "
 			        "recovery after another writer's failed sync, or a repair); they "
 			        "were not acknowledged: append them again",
-			        (unsigned long long)b->rec[0].off, (unsigned long long)b->end.next - 1);
+			        (unsigned long long)b->rec[0].off,
+			        (unsigned long long)b->end.next - 1);
 		if ((err = write_locked(w, b, 1)) != 0)
 			return err;
 	}
@@ -1307,9 +1307,8 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			 * holder is cut back before it is overwritten. */
 			elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
 			elog__lock_state_read(w->lockfd, &ls);
-			if (elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot,
-			                       ls.valid ? ls.hseq : 0) != SYNC_CLEAR)
-				moved = 1;
+			moved |= elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot,
+			                            ls.hseq) != SYNC_CLEAR;
 			if (!moved)
 				gather_batches(w);
 			/* What the sync covers: the complete tail recorded now,
@@ -1336,7 +1335,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		}
 		struct sync_rec slotrec;
 		int sick = elog__lock_sick(w->lockfd, &ls, w->boot, &slotrec);
-		w->hseq = ls.valid ? ls.hseq : 0;
+		w->hseq = ls.hseq;
 		int clean = !moved && ls.valid && ls.epoch == e && !sick;
 		if (clean && slot >= 0) {
 			err = publish(w, &cover);
