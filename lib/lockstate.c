@@ -74,6 +74,13 @@ struct field {
 	unsigned short at;
 };
 #define FIELD(T, m, name, kind, w) { name, kind, w, sizeof(((T *)0)->m), offsetof(T, m) }
+/* A text: its magic, its fields and its length. */
+struct text {
+	const char *magic;
+	const struct field *f;
+	size_t n, len;
+};
+#define TEXT(magic, fields, len) { magic, fields, sizeof fields / sizeof *fields, len }
 
 /* A member of 8 bytes, or of 4 (unsigned, uint32_t). */
 static uint64_t member_get(const void *s, const struct field *f)
@@ -91,12 +98,13 @@ static void member_set(void *s, const struct field *f, uint64_t v)
 		*(uint32_t *)m = (uint32_t)v;
 }
 
-/* magic, then the n fields of s, then " crc=", the crc of all before
+/* The magic, then the fields of s, then " crc=", the crc of all before
  * and a newline (and a NUL after it). */
-static void text_encode(char *p, const char *magic, const struct field *f, size_t n, const void *s)
+static void text_encode(char *p, const struct text *t, const void *s)
 {
-	char *q = put_text(p, magic);
-	for (size_t i = 0; i < n; i++, f++) {
+	char *q = put_text(p, t->magic);
+	const struct field *f = t->f;
+	for (size_t i = 0; i < t->n; i++, f++) {
 		const unsigned char *m = (const unsigned char *)s + f->at;
 		q = put_text(q, f->name);
 		if (f->kind == K_BOOT) {
@@ -119,18 +127,18 @@ static void text_encode(char *p, const char *magic, const struct field *f, size_
 }
 
 /* The fields are read at their positions, then s is encoded again and
- * must give the same want bytes: one canonical text per value, so that no
- * reading of a damaged file can pass for another (the crc, a digit out of
- * range, a wrong name or space all differ).  s is cleared when not. */
-static int text_decode(const char *p, size_t len, size_t want, const char *magic,
-                       const struct field *f, size_t n, void *s, size_t size)
+ * must give the same t->len bytes: one canonical text per value, so that
+ * no reading of a damaged file can pass for another (the crc, a digit out
+ * of range, a wrong name or space all differ).  s is cleared when not. */
+static int text_decode(const char *p, size_t len, const struct text *t, void *s, size_t size)
 {
 	char again[LOCK_STATE_LEN + 1]; /* the longest text */
-	const char *q = p + strlen(magic);
+	const char *q = p + strlen(t->magic);
+	const struct field *f = t->f;
 	uint64_t v;
-	int bad = len < want;
+	int bad = len < t->len;
 	memset(s, 0, size);
-	for (size_t i = 0; i < n && !bad; i++) {
+	for (size_t i = 0; i < t->n && !bad; i++) {
 		unsigned char *m = (unsigned char *)s + f[i].at;
 		q += strlen(f[i].name);
 		if (f[i].kind == K_BOOT) {
@@ -154,8 +162,8 @@ static int text_decode(const char *p, size_t len, size_t want, const char *magic
 		q += f[i].width;
 	}
 	if (!bad) {
-		text_encode(again, magic, f, n, s);
-		bad = memcmp(again, p, want) != 0;
+		text_encode(again, t, s);
+		bad = memcmp(again, p, t->len) != 0;
 	}
 	if (bad)
 		memset(s, 0, size);
@@ -175,20 +183,18 @@ static const struct field state_fields[] = {
 	LS(ixlo, " ixlo=", K_SIGNED, 20), LS(ixhi, " ixhi=", K_SIGNED, 20),
 	LS(ixany, " ixany=", K_FLAG, 1),  LS(hseq, " hseq=", K_DEC, 20),
 };
-#define STATE_MAGIC "ELOGLCK3"
+static const struct text state_text = TEXT("ELOGLCK3", state_fields, LOCK_STATE_LEN);
 
 void elog__lock_state_encode(char *p, const struct lock_state *ls)
 {
-	text_encode(p, STATE_MAGIC, state_fields, sizeof state_fields / sizeof *state_fields, ls);
+	text_encode(p, &state_text, ls);
 }
 
 int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
 {
-	if (text_decode(p, len, LOCK_STATE_LEN, STATE_MAGIC, state_fields,
-	                sizeof state_fields / sizeof *state_fields, ls, sizeof *ls) != 0)
-		return ELOG_CORRUPT;
-	ls->valid = 1;
-	return 0;
+	int err = text_decode(p, len, &state_text, ls, sizeof *ls);
+	ls->valid = !err;
+	return err;
 }
 
 /* "ELOGSYN1 st=S seq=<20> pid=<10> boot=<32 hex> t=<20> cover=<20>
@@ -199,19 +205,18 @@ static const struct field sync_fields[] = {
 	SR(pid, " pid=", K_DEC, 10),   SR(boot, " boot=", K_BOOT, 32),
 	SR(t_ns, " t=", K_DEC, 20),    SR(cover, " cover=", K_DEC, 20),
 };
-#define SYNC_MAGIC "ELOGSYN1"
+static const struct text sync_text = TEXT("ELOGSYN1", sync_fields, LOCK_SYNC_LEN);
 
 void elog__sync_rec_encode(char *p, const struct sync_rec *r)
 {
-	text_encode(p, SYNC_MAGIC, sync_fields, sizeof sync_fields / sizeof *sync_fields, r);
+	text_encode(p, &sync_text, r);
 }
 
 int elog__sync_rec_decode(const char *p, size_t len, struct sync_rec *r)
 {
 	static const char states[] = { SYNC_ST_PENDING, SYNC_ST_OK, SYNC_ST_FAILED,
 		                       SYNC_ST_HANDLED };
-	if (text_decode(p, len, LOCK_SYNC_LEN, SYNC_MAGIC, sync_fields,
-	                sizeof sync_fields / sizeof *sync_fields, r, sizeof *r) != 0 ||
+	if (text_decode(p, len, &sync_text, r, sizeof *r) != 0 ||
 	    !memchr(states, r->status, sizeof states)) {
 		memset(r, 0, sizeof *r);
 		return ELOG_CORRUPT;
@@ -229,18 +234,18 @@ static const struct field bell_fields[] = {
 	FIELD(struct bell_rec, id, " id=", K_DEC, 10),
 	FIELD(struct bell_rec, nonce, " nonce=", K_HEX, 16),
 };
-#define BELL_REC_MAGIC "ELOGBEL1"
+static const struct text bell_text = TEXT("ELOGBEL1", bell_fields, LOCK_BELL_LEN);
 
 void elog__bell_rec_encode(char *p, uint32_t id, uint64_t nonce)
 {
 	struct bell_rec b = { id, nonce };
-	text_encode(p, BELL_REC_MAGIC, bell_fields, 2, &b);
+	text_encode(p, &bell_text, &b);
 }
 
 int elog__bell_rec_decode(const char *p, size_t len, uint32_t *id, uint64_t *nonce)
 {
 	struct bell_rec b;
-	if (text_decode(p, len, LOCK_BELL_LEN, BELL_REC_MAGIC, bell_fields, 2, &b, sizeof b) != 0)
+	if (text_decode(p, len, &bell_text, &b, sizeof b) != 0)
 		return ELOG_CORRUPT;
 	*id = b.id;
 	*nonce = b.nonce;
