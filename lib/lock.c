@@ -204,21 +204,12 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 }
 
 /*
- * The writers' batch lock.
- *
- * Any number of writer handles, in one process or many, append to a log;
- * each holds the exclusive flock on LOCK only while it writes one batch
- * (or publishes a sync).  The file's content tells the next holder whether the log moved
- * since it last wrote (see struct lock_state in encoding.h and elog(5)).
- *
- * flock(2) has no timeout, so a writer that finds the lock taken polls it
- * with a short, growing sleep until its deadline.  Polling alone would let
- * a writer that releases and retakes the lock at once (a busy pipeline)
- * starve the others, who only look every few hundred microseconds; so a
- * waiter announces itself with an open-file-description read lock on byte
- * LOCK_BYTE_WAIT of the file, and a writer that polls and sees such an
- * announcement waits its turn among them instead of cutting in.  (A writer
- * with the doorbell below is woken at each release instead, and cuts in.)
+ * The writers' batch lock (elog(5), LOCK: "Taking the lock").  flock(2)
+ * has no timeout, so a waiter polls, or sleeps on the doorbell below.
+ * Polling alone would let a writer that releases and retakes the lock at
+ * once (a busy pipeline) starve the others, who only look every few
+ * hundred microseconds: so a waiter announces itself with an OFD read
+ * lock on byte LOCK_BYTE_WAIT, and a poller that sees one waits its turn.
  * OFD locks and flock locks are independent of each other on Linux.
  */
 #define LOCK_POLL_FIRST_US 20
@@ -232,29 +223,19 @@ static int waiters_announce(int fd, short type)
 }
 
 /*
- * The doorbell: a page of System V shared memory, which every writer handle
- * of the log attaches, holding words: a count of the releases of LOCK,
- * and counts of the writers waiting for it to write a batch and to publish
- * a sync.  A waiter reads the first, counts itself, tries the lock, and
- * sleeps in futex(2) on the first word while it is unchanged; a holder
- * that releases increments it and wakes one waiter, one waiting to publish
+ * The doorbell: a page of System V shared memory that every writer handle
+ * of the log attaches, whose words count the releases of LOCK and the
+ * writers waiting for it, to write a batch or to publish a sync (elog(5),
+ * writers, gives every word).  A release wakes one waiter, a publisher
  * first: a publication is a moment's work that acknowledges every writer
- * its sync covered, so it goes before the next batch.  A release after a
- * waiter's try changes the word, so no release is missed.
+ * its sync covered.  A waiter reads the release count before it tries the
+ * lock and sleeps while it is unchanged, so no release is missed.
  *
- * Memory, not a file: no operator's action on the directory and no full
- * filesystem can make a store into it fault (a mapped file that is
- * truncated, or a page of a full copy-on-write filesystem, kills the
- * process with SIGBUS).  The segment is removed as soon as it is made, so
- * the kernel frees it when its last writer detaches, dead or alive;
- * LOCK's doorbell record names it, with a nonce that its last bytes hold
- * too, for the writers that open the log while it lives.
- *
- * Nothing depends on the page: it carries hints only.  A waiter never
- * sleeps longer than BELL_WAIT_MAX_US at a time, a handle without the page
- * polls, and every count is believed only while the stamp beside it is
- * fresh (each waiter renews it before it sleeps), so a count left by a
- * process that died costs at most one round.
+ * Memory, not a file: a store into a mapped file that was truncated, or
+ * into a page of a full copy-on-write filesystem, is a SIGBUS.  Hints
+ * only: a waiter sleeps at most BELL_WAIT_MAX_US at a time, a handle
+ * without the page polls, and a count is believed only while its stamp is
+ * fresh, so a count left by a process that died costs at most one round.
  */
 #define BELL_BYTES 4096
 #define BELL_SEQ 0
@@ -315,6 +296,8 @@ static uint32_t *bell_create(int fd, const struct stat *st)
 		ds.shm_perm.gid = st->st_gid;
 		shmctl(id, IPC_SET, &ds);
 	}
+	/* Removed at once: the kernel frees it when its last writer
+	 * detaches, dead or alive; LOCK's record names it meanwhile. */
 	shmctl(id, IPC_RMID, NULL);
 	if (p == (void *)-1)
 		return NULL;
@@ -556,26 +539,14 @@ int elog__lock_exclusive_held(int fd)
 }
 
 /*
- * The doorbell's second use: followers.  The 64-bit word at byte 16 holds
- * the end offset that the sync running in the slot covers (0: none),
- * written by its leader before it syncs and cleared before it releases
- * the slot (byte 24 is no longer used); the word at byte 12
- * counts publications of the watermark and the one at byte 32 the
- * followers waiting for one.  A follower whose batch a running sync covers
- * waits instead of trying the slot, and sleeps in futex(2) on the
- * publication count.  Hints only: a cover left by a leader that died
- * costs a follower its wait's bound.
- *
- * And leaders gathering: the word at byte 36 counts the batches written,
- * the ones at 40 and 44 hold that count at the last publication and the
- * followers it woke, the one at 48 counts the leaders gathering and the
- * one at 52 the count a gathering leader waits for.  The followers a
- * publication acknowledged come back with their next batches (those it
- * did not still wait, and one of them leads the next sync): a leader that
- * took the slot waits a moment for as many batches as that publication
- * woke followers before it looks at the tail to sync, so that its sync
- * covers them too rather than the one after it.  Hints only: a count
- * gone wrong costs a gather its bound.
+ * The doorbell's second use: followers, and leaders gathering (elog(5),
+ * writers, gives every word).  A follower whose batch a running sync
+ * covers (the cover word) waits on the count of publications instead of
+ * trying the slot.  A leader that took the slot waits a moment for the
+ * writers the last publication woke to write their next batches, so that
+ * its sync covers them too rather than the one after it.  Hints only: a
+ * cover left by a leader that died, or a count gone wrong, costs a wait
+ * its bound.
  */
 #define BELL_PUBS 3
 #define BELL_COVER_BYTE 16
@@ -736,15 +707,12 @@ int elog__lock_state_write(int fd, const struct lock_state *ls)
 }
 
 /*
- * The sync records.  Linux reports a failed writeback once to each open
- * file description that was open when it happened (or opened before anyone
- * saw it), and a description opened later syncs "successfully" over pages
- * the kernel dropped.  So a writer records every fdatasync that others'
- * acknowledgements may rest on, in LOCK, before it calls it (pending) and
- * after (ok or failed): a writer that dies, stops or gives up in between
- * leaves the fact on disk, and a pending record whose guard (the batch
- * lock for record 0, the sync slot for record 1) nobody holds any more is
- * a failed sync (elog(5)).
+ * The sync records (elog(5), LOCK): Linux reports a failed writeback once
+ * to each open file description that was open when it happened, and one
+ * opened later syncs "successfully" over the pages the kernel dropped; so
+ * a writer records, before and after, every fdatasync that others'
+ * acknowledgements may rest on.  A pending record whose guard (the batch
+ * lock for record 0, the sync slot for record 1) nobody holds is failed.
  */
 static off_t sync_rec_at(int which)
 {

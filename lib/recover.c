@@ -1,14 +1,11 @@
 /*
- * recover.c: what the writer does to a log before it appends.
- *
- * The active (newest) segment is scanned record by record and cut at the
- * first incomplete or damaged record, even when later bytes look valid: the
- * kernel writes dirty pages back in no particular order, so a crash can
- * leave zeros followed by intact-looking data.  Only fdatasync'ed records
- * were ever acknowledged, and the watermark says how far those went; a cut
- * below it means acknowledged data is damaged, and the writer refuses to
- * open rather than drop it.  Closed segments were fully synced before the
- * next one was made, so only their derived indexes are checked.
+ * recover.c: what the writer does to a log's tail before it appends when
+ * it cannot trust it (elog(5), Recovery).  The active segment is cut at the
+ * first record that is incomplete or damaged, even when later bytes look
+ * valid: the kernel writes dirty pages back in no particular order.  A cut
+ * below the watermark would drop acknowledged data: the writer refuses to
+ * open instead.  Closed segments were synced before the next one was made,
+ * so only their derived indexes are checked.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -971,22 +971,17 @@ static void train(elog *w, struct batch *b)
 
 /* ---- making a written batch durable ----
  *
- * A batch is written under the batch lock and made durable outside it, so
- * that writers in several processes sync at the same time and share their
- * syncs (elog(5), LOCK): once its pwrite returned, a batch is durable when
- * an fdatasync of its segment that started afterwards has completed,
- * whoever called it, because Linux writes back every dirty page of the
- * inode.  The handle syncs, then publishes under the lock the greatest
- * complete tail its sync covered, unless the watermark is past it already;
- * a handle that finds the watermark past its batch before it syncs skips
- * the sync.  Either way its batch is acknowledged only if LOCK's epoch is
- * still the one it wrote under, which proves that nothing at or below its
- * records was removed since (a recovery's cut, a repair, a failed sync).
- * Otherwise, under the lock, it checks that its bytes are still where it
- * wrote them and syncs them itself, or fails without acknowledging them.
- * A writer that no other waits for or shares syncs with keeps the lock
- * across its sync and publication instead (flush_batch()): taking it again
- * would cost it more system calls than its sync, and no one else's turn.
+ * elog(5), LOCK, "Writing a batch".  A batch is written under the batch
+ * lock and made durable outside it, so that writers in several processes
+ * share their syncs: once its pwrite returned, a batch is durable when an
+ * fdatasync of its segment that started afterwards has completed, whoever
+ * called it (Linux writes back every dirty page of the inode).  It is
+ * acknowledged only if LOCK's epoch is still the one it was written under,
+ * which proves that nothing at or below its records was removed since (a
+ * recovery's cut, a repair, a failed sync); else the slow path
+ * (batch_recheck()).  A writer alone keeps the lock across its sync and
+ * publication (flush_batch()): taking it again would cost it more system
+ * calls than its sync, and no one else's turn.
  */
 
 /* 1 when LOCK's state, read without the lock, is of epoch e and not sick.
