@@ -198,33 +198,25 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	return index_active(dfd, rc, to_watermark, msg);
 }
 
-int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
+int elog__recover_index(int dfd, uint64_t base, uint32_t interval, char *msg)
 {
-	/* Every segment but the last is closed. */
-	for (size_t i = 0; i + 1 < sl->n; i++) {
-		char name[NAME_MAX_LOCAL];
-		struct stat st;
-		elog__seg_name(name, sl->base[i], SEG_EXT);
-		int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
-		if (fd < 0) {
-			if (errno == ENOENT) /* removed by retention meanwhile */
-				continue;
-			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		}
-		int err = 0;
-		if (fstat(fd, &st) < 0)
-			err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		else if (!elog__idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size,
-		                                interval))
-			err = elog__idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
-			                        interval, NULL, msg);
-		close(fd);
-		/* A closed segment too damaged to index is elog-verify's
-		 * business; the writer only appends to the active one. */
-		if (err && err != ELOG_CORRUPT)
-			return err;
-	}
-	return 0;
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	elog__seg_name(name, base, SEG_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0 && errno == ENOENT) /* removed by retention meanwhile */
+		return 0;
+	if (fd < 0)
+		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	int err = 0;
+	if (fstat(fd, &st) < 0)
+		err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	else if (!elog__idx_quick_check(dfd, fd, base, (uint64_t)st.st_size, interval))
+		err = elog__idx_rebuild(dfd, fd, base, (uint64_t)st.st_size, interval, NULL, msg);
+	close(fd);
+	/* A closed segment too damaged to index is elog-verify's business;
+	 * the writer only appends to the active one. */
+	return err == ELOG_CORRUPT ? 0 : err;
 }
 
 struct leftovers {

@@ -562,8 +562,9 @@ static int tail_recover(elog *w, int sick)
 	/* Closed segments and their indexes were synced before the next
 	 * segment was made; the one a crash may have caught at its roll is
 	 * the newest closed one. */
-	struct seglist last = { sl.n > 1 ? &sl.base[sl.n - 2] : NULL, sl.n > 1 ? 2 : 0 };
-	err = elog__recover_indexes(w->dfd, &last, w->set.index_interval, w->msg);
+	err = sl.n > 1 ? elog__recover_index(w->dfd, sl.base[sl.n - 2], w->set.index_interval,
+	                                     w->msg)
+	               : 0;
 	elog__seglist_free(&sl);
 	if (err)
 		return err;

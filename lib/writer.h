@@ -42,8 +42,8 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
                          struct recovery *rc, char *msg);
 /* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
 int elog__recover_leftovers(int dfd, char *msg);
-/* Check the index of every closed segment; rebuild those that are wrong. */
-int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
+/* Check the index of the closed segment base; rebuild it when wrong. */
+int elog__recover_index(int dfd, uint64_t base, uint32_t interval, char *msg);
 
 /* How long a sync of the slot's holder may stay pending before a writer
  * that cannot vouch for it counts it as failed (writer.c): a second; the
