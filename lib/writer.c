@@ -12,9 +12,10 @@
  * again if the tail moved, writes it, rolling segments as needed, and
  * releases the lock; then it makes the batch durable and published,
  * sharing syncs with the other writers (see "making a written batch
- * durable" below).  Threads that arrive meanwhile fill the next batch.  After a write or sync error the
- * handle refuses all further work (ELOG_FAILED): Linux may have dropped
- * the dirty pages, and retrying would acknowledge data not on disk.
+ * durable" below).  Threads that arrive meanwhile fill the next batch.
+ * After a write or sync error the handle refuses all further work
+ * (ELOG_FAILED): Linux may have dropped the dirty pages, and retrying
+ * would acknowledge data not on disk.
  */
 #include <errno.h>
 #include <fcntl.h>
