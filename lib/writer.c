@@ -1152,25 +1152,22 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 }
 
 /* Wait, at most ms milliseconds, for the watermark to be rewritten:
- * inotify where it can be had, else a short sleep.  The watch is made
- * before the caller's first look at the watermark, so no rewrite between
- * that look and this wait is missed. */
-static void wm_watch(elog *w)
-{
-	if (w->inofd != -2)
-		return;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
-	w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->inofd >= 0 && inotify_add_watch(w->inofd, path, IN_MODIFY) < 0) {
-		close(w->inofd);
-		w->inofd = -1;
-	}
-}
-
-static void wm_wait(elog *w, int ms)
+ * inotify where it can be had, else a short sleep.  The first call only
+ * makes the watch, after the caller's first look at the watermark and
+ * before its next, so no rewrite between that look and a wait is missed. */
+static void wm_wait(elog *w, int first, int ms)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	if (w->inofd == -2) {
+		snprintf(buf, sizeof buf, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
+		w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (w->inofd >= 0 && inotify_add_watch(w->inofd, buf, IN_MODIFY) < 0) {
+			close(w->inofd);
+			w->inofd = -1;
+		}
+	}
+	if (first)
+		return;
 	if (w->inofd >= 0) {
 		struct pollfd p = { w->inofd, POLLIN, 0 };
 		/* Events of one file carry no name: one read takes them all,
@@ -1273,9 +1270,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 			                  1000 * (left < follow_ms(w) ? left : follow_ms(w)));
 			continue;
 		}
-		wm_watch(w);
-		if (!first)
-			wm_wait(w, follow_ms(w));
+		wm_wait(w, first, follow_ms(w));
 	}
 }
 
