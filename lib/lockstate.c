@@ -70,10 +70,11 @@ static int get_num(const char *p, int width, int hex, uint64_t *v)
 enum { K_DEC, K_HEX, K_FLAG, K_SIGNED, K_BOOT, K_CHAR };
 struct field {
 	const char *name;
-	unsigned char kind, width, size;
+	unsigned char nlen, kind, width, size;
 	unsigned short at;
 };
-#define FIELD(T, m, name, kind, w) { name, kind, w, sizeof(((T *)0)->m), offsetof(T, m) }
+#define FIELD(T, m, name, kind, w) \
+	{ name, sizeof name - 1, kind, w, sizeof(((T *)0)->m), offsetof(T, m) }
 /* A text: its magic, its fields and its length. */
 struct text {
 	const char *magic;
@@ -106,7 +107,8 @@ static void text_encode(char *p, const struct text *t, const void *s)
 	const struct field *f = t->f;
 	for (size_t i = 0; i < t->n; i++, f++) {
 		const unsigned char *m = (const unsigned char *)s + f->at;
-		q = put_text(q, f->name);
+		memcpy(q, f->name, f->nlen);
+		q += f->nlen;
 		if (f->kind == K_BOOT) {
 			for (int j = 0; j < 16; j++)
 				q = put_hex(q, m[j], 2);
@@ -140,7 +142,7 @@ static int text_decode(const char *p, size_t len, const struct text *t, void *s,
 	memset(s, 0, size);
 	for (size_t i = 0; i < t->n && !bad; i++) {
 		unsigned char *m = (unsigned char *)s + f[i].at;
-		q += strlen(f[i].name);
+		q += f[i].nlen;
 		if (f[i].kind == K_BOOT) {
 			for (int j = 0; j < 16 && !bad; j++) {
 				bad = get_num(q + 2 * j, 2, 1, &v) != 0;
