@@ -521,13 +521,10 @@ void elog__lock_slot_release(int fd, int slot)
 		range_lock(fd, F_UNLCK, LOCK_BYTE_SLOT);
 }
 
-/*
- * Every open writer handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
- * exclusive for a handle that must be the log's only writer.  The promise
- * lives in the file that is identity-checked at every batch: removing or
- * replacing LOCK stops the exclusive writer (elog__lock_is_current()),
- * and no other file of the directory takes part in it.
- */
+/* Every open writer handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
+ * exclusive for the log's only writer.  In LOCK because that file is
+ * checked at every batch (elog__lock_is_current()): no other file of the
+ * directory takes part in the promise. */
 int elog__lock_join(int fd, int exclusive, int64_t wait_ms)
 {
 	return take_within(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN, wait_ms);

@@ -913,16 +913,11 @@ static uint32_t dict_referenced(elog *w)
 	return max;
 }
 
-/* A compressed log without a dictionary gets one trained from its first
- * values, whichever writers appended them (train.c).  The leader of a batch
- * after which the log may hold a set reads them back and trains, under the
- * batch lock so that no two writers make one with the same id, stores it
- * durably, and starts a segment that uses it with the batch's record that
- * completed the set (b->split), or with its first.  A writer that finds a
- * newer dictionary than its own (another writer trained one) uses that
- * instead.  Too few values is tried again once the log may hold enough;
- * a failed training is not an error: the log goes on without one, and
- * this handle tries no more (the next handle opened tries once again).
+/* A compressed log's dictionary, trained from its first values whichever
+ * writers appended them (elog(5), Compression; train.c), by the leader of
+ * a batch after which the log may hold a set: under the batch lock, so
+ * that no two writers make one with the same id.  Its segment starts with
+ * the record that completed the set (b->split), or the batch's first.
  * Called with the mutex held. */
 static void train(elog *w, struct batch *b)
 {
@@ -1727,12 +1722,9 @@ static int create_log(elog *w, const struct elog_options *opt)
 	return err;
 }
 
-/* Every open handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
- * exclusive for a handle that must be the log's only writer (lock.c); it
- * waits for another's hold only when told how long (wait_ms given).  And
- * a shared flock on "writers", so that an operator sees which processes
- * have the log open for writing (elog-cat -L, and the messages below): a
- * report only, which nothing else depends on. */
+/* Join the log's open writers (elog__lock_join()), waiting for another's
+ * hold only when told how long (wait_ms given); and take a shared flock on
+ * "writers", a report only of who has the log open (elog(5), writers). */
 static int writers_join(elog *w, int exclusive, int64_t given_ms)
 {
 	int err = elog__lock_join(w->lockfd, exclusive, given_ms ? w->wait_ms : 0);
