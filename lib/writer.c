@@ -365,11 +365,6 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t lock_mono_ms(void)
-{
-	return mono_ns() / 1000000;
-}
-
 /* Record in LOCK's sync record which, whose guard the caller holds, that
  * this handle is about to fdatasync its log, making the records below
  * cover durable, for others too (elog(5), LOCK). */
@@ -737,9 +732,7 @@ static int tail_sync(elog *w, int *moved)
 		w->seen[0] = ls.next;
 		w->seen[1] = ls.base;
 		w->seen[2] = ls.size;
-		w->known = 1;
-		adopt_dict(w);
-		return 0;
+		goto known;
 	}
 	/* A holder died mid-batch, a sync failed, the state is from another
 	 * boot (a crash or power loss may have kept any part of what was
@@ -770,6 +763,7 @@ static int tail_sync(elog *w, int *moved)
 	if ((err = state_write(w, gen, 0, &w->disk)) != 0)
 		return err;
 	w->gen = gen;
+known:
 	w->known = 1;
 	adopt_dict(w);
 	return 0;
@@ -1225,7 +1219,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 {
 	struct watermark wm;
 	struct lock_state ls;
-	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	int64_t follow_until = mono_ns() / 1000000 + follow_ms(w);
 	*slot = -1;
 	for (int first = 1;; first = 0) {
 		/* (Sampled first: a publication after it ends the wait.) */
@@ -1252,7 +1246,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 		 * batch lock, now rather than after another wait. */
 		if (!covered && w->stalled && cover_end == w->stalled_cover)
 			return 0;
-		int64_t left = follow_until - lock_mono_ms();
+		int64_t left = follow_until - mono_ns() / 1000000;
 		if (left <= 0) {
 			if (covered) /* a leader that announced it is slow, or dead */
 				*slot = elog__lock_slot_take(w->lockfd);
