@@ -1,19 +1,11 @@
 /*
  * lastrun.c: when retention and compaction last ran to completion, for the
- * summary (elog_summary_read()).
- *
- * Each successful run (not a dry run) replaces a small file,
- * "retain.last" or "compact.last", holding the wall-clock time in
- * milliseconds since the epoch as decimal text and a newline.  The time
- * is in the file, not in its mtime, so that copying a log keeps it.  The
- * mark is information only: a run whose mark cannot be written (a full
- * disk, a read-only directory) has still done its work and still
- * succeeds, and a missing or unreadable mark reads as "never".
- *
- * Retention adds a line after the time for each named consumer that lost
- * records it had not read, "lost NAME FIRST LAST COUNT" (elog(5)); only
- * the first line is read here.  Version 0.2.0 and earlier read no more
- * than 32 bytes of the file, and take a longer one for no mark at all.
+ * summary (elog_summary_read()): "retain.last" and "compact.last", whose
+ * text elog(5) gives.  The time is in the file, not in its mtime, so that
+ * copying a log keeps it.  The mark is information only: a run whose mark
+ * cannot be written (a full disk, a read-only directory) has still done
+ * its work and still succeeds, and a missing or unreadable mark reads as
+ * "never".  Only the first line, the time, is read here.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -97,35 +97,47 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg)
 	return open_lock_file(dfd, name, 0, fdp, &writable, msg);
 }
 
-/* flock(2) has no timeout: poll with a growing sleep, from LOCK_TAKE_POLL_US
- * to LOCK_TAKE_POLL_MAX_US, which a holder of a small lock (a commit holds
- * consumers.lock for one fsync'ed rename) barely notices.  0, EWOULDBLOCK
- * when wait_ms ran out, or another errno value; wait_ms -1 waits for ever. */
+static int64_t lock_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sleep_us(int64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+static int range_lock(int fd, short type, off_t at);
+
+/* Take the exclusive flock of fd (at -1), or an OFD lock of type on its
+ * byte at.  Neither has a timeout: poll with a growing sleep, from
+ * LOCK_TAKE_POLL_US to LOCK_TAKE_POLL_MAX_US, which a holder of a small
+ * lock (a commit holds consumers.lock for one fsync'ed rename) barely
+ * notices.  0, EWOULDBLOCK when wait_ms ran out, or another errno value;
+ * wait_ms -1 waits for ever (a flock then blocks). */
 #define LOCK_TAKE_POLL_US 100
 #define LOCK_TAKE_POLL_MAX_US 20000
 
-static int flock_within(int fd, int64_t wait_ms)
+static int take_within(int fd, short type, off_t at, int64_t wait_ms)
 {
-	struct timespec t0, now;
-	int64_t sleep_us = LOCK_TAKE_POLL_US;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
+	int64_t deadline = wait_ms < 0 ? INT64_MAX : lock_mono_us() + wait_ms * 1000;
+	for (int64_t sleep = LOCK_TAKE_POLL_US;;) {
+		if ((at >= 0 ? range_lock(fd, type, at)
+		          : flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB))) == 0)
 			return 0;
 		if (errno == EINTR)
 			continue;
-		if (errno != EWOULDBLOCK)
+		if (errno != EWOULDBLOCK && errno != EACCES)
 			return errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
-		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
+		int64_t left = deadline - lock_mono_us();
 		if (left <= 0)
 			return EWOULDBLOCK;
-		int64_t d = sleep_us < left ? sleep_us : left;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
-			sleep_us *= 2;
+		sleep_us(sleep < left ? sleep : left);
+		if (sleep < LOCK_TAKE_POLL_MAX_US)
+			sleep *= 2;
 	}
 }
 
@@ -151,7 +163,7 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 	int fd = -1, writable = 0, err = open_lock_file(dfd, name, 1, &fd, &writable, msg);
 	if (err)
 		return err;
-	if ((err = flock_within(fd, wait_ms)) != 0) {
+	if ((err = take_within(fd, 0, -1, wait_ms)) != 0) {
 		long pid = err == EWOULDBLOCK ? lock_holder(fd) : 0;
 		char note[96];
 		close(fd);
@@ -192,27 +204,17 @@ int elog__lock_take_ms(int dfd, const char *name, int64_t wait_ms, int record_pi
 }
 
 /*
- * The writers' batch lock.
- *
- * Any number of writer handles, in one process or many, append to a log;
- * each holds the exclusive flock on LOCK only while it writes and syncs one
- * batch.  The file's content tells the next holder whether the log moved
- * since it last wrote (see struct lock_state in encoding.h and elog(5)).
- *
- * flock(2) has no timeout, so a writer that finds the lock taken polls it
- * with a short, growing sleep until its deadline.  Polling alone would let
- * a writer that releases and retakes the lock at once (a busy pipeline)
- * starve the others, who only look every few hundred microseconds; so a
- * waiter announces itself with an open-file-description read lock on byte
- * LOCK_BYTE_WAIT of the file, and a writer that polls and sees such an
- * announcement waits its turn among them instead of cutting in.  (A writer
- * with the doorbell below is woken at each release instead, and cuts in.)
+ * The writers' batch lock (elog(5), LOCK: "Taking the lock").  flock(2)
+ * has no timeout, so a waiter polls, or sleeps on the doorbell below.
+ * Polling alone would let a writer that releases and retakes the lock at
+ * once (a busy pipeline) starve the others, who only look every few
+ * hundred microseconds: so a waiter announces itself with an OFD read
+ * lock on byte LOCK_BYTE_WAIT, and a poller that sees one waits its turn.
  * OFD locks and flock locks are independent of each other on Linux.
  */
 #define LOCK_POLL_FIRST_US 20
 #define LOCK_POLL_MAX_US 50
 
-static int range_lock(int fd, short type, off_t at);
 static int byte_held(int fd, off_t at, short type);
 
 static int waiters_announce(int fd, short type)
@@ -220,43 +222,20 @@ static int waiters_announce(int fd, short type)
 	return range_lock(fd, type, LOCK_BYTE_WAIT);
 }
 
-/* 1 when another handle announced that it waits for the lock. */
-static int waiters_present(int fd)
-{
-	return byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
-}
-
-static int64_t lock_mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*
- * The doorbell: a page of System V shared memory, which every writer handle
- * of the log attaches, holding words: a count of the releases of LOCK,
- * and counts of the writers waiting for it to write a batch and to publish
- * a sync.  A waiter reads the first, counts itself, tries the lock, and
- * sleeps in futex(2) on the first word while it is unchanged; a holder
- * that releases increments it and wakes one waiter, one waiting to publish
+ * The doorbell: a page of System V shared memory that every writer handle
+ * of the log attaches, whose words count the releases of LOCK and the
+ * writers waiting for it, to write a batch or to publish a sync (elog(5),
+ * writers, gives every word).  A release wakes one waiter, a publisher
  * first: a publication is a moment's work that acknowledges every writer
- * its sync covered, so it goes before the next batch.  A release after a
- * waiter's try changes the word, so no release is missed.
+ * its sync covered.  A waiter reads the release count before it tries the
+ * lock and sleeps while it is unchanged, so no release is missed.
  *
- * Memory, not a file: no operator's action on the directory and no full
- * filesystem can make a store into it fault (a mapped file that is
- * truncated, or a page of a full copy-on-write filesystem, kills the
- * process with SIGBUS).  The segment is removed as soon as it is made, so
- * the kernel frees it when its last writer detaches, dead or alive;
- * LOCK's doorbell record names it, with a nonce that its last bytes hold
- * too, for the writers that open the log while it lives.
- *
- * Nothing depends on the page: it carries hints only.  A waiter never
- * sleeps longer than BELL_WAIT_MAX_US at a time, a handle without the page
- * polls, and every count is believed only while the stamp beside it is
- * fresh (each waiter renews it before it sleeps), so a count left by a
- * process that died costs at most one round.
+ * Memory, not a file: a store into a mapped file that was truncated, or
+ * into a page of a full copy-on-write filesystem, is a SIGBUS.  Hints
+ * only: a waiter sleeps at most BELL_WAIT_MAX_US at a time, a handle
+ * without the page polls, and a count is believed only while its stamp is
+ * fresh, so a count left by a process that died costs at most one round.
  */
 #define BELL_BYTES 4096
 #define BELL_SEQ 0
@@ -278,13 +257,6 @@ static uint64_t *bell_hdr(uint32_t *bell)
 	return (uint64_t *)((unsigned char *)bell + BELL_AT_HDR);
 }
 
-static int bell_is(uint32_t *bell, const struct stat *st, uint64_t nonce)
-{
-	uint64_t *h = bell_hdr(bell);
-	return memcmp(h, BELL_MAGIC, 8) == 0 && h[1] == (uint64_t)st->st_dev &&
-	       h[2] == (uint64_t)st->st_ino && h[3] == nonce;
-}
-
 /* The segment of LOCK's record, when it still lives and is this log's. */
 static uint32_t *bell_attach(int fd, const struct stat *st)
 {
@@ -300,7 +272,9 @@ static uint32_t *bell_attach(int fd, const struct stat *st)
 	void *p = shmat((int)id, NULL, 0);
 	if (p == (void *)-1)
 		return NULL;
-	if (bell_is(p, st, nonce))
+	uint64_t *h = bell_hdr(p);
+	if (memcmp(h, BELL_MAGIC, 8) == 0 && h[1] == (uint64_t)st->st_dev &&
+	    h[2] == (uint64_t)st->st_ino && h[3] == nonce)
 		return p;
 	shmdt(p);
 	return NULL;
@@ -322,6 +296,8 @@ static uint32_t *bell_create(int fd, const struct stat *st)
 		ds.shm_perm.gid = st->st_gid;
 		shmctl(id, IPC_SET, &ds);
 	}
+	/* Removed at once: the kernel frees it when its last writer
+	 * detaches, dead or alive; LOCK's record names it meanwhile. */
 	shmctl(id, IPC_RMID, NULL);
 	if (p == (void *)-1)
 		return NULL;
@@ -389,13 +365,6 @@ static void word_wait(uint32_t *word, uint32_t val, int64_t until_us, uint32_t b
 	syscall(SYS_futex, word, FUTEX_WAIT_BITSET, val, &ts, NULL, bits);
 }
 
-/* Sleep until the release count is no longer seq, or until the
- * monotonic time until_us.  Publishers wait on bit 2, others on bit 1. */
-static void bell_wait(uint32_t *bell, uint32_t seq, int publish, int64_t until_us)
-{
-	word_wait(&bell[BELL_SEQ], seq, until_us, publish ? 2u : 1u);
-}
-
 static long bell_wake(uint32_t *bell, unsigned bits)
 {
 	return syscall(SYS_futex, &bell[BELL_SEQ], FUTEX_WAKE_BITSET, 1, NULL, NULL, bits);
@@ -439,7 +408,7 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 	 * the scheduler first, on a busy machine for longer than a batch
 	 * holds the lock, and making everyone wait behind it left the lock
 	 * idle meanwhile.  A publisher never waits its turn. */
-	int yield = !publish && !bell && waiters_present(fd);
+	int yield = !publish && !bell && byte_held(fd, LOCK_BYTE_WAIT, F_WRLCK);
 	if (!yield) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
@@ -449,7 +418,7 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 	}
 	int64_t start = lock_mono_us();
 	int64_t deadline = wait_ms < 0 ? INT64_MAX : start + wait_ms * 1000;
-	int64_t sleep_us = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
+	int64_t sleep = yield ? LOCK_POLL_MAX_US : LOCK_POLL_FIRST_US;
 	/* The announcement is for writers that poll, which cannot see the
 	 * doorbell's counts; a waiter with the doorbell makes it (two
 	 * system calls) only once it has waited BELL_WAIT_MAX_US, since
@@ -477,19 +446,19 @@ int elog__lock_acquire_bell(int fd, uint32_t *bell, int publish, int64_t wait_ms
 			goto done;
 		}
 		if (bell) {
-			bell_wait(bell, seq, publish,
-			          deadline - now < BELL_WAIT_MAX_US ? deadline
-			                                            : now + BELL_WAIT_MAX_US);
+			/* Until the release count moves: publishers wait
+			 * on bit 2, others on bit 1. */
+			word_wait(&bell[BELL_SEQ], seq,
+			          deadline - now < BELL_WAIT_MAX_US ? deadline : now + BELL_WAIT_MAX_US,
+			          publish ? 2u : 1u);
 			bell_add(bell, word, (uint32_t)-1);
 			if (!announced && lock_mono_us() - start >= BELL_WAIT_MAX_US)
 				announced = waiters_announce(fd, F_RDLCK) == 0;
 			continue;
 		}
-		int64_t d = sleep_us < deadline - now ? sleep_us : deadline - now;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_POLL_MAX_US)
-			sleep_us *= 2;
+		sleep_us(sleep < deadline - now ? sleep : deadline - now);
+		if (sleep < LOCK_POLL_MAX_US)
+			sleep *= 2;
 		continue;
 done:
 		if (bell)
@@ -510,11 +479,6 @@ void elog__lock_release_bell(int fd, uint32_t *bell)
 {
 	flock(fd, LOCK_UN);
 	bell_ring(bell);
-}
-
-void elog__lock_release(int fd)
-{
-	flock(fd, LOCK_UN);
 }
 
 /* 1 when another open file description holds byte at of LOCK: a lock of
@@ -557,35 +521,13 @@ void elog__lock_slot_release(int fd, int slot)
 		range_lock(fd, F_UNLCK, LOCK_BYTE_SLOT);
 }
 
-/*
- * Every open writer handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
- * exclusive for a handle that must be the log's only writer.  The promise
- * lives in the file that is identity-checked at every batch: removing or
- * replacing LOCK stops the exclusive writer (elog__lock_is_current()),
- * and no other file of the directory takes part in it.
- */
+/* Every open writer handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
+ * exclusive for the log's only writer.  In LOCK because that file is
+ * checked at every batch (elog__lock_is_current()): no other file of the
+ * directory takes part in the promise. */
 int elog__lock_join(int fd, int exclusive, int64_t wait_ms)
 {
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int64_t sleep_us = LOCK_TAKE_POLL_US;;) {
-		if (range_lock(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN) == 0)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EACCES)
-			return errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left = wait_ms * 1000 - ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
-		                                 (now.tv_nsec - t0.tv_nsec) / 1000);
-		if (wait_ms >= 0 && left <= 0)
-			return EWOULDBLOCK;
-		int64_t d = wait_ms < 0 || sleep_us < left ? sleep_us : left;
-		struct timespec ts = { (time_t)(d / 1000000), (long)(d % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
-		if (sleep_us < LOCK_TAKE_POLL_MAX_US)
-			sleep_us *= 2;
-	}
+	return take_within(fd, exclusive ? F_WRLCK : F_RDLCK, LOCK_BYTE_OPEN, wait_ms);
 }
 
 int elog__lock_exclusive_held(int fd)
@@ -594,26 +536,14 @@ int elog__lock_exclusive_held(int fd)
 }
 
 /*
- * The doorbell's second use: followers.  The 64-bit word at byte 16 holds
- * the end offset that the sync running in the slot covers (0: none),
- * written by its leader before it syncs and cleared before it releases
- * the slot (byte 24 is no longer used); the word at byte 12
- * counts publications of the watermark and the one at byte 32 the
- * followers waiting for one.  A follower whose batch a running sync covers
- * waits instead of trying the slot, and sleeps in futex(2) on the
- * publication count.  Hints only: a cover left by a leader that died
- * costs a follower its wait's bound.
- *
- * And leaders gathering: the word at byte 36 counts the batches written,
- * the ones at 40 and 44 hold that count at the last publication and the
- * followers it woke, the one at 48 counts the leaders gathering and the
- * one at 52 the count a gathering leader waits for.  The followers a
- * publication acknowledged come back with their next batches (those it
- * did not still wait, and one of them leads the next sync): a leader that
- * took the slot waits a moment for as many batches as that publication
- * woke followers before it looks at the tail to sync, so that its sync
- * covers them too rather than the one after it.  Hints only: a count
- * gone wrong costs a gather its bound.
+ * The doorbell's second use: followers, and leaders gathering (elog(5),
+ * writers, gives every word).  A follower whose batch a running sync
+ * covers (the cover word) waits on the count of publications instead of
+ * trying the slot.  A leader that took the slot waits a moment for the
+ * writers the last publication woke to write their next batches, so that
+ * its sync covers them too rather than the one after it.  Hints only: a
+ * cover left by a leader that died, or a count gone wrong, costs a wait
+ * its bound.
  */
 #define BELL_PUBS 3
 #define BELL_COVER_BYTE 16
@@ -735,16 +665,9 @@ int elog__lock_boot_id(unsigned char id[16])
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	/* A UUID of 36 characters and a newline: one read gives it all,
-	 * without a second one to see the end of the file. */
-	while (got < BOOT_ID_TEXT) {
-		ssize_t n = pread(fd, text + got, sizeof text - 1 - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	/* A UUID of 36 characters and a newline: one read of as many gives
+	 * it all, without a second one to see the end of the file. */
+	elog__fs_pread_full(fd, text, BOOT_ID_TEXT + 1, 0, &got);
 	close(fd);
 	text[got] = '\0';
 	size_t n = 0;
@@ -763,16 +686,14 @@ int elog__lock_boot_id(unsigned char id[16])
 int elog__lock_state_read(int fd, struct lock_state *ls)
 {
 	char buf[LOCK_STATE_LEN];
-	ssize_t got;
+	size_t got;
 	memset(ls, 0, sizeof *ls);
-	/* One pread of the state's bytes (this runs for every batch); the
-	 * sync records follow them in the file. */
-	while ((got = pread(fd, buf, sizeof buf, 0)) < 0)
-		if (errno != EINTR)
-			return errno;
-	if (elog__lock_state_decode(buf, (size_t)got, ls) != 0)
-		memset(ls, 0, sizeof *ls); /* anything else: not ours to trust */
-	return 0;
+	/* The state's bytes only (this runs for every batch): the sync
+	 * records follow them in the file. */
+	int err = elog__fs_pread_full(fd, buf, sizeof buf, 0, &got);
+	if (!err)
+		elog__lock_state_decode(buf, got, ls); /* else cleared: not ours to trust */
+	return err;
 }
 
 int elog__lock_state_write(int fd, const struct lock_state *ls)
@@ -783,15 +704,12 @@ int elog__lock_state_write(int fd, const struct lock_state *ls)
 }
 
 /*
- * The sync records.  Linux reports a failed writeback once to each open
- * file description that was open when it happened (or opened before anyone
- * saw it), and a description opened later syncs "successfully" over pages
- * the kernel dropped.  So a writer records every fdatasync that others'
- * acknowledgements may rest on, in LOCK, before it calls it (pending) and
- * after (ok or failed): a writer that dies, stops or gives up in between
- * leaves the fact on disk, and a pending record whose guard (the batch
- * lock for record 0, the sync slot for record 1) nobody holds any more is
- * a failed sync (elog(5)).
+ * The sync records (elog(5), LOCK): Linux reports a failed writeback once
+ * to each open file description that was open when it happened, and one
+ * opened later syncs "successfully" over the pages the kernel dropped; so
+ * a writer records, before and after, every fdatasync that others'
+ * acknowledgements may rest on.  A pending record whose guard (the batch
+ * lock for record 0, the sync slot for record 1) nobody holds is failed.
  */
 static off_t sync_rec_at(int which)
 {
@@ -804,8 +722,8 @@ int elog__sync_rec_read(int fd, int which, struct sync_rec *r)
 	size_t got;
 	memset(r, 0, sizeof *r);
 	int err = elog__fs_pread_full(fd, buf, sizeof buf, sync_rec_at(which), &got);
-	if (!err && elog__sync_rec_decode(buf, got, r) != 0)
-		memset(r, 0, sizeof *r);
+	if (!err)
+		elog__sync_rec_decode(buf, got, r); /* clears r when it fails */
 	return err;
 }
 
@@ -824,22 +742,18 @@ int elog__lock_sick(int fd, struct lock_state *ls, const unsigned char boot[16],
 	char buf[LOCK_AT_SYNC + LOCK_SYNC_STEP + LOCK_SYNC_LEN];
 	size_t got = 0;
 	struct sync_rec r;
-	memset(ls, 0, sizeof *ls);
 	memset(slot, 0, sizeof *slot);
 	memset(&r, 0, sizeof r);
 	elog__fs_pread_full(fd, buf, sizeof buf, 0, &got);
-	if (elog__lock_state_decode(buf, got, ls) != 0)
-		memset(ls, 0, sizeof *ls);
-	if (got >= LOCK_AT_SYNC + LOCK_SYNC_LEN &&
-	    elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r) != 0)
-		memset(&r, 0, sizeof r);
-	if (got == sizeof buf &&
-	    elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot) != 0)
-		memset(slot, 0, sizeof *slot);
-	uint64_t handled = ls->valid ? ls->hseq : 0;
+	/* (A decoder clears what it cannot decode.) */
+	elog__lock_state_decode(buf, got, ls);
+	if (got >= LOCK_AT_SYNC + LOCK_SYNC_LEN)
+		elog__sync_rec_decode(buf + LOCK_AT_SYNC, LOCK_SYNC_LEN, &r);
+	if (got == sizeof buf)
+		elog__sync_rec_decode(buf + LOCK_AT_SYNC + LOCK_SYNC_STEP, LOCK_SYNC_LEN, slot);
 	return (ls->valid && ls->sick) ||
-	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, handled) == SYNC_FAILED ||
-	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, handled) == SYNC_FAILED;
+	       elog__sync_verdict(fd, SYNC_BY_LOCK, &r, boot, ls->hseq) == SYNC_FAILED ||
+	       elog__sync_verdict(fd, SYNC_BY_SLOT, slot, boot, ls->hseq) == SYNC_FAILED;
 }
 
 int elog__lock_state_clear(int fd)
@@ -866,14 +780,11 @@ int elog__sync_verdict(int fd, int which, const struct sync_rec *r, const unsign
 /* The pid recorded in maint.lock by the run holding it, or 0. */
 static long maint_holder(int dfd)
 {
-	char *text;
-	size_t len;
-	long pid = 0;
-	if (elog__fs_read_small(dfd, FN_MAINT, 64, &text, &len) == 0) {
-		pid = strtol(text, NULL, 10);
-		free(text);
-	}
-	return pid > 0 ? pid : 0;
+	int fd = elog__fs_openat(dfd, FN_MAINT, O_RDONLY | O_NONBLOCK, 0);
+	long pid = fd >= 0 ? lock_holder(fd) : 0;
+	if (fd >= 0)
+		close(fd);
+	return pid;
 }
 
 /* 1 when maint.lock is held shared only: by elog-verify checks, which a

@@ -4,6 +4,7 @@
  * (format.h gives where each lies, elog(5) every byte).  Pure code over
  * bytes in memory; lock.c reads and writes them.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "base.h"
@@ -11,11 +12,10 @@
 #include "encoding.h"
 
 /*
- * LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte.  Every
- * field has a fixed width, so the text is written and read by hand, at
- * fixed positions: a state is read several times per acknowledgement, and
- * printf and scanf cost more than everything else a writer does between
- * its system calls.
+ * Every field has a fixed width, so the texts are written and read by
+ * hand, at fixed positions: a state is read several times per
+ * acknowledgement, and printf and scanf cost more than everything else a
+ * writer does between its system calls.
  */
 static char *put_text(char *p, const char *s)
 {
@@ -45,38 +45,8 @@ static char *put_signed(char *p, int64_t v)
 	return put_dec(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 19);
 }
 
-static char *put_boot(char *q, const unsigned char boot[16]);
-static int get_boot(const char *p, unsigned char boot[16]);
-
-void elog__lock_state_encode(char *p, const struct lock_state *ls)
-{
-	char *q = put_text(p, "ELOGLCK3 epoch=");
-	q = put_hex(q, ls->epoch, 16);
-	q = put_dec(put_text(q, " gen="), ls->gen, 20);
-	q = put_dec(put_text(q, " busy="), ls->busy ? 1 : 0, 1);
-	q = put_dec(put_text(q, " sick="), ls->sick ? 1 : 0, 1);
-	q = put_dec(put_text(q, " pid="), ls->pid, 10);
-	q = put_boot(q, ls->boot);
-	q = put_dec(put_text(q, " next="), ls->next, 20);
-	q = put_dec(put_text(q, " base="), ls->base, 20);
-	q = put_dec(put_text(q, " size="), ls->size, 20);
-	q = put_hex(put_text(q, " flags="), ls->flags, 8);
-	q = put_dec(put_text(q, " idx="), ls->idx, 20);
-	q = put_dec(put_text(q, " ixpos="), ls->ixpos, 20);
-	q = put_signed(put_text(q, " ixts="), ls->ixts);
-	q = put_signed(put_text(q, " ixmin="), ls->ixmin);
-	q = put_signed(put_text(q, " ixlo="), ls->ixlo);
-	q = put_signed(put_text(q, " ixhi="), ls->ixhi);
-	q = put_dec(put_text(q, " ixany="), ls->ixany ? 1 : 0, 1);
-	q = put_dec(put_text(q, " hseq="), ls->hseq, 20);
-	q = put_text(q, " crc=");
-	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
-	q[0] = '\n';
-	q[1] = '\0';
-}
-
-/* The field of width digits at p (decimal, or hex when hex), after the
- * name its caller checked; 0, or -1 on any other character. */
+/* The field of width digits at p (decimal, or hex when hex); 0, or -1 on
+ * any other character. */
 static int get_num(const char *p, int width, int hex, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -93,153 +63,193 @@ static int get_num(const char *p, int width, int hex, uint64_t *v)
 	return 0;
 }
 
-/* " boot=" and a boot id's 32 hex digits, as the state and the sync
- * records both carry it; and the digits back. */
-static char *put_boot(char *q, const unsigned char boot[16])
+/* The fields of a text, in their order: the name before each (" gen="),
+ * its kind and number of characters, and the member of the structure
+ * that holds it.  The one description of a text's layout: the encoder
+ * walks it, and so does the decoder. */
+enum { K_DEC, K_HEX, K_FLAG, K_SIGNED, K_BOOT, K_CHAR };
+struct field {
+	const char *name;
+	unsigned char nlen, kind, width, size;
+	unsigned short at;
+};
+#define FIELD(T, m, name, kind, w) \
+	{ name, sizeof name - 1, kind, w, sizeof(((T *)0)->m), offsetof(T, m) }
+/* A text: its magic, its fields and its length. */
+struct text {
+	const char *magic;
+	const struct field *f;
+	size_t n, len;
+};
+#define TEXT(magic, fields, len) { magic, fields, sizeof fields / sizeof *fields, len }
+
+/* A member of 8 bytes, or of 4 (unsigned, uint32_t). */
+static uint64_t member_get(const void *s, const struct field *f)
 {
-	q = put_text(q, " boot=");
-	for (int i = 0; i < 16; i++)
-		q = put_hex(q, boot[i], 2);
-	return q;
+	const char *m = (const char *)s + f->at;
+	return f->size == 8 ? *(const uint64_t *)m : *(const uint32_t *)m;
 }
 
-static int get_boot(const char *p, unsigned char boot[16])
+static void member_set(void *s, const struct field *f, uint64_t v)
 {
-	uint64_t b;
-	for (int i = 0; i < 16; i++) {
-		if (get_num(p + 2 * i, 2, 1, &b) != 0)
-			return -1;
-		boot[i] = (unsigned char)b;
-	}
-	return 0;
+	char *m = (char *)s + f->at;
+	if (f->size == 8)
+		*(uint64_t *)m = v;
+	else
+		*(uint32_t *)m = (uint32_t)v;
 }
 
-/* The fields are read at their positions, then the state is encoded
- * again and must give the same bytes: one canonical text per state, so
- * that no reading of a damaged file can pass for another state (the crc,
- * a digit out of range, a wrong name or space all differ). */
-int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
+/* The magic, then the fields of s, then " crc=", the crc of all before
+ * and a newline (and a NUL after it). */
+static void text_encode(char *p, const struct text *t, const void *s)
 {
-	static const struct {
-		unsigned short at, width;
-		unsigned char hex, sign;
-	} f[] = {
-		{ 15, 16, 1, 0 },  { 36, 20, 0, 0 },  { 62, 1, 0, 0 },   { 69, 1, 0, 0 },
-		{ 75, 10, 0, 0 },  { 129, 20, 0, 0 }, { 155, 20, 0, 0 }, { 181, 20, 0, 0 },
-		{ 208, 8, 1, 0 },  { 221, 20, 0, 0 }, { 248, 20, 0, 0 }, { 275, 19, 0, 1 },
-		{ 302, 19, 0, 1 }, { 328, 19, 0, 1 }, { 354, 19, 0, 1 }, { 380, 1, 0, 0 },
-		{ 387, 20, 0, 0 },
-	};
-	uint64_t v[sizeof f / sizeof f[0]];
-	char again[LOCK_STATE_LEN + 1];
-	memset(ls, 0, sizeof *ls);
-	if (len < LOCK_STATE_LEN || p[LOCK_STATE_LEN - 1] != '\n')
-		return ELOG_CORRUPT;
-	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-		if (get_num(p + f[i].at, f[i].width, f[i].hex, &v[i]) != 0)
-			return ELOG_CORRUPT;
-		if (f[i].sign) {
-			char s = p[f[i].at - 1];
-			if (s != '+' && s != '-')
-				return ELOG_CORRUPT;
-			v[i] = s == '-' ? (uint64_t)0 - v[i] : v[i];
+	char *q = put_text(p, t->magic);
+	const struct field *f = t->f;
+	for (size_t i = 0; i < t->n; i++, f++) {
+		const unsigned char *m = (const unsigned char *)s + f->at;
+		memcpy(q, f->name, f->nlen);
+		q += f->nlen;
+		if (f->kind == K_BOOT) {
+			for (int j = 0; j < 16; j++)
+				q = put_hex(q, m[j], 2);
+		} else if (f->kind == K_CHAR) {
+			*q++ = (char)m[0];
+		} else if (f->kind == K_SIGNED) {
+			q = put_signed(q, (int64_t)member_get(s, f));
+		} else {
+			uint64_t v = member_get(s, f);
+			v = f->kind == K_FLAG ? v != 0 : v;
+			q = (f->kind == K_HEX ? put_hex : put_dec)(q, v, f->width);
 		}
 	}
-	struct lock_state s = { .valid = 1,
-		                .epoch = v[0],
-		                .gen = v[1],
-		                .busy = (unsigned)v[2],
-		                .sick = (unsigned)v[3],
-		                .pid = (unsigned)v[4],
-		                .next = v[5],
-		                .base = v[6],
-		                .size = v[7],
-		                .flags = (uint32_t)v[8],
-		                .idx = v[9],
-		                .ixpos = v[10],
-		                .ixts = (int64_t)v[11],
-		                .ixmin = (int64_t)v[12],
-		                .ixlo = (int64_t)v[13],
-		                .ixhi = (int64_t)v[14],
-		                .ixany = (unsigned)v[15],
-		                .hseq = v[16] };
-	if (get_boot(p + 91, s.boot) != 0)
-		return ELOG_CORRUPT;
-	if (v[4] > UINT32_MAX || v[8] > UINT32_MAX)
-		return ELOG_CORRUPT;
-	elog__lock_state_encode(again, &s);
-	if (memcmp(again, p, LOCK_STATE_LEN) != 0)
-		return ELOG_CORRUPT; /* a bad crc, or not the canonical text */
-	*ls = s;
-	return 0;
-}
-
-
-/* "ELOGSYN1 st=S seq=<20> pid=<10> boot=<32 hex> t=<20> cover=<20>
- * crc=<8 hex>\n": LOCK_SYNC_LEN bytes, canonical as the state is. */
-void elog__sync_rec_encode(char *p, const struct sync_rec *r)
-{
-	char *q = put_text(p, "ELOGSYN1 st=");
-	*q++ = r->status;
-	q = put_dec(put_text(q, " seq="), r->seq, 20);
-	q = put_dec(put_text(q, " pid="), r->pid, 10);
-	q = put_boot(q, r->boot);
-	q = put_dec(put_text(q, " t="), r->t_ns, 20);
-	q = put_dec(put_text(q, " cover="), r->cover, 20);
 	q = put_text(q, " crc=");
 	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
 	q[0] = '\n';
 	q[1] = '\0';
+}
+
+/* The fields are read at their positions, then s is encoded again and
+ * must give the same t->len bytes: one canonical text per value, so that
+ * no reading of a damaged file can pass for another (the crc, a digit out
+ * of range, a wrong name or space all differ).  s is cleared when not. */
+static int text_decode(const char *p, size_t len, const struct text *t, void *s, size_t size)
+{
+	char again[LOCK_STATE_LEN + 1]; /* the longest text */
+	const char *q = p + strlen(t->magic);
+	const struct field *f = t->f;
+	uint64_t v;
+	int bad = len < t->len;
+	memset(s, 0, size);
+	for (size_t i = 0; i < t->n && !bad; i++) {
+		unsigned char *m = (unsigned char *)s + f[i].at;
+		q += f[i].nlen;
+		if (f[i].kind == K_BOOT) {
+			for (int j = 0; j < 16 && !bad; j++) {
+				bad = get_num(q + 2 * j, 2, 1, &v) != 0;
+				m[j] = (unsigned char)v;
+			}
+			q += 32;
+			continue;
+		}
+		if (f[i].kind == K_CHAR) {
+			m[0] = (unsigned char)*q;
+		} else if (f[i].kind == K_SIGNED) {
+			bad = (*q != '+' && *q != '-') ||
+			      get_num(q + 1, f[i].width - 1, 0, &v) != 0;
+			member_set(s, &f[i], *q == '-' ? (uint64_t)0 - v : v);
+		} else {
+			bad = get_num(q, f[i].width, f[i].kind == K_HEX, &v) != 0;
+			member_set(s, &f[i], v);
+		}
+		q += f[i].width;
+	}
+	if (!bad) {
+		text_encode(again, t, s);
+		bad = memcmp(again, p, t->len) != 0;
+	}
+	if (bad)
+		memset(s, 0, size);
+	return bad ? ELOG_CORRUPT : 0;
+}
+
+/* LOCK_STATE_LEN bytes of text, one line; elog(5) gives every byte. */
+#define LS(member, name, kind, width) FIELD(struct lock_state, member, name, kind, width)
+static const struct field state_fields[] = {
+	LS(epoch, " epoch=", K_HEX, 16),  LS(gen, " gen=", K_DEC, 20),
+	LS(busy, " busy=", K_FLAG, 1),    LS(sick, " sick=", K_FLAG, 1),
+	LS(pid, " pid=", K_DEC, 10),      LS(boot, " boot=", K_BOOT, 32),
+	LS(next, " next=", K_DEC, 20),    LS(base, " base=", K_DEC, 20),
+	LS(size, " size=", K_DEC, 20),    LS(flags, " flags=", K_HEX, 8),
+	LS(idx, " idx=", K_DEC, 20),      LS(ixpos, " ixpos=", K_DEC, 20),
+	LS(ixts, " ixts=", K_SIGNED, 20), LS(ixmin, " ixmin=", K_SIGNED, 20),
+	LS(ixlo, " ixlo=", K_SIGNED, 20), LS(ixhi, " ixhi=", K_SIGNED, 20),
+	LS(ixany, " ixany=", K_FLAG, 1),  LS(hseq, " hseq=", K_DEC, 20),
+};
+static const struct text state_text = TEXT("ELOGLCK3", state_fields, LOCK_STATE_LEN);
+
+void elog__lock_state_encode(char *p, const struct lock_state *ls)
+{
+	text_encode(p, &state_text, ls);
+}
+
+int elog__lock_state_decode(const char *p, size_t len, struct lock_state *ls)
+{
+	int err = text_decode(p, len, &state_text, ls, sizeof *ls);
+	ls->valid = !err;
+	return err;
+}
+
+/* "ELOGSYN1 st=S seq=<20> pid=<10> boot=<32 hex> t=<20> cover=<20>
+ * crc=<8 hex>\n": LOCK_SYNC_LEN bytes. */
+#define SR(member, name, kind, width) FIELD(struct sync_rec, member, name, kind, width)
+static const struct field sync_fields[] = {
+	SR(status, " st=", K_CHAR, 1), SR(seq, " seq=", K_DEC, 20),
+	SR(pid, " pid=", K_DEC, 10),   SR(boot, " boot=", K_BOOT, 32),
+	SR(t_ns, " t=", K_DEC, 20),    SR(cover, " cover=", K_DEC, 20),
+};
+static const struct text sync_text = TEXT("ELOGSYN1", sync_fields, LOCK_SYNC_LEN);
+
+void elog__sync_rec_encode(char *p, const struct sync_rec *r)
+{
+	text_encode(p, &sync_text, r);
 }
 
 int elog__sync_rec_decode(const char *p, size_t len, struct sync_rec *r)
 {
-	static const char states[] = { SYNC_ST_PENDING, SYNC_ST_OK, SYNC_ST_FAILED, SYNC_ST_HANDLED };
-	uint64_t seq, pid, t, cover;
-	char again[LOCK_SYNC_LEN + 1];
-	memset(r, 0, sizeof *r);
-	if (len < LOCK_SYNC_LEN || !memchr(states, p[12], sizeof states) ||
-	    get_num(p + 18, 20, 0, &seq) || get_num(p + 43, 10, 0, &pid) ||
-	    get_num(p + 94, 20, 0, &t) || get_num(p + 121, 20, 0, &cover) ||
-	    pid > UINT32_MAX)
+	static const char states[] = { SYNC_ST_PENDING, SYNC_ST_OK, SYNC_ST_FAILED,
+		                       SYNC_ST_HANDLED };
+	if (text_decode(p, len, &sync_text, r, sizeof *r) != 0 ||
+	    !memchr(states, r->status, sizeof states)) {
+		memset(r, 0, sizeof *r);
 		return ELOG_CORRUPT;
-	struct sync_rec s = { .valid = 1,
-		              .status = p[12],
-		              .seq = seq,
-		              .pid = (unsigned)pid,
-		              .t_ns = t,
-		              .cover = cover };
-	if (get_boot(p + 59, s.boot) != 0)
-		return ELOG_CORRUPT;
-	elog__sync_rec_encode(again, &s);
-	if (memcmp(again, p, LOCK_SYNC_LEN) != 0)
-		return ELOG_CORRUPT;
-	*r = s;
+	}
+	r->valid = 1;
 	return 0;
 }
 
 /* "ELOGBEL1 id=<10> nonce=<16 hex> crc=<8 hex>\n": LOCK_BELL_LEN bytes. */
+struct bell_rec {
+	uint32_t id;
+	uint64_t nonce;
+};
+static const struct field bell_fields[] = {
+	FIELD(struct bell_rec, id, " id=", K_DEC, 10),
+	FIELD(struct bell_rec, nonce, " nonce=", K_HEX, 16),
+};
+static const struct text bell_text = TEXT("ELOGBEL1", bell_fields, LOCK_BELL_LEN);
+
 void elog__bell_rec_encode(char *p, uint32_t id, uint64_t nonce)
 {
-	char *q = put_dec(put_text(p, "ELOGBEL1 id="), id, 10);
-	q = put_hex(put_text(q, " nonce="), nonce, 16);
-	q = put_text(q, " crc=");
-	q = put_hex(q, elog__crc32c(0, p, (size_t)(q - p)), 8);
-	q[0] = '\n';
-	q[1] = '\0';
+	struct bell_rec b = { id, nonce };
+	text_encode(p, &bell_text, &b);
 }
 
 int elog__bell_rec_decode(const char *p, size_t len, uint32_t *id, uint64_t *nonce)
 {
-	uint64_t i, n;
-	char again[LOCK_BELL_LEN + 1];
-	if (len < LOCK_BELL_LEN || get_num(p + 12, 10, 0, &i) ||
-	    get_num(p + 29, 16, 1, &n) || i > UINT32_MAX)
+	struct bell_rec b;
+	if (text_decode(p, len, &bell_text, &b, sizeof b) != 0)
 		return ELOG_CORRUPT;
-	elog__bell_rec_encode(again, (uint32_t)i, n);
-	if (memcmp(again, p, LOCK_BELL_LEN) != 0)
-		return ELOG_CORRUPT;
-	*id = (uint32_t)i;
-	*nonce = n;
+	*id = b.id;
+	*nonce = b.nonce;
 	return 0;
 }

@@ -79,7 +79,6 @@ int elog__lock_open(int dfd, const char *name, int *fdp, char *msg);
  * up to wait_ms (-1: for ever) and taking turns with other waiters;
  * ELOG_LOCKED when the time runs out. */
 int elog__lock_acquire(int fd, int64_t wait_ms, char *msg);
-void elog__lock_release(int fd);
 /* The same with the doorbell bell (NULL: none), the page of shared
  * memory elog__bell_map() attaches for LOCK (fd), making it and naming it
  * in LOCK when none lives (NULL when it cannot be): a waiter sleeps until

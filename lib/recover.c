@@ -1,14 +1,11 @@
 /*
- * recover.c: what the writer does to a log before it appends.
- *
- * The active (newest) segment is scanned record by record and cut at the
- * first incomplete or damaged record, even when later bytes look valid: the
- * kernel writes dirty pages back in no particular order, so a crash can
- * leave zeros followed by intact-looking data.  Only fdatasync'ed records
- * were ever acknowledged, and the watermark says how far those went; a cut
- * below it means acknowledged data is damaged, and the writer refuses to
- * open rather than drop it.  Closed segments were fully synced before the
- * next one was made, so only their derived indexes are checked.
+ * recover.c: what the writer does to a log's tail before it appends when
+ * it cannot trust it (elog(5), Recovery).  The active segment is cut at the
+ * first record that is incomplete or damaged, even when later bytes look
+ * valid: the kernel writes dirty pages back in no particular order.  A cut
+ * below the watermark would drop acknowledged data: the writer refuses to
+ * open instead.  Closed segments were synced before the next one was made,
+ * so only their derived indexes are checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +20,6 @@
 #include "os.h"
 #include "files.h"
 #include "writer.h"
-
-/* Bytes of the active segment the watermark vouches for. */
-static uint64_t acknowledged_bytes(const struct watermark *wm, uint64_t base)
-{
-	if (wm->segment_base == base)
-		return wm->segment_bytes;
-	return 0;
-}
 
 /* Open the active segment read-write into rc and check its header.  A
  * header that never became durable belongs to a segment created just
@@ -148,7 +137,8 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	rc->segfd = rc->idxfd = -1;
 	rc->base = base;
 	elog__seg_name(name, base, SEG_EXT);
-	uint64_t acked = acknowledged_bytes(wm, base);
+	/* The bytes of the active segment the watermark vouches for. */
+	uint64_t acked = wm->segment_base == base ? wm->segment_bytes : 0;
 
 	if (wm->segment_base > base)
 		return elog__errmsg_set(msg, ELOG_CORRUPT,
@@ -208,38 +198,25 @@ int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
 	return index_active(dfd, rc, to_watermark, msg);
 }
 
-void elog__recovery_free(struct recovery *rc)
+int elog__recover_index(int dfd, uint64_t base, uint32_t interval, char *msg)
 {
-	elog__idx_free(&rc->ix);
-}
-
-int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg)
-{
-	/* Every segment but the last is closed. */
-	for (size_t i = 0; i + 1 < sl->n; i++) {
-		char name[NAME_MAX_LOCAL];
-		struct stat st;
-		elog__seg_name(name, sl->base[i], SEG_EXT);
-		int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
-		if (fd < 0) {
-			if (errno == ENOENT) /* removed by retention meanwhile */
-				continue;
-			return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		}
-		int err = 0;
-		if (fstat(fd, &st) < 0)
-			err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
-		else if (!elog__idx_quick_check(dfd, fd, sl->base[i], (uint64_t)st.st_size,
-		                                interval))
-			err = elog__idx_rebuild(dfd, fd, sl->base[i], (uint64_t)st.st_size,
-			                        interval, NULL, msg);
-		close(fd);
-		/* A closed segment too damaged to index is elog-verify's
-		 * business; the writer only appends to the active one. */
-		if (err && err != ELOG_CORRUPT)
-			return err;
-	}
-	return 0;
+	char name[NAME_MAX_LOCAL];
+	struct stat st;
+	elog__seg_name(name, base, SEG_EXT);
+	int fd = elog__fs_openat(dfd, name, O_RDONLY, 0);
+	if (fd < 0 && errno == ENOENT) /* removed by retention meanwhile */
+		return 0;
+	if (fd < 0)
+		return elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	int err = 0;
+	if (fstat(fd, &st) < 0)
+		err = elog__errmsg_set(msg, errno, "%s: %s", name, elog_strerror(errno));
+	else if (!elog__idx_quick_check(dfd, fd, base, (uint64_t)st.st_size, interval))
+		err = elog__idx_rebuild(dfd, fd, base, (uint64_t)st.st_size, interval, NULL, msg);
+	close(fd);
+	/* A closed segment too damaged to index is elog-verify's business;
+	 * the writer only appends to the active one. */
+	return err == ELOG_CORRUPT ? 0 : err;
 }
 
 struct leftovers {

@@ -2,32 +2,20 @@
  * writer.c: a writer handle of a log, with group commit.  Any number of
  * handles, in one process or many, append to one log.
  *
- * elog_append() encodes a record into the handle's pending batch under a
- * mutex, laid out as if the log's tail were where this handle expects it:
- * offset, segment, position and index entries.  elog_sync() makes a thread
- * the leader if no flush of this handle is running: it takes the whole
- * pending batch, takes the log's batch lock (the flock on LOCK, see lock.c),
- * checks that the log's tail is where the batch was laid out from, writes it
- * with one write(2) per segment it touches, makes it durable with one
- * fdatasync(2), publishes the new durable end in the watermark, releases the
- * lock and wakes every waiter, telling each appended record its offset.
- * Threads that arrive while a flush runs append into a fresh batch and are
- * served by the next leader, so one fdatasync covers everyone queued.
- *
- * When another writer wrote, rolled or trained a dictionary since this
- * handle's last batch (LOCK's generation moved), the handle reloads the
- * tail from the watermark and lays the batch out again from there (new
- * offsets, crcs, positions; values encoded anew when the segment's
- * dictionary differs).  When a holder died mid-batch (LOCK says busy), or
- * LOCK's state is from another boot or unreadable, the tail is recovered
- * as on open after a crash (recover.c): cut at the first bad record, never
- * below the durable end.
- *
- * Segment rolls are carried out by the leader: it syncs the full segment
- * and its index before it creates the next one, so every closed segment is
- * durable.  After any write or sync error the handle refuses all further
- * work (ELOG_FAILED): after a failed fsync, Linux may have dropped the dirty
- * pages, and retrying would acknowledge data that is not on disk.
+ * elog_append() lays a record out into the handle's pending batch, under a
+ * mutex, from where the handle expects the log's tail to be.  elog_sync()
+ * makes a thread the leader when no flush of this handle runs: it takes
+ * the whole batch and the log's batch lock (the flock on LOCK, lock.c),
+ * finds the tail (tail_sync(): reloaded from LOCK's state when another
+ * writer moved it, recovered as after a crash when a holder died, a sync
+ * failed or the state cannot be trusted, recover.c), lays the batch out
+ * again if the tail moved, writes it, rolling segments as needed, and
+ * releases the lock; then it makes the batch durable and published,
+ * sharing syncs with the other writers (see "making a written batch
+ * durable" below).  Threads that arrive meanwhile fill the next batch.
+ * After a write or sync error the handle refuses all further work
+ * (ELOG_FAILED): Linux may have dropped the dirty pages, and retrying
+ * would acknowledge data not on disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,11 +67,13 @@ struct batch {
 	struct tail start; /* the tail it is laid out from */
 	struct tail end;   /* the tail after its last record */
 	size_t bytes;
-	uint64_t **out; /* where each record's offset goes, or NULL */
-	uint64_t *off;  /* each record's offset as laid out */
-	uint64_t *want; /* the offset elog_append_at() asked, or
-				 * OFF_NEXT (the next one) */
-	size_t nrec, outcap;
+	struct placed {
+		uint64_t *out; /* where the record's offset goes, or NULL */
+		uint64_t off;  /* its offset as laid out */
+		uint64_t want; /* the offset elog_append_at() asked, or
+		                * OFF_NEXT (the next one) */
+	} * rec;
+	size_t nrec, reccap;
 	int holes;    /* an elog_append_at() record skips offsets */
 	size_t split; /* the record whose sample completed the
 				 * training set, or SIZE_MAX */
@@ -199,9 +189,7 @@ static void batch_free(struct batch *b)
 		free(b->c[i].idx);
 	}
 	free(b->c);
-	free(b->out);
-	free(b->off);
-	free(b->want);
+	free(b->rec);
 }
 
 static int same_tail(const struct tail *a, const struct tail *b)
@@ -280,22 +268,16 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 			b->n--; /* drop the chunk just added */
 		return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 	}
-	if (b->nrec == b->outcap) {
-		size_t cap = b->outcap ? 2 * b->outcap : 64;
-		uint64_t **no = realloc(b->out, cap * sizeof *no);
-		if (no)
-			b->out = no;
-		uint64_t *noff = no ? realloc(b->off, cap * sizeof *noff) : NULL;
-		if (noff)
-			b->off = noff;
-		uint64_t *nwant = noff ? realloc(b->want, cap * sizeof *nwant) : NULL;
-		if (!nwant) {
+	if (b->nrec == b->reccap) {
+		size_t cap = b->reccap ? 2 * b->reccap : 64;
+		struct placed *nr = realloc(b->rec, cap * sizeof *nr);
+		if (!nr) {
 			if (c->len == 0 && c->ilen == 0)
 				b->n--;
 			return elog__errmsg_set(w->msg, ENOMEM, "%s", elog_strerror(ENOMEM));
 		}
-		b->want = nwant;
-		b->outcap = cap;
+		b->rec = nr;
+		b->reccap = cap;
 	}
 	elog__rec_encode(c->data + c->len, &stored);
 	struct idx_entry e;
@@ -309,9 +291,7 @@ static int place(elog *w, struct batch *b, const struct elog_record *rec, uint32
 	b->holes |= stored.offset != t->next;
 	t->next = stored.offset + 1;
 	b->bytes += size;
-	b->out[b->nrec] = out;
-	b->off[b->nrec] = stored.offset;
-	b->want[b->nrec++] = want;
+	b->rec[b->nrec++] = (struct placed){ out, stored.offset, want };
 	return 0;
 }
 
@@ -362,7 +342,7 @@ static int relayout(elog *w, struct batch *b, const struct tail *t, size_t split
 			if (!err)
 				err = place(w, &nb, &rec,
 				            k >= split ? new_segment_flags(w) : pre_flags,
-				            b->out[k], b->want[k]);
+				            b->rec[k].out, b->rec[k].want);
 		}
 	}
 	if (err) {
@@ -383,11 +363,6 @@ static int64_t mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t lock_mono_ms(void)
-{
-	return mono_ns() / 1000000;
 }
 
 /* Record in LOCK's sync record which, whose guard the caller holds, that
@@ -436,28 +411,6 @@ static int sync_recorded(elog *w, int fd, int which, uint64_t cover)
  * costs a cut back to the watermark, which every writer whose records go
  * writes again; a second of others' batches is what it saves. */
 int64_t elog__sync_stall_ns = 1000000000LL;
-
-/* With the batch lock held, after this handle's own recorded sync of its
- * segment succeeded: 1 when it may publish what that sync covered; 0 not
- * yet, -1 never (cut back first; w->stall_seq says when the slot's holder
- * is stopped past the bound).  A sync that the slot's holder runs may
- * have taken a writeback error that this handle's description will never
- * report, unless that description was open before the sync was recorded
- * (Linux reports an error to every description open when it happens, or
- * opened before anyone saw it). */
-static int slot_allows(elog *w, uint64_t hseq)
-{
-	struct sync_rec r;
-	elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
-	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, hseq);
-	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
-		return 1;
-	if (v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns < elog__sync_stall_ns)
-		return 0;
-	if (v == SYNC_RUNNING)
-		w->stall_seq = r.seq;
-	return -1;
-}
 
 static void close_segment(elog *w)
 {
@@ -522,7 +475,7 @@ static int tail_verify(elog *w)
 	struct watermark wm;
 	struct scan s;
 	struct elog_record rec;
-	uint64_t at, last = 0;
+	uint64_t at;
 	int any = 0, err;
 	const struct tail *t = &w->disk;
 	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.segment_base > t->base ||
@@ -551,19 +504,21 @@ static int tail_verify(elog *w)
 	if (from < SEG_HDR || from > t->size ||
 	    elog__scan_init(&s, w->segfd, t->base, from, t->size) != 0)
 		return ELOG_CORRUPT;
-	/* The records from that entry's on make the builder's span, and
-	 * with the entry's times, the segment's. */
+	/* The valid part from that entry's record on (the one tail rule,
+	 * elog__seg_tail_next()) must end at the recorded tail; its records
+	 * make the builder's span, and with the entry's times, the
+	 * segment's. */
+	struct seg_tail end = { .next = t->ib.any ? named.offset : t->base, .end = from };
 	int64_t lo = IDX_SPAN_EMPTY_MIN, hi = IDX_SPAN_EMPTY_MAX;
-	while ((err = elog__scan_next(&s, &rec, &at)) == 0) {
-		if (any ? rec.offset <= last : t->ib.any && rec.offset != named.offset)
+	while ((err = elog__seg_tail_next(&s, &end, &rec, &at)) == 0) {
+		if (!any && t->ib.any && rec.offset != named.offset)
 			break;
-		last = rec.offset;
 		any = 1;
 		lo = rec.ts_ms < lo ? rec.ts_ms : lo;
 		hi = rec.ts_ms > hi ? rec.ts_ms : hi;
 	}
 	elog__scan_free(&s);
-	if (err != ELOG_END || (any ? last + 1 != t->next : t->next != t->base || t->ib.any))
+	if (err != ELOG_END || end.why != TAIL_WHOLE || end.next != t->next || (!any && t->ib.any))
 		return ELOG_CORRUPT;
 	if (t->ib.any && (lo != t->ib.span_min || hi != t->ib.span_max ||
 	                  t->ib.ts_max != (hi > named.ts_max ? hi : named.ts_max) ||
@@ -603,8 +558,9 @@ static int tail_recover(elog *w, int sick)
 	/* Closed segments and their indexes were synced before the next
 	 * segment was made; the one a crash may have caught at its roll is
 	 * the newest closed one. */
-	struct seglist last = { sl.n > 1 ? &sl.base[sl.n - 2] : NULL, sl.n > 1 ? 2 : 0 };
-	err = elog__recover_indexes(w->dfd, &last, w->set.index_interval, w->msg);
+	err = sl.n > 1 ? elog__recover_index(w->dfd, sl.base[sl.n - 2], w->set.index_interval,
+	                                     w->msg)
+	               : 0;
 	elog__seglist_free(&sl);
 	if (err)
 		return err;
@@ -623,7 +579,7 @@ static int tail_recover(elog *w, int sick)
 			close(rc.segfd);
 		if (rc.idxfd >= 0)
 			close(rc.idxfd);
-		elog__recovery_free(&rc);
+		elog__idx_free(&rc.ix);
 		/* Its sync of the bytes it kept failed: they may be dropped
 		 * and still read back, so the next holder must cut them. */
 		if (rc.sync_failed)
@@ -642,7 +598,7 @@ static int tail_recover(elog *w, int sick)
 	w->seg_size = rc.size;
 	w->idx_size = rc.idx_size;
 	w->disk = (struct tail){ rc.next, active, rc.size, rc.flags, rc.ib };
-	elog__recovery_free(&rc);
+	elog__idx_free(&rc.ix);
 
 	/* Everything kept is durable now (recover_active synced it), and
 	 * so is its name: the holder that died or failed may have created
@@ -675,21 +631,19 @@ static void adopt_dict(elog *w)
 }
 
 /* Write LOCK's state: the handle's epoch, generation gen, and the tail t
- * with an index of idx bytes. */
-static int state_write(elog *w, uint64_t gen, unsigned busy, unsigned sick, const struct tail *t,
-                       uint64_t idx)
+ * with the open index's length. */
+static int state_write(elog *w, uint64_t gen, unsigned busy, const struct tail *t)
 {
 	struct lock_state ls = { .valid = 1,
 		                 .epoch = w->epoch,
 		                 .gen = gen,
 		                 .busy = busy,
-		                 .sick = sick,
 		                 .pid = w->pid,
 		                 .next = t->next,
 		                 .base = t->base,
 		                 .size = t->size,
 		                 .flags = t->flags,
-		                 .idx = idx,
+		                 .idx = w->idx_size,
 		                 .ixpos = t->ib.last_pos,
 		                 .ixts = t->ib.ts_max,
 		                 .ixmin = t->ib.ts_min,
@@ -758,7 +712,7 @@ static int tail_sync(elog *w, int *moved)
 	int stalled = w->stall_seq && slot.valid && slot.seq == w->stall_seq;
 	sick |= stalled;
 	w->stall_seq = 0;
-	w->hseq = ls.valid ? ls.hseq : 0;
+	w->hseq = ls.hseq; /* 0 when !ls.valid: a state not read is all 0 */
 	if (stalled ||
 	    elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &slot, w->boot, w->hseq) == SYNC_FAILED)
 		w->hseq = slot.seq;
@@ -778,9 +732,7 @@ static int tail_sync(elog *w, int *moved)
 		w->seen[0] = ls.next;
 		w->seen[1] = ls.base;
 		w->seen[2] = ls.size;
-		w->known = 1;
-		adopt_dict(w);
-		return 0;
+		goto known;
 	}
 	/* A holder died mid-batch, a sync failed, the state is from another
 	 * boot (a crash or power loss may have kept any part of what was
@@ -808,9 +760,10 @@ static int tail_sync(elog *w, int *moved)
 	else
 		w->epoch = ls.epoch;
 	uint64_t gen = ls.valid ? ls.gen + 1 : 1;
-	if ((err = state_write(w, gen, 0, 0, &w->disk, w->idx_size)) != 0)
+	if ((err = state_write(w, gen, 0, &w->disk)) != 0)
 		return err;
 	w->gen = gen;
+known:
 	w->known = 1;
 	adopt_dict(w);
 	return 0;
@@ -954,16 +907,11 @@ static uint32_t dict_referenced(elog *w)
 	return max;
 }
 
-/* A compressed log without a dictionary gets one trained from its first
- * values, whichever writers appended them (train.c).  The leader of a batch
- * after which the log may hold a set reads them back and trains, under the
- * batch lock so that no two writers make one with the same id, stores it
- * durably, and starts a segment that uses it with the batch's record that
- * completed the set (b->split), or with its first.  A writer that finds a
- * newer dictionary than its own (another writer trained one) uses that
- * instead.  Too few values is tried again once the log may hold enough;
- * a failed training is not an error: the log goes on without one, and
- * this handle tries no more (the next handle opened tries once again).
+/* A compressed log's dictionary, trained from its first values whichever
+ * writers appended them (elog(5), Compression; train.c), by the leader of
+ * a batch after which the log may hold a set: under the batch lock, so
+ * that no two writers make one with the same id.  Its segment starts with
+ * the record that completed the set (b->split), or the batch's first.
  * Called with the mutex held. */
 static void train(elog *w, struct batch *b)
 {
@@ -1014,22 +962,17 @@ static void train(elog *w, struct batch *b)
 
 /* ---- making a written batch durable ----
  *
- * A batch is written under the batch lock and made durable outside it, so
- * that writers in several processes sync at the same time and share their
- * syncs (elog(5), LOCK): once its pwrite returned, a batch is durable when
- * an fdatasync of its segment that started afterwards has completed,
- * whoever called it, because Linux writes back every dirty page of the
- * inode.  The handle syncs, then publishes under the lock the greatest
- * complete tail its sync covered, unless the watermark is past it already;
- * a handle that finds the watermark past its batch before it syncs skips
- * the sync.  Either way its batch is acknowledged only if LOCK's epoch is
- * still the one it wrote under, which proves that nothing at or below its
- * records was removed since (a recovery's cut, a repair, a failed sync).
- * Otherwise, under the lock, it checks that its bytes are still where it
- * wrote them and syncs them itself, or fails without acknowledging them.
- * A writer that no other waits for or shares syncs with keeps the lock
- * across its sync and publication instead (sync_held()): taking it again
- * would cost it more system calls than its sync, and no one else's turn.
+ * elog(5), LOCK, "Writing a batch".  A batch is written under the batch
+ * lock and made durable outside it, so that writers in several processes
+ * share their syncs: once its pwrite returned, a batch is durable when an
+ * fdatasync of its segment that started afterwards has completed, whoever
+ * called it (Linux writes back every dirty page of the inode).  It is
+ * acknowledged only if LOCK's epoch is still the one it was written under,
+ * which proves that nothing at or below its records was removed since (a
+ * recovery's cut, a repair, a failed sync); else the slow path
+ * (batch_recheck()).  A writer alone keeps the lock across its sync and
+ * publication (flush_batch()): taking it again would cost it more system
+ * calls than its sync, and no one else's turn.
  */
 
 /* 1 when LOCK's state, read without the lock, is of epoch e and not sick.
@@ -1087,6 +1030,13 @@ static int sync_failed(elog *w, uint64_t base, int e)
 	                        name, elog_strerror(e));
 }
 
+/* What publishing b, written, says: its end, in its last chunk's segment. */
+static struct watermark batch_mark(const struct batch *b)
+{
+	const struct chunk *last = &b->c[b->n - 1];
+	return (struct watermark){ b->end.next, last->base, last->at + last->len };
+}
+
 /* 1 when every chunk of b is still in the file of its segment's name,
  * byte for byte where it was written. */
 static int batch_there(elog *w, const struct batch *b)
@@ -1111,17 +1061,32 @@ static int batch_there(elog *w, const struct batch *b)
 
 static int write_locked(elog *w, struct batch *b, int moved);
 
-/* With the batch lock held, after a recorded sync by this handle that
- * covered mine: publish it when the slot's sync allows (slot_allows()).
- * 1 when it was not published: the caller takes the slow path, or waits
- * for the slot's holder and tries again (*wait). */
-static int publish_synced(elog *w, const struct watermark *mine, int *wait, int *err)
+/* With the batch lock held (not the mutex): sync fd, recorded in the
+ * batch lock's record, and publish mine, which it covers, unless the
+ * slot's holder runs or ran a sync that may have taken a writeback error
+ * this handle's description will never report, not having been open
+ * before that sync was recorded (Linux reports an error to every
+ * description open when it happens, or opened before anyone saw it).
+ * *held: 0 published; HELD_WAIT not yet (that sync runs, within the
+ * bound); HELD_CUT never (it failed, or its holder is stopped past the
+ * bound, w->stall_seq): cut back first. */
+#define HELD_WAIT 1
+#define HELD_CUT 2
+static int sync_publish(elog *w, int fd, const struct watermark *mine, int *held)
 {
-	int v = slot_allows(w, w->hseq);
-	*wait = v == 0;
-	if (v <= 0)
-		return 1;
-	*err = publish(w, mine);
+	struct sync_rec r;
+	*held = 0;
+	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine->durable_end);
+	if (failed)
+		return sync_failed(w, mine->segment_base, failed);
+	elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
+	int v = elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot, w->hseq);
+	if (v == SYNC_CLEAR || (v == SYNC_RUNNING && (int64_t)r.t_ns > w->seg_open_ns))
+		return publish(w, mine);
+	int stalled = v == SYNC_RUNNING && mono_ns() - (int64_t)r.t_ns >= elog__sync_stall_ns;
+	*held = v == SYNC_RUNNING && !stalled ? HELD_WAIT : HELD_CUT;
+	if (stalled)
+		w->stall_seq = r.seq;
 	return 0;
 }
 
@@ -1142,18 +1107,18 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	 * (recovery, repair and salvage never move a record to another
 	 * offset; compaction moves the bytes of a closed segment). */
 	if (!batch_there(w, b)) {
-		if (b->nrec && w->disk.next > b->off[0])
+		if (b->nrec && w->disk.next > b->rec[0].off)
 			return elog__errmsg_set(
 			        w->msg, ELOG_FAILED,
 			        "records %llu to %llu were removed before they were durable (a "
 			        "recovery after another writer's failed sync, or a repair); they "
 			        "were not acknowledged: append them again",
-			        (unsigned long long)b->off[0], (unsigned long long)b->end.next - 1);
+			        (unsigned long long)b->rec[0].off,
+			        (unsigned long long)b->end.next - 1);
 		if ((err = write_locked(w, b, 1)) != 0)
 			return err;
 	}
-	const struct chunk *last = &b->c[b->n - 1];
-	struct watermark mine = { b->end.next, last->base, last->at + last->len };
+	struct watermark mine = batch_mark(b);
 	/* Any descriptor syncs the inode: the open one when it is b's. */
 	char name[NAME_MAX_LOCAL];
 	elog__seg_name(name, mine.segment_base, SEG_EXT);
@@ -1162,41 +1127,36 @@ static int batch_recheck(elog *w, struct batch *b, int *wait)
 	                 : elog__fs_openat(w->dfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return elog__errmsg_set(w->msg, errno, "%s: %s", name, elog_strerror(errno));
-	int failed = sync_recorded(w, fd, SYNC_BY_LOCK, mine.durable_end);
+	pthread_mutex_unlock(&w->mu);
+	int held;
+	err = sync_publish(w, fd, &mine, &held);
+	pthread_mutex_lock(&w->mu);
 	if (fd != w->segfd)
 		close(fd);
-	if (failed)
-		return sync_failed(w, mine.segment_base, failed);
-	pthread_mutex_unlock(&w->mu);
 	/* Not published because the slot's sync failed or stalled past the
 	 * bound: not acknowledged either.  The next round cuts back first
 	 * (tail_sync()), then writes and syncs the batch again. */
-	if (publish_synced(w, &mine, wait, &err) && !*wait)
-		*wait = 1;
-	pthread_mutex_lock(&w->mu);
+	*wait = held != 0;
 	return err;
 }
 
 /* Wait, at most ms milliseconds, for the watermark to be rewritten:
- * inotify where it can be had, else a short sleep.  The watch is made
- * before the caller's first look at the watermark, so no rewrite between
- * that look and this wait is missed. */
-static void wm_watch(elog *w)
-{
-	if (w->inofd != -2)
-		return;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
-	w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->inofd >= 0 && inotify_add_watch(w->inofd, path, IN_MODIFY) < 0) {
-		close(w->inofd);
-		w->inofd = -1;
-	}
-}
-
-static void wm_wait(elog *w, int ms)
+ * inotify where it can be had, else a short sleep.  The first call only
+ * makes the watch, after the caller's first look at the watermark and
+ * before its next, so no rewrite between that look and a wait is missed. */
+static void wm_wait(elog *w, int first, int ms)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	if (w->inofd == -2) {
+		snprintf(buf, sizeof buf, "/proc/self/fd/%d/%s", w->dfd, FN_WATERMARK);
+		w->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (w->inofd >= 0 && inotify_add_watch(w->inofd, buf, IN_MODIFY) < 0) {
+			close(w->inofd);
+			w->inofd = -1;
+		}
+	}
+	if (first)
+		return;
 	if (w->inofd >= 0) {
 		struct pollfd p = { w->inofd, POLLIN, 0 };
 		/* Events of one file carry no name: one read takes them all,
@@ -1259,7 +1219,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 {
 	struct watermark wm;
 	struct lock_state ls;
-	int64_t follow_until = lock_mono_ms() + follow_ms(w);
+	int64_t follow_until = mono_ns() / 1000000 + follow_ms(w);
 	*slot = -1;
 	for (int first = 1;; first = 0) {
 		/* (Sampled first: a publication after it ends the wait.) */
@@ -1286,7 +1246,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 		 * batch lock, now rather than after another wait. */
 		if (!covered && w->stalled && cover_end == w->stalled_cover)
 			return 0;
-		int64_t left = follow_until - lock_mono_ms();
+		int64_t left = follow_until - mono_ns() / 1000000;
 		if (left <= 0) {
 			if (covered) /* a leader that announced it is slow, or dead */
 				*slot = elog__lock_slot_take(w->lockfd);
@@ -1299,9 +1259,7 @@ static int follow(elog *w, const struct watermark *mine, uint64_t e, int *slot, 
 			                  1000 * (left < follow_ms(w) ? left : follow_ms(w)));
 			continue;
 		}
-		wm_watch(w);
-		if (!first)
-			wm_wait(w, follow_ms(w));
+		wm_wait(w, first, follow_ms(w));
 	}
 }
 
@@ -1319,8 +1277,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	int err = 0, slot = -1, moved = 0, wait = 0;
 	if (b->n == 0)
 		return 0;
-	const struct chunk *last = &b->c[b->n - 1];
-	struct watermark mine = { b->end.next, last->base, last->at + last->len };
+	struct watermark mine = batch_mark(b);
 	for (;;) {
 		if (follow(w, &mine, e, &slot, &moved))
 			return 0;
@@ -1331,9 +1288,8 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			 * holder is cut back before it is overwritten. */
 			elog__sync_rec_read(w->lockfd, SYNC_BY_SLOT, &r);
 			elog__lock_state_read(w->lockfd, &ls);
-			if (elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot,
-			                       ls.valid ? ls.hseq : 0) != SYNC_CLEAR)
-				moved = 1;
+			moved |= elog__sync_verdict(w->lockfd, SYNC_BY_SLOT, &r, w->boot,
+			                            ls.hseq) != SYNC_CLEAR;
 			if (!moved)
 				gather_batches(w);
 			/* What the sync covers: the complete tail recorded now,
@@ -1360,16 +1316,15 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 		}
 		struct sync_rec slotrec;
 		int sick = elog__lock_sick(w->lockfd, &ls, w->boot, &slotrec);
-		w->hseq = ls.valid ? ls.hseq : 0;
+		w->hseq = ls.hseq;
 		int clean = !moved && ls.valid && ls.epoch == e && !sick;
 		if (clean && slot >= 0) {
 			err = publish(w, &cover);
 		} else if (clean) {
-			int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, mine.durable_end);
-			if (failed)
-				err = sync_failed(w, mine.segment_base, failed);
-			else if (publish_synced(w, &mine, &wait, &err) && !wait)
-				clean = 0;
+			int held;
+			err = sync_publish(w, w->segfd, &mine, &held);
+			wait = held == HELD_WAIT;
+			clean = held != HELD_CUT;
 		}
 		if (!clean) {
 			pthread_mutex_lock(&w->mu);
@@ -1377,8 +1332,7 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 			pthread_mutex_unlock(&w->mu);
 			/* Written again: a later epoch, its own tail. */
 			e = w->epoch;
-			mine = (struct watermark){ b->end.next, b->c[b->n - 1].base,
-				                   b->c[b->n - 1].at + b->c[b->n - 1].len };
+			mine = batch_mark(b);
 		}
 		lock_give(w);
 		slot_drop(w, slot);
@@ -1393,22 +1347,6 @@ static int make_durable(elog *w, struct batch *b, uint64_t e)
 	}
 }
 
-/* Make b durable and published with the batch lock held since it was
- * written: nothing can have removed its records meanwhile.  *later is
- * set when it must be done as make_durable() does after all: the slot's
- * holder runs a sync that this handle cannot vouch for, or one failed. */
-static int sync_held(elog *w, struct batch *b, int *later)
-{
-	int wait, err = 0;
-	*later = 0;
-	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, b->end.next);
-	if (failed)
-		return sync_failed(w, b->end.base, failed);
-	struct watermark mine = { b->end.next, b->end.base, b->end.size };
-	*later = publish_synced(w, &mine, &wait, &err);
-	return err;
-}
-
 /* With the batch lock held, at open: records past the watermark that a
  * writer wrote completely but did not live to sync (it was killed after
  * its batch) are synced and published now, rather than left invisible
@@ -1416,19 +1354,12 @@ static int sync_held(elog *w, struct batch *b, int *later)
  * next batch's writer decides. */
 static int publish_tail(elog *w)
 {
-	struct watermark wm = { 0 };
-	int wait, err = 0;
-	if (elog__wm_read(w->wmfd, &wm) != 0 || wm.durable_end >= w->disk.next) {
-		w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
-		return 0;
-	}
+	struct watermark wm = { 0 }, now = { w->disk.next, w->disk.base, w->disk.size };
+	int held, unreadable = elog__wm_read(w->wmfd, &wm) != 0;
 	w->durable = wm.durable_end > w->durable ? wm.durable_end : w->durable;
-	int failed = sync_recorded(w, w->segfd, SYNC_BY_LOCK, w->disk.next);
-	if (failed)
-		return sync_failed(w, w->disk.base, failed);
-	struct watermark now = { w->disk.next, w->disk.base, w->disk.size };
-	publish_synced(w, &now, &wait, &err);
-	return err;
+	if (unreadable || wm.durable_end >= w->disk.next)
+		return 0;
+	return sync_publish(w, w->segfd, &now, &held);
 }
 
 /* With the batch lock and the mutex held: lay b out from the log's tail
@@ -1443,8 +1374,8 @@ static int write_locked(elog *w, struct batch *b, int moved)
 	/* The layout is final: tell each record its offset now, so that a
 	 * caller whose sync fails can still tell which records it wrote. */
 	for (size_t i = 0; i < b->nrec; i++)
-		if (b->out[i])
-			*b->out[i] = b->off[i];
+		if (b->rec[i].out)
+			*b->rec[i].out = b->rec[i].off;
 	/* Holes a copy left tell elog_summary_read() that offsets are not
 	 * dense (as compact.last does); a mark is information only. */
 	if (b->holes && !w->holes_marked) {
@@ -1456,11 +1387,11 @@ static int write_locked(elog *w, struct batch *b, int moved)
 	pthread_mutex_unlock(&w->mu);
 	/* busy: bytes past the recorded tail (the one before this batch)
 	 * may be partial until the state names the new one. */
-	err = state_write(w, gen, 1, 0, &before, w->idx_size);
+	err = state_write(w, gen, 1, &before);
 	if (!err)
 		err = batch_write(w, b);
 	if (!err)
-		err = state_write(w, gen, 0, 0, &b->end, w->idx_size);
+		err = state_write(w, gen, 0, &b->end);
 	pthread_mutex_lock(&w->mu);
 	if (err) {
 		w->known = 0;
@@ -1506,8 +1437,13 @@ static int flush_batch(elog *w, struct batch *b)
 	 * so that the next one's batch is written while this one syncs. */
 	int later = 1;
 	if (!moved && b->n && elog__lock_quiet(w->lockfd, w->bell)) {
+		/* Nothing can have removed its records since they were
+		 * written: make them durable and published now, unless the
+		 * slot's holder runs a sync this handle cannot vouch for, or
+		 * one failed (then as make_durable() does after all). */
+		struct watermark mine = { b->end.next, b->end.base, b->end.size };
 		pthread_mutex_unlock(&w->mu);
-		err = sync_held(w, b, &later);
+		err = sync_publish(w, w->segfd, &mine, &later);
 		pthread_mutex_lock(&w->mu);
 		if (err)
 			w->known = 0;
@@ -1780,12 +1716,9 @@ static int create_log(elog *w, const struct elog_options *opt)
 	return err;
 }
 
-/* Every open handle holds byte LOCK_BYTE_OPEN of LOCK: shared, or
- * exclusive for a handle that must be the log's only writer (lock.c); it
- * waits for another's hold only when told how long (wait_ms given).  And
- * a shared flock on "writers", so that an operator sees which processes
- * have the log open for writing (elog-cat -L, and the messages below): a
- * report only, which nothing else depends on. */
+/* Join the log's open writers (elog__lock_join()), waiting for another's
+ * hold only when told how long (wait_ms given); and take a shared flock on
+ * "writers", a report only of who has the log open (elog(5), writers). */
 static int writers_join(elog *w, int exclusive, int64_t given_ms)
 {
 	int err = elog__lock_join(w->lockfd, exclusive, given_ms ? w->wait_ms : 0);

@@ -32,7 +32,7 @@ struct recovery {
 	uint64_t next;         /* the next offset to append */
 	int cut;               /* 1 when bytes were cut or a header rewritten */
 	uint32_t flags;        /* its header's flags (codec, dictionary) */
-	struct index ix;       /* index entries of the active segment */
+	struct index ix;       /* its index entries (elog__idx_free()) */
 	struct idx_builder ib; /* to go on adding entries */
 	int sync_failed;       /* the error of its failed fdatasync, or 0 */
 };
@@ -40,11 +40,10 @@ struct recovery {
 int elog__recover_active(int dfd, const struct watermark *wm, uint64_t base,
                          const struct elog_settings *set, uint32_t new_flags, int to_watermark,
                          struct recovery *rc, char *msg);
-void elog__recovery_free(struct recovery *rc);
 /* Remove segments whose creation a crash interrupted ("<base>.log.new"). */
 int elog__recover_leftovers(int dfd, char *msg);
-/* Check the index of every closed segment; rebuild those that are wrong. */
-int elog__recover_indexes(int dfd, const struct seglist *sl, uint32_t interval, char *msg);
+/* Check the index of the closed segment base; rebuild it when wrong. */
+int elog__recover_index(int dfd, uint64_t base, uint32_t interval, char *msg);
 
 /* How long a sync of the slot's holder may stay pending before a writer
  * that cannot vouch for it counts it as failed (writer.c): a second; the

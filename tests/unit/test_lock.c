@@ -457,7 +457,7 @@ UT_TEST(bell_takes_a_free_lock_with_waiters_announced)
 	ck_assert_uint_eq(bell[1], 1);
 	/* A publisher never waits its turn. */
 	UT_OK(elog__lock_acquire_bell(a, NULL, 1, 0, msg), msg);
-	elog__lock_release(a);
+	elog__lock_release_bell(a, NULL);
 	bells_close(&t);
 }
 END_TEST

@@ -442,6 +442,42 @@ UT_TEST(state_with_wrong_index_times_means_recovery)
 }
 END_TEST
 
+/* A clean state is held at open against the records after the index's
+ * last entry by the one tail rule recovery and verify use
+ * (elog__seg_tail_next()): a record there that does not check (run 0) or
+ * whose offset does not follow the one before (run 1, written with a
+ * right crc and its own time) is not appended after; recovery refuses it,
+ * below the watermark. */
+UT_LOOP_TEST(state_over_a_bad_tail_is_not_trusted, 0, 2)
+{
+	elog *w = ut_open_writer(ut_dir, 0, 0);
+	ut_append(w, NULL, "one");
+	ut_append(w, NULL, "two");
+	ut_append(w, NULL, "three");
+	ck_assert_int_eq(elog_close(w), 0);
+	const char *seg = ut_seg_path(ut_dir, 0, SEG_EXT);
+	size_t len, n = elog__rec_size(0, 5), got;
+	unsigned char *file = ut_read_file(seg, &len);
+	struct elog_record last;
+	ck_assert_int_eq(elog__rec_decode(file + len - n, n, &last, &got), 0);
+	ck_assert_uint_eq(last.offset, 2);
+	last.offset = 1;
+	if (_i == 0) {
+		ut_flip_bit(seg, len - 1, 0);
+	} else {
+		unsigned char *again = ut_encode(&last, &got);
+		ut_write_at(seg, len - n, again, got);
+		free(again);
+	}
+	free(file);
+	w = NULL;
+	UT_RC(elog_open(&w, ut_dir, NULL), ELOG_CORRUPT, w);
+	ck_assert_ptr_nonnull(strstr(elog_errmsg(w), "damaged record"));
+	elog_close(w);
+	ck_assert_uint_eq(ut_file_size(seg), len);
+}
+END_TEST
+
 /* A compressed log written by two handles: one trains the dictionary, the
  * other adopts it; every value reads back. */
 UT_TEST(compressed_log_with_two_handles)
