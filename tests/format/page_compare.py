@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """page_compare.py: does a reader written from elog(5) agree with the programs?
 
-    page_compare.py [--bin DIR] [-v] [--example] [--strict] LOG-OR-DIR...
+    page_compare.py [--bin DIR] [-v] [--example] [--also READER] [--strict]
+                    LOG-OR-DIR...
 
 For each log (a directory given, or each NNNN-kind directory of a directory
 that gen_logs.py filled), it runs page_reader.py and elog-cat on it and
@@ -15,7 +16,8 @@ taken as "damage" only from its lines about segments, salvaged, settings
 and the watermark; the others are counted with -v.
 
 With --example, the example reader printed in elog(5) is compared with
-elog-cat too (records, gaps, and whether the status is 0).
+elog-cat too (records, gaps, and whether the status is 0), and so is each
+--also READER that prints as the example does (tests/format/read_log.py).
 
 Prints one line per disagreement and a summary; exit status 1 if any, but
 for those KNOWN_LIB_BUGS (below) explains, unless --strict.
@@ -109,15 +111,28 @@ import sys
 sys.path.insert(0, %r)
 from page_reader import Zstd
 _z = Zstd()
+class ZstdError(Exception):
+    pass
 class ZstdCompressionDict:
     def __init__(self, data):
         self.data = data
 class ZstdDecompressor:
     def __init__(self, dict_data=None):
         self.d = dict_data.data if dict_data else None
-    def decompress(self, frame):
-        return _z.decompress(frame, self.d)
+    def decompress(self, frame, max_output_size=0):
+        try:
+            return _z.decompress(frame, self.d)
+        except ValueError as e:
+            raise ZstdError(str(e))
 """ % HERE
+
+
+def shim_setup(tmp):
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        with open(os.path.join(tmp, "zstandard.py"), "w") as f:
+            f.write(SHIM)
 
 
 def example_setup(tmp):
@@ -135,17 +150,13 @@ def example_setup(tmp):
     path = os.path.join(tmp, "example.py")
     with open(path, "w") as f:
         f.write("\n".join(code) + "\n")
-    try:
-        import zstandard  # noqa: F401
-    except ImportError:
-        with open(os.path.join(tmp, "zstandard.py"), "w") as f:
-            f.write(SHIM)
     return path
 
 
-def example(path, log):
+def example(path, log, shim):
+    """Another reader that prints records as the page's example does."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(path)
+    env["PYTHONPATH"] = shim
     r = subprocess.run([sys.executable, path, log], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=env)
     events = ["record " + l for l in r.stdout.decode().splitlines()]
@@ -198,6 +209,7 @@ def main(argv):
     verbose = False
     with_example = False
     strict = False
+    also = []
     known = 0
     args = []
     it = iter(argv[1:])
@@ -210,12 +222,16 @@ def main(argv):
             with_example = True
         elif a == "--strict":
             strict = True
+        elif a == "--also":
+            also.append(next(it))
         else:
             args.append(a)
-    ex = None
+    others = []
+    tmp = tempfile.mkdtemp(prefix="page-compare.")
+    shim_setup(tmp)
     if with_example:
-        tmp = tempfile.mkdtemp(prefix="page-compare.")
-        ex = example_setup(tmp)
+        others.append(("the example of elog(5)", example_setup(tmp)))
+    others += [(os.path.basename(a), a) for a in also]
     t0 = time.time()
     n = agree = 0
     for log in logs_of(args):
@@ -237,13 +253,12 @@ def main(argv):
             problems.append("status: elog-cat %d (%s), page %d (%s)" % (
                 cs, cerr.splitlines()[-1] if cerr else "", ps,
                 perr.splitlines()[-1] if perr else ""))
-        if ex:
-            ee, eg, es, eerr = example(ex, log)
+        for name, path in others:
+            ee, eg, es, eerr = example(path, log, tmp)
             if ee != ce or eg != cg or (es == 0) != (cs == 0):
-                problems.append("the example of elog(5): %d records, gaps %s,"
-                                " status %d (%s)" % (
-                                    len(ee), eg, es,
-                                    eerr.splitlines()[-1] if eerr else ""))
+                problems.append("%s: %d records, gaps %s, status %d (%s)" % (
+                    name, len(ee), eg, es,
+                    eerr.splitlines()[-1] if eerr else ""))
         vs, seen, other = verify(binp, log)
         vview = vs if vs in (4, 5) else (1 if seen else 0)
         if (pv != 0) != (vview != 0) or (pv in (4, 5) or vview in (4, 5)) \

@@ -177,11 +177,12 @@ class Reader:
             raise Refuse("settings: corrupt: not text")
         conf = {}
         lines = text.split("\n")
-        if lines[-1] != "":
-            # Q: a last line without its newline: "each line ends with a
-            # newline"; taken as a corrupt file.
-            raise Refuse("settings: corrupt: last line has no newline")
-        for line in lines[:-1]:
+        if lines[-1] == "":
+            lines.pop()
+        # else Q: a last line without its newline, though "each line ends
+        # with a newline": the library reads it all the same (the page now
+        # says so).
+        for line in lines:
             if line == "" or line.startswith("#"):
                 continue
             if " " not in line:

@@ -238,7 +238,10 @@ def read_log(directory, out):
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, max(a, first), min(b, last)))
 
-    want = 0  # the offset after the last record returned
+    # The next offset wanted: the first segment's base at first, the
+    # offset after the last record returned then.  A recorded loss below
+    # the first segment lay in segments retention removed: history.
+    want = bases[0] if bases else 0
     i = 0
     while i < len(bases) and bases[i] <= active:
         base = bases[i]
@@ -274,11 +277,21 @@ def read_log(directory, out):
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
+        # A seal accounts for the offsets below its next: those the
+        # segment does not hold were compacted away.
+        if seal_next is not None and want < min(seal_next, end):
+            recorded(want, min(seal_next, end) - 1)
+            want = min(seal_next, end)
+        # Next, the segment that holds the next offset wanted: one listed
+        # before it (a copy under another name) is not read.
+        j = max(i + 1, bisect.bisect_right(bases, want) - 1)
         # The chain of segments: what the seal names next must be the next
-        # segment listed (or, for the newest, nothing durable lies past
-        # it); a closed segment of version 2 without a seal was cut short.
+        # segment read (or, after the last not above the watermark's, the
+        # durable end); a closed segment of version 2 without a seal was
+        # cut short.
         if closed and segment_version(data, name, base) == 2:
-            nxt = bases[i + 1] if i + 1 < len(bases) else end
+            nxt = min(bases[j] if j < len(bases) and bases[j] <= active
+                      else end, end)
             lost_from = seal_next if seal_next is not None else (
                 prev + 1 if prev is not None else base)
             lost_from = max(lost_from, want)
@@ -286,7 +299,7 @@ def read_log(directory, out):
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, lost_from, nxt - 1))
                 want = nxt
-        i += 1
+        i = j
     if want < end:
         recorded(want, end - 1)
 
