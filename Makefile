@@ -409,7 +409,7 @@ check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so $(B)/
 
 # A reader written from elog(5) alone, and the page's example, against
 # elog-cat and elog-verify on 600 logs the programs made and damaged
-# (tests/format/gen_logs.py, page_compare.py); not in CI, which runs 75 of
+# (tests/format/gen_logs.py, page_compare.py); not in CI, which runs 60 of
 # them in tests/cli/page-reader.bats.
 PAGE_LOGS ?= 600
 check-page: $(PROGS) $(B)/tests/elog-compact-faulty

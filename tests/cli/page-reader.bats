@@ -59,13 +59,13 @@ example_view() {
 	[ "$output" = "0xe3069283" ]
 }
 
-@test "a reader from elog(5) alone agrees with elog-cat and elog-verify on 75 logs" {
-	python3 "$FMT/gen_logs.py" --count 75 --seed 34 --bin "$ELOG_BIN" "$T/logs"
-	[ "$(ls -d "$T"/logs/0* | grep -vc '\.how$')" -eq 75 ]
+@test "a reader from elog(5) alone agrees with elog-cat and elog-verify on 60 logs" {
+	python3 "$FMT/gen_logs.py" --count 60 --seed 34 --bin "$ELOG_BIN" "$T/logs"
+	[ "$(ls -d "$T"/logs/0* | grep -vc '\.how$')" -eq 60 ]
 	run python3 "$FMT/page_compare.py" --example --bin "$ELOG_BIN" "$T/logs"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "${lines[-1]}" = "page_compare: 75 logs, "* ]]
+	[[ "${lines[-1]}" = "page_compare: 60 logs, "* ]]
 }
 
 @test "page_compare.py reports a reader that disagrees" {
@@ -78,7 +78,7 @@ example_view() {
 	reader = os.path.join(os.environ["FMT"], "page_reader.py")
 	out = subprocess.run([sys.executable, reader] + sys.argv[1:],
 	                     stdout=subprocess.PIPE).stdout.decode().splitlines()
-	print("\n".join(out[:-1]))
+	print("\n".join(l for l in out if not l.startswith("record 599 ")))
 	EOF
 	run env PAGE_READER="$T/bad.py" python3 "$FMT/page_compare.py" --bin "$ELOG_BIN" "$LOG"
 	echo "$output"
@@ -163,11 +163,11 @@ example_view() {
 	run elog-verify --repair "$LOG"
 	[ "$status" -eq 1 ]
 	# One seal at the end of the segment before, as elog(5) lays it out.
-	[ "$(grep -c ELOGSEAL "$LOG/$b")" -eq 1 ]
+	[ "$(grep -ao ELOGSEAL "$LOG/$b" | wc -l)" -eq 1 ]
 	run python3 "$FMT/page_reader.py" "$LOG"
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "gap ${a%.log} 599 damage" ]
-	[ "$(grep -c ELOGSEAL "$LOG/$b")" -eq 1 ]
+	[ "$(grep -ao ELOGSEAL "$LOG/$b" | wc -l)" -eq 1 ]
 }
 
 @test "lib bug: elog-cat returns a record at or above its segment's seal's end" {
@@ -216,7 +216,7 @@ example_view() {
 	[[ "$output" = *"offsets 999-1199 were lost to damage"* ]]
 }
 
-@test "lib bug: elog-cat reports a gap past the durable end, up to a segment above the watermark's" {
+@test "lib bug: with a segment above the watermark's, elog-cat takes the end of the log at its base" {
 	skip "lib bug: a chain gap is bounded by the next segment listed, not by the durable end"
 	make_log
 	local a
@@ -226,6 +226,12 @@ example_view() {
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
 	[[ "$output" = *"offsets $((10#${a%.log}))-599 are lost"* ]]
+	run elog-cat -F '%o\n' "$LOG"
+	[[ "$output" = *"offsets $((10#${a%.log}))-599 were lost to damage"* ]]
+	# Recorded (as elog-compact records it, up to that segment), the loss
+	# is not reported at all.
+	printf 'elog-salvaged 1\n%d %d 1764385200000\n' $((10#${a%.log})) \
+		$((10#${a%.log} + 4999)) >"$LOG/salvaged"
 	run elog-cat -F '%o\n' "$LOG"
 	[[ "$output" = *"offsets $((10#${a%.log}))-599 were lost to damage"* ]]
 }

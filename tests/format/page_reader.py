@@ -385,9 +385,9 @@ class Reader:
         def meets(a, b):
             return any(f <= b and l >= a for f, l in salvaged)
 
-        # Q: where does "the next offset wanted" start?  The page reads from
-        # the log's first offset; taken as the base of the first segment
-        # read (start, when sound, names it).
+        # The next offset wanted starts at the base of the first segment
+        # read (Q: the page said only "the log's first offset"; it now
+        # says this, which is what the library does).
         want = None
         lower = None     # the seal before named a next above this segment
         covered = None   # offsets below it are accounted for by the chain

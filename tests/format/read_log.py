@@ -277,11 +277,6 @@ def read_log(directory, out):
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
-        # A seal accounts for the offsets below its next: those the
-        # segment does not hold were compacted away.
-        if seal_next is not None and want < min(seal_next, end):
-            recorded(want, min(seal_next, end) - 1)
-            want = min(seal_next, end)
         # Next, the segment that holds the next offset wanted: one listed
         # before it (a copy under another name) is not read.
         j = max(i + 1, bisect.bisect_right(bases, want) - 1)
