@@ -12,13 +12,26 @@ load helpers
 
 setup_test() {
 	export FMT=$BATS_TEST_DIRNAME/../format
-	# The example of elog(5), as printed (as format.bats takes it).
-	EXAMPLE=$T/example.py
-	awk '/^An independent reader in Python/ { on = 1 }
-		on && /^\.Bd -literal/ { inside = 1; next }
-		inside && /^\.Ed/ { exit }
-		inside { gsub(/\\e/, "\\"); print }' \
-		"$BATS_TEST_DIRNAME/../../man/elog.5" >"$EXAMPLE"
+	# The example of elog(5), as printed, as page_compare.py takes it.
+	EXAMPLE=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
+import page_compare; print(page_compare.example_setup(sys.argv[2]))' "$FMT" "$T")
+}
+
+# Rewrite the seal of segment file $1 with its field $2 (end or id) set to
+# the value $3 (an offset; for id, 32 hex digits), its CRC right.
+reseal() {
+	python3 - "$@" <<-'EOF'
+	import sys
+	sys.path.insert(0, __import__("os").environ["FMT"])
+	from gen_logs import seal_of, write_seal
+	path, field, value = sys.argv[1:]
+	pos, nxt, end, ident = seal_of(path)
+	if field == "end":
+	    end = int(value)
+	else:
+	    ident = bytes.fromhex(value)
+	write_seal(path, pos, nxt, end, ident)
+	EOF
 }
 
 # Six segments or more of 600 records, values {"n":1} ... {"n":600}.
@@ -175,14 +188,9 @@ example_view() {
 	make_log
 	local s
 	s=$(nth 2)
-	# The seal's end lowered to the segment's last offset, its CRC right.
-	python3 - "$LOG/$s" <<-'EOF'
-	import sys
-	sys.path.insert(0, __import__("os").environ["FMT"])
-	from gen_logs import seal_of, write_seal, records_of
-	pos, nxt, end, ident = seal_of(sys.argv[1])
-	write_seal(sys.argv[1], pos, nxt, records_of(sys.argv[1])[-1][2], ident)
-	EOF
+	# The seal's end lowered to the segment's last offset.
+	reseal "$LOG/$s" end "$(elog-verify -l --json "$LOG" | sed -n 2p |
+		sed 's/.*"last":\([0-9]*\).*/\1/')"
 	run elog-cat "$LOG"
 	[ "$status" -eq 4 ]
 }
@@ -192,13 +200,7 @@ example_view() {
 	make_log
 	local s
 	s=$(nth 2)
-	python3 - "$LOG/$s" <<-'EOF'
-	import sys
-	sys.path.insert(0, __import__("os").environ["FMT"])
-	from gen_logs import seal_of, write_seal
-	pos, nxt, end, ident = seal_of(sys.argv[1])
-	write_seal(sys.argv[1], pos, nxt, end, bytes(range(16)))
-	EOF
+	reseal "$LOG/$s" id 000102030405060708090a0b0c0d0e0f
 	run elog-verify "$LOG"
 	[ "$status" -eq 1 ]
 	run elog-cat "$LOG"

@@ -575,31 +575,37 @@ def craft(log, rng, what):
     return how + "not applicable, left as it is"
 
 
-def k_crafted(log, rng):
+def harmed(log, rng, harm, compact, repair, after):
+    """A log made, maybe compacted, harmed, maybe repaired, then maybe
+    appended to or run maintenance on: the thresholds of each choice."""
     opts = new_log_opts(rng, rng.choice([None, "compact"]))
     for _ in range(rng.randint(1, 3)):
         append(log, rng, rng.randint(100, 400), None, opts, tombstones=0.1)
-    if rng.random() < 0.3:
+    if rng.random() < compact:
         run([P["compact"], "--grace", "0", log])
-    how = craft(log, rng, "made")
+    how = harm(log, rng, "made")
     r = rng.random()
-    if r < 0.2:
+    if r < repair[0]:
         st = run([P["verify"], "--repair", log])
         how += "; elog-verify --repair (status %d)" % st
-    elif r < 0.35:
+    elif r < repair[1]:
         st = run([P["verify"], "--repair", "--salvage", log])
         how += "; elog-verify --repair --salvage (status %d)" % st
     r = rng.random()
-    if r < 0.2:
+    if r < after[0]:
         st = append(log, rng, rng.randint(1, 50), None, opts)
         how += "; appended (status %d)" % st
-    elif r < 0.3:
+    elif r < after[1]:
         st = run([P["compact"], "--grace", "0", log])
         how += "; elog-compact (status %d)" % st
-    elif r < 0.4:
+    elif r < after[2]:
         st = run([P["retain"], "--max-bytes", "8192", log])
         how += "; elog-retain (status %d)" % st
     return how
+
+
+def k_crafted(log, rng):
+    return harmed(log, rng, craft, 0.3, (0.2, 0.35), (0.2, 0.3, 0.4))
 
 
 def k_zstd_damaged(log, rng):
@@ -643,30 +649,7 @@ def k_zstd_damaged(log, rng):
 
 
 def k_damaged(log, rng):
-    opts = new_log_opts(rng, rng.choice([None, "compact"]))
-    for _ in range(rng.randint(1, 3)):
-        append(log, rng, rng.randint(100, 400), None, opts, tombstones=0.1)
-    if rng.random() < 0.2:
-        run([P["compact"], "--grace", "0", log])
-    how = damage(log, rng, "made")
-    r = rng.random()
-    if r < 0.25:
-        st = run([P["verify"], "--repair", log])
-        how += "; elog-verify --repair (status %d)" % st
-    elif r < 0.5:
-        st = run([P["verify"], "--repair", "--salvage", log])
-        how += "; elog-verify --repair --salvage (status %d)" % st
-    r = rng.random()
-    if r < 0.25:
-        st = append(log, rng, rng.randint(1, 50), None, opts)
-        how += "; appended (status %d)" % st
-    elif r < 0.4:
-        st = run([P["compact"], "--grace", "0", log])
-        how += "; elog-compact (status %d)" % st
-    elif r < 0.5:
-        st = run([P["retain"], "--max-bytes", "8192", log])
-        how += "; elog-retain (status %d)" % st
-    return how
+    return harmed(log, rng, damage, 0.2, (0.25, 0.5), (0.25, 0.4, 0.5))
 
 
 KINDS = [("clean", k_clean), ("empty", k_empty), ("compacted", k_compacted),
