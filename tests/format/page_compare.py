@@ -45,7 +45,8 @@ SEG = re.compile(r"[0-9]{20}\.log$")
 # fail the run, unless --strict.
 KNOWN_LIB_BUGS = [
     ("repair appends a second seal after a valid one",
-     r"delete-active: .*elog-verify --repair", r"record length out of range"),
+     r"(delete-active|rename-segment): .*elog-verify --repair",
+     r"record length out of range"),
     ("readers return records at or above a seal's end",
      r"seal-end-low", r"offset at or above the seal's end"),
     ("readers read a segment whose seal names another log",
