@@ -407,6 +407,17 @@ CLI_TESTS ?= tests/cli tests/live
 check-cli: $(PROGS) $(B)/tests/elog-compact-faulty $(B)/tests/syncfault.so $(B)/tests/dirstall.so
 	ELOG_BIN=$(CURDIR)/$(B) tests/cli/run.sh $(BATS_PAR) $(CLI_TESTS)
 
+# A reader written from elog(5) alone, the page's example and read_log.py, against
+# elog-cat and elog-verify on 600 logs the programs made and damaged
+# (tests/format/gen_logs.py, page_compare.py); not in CI, which runs 60 of
+# them in tests/cli/page-reader.bats.
+PAGE_LOGS ?= 600
+check-page: $(PROGS) $(B)/tests/elog-compact-faulty
+	rm -rf $(B)/page-logs
+	python3 tests/format/gen_logs.py --count $(PAGE_LOGS) --seed 34 --bin $(B) $(B)/page-logs
+	python3 tests/format/page_compare.py --example --also tests/format/read_log.py \
+		--bin $(B) $(B)/page-logs
+
 # mandoc's lint, elog(3) against lib/elog.h (tests/man/api-check.sh), and
 # no plain word set as a flag (tests/man/flag-words.sh).
 check-man:
@@ -449,4 +460,4 @@ CLANG_FORMAT ?= clang-format
 format:
 	$(CLANG_FORMAT) -i $$(git ls-files '*.c' '*.h')
 
-.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-python check-build check-symbols check-layers check-unit check-cli check-crash check-faults crash check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean
+.PHONY: format FORCE builddir print-libs all check check-default check-sanitize check-nozstd check-python check-build check-symbols check-layers check-unit check-cli check-crash check-faults crash check-page check-man examples check-examples check-fuzz check-cross fuzz bench install uninstall clean

@@ -165,16 +165,18 @@ def segment_version(data, name, base):
 
 def split_seal(data, name, base):
     """A closed segment of version 2: (its records' bytes, the base its
-    seal names as the next), or (data, None) when the seal is gone."""
+    seal names as the next, None), or (data, None, None) when the seal is
+    gone; a damaged seal ends the records too, and is the third."""
     n = len(data) - 56
     if n < 32 or data[n:n + 8] != b"ELOGSEAL":
-        return data, None
+        return data, None, None
     nxt, end, pos = struct.unpack_from("<QQQ", data, n + 8)
     crc, reserved = struct.unpack_from("<II", data, n + 48)
     if (crc != crc32c(data[n:n + 48]) or reserved != 0 or pos != n
             or end < base or nxt < end):
-        raise Damage("%s: damaged seal at byte %d" % (name, n))
-    return data[0:n], nxt
+        # damage where it starts: the records before it are returned
+        return data[0:n], None, n
+    return data[0:n], nxt, None
 
 
 def read_segment(data, name, base, values):
@@ -216,7 +218,21 @@ def read_log(directory, out):
             or conf.get("retain_consumers", "report") not in ("report", "protect")
             or conf.get("cleanup", "delete") not in ("delete", "compact")):
         raise Unsupported("settings: unsupported format version")
-    LOG_ID = bytes.fromhex(conf.get("id", ""))
+    # A corrupt file (elog(5), The settings file) is refused too.
+    lines = [l for l in settings.decode("utf-8", "replace").splitlines()
+             if l and not l.startswith("#")]
+    ranges = {"segment_bytes": (4096, 1 << 30), "index_interval": (64, 1 << 24),
+              "compression_level": (0, 19), "created_ms": (0, 1 << 64),
+              "retain_ms": (0, 1 << 64), "retain_bytes": (0, 1 << 64)}
+    if (any(" " not in l for l in lines) or len(settings) > 4096
+            or not re.fullmatch(r"[0-9a-f]{32}", conf.get("id", ""))
+            or "segment_bytes" not in conf or "index_interval" not in conf
+            or conf.get("dictionary", "auto") not in ("auto", "none")
+            or any(k in conf and not (re.fullmatch(r"[0-9]{1,20}", conf[k])
+                                      and lo <= int(conf[k]) <= hi)
+                   for k, (lo, hi) in ranges.items())):
+        raise Damage("settings: corrupt")
+    LOG_ID = bytes.fromhex(conf["id"])
     wm = read_watermark(directory)
     bases = list_segments(directory)
     if wm is None:
@@ -229,16 +245,21 @@ def read_log(directory, out):
     # The losses a repair recorded (elog(5), "salvaged"); a malformed file
     # is ignored.
     sv = (read_file(directory, "salvaged") or b"").decode("ascii", "replace").split("\n")
-    holes = ([tuple(int(x) for x in l.split()[:2]) for l in sv[1:] if l]
-             if sv[0] == "elog-salvaged 1" else [])
+    holes = ([tuple(int(x) for x in l.split()[:2]) for l in sv[1:-1]]
+             if sv[0] == "elog-salvaged 1" and not sv[-1]
+             and all(re.fullmatch(r"[0-9]+ [0-9]+ [0-9]+", l) for l in sv[1:-1])
+             else [])
 
     def recorded(a, b):
         for first, last in holes:
-            if first <= b and last >= a:
+            if a <= b and first <= b and last >= a:
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, max(a, first), min(b, last)))
 
-    want = 0  # the offset after the last record returned
+    # The next offset wanted: the first segment's base at first, the
+    # offset after the last record returned then.  A recorded loss below
+    # the first segment lay in segments retention removed: history.
+    want = bases[0] if bases else 0
     i = 0
     while i < len(bases) and bases[i] <= active:
         base = bases[i]
@@ -258,9 +279,9 @@ def read_log(directory, out):
             if active_bytes <= 32:
                 break
             data = data[0:active_bytes]
-        seal_next = None
+        seal_next = bad_seal = None
         if closed and segment_version(data, name, base) == 2:
-            data, seal_next = split_seal(data, name, base)
+            data, seal_next, bad_seal = split_seal(data, name, base)
         prev = None
         for pos, offset, ts, schema, key, value in read_segment(data, name, base, values):
             if offset < base or (prev is not None and offset <= prev):
@@ -274,11 +295,18 @@ def read_log(directory, out):
             want = offset + 1
             out.write("%d %d %d %s %s\n" % (offset, ts, schema,
                                             key.hex() or "-", value.hex() or "-"))
+        if bad_seal is not None:
+            raise Damage("%s: damaged seal at byte %d" % (name, bad_seal))
+        # Next, the segment that holds the next offset wanted: one listed
+        # before it (a copy under another name) is not read.
+        j = max(i + 1, bisect.bisect_right(bases, want) - 1)
         # The chain of segments: what the seal names next must be the next
-        # segment listed (or, for the newest, nothing durable lies past
-        # it); a closed segment of version 2 without a seal was cut short.
+        # segment read (or, after the last not above the watermark's, the
+        # durable end); a closed segment of version 2 without a seal was
+        # cut short.
         if closed and segment_version(data, name, base) == 2:
-            nxt = bases[i + 1] if i + 1 < len(bases) else end
+            nxt = min(bases[j] if j < len(bases) and bases[j] <= active
+                      else end, end)
             lost_from = seal_next if seal_next is not None else (
                 prev + 1 if prev is not None else base)
             lost_from = max(lost_from, want)
@@ -286,7 +314,7 @@ def read_log(directory, out):
                 sys.stderr.write("read_log.py: %s: offsets %d-%d were lost to damage\n"
                                  % (directory, lost_from, nxt - 1))
                 want = nxt
-        i += 1
+        i = j
     if want < end:
         recorded(want, end - 1)
 
