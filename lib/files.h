@@ -182,6 +182,21 @@ struct seg_tail {
  * when the part ended (*rec is the record out of order for TAIL_ORDER),
  * or an errno value. */
 int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at);
+/* elog__scan_next() when the next record was already checked (elog__scan_next()
+ * checks a few ahead): 1 with rec and *at set as it would set them, else 0
+ * and nothing done.  Inline, for the loops that read every record. */
+static inline int elog__scan_next_checked(struct scan *s, struct elog_record *rec, uint64_t *at)
+{
+	if (s->pos != s->vpos || s->pos >= s->vend || s->pos >= s->limit)
+		return 0;
+	*at = s->pos;
+	size_t size = elog__rec_fields(s->buf + s->off, rec);
+	s->off += size;
+	s->pos += size;
+	s->vpos = s->pos;
+	s->trunc = 0;
+	return 1;
+}
 
 /* ---- index.c: index files ---- */
 struct index {
