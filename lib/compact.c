@@ -400,7 +400,7 @@ static int collect_keys(struct compactor *c)
 			return elog__errmsg_set(m->msg, err, "%s", elog_strerror(err));
 		}
 		/* The valid part only: the tail rule of elog(5), Records. */
-		struct seg_tail t = { base, 0, 0 };
+		struct seg_tail t = { .next = base };
 		while ((err = elog__seg_tail_next(&s, &t, &rec, &at)) == 0) {
 			if (i >= m->nclosed && rec.offset >= m->wm.durable_end)
 				break;

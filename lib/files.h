@@ -171,12 +171,14 @@ int elog__scan_to_entry(struct scan *s, const struct idx_entry *e);
 enum {
 	TAIL_WHOLE,   /* to the scan's limit, or its seal */
 	TAIL_DAMAGED, /* a record that does not check (elog__scan_truncated()) */
-	TAIL_ORDER    /* a whole record whose offset is below next */
+	TAIL_ORDER    /* a whole record whose offset is below next, or at or
+	               * past below */
 };
 struct seg_tail {
-	uint64_t next; /* the least offset the next record may have */
-	uint64_t end;  /* where the valid records end, once they did */
-	int why;       /* TAIL_*, once they did */
+	uint64_t next;  /* the least offset the next record may have */
+	uint64_t end;   /* where the valid records end, once they did */
+	int why;        /* TAIL_*, once they did */
+	uint64_t below; /* when not 0, its seal's end: every offset is below */
 };
 /* The next record of the valid part: 0, ELOG_END with t->end and t->why
  * when the part ended (*rec is the record out of order for TAIL_ORDER),

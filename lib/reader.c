@@ -179,10 +179,18 @@ static int seg_read_open(elog_reader *r, uint64_t base, uint64_t next, struct rs
 			elog__errmsg_set(why, err, "%s: %s", name, elog_strerror(err));
 			goto fail;
 		}
+		unsigned char id[SEAL_ID_LEN];
+		elog__seal_id(r->log_id, id);
+		if (e.chain == CHAIN_SEALED && memcmp(e.seal.id, id, SEAL_ID_LEN) != 0) {
+			err = elog__errmsg_set(why, ELOG_CORRUPT, "%s: its seal names another log",
+			                       name);
+			goto fail;
+		}
 		if (!e.bad_seal) {
 			s.sc.limit = e.end;
 			s.chain = e.chain;
 			s.seal = e.seal;
+			s.tail.below = e.chain == CHAIN_SEALED ? e.seal.end : 0;
 		}
 	}
 	*g = s;
@@ -607,6 +615,11 @@ static int tail_next(elog_reader *r, struct rseg *g, struct elog_record *rec, ui
 	if (err != ELOG_END || g->tail.why != TAIL_ORDER)
 		return seg_fault(r, g, err == ELOG_END ? ELOG_CORRUPT : err, *at);
 	elog__seg_name(name, g->base, SEG_EXT);
+	if (g->tail.below && rec->offset >= g->tail.below)
+		return elog__errmsg_set(r->msg, ELOG_CORRUPT,
+		                        "%s: offset %llu at byte %llu is at or past its seal's end %llu",
+		                        name, (unsigned long long)rec->offset, (unsigned long long)*at,
+		                        (unsigned long long)g->tail.below);
 	return elog__errmsg_set(r->msg, ELOG_CORRUPT, "%s: offset %llu out of order at byte %llu",
 	                        name, (unsigned long long)rec->offset, (unsigned long long)*at);
 }
@@ -749,7 +762,7 @@ int elog_reader_next(elog_reader *r, struct elog_record *rec)
 	const unsigned char *p = s->buf + s->off;
 	uint64_t off = get64(p + REC_AT_OFFSET);
 	if (off < r->want || off >= r->wm.durable_end || off < r->cur.tail.next ||
-	    (off > r->want && r->holes.n))
+	    (r->cur.tail.below && off >= r->cur.tail.below) || (off > r->want && r->holes.n))
 		return next_record(r, rec);
 	elog__scan_next_checked(s, rec, &at);
 	r->cur.tail.next = off + 1;
@@ -1222,11 +1235,8 @@ int elog_reader_open(elog_reader **rp, const char *dir)
 	r->dir = strdup(dir);
 	if (!r->dir)
 		return ENOMEM;
-	r->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (r->dfd < 0)
-		return elog__errmsg_set(r->msg, errno, "%s", elog_strerror(errno));
 	struct elog_settings s;
-	int err = elog__settings_load(r->dfd, &s, r->msg);
+	int err = elog__settings_open(dir, &r->dfd, &s, r->msg);
 	if (err)
 		return err;
 	memcpy(r->log_id, s.id, sizeof r->log_id);

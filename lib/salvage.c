@@ -430,11 +430,7 @@ int elog_salvage(const char *dir, const struct elog_salvage_opts *o,
 		res = &dummy;
 	memset(res, 0, sizeof *res);
 	msg[0] = '\0';
-	int64_t wait_ms;
-	int err = elog__wait_ms(o ? o->wait_ms : 0, 0, &wait_ms, msg);
-	if (err)
-		return err;
-	err = elog__maint_open(&m, dir, wait_ms, msg);
+	int err = elog__maint_open(&m, dir, o ? o->wait_ms : 0, msg);
 	int64_t now = elog__fs_now_ms();
 	for (size_t i = 0; !err && i < m.nclosed; i++)
 		err = salvage_one(&m, i, now, o, res);

@@ -258,7 +258,7 @@ int elog__scan_to_entry(struct scan *s, const struct idx_entry *e)
 int elog__seg_tail_next(struct scan *s, struct seg_tail *t, struct elog_record *rec, uint64_t *at)
 {
 	int err = elog__scan_next(s, rec, at);
-	if (err == 0 && rec->offset >= t->next) {
+	if (err == 0 && rec->offset >= t->next && (!t->below || rec->offset < t->below)) {
 		t->next = rec->offset + 1;
 		return 0;
 	}
