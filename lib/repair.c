@@ -185,8 +185,11 @@ static int resume_above(struct verify *v, int fd, const struct segstate *ss, uin
 	if ((err = elog__holes_add(v->dfd, ss->next, end - 1, elog__fs_now_ms())) != 0)
 		return elog__errmsg_set(v->msg, err, "%s: %s", FN_SALVAGED, elog_strerror(err));
 	/* The cut segment is closed from now on: it ends with its seal,
-	 * naming the new one, durable before that one exists. */
-	if (elog__seg_header_sealed(hdr)) {
+	 * naming the new one, durable before that one exists.  One sealed
+	 * already (the segments after it are gone) keeps its seal: what it
+	 * names up to end is the gap just recorded. */
+	if (elog__seg_header_sealed(hdr) &&
+	    !(ss->chain == CHAIN_SEALED && ss->seal.next <= end)) {
 		struct seal seal = elog__seal_of(v->set.id, end, ss->next, ss->size);
 		if ((err = elog__seal_write(fd, ss->size, &seal)) != 0 ||
 		    (fdatasync(fd) < 0 && (err = errno) != 0))

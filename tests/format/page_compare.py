@@ -44,9 +44,6 @@ SEG = re.compile(r"[0-9]{20}\.log$")
 # none of which is about elog-verify; it is then counted apart and does not
 # fail the run, unless --strict.
 KNOWN_LIB_BUGS = [
-    ("repair appends a second seal after a valid one",
-     r"(delete-active|rename-segment): .*elog-verify --repair",
-     r"record length out of range"),
     ("readers report no gap when the records end below the durable end",
      r"watermark-ahead|fixture, (delete-active|rename-segment)",
      r"^gaps: elog-cat \[\], page \['gap \d+ \d+ damage'\]$"),
