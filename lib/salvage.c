@@ -300,7 +300,7 @@ static int rebuild_header(int dfd, const struct elog_settings *set, const uint64
 		if (c->dictionaries && elog__dict_latest(dfd, &latest) == 0 && latest)
 			cand[nc++] = SEG_FLAGS(c->id, latest);
 	}
-	uint32_t own = get32(keep + SEG_AT_FLAGS);
+	uint32_t own = elog__seg_header_flags(keep);
 	if (elog__codec_flags_valid(own))
 		cand[nc++] = own;
 
