@@ -101,7 +101,7 @@ static int salvage_scan(struct salvage_plan *p, int fd, uint64_t base, uint64_t 
                         uint64_t hi)
 {
 	struct scan s;
-	struct seg_tail t;
+	struct seg_tail t = { .next = 0 }; /* below 0: no bound */
 	struct elog_record rec;
 	uint64_t at, bad = UINT64_MAX; /* where the stretch being passed began */
 	int err = elog__scan_init(&s, fd, base, from, size);
