@@ -111,9 +111,18 @@ wait_free() {
 	for i in $(seq 1000); do
 		read -r tracer _ <"/proc/$outer/task/$outer/children" 2>/dev/null || true
 		[ -n "$tracer" ] && read -r commit _ <"/proc/$tracer/task/$tracer/children" 2>/dev/null || true
-		[ -n "$commit" ] && grep -qs '^State:.*stop' "/proc/$commit/status" && break
+		# Traced, it is in a tracing stop at each of its calls too, and
+		# then briefly: stopped with its temporary file there, three
+		# times in a row, is the injected stop.
+		if [ -n "$commit" ] && grep -qs '^State:.*stop' "/proc/$commit/status" &&
+			ls "$LOG"/consumers.json.tmp.* >/dev/null 2>&1; then
+			seen=$((${seen:-0} + 1))
+			[ "$seen" -ge 3 ] && break
+		else
+			seen=0
+		fi
 		commit=
-		nap 0.01
+		nap 0.05
 	done
 	[ -n "$commit" ]
 	tmp=$(echo "$LOG"/consumers.json.tmp.*)
